@@ -1,0 +1,373 @@
+"""Aggregation statistics: means with bootstrap confidence intervals, paired tests, percentiles.
+
+Conventions used throughout:
+
+* A *failure* (a judge reply that could not be parsed, an API error, ...) is passed as ``None``
+  (``NaN`` is treated the same way). It is never turned into a score: aggregates exclude it and
+  report how many there were.
+* Confidence intervals are percentile-bootstrap intervals computed with a seeded
+  ``numpy.random.Generator``; the same inputs and seed always give the same interval.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from itertools import product
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "Aggregate",
+    "PairedTestResult",
+    "bootstrap_ci",
+    "clean_values",
+    "paired_bootstrap_test",
+    "paired_permutation_test",
+    "percentiles",
+    "summarize",
+]
+
+#: Significance level used for :attr:`PairedTestResult.significant`.
+ALPHA = 0.05
+
+# Upper bound on the number of floats materialised at once by the vectorised resampling.
+_MAX_BLOCK_ELEMENTS = 2_000_000
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """A mean over items with its sample size, its failures and a bootstrap confidence interval.
+
+    Attributes:
+        value: mean of the valid values, ``None`` when there is none.
+        n: number of valid values the mean is computed over.
+        n_failed: number of failed items (``None``/``NaN`` inputs), excluded from the mean.
+        ci_low, ci_high: percentile-bootstrap confidence interval of the mean (``None`` when
+            ``n == 0``; equal to ``value`` when ``n == 1``).
+    """
+
+    value: float | None
+    n: int
+    n_failed: int
+    ci_low: float | None
+    ci_high: float | None
+
+    @property
+    def n_total(self) -> int:
+        """All items, valid and failed."""
+        return self.n + self.n_failed
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain ``dict`` with the keys ``value, n, n_failed, ci_low, ci_high`` (JSON-serialisable)."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class PairedTestResult:
+    """Result of a paired comparison of two systems evaluated on the same items.
+
+    Attributes:
+        mean_diff: mean of the per-item differences ``b - a`` (positive: ``b`` scores higher).
+        ci_low, ci_high: percentile-bootstrap confidence interval of ``mean_diff``.
+        p_value: two-sided p-value of the null hypothesis "mean difference is zero".
+        n: number of pairs used (pairs where either side failed are dropped).
+        significant: ``p_value < 0.05``.
+        method: ``"paired_bootstrap"``, ``"paired_permutation"`` (Monte-Carlo sign flips) or
+            ``"paired_permutation_exact"`` (all ``2**n`` sign flips enumerated).
+    """
+
+    mean_diff: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    n: int
+    significant: bool
+    method: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain ``dict`` of all fields."""
+        return asdict(self)
+
+
+def _is_missing(value: float | None) -> bool:
+    return value is None or (isinstance(value, float | np.floating) and math.isnan(value))
+
+
+def clean_values(values: Iterable[float | None]) -> tuple[np.ndarray, int]:
+    """Split values into the valid ones (as a float array) and the number of failures.
+
+    ``None`` and ``NaN`` are failures. Infinite values raise ``ValueError``.
+    """
+    valid: list[float] = []
+    n_failed = 0
+    for value in values:
+        if _is_missing(value):
+            n_failed += 1
+            continue
+        number = float(value)  # type: ignore[arg-type]
+        if math.isnan(number):
+            n_failed += 1
+            continue
+        if math.isinf(number):
+            raise ValueError(f"infinite value in metric values: {value!r}")
+        valid.append(number)
+    return np.asarray(valid, dtype=float), n_failed
+
+
+def _resolve_statistic(statistic: str | Callable[..., Any]) -> Callable[[np.ndarray], np.ndarray]:
+    """Return a function mapping a (resamples, n) array to one statistic per row."""
+    if callable(statistic):
+        return lambda block: np.asarray(statistic(block, axis=1), dtype=float)
+    if statistic == "mean":
+        return lambda block: block.mean(axis=1)
+    if statistic == "median":
+        return lambda block: np.median(block, axis=1)
+    raise ValueError(f"unknown statistic {statistic!r}; use 'mean', 'median' or a callable(x, axis)")
+
+
+def _bootstrap_distribution(
+    values: np.ndarray,
+    stat: Callable[[np.ndarray], np.ndarray],
+    *,
+    n_resamples: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Statistic of ``n_resamples`` resamples with replacement (vectorised, in memory-bounded blocks)."""
+    n = values.shape[0]
+    block = max(1, _MAX_BLOCK_ELEMENTS // max(n, 1))
+    out = np.empty(n_resamples, dtype=float)
+    for start in range(0, n_resamples, block):
+        stop = min(start + block, n_resamples)
+        idx = rng.integers(0, n, size=(stop - start, n))
+        out[start:stop] = stat(values[idx])
+    return out
+
+
+def _check_confidence(confidence: float) -> None:
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+
+
+def _check_resamples(n_resamples: int) -> None:
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
+
+
+def bootstrap_ci(
+    values: Sequence[float] | np.ndarray,
+    *,
+    statistic: str | Callable[..., Any] = "mean",
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float]:
+    r"""Percentile-bootstrap confidence interval of a statistic.
+
+    Draw ``n_resamples`` samples of size ``n`` with replacement, compute the statistic
+    :math:`\hat\theta^*_b` of each, and return the empirical quantiles
+
+    .. math:: \left(Q_{\alpha/2}(\hat\theta^*),\; Q_{1-\alpha/2}(\hat\theta^*)\right),
+              \quad \alpha = 1 - \text{confidence}.
+
+    Args:
+        values: the valid values (no ``None``/``NaN``; use :func:`summarize` for data with failures).
+        statistic: ``"mean"`` (default), ``"median"`` or a callable ``f(array, axis=1)``.
+        n_resamples: number of bootstrap resamples.
+        confidence: confidence level in (0, 1).
+        seed: seed of the random generator (deterministic output).
+
+    Returns:
+        ``(low, high)`` with ``low <= high``. For a single value ``v`` returns ``(v, v)``.
+
+    Raises:
+        ValueError: if ``values`` is empty or contains ``NaN``/``None``/infinity.
+    """
+    _check_confidence(confidence)
+    _check_resamples(n_resamples)
+    arr, n_failed = clean_values(values)  # type: ignore[arg-type]
+    if n_failed:
+        raise ValueError("bootstrap_ci got None/NaN values; drop failures first (see summarize)")
+    if arr.size == 0:
+        raise ValueError("bootstrap_ci needs at least one value")
+    stat = _resolve_statistic(statistic)
+    if arr.size == 1:
+        v = float(stat(arr[None, :])[0])
+        return v, v
+    rng = np.random.default_rng(seed)
+    dist = _bootstrap_distribution(arr, stat, n_resamples=n_resamples, rng=rng)
+    alpha = 1.0 - confidence
+    low, high = np.quantile(dist, [alpha / 2.0, 1.0 - alpha / 2.0])
+    return float(low), float(high)
+
+
+def summarize(
+    values: Sequence[float | None],
+    *,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> Aggregate:
+    r"""Mean over items with sample size, failure count and a bootstrap CI.
+
+    .. math:: \bar x = \frac{1}{n} \sum_{i \in V} x_i, \qquad V = \{i : x_i \ne \text{None}, \text{NaN}\}
+
+    ``None``/``NaN`` entries are failures: excluded from the mean and counted in ``n_failed``.
+    When no value is valid the result has ``value=None`` and no interval.
+    """
+    arr, n_failed = clean_values(values)
+    if arr.size == 0:
+        return Aggregate(value=None, n=0, n_failed=n_failed, ci_low=None, ci_high=None)
+    mean = float(arr.mean())
+    low, high = bootstrap_ci(arr, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    # Guard against floating-point noise putting the mean a hair outside the interval.
+    low, high = min(low, mean), max(high, mean)
+    return Aggregate(value=mean, n=int(arr.size), n_failed=n_failed, ci_low=low, ci_high=high)
+
+
+def _paired_differences(
+    a: Sequence[float | None], b: Sequence[float | None]
+) -> np.ndarray:
+    if len(a) != len(b):
+        raise ValueError(f"paired inputs must have the same length, got {len(a)} and {len(b)}")
+    diffs = [
+        float(y) - float(x)  # type: ignore[arg-type]
+        for x, y in zip(a, b, strict=True)
+        if not _is_missing(x) and not _is_missing(y)
+    ]
+    arr = np.asarray(diffs, dtype=float)
+    if arr.size == 0:
+        raise ValueError("no valid pairs (every pair has a failure on at least one side)")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError("paired inputs contain infinite values")
+    return arr
+
+
+def _diff_ci(diffs: np.ndarray, *, n_resamples: int, seed: int) -> tuple[float, float]:
+    low, high = bootstrap_ci(diffs, n_resamples=n_resamples, confidence=1.0 - ALPHA, seed=seed)
+    mean = float(diffs.mean())
+    return min(low, mean), max(high, mean)
+
+
+def paired_bootstrap_test(
+    a: Sequence[float | None],
+    b: Sequence[float | None],
+    *,
+    n_resamples: int = 10000,
+    seed: int = 0,
+) -> PairedTestResult:
+    r"""Paired bootstrap test of the mean difference ``b - a``.
+
+    With per-item differences :math:`d_i = b_i - a_i` and observed mean :math:`\bar d`, draw
+    bootstrap means :math:`\bar d^*_1..\bar d^*_B`; the two-sided p-value of
+    :math:`H_0: E[d] = 0` uses the bootstrap distribution shifted to the null:
+
+    .. math:: p = \frac{1 + \#\{b : |\bar d^*_b - \bar d| \ge |\bar d|\}}{B + 1}
+
+    The 95% CI is the percentile interval of :math:`\bar d^*`. Pairs where either side is
+    ``None``/``NaN`` are dropped; ``n`` is the number of pairs used. With a single pair, or a
+    mean difference of exactly 0, ``p_value`` is 1.0.
+    """
+    _check_resamples(n_resamples)
+    diffs = _paired_differences(a, b)
+    observed = float(diffs.mean())
+    low, high = _diff_ci(diffs, n_resamples=n_resamples, seed=seed)
+    if diffs.size == 1 or observed == 0.0:
+        # A single pair carries no evidence; a zero mean difference is never extreme.
+        p_value = 1.0
+    else:
+        rng = np.random.default_rng(seed)
+        dist = _bootstrap_distribution(diffs, _resolve_statistic("mean"), n_resamples=n_resamples, rng=rng)
+        extreme = np.abs(dist - observed) >= abs(observed) - 1e-12
+        p_value = float((1 + int(extreme.sum())) / (n_resamples + 1))
+    p_value = min(1.0, p_value)
+    return PairedTestResult(
+        mean_diff=observed,
+        ci_low=low,
+        ci_high=high,
+        p_value=p_value,
+        n=int(diffs.size),
+        significant=p_value < ALPHA,
+        method="paired_bootstrap",
+    )
+
+
+def paired_permutation_test(
+    a: Sequence[float | None],
+    b: Sequence[float | None],
+    *,
+    n_resamples: int = 10000,
+    seed: int = 0,
+) -> PairedTestResult:
+    r"""Paired sign-flip permutation test of the mean difference ``b - a``.
+
+    Under :math:`H_0` the per-item differences :math:`d_i = b_i - a_i` are symmetric around 0,
+    so each sign can be flipped. With :math:`T(s) = \frac1n \sum_i s_i d_i`, :math:`s_i \in \{\pm1\}`:
+
+    .. math:: p = \Pr_s\left[|T(s)| \ge |\bar d|\right]
+
+    If ``2**n <= n_resamples`` all sign vectors are enumerated (exact test,
+    ``method="paired_permutation_exact"``); otherwise ``n_resamples`` random sign vectors are drawn
+    and :math:`p = (1 + \#\text{extreme}) / (B + 1)` (``method="paired_permutation"``).
+    The CI is the 95% percentile-bootstrap interval of the mean difference. Pairs where either side
+    is ``None``/``NaN`` are dropped; ``n`` is the number of pairs used.
+    """
+    _check_resamples(n_resamples)
+    diffs = _paired_differences(a, b)
+    n = int(diffs.size)
+    observed = float(diffs.mean())
+    low, high = _diff_ci(diffs, n_resamples=n_resamples, seed=seed)
+    threshold = abs(observed) - 1e-12 * max(1.0, float(np.abs(diffs).max()))
+    if 2**n <= n_resamples:
+        signs = np.array(list(product((1.0, -1.0), repeat=n)), dtype=float)
+        stats = signs @ diffs / n
+        p_value = float(np.mean(np.abs(stats) >= threshold))
+        method = "paired_permutation_exact"
+    else:
+        rng = np.random.default_rng(seed)
+        count = 0
+        block = max(1, _MAX_BLOCK_ELEMENTS // n)
+        for start in range(0, n_resamples, block):
+            size = min(block, n_resamples - start)
+            signs = rng.choice(np.array([-1.0, 1.0]), size=(size, n))
+            stats = signs @ diffs / n
+            count += int(np.sum(np.abs(stats) >= threshold))
+        p_value = (1 + count) / (n_resamples + 1)
+        method = "paired_permutation"
+    p_value = min(1.0, p_value)
+    return PairedTestResult(
+        mean_diff=observed,
+        ci_low=low,
+        ci_high=high,
+        p_value=p_value,
+        n=n,
+        significant=p_value < ALPHA,
+        method=method,
+    )
+
+
+def _percentile_key(q: float) -> str:
+    return f"p{int(q)}" if float(q).is_integer() else f"p{q:g}"
+
+
+def percentiles(
+    values: Sequence[float | None],
+    *,
+    qs: Sequence[float] = (50, 95, 99),
+) -> dict[str, float]:
+    """Percentiles (linear interpolation, ``numpy.percentile`` default) of the valid values.
+
+    Keys are ``p50``, ``p95``, ``p99`` for the default ``qs`` (``p99.9`` for ``q=99.9``).
+    ``None``/``NaN`` entries are ignored. Raises ``ValueError`` when no value is valid or a ``q``
+    is outside [0, 100].
+    """
+    arr, _ = clean_values(values)
+    if arr.size == 0:
+        raise ValueError("percentiles need at least one valid value")
+    for q in qs:
+        if not 0 <= q <= 100:
+            raise ValueError(f"percentile must be in [0, 100], got {q}")
+    result = np.percentile(arr, list(qs))
+    return {_percentile_key(q): float(v) for q, v in zip(qs, result, strict=True)}

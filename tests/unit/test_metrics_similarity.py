@@ -95,4 +95,4 @@ def test_semantic_similarity_score_threshold() -> None:
     assert raw == pytest.approx(1 / math.sqrt(2))
     assert semantic_similarity_score(a, b, threshold=0.7) == 1.0
     assert semantic_similarity_score(a, b, threshold=0.71) == 0.0
-    assert semantic_similarity_score(a, a, threshold=1.0) == 1.0
+    assert semantic_similarity_score(b, b, threshold=1.0) == 1.0

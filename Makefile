@@ -1,0 +1,37 @@
+# Two commands on a fresh machine:
+#   make run   — set everything up and open the app on the embedded demo data (http://127.0.0.1:8501)
+#   make test  — run the whole test suite (what CI runs)
+PYTHON ?= python3.11
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PORT ?= 8501
+STAMP := $(VENV)/.installed
+
+.PHONY: run test setup lint bench clean-home
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	# the CPU wheel first, so that nothing resolves torch to the CUDA build
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/voproshalych-eval demo
+	$(PY) -m streamlit run app.py --server.address 127.0.0.1 --server.port $(PORT) --server.headless true
+
+test: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(PY) -m pytest -q
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+bench: $(STAMP)
+	for f in benchmarks/bench_*.py; do $(PY) $$f --quick || exit 1; done
+
+clean-home:
+	rm -rf .home

@@ -1,0 +1,35 @@
+"""voproshalych_eval — Streamlit entry point: navigation over the file pages and the common sidebar."""
+
+from __future__ import annotations
+
+import logging
+
+import streamlit as st
+
+from voproshalych_eval.ui.i18n import LANG_KEY, LANGUAGES, lang, tr
+from voproshalych_eval.ui.pages import existing_pages
+from voproshalych_eval.ui.sidebar import render_sidebar
+
+logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+st.set_page_config(page_title="Вопрошалыч · eval", page_icon=":material/analytics:", layout="wide")
+
+lang()  # initialise the language before anything is drawn
+with st.sidebar:
+    st.radio(
+        "Язык / Language",
+        options=list(LANGUAGES),
+        format_func=LANGUAGES.get,
+        key=LANG_KEY,
+        horizontal=True,
+    )
+
+sections: dict[str, list[st.Page]] = {}
+for spec in existing_pages():
+    title = tr(*spec.title)
+    sections.setdefault(tr(*spec.section), []).append(
+        st.Page(spec.file, title=title, icon=spec.icon, url_path=spec.file.removeprefix("pages/").removesuffix(".py"))
+    )
+
+page = st.navigation(sections)
+render_sidebar()
+page.run()

@@ -1,0 +1,104 @@
+"""One settings object, read from environment variables and `.streamlit/secrets.toml`.
+
+Precedence: environment variable > `secrets.toml` > default. Secrets (database passwords, API keys)
+are read here and nowhere else; `Settings.__repr__` never shows them.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_EMBEDDER = "use-multilingual"
+
+
+def _secrets_paths() -> list[Path]:
+    explicit = os.environ.get("VOPROSHALYCH_EVAL_SECRETS")
+    paths = [Path(explicit)] if explicit else []
+    paths += [Path.cwd() / ".streamlit" / "secrets.toml", PROJECT_ROOT / ".streamlit" / "secrets.toml"]
+    return paths
+
+
+def load_secrets() -> dict[str, Any]:
+    """Return the parsed `secrets.toml` (first one found), or an empty dict."""
+    for path in _secrets_paths():
+        if path.is_file():
+            with path.open("rb") as fh:
+                return tomllib.load(fh)
+    return {}
+
+
+def describe_database_url(url: str | None) -> str:
+    """Human-readable description of a database URL without credentials (host, port, database only)."""
+    if not url:
+        return "embedded"
+    parts = urlsplit(url)
+    host = parts.hostname or "local socket"
+    port = f":{parts.port}" if parts.port else ""
+    db = parts.path.lstrip("/") or "postgres"
+    return f"{host}{port}/{db}"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Runtime settings. Build with :func:`get_settings` (cached) or :meth:`from_env`."""
+
+    home: Path
+    database_url: str | None = field(default=None, repr=False)
+    embedder: str = DEFAULT_EMBEDDER
+    stored_embedding_model: str | None = None
+    language: str = "ru"
+    secrets: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def embedded(self) -> bool:
+        return not self.database_url
+
+    @property
+    def pgdata(self) -> Path:
+        return self.home / "pgdata"
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.home / "cache"
+
+    @property
+    def database_label(self) -> str:
+        return describe_database_url(self.database_url)
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> Settings:
+        env = dict(os.environ if env is None else env)
+        secrets = load_secrets()
+        general = secrets.get("voproshalych_eval", {}) if isinstance(secrets.get("voproshalych_eval"), dict) else {}
+
+        def pick(env_key: str, secret_key: str, default: Any = None) -> Any:
+            if env.get(env_key):
+                return env[env_key]
+            if secrets.get(env_key):
+                return secrets[env_key]
+            if general.get(secret_key):
+                return general[secret_key]
+            return default
+
+        home = Path(pick("VOPROSHALYCH_EVAL_HOME", "home", str(PROJECT_ROOT / ".home"))).expanduser().resolve()
+        return cls(
+            home=home,
+            database_url=pick("DATABASE_URL", "database_url"),
+            embedder=pick("VOPROSHALYCH_EVAL_EMBEDDER", "embedder", DEFAULT_EMBEDDER),
+            stored_embedding_model=pick("VOPROSHALYCH_EVAL_STORED_MODEL", "stored_embedding_model"),
+            language=pick("VOPROSHALYCH_EVAL_LANG", "language", "ru"),
+            secrets=secrets,
+        )
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """Process-wide settings (cached). Tests call ``get_settings.cache_clear()`` after changing env."""
+    return Settings.from_env()

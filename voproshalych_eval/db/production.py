@@ -1,0 +1,206 @@
+"""Production-compatible tables (``chunk``, ``question_answer``, ``user``): create (demo only), inspect, read.
+
+Two ``chunk`` variants exist in production: the original one with ``confluence_url``, and a later one
+that renames it to ``url`` and adds ``source_type``. :func:`inspect_schema` detects which one a
+database holds; every reader goes through :class:`ProductionSchema` so that SQL never hard-codes a
+variant, a dimension or a table size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import Connection, Engine, text
+
+from voproshalych_eval.db.errors import DimensionMismatchError, SchemaError
+
+ChunkVariant = Literal["confluence_url", "url"]
+
+
+@dataclass(frozen=True)
+class ProductionSchema:
+    """What the connected database holds."""
+
+    has_chunk: bool
+    chunk_variant: ChunkVariant | None
+    chunk_dim: int | None
+    has_question_answer: bool
+    question_dim: int | None
+    has_user: bool
+
+    @property
+    def chunk_url_column(self) -> str:
+        if not self.has_chunk or self.chunk_variant is None:
+            raise SchemaError(
+                "The database has no 'chunk' table. Load the demo data (voproshalych-eval demo) or point "
+                "DATABASE_URL at a database with the bot's knowledge base."
+            )
+        return self.chunk_variant
+
+    def chunk_select(self, alias: str = "c") -> str:
+        """SELECT list that normalises both variants to ``id, url, source_type, text``."""
+        url = f"{alias}.{self.chunk_url_column}"
+        source = f"{alias}.source_type" if self.chunk_variant == "url" else "NULL::varchar"
+        return f"{alias}.id AS id, {url} AS url, {source} AS source_type, {alias}.text AS text"
+
+
+def _vector_dim(conn: Connection, table: str, column: str = "embedding") -> int | None:
+    row = conn.execute(
+        text(
+            "SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
+            "WHERE a.attrelid = to_regclass(:t) AND a.attname = :c AND NOT a.attisdropped"
+        ),
+        {"t": f'public."{table}"', "c": column},
+    ).scalar()
+    if not row or "(" not in row:
+        return None
+    return int(row.split("(", 1)[1].rstrip(")"))
+
+
+def inspect_schema(engine: Engine | Connection) -> ProductionSchema:
+    """Detect the production tables, the ``chunk`` variant and the stored vector dimensions."""
+
+    def _run(conn: Connection) -> ProductionSchema:
+        tables = {
+            r[0]: set()
+            for r in conn.execute(
+                text(
+                    "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' "
+                    "AND table_name IN ('chunk', 'question_answer', 'user')"
+                )
+            )
+        }
+        for t in tables:
+            tables[t] = {
+                r[0]
+                for r in conn.execute(
+                    text(
+                        "SELECT column_name FROM information_schema.columns "
+                        "WHERE table_schema = 'public' AND table_name = :t"
+                    ),
+                    {"t": t},
+                )
+            }
+        variant: ChunkVariant | None = None
+        if "chunk" in tables:
+            cols = tables["chunk"]
+            if "confluence_url" in cols:
+                variant = "confluence_url"
+            elif "url" in cols:
+                variant = "url"
+            else:
+                raise SchemaError("The 'chunk' table has neither a 'confluence_url' nor a 'url' column.")
+        return ProductionSchema(
+            has_chunk="chunk" in tables,
+            chunk_variant=variant,
+            chunk_dim=_vector_dim(conn, "chunk") if "chunk" in tables else None,
+            has_question_answer="question_answer" in tables,
+            question_dim=_vector_dim(conn, "question_answer") if "question_answer" in tables else None,
+            has_user="user" in tables,
+        )
+
+    if isinstance(engine, Connection):
+        return _run(engine)
+    with engine.connect() as conn:
+        return _run(conn)
+
+
+def check_dimension(*, expected: int, stored: int | None, embedder: str, table: str = "chunk") -> None:
+    """Raise :class:`DimensionMismatchError` when ``stored`` vectors differ from the embedder's dimension."""
+    if stored is not None and stored != expected:
+        raise DimensionMismatchError(
+            f"The embedder '{embedder}' produces {expected}-d vectors, but '{table}.embedding' stores "
+            f"{stored}-d vectors. Choose the embedder that filled the table, or compare embedders "
+            "through re-embedding into the eval schema (Retrieval page, 'embedder' selector)."
+        )
+
+
+def create_tables(conn: Connection, *, dim: int, variant: ChunkVariant = "url") -> None:
+    """Create empty production-compatible tables (demo database only)."""
+    url_cols = (
+        "confluence_url text NOT NULL"
+        if variant == "confluence_url"
+        else "url text NOT NULL, source_type varchar(50)"
+    )
+    url_col = "confluence_url" if variant == "confluence_url" else "url"
+    conn.execute(
+        text(
+            f"""
+            CREATE TABLE IF NOT EXISTS public."user" (
+                id integer PRIMARY KEY,
+                vk_id bigint,
+                telegram_id bigint,
+                is_subscribed boolean NOT NULL DEFAULT true,
+                created_at timestamptz,
+                updated_at timestamptz
+            );
+            CREATE TABLE IF NOT EXISTS public.chunk (
+                id integer PRIMARY KEY,
+                {url_cols},
+                text text NOT NULL,
+                embedding vector({dim}) NOT NULL,
+                created_at timestamptz DEFAULT now(),
+                updated_at timestamptz DEFAULT now()
+            );
+            CREATE INDEX IF NOT EXISTS chunk_{url_col}_idx ON public.chunk({url_col});
+            CREATE TABLE IF NOT EXISTS public.question_answer (
+                id integer PRIMARY KEY,
+                question text NOT NULL,
+                embedding vector({dim}),
+                answer text,
+                confluence_url text,
+                score integer,
+                user_id integer REFERENCES public."user"(id),
+                stop_point boolean DEFAULT false,
+                created_at timestamptz,
+                updated_at timestamptz
+            );
+            """
+        )
+    )
+
+
+def read_chunks(engine: Engine, *, with_embeddings: bool = False) -> pd.DataFrame:
+    """All chunks as a DataFrame ``id, url, source_type, text`` (+ ``embedding`` as float32 arrays)."""
+    schema = inspect_schema(engine)
+    cols = schema.chunk_select("c") + (", c.embedding AS embedding" if with_embeddings else "")
+    with engine.connect() as conn:
+        df = pd.read_sql_query(text(f"SELECT {cols} FROM public.chunk c ORDER BY c.id"), conn)
+    if with_embeddings:
+        df["embedding"] = [parse_vector(v) for v in df["embedding"]]
+    return df
+
+
+def parse_vector(value: object) -> np.ndarray:
+    """pgvector value (numpy array, list or text '[1,2,...]') -> float32 numpy array."""
+    if isinstance(value, np.ndarray):
+        return value.astype(np.float32, copy=False)
+    if hasattr(value, "to_numpy"):  # pgvector.Vector (untyped ``vector`` columns)
+        return np.asarray(value.to_numpy(), dtype=np.float32)
+    if isinstance(value, str):
+        return np.asarray(value.strip("[]").split(","), dtype=np.float32)
+    return np.asarray(value, dtype=np.float32)
+
+
+def vector_literal(vec: np.ndarray | list[float]) -> str:
+    """Text form of a vector for a ``::vector`` cast (bound as a parameter, never interpolated)."""
+    return "[" + ",".join(f"{float(x):.8g}" for x in np.asarray(vec).ravel()) + "]"
+
+
+def table_counts(engine: Engine) -> dict[str, int | None]:
+    """Row counts of the production-compatible tables (None where a table is absent)."""
+    schema = inspect_schema(engine)
+    out: dict[str, int | None] = {"chunks": None, "pages": None, "questions": None, "users": None}
+    with engine.connect() as conn:
+        if schema.has_chunk:
+            url = schema.chunk_url_column
+            out["chunks"] = conn.execute(text("SELECT count(*) FROM public.chunk")).scalar()
+            out["pages"] = conn.execute(text(f"SELECT count(DISTINCT {url}) FROM public.chunk")).scalar()
+        if schema.has_question_answer:
+            out["questions"] = conn.execute(text("SELECT count(*) FROM public.question_answer")).scalar()
+        if schema.has_user:
+            out["users"] = conn.execute(text('SELECT count(*) FROM public."user"')).scalar()
+    return out

@@ -1,0 +1,833 @@
+"""Tier 0: intrinsic geometry of an embedding space (no labels needed).
+
+All functions take a plain ``(N, D)`` array of vectors and never build the ``N x N`` distance
+matrix: pairs are visited in square tiles of ``block_size x block_size`` over the upper triangle
+(``j >= i`` blocks only, the diagonal tile masked), in float64, with running float64 sums, a running
+maximum and a per-row top-k for the nearest neighbours. Memory is ``O(N*D + block_size**2 + N*k)``.
+
+Distances (``metric``):
+
+* ``"cosine"``: ``d(x, y) = 1 - <x, y> / (||x|| ||y||)`` (in ``[0, 2]``); a zero vector has no
+  direction, so it is rejected with a ``ValueError`` naming its row.
+* ``"euclidean"``: ``d(x, y) = ||x - y||_2``. Tiles use ``||x||^2 + ||y||^2 - 2<x, y>``; the k
+  nearest-neighbour distances (and hence ``min_pairwise_distance``) are then recomputed directly as
+  ``||x - y||`` so that small distances carry no cancellation error (duplicates give exactly 0).
+
+Cosine *similarity* (``mean_pairwise_cosine_similarity``, near duplicates) is always the cosine of
+the raw vectors, whatever ``metric`` is; under ``metric="euclidean"`` a zero vector has cosine 0 with
+everything (the ``sklearn.metrics.pairwise.cosine_similarity`` convention).
+
+Standard deviations are population standard deviations (``ddof=0``) over the set they describe.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+Metric = Literal["cosine", "euclidean"]
+
+__all__ = [
+    "embedding_space_metrics",
+    "knn",
+    "near_duplicate_pairs",
+    "outlier_scores",
+    "rank_outliers",
+    "trustworthiness_at_k",
+    "trustworthiness_sample",
+]
+
+_Z95 = 1.959963984540054  # two-sided 95% normal quantile
+_DENSITY_EPS = 1e-12
+_CHECK_ROWS = 65_536  # rows per chunk when validating / computing per-row quantities
+
+
+# ---------------------------------------------------------------------------------------------
+# validation and preparation
+# ---------------------------------------------------------------------------------------------
+
+
+def _as_matrix(X: Any, name: str = "X") -> np.ndarray:
+    """Return ``X`` as a float64 ``(N, D)`` array (no copy when it already is one).
+
+    Raises ``ValueError`` for a wrong shape, an empty input or a row holding NaN/inf (the message
+    names the first such row).
+    """
+    arr = np.asarray(X)
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array of shape (N, D), got shape {arr.shape}")
+    if arr.shape[0] < 1 or arr.shape[1] < 1:
+        raise ValueError(f"{name} must have at least one row and one column, got shape {arr.shape}")
+    if not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)
+            or arr.dtype == np.bool_):
+        raise ValueError(f"{name} must be numeric, got dtype {arr.dtype}")
+    if np.issubdtype(arr.dtype, np.floating):
+        for s in range(0, arr.shape[0], _CHECK_ROWS):
+            bad = ~np.isfinite(arr[s : s + _CHECK_ROWS]).all(axis=1)
+            if bad.any():
+                row = s + int(np.argmax(bad))
+                raise ValueError(f"row {row} of {name} contains NaN or inf")
+    return np.ascontiguousarray(arr, dtype=np.float64)
+
+
+def _row_norms(Xf: np.ndarray) -> np.ndarray:
+    out = np.empty(Xf.shape[0], dtype=np.float64)
+    for s in range(0, Xf.shape[0], _CHECK_ROWS):
+        blk = Xf[s : s + _CHECK_ROWS]
+        out[s : s + _CHECK_ROWS] = np.sqrt(np.einsum("ij,ij->i", blk, blk))
+    return out
+
+
+def _unit_rows(Xf: np.ndarray, norms: np.ndarray, *, name: str = "X") -> np.ndarray:
+    """Rows divided by their norms; a zero row raises ``ValueError`` naming it."""
+    zero = norms == 0.0
+    if zero.any():
+        row = int(np.argmax(zero))
+        raise ValueError(f"row {row} of {name} is a zero vector: cosine distance is undefined for it")
+    return Xf / norms[:, None]
+
+
+def _check_metric(metric: str) -> None:
+    if metric not in ("cosine", "euclidean"):
+        raise ValueError(f"metric must be 'cosine' or 'euclidean', got {metric!r}")
+
+
+def _check_block(block_size: int) -> None:
+    if int(block_size) < 1:
+        raise ValueError(f"block_size must be >= 1, got {block_size}")
+
+
+@dataclass
+class _Prepared:
+    """Working matrix for the tiles: unit rows (cosine) or raw rows plus squared norms (euclidean)."""
+
+    W: np.ndarray
+    sq: np.ndarray | None  # squared norms (euclidean only)
+    metric: str
+
+
+def _prepare(Xf: np.ndarray, metric: str, norms: np.ndarray | None = None) -> _Prepared:
+    if norms is None:
+        norms = _row_norms(Xf)
+    if metric == "cosine":
+        return _Prepared(_unit_rows(Xf, norms), None, metric)
+    return _Prepared(Xf, norms * norms, metric)
+
+
+def _to_distance(G: np.ndarray, prep: _Prepared, a0: int, a1: int, b0: int, b1: int) -> None:
+    """Turn a tile of inner products into distances, in place."""
+    if prep.metric == "cosine":
+        np.subtract(1.0, G, out=G)
+        np.maximum(G, 0.0, out=G)
+    else:
+        assert prep.sq is not None
+        G *= -2.0
+        G += prep.sq[a0:a1, None]
+        G += prep.sq[None, b0:b1]
+        np.maximum(G, 0.0, out=G)
+        np.sqrt(G, out=G)
+
+
+# ---------------------------------------------------------------------------------------------
+# running top-k
+# ---------------------------------------------------------------------------------------------
+
+
+def _topk_update(
+    best_d: np.ndarray,
+    best_i: np.ndarray,
+    r0: int,
+    T: np.ndarray,
+    c0: int,
+    k: int,
+    *,
+    transposed: bool = False,
+) -> None:
+    """Merge the candidates of tile ``T`` into the running top-k of rows ``r0 : r0 + nr``.
+
+    Row ``r`` of the update corresponds to ``T[r, :]`` (or ``T[:, r]`` when ``transposed``) and
+    candidate column ``c`` to global index ``c0 + c``. Only candidates strictly below a row's current
+    k-th best distance can enter; when few do (the usual case after the first tile) they are merged
+    sparsely, otherwise the tile is argpartitioned.
+    """
+    V = T.T if transposed else T
+    nr, nc = V.shape
+    if nr == 0 or nc == 0:
+        return
+    rows = slice(r0, r0 + nr)
+    thr = best_d[rows, k - 1]
+    mask = np.less(T, thr[None, :]) if transposed else np.less(T, thr[:, None])
+    n_cand = int(np.count_nonzero(mask))
+    if n_cand == 0:
+        return
+    if n_cand > 8 * k * nr:
+        kk = min(k, nc)
+        if kk < nc:
+            part = np.argpartition(V, kk - 1, axis=1)[:, :kk]
+        else:
+            part = np.broadcast_to(np.arange(nc), (nr, nc))
+        vals = np.take_along_axis(V, part, axis=1)
+        cd = np.concatenate([best_d[rows], vals], axis=1)
+        ci = np.concatenate([best_i[rows], part + c0], axis=1)
+        sel = np.argpartition(cd, k - 1, axis=1)[:, :k]
+        best_d[rows] = np.take_along_axis(cd, sel, axis=1)
+        best_i[rows] = np.take_along_axis(ci, sel, axis=1)
+        return
+    if transposed:
+        cc, rr = np.nonzero(mask)
+        vals = T[cc, rr]
+    else:
+        rr, cc = np.nonzero(mask)
+        vals = T[rr, cc]
+    urows, pos = np.unique(rr, return_inverse=True)
+    u = urows.size
+    g_rows = r0 + urows
+    all_pos = np.concatenate([np.repeat(np.arange(u), k), pos])
+    all_d = np.concatenate([best_d[g_rows].ravel(), vals])
+    all_i = np.concatenate([best_i[g_rows].ravel(), cc.astype(np.int64) + c0])
+    order = np.lexsort((all_d, all_pos))
+    starts = np.searchsorted(all_pos[order], np.arange(u))
+    take = order[starts[:, None] + np.arange(k)]
+    best_d[g_rows] = all_d[take]
+    best_i[g_rows] = all_i[take]
+
+
+def _sort_rows(best_d: np.ndarray, best_i: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    order = np.lexsort((best_i, best_d), axis=1) if best_d.size else np.zeros_like(best_i)
+    return np.take_along_axis(best_i, order, axis=1), np.take_along_axis(best_d, order, axis=1)
+
+
+def _refine_euclidean(
+    Xf: np.ndarray, rows: np.ndarray, idx: np.ndarray
+) -> np.ndarray:
+    """Exact ``||x_rows[r] - x_idx[r, j]||`` for every entry of ``idx``, in bounded chunks."""
+    n, k = idx.shape
+    out = np.empty((n, k), dtype=np.float64)
+    if n == 0 or k == 0:
+        return out
+    step = max(1, (1 << 22) // max(1, k * Xf.shape[1]))
+    for s in range(0, n, step):
+        e = min(n, s + step)
+        diff = Xf[idx[s:e]] - Xf[rows[s:e], None, :]
+        out[s:e] = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the tile scan
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _PairSums:
+    """Running sums over pairs ``i < j``; values are stored shifted by ``shift`` for accuracy."""
+
+    shift: float = 0.0
+    count: int = 0
+    s1: float = 0.0  # sum of (d - shift)
+    s2: float = 0.0  # sum of (d - shift)**2
+    dmax: float = -math.inf  # max of (d - shift)
+    n_dups: int = 0  # pairs with cosine similarity >= threshold
+
+    def mean(self) -> float:
+        return self.shift + self.s1 / self.count
+
+    def std(self) -> float:
+        m = self.s1 / self.count
+        return math.sqrt(max(self.s2 / self.count - m * m, 0.0))
+
+
+def _scan(
+    prep: _Prepared,
+    *,
+    k: int,
+    block_size: int,
+    sums: _PairSums | None = None,
+    dup_threshold: float | None = None,
+    raw_norms: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Visit every pair ``i < j`` once (tiles ``J >= I``) and return the unsorted top-k.
+
+    With ``sums`` it also accumulates the pairwise distance sums, the maximum and (with
+    ``dup_threshold``) the count of pairs whose cosine similarity is ``>= dup_threshold``.
+    Diagonal tiles are visited first so that every row has a finite k-th best distance before the
+    off-diagonal tiles, which then only need a sparse merge.
+    """
+    W = prep.W
+    n = W.shape[0]
+    B = int(block_size)
+    best_d = np.full((n, k), np.inf)
+    best_i = np.full((n, k), -1, dtype=np.int64)
+    shift = sums.shift if sums is not None else 0.0
+    safe_norm = None
+    if dup_threshold is not None and prep.metric == "euclidean":
+        assert raw_norms is not None
+        # a zero vector has cosine 0 with everything: an infinite norm keeps it out of the test
+        safe_norm = np.where(raw_norms > 0, raw_norms, np.inf)
+    starts = list(range(0, n, B))
+    tiles = [(a, a) for a in starts] + [(a, b) for a in starts for b in starts if b > a]
+    for a0, b0 in tiles:
+        a1, b1 = min(n, a0 + B), min(n, b0 + B)
+        diag = a0 == b0
+        A = W[a0:a1]
+        G = A @ A.T if diag else A @ W[b0:b1].T
+        if sums is not None and dup_threshold is not None:
+            if prep.metric == "cosine":
+                hit = np.greater_equal(G, dup_threshold)
+            else:
+                assert safe_norm is not None
+                lim = np.multiply.outer(safe_norm[a0:a1] * dup_threshold, safe_norm[b0:b1])
+                hit = np.greater_equal(G, lim)
+            sums.n_dups += int(np.count_nonzero(np.triu(hit, 1) if diag else hit))
+        _to_distance(G, prep, a0, a1, b0, b1)
+        if shift:
+            G -= shift
+        if sums is not None:
+            flat = G.ravel()
+            t1 = float(flat.sum())
+            t2 = float(np.dot(flat, flat))
+            if diag:
+                dg = np.diagonal(G)
+                t1 = (t1 - float(dg.sum())) / 2.0
+                t2 = (t2 - float(np.dot(dg, dg))) / 2.0
+                cnt = (a1 - a0) * (a1 - a0 - 1) // 2
+            else:
+                cnt = (a1 - a0) * (b1 - b0)
+            if cnt:
+                sums.s1 += t1
+                sums.s2 += t2
+                sums.count += cnt
+                # the diagonal (self distance 0) is never above an off-diagonal entry
+                sums.dmax = max(sums.dmax, float(G.max()))
+        if k == 0:
+            continue
+        if diag:
+            np.fill_diagonal(G, np.inf)
+            _topk_update(best_d, best_i, a0, G, a0, k)
+        else:
+            _topk_update(best_d, best_i, a0, G, b0, k)
+            _topk_update(best_d, best_i, b0, G, a0, k, transposed=True)
+    if shift:
+        best_d += shift
+    return best_d, best_i
+
+
+def _knn_prepared(
+    Xf: np.ndarray, prep: _Prepared, k: int, block_size: int, sums: _PairSums | None = None,
+    dup_threshold: float | None = None, raw_norms: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    best_d, best_i = _scan(prep, k=k, block_size=block_size, sums=sums, dup_threshold=dup_threshold,
+                           raw_norms=raw_norms)
+    if k == 0:
+        return best_i, best_d
+    if prep.metric == "euclidean":
+        best_d = _refine_euclidean(Xf, np.arange(Xf.shape[0]), best_i)
+    return _sort_rows(best_d, best_i)
+
+
+def knn(
+    X: np.ndarray,
+    *,
+    k: int,
+    metric: Metric = "cosine",
+    block_size: int = 2048,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Exact k nearest neighbours of every row, self excluded, without an ``N x N`` matrix.
+
+    Returns ``(indices, distances)``, both ``(N, k)``, each row sorted by ascending distance (ties by
+    index). ``d`` is ``1 - cos`` for ``metric="cosine"`` and ``||x - y||_2`` for ``"euclidean"``;
+    a duplicate row is a neighbour at distance 0. Requires ``1 <= k <= N - 1`` (``ValueError``
+    otherwise). The output matches ``sklearn.neighbors.NearestNeighbors(...).kneighbors()`` and can be
+    passed to UMAP as ``precomputed_knn=(indices, distances, None)`` (UMAP expects self in column 0:
+    prepend it yourself if you use ``n_neighbors=k+1``).
+    Cost: ``N^2 D`` flops, memory ``O(N D + block_size^2 + N k)``.
+    """
+    _check_metric(metric)
+    _check_block(block_size)
+    Xf = _as_matrix(X)
+    n = Xf.shape[0]
+    if not 1 <= int(k) <= n - 1:
+        raise ValueError(f"k must satisfy 1 <= k <= N - 1 = {n - 1}, got k={k}")
+    prep = _prepare(Xf, metric)
+    return _knn_prepared(Xf, prep, int(k), block_size)
+
+
+def outlier_scores(knn_distances: np.ndarray) -> np.ndarray:
+    """Outlier score of each row: ``score_i = (1/k) * sum_j d(i, nn_j(i))`` (mean kNN distance)."""
+    d = np.asarray(knn_distances, dtype=np.float64)
+    if d.ndim != 2 or d.shape[1] < 1:
+        raise ValueError(f"knn_distances must have shape (N, k) with k >= 1, got {d.shape}")
+    return d.mean(axis=1)
+
+
+def rank_outliers(
+    X: np.ndarray,
+    *,
+    k: int = 5,
+    metric: Metric = "cosine",
+    top: int = 20,
+    block_size: int = 2048,
+) -> list[dict[str, Any]]:
+    """The ``top`` rows with the largest mean distance to their k nearest neighbours.
+
+    Each item: ``{"index", "score", "neighbors", "neighbor_distances"}`` with
+    ``score = mean_j d(i, nn_j(i))``; sorted by score descending (ties by index). ``k`` is capped at
+    ``N - 1``; with a single row there are no neighbours and the list is empty. Exact (full kNN).
+    """
+    Xf = _as_matrix(X)
+    n = Xf.shape[0]
+    if n < 2 or top <= 0:
+        return []
+    k_used = max(1, min(int(k), n - 1))
+    idx, dist = knn(Xf, k=k_used, metric=metric, block_size=block_size)
+    scores = outlier_scores(dist)
+    order = np.lexsort((np.arange(n), -scores))[: int(top)]
+    return [
+        {
+            "index": int(i),
+            "score": float(scores[i]),
+            "neighbors": [int(j) for j in idx[i]],
+            "neighbor_distances": [float(v) for v in dist[i]],
+        }
+        for i in order
+    ]
+
+
+def near_duplicate_pairs(
+    X: np.ndarray,
+    *,
+    threshold: float = 0.95,
+    block_size: int = 2048,
+    limit: int = 1000,
+) -> list[tuple[int, int, float]]:
+    """Pairs ``(i, j, cos)`` with ``i < j`` and ``cos(x_i, x_j) >= threshold``.
+
+    ``cos(x, y) = <x, y> / (||x|| ||y||)``; a zero row raises ``ValueError``. Sorted by similarity
+    descending (ties by ``i`` then ``j``) and cut to the ``limit`` most similar pairs (memory stays
+    ``O(limit + block_size^2)``). Use ``embedding_space_metrics(...)["near_duplicate_pairs"]`` for the
+    full count.
+    """
+    _check_block(block_size)
+    if not -1.0 <= threshold <= 1.0:
+        raise ValueError(f"threshold must be in [-1, 1], got {threshold}")
+    Xf = _as_matrix(X)
+    U = _unit_rows(Xf, _row_norms(Xf))
+    n, B = U.shape[0], int(block_size)
+    lim = max(0, int(limit))
+    ci: list[np.ndarray] = []
+    cj: list[np.ndarray] = []
+    cs: list[np.ndarray] = []
+    held = 0
+
+    def prune() -> None:
+        nonlocal ci, cj, cs, held
+        i, j, s = np.concatenate(ci), np.concatenate(cj), np.concatenate(cs)
+        order = np.lexsort((j, i, -s))[:lim]
+        ci, cj, cs, held = [i[order]], [j[order]], [s[order]], order.size
+
+    for a0 in range(0, n, B):
+        a1 = min(n, a0 + B)
+        A = U[a0:a1]
+        for b0 in range(a0, n, B):
+            b1 = min(n, b0 + B)
+            S = A @ A.T if a0 == b0 else A @ U[b0:b1].T
+            hit = np.greater_equal(S, threshold)
+            if a0 == b0:
+                hit = np.triu(hit, 1)
+            r, c = np.nonzero(hit)
+            if r.size:
+                ci.append(r.astype(np.int64) + a0)
+                cj.append(c.astype(np.int64) + b0)
+                cs.append(np.minimum(S[r, c], 1.0))
+                held += r.size
+                if held > 4 * lim + 4096:
+                    prune()
+    if not ci or lim == 0:
+        return []
+    prune()
+    return [(int(i), int(j), float(s)) for i, j, s in zip(ci[0], cj[0], cs[0], strict=True)]
+
+
+# ---------------------------------------------------------------------------------------------
+# spread and spectrum
+# ---------------------------------------------------------------------------------------------
+
+
+def _spread(Xf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Centroid and ``||x_i - mu||_2`` for every row (blockwise)."""
+    mu = Xf.mean(axis=0)
+    dist = np.empty(Xf.shape[0], dtype=np.float64)
+    for s in range(0, Xf.shape[0], _CHECK_ROWS):
+        c = Xf[s : s + _CHECK_ROWS] - mu
+        dist[s : s + _CHECK_ROWS] = np.sqrt(np.einsum("ij,ij->i", c, c))
+    return mu, dist
+
+
+def _covariance_eigenvalues(Xf: np.ndarray, mu: np.ndarray, block_size: int) -> np.ndarray:
+    """Eigenvalues (descending, >= 0) of the sample covariance ``Xc^T Xc / (N - 1)``.
+
+    Uses the ``D x D`` scatter matrix accumulated in row blocks when ``N >= D`` and the ``N x N``
+    Gram matrix ``Xc Xc^T`` (same non-zero eigenvalues) when ``N < D``.
+    """
+    n, d = Xf.shape
+    if n < 2:
+        return np.zeros(0)
+    if n >= d:
+        C = np.zeros((d, d))
+        step = max(block_size, 1024)
+        for s in range(0, n, step):
+            c = Xf[s : s + step] - mu
+            C += c.T @ c
+        ev = np.linalg.eigvalsh(C)
+    else:
+        c = Xf - mu
+        ev = np.linalg.eigvalsh(c @ c.T)
+    ev = np.clip(ev[::-1], 0.0, None) / (n - 1)
+    return ev
+
+
+def _spectrum_summary(ev: np.ndarray, variance_threshold: float) -> tuple[int, float | None, float | None]:
+    """``(effective_dimensionality, top1_share, top10_share)`` from covariance eigenvalues.
+
+    ``effective_dimensionality = min{m : sum_{i<=m} lambda_i / sum_i lambda_i >= threshold}``; when the
+    total variance is 0 (one row, or all rows equal) it is defined as 0 and both shares are ``None``.
+    """
+    total = float(ev.sum()) if ev.size else 0.0
+    if total <= 0.0:
+        return 0, None, None
+    ratio = np.cumsum(ev) / total
+    m = int(np.searchsorted(ratio, variance_threshold - 1e-12, side="left")) + 1
+    m = min(m, int(np.count_nonzero(ev > 0)))
+    return m, float(ev[0] / total), float(min(1.0, ev[:10].sum() / total))
+
+
+# ---------------------------------------------------------------------------------------------
+# the Tier 0 metrics
+# ---------------------------------------------------------------------------------------------
+
+
+def _mean_pairwise_cosine(Xf: np.ndarray, norms: np.ndarray) -> float | None:
+    """Exact mean of ``cos(x_i, x_j)`` over ``i < j`` in ``O(N D)``.
+
+    With unit rows ``u_i`` (a zero row counts as ``u_i = 0``) and ``s = sum_i u_i``:
+    ``sum_{i<j} <u_i, u_j> = (||s||^2 - sum_i ||u_i||^2) / 2``.
+    """
+    n = Xf.shape[0]
+    if n < 2:
+        return None
+    s = np.zeros(Xf.shape[1])
+    sq = 0.0
+    for a in range(0, n, _CHECK_ROWS):
+        nb = norms[a : a + _CHECK_ROWS]
+        inv = np.where(nb > 0, 1.0 / np.where(nb > 0, nb, 1.0), 0.0)
+        s += inv @ Xf[a : a + _CHECK_ROWS]
+        sq += float(np.count_nonzero(nb > 0))
+    return float((s @ s - sq) / (n * (n - 1)))
+
+
+def _wilson(hits: int, n: int) -> tuple[float, float]:
+    if n == 0:
+        return 0.0, 1.0
+    p = hits / n
+    z2 = _Z95 * _Z95
+    den = 1 + z2 / n
+    centre = (p + z2 / (2 * n)) / den
+    half = _Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / den
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def _sampled_metrics(
+    Xf: np.ndarray,
+    prep: _Prepared,
+    norms: np.ndarray,
+    *,
+    k: int,
+    block_size: int,
+    near_duplicate_threshold: float,
+    sample_pairs: int,
+    sample_queries: int,
+    seed: int,
+) -> dict[str, Any]:
+    n = Xf.shape[0]
+    rng = np.random.default_rng(seed)
+    out: dict[str, Any] = {}
+
+    # --- pairwise: i.i.d. uniform pairs i != j (with replacement from the finite set of pairs)
+    m = max(2, int(sample_pairs))
+    pi = rng.integers(0, n, size=m)
+    pj = (pi + rng.integers(1, n, size=m)) % n
+    d = np.empty(m)
+    hits = 0
+    step = max(1, (1 << 22) // Xf.shape[1])
+    safe = np.where(norms > 0, norms, np.inf)
+    for s in range(0, m, step):
+        a, b = pi[s : s + step], pj[s : s + step]
+        if prep.metric == "cosine":
+            cos = np.einsum("ij,ij->i", prep.W[a], prep.W[b])
+            d[s : s + step] = np.maximum(1.0 - cos, 0.0)
+        else:
+            xa, xb = Xf[a], Xf[b]
+            diff = xa - xb
+            d[s : s + step] = np.sqrt(np.einsum("ij,ij->i", diff, diff))
+            cos = np.einsum("ij,ij->i", xa, xb) / (safe[a] * safe[b])
+        hits += int(np.count_nonzero(cos >= near_duplicate_threshold))
+    mean = float(d.mean())
+    sd = float(d.std())
+    se_mean = float(d.std(ddof=1)) / math.sqrt(m)
+    m4 = float(np.mean((d - mean) ** 4))
+    se_var = math.sqrt(max(m4 - sd**4, 0.0) / m)
+    se_sd = se_var / (2 * sd) if sd > 0 else 0.0
+    out["avg_pairwise_distance"] = mean
+    out["avg_pairwise_distance_ci"] = (mean - _Z95 * se_mean, mean + _Z95 * se_mean)
+    out["std_pairwise_distance"] = sd
+    out["std_pairwise_distance_ci"] = (max(0.0, sd - _Z95 * se_sd), sd + _Z95 * se_sd)
+    out["max_pairwise_distance"] = float(d.max())
+    n_pairs = n * (n - 1) // 2
+    lo, hi = _wilson(hits, m)
+    out["near_duplicate_pairs"] = int(round(hits / m * n_pairs))
+    out["near_duplicate_pairs_ci"] = (lo * n_pairs, hi * n_pairs)
+
+    # --- kNN of a uniform random subset of query rows against all rows
+    q = min(n, max(2, int(sample_queries)))
+    rows = np.sort(rng.choice(n, size=q, replace=False))
+    best_d = np.full((q, k), np.inf)
+    best_i = np.full((q, k), -1, dtype=np.int64)
+    B = int(block_size)
+    for r0 in range(0, q, B):
+        rsel = rows[r0 : r0 + B]
+        Q = prep.W[rsel]
+        for c0 in range(0, n, B):
+            c1 = min(n, c0 + B)
+            G = Q @ prep.W[c0:c1].T
+            if prep.metric == "cosine":
+                np.subtract(1.0, G, out=G)
+                np.maximum(G, 0.0, out=G)
+            else:
+                assert prep.sq is not None
+                G *= -2.0
+                G += prep.sq[rsel, None]
+                G += prep.sq[None, c0:c1]
+                np.maximum(G, 0.0, out=G)
+                np.sqrt(G, out=G)
+            own = np.flatnonzero((rsel >= c0) & (rsel < c1))
+            G[own, rsel[own] - c0] = np.inf
+            _topk_update(best_d, best_i, r0, G, c0, k)
+    if prep.metric == "euclidean":
+        best_d = _refine_euclidean(Xf, rows, best_i)
+    best_i, best_d = _sort_rows(best_d, best_i)
+    out["min_pairwise_distance"] = float(min(best_d[:, 0].min(), d.min()))
+    row_s1 = best_d.sum(axis=1)
+    row_s2 = np.einsum("ij,ij->i", best_d, best_d)
+    nn_mean = float(row_s1.sum() / (q * k))
+    nn_sd = math.sqrt(max(float(row_s2.sum() / (q * k)) - nn_mean**2, 0.0))
+    fpc = math.sqrt(max(0.0, 1.0 - q / n))
+    se_nn = float((row_s1 / k).std(ddof=1)) / math.sqrt(q) * fpc if q > 1 else 0.0
+    boot = rng.integers(0, q, size=(1000, q))
+    b1 = row_s1[boot].sum(axis=1) / (q * k)
+    b2 = row_s2[boot].sum(axis=1) / (q * k)
+    bsd = np.sqrt(np.maximum(b2 - b1 * b1, 0.0))
+    out["avg_nn_distance"] = nn_mean
+    out["avg_nn_distance_ci"] = (nn_mean - _Z95 * se_nn, nn_mean + _Z95 * se_nn)
+    out["std_nn_distance"] = nn_sd
+    out["std_nn_distance_ci"] = (float(np.quantile(bsd, 0.025)), float(np.quantile(bsd, 0.975)))
+    lo_nn, hi_nn = out["avg_nn_distance_ci"]
+    out["density_score_ci"] = (1.0 / (hi_nn + _DENSITY_EPS), 1.0 / (max(lo_nn, 0.0) + _DENSITY_EPS))
+    out["sample_size"] = m
+    out["knn_query_sample_size"] = q
+    return out
+
+
+def embedding_space_metrics(
+    X: np.ndarray,
+    *,
+    k: int = 5,
+    metric: Metric = "cosine",
+    variance_threshold: float = 0.95,
+    near_duplicate_threshold: float = 0.95,
+    block_size: int = 2048,
+    exact_limit: int = 50_000,
+    sample_pairs: int = 2_000_000,
+    seed: int = 0,
+    sample_queries: int = 2_000,
+) -> dict[str, Any]:
+    """The seed's twelve Tier 0 metrics plus readability aids, for ``X`` of shape ``(N, D)``.
+
+    ``d`` is the ``metric`` distance (``1 - cos`` or ``||x - y||_2``); ``nn_j(i)`` the j-th nearest
+    other row of ``i`` (self excluded, a duplicate counts at distance 0); ``k`` is capped at ``N - 1``
+    and the value used is returned under ``"k"``.
+
+    * ``total_samples = N``
+    * ``avg_nn_distance = (1 / (N k)) sum_i sum_{j<=k} d(i, nn_j(i))``; ``std_nn_distance`` the
+      population std of the same ``N k`` distances.
+    * ``density_score = 1 / (avg_nn_distance + 1e-12)``.
+    * ``avg_spread / max_spread / spread_std``: mean / max / population std of ``||x_i - mu||_2`` with
+      ``mu = (1/N) sum_i x_i`` -- always Euclidean and on the vectors as given, whatever ``metric``.
+    * ``effective_dimensionality = min{m : sum_{i<=m} lambda_i / sum_i lambda_i >= variance_threshold}``
+      with ``lambda`` the eigenvalues (descending) of the sample covariance of ``X``; 0 when the total
+      variance is 0 (``N = 1`` or all rows equal).
+    * ``avg / std / min / max_pairwise_distance`` over the ``N (N - 1) / 2`` pairs ``i < j``
+      (``avg = 2 / (N (N - 1)) sum_{i<j} d(x_i, x_j)``, std is the population std).
+    * ``mean_pairwise_cosine_similarity``: mean of ``cos(x_i, x_j)`` over ``i < j`` (exact, ``O(N D)``).
+    * ``top1_variance_share = lambda_1 / sum lambda``, ``top10_variance_share = sum_{i<=10} lambda_i /
+      sum lambda`` (anisotropy: close to 1 means a few directions dominate); ``None`` at zero variance.
+    * ``near_duplicate_pairs``: number of pairs ``i < j`` with ``cos(x_i, x_j) >= near_duplicate_threshold``.
+    * ``distance_metric``, ``k`` (used), ``estimated``.
+
+    With ``N = 1`` every nn/pairwise value (and ``density_score``, the mean cosine) is ``None``.
+
+    **Exact mode** (``N <= exact_limit``): every pair is visited in float64 tiles (see the module
+    docstring); values match a brute-force full matrix to rounding.
+
+    **Estimated mode** (``N > exact_limit``), ``"estimated": True``: spread, effective dimensionality,
+    variance shares and mean cosine stay exact. Pairwise statistics come from ``sample_pairs`` uniform
+    random pairs (with replacement, seeded) with 95% normal-approximation CIs (mean; std by the delta
+    method); nn statistics from the exact kNN of ``sample_queries`` random rows against all rows (mean:
+    normal CI with finite-population correction; std: bootstrap over query rows); the near-duplicate
+    count is ``hits / sample_pairs * N (N - 1) / 2`` with a Wilson CI. ``max_pairwise_distance`` is
+    then the largest sampled distance (a lower bound) and ``min_pairwise_distance`` the smallest
+    distance seen (an upper bound). Extra keys: ``sample_size`` (pairs), ``knn_query_sample_size``,
+    ``confidence_level`` and ``<key>_ci = (low, high)`` for ``avg/std_nn_distance``, ``density_score``,
+    ``avg/std_pairwise_distance`` and ``near_duplicate_pairs``.
+
+    Raises ``ValueError`` for NaN/inf (naming the row), zero rows under ``metric="cosine"`` (naming the
+    row), bad shapes or options.
+    """
+    _check_metric(metric)
+    _check_block(block_size)
+    if int(k) < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    if not 0.0 < variance_threshold <= 1.0:
+        raise ValueError(f"variance_threshold must be in (0, 1], got {variance_threshold}")
+    if not 0.0 < near_duplicate_threshold <= 1.0:
+        raise ValueError(f"near_duplicate_threshold must be in (0, 1], got {near_duplicate_threshold}")
+    Xf = _as_matrix(X)
+    n = Xf.shape[0]
+    norms = _row_norms(Xf)
+    prep = _prepare(Xf, metric, norms)
+    k_used = min(int(k), n - 1)
+
+    mu, spread = _spread(Xf)
+    ev = _covariance_eigenvalues(Xf, mu, block_size)
+    eff_dim, top1, top10 = _spectrum_summary(ev, variance_threshold)
+    mean_cos = _mean_pairwise_cosine(Xf, norms)
+
+    res: dict[str, Any] = {
+        "total_samples": int(n),
+        "avg_nn_distance": None,
+        "std_nn_distance": None,
+        "density_score": None,
+        "avg_spread": float(spread.mean()),
+        "max_spread": float(spread.max()),
+        "spread_std": float(spread.std()),
+        "effective_dimensionality": int(eff_dim),
+        "avg_pairwise_distance": None,
+        "std_pairwise_distance": None,
+        "min_pairwise_distance": None,
+        "max_pairwise_distance": None,
+        "mean_pairwise_cosine_similarity": mean_cos,
+        "top1_variance_share": top1,
+        "top10_variance_share": top10,
+        "near_duplicate_pairs": 0,
+        "distance_metric": metric,
+        "k": int(k_used),
+        "estimated": False,
+    }
+    if n < 2:
+        return res
+
+    if n > int(exact_limit):
+        est = _sampled_metrics(
+            Xf, prep, norms, k=k_used, block_size=block_size,
+            near_duplicate_threshold=near_duplicate_threshold, sample_pairs=sample_pairs,
+            sample_queries=sample_queries, seed=seed,
+        )
+        res.update(est)
+        res["density_score"] = 1.0 / (res["avg_nn_distance"] + _DENSITY_EPS)
+        res["estimated"] = True
+        res["confidence_level"] = 0.95
+        return res
+
+    # shift the running sums by a value near the mean pairwise distance (exact closed forms)
+    if metric == "cosine":
+        assert mean_cos is not None
+        shift = 1.0 - mean_cos
+    else:
+        shift = math.sqrt(2.0 * float(np.dot(spread, spread)) / (n - 1))
+    sums = _PairSums(shift=shift)
+    idx, dist = _knn_prepared(Xf, prep, k_used, block_size, sums=sums,
+                              dup_threshold=near_duplicate_threshold, raw_norms=norms)
+    del idx
+    avg_nn = float(dist.mean())
+    res.update(
+        avg_nn_distance=avg_nn,
+        std_nn_distance=float(dist.std()),
+        density_score=1.0 / (avg_nn + _DENSITY_EPS),
+        avg_pairwise_distance=sums.mean(),
+        std_pairwise_distance=sums.std(),
+        min_pairwise_distance=float(dist[:, 0].min()),
+        max_pairwise_distance=float(sums.dmax + shift),
+        near_duplicate_pairs=int(sums.n_dups),
+    )
+    return res
+
+
+# ---------------------------------------------------------------------------------------------
+# trustworthiness of a low-dimensional projection
+# ---------------------------------------------------------------------------------------------
+
+
+def trustworthiness_sample(
+    X_high: np.ndarray,
+    X_low: np.ndarray,
+    *,
+    k: int = 10,
+    metric: Metric = "cosine",
+    max_n: int = 5_000,
+    seed: int = 0,
+) -> tuple[float, int]:
+    """``(trustworthiness, n_used)`` via ``sklearn.manifold.trustworthiness``.
+
+    ``T(k) = 1 - 2 / (n k (2n - 3k - 1)) * sum_i sum_{j in U_k(i)} (r(i, j) - k)`` where ``U_k(i)``
+    are the low-dimensional k neighbours of ``i`` that are not among its high-dimensional k
+    neighbours and ``r(i, j)`` is the rank of ``j`` in the high-dimensional space (``metric``; the
+    low-dimensional space is Euclidean). sklearn builds ``n x n`` matrices, so when ``N > max_n`` the
+    score is computed on a fixed random subsample of ``max_n`` rows (``seed``): it is then the
+    trustworthiness of that subsample (neighbourhoods within it), not of the whole set.
+    Requires ``k < n_used / 2`` (sklearn's condition).
+    """
+    from sklearn.manifold import trustworthiness
+
+    _check_metric(metric)
+    H = _as_matrix(X_high, "X_high")
+    L = _as_matrix(X_low, "X_low")
+    if H.shape[0] != L.shape[0]:
+        raise ValueError(f"X_high and X_low must have the same rows, got {H.shape[0]} and {L.shape[0]}")
+    n = H.shape[0]
+    if n > max_n:
+        rows = np.sort(np.random.default_rng(seed).choice(n, size=int(max_n), replace=False))
+        H, L, n = H[rows], L[rows], int(max_n)
+    if metric == "cosine":
+        _unit_rows(H, _row_norms(H), name="X_high")
+    if not 1 <= k < n / 2:
+        raise ValueError(f"k must satisfy 1 <= k < n/2 = {n / 2} (n = {n}), got k={k}")
+    return float(trustworthiness(H, L, n_neighbors=int(k), metric=metric)), n
+
+
+def trustworthiness_at_k(
+    X_high: np.ndarray,
+    X_low: np.ndarray,
+    *,
+    k: int = 10,
+    metric: Metric = "cosine",
+    max_n: int = 5_000,
+    seed: int = 0,
+) -> float:
+    """Trustworthiness in ``[0, 1]`` of ``X_low`` as a picture of ``X_high`` (1 = no false neighbours).
+
+    Same as ``trustworthiness_sample(...)[0]``; use that function to also get the number of rows
+    actually used (it is ``min(N, max_n)``; above ``max_n`` a fixed random subsample is scored).
+    """
+    return trustworthiness_sample(X_high, X_low, k=k, metric=metric, max_n=max_n, seed=seed)[0]

@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "ux",
     "real_users",
     "runs",
+    "resume",
 )
 
 

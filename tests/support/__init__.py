@@ -1,0 +1,1 @@
+"""Reusable test support (scripted OpenAI-compatible server, ...)."""

@@ -1,0 +1,311 @@
+"""A scripted OpenAI-compatible HTTP server over real sockets, for tests and benchmarks.
+
+Use as a context manager or through the pytest fixture::
+
+    from tests.support.scripted_openai import ScriptedOpenAI, scripted_openai  # noqa: F401 (fixture)
+
+    with ScriptedOpenAI() as srv:
+        srv.script(Reply.json({"score": 1}), Reply.status(429, retry_after=0), Reply.garbage())
+        client = OpenAI(base_url=srv.base_url, api_key="x")
+
+Each request to ``POST /v1/chat/completions`` takes the next scripted behaviour (a global queue, or a
+per-model queue set with ``srv.script(..., model="m")``); when none is left it answers in *smart* mode:
+valid JSON filling the requested schema deterministically (numbers at ``srv.model_scores[model]``
+of their range, default 0.8), ``Yes`` to show/no-show prompts, and a short deterministic answer to
+generation prompts. ``srv.reject_json_schema = 400`` (or 500, as llama.cpp does) rejects requests whose
+``response_format.type == "json_schema"``. ``srv.delay`` adds latency to every reply.
+
+The server records every request (``srv.requests``), counts them (``srv.count``) and tracks the
+maximum number of requests in flight (``srv.max_in_flight``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+
+@dataclass
+class Reply:
+    """One scripted behaviour."""
+
+    kind: str  # json | text | prose | garbage | empty | status | smart
+    body: Any = None
+    status: int = 200
+    retry_after: float | None = None
+    delay: float = 0.0
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def json(cls, obj: dict[str, Any], delay: float = 0.0) -> Reply:
+        return cls("json", obj, delay=delay)
+
+    @classmethod
+    def text(cls, text: str, delay: float = 0.0) -> Reply:
+        return cls("text", text, delay=delay)
+
+    @classmethod
+    def prose(cls, obj: dict[str, Any]) -> Reply:
+        """JSON wrapped in prose and a code fence."""
+        return cls("text", "Конечно! Вот моя оценка:\n```json\n" + json.dumps(obj, ensure_ascii=False) + "\n```\nНадеюсь, помог.")
+
+    @classmethod
+    def garbage(cls) -> Reply:
+        return cls("text", "Оценка: где-то между хорошо и отлично, {не json} ¯\\_(ツ)_/¯")
+
+    @classmethod
+    def empty(cls) -> Reply:
+        return cls("text", "")
+
+    @classmethod
+    def error(cls, status: int, retry_after: float | None = None) -> Reply:
+        return cls("status", {"error": {"message": f"scripted {status}", "type": "scripted"}}, status=status,
+                   retry_after=retry_after)
+
+    @classmethod
+    def slow(cls, delay: float) -> Reply:
+        """A smart reply after ``delay`` seconds (longer than the client timeout -> timeout)."""
+        return cls("smart", delay=delay)
+
+    @classmethod
+    def smart(cls) -> Reply:
+        return cls("smart")
+
+
+def _fill(schema: dict[str, Any], frac: float, seed: str) -> Any:
+    t = schema.get("type")
+    t = next((x for x in t if x != "null"), None) if isinstance(t, list) else t
+    if "enum" in schema:
+        return schema["enum"][0]
+    if t == "object":
+        return {k: _fill(v, frac, seed + k) for k, v in schema.get("properties", {}).items()}
+    if t in ("number", "integer"):
+        lo = float(schema.get("minimum", 0.0))
+        hi = float(schema.get("maximum", 1.0))
+        v = lo + frac * (hi - lo)
+        return int(round(v)) if t == "integer" else round(v, 4)
+    if t == "boolean":
+        return frac >= 0.5
+    if t == "array":
+        n = max(int(schema.get("minItems", 0)), 3)
+        return [_fill(schema.get("items", {"type": "string"}), frac, seed + str(i)) for i in range(n)]
+    if t == "string":
+        return "ok" if frac >= 0.5 else "недостаточно обосновано"
+    return None
+
+
+_SCHEMA_RE = re.compile(r"JSON Schema: ")
+
+
+class ScriptedOpenAI:
+    """See the module docstring."""
+
+    def __init__(self, *, delay: float = 0.0, reject_json_schema: int | None = None) -> None:
+        self.delay = delay
+        self.reject_json_schema = reject_json_schema
+        self.model_scores: dict[str, float] = {}
+        self.default_score = 0.8
+        self.requests: list[dict[str, Any]] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._queue: deque[Reply] = deque()
+        self._model_queues: dict[str, deque[Reply]] = {}
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # ---------------------------------------------------------------- control
+    def script(self, *replies: Reply, model: str | None = None) -> ScriptedOpenAI:
+        with self._lock:
+            (self._model_queues.setdefault(model, deque()) if model else self._queue).extend(replies)
+        return self
+
+    def reset(self) -> None:
+        with self._lock:
+            self.requests.clear()
+            self._queue.clear()
+            self._model_queues.clear()
+            self.max_in_flight = 0
+            self.model_scores.clear()
+            self.reject_json_schema = None
+            self.delay = 0.0
+            self.default_score = 0.8
+
+    @property
+    def count(self) -> int:
+        with self._lock:
+            return len(self.requests)
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    # ---------------------------------------------------------------- lifecycle
+    def start(self) -> ScriptedOpenAI:
+        srv = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # silence
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                if self.path.rstrip("/").endswith("/models"):
+                    self._send(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
+                else:
+                    self._send(404, {"error": {"message": "not found"}})
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                try:
+                    body = json.loads(raw or b"{}")
+                except json.JSONDecodeError:
+                    body = {}
+                status, payload, headers, delay = srv._handle(body)
+                with srv._lock:
+                    srv.in_flight += 1
+                    srv.max_in_flight = max(srv.max_in_flight, srv.in_flight)
+                try:
+                    if delay:
+                        time.sleep(delay)
+                    self._send(status, payload, headers)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+                finally:
+                    with srv._lock:
+                        srv.in_flight -= 1
+
+            def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+                data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+        class Server(ThreadingHTTPServer):
+            daemon_threads = True
+            request_queue_size = 128
+
+        self._server = Server(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> ScriptedOpenAI:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    # ---------------------------------------------------------------- behaviour
+    def _next(self, model: str) -> Reply:
+        with self._lock:
+            q = self._model_queues.get(model)
+            if q:
+                return q.popleft()
+            if self._queue:
+                return self._queue.popleft()
+        return Reply.smart()
+
+    def _handle(self, body: dict[str, Any]) -> tuple[int, Any, dict[str, str], float]:
+        model = str(body.get("model", ""))
+        with self._lock:
+            self.requests.append(body)
+        rf = body.get("response_format") or {}
+        if self.reject_json_schema and rf.get("type") == "json_schema":
+            return self.reject_json_schema, {"error": {"message": "json_schema is not supported"}}, {}, self.delay
+        reply = self._next(model)
+        delay = self.delay + reply.delay
+        if reply.kind == "status":
+            headers = {}
+            if reply.retry_after is not None:
+                headers["Retry-After"] = str(reply.retry_after)
+            return reply.status, reply.body, headers, delay
+        if reply.kind == "json":
+            content = json.dumps(reply.body, ensure_ascii=False)
+        elif reply.kind == "text":
+            content = reply.body
+        else:
+            content = self.smart_content(body)
+        return 200, self._completion(model, content, body), {}, delay
+
+    def smart_content(self, body: dict[str, Any]) -> str:
+        """Deterministic valid content for a request (see the module docstring)."""
+        model = str(body.get("model", ""))
+        frac = self.model_scores.get(model, self.default_score)
+        messages = body.get("messages") or []
+        text = "\n".join(str(m.get("content", "")) for m in messages)
+        rf = body.get("response_format") or {}
+        schema = None
+        if rf.get("type") == "json_schema":
+            schema = (rf.get("json_schema") or {}).get("schema")
+        elif rf.get("schema"):
+            schema = rf["schema"]
+        else:
+            m = _SCHEMA_RE.search(text)
+            if m:
+                try:
+                    schema, _ = json.JSONDecoder().raw_decode(text, m.end())
+                except json.JSONDecodeError:
+                    schema = None
+        if isinstance(schema, dict):
+            return json.dumps(_fill(schema, frac, model), ensure_ascii=False)
+        if "No: " in text and "Yes" in text:  # the production show/no-show prompt
+            return "Yes" if frac >= 0.5 else "No: ответ не опирается на контекст"
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+        return f"Тестовый ответ модели {model} ({digest})."
+
+    @staticmethod
+    def _completion(model: str, content: str, body: dict[str, Any]) -> dict[str, Any]:
+        n_prompt = sum(len(str(m.get("content", "")).split()) for m in body.get("messages") or [])
+        return {
+            "id": "chatcmpl-scripted",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": n_prompt, "completion_tokens": len(content.split()),
+                      "total_tokens": n_prompt + len(content.split())},
+        }
+
+
+@pytest.fixture
+def scripted_openai() -> Iterator[ScriptedOpenAI]:
+    """A running :class:`ScriptedOpenAI`; ``.base_url`` points at it."""
+    with ScriptedOpenAI() as srv:
+        yield srv
+
+
+@pytest.fixture
+def scripted_openai_env(scripted_openai: ScriptedOpenAI, monkeypatch: pytest.MonkeyPatch) -> Iterator[ScriptedOpenAI]:
+    """The scripted server as the default provider (``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` set, settings reloaded)."""
+    from voproshalych_eval.config import get_settings
+
+    monkeypatch.setenv("OPENAI_BASE_URL", scripted_openai.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-123")
+    get_settings.cache_clear()
+    yield scripted_openai
+    get_settings.cache_clear()

@@ -1,0 +1,563 @@
+"""The one LLM client: OpenAI-compatible providers, retries, bounded concurrency, cache, call log.
+
+Every call goes through :meth:`LLMClient.complete` (or :meth:`LLMClient.acomplete`):
+
+* the model is routed to the provider that lists it (``"provider:model"`` picks one explicitly);
+* the reply is looked up in the cache first (``use_cache=True``, the default; stability runs pass False);
+* HTTP is done by the real ``openai`` SDK (its own retries off) under a semaphore bounding the number
+  of requests in flight (``concurrency``, default 8);
+* 429, 5xx, timeouts and connection errors are retried with exponential backoff (initial 2 s, x2,
+  max 30 s, +-25 % jitter), honouring ``Retry-After``; then :class:`LLMCallError` with a ``kind``;
+* with a ``schema`` the structured-output chain json_schema -> json_object -> text is walked once per
+  (provider, model) and the working mode remembered (:mod:`voproshalych_eval.llm.structured`); an
+  unparseable reply is ``LLMCallError("parse_error")`` with the raw text kept;
+* every call (cached or not, failed or not) is logged in ``eval.llm_calls`` with latency and tokens.
+
+Secrets never appear in exceptions, logs or the database: error messages are scrubbed of key values.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import os
+import random
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field
+from typing import Any, TypeVar
+
+from sqlalchemy import Engine
+
+from voproshalych_eval.llm.cache import CallLog, LLMCache, cache_key
+from voproshalych_eval.llm.providers import (
+    NO_KEY,
+    Provider,
+    all_models,
+    configured_providers,
+    llm_options,
+    resolve_api_key,
+)
+from voproshalych_eval.llm.structured import (
+    MODES,
+    ParseError,
+    parse_structured,
+    response_format,
+    schema_instruction,
+)
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+R = TypeVar("R")
+
+ERROR_KINDS = ("rate_limited", "server_error", "timeout", "connection", "bad_request", "parse_error")
+RETRYABLE = {"rate_limited", "server_error", "timeout", "connection"}
+
+
+class LLMCallError(Exception):
+    """A call that failed after its retries. ``kind`` is one of :data:`ERROR_KINDS`; ``raw_text`` keeps the
+    model's reply for parse errors (and a short server message otherwise)."""
+
+    def __init__(
+        self,
+        kind: str,
+        raw_text: str | None = None,
+        *,
+        message: str | None = None,
+        status: int | None = None,
+        model: str | None = None,
+        provider: str | None = None,
+        attempts: int = 1,
+    ) -> None:
+        self.kind = kind
+        self.raw_text = raw_text
+        self.status = status
+        self.model = model
+        self.provider = provider
+        self.attempts = attempts
+        self.message = message or kind
+        super().__init__(f"{kind}: {self.message}" + (f" (model {model})" if model else ""))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "message": self.message,
+            "raw_text": self.raw_text,
+            "status": self.status,
+            "model": self.model,
+            "provider": self.provider,
+            "attempts": self.attempts,
+        }
+
+
+class Cancelled(Exception):
+    """An item of :meth:`LLMClient.map_concurrent` skipped because the cancel event was set."""
+
+
+@dataclass
+class LLMResponse:
+    text: str
+    parsed: dict[str, Any] | None
+    model: str
+    provider: str
+    latency_s: float
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cached: bool = False
+    attempts: int = 1
+    mode: str = "text"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class RetryPolicy:
+    """Exponential backoff: ``initial * multiplier**(n-1)`` capped at ``max_delay``, +-``jitter`` fraction;
+    a ``Retry-After`` header wins when longer (capped at ``max_retry_after``)."""
+
+    max_attempts: int = 5
+    initial: float = 2.0
+    multiplier: float = 2.0
+    max_delay: float = 30.0
+    jitter: float = 0.25
+    max_retry_after: float = 120.0
+
+    def delay(self, retry_number: int, retry_after: float | None = None, rng: random.Random | None = None) -> float:
+        base = min(self.max_delay, self.initial * self.multiplier ** max(0, retry_number - 1))
+        r = (rng or random).uniform(-self.jitter, self.jitter) if self.jitter else 0.0
+        d = max(0.0, base * (1.0 + r))
+        if retry_after is not None and retry_after > 0:
+            d = max(d, min(retry_after, self.max_retry_after))
+        return d
+
+
+@dataclass
+class ClientStats:
+    calls: int = 0
+    http_requests: int = 0
+    cached: int = 0
+    failures: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latencies_s: list[float] = field(default_factory=list)
+    failure_kinds: dict[str, int] = field(default_factory=dict)
+
+
+def _retry_after(exc: Exception) -> float | None:
+    resp = getattr(exc, "response", None)
+    headers = getattr(resp, "headers", None)
+    if not headers:
+        return None
+    value = headers.get("retry-after")
+    if value is None:
+        ms = headers.get("retry-after-ms")
+        try:
+            return float(ms) / 1000.0 if ms is not None else None
+        except ValueError:
+            return None
+    try:
+        return float(value)
+    except ValueError:
+        from email.utils import parsedate_to_datetime
+
+        try:
+            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+        except (TypeError, ValueError):
+            return None
+
+
+def classify(exc: Exception) -> tuple[str, int | None]:
+    """Map an ``openai`` SDK exception to an error kind and HTTP status."""
+    import openai
+
+    if isinstance(exc, openai.APITimeoutError):
+        return "timeout", None
+    if isinstance(exc, openai.APIConnectionError):
+        return "connection", None
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        if status == 429:
+            return "rate_limited", status
+        if status >= 500 or status == 408:
+            return "server_error" if status != 408 else "timeout", status
+        return "bad_request", status
+    return "connection", None
+
+
+class LLMClient:
+    """OpenAI-compatible chat client shared by every judge, generator and tier. Thread-safe."""
+
+    def __init__(
+        self,
+        providers: Sequence[Provider],
+        engine: Engine | None = None,
+        *,
+        concurrency: int = 8,
+        timeout: float = 60.0,
+        retry: RetryPolicy | None = None,
+        settings: Any = None,
+        lang: str = "ru",
+    ) -> None:
+        if not providers:
+            raise ValueError("LLMClient needs at least one provider (see docs/LLM.md)")
+        self.providers = list(providers)
+        self.engine = engine
+        self.concurrency = max(1, int(concurrency))
+        self.timeout = float(timeout)
+        self.retry = retry or RetryPolicy()
+        self.settings = settings
+        self.lang = lang
+        self.cache = LLMCache(engine)
+        self.call_log = CallLog(engine)
+        self.stats = ClientStats()
+        self._sem = threading.BoundedSemaphore(self.concurrency)
+        self._lock = threading.Lock()
+        self._sdk_clients: dict[str, Any] = {}
+        self._modes: dict[tuple[str, str], str] = {}
+        self._keys: list[str] = []
+        self._async_pool: ThreadPoolExecutor | None = None
+        self._rng = random.Random()
+
+    # ----------------------------------------------------------------- routing
+    @property
+    def models(self) -> list[str]:
+        return all_models(self.providers)
+
+    def route(self, model: str) -> tuple[Provider, str]:
+        """The provider serving ``model`` and the model id to send. ``"provider:model"`` is explicit."""
+        if ":" in model:
+            head, _, tail = model.partition(":")
+            for p in self.providers:
+                if p.name == head:
+                    return p, tail
+        for p in self.providers:
+            if model in p.models:
+                return p, model
+        return self.providers[0], model
+
+    def structured_mode(self, model: str) -> str:
+        """The remembered structured-output mode for ``model`` (``json_schema`` until a fallback happened)."""
+        p, mid = self.route(model)
+        return self._modes.get((p.name, mid), MODES[0])
+
+    def _sdk(self, provider: Provider) -> Any:
+        with self._lock:
+            client = self._sdk_clients.get(provider.name)
+            if client is None:
+                from openai import OpenAI
+
+                key = resolve_api_key(provider, self.settings) or NO_KEY
+                if key != NO_KEY:
+                    self._keys.append(key)
+                client = OpenAI(base_url=provider.base_url, api_key=key, timeout=self.timeout, max_retries=0)
+                self._sdk_clients[provider.name] = client
+            return client
+
+    def _scrub(self, s: str | None) -> str | None:
+        if s is None:
+            return None
+        for k in self._keys:
+            if k and k in s:
+                s = s.replace(k, "***")
+        return s
+
+    # ----------------------------------------------------------------- one HTTP call with retries
+    def _request(self, provider: Provider, model_id: str, messages: list[dict[str, Any]], params: dict[str, Any],
+                 *, no_retry_status: set[int] | frozenset[int] = frozenset()) -> tuple[Any, int]:
+        sdk = self._sdk(provider)
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                with self._sem:
+                    with self._lock:
+                        self.stats.http_requests += 1
+                    resp = sdk.chat.completions.create(model=model_id, messages=messages, **params)
+                return resp, attempt
+            except Exception as exc:  # noqa: BLE001 - classified below
+                kind, status = classify(exc)
+                body = None
+                r = getattr(exc, "response", None)
+                if r is not None:
+                    try:
+                        body = r.text[:500]
+                    except Exception:  # noqa: BLE001
+                        body = None
+                msg = self._scrub(f"HTTP {status}" if status else type(exc).__name__)
+                retryable = kind in RETRYABLE and (status not in no_retry_status)
+                if not retryable or attempt >= self.retry.max_attempts:
+                    raise LLMCallError(
+                        kind, self._scrub(body), message=msg, status=status, model=model_id,
+                        provider=provider.name, attempts=attempt,
+                    ) from None
+                wait = self.retry.delay(attempt, _retry_after(exc), self._rng)
+                log.info("LLM %s on %s (attempt %d), retrying in %.2fs", kind, model_id, attempt, wait)
+                time.sleep(wait)
+
+    # ----------------------------------------------------------------- public API
+    def complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        model: str,
+        temperature: float = 0.0,
+        max_tokens: int = 1000,
+        schema: dict[str, Any] | None = None,
+        use_cache: bool = True,
+        purpose: str | None = None,
+        run_id: int | None = None,
+        cache_salt: str | None = None,
+    ) -> LLMResponse:
+        """One chat completion. With ``schema`` the reply is parsed into ``LLMResponse.parsed``.
+
+        ``cache_salt`` distinguishes deliberate repeats of one prompt (e.g. ``strictness`` runs).
+        Raises :class:`LLMCallError` after retries (``parse_error`` keeps the raw reply).
+        """
+        provider, model_id = self.route(model)
+        params_key: dict[str, Any] = {"provider": provider.name, "temperature": temperature, "max_tokens": max_tokens}
+        if schema is not None:
+            params_key["schema"] = schema
+        if cache_salt:
+            params_key["salt"] = cache_salt
+        key = cache_key(model_id, messages, params_key)
+        t0 = time.perf_counter()
+        with self._lock:
+            self.stats.calls += 1
+        if use_cache:
+            hit = self.cache.get(key)
+            if hit is not None:
+                latency = time.perf_counter() - t0
+                with self._lock:
+                    self.stats.cached += 1
+                self.call_log.record(
+                    run_id=run_id, provider=provider.name, model=model_id, purpose=purpose, status="ok", attempts=0,
+                    latency_ms=latency * 1000, prompt_tokens=hit.get("prompt_tokens"),
+                    completion_tokens=hit.get("completion_tokens"), cached=True,
+                )
+                return LLMResponse(
+                    text=hit.get("text", ""), parsed=hit.get("parsed"), model=model_id, provider=provider.name,
+                    latency_s=latency, prompt_tokens=hit.get("prompt_tokens"),
+                    completion_tokens=hit.get("completion_tokens"), cached=True, attempts=0,
+                    mode=hit.get("mode", "text"),
+                )
+        try:
+            resp = self._complete_uncached(provider, model_id, messages, temperature, max_tokens, schema)
+        except LLMCallError as exc:
+            latency = time.perf_counter() - t0
+            with self._lock:
+                self.stats.failures += 1
+                self.stats.failure_kinds[exc.kind] = self.stats.failure_kinds.get(exc.kind, 0) + 1
+                self.stats.latencies_s.append(latency)
+            self.call_log.record(
+                run_id=run_id, provider=provider.name, model=model_id, purpose=purpose, status=exc.kind,
+                attempts=exc.attempts, latency_ms=latency * 1000, prompt_tokens=None, completion_tokens=None,
+                cached=False, error=(exc.message or "")[:500],
+            )
+            raise
+        resp.latency_s = time.perf_counter() - t0
+        with self._lock:
+            self.stats.prompt_tokens += resp.prompt_tokens or 0
+            self.stats.completion_tokens += resp.completion_tokens or 0
+            self.stats.latencies_s.append(resp.latency_s)
+        self.call_log.record(
+            run_id=run_id, provider=provider.name, model=model_id, purpose=purpose, status="ok",
+            attempts=resp.attempts, latency_ms=resp.latency_s * 1000, prompt_tokens=resp.prompt_tokens,
+            completion_tokens=resp.completion_tokens, cached=False,
+        )
+        if use_cache:
+            self.cache.put(
+                key, model_id, {"messages": messages, "params": params_key},
+                {"text": resp.text, "parsed": resp.parsed, "prompt_tokens": resp.prompt_tokens,
+                 "completion_tokens": resp.completion_tokens, "mode": resp.mode},
+            )
+        return resp
+
+    def _complete_uncached(self, provider: Provider, model_id: str, messages: list[dict[str, Any]],
+                           temperature: float, max_tokens: int, schema: dict[str, Any] | None) -> LLMResponse:
+        base: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens}
+        if schema is None:
+            resp, attempts = self._request(provider, model_id, messages, base)
+            text = _text(resp)
+            if not text.strip():
+                raise LLMCallError("parse_error", text, message="empty reply", model=model_id,
+                                   provider=provider.name, attempts=attempts)
+            return _response(resp, text, None, model_id, provider.name, attempts, "text")
+        mkey = (provider.name, model_id)
+        start = MODES.index(self._modes.get(mkey, MODES[0]))
+        total_attempts = 0
+        for mode in MODES[start:]:
+            msgs = messages if mode == "json_schema" else _with_instruction(messages, schema, self.lang)
+            params = dict(base)
+            rf = response_format(mode, schema)
+            if rf is not None:
+                params["response_format"] = rf
+            try:
+                # A server that does not support a response format answers 400/422 (or 500, llama.cpp):
+                # fall back at once instead of retrying.
+                no_retry = {400, 404, 415, 422, 500} if mode != "text" else set()
+                resp, attempts = self._request(provider, model_id, msgs, params, no_retry_status=no_retry)
+            except LLMCallError as exc:
+                total_attempts += exc.attempts
+                if mode != "text" and exc.kind in ("bad_request", "server_error") and exc.status in (400, 404, 415, 422, 500):
+                    log.info("%s rejected response_format %s (HTTP %s); falling back", model_id, mode, exc.status)
+                    continue
+                exc.attempts = total_attempts
+                raise
+            total_attempts += attempts
+            if self._modes.get(mkey) != mode:
+                with self._lock:
+                    self._modes[mkey] = mode
+            text = _text(resp)
+            try:
+                parsed = parse_structured(text, schema)
+            except ParseError as exc:
+                raise LLMCallError("parse_error", text, message=str(exc), model=model_id, provider=provider.name,
+                                   attempts=total_attempts) from None
+            return _response(resp, text, parsed, model_id, provider.name, total_attempts, mode)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def acomplete(self, messages: list[dict[str, Any]], **kwargs: Any) -> LLMResponse:
+        """Async :meth:`complete` (runs on the client's worker pool; the concurrency bound still applies)."""
+        if self._async_pool is None:
+            with self._lock:
+                if self._async_pool is None:
+                    self._async_pool = ThreadPoolExecutor(max_workers=max(16, self.concurrency * 2),
+                                                          thread_name_prefix="llm-async")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._async_pool, functools.partial(self.complete, messages, **kwargs))
+
+    def map_concurrent(
+        self,
+        fn: Callable[[T], R],
+        items: Sequence[T],
+        *,
+        concurrency: int | None = None,
+        progress: Callable[[int, int], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> list[R | BaseException]:
+        """``fn`` over ``items`` on ``concurrency`` threads; results in input order, an exception in place of a
+        failed item (:class:`Cancelled` for items skipped after ``cancel`` was set). ``progress(done, total)``
+        is called from the calling thread."""
+        return map_concurrent(fn, items, concurrency=concurrency or self.concurrency, progress=progress, cancel=cancel)
+
+    def test_connection(self, model: str | None = None) -> dict[str, Any]:
+        """One tiny uncached call; ``{"ok", "model", "latency_s", "error"}`` (no secrets)."""
+        model = model or (self.models[0] if self.models else "gpt-4o-mini")
+        t0 = time.perf_counter()
+        try:
+            r = self.complete([{"role": "user", "content": "Reply with one word: ok"}], model=model, max_tokens=5,
+                              use_cache=False, purpose="connection_test")
+            return {"ok": True, "model": model, "latency_s": time.perf_counter() - t0, "reply": r.text[:50], "error": None}
+        except LLMCallError as exc:
+            return {"ok": False, "model": model, "latency_s": time.perf_counter() - t0, "reply": None,
+                    "error": f"{exc.kind}: {exc.message}"}
+
+    def usage(self) -> dict[str, Any]:
+        """Totals of this client: calls, HTTP requests, cache hits, failures, tokens."""
+        with self._lock:
+            s = self.stats
+            return {
+                "calls": s.calls, "http_requests": s.http_requests, "cached": s.cached, "failures": s.failures,
+                "prompt_tokens": s.prompt_tokens, "completion_tokens": s.completion_tokens,
+                "failure_kinds": dict(s.failure_kinds),
+            }
+
+    def close(self) -> None:
+        for c in self._sdk_clients.values():
+            with contextlib.suppress(Exception):
+                c.close()
+        if self._async_pool is not None:
+            self._async_pool.shutdown(wait=False)
+
+
+def map_concurrent(
+    fn: Callable[[T], R],
+    items: Sequence[T],
+    *,
+    concurrency: int = 8,
+    progress: Callable[[int, int], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> list[R | BaseException]:
+    """Order-preserving thread map returning per-item results or exceptions (see :meth:`LLMClient.map_concurrent`)."""
+    items = list(items)
+    total = len(items)
+    results: list[Any] = [None] * total
+    if total == 0:
+        return results
+
+    def run(i: int) -> tuple[int, Any]:
+        if cancel is not None and cancel.is_set():
+            return i, Cancelled("cancelled")
+        try:
+            return i, fn(items[i])
+        except BaseException as exc:  # noqa: BLE001 - returned to the caller per item
+            return i, exc
+
+    done = 0
+    with ThreadPoolExecutor(max_workers=max(1, min(concurrency, total)), thread_name_prefix="llm-map") as pool:
+        futures = [pool.submit(run, i) for i in range(total)]
+        for fut in as_completed(futures):
+            i, res = fut.result()
+            results[i] = res
+            done += 1
+            if progress is not None:
+                try:
+                    progress(done, total)
+                except Exception:  # noqa: BLE001 - a broken progress bar must not lose results
+                    log.debug("progress callback failed", exc_info=True)
+    return results
+
+
+def _text(resp: Any) -> str:
+    try:
+        content = resp.choices[0].message.content
+    except (AttributeError, IndexError, TypeError):
+        return ""
+    return content or ""
+
+
+def _response(resp: Any, text: str, parsed: dict[str, Any] | None, model: str, provider: str, attempts: int,
+              mode: str) -> LLMResponse:
+    usage = getattr(resp, "usage", None)
+    return LLMResponse(
+        text=text, parsed=parsed, model=model, provider=provider, latency_s=0.0,
+        prompt_tokens=getattr(usage, "prompt_tokens", None), completion_tokens=getattr(usage, "completion_tokens", None),
+        cached=False, attempts=attempts, mode=mode,
+    )
+
+
+def _with_instruction(messages: list[dict[str, Any]], schema: dict[str, Any], lang: str) -> list[dict[str, Any]]:
+    """Append the schema instruction to the last user message (json_object / text modes)."""
+    out = [dict(m) for m in messages]
+    instr = schema_instruction(schema, lang)
+    for m in reversed(out):
+        if m.get("role") == "user":
+            m["content"] = f"{m.get('content', '')}\n\n{instr}"
+            return out
+    out.append({"role": "user", "content": instr})
+    return out
+
+
+def default_client(settings: Any = None, engine: Engine | None = None, **kwargs: Any) -> LLMClient | None:
+    """A client over the configured providers, or None when none is configured (offline mode).
+
+    Options: ``[llm] concurrency / timeout`` in secrets.toml or ``VOPROSHALYCH_EVAL_LLM_CONCURRENCY`` /
+    ``VOPROSHALYCH_EVAL_LLM_TIMEOUT``; keyword arguments win.
+    """
+    if settings is None:
+        from voproshalych_eval.config import get_settings
+
+        settings = get_settings()
+    providers = configured_providers(settings)
+    if not providers:
+        return None
+    opts = llm_options(settings)
+    conc = kwargs.pop("concurrency", None) or os.environ.get("VOPROSHALYCH_EVAL_LLM_CONCURRENCY") or opts.get("concurrency") or 8
+    timeout = kwargs.pop("timeout", None) or os.environ.get("VOPROSHALYCH_EVAL_LLM_TIMEOUT") or opts.get("timeout") or 60
+    lang = kwargs.pop("lang", None) or getattr(settings, "language", "ru") or "ru"
+    return LLMClient(providers, engine, concurrency=int(conc), timeout=float(timeout), settings=settings, lang=lang, **kwargs)

@@ -112,10 +112,11 @@ def test_near_duplicates_counted_and_thresholds(metric: str) -> None:
     rng = np.random.default_rng(2)
     X = rng.standard_normal((80, 6))
     X[40:50] = X[:10] + 0.01 * rng.standard_normal((10, 6))  # 10 near-duplicate pairs
+    X[60:65] = X[20:25] * rng.uniform(0.2, 5.0, (5, 1))  # same direction, far apart in Euclidean terms
     for thr in (0.9, 0.99):
         res = embedding_space_metrics(X, metric=metric, near_duplicate_threshold=thr, block_size=13)
         assert_matches(res, brute_force(X, k=5, metric=metric, dup_thr=thr))
-    assert embedding_space_metrics(X, metric=metric, near_duplicate_threshold=0.99)["near_duplicate_pairs"] >= 10
+    assert embedding_space_metrics(X, metric=metric, near_duplicate_threshold=0.99)["near_duplicate_pairs"] >= 15
 
 
 @pytest.mark.parametrize("metric", METRICS)

@@ -117,18 +117,48 @@ def _prepare(Xf: np.ndarray, metric: str, norms: np.ndarray | None = None) -> _P
     return _Prepared(Xf, norms * norms, metric)
 
 
-def _to_distance(G: np.ndarray, prep: _Prepared, a0: int, a1: int, b0: int, b1: int) -> None:
-    """Turn a tile of inner products into distances, in place."""
+class _Workspace:
+    """Reusable flat tile buffers.
+
+    A fresh ``2048 x 2048`` float64 temporary (32 MiB) is above glibc's largest mmap threshold, so
+    every such allocation would be a new mapping with all its pages faulted in again; the tile
+    loop therefore writes into these buffers with ``out=``.
+    """
+
+    def __init__(self, rows: int, cols: int) -> None:
+        size = max(1, rows * cols)
+        self._f = np.empty(size)
+        self._m = np.empty(size, dtype=bool)
+
+    def tile(self, nr: int, nc: int) -> np.ndarray:
+        return self._f[: nr * nc].reshape(nr, nc)
+
+    def mask(self, nr: int, nc: int) -> np.ndarray:
+        return self._m[: nr * nc].reshape(nr, nc)
+
+
+def _distance_tile(
+    prep: _Prepared, A: np.ndarray, rows: slice | np.ndarray, b0: int, b1: int, G: np.ndarray,
+    shift: float = 0.0, *, product: bool = True,
+) -> None:
+    """Write ``d(x_r, x_j) - shift`` for the rows ``A = W[rows]`` and columns ``b0:b1`` into ``G``.
+
+    Cosine: ``1 - <u_r, u_j>`` (may be a few ulp below 0; callers clip what they report).
+    Euclidean: ``A`` is ``-2 * W[rows]`` and ``G`` holds ``-2 <x_r, x_j>`` on entry when
+    ``product`` is False; ``sqrt(max(||x_r||^2 + ||x_j||^2 - 2 <x_r, x_j>, 0))``.
+    """
+    if product:
+        np.matmul(A, prep.W[b0:b1].T, out=G)
     if prep.metric == "cosine":
-        np.subtract(1.0, G, out=G)
-        np.maximum(G, 0.0, out=G)
-    else:
-        assert prep.sq is not None
-        G *= -2.0
-        G += prep.sq[a0:a1, None]
-        G += prep.sq[None, b0:b1]
-        np.maximum(G, 0.0, out=G)
-        np.sqrt(G, out=G)
+        np.subtract(1.0 - shift, G, out=G)
+        return
+    assert prep.sq is not None
+    G += prep.sq[rows, None]
+    G += prep.sq[None, b0:b1]
+    np.maximum(G, 0.0, out=G)
+    np.sqrt(G, out=G)
+    if shift:
+        G -= shift
 
 
 # ---------------------------------------------------------------------------------------------
@@ -145,13 +175,15 @@ def _topk_update(
     k: int,
     *,
     transposed: bool = False,
+    work: np.ndarray | None = None,
 ) -> None:
     """Merge the candidates of tile ``T`` into the running top-k of rows ``r0 : r0 + nr``.
 
     Row ``r`` of the update corresponds to ``T[r, :]`` (or ``T[:, r]`` when ``transposed``) and
     candidate column ``c`` to global index ``c0 + c``. Only candidates strictly below a row's current
     k-th best distance can enter; when few do (the usual case after the first tile) they are merged
-    sparsely, otherwise the tile is argpartitioned.
+    sparsely, otherwise the tile is argpartitioned. ``work`` is an optional bool buffer shaped
+    like ``T``.
     """
     V = T.T if transposed else T
     nr, nc = V.shape
@@ -159,7 +191,7 @@ def _topk_update(
         return
     rows = slice(r0, r0 + nr)
     thr = best_d[rows, k - 1]
-    mask = np.less(T, thr[None, :]) if transposed else np.less(T, thr[:, None])
+    mask = np.less(T, thr[None, :] if transposed else thr[:, None], out=work)
     n_cand = int(np.count_nonzero(mask))
     if n_cand == 0:
         return
@@ -258,33 +290,39 @@ def _scan(
     """
     W = prep.W
     n = W.shape[0]
-    B = int(block_size)
+    B = min(int(block_size), n)
+    euclid = prep.metric == "euclidean"
     best_d = np.full((n, k), np.inf)
     best_i = np.full((n, k), -1, dtype=np.int64)
     shift = sums.shift if sums is not None else 0.0
-    safe_norm = None
-    if dup_threshold is not None and prep.metric == "euclidean":
-        assert raw_norms is not None
+    count_dups = sums is not None and dup_threshold is not None
+    ws = _Workspace(B, B)
+    if count_dups and euclid:
+        assert raw_norms is not None and prep.sq is not None
         # a zero vector has cosine 0 with everything: an infinite norm keeps it out of the test
         safe_norm = np.where(raw_norms > 0, raw_norms, np.inf)
     starts = list(range(0, n, B))
     tiles = [(a, a) for a in starts] + [(a, b) for a in starts for b in starts if b > a]
+    cached_a0, A = -1, W[:0]
     for a0, b0 in tiles:
         a1, b1 = min(n, a0 + B), min(n, b0 + B)
+        na, nb = a1 - a0, b1 - b0
         diag = a0 == b0
-        A = W[a0:a1]
-        G = A @ A.T if diag else A @ W[b0:b1].T
-        if sums is not None and dup_threshold is not None:
-            if prep.metric == "cosine":
-                hit = np.greater_equal(G, dup_threshold)
-            else:
-                assert safe_norm is not None
-                lim = np.multiply.outer(safe_norm[a0:a1] * dup_threshold, safe_norm[b0:b1])
-                hit = np.greater_equal(G, lim)
+        if a0 != cached_a0:
+            A = -2.0 * W[a0:a1] if euclid else W[a0:a1]
+            cached_a0 = a0
+        G = ws.tile(na, nb)
+        np.matmul(A, W[b0:b1].T, out=G)
+        if count_dups and not euclid:
+            assert sums is not None
+            hit = np.greater_equal(G, dup_threshold, out=ws.mask(na, nb))
             sums.n_dups += int(np.count_nonzero(np.triu(hit, 1) if diag else hit))
-        _to_distance(G, prep, a0, a1, b0, b1)
-        if shift:
-            G -= shift
+        _distance_tile(prep, A, slice(a0, a1), b0, b1, G, shift, product=False)
+        if count_dups and euclid:
+            assert sums is not None and raw_norms is not None and dup_threshold is not None
+            sums.n_dups += _count_euclidean_dups(
+                G, shift, raw_norms, safe_norm, prep.sq, a0, a1, b0, b1, dup_threshold, ws.mask(na, nb)
+            )
         if sums is not None:
             flat = G.ravel()
             t1 = float(flat.sum())
@@ -293,9 +331,9 @@ def _scan(
                 dg = np.diagonal(G)
                 t1 = (t1 - float(dg.sum())) / 2.0
                 t2 = (t2 - float(np.dot(dg, dg))) / 2.0
-                cnt = (a1 - a0) * (a1 - a0 - 1) // 2
+                cnt = na * (na - 1) // 2
             else:
-                cnt = (a1 - a0) * (b1 - b0)
+                cnt = na * nb
             if cnt:
                 sums.s1 += t1
                 sums.s2 += t2
@@ -304,15 +342,45 @@ def _scan(
                 sums.dmax = max(sums.dmax, float(G.max()))
         if k == 0:
             continue
+        work = ws.mask(na, nb)
         if diag:
             np.fill_diagonal(G, np.inf)
-            _topk_update(best_d, best_i, a0, G, a0, k)
+            _topk_update(best_d, best_i, a0, G, a0, k, work=work)
         else:
-            _topk_update(best_d, best_i, a0, G, b0, k)
-            _topk_update(best_d, best_i, b0, G, a0, k, transposed=True)
+            _topk_update(best_d, best_i, a0, G, b0, k, work=work)
+            _topk_update(best_d, best_i, b0, G, a0, k, transposed=True, work=work)
     if shift:
         best_d += shift
+    np.maximum(best_d, 0.0, out=best_d)
     return best_d, best_i
+
+
+def _count_euclidean_dups(
+    G: np.ndarray, shift: float, norms: np.ndarray, safe_norm: np.ndarray, sq: np.ndarray | None,
+    a0: int, a1: int, b0: int, b1: int, t: float, work: np.ndarray,
+) -> int:
+    """Pairs of a Euclidean tile (``G = d - shift``) with ``cos >= t``, without a second tile.
+
+    ``cos >= t`` implies ``d^2 <= (n_i - n_j)^2 + 2 (1 - t) n_i n_j``, bounded over the tile by a
+    scalar; only entries under it are checked, with ``cos = (n_i^2 + n_j^2 - d^2) / (2 n_i n_j)``
+    (the same Gram-matrix value the cosine path compares).
+    """
+    assert sq is not None
+    na_, nb_ = norms[a0:a1], norms[b0:b1]
+    spread = max(float(na_.max() - nb_.min()), float(nb_.max() - na_.min()), 0.0)
+    bound = math.sqrt(spread * spread + 2.0 * (1.0 - t) * float(na_.max()) * float(nb_.max()))
+    hit = np.less_equal(G, bound * (1 + 1e-9) + 1e-12 - shift, out=work)
+    if a0 == b0:
+        np.fill_diagonal(hit, False)
+    if not np.any(hit):
+        return 0
+    r, c = np.nonzero(hit)
+    if a0 == b0:
+        keep = r < c
+        r, c = r[keep], c[keep]
+    d = G[r, c] + shift
+    cos = (sq[a0 + r] + sq[b0 + c] - d * d) / (2.0 * safe_norm[a0 + r] * safe_norm[b0 + c])
+    return int(np.count_nonzero(cos >= t))
 
 
 def _knn_prepared(
@@ -428,13 +496,15 @@ def near_duplicate_pairs(
         order = np.lexsort((j, i, -s))[:lim]
         ci, cj, cs, held = [i[order]], [j[order]], [s[order]], order.size
 
+    ws = _Workspace(min(B, n), min(B, n))
     for a0 in range(0, n, B):
         a1 = min(n, a0 + B)
         A = U[a0:a1]
         for b0 in range(a0, n, B):
             b1 = min(n, b0 + B)
-            S = A @ A.T if a0 == b0 else A @ U[b0:b1].T
-            hit = np.greater_equal(S, threshold)
+            S = ws.tile(a1 - a0, b1 - b0)
+            np.matmul(A, U[b0:b1].T, out=S)
+            hit = np.greater_equal(S, threshold, out=ws.mask(a1 - a0, b1 - b0))
             if a0 == b0:
                 hit = np.triu(hit, 1)
             r, c = np.nonzero(hit)
@@ -596,25 +666,18 @@ def _sampled_metrics(
     best_d = np.full((q, k), np.inf)
     best_i = np.full((q, k), -1, dtype=np.int64)
     B = int(block_size)
+    ws = _Workspace(min(B, q), min(B, n))
     for r0 in range(0, q, B):
         rsel = rows[r0 : r0 + B]
-        Q = prep.W[rsel]
+        Q = -2.0 * prep.W[rsel] if prep.metric == "euclidean" else prep.W[rsel]
         for c0 in range(0, n, B):
             c1 = min(n, c0 + B)
-            G = Q @ prep.W[c0:c1].T
-            if prep.metric == "cosine":
-                np.subtract(1.0, G, out=G)
-                np.maximum(G, 0.0, out=G)
-            else:
-                assert prep.sq is not None
-                G *= -2.0
-                G += prep.sq[rsel, None]
-                G += prep.sq[None, c0:c1]
-                np.maximum(G, 0.0, out=G)
-                np.sqrt(G, out=G)
+            G = ws.tile(rsel.size, c1 - c0)
+            _distance_tile(prep, Q, rsel, c0, c1, G)
             own = np.flatnonzero((rsel >= c0) & (rsel < c1))
             G[own, rsel[own] - c0] = np.inf
-            _topk_update(best_d, best_i, r0, G, c0, k)
+            _topk_update(best_d, best_i, r0, G, c0, k, work=ws.mask(rsel.size, c1 - c0))
+    np.maximum(best_d, 0.0, out=best_d)
     if prep.metric == "euclidean":
         best_d = _refine_euclidean(Xf, rows, best_i)
     best_i, best_d = _sort_rows(best_d, best_i)

@@ -1,0 +1,520 @@
+"""The one retrieval query builder: vector search exactly as production does it, batched; FTS; hybrid.
+
+Production retrieval is ``SELECT ... FROM chunk ORDER BY embedding <=> :q LIMIT k`` (SQLAlchemy
+``cosine_distance``; pgvector cosine distance ``1 - a·b / (|a| |b|)``, exact sequential scan, no ANN
+index). Everything here reproduces that ranking, adding only a deterministic tie-break on ``id``.
+
+Vector sources
+    * the stored vectors ``public.chunk.embedding`` when ``model`` is None or is the model that filled
+      that column (:func:`stored_model_name`: the demo's record in ``eval.meta``, else the setting
+      ``stored_embedding_model``, else "same dimension" as a last resort);
+    * otherwise the knowledge base re-embedded by that model into ``eval.chunk_vectors``
+      (:func:`ensure_chunk_vectors`);
+    * with ``use_index=True`` a copy of those vectors in an ``eval.ann_*`` table carrying an HNSW index
+      (:func:`build_hnsw_index`). Production tables are never written or indexed.
+
+Batched exact search (:func:`search_vectors`), two strategies with identical results:
+    * ``"sql"`` — one statement per batch of up to 200 queries:
+      ``unnest(:queries) WITH ORDINALITY CROSS JOIN LATERAL (SELECT ... ORDER BY embedding <=> q.v, id
+      LIMIT k)``: production's query, per question, in one round trip. The server still scans the table
+      once per question, so on large tables this is server-bound (~1.2x faster than a loop only).
+    * ``"prefilter"`` — exact two-stage search: the vectors are read once, every question is scored
+      against every chunk with one float64 matrix product, and for each question the chunks whose
+      score is within a rounding margin of its k-th best (``margin = 8 * dim * 2**-24 + 1e-6``, far
+      above pgvector's float32 accumulation error) are sent back to PostgreSQL, which ranks them with
+      the very same ``ORDER BY embedding <=> q.v, id LIMIT k``. A chunk left out has a true distance
+      strictly greater than the k-th, so the top-k, their order and their distances (computed by
+      pgvector) are those of the full scan.
+    * ``"auto"`` (default) — ``"sql"`` up to 2,000 stored vectors, ``"prefilter"`` above.
+
+Full-text search (:func:`search_fts`)
+    ``to_tsvector('russian', text) @@ q`` with ``q`` = ``plainto_tsquery('russian', question)`` whose
+    ``&`` are replaced by ``|`` (OR semantics: with AND, natural questions full of words absent from the
+    chunk match nothing). Ranked by ``ts_rank``; ``distance = 1 / (1 + ts_rank)`` (lower is better,
+    in (0, 1]). The tsvectors are computed on the fly once per statement (no index is created on
+    production tables).
+
+Hybrid (:func:`hybrid`): reciprocal rank fusion of the vector and FTS rankings
+(:func:`voproshalych_eval.metrics.fusion.reciprocal_rank_fusion`); ``distance = 1 - score / max_score``
+(0 = ranked first by every retriever).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sqlalchemy import Engine, text
+
+from voproshalych_eval.db.errors import DimensionMismatchError
+from voproshalych_eval.db.production import ProductionSchema, inspect_schema, parse_vector
+from voproshalych_eval.embeddings.cache import text_hash
+
+__all__ = [
+    "BATCH_SIZE",
+    "Hit",
+    "ann_table_name",
+    "build_hnsw_index",
+    "drop_hnsw_index",
+    "ensure_chunk_vectors",
+    "hybrid",
+    "search_fts",
+    "search_one",
+    "search_vectors",
+    "stored_model_name",
+    "uses_stored_vectors",
+]
+
+#: Queries per SQL statement (bounds the statement size).
+BATCH_SIZE = 200
+#: ``strategy="auto"`` switches from per-query SQL scans to the exact prefilter above this many vectors.
+AUTO_PREFILTER_MIN_VECTORS = 2000
+#: Depth of the vector and FTS rankings fused by :func:`hybrid` (at least ``k``).
+FUSION_DEPTH = 50
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One retrieved chunk: its id, page URL, distance (lower is better) and 1-based rank."""
+
+    chunk_id: int
+    url: str
+    distance: float
+    rank: int
+
+
+# ---------------------------------------------------------------- vector sources
+
+
+def stored_model_name(engine: Engine) -> str | None:
+    """Name of the model that filled ``public.chunk.embedding``, when known."""
+    from voproshalych_eval.config import get_settings
+    from voproshalych_eval.demo import stored_embedding_model
+
+    try:
+        stored = stored_embedding_model(engine)
+    except Exception:  # noqa: BLE001 - eval.meta unreadable: fall back to the setting
+        stored = None
+    if stored and stored.get("model"):
+        return str(stored["model"])
+    return get_settings().stored_embedding_model
+
+
+def uses_stored_vectors(engine: Engine, model: str | None, *, dim: int | None = None) -> bool:
+    """Whether ``model``'s questions are searched against ``public.chunk.embedding`` (else ``eval.chunk_vectors``).
+
+    True when ``model`` is None or the stored model; when the stored model is unknown (a production
+    database without the ``stored_embedding_model`` setting), when ``dim`` equals the stored dimension.
+    """
+    if model is None:
+        return True
+    stored = stored_model_name(engine)
+    if stored is not None:
+        return model == stored
+    return dim is not None and dim == inspect_schema(engine).chunk_dim
+
+
+@dataclass(frozen=True)
+class _Source:
+    """FROM clause (alias ``c`` exposing ``id``, ``url``, and the embedding expression)."""
+
+    from_sql: str
+    embedding: str
+    url: str
+    where: str
+    params: dict[str, Any]
+    description: str
+
+
+def _source(engine: Engine, schema: ProductionSchema, model: str | None, *, use_index: bool, dim: int | None) -> _Source:
+    url = f"c.{schema.chunk_url_column}"
+    if use_index:
+        table = ann_table_name(model if not uses_stored_vectors(engine, model, dim=dim) else None)
+        if not _table_exists(engine, table):
+            raise LookupError(
+                f"No HNSW index for {model or 'the stored vectors'}: call build_hnsw_index(engine, model=...) first."
+            )
+        return _Source(f"{table} c", "c.embedding", "c.url", "", {}, f"HNSW copy {table}")
+    if uses_stored_vectors(engine, model, dim=dim):
+        return _Source("public.chunk c", "c.embedding", url, "", {}, "public.chunk.embedding")
+    return _Source(
+        "eval.chunk_vectors v JOIN public.chunk c ON c.id = v.chunk_id",
+        "v.embedding",
+        url,
+        "WHERE v.model = :model",
+        {"model": model},
+        f"eval.chunk_vectors[{model}]",
+    )
+
+
+def _table_exists(engine: Engine, qualified: str) -> bool:
+    with engine.connect() as conn:
+        return bool(conn.execute(text("SELECT to_regclass(:t) IS NOT NULL"), {"t": qualified}).scalar())
+
+
+def _stored_dim(engine: Engine, src: _Source) -> int | None:
+    with engine.connect() as conn:
+        value = conn.execute(
+            text(f"SELECT vector_dims({src.embedding}) FROM {src.from_sql} {src.where} LIMIT 1"), src.params
+        ).scalar()
+    return int(value) if value is not None else None
+
+
+def _check_dim(engine: Engine, src: _Source, dim: int) -> None:
+    stored = _stored_dim(engine, src)
+    if stored is not None and stored != dim:
+        raise DimensionMismatchError(
+            f"The question vectors are {dim}-d but {src.description} holds {stored}-d vectors. "
+            "Search with the embedder that filled the table, or re-embed the knowledge base "
+            "(ensure_chunk_vectors) for this embedder."
+        )
+
+
+def _as_matrix(query_vectors: np.ndarray | Sequence[np.ndarray]) -> np.ndarray:
+    q = np.asarray(query_vectors, dtype=np.float32)
+    if q.ndim == 1:
+        q = q[None, :]
+    if q.ndim != 2:
+        raise ValueError(f"query_vectors must be 2-d (n_queries, dim), got shape {q.shape}")
+    return q
+
+
+def _check_k(k: int) -> None:
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+
+
+# ---------------------------------------------------------------- exact vector search
+
+
+def search_vectors(
+    engine: Engine,
+    query_vectors: np.ndarray,
+    *,
+    k: int,
+    model: str | None = None,
+    use_index: bool = False,
+    ef_search: int | None = None,
+    strategy: str = "auto",
+    batch_size: int = BATCH_SIZE,
+) -> list[list[Hit]]:
+    """Top-``k`` chunks per question vector, best first, by pgvector cosine distance (batched).
+
+    Args:
+        query_vectors: ``(n_queries, dim)`` question embeddings.
+        k: results per question.
+        model: embedder name of the question vectors (see the module docstring for the source table).
+        use_index: search the HNSW copy built by :func:`build_hnsw_index` (approximate) instead.
+        ef_search: HNSW ``ef_search`` (default pgvector's 40; raised to at least ``k``).
+        strategy: ``"auto"``, ``"sql"`` or ``"prefilter"`` (exact search only; same results).
+        batch_size: questions per SQL statement.
+    """
+    _check_k(k)
+    q = _as_matrix(query_vectors)
+    if q.shape[0] == 0:
+        return []
+    schema = inspect_schema(engine)
+    src = _source(engine, schema, model, use_index=use_index, dim=int(q.shape[1]))
+    _check_dim(engine, src, int(q.shape[1]))
+    if use_index:
+        return _search_hnsw(engine, src, q, k=k, ef_search=ef_search, batch_size=batch_size)
+    if strategy == "auto":
+        with engine.connect() as conn:
+            n = conn.execute(text(f"SELECT count(*) FROM {src.from_sql} {src.where}"), src.params).scalar() or 0
+        strategy = "prefilter" if n > AUTO_PREFILTER_MIN_VECTORS else "sql"
+    if strategy == "sql":
+        return _search_sql(engine, src, q, k=k, batch_size=batch_size)
+    if strategy == "prefilter":
+        return _search_prefilter(engine, src, q, k=k, batch_size=batch_size)
+    raise ValueError(f"unknown strategy {strategy!r}; use 'auto', 'sql' or 'prefilter'")
+
+
+def _lateral_sql(src: _Source, *, k: int, candidates: bool, order_by_id: bool = True) -> str:
+    cond = [src.where.removeprefix("WHERE ").strip()] if src.where else []
+    if candidates:
+        cond.append("c.id = ANY(CAST(q.cands AS integer[]))")
+    where = ("WHERE " + " AND ".join(cond)) if cond else ""
+    unnest = (
+        "unnest(CAST(:qs AS vector[]), CAST(:cands AS text[])) WITH ORDINALITY AS q(v, cands, i)"
+        if candidates
+        else "unnest(CAST(:qs AS vector[])) WITH ORDINALITY AS q(v, i)"
+    )
+    tie = ", c.id" if order_by_id else ""
+    return (
+        f"SELECT q.i AS qi, h.id, h.url, h.distance FROM {unnest} CROSS JOIN LATERAL ("
+        f"SELECT c.id AS id, {src.url} AS url, {src.embedding} <=> q.v AS distance FROM {src.from_sql} {where} "
+        f"ORDER BY {src.embedding} <=> q.v{tie} LIMIT {int(k)}) h ORDER BY q.i, h.distance, h.id"
+    )
+
+
+def _collect(rows: Sequence[Any], n: int, offset: int, out: list[list[Hit]]) -> None:
+    for qi, cid, url, dist in rows:
+        lst = out[offset + int(qi) - 1]
+        lst.append(Hit(int(cid), str(url), float(dist), len(lst) + 1))
+
+
+def _search_sql(engine: Engine, src: _Source, q: np.ndarray, *, k: int, batch_size: int) -> list[list[Hit]]:
+    out: list[list[Hit]] = [[] for _ in range(q.shape[0])]
+    sql = text(_lateral_sql(src, k=k, candidates=False))
+    with engine.connect() as conn:
+        for start in range(0, q.shape[0], batch_size):
+            batch = q[start : start + batch_size]
+            rows = conn.execute(sql, {**src.params, "qs": list(batch)}).all()
+            _collect(rows, len(batch), start, out)
+    return out
+
+
+def _read_vectors(engine: Engine, src: _Source) -> tuple[np.ndarray, np.ndarray]:
+    with engine.connect() as conn:
+        rows = conn.execute(
+            text(f"SELECT c.id, {src.embedding} FROM {src.from_sql} {src.where} ORDER BY c.id"), src.params
+        ).all()
+    ids = np.asarray([r[0] for r in rows], dtype=np.int64)
+    if not rows:
+        return ids, np.zeros((0, 0), dtype=np.float32)
+    return ids, np.vstack([parse_vector(r[1]) for r in rows])
+
+
+def prefilter_margin(dim: int) -> float:
+    """Distance margin covering the rounding difference between float64 numpy and pgvector's float32 sums."""
+    return 8.0 * dim * 2.0**-24 + 1e-6
+
+
+def _candidates(ids: np.ndarray, vectors: np.ndarray, q: np.ndarray, *, k: int) -> list[np.ndarray]:
+    """Per question, the chunk ids whose float64 cosine distance is within the margin of the k-th best."""
+    x = vectors.astype(np.float64)
+    norms = np.linalg.norm(x, axis=1)
+    qn = np.linalg.norm(q.astype(np.float64), axis=1)
+    margin = prefilter_margin(vectors.shape[1])
+    out: list[np.ndarray] = []
+    block = max(1, 4_000_000 // max(len(ids), 1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for start in range(0, q.shape[0], block):
+            qb = q[start : start + block].astype(np.float64)
+            dist = 1.0 - (qb @ x.T) / np.outer(qn[start : start + block], norms)
+            dist = np.where(np.isfinite(dist), dist, np.inf)  # pgvector: NaN for zero vectors, sorted last
+            kk = min(k, dist.shape[1])
+            kth = np.partition(dist, kk - 1, axis=1)[:, kk - 1]
+            for row, threshold in zip(dist, kth, strict=True):
+                if not np.isfinite(threshold):
+                    out.append(ids)  # fewer than k comparable vectors: let PostgreSQL rank them all
+                else:
+                    out.append(ids[row <= threshold + margin])
+    return out
+
+
+def _search_prefilter(engine: Engine, src: _Source, q: np.ndarray, *, k: int, batch_size: int) -> list[list[Hit]]:
+    ids, vectors = _read_vectors(engine, src)
+    out: list[list[Hit]] = [[] for _ in range(q.shape[0])]
+    if ids.size == 0:
+        return out
+    cands = _candidates(ids, vectors, q, k=k)
+    sql = text(_lateral_sql(src, k=k, candidates=True))
+    with engine.connect() as conn:
+        for start in range(0, q.shape[0], batch_size):
+            batch = q[start : start + batch_size]
+            lits = ["{" + ",".join(map(str, c.tolist())) + "}" for c in cands[start : start + batch_size]]
+            rows = conn.execute(sql, {**src.params, "qs": list(batch), "cands": lits}).all()
+            _collect(rows, len(batch), start, out)
+    return out
+
+
+def _search_hnsw(
+    engine: Engine, src: _Source, q: np.ndarray, *, k: int, ef_search: int | None, batch_size: int
+) -> list[list[Hit]]:
+    # No ", id" in the ORDER BY: the index only delivers distance order; ties are re-sorted here.
+    sql = text(_lateral_sql(src, k=k, candidates=False, order_by_id=False))
+    ef = max(int(ef_search or 40), k)
+    out: list[list[Hit]] = [[] for _ in range(q.shape[0])]
+    with engine.begin() as conn:
+        conn.execute(text(f"SET LOCAL hnsw.ef_search = {ef}"))
+        conn.execute(text("SET LOCAL enable_seqscan = off"))
+        for start in range(0, q.shape[0], batch_size):
+            batch = q[start : start + batch_size]
+            rows = conn.execute(sql, {"qs": list(batch)}).all()
+            _collect(rows, len(batch), start, out)
+    return [
+        [Hit(h.chunk_id, h.url, h.distance, r) for r, h in enumerate(sorted(hits, key=lambda h: (h.distance, h.chunk_id)), 1)]
+        for hits in out
+    ]
+
+
+def search_one(engine: Engine, query_vector: np.ndarray, *, k: int, model: str | None = None) -> list[Hit]:
+    """Reference implementation: one SQLAlchemy ``cosine_distance`` query for one question (production's path).
+
+    ``select(chunk).order_by(chunk.c.embedding.cosine_distance(q), chunk.c.id).limit(k)``; used as the
+    per-query baseline the batched :func:`search_vectors` must reproduce.
+    """
+    from pgvector.sqlalchemy import Vector
+    from sqlalchemy import column, select, table
+
+    _check_k(k)
+    q = np.asarray(query_vector, dtype=np.float32).ravel()
+    schema = inspect_schema(engine)
+    url_col = schema.chunk_url_column
+    chunk = table("chunk", column("id"), column(url_col), column("embedding", Vector()), schema="public")
+    if uses_stored_vectors(engine, model, dim=int(q.shape[0])):
+        emb = chunk.c.embedding
+        stmt = select(chunk.c.id, chunk.c[url_col], emb.cosine_distance(q).label("distance"))
+    else:
+        vec = table("chunk_vectors", column("model"), column("chunk_id"), column("embedding", Vector()), schema="eval")
+        emb = vec.c.embedding
+        stmt = (
+            select(chunk.c.id, chunk.c[url_col], emb.cosine_distance(q).label("distance"))
+            .select_from(vec.join(chunk, chunk.c.id == vec.c.chunk_id))
+            .where(vec.c.model == model)
+        )
+    stmt = stmt.order_by(emb.cosine_distance(q), chunk.c.id).limit(k)
+    with engine.connect() as conn:
+        rows = conn.execute(stmt).all()
+    return [Hit(int(r[0]), str(r[1]), float(r[2]), i) for i, r in enumerate(rows, start=1)]
+
+
+# ---------------------------------------------------------------- re-embedding and HNSW
+
+
+def ensure_chunk_vectors(engine: Engine, embedder: Any, *, progress: Any = None) -> int:
+    """Re-embed the knowledge base into ``eval.chunk_vectors`` for ``embedder`` (model = ``embedder.name``).
+
+    Only chunks that are missing or whose text changed (sha256 of the text) are embedded, through
+    ``embedder.encode_passages`` (pass a cached embedder to use ``eval.embedding_cache``); vectors of
+    chunks that no longer exist are deleted. Returns the number of chunks (re-)embedded.
+    """
+    schema = inspect_schema(engine)
+    model = embedder.name
+    with engine.connect() as conn:
+        chunks = conn.execute(text(f"SELECT {schema.chunk_select('c')} FROM public.chunk c ORDER BY c.id")).all()
+        have = dict(
+            conn.execute(
+                text("SELECT chunk_id, text_hash FROM eval.chunk_vectors WHERE model = :m AND dim = :d"),
+                {"m": model, "d": int(embedder.dim)},
+            ).all()
+        )
+    todo = [(int(r.id), r.text, text_hash(r.text)) for r in chunks if have.get(int(r.id)) != text_hash(r.text)]
+    if progress is not None and todo:
+        progress(f"Embedding {len(todo)} chunks with {model}…")
+    vecs = embedder.encode_passages([t for _, t, _ in todo]) if todo else np.zeros((0, embedder.dim))
+    current = [int(r.id) for r in chunks]
+    with engine.begin() as conn:
+        conn.execute(
+            text("DELETE FROM eval.chunk_vectors WHERE model = :m AND (dim <> :d OR NOT (chunk_id = ANY(:ids)))"),
+            {"m": model, "d": int(embedder.dim), "ids": current},
+        )
+        if todo:
+            conn.execute(
+                text(
+                    "INSERT INTO eval.chunk_vectors(model, chunk_id, text_hash, dim, embedding) "
+                    "VALUES (:m, :c, :h, :d, :e) ON CONFLICT (model, chunk_id) DO UPDATE SET "
+                    "text_hash = excluded.text_hash, dim = excluded.dim, embedding = excluded.embedding"
+                ),
+                [
+                    {"m": model, "c": cid, "h": h, "d": int(v.shape[0]), "e": np.asarray(v, dtype=np.float32)}
+                    for (cid, _, h), v in zip(todo, vecs, strict=True)
+                ],
+            )
+    return len(todo)
+
+
+def ann_table_name(model: str | None) -> str:
+    """``eval.ann_<slug>``: the HNSW copy of the vectors of ``model`` (None: the stored vectors)."""
+    slug = re.sub(r"[^a-z0-9]+", "_", (model or "stored").lower()).strip("_")[:40]
+    return f"eval.ann_{slug}_{text_hash(model or '')[:8]}"
+
+
+def build_hnsw_index(
+    engine: Engine, *, model: str | None = None, m: int = 16, ef_construction: int = 64
+) -> dict[str, Any]:
+    """Copy the vectors of ``model`` into ``eval.ann_*`` and build an HNSW (cosine) index on the copy.
+
+    The copy (``id, url, embedding vector(dim)``) is rebuilt on every call, so it reflects the current
+    vectors; production tables are never indexed. Returns ``{"table", "n", "dim", "m", "ef_construction"}``.
+    """
+    schema = inspect_schema(engine)
+    stored = uses_stored_vectors(engine, model)
+    src = _source(engine, schema, None if stored else model, use_index=False, dim=None)
+    dim = _stored_dim(engine, src)
+    if dim is None:
+        raise LookupError(f"No vectors to index for {model or 'the stored model'} (run ensure_chunk_vectors first).")
+    table = ann_table_name(None if stored else model)
+    with engine.begin() as conn:
+        conn.execute(text(f"DROP TABLE IF EXISTS {table}"))
+        conn.execute(text(f"CREATE TABLE {table} (id integer PRIMARY KEY, url text NOT NULL, embedding vector({dim}) NOT NULL)"))
+        conn.execute(
+            text(
+                f"INSERT INTO {table}(id, url, embedding) SELECT c.id, {src.url}, "
+                f"CAST({src.embedding} AS vector({dim})) FROM {src.from_sql} {src.where}"
+            ),
+            src.params,
+        )
+        conn.execute(
+            text(
+                f"CREATE INDEX ON {table} USING hnsw (embedding vector_cosine_ops) "
+                f"WITH (m = {int(m)}, ef_construction = {int(ef_construction)})"
+            )
+        )
+        n = conn.execute(text(f"SELECT count(*) FROM {table}")).scalar_one()
+        conn.execute(text(f"ANALYZE {table}"))
+    return {"table": table, "n": int(n), "dim": dim, "m": m, "ef_construction": ef_construction}
+
+
+def drop_hnsw_index(engine: Engine, *, model: str | None = None) -> None:
+    """Drop the HNSW copy of ``model``'s vectors (if any)."""
+    stored = uses_stored_vectors(engine, model)
+    with engine.begin() as conn:
+        conn.execute(text(f"DROP TABLE IF EXISTS {ann_table_name(None if stored else model)}"))
+
+
+# ---------------------------------------------------------------- full-text search and hybrid
+
+
+def search_fts(engine: Engine, queries: Sequence[str], *, k: int, batch_size: int = BATCH_SIZE) -> list[list[Hit]]:
+    """Top-``k`` chunks per question by PostgreSQL Russian full-text search (OR of the question's lexemes).
+
+    ``distance = 1 / (1 + ts_rank)``; ties broken by ``id``. A question with no lexeme (only stop
+    words) or no matching chunk gets an empty list.
+    """
+    _check_k(k)
+    schema = inspect_schema(engine)
+    sql = text(
+        "WITH docs AS MATERIALIZED ("
+        f"SELECT c.id, c.{schema.chunk_url_column} AS url, to_tsvector('russian', c.text) AS tsv FROM public.chunk c), "
+        "qs AS (SELECT q.i, CAST(replace(CAST(plainto_tsquery('russian', q.t) AS text), '&', '|') AS tsquery) AS tq "
+        "FROM unnest(CAST(:qs AS text[])) WITH ORDINALITY AS q(t, i)) "
+        "SELECT qs.i, h.id, h.url, h.distance FROM qs CROSS JOIN LATERAL ("
+        "SELECT d.id, d.url, 1.0 / (1.0 + ts_rank(d.tsv, qs.tq)) AS distance FROM docs d WHERE d.tsv @@ qs.tq "
+        f"ORDER BY ts_rank(d.tsv, qs.tq) DESC, d.id LIMIT {int(k)}) h ORDER BY qs.i, h.distance, h.id"
+    )
+    out: list[list[Hit]] = [[] for _ in queries]
+    with engine.connect() as conn:
+        for start in range(0, len(queries), batch_size):
+            batch = [str(x) for x in queries[start : start + batch_size]]
+            rows = conn.execute(sql, {"qs": batch}).all()
+            _collect(rows, len(batch), start, out)
+    return out
+
+
+def hybrid(
+    vector_hits: Sequence[Sequence[Hit]],
+    fts_hits: Sequence[Sequence[Hit]],
+    *,
+    k: int,
+    rrf_k: int = 60,
+) -> list[list[Hit]]:
+    """Reciprocal rank fusion of two rankings per question; ``distance = 1 - score / max_score``."""
+    from voproshalych_eval.metrics.fusion import reciprocal_rank_fusion
+
+    _check_k(k)
+    if len(vector_hits) != len(fts_hits):
+        raise ValueError(f"vector_hits and fts_hits differ in length: {len(vector_hits)} != {len(fts_hits)}")
+    max_score = 2.0 / (rrf_k + 1)
+    out: list[list[Hit]] = []
+    for vh, fh in zip(vector_hits, fts_hits, strict=True):
+        urls = {h.chunk_id: h.url for h in [*vh, *fh]}
+        fused = reciprocal_rank_fusion([[h.chunk_id for h in vh], [h.chunk_id for h in fh]], rrf_k=rrf_k, k=k)
+        out.append(
+            [Hit(cid, urls[cid], max(0.0, 1.0 - score / max_score), rank) for rank, (cid, score) in enumerate(fused, 1)]
+        )
+    return out

@@ -238,16 +238,28 @@ def _lateral_sql(src: _Source, *, k: int, candidates: bool, order_by_id: bool = 
         cond.append("c.id = ANY(CAST(q.cands AS integer[]))")
     where = ("WHERE " + " AND ".join(cond)) if cond else ""
     unnest = (
-        "unnest(CAST(:qs AS vector[]), CAST(:cands AS text[])) WITH ORDINALITY AS q(v, cands, i)"
+        "unnest(CAST(%(qs)b AS vector[]), CAST(%(cands)s AS text[])) WITH ORDINALITY AS q(v, cands, i)"
         if candidates
-        else "unnest(CAST(:qs AS vector[])) WITH ORDINALITY AS q(v, i)"
+        else "unnest(CAST(%(qs)b AS vector[])) WITH ORDINALITY AS q(v, i)"
     )
     tie = ", c.id" if order_by_id else ""
+    where = where.replace(":model", "%(model)s")
     return (
         f"SELECT q.i AS qi, h.id, h.url, h.distance FROM {unnest} CROSS JOIN LATERAL ("
         f"SELECT c.id AS id, {src.url} AS url, {src.embedding} <=> q.v AS distance FROM {src.from_sql} {where} "
         f"ORDER BY {src.embedding} <=> q.v{tie} LIMIT {int(k)}) h ORDER BY q.i, h.distance, h.id"
     )
+
+
+def _fetch_binary(conn: Any, sql: str, params: dict[str, Any]) -> list[Any]:
+    """Run a psycopg-style statement (``%(name)b`` = binary parameter) with binary results.
+
+    The query vectors travel in pgvector's binary format (text formatting of thousands of floats
+    costs more than the search itself). Read-only statements only.
+    """
+    with conn.connection.dbapi_connection.cursor(binary=True) as cur:
+        cur.execute(sql, params)
+        return cur.fetchall()
 
 
 def _collect(rows: Sequence[Any], n: int, offset: int, out: list[list[Hit]]) -> None:
@@ -258,20 +270,19 @@ def _collect(rows: Sequence[Any], n: int, offset: int, out: list[list[Hit]]) -> 
 
 def _search_sql(engine: Engine, src: _Source, q: np.ndarray, *, k: int, batch_size: int) -> list[list[Hit]]:
     out: list[list[Hit]] = [[] for _ in range(q.shape[0])]
-    sql = text(_lateral_sql(src, k=k, candidates=False))
+    sql = _lateral_sql(src, k=k, candidates=False)
     with engine.connect() as conn:
         for start in range(0, q.shape[0], batch_size):
             batch = q[start : start + batch_size]
-            rows = conn.execute(sql, {**src.params, "qs": list(batch)}).all()
+            rows = _fetch_binary(conn, sql, {**src.params, "qs": list(batch)})
             _collect(rows, len(batch), start, out)
     return out
 
 
 def _read_vectors(engine: Engine, src: _Source) -> tuple[np.ndarray, np.ndarray]:
+    sql = f"SELECT c.id, {src.embedding} FROM {src.from_sql} {src.where} ORDER BY c.id".replace(":model", "%(model)s")
     with engine.connect() as conn:
-        rows = conn.execute(
-            text(f"SELECT c.id, {src.embedding} FROM {src.from_sql} {src.where} ORDER BY c.id"), src.params
-        ).all()
+        rows = _fetch_binary(conn, sql, src.params)
     ids = np.asarray([r[0] for r in rows], dtype=np.int64)
     if not rows:
         return ids, np.zeros((0, 0), dtype=np.float32)
@@ -312,12 +323,12 @@ def _search_prefilter(engine: Engine, src: _Source, q: np.ndarray, *, k: int, ba
     if ids.size == 0:
         return out
     cands = _candidates(ids, vectors, q, k=k)
-    sql = text(_lateral_sql(src, k=k, candidates=True))
+    sql = _lateral_sql(src, k=k, candidates=True)
     with engine.connect() as conn:
         for start in range(0, q.shape[0], batch_size):
             batch = q[start : start + batch_size]
             lits = ["{" + ",".join(map(str, c.tolist())) + "}" for c in cands[start : start + batch_size]]
-            rows = conn.execute(sql, {**src.params, "qs": list(batch), "cands": lits}).all()
+            rows = _fetch_binary(conn, sql, {**src.params, "qs": list(batch), "cands": lits})
             _collect(rows, len(batch), start, out)
     return out
 
@@ -326,7 +337,7 @@ def _search_hnsw(
     engine: Engine, src: _Source, q: np.ndarray, *, k: int, ef_search: int | None, batch_size: int
 ) -> list[list[Hit]]:
     # No ", id" in the ORDER BY: the index only delivers distance order; ties are re-sorted here.
-    sql = text(_lateral_sql(src, k=k, candidates=False, order_by_id=False))
+    sql = _lateral_sql(src, k=k, candidates=False, order_by_id=False)
     ef = max(int(ef_search or 40), k)
     out: list[list[Hit]] = [[] for _ in range(q.shape[0])]
     with engine.begin() as conn:
@@ -334,7 +345,7 @@ def _search_hnsw(
         conn.execute(text("SET LOCAL enable_seqscan = off"))
         for start in range(0, q.shape[0], batch_size):
             batch = q[start : start + batch_size]
-            rows = conn.execute(sql, {"qs": list(batch)}).all()
+            rows = _fetch_binary(conn, sql, {"qs": list(batch)})
             _collect(rows, len(batch), start, out)
     return [
         [Hit(h.chunk_id, h.url, h.distance, r) for r, h in enumerate(sorted(hits, key=lambda h: (h.distance, h.chunk_id)), 1)]

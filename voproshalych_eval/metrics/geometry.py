@@ -539,8 +539,8 @@ def _spread(Xf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _covariance_eigenvalues(Xf: np.ndarray, mu: np.ndarray, block_size: int) -> np.ndarray:
     """Eigenvalues (descending, >= 0) of the sample covariance ``Xc^T Xc / (N - 1)``.
 
-    Uses the ``D x D`` scatter matrix accumulated in row blocks when ``N >= D`` and the ``N x N``
-    Gram matrix ``Xc Xc^T`` (same non-zero eigenvalues) when ``N < D``.
+    Uses the ``D x D`` scatter matrix accumulated in row blocks when ``N >= D`` and the squared
+    singular values of the ``N x D`` centred matrix (same non-zero eigenvalues) when ``N < D``.
     """
     n, d = Xf.shape
     if n < 2:
@@ -552,11 +552,10 @@ def _covariance_eigenvalues(Xf: np.ndarray, mu: np.ndarray, block_size: int) -> 
             c = Xf[s : s + step] - mu
             C += c.T @ c
         ev = np.linalg.eigvalsh(C)
+        ev = np.clip(ev[::-1], 0.0, None)
     else:
-        c = Xf - mu
-        ev = np.linalg.eigvalsh(c @ c.T)
-    ev = np.clip(ev[::-1], 0.0, None) / (n - 1)
-    return ev
+        ev = np.linalg.svd(Xf - mu, compute_uv=False) ** 2  # singular values of the N x D centred data
+    return ev / (n - 1)
 
 
 def _spectrum_summary(ev: np.ndarray, variance_threshold: float) -> tuple[int, float | None, float | None]:

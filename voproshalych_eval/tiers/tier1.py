@@ -1,0 +1,510 @@
+"""Tier 1: retrieval accuracy of a retriever on a golden dataset, recorded as a run.
+
+Pipeline (seed, section 4): embed each question (cached), retrieve the top-k chunks exactly like
+production (:mod:`voproshalych_eval.db.retrieval`), score the rankings with
+:func:`voproshalych_eval.metrics.retrieval.evaluate_retrieval` at two levels:
+
+* ``chunk`` — the ranked chunk ids against ``relevant_chunk_ids``;
+* ``url`` — the ranked pages (:func:`to_url_ranking`: chunk URLs deduplicated, order kept) against
+  ``relevant_urls``.
+
+The two levels are separate blocks (``{"chunk": {...}, "url": {...}}``), never merged: the URL MRR
+cannot overwrite the chunk MRR. Each mean carries a 95% bootstrap CI. Questions with no relevant
+chunk (resp. URL) are excluded from that level's means; questions with neither are *unanswerable*
+and reported separately with the distance of their top hit (to choose a "no answer" threshold).
+
+``retrieval_consistency`` (mean pairwise Jaccard of the top-k over repeated identical runs) is
+measured only where it can vary: an HNSW index rebuilt for every repeat (graph construction is
+randomised), or an external embedding API called again without the cache. Exact search with a local
+deterministic embedder returns the same list every time by construction, so it is reported as not
+applicable rather than as a meaningless 1.0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sqlalchemy import Engine
+
+from voproshalych_eval import runs
+from voproshalych_eval.datasets import Dataset, resolve, store
+from voproshalych_eval.db import retrieval as R
+from voproshalych_eval.metrics.retrieval import (
+    evaluate_retrieval,
+    first_relevant_rank,
+    recall_against_exact,
+    retrieval_consistency,
+    to_url_ranking,
+)
+from voproshalych_eval.metrics.statistics import paired_bootstrap_test, paired_permutation_test, percentiles
+
+__all__ = [
+    "LEVELS",
+    "RETRIEVERS",
+    "Tier1Result",
+    "compare_tier1_runs",
+    "default_embedder_name",
+    "export_trec",
+    "retrieve",
+    "run_tier1",
+]
+
+RETRIEVERS = ("vector", "fts", "hybrid")
+LEVELS = ("chunk", "url")
+TIER = "tier1"
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class Tier1Result:
+    """What :func:`run_tier1` computed and recorded.
+
+    ``metrics[level][key]`` are plain means; ``ci[level][key]`` the matching
+    :class:`~voproshalych_eval.metrics.statistics.Aggregate` dicts (value, n, n_failed, ci_low, ci_high).
+    """
+
+    run_id: int
+    dataset: dict[str, Any]
+    params: dict[str, Any]
+    metrics: dict[str, dict[str, float]]
+    ci: dict[str, dict[str, dict[str, Any]]]
+    n_questions: int
+    n_evaluated: dict[str, int]
+    n_unanswerable: int
+    unanswerable: list[dict[str, Any]]
+    retrieval_consistency: dict[str, Any]
+    hnsw: dict[str, Any] | None
+    items: list[dict[str, Any]] = field(repr=False)
+
+    def to_json(self, *, with_items: bool = False) -> dict[str, Any]:
+        out = asdict(self)
+        if not with_items:
+            out.pop("items")
+        return out
+
+
+def default_embedder_name(engine: Engine) -> str:
+    """The stored model when the app knows it and can load it, else the configured embedder."""
+    from voproshalych_eval.config import get_settings
+    from voproshalych_eval.embeddings import BUILTIN_EMBEDDERS
+
+    stored = R.stored_model_name(engine)
+    if stored and (stored in BUILTIN_EMBEDDERS or stored.startswith(("st:", "openai:"))):
+        return stored
+    return get_settings().embedder
+
+
+def _vector_hits(
+    engine: Engine,
+    qvecs: np.ndarray,
+    embedder: Any,
+    *,
+    k: int,
+    use_index: bool,
+    ef_search: int | None,
+) -> list[list[R.Hit]]:
+    model = embedder.name
+    return R.search_vectors(engine, qvecs, k=k, model=model, use_index=use_index, ef_search=ef_search)
+
+
+def _prepare_vectors(engine: Engine, embedder: Any, progress: Progress) -> bool:
+    """Re-embed the knowledge base into ``eval.chunk_vectors`` when ``embedder`` did not fill ``chunk.embedding``."""
+    stored = R.uses_stored_vectors(engine, embedder.name, dim=embedder.dim)
+    if not stored:
+        n = R.ensure_chunk_vectors(engine, embedder, progress=progress)
+        progress(f"Knowledge base vectors for {embedder.name}: {n} chunk(s) (re-)embedded into eval.chunk_vectors.")
+    return stored
+
+
+def retrieve(
+    engine: Engine,
+    questions: Sequence[str],
+    *,
+    retriever: str = "vector",
+    embedder: Any = None,
+    k: int = 10,
+    use_index: bool = False,
+    ef_search: int | None = None,
+    rrf_k: int = 60,
+    progress: Progress | None = None,
+) -> list[list[R.Hit]]:
+    """Top-``k`` hits per question with one retriever (``vector``, ``fts`` or ``hybrid``)."""
+    say = progress or (lambda _m: None)
+    if retriever not in RETRIEVERS:
+        raise ValueError(f"unknown retriever {retriever!r}; use one of {', '.join(RETRIEVERS)}")
+    qs = [str(q) for q in questions]
+    if retriever == "fts":
+        return R.search_fts(engine, qs, k=k)
+    if embedder is None:
+        raise ValueError("vector and hybrid retrieval need an embedder")
+    _prepare_vectors(engine, embedder, say)
+    say(f"Embedding {len(qs)} questions with {embedder.name}…")
+    qvecs = embedder.encode_queries(qs)
+    if retriever == "vector":
+        return _vector_hits(engine, qvecs, embedder, k=k, use_index=use_index, ef_search=ef_search)
+    depth = max(k, R.FUSION_DEPTH)
+    vec = _vector_hits(engine, qvecs, embedder, k=depth, use_index=use_index, ef_search=ef_search)
+    fts = R.search_fts(engine, qs, k=depth)
+    return R.hybrid(vec, fts, k=k, rrf_k=rrf_k)
+
+
+def _ids(hits: Sequence[R.Hit]) -> list[int]:
+    return [h.chunk_id for h in hits]
+
+
+def _consistency(
+    engine: Engine,
+    questions: list[str],
+    *,
+    retriever: str,
+    embedder: Any,
+    k: int,
+    use_index: bool,
+    ef_search: int | None,
+    repeats: int,
+    hnsw_params: dict[str, int],
+    first: list[list[R.Hit]],
+    rrf_k: int,
+    say: Progress,
+) -> dict[str, Any]:
+    """retrieval_consistency where it can vary; ``applicable=False`` with the reason elsewhere."""
+    external = embedder is not None and str(embedder.name).startswith("openai:")
+    if retriever == "fts" or (not use_index and not external):
+        reason = (
+            "exact search (sequential scan) with a deterministic embedder returns the same top-k on every "
+            "repeat by construction; consistency is only measured with an HNSW index or an external embedding API"
+        )
+        if retriever == "fts":
+            reason = "PostgreSQL full-text search is deterministic; the same query always returns the same top-k"
+        return {"value": None, "applicable": False, "reason": reason, "repeats": repeats}
+    if repeats < 2:
+        return {
+            "value": None,
+            "applicable": True,
+            "reason": "measurable here (HNSW / external API) but needs repeats >= 2",
+            "repeats": repeats,
+        }
+    runs_per_query: list[list[list[int]]] = [[_ids(h)] for h in first]
+    for r in range(1, repeats):
+        say(f"Consistency repeat {r + 1}/{repeats}…")
+        if use_index:
+            R.build_hnsw_index(engine, model=embedder.name, **hnsw_params)  # new random graph
+        if external:
+            qvecs = embedder.model.encode_queries(questions)  # bypass the cache: a fresh API call
+            hits = _vector_hits(engine, qvecs, embedder, k=max(k, R.FUSION_DEPTH) if retriever == "hybrid" else k,
+                                use_index=use_index, ef_search=ef_search)
+            if retriever == "hybrid":
+                hits = R.hybrid(hits, R.search_fts(engine, questions, k=max(k, R.FUSION_DEPTH)), k=k, rrf_k=rrf_k)
+        else:
+            hits = retrieve(engine, questions, retriever=retriever, embedder=embedder, k=k, use_index=use_index,
+                            ef_search=ef_search, rrf_k=rrf_k)
+        for lst, h in zip(runs_per_query, hits, strict=True):
+            lst.append(_ids(h))
+    source = "HNSW index rebuilt for every repeat" if use_index else "external embedding API called again (no cache)"
+    return {
+        "value": retrieval_consistency(runs_per_query, k=k),
+        "applicable": True,
+        "reason": source,
+        "repeats": repeats,
+    }
+
+
+def _as_dataset(engine: Engine, dataset: Dataset | str) -> Dataset:
+    if isinstance(dataset, str):
+        return resolve(engine, dataset, "golden")
+    if dataset.kind != "golden":
+        raise ValueError(f"Tier 1 needs a golden dataset, got kind {dataset.kind!r}")
+    return dataset if dataset.id is not None else store(engine, dataset)
+
+
+def run_tier1(
+    engine: Engine,
+    dataset: Dataset | str,
+    *,
+    retriever: str = "vector",
+    embedder: Any = None,
+    k: int = 10,
+    use_index: bool = False,
+    ef_search: int | None = None,
+    hnsw_m: int = 16,
+    hnsw_ef_construction: int = 64,
+    repeats: int = 1,
+    rrf_k: int = 60,
+    n_resamples: int = 2000,
+    label: str | None = None,
+    progress: Progress | None = None,
+) -> Tier1Result:
+    """Run Tier 1 on a golden dataset and record it (tier ``tier1``) with its per-question items.
+
+    Args:
+        dataset: a :class:`Dataset` of kind ``golden`` or a path / stored name (``demo_golden``).
+        retriever: ``vector`` (embedder + pgvector), ``fts`` (Russian full-text search) or ``hybrid`` (RRF).
+        embedder: an embedder object or name (default: :func:`default_embedder_name`); unused by ``fts``.
+        k: retrieval depth (metrics at @1, @3, @5, @10 use the first positions; ``k >= 10`` recommended).
+        use_index: search an HNSW copy in the ``eval`` schema; its recall@k against exact search is reported.
+        repeats: repeated runs for ``retrieval_consistency`` (HNSW / external API only).
+    """
+    say = progress or (lambda _m: None)
+    if retriever not in RETRIEVERS:
+        raise ValueError(f"unknown retriever {retriever!r}; use one of {', '.join(RETRIEVERS)}")
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    ds = _as_dataset(engine, dataset)
+    questions = [str(r["question"]) for r in ds.records]
+    keys = ds.keys()
+
+    emb = None
+    if retriever != "fts":
+        from voproshalych_eval.embeddings import cached_embedder
+
+        if embedder is None:
+            embedder = default_embedder_name(engine)
+        emb = cached_embedder(embedder, engine) if isinstance(embedder, str) else embedder
+    hnsw_params = {"m": hnsw_m, "ef_construction": hnsw_ef_construction}
+    params: dict[str, Any] = {
+        "retriever": retriever,
+        "k": k,
+        "use_index": use_index,
+        "repeats": repeats,
+        "distance": "cosine (pgvector <=>)" if retriever != "fts" else "1 / (1 + ts_rank)",
+    }
+    if use_index and retriever != "fts":
+        params.update({"hnsw": hnsw_params, "ef_search": max(int(ef_search or 40), k)})
+    if retriever == "hybrid":
+        params.update({"rrf_k": rrf_k, "fusion_depth": max(k, R.FUSION_DEPTH), "fts_config": "russian"})
+    if retriever == "fts":
+        params["fts_config"] = "russian, plainto_tsquery with OR"
+    models: dict[str, Any] = {}
+    if emb is not None:
+        models = {
+            "embedder": emb.name,
+            "dim": emb.dim,
+            "stored_model": R.stored_model_name(engine),
+            "vectors": "public.chunk.embedding" if R.uses_stored_vectors(engine, emb.name, dim=emb.dim) else "eval.chunk_vectors",
+        }
+    run = runs.create_run(
+        engine,
+        TIER,
+        params=params,
+        models=models,
+        dataset_id=ds.id,
+        dataset_name=ds.name,
+        dataset_hash=ds.content_hash,
+        n_items_total=len(questions),
+        label=label,
+    )
+    try:
+        if use_index and emb is not None:
+            _prepare_vectors(engine, emb, say)
+            say("Building the HNSW index in the eval schema…")
+            R.build_hnsw_index(engine, model=emb.name, **hnsw_params)
+        say(f"Retrieving top-{k} for {len(questions)} questions ({retriever})…")
+        hits = retrieve(
+            engine, questions, retriever=retriever, embedder=emb, k=k, use_index=use_index, ef_search=ef_search,
+            rrf_k=rrf_k, progress=say,
+        )
+        hnsw_info = None
+        if use_index and emb is not None:
+            say("Exact search for the HNSW recall…")
+            exact = retrieve(engine, questions, retriever=retriever, embedder=emb, k=k, use_index=False, rrf_k=rrf_k)
+            hnsw_info = {
+                f"recall@{k}_vs_exact": recall_against_exact([_ids(h) for h in hits], [_ids(h) for h in exact], k=k),
+                **hnsw_params,
+                "ef_search": max(int(ef_search or 40), k),
+            }
+        consistency = _consistency(
+            engine, questions, retriever=retriever, embedder=emb, k=k, use_index=use_index, ef_search=ef_search,
+            repeats=repeats, hnsw_params=hnsw_params, first=hits, rrf_k=rrf_k, say=say,
+        )
+        say("Computing metrics…")
+        result = _evaluate(ds, keys, questions, hits, k=k, n_resamples=n_resamples)
+        metrics_store: dict[str, Any] = {
+            "chunk": result["ci"]["chunk"],
+            "url": result["ci"]["url"],
+            "n_evaluated": result["n_evaluated"],
+            "n_unanswerable": result["n_unanswerable"],
+            "unanswerable_top_distance": result["unanswerable_summary"],
+            "retrieval_consistency": consistency,
+        }
+        if hnsw_info:
+            metrics_store["hnsw"] = hnsw_info
+        runs.record_items(engine, run.id, [(key, item, "done", None) for key, item in zip(keys, result["items"], strict=True)])
+        runs.finish_run(engine, run.id, metrics_store)
+    except BaseException as exc:
+        runs.fail_run(engine, run.id, f"{type(exc).__name__}: {exc}")
+        raise
+    say("Done.")
+    return Tier1Result(
+        run_id=run.id,
+        dataset={"id": ds.id, "name": ds.name, "hash": ds.content_hash, "n_items": len(ds)},
+        params={**params, "embedder": emb.name if emb is not None else None},
+        metrics=result["metrics"],
+        ci=result["ci"],
+        n_questions=len(questions),
+        n_evaluated=result["n_evaluated"],
+        n_unanswerable=result["n_unanswerable"],
+        unanswerable=result["unanswerable"],
+        retrieval_consistency=consistency,
+        hnsw=hnsw_info,
+        items=result["items"],
+    )
+
+
+def _evaluate(
+    ds: Dataset, keys: list[str], questions: list[str], hits: list[list[R.Hit]], *, k: int, n_resamples: int
+) -> dict[str, Any]:
+    chunk_rank = [_ids(h) for h in hits]
+    url_rank = [to_url_ranking([x.url for x in h]) for h in hits]
+    chunk_rel = [[int(x) for x in (r.get("relevant_chunk_ids") or [])] for r in ds.records]
+    url_rel = [[str(x) for x in (r.get("relevant_urls") or [])] for r in ds.records]
+    evals = {
+        "chunk": evaluate_retrieval(chunk_rank, chunk_rel),
+        "url": evaluate_retrieval(url_rank, url_rel),
+    }
+    ci = {lvl: {key: agg.to_dict() for key, agg in ev.aggregates(n_resamples=n_resamples).items()} for lvl, ev in evals.items()}
+    metrics = {lvl: dict(ev.means) for lvl, ev in evals.items()}
+    items: list[dict[str, Any]] = []
+    unanswerable: list[dict[str, Any]] = []
+    for i, rec in enumerate(ds.records):
+        h = hits[i]
+        answerable = bool(chunk_rel[i] or url_rel[i])
+        top = h[0].distance if h else None
+        item = {
+            "question": questions[i],
+            "question_type": rec.get("question_type"),
+            "answerable": answerable,
+            "first_relevant_rank": first_relevant_rank(chunk_rank[i], chunk_rel[i]) if chunk_rel[i] else None,
+            "first_relevant_rank_url": first_relevant_rank(url_rank[i], url_rel[i]) if url_rel[i] else None,
+            "retrieved_ids": chunk_rank[i],
+            "retrieved_urls": [x.url for x in h],
+            "retrieved_distances": [x.distance for x in h],
+            "top_distance": top,
+            "relevant_chunk_ids": chunk_rel[i],
+            "relevant_urls": url_rel[i],
+            "metrics_chunk": evals["chunk"].per_query[i],
+            "metrics_url": evals["url"].per_query[i],
+        }
+        items.append(item)
+        if not answerable:
+            unanswerable.append(
+                {"item_key": keys[i], "question": questions[i], "top_distance": top, "top_chunk_id": h[0].chunk_id if h else None,
+                 "top_url": h[0].url if h else None}
+            )
+    n_answerable = sum(1 for it in items if it["answerable"])
+    tops = [u["top_distance"] for u in unanswerable if u["top_distance"] is not None]
+    summary: dict[str, Any] = {"n": len(unanswerable), "n_with_hits": len(tops)}
+    if tops:
+        summary.update({"mean": float(np.mean(tops)), "min": float(min(tops)), **percentiles(tops, qs=(5, 50, 95))})
+    return {
+        "metrics": metrics,
+        "ci": ci,
+        "n_evaluated": {"questions": n_answerable, "chunk": evals["chunk"].n_evaluated, "url": evals["url"].n_evaluated},
+        "n_unanswerable": len(unanswerable),
+        "unanswerable": unanswerable,
+        "unanswerable_summary": summary,
+        "items": items,
+    }
+
+
+# ---------------------------------------------------------------- comparison and export
+
+
+def _per_query(engine: Engine, run_id: int, metric: str, level: str) -> dict[str, float | None]:
+    df = runs.run_items(engine, run_id)
+    col = f"metrics_{level}"
+    if df.empty or col not in df.columns:
+        raise LookupError(f"Run {run_id} has no Tier 1 items at level {level!r}.")
+    out: dict[str, float | None] = {}
+    for key, m in zip(df["item_key"], df[col], strict=True):
+        value = m.get(metric) if isinstance(m, dict) else None
+        if isinstance(m, dict) and metric not in m:
+            raise KeyError(f"Run {run_id} has no metric {metric!r}; known: {', '.join(m)}")
+        out[str(key)] = None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+    return out
+
+
+def compare_tier1_runs(
+    engine: Engine,
+    run_a: int,
+    run_b: int,
+    *,
+    metric: str = "mrr",
+    level: str = "chunk",
+    n_resamples: int = 10000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Paired comparison of two Tier 1 runs on the same dataset: is ``b - a`` on ``metric`` real?
+
+    Items are paired by key; unanswerable questions (no value) are dropped. Returns the means, the
+    paired bootstrap and the paired permutation (sign-flip) tests.
+    """
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {LEVELS}")
+    ra, rb = runs.get_run(engine, run_a), runs.get_run(engine, run_b)
+    if ra is None or rb is None:
+        raise LookupError(f"No run {run_a if ra is None else run_b}.")
+    if ra.dataset_hash != rb.dataset_hash:
+        raise ValueError(
+            f"Runs {run_a} and {run_b} used different datasets ({ra.dataset_name} {str(ra.dataset_hash)[:8]} vs "
+            f"{rb.dataset_name} {str(rb.dataset_hash)[:8]}); a paired test needs the same questions."
+        )
+    va, vb = _per_query(engine, run_a, metric, level), _per_query(engine, run_b, metric, level)
+    common = sorted(set(va) & set(vb))
+    a = [va[k] for k in common]
+    b = [vb[k] for k in common]
+    pairs = [(x, y) for x, y in zip(a, b, strict=True) if x is not None and y is not None]
+    boot = paired_bootstrap_test(a, b, n_resamples=n_resamples, seed=seed)
+    perm = paired_permutation_test(a, b, n_resamples=n_resamples, seed=seed)
+    return {
+        "run_a": run_a,
+        "run_b": run_b,
+        "metric": metric,
+        "level": level,
+        "n_pairs": len(pairs),
+        "mean_a": float(np.mean([p[0] for p in pairs])) if pairs else None,
+        "mean_b": float(np.mean([p[1] for p in pairs])) if pairs else None,
+        "bootstrap": boot.to_dict(),
+        "permutation": perm.to_dict(),
+        "significant": bool(boot.significant and perm.significant),
+    }
+
+
+def export_trec(engine: Engine, run_id: int, run_path: str | Path, qrels_path: str | Path, *, level: str = "chunk") -> dict[str, Any]:
+    """Write a recorded Tier 1 run as a TREC run file and its qrels file (for ``trec_eval``).
+
+    Run lines ``qid Q0 docid rank score tag`` with ``score = (n + 1 - rank)`` strictly decreasing,
+    so trec_eval (which sorts by score) keeps our order; docids are chunk ids (``level="chunk"``) or
+    page URLs, deduplicated with order kept (``level="url"``). Qrels lines ``qid 0 docid 1``;
+    unanswerable questions have no qrels line, so trec_eval leaves them out as Tier 1 does. Use
+    ``trec_eval -c`` so questions with an empty ranking count as zeros.
+    """
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {LEVELS}")
+    run = runs.get_run(engine, run_id)
+    if run is None or run.tier != TIER:
+        raise LookupError(f"No Tier 1 run {run_id}.")
+    df = runs.run_items(engine, run_id)
+    tag = f"voproshalych_eval_{run_id}"
+    run_lines: list[str] = []
+    qrel_lines: list[str] = []
+    for _, row in df.iterrows():
+        qid = str(row["item_key"]).replace(" ", "_")
+        if level == "chunk":
+            docs = [str(x) for x in row["retrieved_ids"]]
+            rel = [str(x) for x in row["relevant_chunk_ids"]]
+        else:
+            docs = to_url_ranking([str(x) for x in row["retrieved_urls"]])
+            rel = [str(x) for x in row["relevant_urls"]]
+        n = len(docs)
+        run_lines += [f"{qid} Q0 {d} {rank} {n + 1 - rank} {tag}" for rank, d in enumerate(docs, start=1)]
+        qrel_lines += [f"{qid} 0 {d} 1" for d in dict.fromkeys(rel)]
+    Path(run_path).write_text("\n".join(run_lines) + ("\n" if run_lines else ""), encoding="utf-8")
+    Path(qrels_path).write_text("\n".join(qrel_lines) + ("\n" if qrel_lines else ""), encoding="utf-8")
+    return {"run_file": str(run_path), "qrels_file": str(qrels_path), "level": level,
+            "n_run_lines": len(run_lines), "n_qrels_lines": len(qrel_lines)}

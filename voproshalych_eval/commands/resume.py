@@ -1,0 +1,85 @@
+"""``resume RUN_ID`` — finish the missing items of an interrupted run; shared CLI runner for LLM tiers."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from voproshalych_eval.commands.common import add_json_flag, emit, engine, progress
+
+
+def add_run_flags(p: Any, *, concurrency: int = 4) -> None:
+    """Options every executor-backed command shares."""
+    p.add_argument("--limit", type=int, default=None, help="only the first N items")
+    p.add_argument("--concurrency", type=int, default=concurrency, help="items in flight at once")
+    p.add_argument("--offline", action="store_true", help="use the offline substitutes even if an LLM is configured")
+    add_json_flag(p)
+
+
+def _printer() -> Any:
+    last = [0.0]
+
+    def show(p: Any) -> None:
+        from voproshalych_eval.executor import summary_line
+
+        now = time.monotonic()
+        if p.status != "running" or now - last[0] >= 1.0 or p.finished in (0, p.total):
+            last[0] = now
+            progress(summary_line(p))
+
+    return show
+
+
+def human_summary(run_id: int, prog: Any, metrics: dict[str, Any]) -> str:
+    lines = [f"run {run_id}: {prog.status}, {prog.done} done, {prog.failed} failed of {prog.total}"]
+    for k, v in metrics.items():
+        if isinstance(v, dict) and "value" in v:
+            val = v["value"]
+            ci = f" [{v['ci_low']:.3f}; {v['ci_high']:.3f}]" if v.get("ci_low") is not None else ""
+            fails = f", failures {v['n_failed']}" if v.get("n_failed") else ""
+            lines.append(f"  {k}: {'—' if val is None else f'{val:.4f}'}{ci} (n={v['n']}{fails})")
+        elif isinstance(v, int | float | str | bool) or v is None:
+            lines.append(f"  {k}: {v}")
+    return "\n".join(lines)
+
+
+def run_and_report(plan: Any, args: Any) -> tuple[int, Any]:
+    """Create a run for ``plan``, execute it in the foreground with progress on stderr, print the result."""
+    from voproshalych_eval.executor import create_run, execute
+
+    eng = engine()
+    run_id = create_run(eng, plan)
+    progress(f"run {run_id} ({plan.tier}): {len(plan.items)} items" + (" — OFFLINE heuristics" if plan.offline else ""))
+    prog = execute(eng, run_id, plan, on_progress=_printer(), concurrency=getattr(args, "concurrency", None))
+    metrics = prog.metrics or {}
+    emit({"run_id": run_id, "tier": plan.tier, "status": prog.status, "offline": plan.offline,
+          "n_done": prog.done, "n_failed": prog.failed, "tokens": prog.tokens, "metrics": metrics},
+         args.json, human_summary(run_id, prog, metrics))
+    return run_id, prog
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("resume", help="finish the missing (and failed) items of an interrupted run")
+    p.add_argument("run_id", type=int)
+    p.add_argument("--keep-failed", action="store_true", help="do not retry items that failed")
+    p.add_argument("--force", action="store_true", help="resume even if the run's heartbeat is fresh")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_resume)
+
+
+def cmd_resume(args: Any) -> int:
+    from voproshalych_eval import runs
+    from voproshalych_eval.executor import resume, run_state
+
+    eng = engine()
+    state = run_state(eng, args.run_id)
+    if state == "unknown":
+        raise ValueError(f"run {args.run_id} does not exist")
+    before = runs.count_items(eng, args.run_id)
+    progress(f"run {args.run_id}: {state}; recorded {before.get('done', 0)} done, {before.get('failed', 0)} failed")
+    prog = resume(eng, args.run_id, retry_failed=not args.keep_failed, force=args.force, on_progress=_printer())
+    metrics = prog.metrics or {}
+    emit({"run_id": args.run_id, "status": prog.status, "n_done": prog.done, "n_failed": prog.failed,
+          "resumed_from": before, "tokens": prog.tokens, "metrics": metrics},
+         args.json, human_summary(args.run_id, prog, metrics))
+    return 0 if prog.status == "done" else 1

@@ -1,0 +1,296 @@
+"""Helpers shared by the LLM tiers (2, 3, judges, UX): datasets, contexts, judge results, aggregation.
+
+Nothing here computes a metric itself: per-item text metrics call ``metrics.text_overlap``, vectors
+``metrics.similarity``, aggregates ``metrics.statistics.summarize``.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import Engine, text
+
+from voproshalych_eval import datasets
+from voproshalych_eval.metrics.statistics import percentiles, summarize
+
+# ----------------------------------------------------------------- datasets and the knowledge base
+
+
+def load_dataset(engine: Engine, ref: str | int, kind: str) -> datasets.Dataset:
+    """A stored dataset by id or name, or a file path (imported and stored)."""
+    if isinstance(ref, int) or (isinstance(ref, str) and ref.isdigit()):
+        return datasets.get_dataset(engine, int(ref), kind)
+    return datasets.resolve(engine, str(ref), kind)
+
+
+def select_items(ds: datasets.Dataset, *, limit: int | None = None, only: Sequence[str] | None = None) -> list[tuple[str, dict[str, Any]]]:
+    """``(item_key, record)`` pairs of a dataset, optionally a subset (first ``limit`` / listed keys)."""
+    pairs = list(zip(ds.keys(), ds.records, strict=True))
+    if only:
+        wanted = {str(k) for k in only}
+        pairs = [p for p in pairs if p[0] in wanted]
+    if limit is not None and limit > 0:
+        pairs = pairs[:limit]
+    return pairs
+
+
+def chunk_texts(engine: Engine, ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+    """``{chunk id: {"text", "url"}}`` read from the knowledge base (either schema variant)."""
+    from voproshalych_eval.db.production import inspect_schema
+
+    wanted = sorted({int(i) for i in ids})
+    if not wanted:
+        return {}
+    schema = inspect_schema(engine)
+    if not schema.has_chunk:
+        return {}
+    with engine.connect() as conn:
+        rows = conn.execute(
+            text(f"SELECT {schema.chunk_select('c')} FROM public.chunk c WHERE c.id = ANY(:ids)"),
+            {"ids": wanted},
+        ).all()
+    return {int(r.id): {"url": r.url, "text": r.text} for r in rows}
+
+
+def full_reference_context(
+    record: Mapping[str, Any], kb: Mapping[int, Mapping[str, Any]], *, max_chars: int | None = None
+) -> dict[str, Any]:
+    """The FULL reference context of a golden item: the texts of all its relevant chunks, in order.
+
+    Chunk texts come from the knowledge base (never the dataset's possibly shortened ``chunk_text``,
+    which is only a fallback for chunks missing from the KB). Nothing is cut unless ``max_chars`` is
+    given; then the total is cut at ``max_chars`` characters and the cut is reported
+    (``truncated``, ``chars_full``, ``chars_used``).
+    """
+    ids = [int(i) for i in (record.get("relevant_chunk_ids") or [])]
+    if not ids and record.get("chunk_id") is not None:
+        ids = [int(record["chunk_id"])]
+    contexts: list[str] = []
+    missing: list[int] = []
+    for cid in ids:
+        if cid in kb:
+            contexts.append(str(kb[cid]["text"]))
+        else:
+            missing.append(cid)
+    if not contexts and record.get("chunk_text"):
+        contexts = [str(record["chunk_text"])]
+    full = sum(len(c) for c in contexts)
+    truncated = False
+    if max_chars is not None and max_chars > 0 and full > max_chars:
+        out, left = [], max_chars
+        for c in contexts:
+            if left <= 0:
+                break
+            out.append(c[:left])
+            left -= len(out[-1])
+        contexts, truncated = out, True
+    return {
+        "contexts": contexts,
+        "chunk_ids": ids,
+        "missing_chunk_ids": missing,
+        "truncated": truncated,
+        "chars_full": full,
+        "chars_used": sum(len(c) for c in contexts),
+    }
+
+
+# ----------------------------------------------------------------- the LLM layer (issue 5)
+
+
+def make_generator(
+    engine: Engine, *, model: str | None = None, system_prompt: str | None = None, offline: bool | None = None, **kwargs: Any
+) -> Any:
+    from voproshalych_eval.config import get_settings
+    from voproshalych_eval.llm.generation import get_generator
+
+    kwargs = {k: v for k, v in kwargs.items() if v is not None}
+    return get_generator(get_settings(), engine, model=model, system_prompt=system_prompt, offline=offline, **kwargs)
+
+
+def generator_prompts(generator: Any) -> dict[str, Any]:
+    fn = getattr(generator, "prompts", None)
+    try:
+        return dict(fn()) if callable(fn) else {}
+    except Exception:  # noqa: BLE001
+        return {}
+
+
+def make_judge(
+    engine: Engine,
+    *,
+    models: Sequence[str] | None = None,
+    aggregate: str = "average",
+    offline: bool | None = None,
+    use_cache: bool = True,
+) -> Any:
+    from voproshalych_eval.config import get_settings
+    from voproshalych_eval.judges import get_judge
+
+    return get_judge(
+        get_settings(), engine, models=list(models) if models else None, aggregate=aggregate, offline=offline, use_cache=use_cache
+    )
+
+
+def make_sample(question: str, response: str | None, reference: str | None, contexts: Sequence[str]) -> Any:
+    from voproshalych_eval.judges import Sample
+
+    return Sample(user_input=question, response=response, reference=reference, retrieved_contexts=list(contexts))
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    return value
+
+
+def eval_dict(res: Any) -> dict[str, Any]:
+    """An ``EvaluationResult`` as a JSON-ready dict (score None on failure, raw replies kept)."""
+    if res is None:
+        return {"score": None, "failures": ["not evaluated"]}
+    d = res.to_dict() if hasattr(res, "to_dict") else dict(res)
+    return {k: _plain(v) for k, v in d.items()}
+
+
+def judge_call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> dict[str, Any]:
+    """Call one judge metric; an exception becomes a counted failure (never a score)."""
+    try:
+        return eval_dict(fn(*args, **kwargs))
+    except Exception as exc:  # noqa: BLE001 - the failure is kept with the item and counted
+        return {"score": None, "passed": None, "failures": [f"{type(exc).__name__}: {exc}"], "error": True}
+
+
+def generation_dict(gen: Any) -> dict[str, Any]:
+    return {
+        "text": getattr(gen, "text", None),
+        "model": getattr(gen, "model", None),
+        "offline": bool(getattr(gen, "offline", False)),
+        "latency_s": getattr(gen, "latency_s", None),
+        "tokens": _tokens(getattr(gen, "tokens", None)),
+        "error": getattr(gen, "error", None),
+    }
+
+
+def _tokens(t: Any) -> int:
+    if t is None:
+        return 0
+    if isinstance(t, int | float):
+        return int(t)
+    if isinstance(t, Mapping):
+        if t.get("total") or t.get("total_tokens"):
+            return int(t.get("total") or t.get("total_tokens") or 0)
+        return int(t.get("prompt") or 0) + int(t.get("completion") or 0)
+    return 0
+
+
+def tokens_of(*dicts: Mapping[str, Any]) -> int:
+    return sum(_tokens(d.get("tokens")) for d in dicts if d)
+
+
+# ----------------------------------------------------------------- text overlap per item
+
+
+def overlap_scores(prediction: str | None, reference: str | None, *, stem: bool = False) -> dict[str, float | None]:
+    """ROUGE-1/2/L F, BLEU (0-100) and chrF (0-100) of one answer against its reference."""
+    keys = ("rouge1_f", "rouge2_f", "rougeL_f", "bleu", "chrf")
+    if not prediction or not reference:
+        return dict.fromkeys(keys)
+    from voproshalych_eval.metrics.text_overlap import bleu, chrf, rouge_scores
+
+    r = rouge_scores(prediction, reference, stem=stem)
+    return {
+        "rouge1_f": _rouge_f(r, "rouge1"),
+        "rouge2_f": _rouge_f(r, "rouge2"),
+        "rougeL_f": _rouge_f(r, "rougeL"),
+        "bleu": float(bleu(prediction, reference)),
+        "chrf": float(chrf(prediction, reference)),
+    }
+
+
+def _rouge_f(r: Mapping[str, Any], name: str) -> float | None:
+    for k in (f"{name}_f", f"{name}_fmeasure", name):
+        if k in r:
+            v = r[k]
+            return float(v.fmeasure if hasattr(v, "fmeasure") else v)
+    return None
+
+
+# ----------------------------------------------------------------- aggregation
+
+
+def agg(values: Sequence[float | None]) -> dict[str, Any]:
+    """``summarize`` as a dict: value, n, n_failed, 95% CI."""
+    return summarize(list(values)).to_dict()
+
+
+def latency_percentiles(latencies: Sequence[float | None], prefix: str = "latency") -> dict[str, float | None]:
+    """p50/p95/p99 over ALL calls (seconds)."""
+    vals = [v for v in latencies if v is not None]
+    if not vals:
+        return {f"{prefix}_p50": None, f"{prefix}_p95": None, f"{prefix}_p99": None}
+    p = percentiles(vals)
+    return {f"{prefix}_{k}": v for k, v in p.items()}
+
+
+def done_results(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [dict(r["result"]) for r in records if r["status"] == "done"]
+
+
+def n_failed_items(records: Sequence[Mapping[str, Any]]) -> int:
+    return sum(1 for r in records if r["status"] != "done")
+
+
+def column(results: Sequence[Mapping[str, Any]], path: str, n_failed_items: int = 0) -> list[float | None]:
+    """Values at a dotted path in each result (None when missing), plus one None per failed item."""
+    out: list[float | None] = []
+    for r in results:
+        v: Any = r
+        for part in path.split("."):
+            v = v.get(part) if isinstance(v, Mapping) else None
+        out.append(float(v) if isinstance(v, int | float) and not isinstance(v, bool) else (float(v) if isinstance(v, bool) else None))
+    return out + [None] * n_failed_items
+
+
+class Lazy:
+    """A value computed once, on first use, by whichever worker thread needs it first."""
+
+    def __init__(self, fn: Callable[[], Any]) -> None:
+        self._fn = fn
+        self._lock = threading.Lock()
+        self._done = False
+        self._value: Any = None
+
+    def get(self) -> Any:
+        with self._lock:
+            if not self._done:
+                self._value = self._fn()
+                self._done = True
+            return self._value
+
+
+def json_path(obj: Any, path: str) -> Any:
+    """Follow a dotted path (``data.answer``, ``chunks.*.text``, ``items.0``) into parsed JSON.
+
+    ``*`` maps the rest of the path over a list. An empty path returns ``obj``. Missing -> None.
+    """
+    if not path:
+        return obj
+    head, _, rest = path.partition(".")
+    if head == "*":
+        if not isinstance(obj, list):
+            return None
+        return [json_path(x, rest) for x in obj]
+    if isinstance(obj, list):
+        try:
+            return json_path(obj[int(head)], rest)
+        except (ValueError, IndexError):
+            return None
+    if isinstance(obj, Mapping):
+        if head not in obj:
+            return None
+        return json_path(obj[head], rest)
+    return None

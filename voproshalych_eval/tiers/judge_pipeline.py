@@ -1,0 +1,149 @@
+"""Tier Judge Pipeline — the production show/no-show judge as a classifier (seed 000, section 2.1).
+
+Over a labelled set (question, context, answer, label 1 = show / 0 = no-show) the show/no-show
+judge (the production "Yes / No: reason" prompt by default, or a custom prompt) is asked once per
+item. Its reply is parsed STRICTLY by the LLM layer (``Yes`` or ``No: reason``; anything else —
+"yesterday", "No, yes…" — is a parse failure, counted and kept with the raw reply, never a verdict).
+
+Positive class = show. Over the items with a valid verdict: ``accuracy``, ``precision``, ``recall``,
+``f1_score``, the confusion matrix, ``cohen_kappa`` (verdicts vs human labels); over all calls:
+``parse_failure_rate``, ``error_rate``, ``latency_p50/p95/p99``. Accuracy per ``kind`` of item
+shows which hard negatives fool the judge.
+
+Calibration (``calibrate=True``): the benchmark judge (seed-003 ``rag_judge``, PASS/FAIL at
+``threshold``) is run on the same items and compared with the human labels the same way
+(``benchmark_*`` keys) — how far the benchmark judge can be trusted on this data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import Engine
+
+from voproshalych_eval.executor import ItemResult, Plan, items_records
+from voproshalych_eval.tiers import _shared as sh
+
+TIER = "judge_pipeline"
+DEFAULTS: dict[str, Any] = {
+    "dataset": "demo_judge",
+    "limit": None,
+    "judge_models": None,
+    "prompt": None,
+    "calibrate": True,
+    "threshold": 0.5,
+    "concurrency": 4,
+    "offline": None,
+}
+
+
+def _show_judge(engine: Engine, p: Mapping[str, Any]) -> Any:
+    judge = sh.make_judge(engine, models=p["judge_models"], offline=p["offline"], use_cache=True)
+    if p["prompt"]:
+        for attr in ("show_no_show_prompt", "show_prompt"):
+            if hasattr(judge, attr):
+                setattr(judge, attr, p["prompt"])
+                break
+        else:
+            raise ValueError("this judge does not support a custom show/no-show prompt")
+    return judge
+
+
+def _verdict(res: Mapping[str, Any]) -> bool | None:
+    v = res.get("passed")
+    if v is None and res.get("score") is not None:
+        v = bool(res["score"] >= 0.5)
+    return None if v is None else bool(v)
+
+
+def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
+    """The show/no-show plan for ``params`` (see :data:`DEFAULTS`); also used by ``resume``."""
+    p = {**DEFAULTS, **{k: v for k, v in params.items() if v is not None}}
+    ds = sh.load_dataset(engine, p["dataset"], "judge")
+    pairs = sh.select_items(ds, limit=p["limit"])
+    judge = _show_judge(engine, p)
+    bench = sh.make_judge(engine, models=p["judge_models"], offline=p["offline"]) if p["calibrate"] else None
+    threshold = float(p["threshold"])
+
+    def work(record: dict[str, Any]) -> ItemResult:
+        res = sh.judge_call(judge.show_no_show, record["question"], record["context"], record["answer"])
+        verdict = _verdict(res)
+        out: dict[str, Any] = {
+            "question": record["question"],
+            "context": record["context"],
+            "answer": record["answer"],
+            "label": int(record["label"]),
+            "kind": record.get("kind"),
+            "rationale": record.get("rationale"),
+            "verdict": None if verdict is None else int(verdict),
+            "correct": None if verdict is None else int(verdict) == int(record["label"]),
+            "reason": res.get("explanation"),
+            "show_no_show": res,
+            "failure_kind": None if verdict is not None else ("error" if res.get("error") else "parse"),
+        }
+        tokens = sh.tokens_of(res)
+        if bench is not None:
+            sample = sh.make_sample(record["question"], record["answer"], None, [record["context"]])
+            b = sh.judge_call(bench.rag_judge, sample, threshold=threshold)
+            bv = _verdict(b)
+            out["benchmark"] = b
+            out["benchmark_verdict"] = None if bv is None else int(bv)
+            tokens += sh.tokens_of(b)
+        return ItemResult(out, tokens=tokens)
+
+    offline = bool(getattr(judge, "offline", False))
+    params_out = {**p, "offline": True if offline else p["offline"], "n_items": len(pairs)}
+    prompt = p["prompt"] or getattr(judge, "show_no_show_prompt", None) or getattr(judge, "show_prompt", None)
+    return Plan(
+        tier=TIER,
+        items=pairs,
+        work=work,
+        finalize=lambda eng, run_id: aggregate(items_records(eng, run_id)),
+        concurrency=int(p["concurrency"] or 4),
+        params=params_out,
+        models={"judges": list(getattr(judge, "models", []) or [])},
+        prompts={"show_no_show": prompt if isinstance(prompt, str) else "production default"},
+        dataset_id=ds.id,
+        dataset_name=ds.name,
+        dataset_hash=ds.content_hash,
+        offline=offline,
+    )
+
+
+def classification(labels: Sequence[int], verdicts: Sequence[int | None], prefix: str = "") -> dict[str, Any]:
+    """Classification metrics over the items with a valid verdict (failures counted apart)."""
+    from voproshalych_eval.metrics.classification import binary_classification_report, cohen_kappa
+
+    pairs = [(int(y), int(v)) for y, v in zip(labels, verdicts, strict=True) if v is not None]
+    out: dict[str, Any] = {f"{prefix}n_valid": len(pairs), f"{prefix}n_failed": len(labels) - len(pairs)}
+    if not pairs:
+        return out
+    y, v = [a for a, _ in pairs], [b for _, b in pairs]
+    rep = binary_classification_report(y, v)
+    out.update({f"{prefix}{k}": rep[k] for k in ("accuracy", "precision", "recall", "f1_score", "confusion_matrix")})
+    out[f"{prefix}cohen_kappa"] = cohen_kappa(y, v)
+    return out
+
+
+def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
+    res = sh.done_results(records)
+    labels = [r["label"] for r in res]
+    m = classification(labels, [r.get("verdict") for r in res])
+    n_calls = len(res)
+    m["n_items"] = len(records)
+    m["n_failed_items"] = sh.n_failed_items(records)
+    m["parse_failure_rate"] = sum(1 for r in res if r.get("failure_kind") == "parse") / n_calls if n_calls else None
+    m["error_rate"] = sum(1 for r in res if r.get("failure_kind") == "error") / n_calls if n_calls else None
+    m["accuracy_ci"] = sh.agg([None if r.get("correct") is None else float(r["correct"]) for r in res])
+    m.update(sh.latency_percentiles([r.get("show_no_show", {}).get("duration_s") for r in res], "latency"))
+    m["tokens"] = sum(sh.tokens_of(r.get("show_no_show", {})) + sh.tokens_of(r.get("benchmark", {}) or {}) for r in res)
+    by_kind: dict[str, Any] = {}
+    for k in sorted({r.get("kind") or "—" for r in res}):
+        sub = [r for r in res if (r.get("kind") or "—") == k]
+        valid = [r for r in sub if r.get("correct") is not None]
+        by_kind[k] = {"n": len(sub), "accuracy": (sum(1 for r in valid if r["correct"]) / len(valid)) if valid else None}
+    m["accuracy_by_kind"] = by_kind
+    if any("benchmark_verdict" in r for r in res):
+        m.update(classification(labels, [r.get("benchmark_verdict") for r in res], prefix="benchmark_"))
+    return m

@@ -1,0 +1,236 @@
+"""Tier Judge — stability of the benchmark judge (seed 000, section 8).
+
+Each item (question, context, answer) is judged R times (default 5) by every judge model with the
+cache OFF, so every repeat is a real call. Per model:
+
+* ``avg_score_std`` — mean over items of the population std of the item's valid repeat scores;
+* ``consistency_score`` — ``1 − avg_score_std / max_std`` where ``max_std = (hi − lo) / 2`` is the
+  largest std a score on the scale [lo, hi] can have; 1.0 = every repeat identical, 0 = maximal
+  spread. (Not the same number as ``exact_agreement_rate``: small jitter lowers it only a little.)
+* ``exact_agreement_rate`` — share of items whose repeats are all equal;
+* ``flip_rate`` — share of items whose pass/fail verdict (score ≥ threshold) changes between repeats;
+* ``intra_judge_fleiss_kappa`` — Fleiss' kappa of the verdicts, the repeats acting as raters;
+* ``error_rate`` — calls that failed (API/transport) / all calls; ``parse_failure_rate`` — replies
+  that came back but could not be parsed / all calls (both are failures, never scores);
+* ``latency_p50/p95/p99`` over ALL calls (seconds), ``tokens`` in total.
+
+Across models (two or more): ``inter_judge_cohen_kappa`` (two models) and
+``inter_judge_fleiss_kappa`` on each item's majority verdict per model, and
+``inter_judge_mean_abs_diff`` of the per-item mean scores. The top-level metrics are those of the
+first model; every model's are under ``per_model``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import Engine
+
+from voproshalych_eval.executor import ItemResult, Plan, items_records
+from voproshalych_eval.tiers import _shared as sh
+
+TIER = "judge"
+METRICS = ("faithfulness", "answer_relevance", "answer_correctness", "e2e_score", "rag_judge")
+DEFAULTS: dict[str, Any] = {
+    "dataset": "demo_judge",
+    "dataset_kind": "judge",
+    "limit": None,
+    "repeats": 5,
+    "judge_models": None,
+    "metric": "faithfulness",
+    "threshold": None,
+    "concurrency": 4,
+    "offline": None,
+}
+
+
+def _record_to_sample(record: Mapping[str, Any], kind: str) -> tuple[str, str | None, str | None, list[str]]:
+    if kind == "judge":
+        return record["question"], record["answer"], record.get("reference"), [record["context"]]
+    if kind == "samples":
+        return record["user_input"], record.get("response"), record.get("reference"), list(record.get("retrieved_contexts") or [])
+    # golden: judge the reference answer on its reference chunk
+    return record["question"], record.get("ground_truth_answer"), record.get("ground_truth_answer"), [record.get("chunk_text") or ""]
+
+
+def _classify_failure(res: Mapping[str, Any]) -> str | None:
+    """``None`` (valid score), ``"error"`` (the call failed) or ``"parse"`` (a reply that could not be parsed)."""
+    if res.get("score") is not None:
+        return None
+    fails = res.get("failures") or []
+    kinds = {str(f.get("kind") or f.get("type") or "").lower() for f in fails if isinstance(f, Mapping)}
+    if any("parse" in k or "schema" in k or "json" in k for k in kinds):
+        return "parse"
+    if any(k for k in kinds):
+        return "error"
+    text = " ".join(str(f) for f in fails).lower()
+    looks_error = res.get("error") or any(w in text for w in ("error", "timeout", "status", "connection", "http", "refused"))
+    if looks_error and "parse" not in text and "json" not in text:
+        return "error"
+    return "parse"
+
+
+def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
+    """The judge-stability plan for ``params`` (see :data:`DEFAULTS`); also used by ``resume``."""
+    p = {**DEFAULTS, **{k: v for k, v in params.items() if v is not None}}
+    if p["metric"] not in METRICS:
+        raise ValueError(f"metric must be one of {', '.join(METRICS)}")
+    ds = sh.load_dataset(engine, p["dataset"], p["dataset_kind"])
+    pairs = sh.select_items(ds, limit=p["limit"])
+    repeats = max(2, int(p["repeats"]))
+    models = list(p["judge_models"] or [])
+    if models:
+        judges = {m: sh.make_judge(engine, models=[m], offline=p["offline"], use_cache=False) for m in models}
+    else:
+        j = sh.make_judge(engine, offline=p["offline"], use_cache=False)
+        judges = {(list(getattr(j, "models", []) or ["default"]))[0]: j}
+    metric = p["metric"]
+
+    def work(record: dict[str, Any]) -> ItemResult:
+        q, answer, reference, contexts = _record_to_sample(record, p["dataset_kind"])
+        sample = sh.make_sample(q, answer, reference, contexts)
+        calls: dict[str, list[dict[str, Any]]] = {}
+        tokens = 0
+        for name, judge in judges.items():
+            fn = getattr(judge, metric)
+            reps = []
+            for _ in range(repeats):
+                r = sh.judge_call(fn, sample, threshold=p["threshold"]) if metric == "rag_judge" and p["threshold"] is not None else sh.judge_call(fn, sample)
+                r["failure_kind"] = _classify_failure(r)
+                reps.append(r)
+            tokens += sh.tokens_of(*reps)
+            calls[name] = reps
+        out = {
+            "question": q,
+            "context": "\n\n".join(contexts),
+            "answer": answer,
+            "label": record.get("label"),
+            "kind": record.get("kind") or record.get("question_type"),
+            "calls": calls,
+            "scores": {m: [c.get("score") for c in cs] for m, cs in calls.items()},
+        }
+        return ItemResult(out, tokens=tokens)
+
+    offline = all(bool(getattr(j, "offline", False)) for j in judges.values())
+    params_out = {**p, "judge_models": list(judges), "repeats": repeats, "offline": True if offline else p["offline"], "n_items": len(pairs)}
+    return Plan(
+        tier=TIER,
+        items=pairs,
+        work=work,
+        finalize=lambda eng, run_id: aggregate(items_records(eng, run_id), models=list(judges), metric=metric, threshold=p["threshold"]),
+        concurrency=int(p["concurrency"] or 4),
+        params=params_out,
+        models={"judges": list(judges)},
+        prompts={"metric": metric},
+        dataset_id=ds.id,
+        dataset_name=ds.name,
+        dataset_hash=ds.content_hash,
+        offline=offline,
+    )
+
+
+def _scale(calls: Sequence[Mapping[str, Any]], metric: str) -> tuple[float, float]:
+    """Judge scores are reported on 0–1 by the LLM layer (``scale`` says how the model was asked)."""
+    return 0.0, 1.0
+
+
+def _verdict(call: Mapping[str, Any], threshold: float) -> bool | None:
+    if call.get("passed") is not None:
+        return bool(call["passed"])
+    s = call.get("score")
+    return None if s is None else s >= threshold
+
+
+def _majority(verdicts: Sequence[bool | None]) -> bool | None:
+    valid = [v for v in verdicts if v is not None]
+    if not valid:
+        return None
+    c = Counter(valid)
+    return c[True] >= c[False]
+
+
+def model_metrics(items: Sequence[Sequence[Mapping[str, Any]]], *, metric: str, threshold: float | None) -> dict[str, Any]:
+    """Stability metrics of ONE judge model; ``items[i]`` holds item i's repeat calls."""
+    from voproshalych_eval.metrics.classification import fleiss_kappa
+    from voproshalych_eval.metrics.consistency import exact_agreement_rate, flip_rate, score_std_per_item
+
+    all_calls = [c for item in items for c in item]
+    lo, hi = _scale(all_calls, metric)
+    thr = threshold if threshold is not None else (lo + hi) / 2
+    scores = [[c.get("score") for c in item] for item in items]
+    stds = score_std_per_item(scores)
+    std_agg = sh.agg(stds)
+    max_std = (hi - lo) / 2 or 1.0
+    cons = [None if s is None else max(0.0, 1.0 - s / max_std) for s in stds]
+    verdicts = [[_verdict(c, thr) for c in item] for item in items]
+    n_calls = len(all_calls)
+    n_err = sum(1 for c in all_calls if c.get("failure_kind") == "error")
+    n_parse = sum(1 for c in all_calls if c.get("failure_kind") == "parse")
+    out: dict[str, Any] = {
+        "consistency_score": sh.agg(cons),
+        "avg_score_std": std_agg,
+        "avg_score": sh.agg([c.get("score") for c in all_calls]),
+        "n_calls": n_calls,
+        "error_rate": n_err / n_calls if n_calls else None,
+        "parse_failure_rate": n_parse / n_calls if n_calls else None,
+        "n_errors": n_err,
+        "n_parse_failures": n_parse,
+        "tokens": sum(sh.tokens_of(c) for c in all_calls),
+        "scale": [lo, hi],
+        "verdict_threshold": thr,
+    }
+    try:
+        out["exact_agreement_rate"] = exact_agreement_rate(scores)
+    except ValueError:
+        out["exact_agreement_rate"] = None
+    try:
+        out["flip_rate"] = flip_rate(verdicts)
+    except ValueError:
+        out["flip_rate"] = None
+    full = [[bool(v) for v in item] for item in verdicts if item and all(v is not None for v in item)]
+    out["intra_judge_fleiss_kappa"] = fleiss_kappa(full) if full else None
+    out.update(sh.latency_percentiles([c.get("duration_s") for c in all_calls], "latency"))
+    return out
+
+
+def aggregate(records: list[dict[str, Any]], *, models: Sequence[str], metric: str, threshold: float | None = None) -> dict[str, Any]:
+    res = sh.done_results(records)
+    per_model: dict[str, Any] = {}
+    majority: dict[str, list[bool | None]] = {}
+    means: dict[str, list[float | None]] = {}
+    for m in models:
+        items = [r.get("calls", {}).get(m, []) for r in res]
+        if not items:
+            continue
+        per_model[m] = model_metrics(items, metric=metric, threshold=threshold)
+        thr = per_model[m]["verdict_threshold"]
+        majority[m] = [_majority([_verdict(c, thr) for c in item]) for item in items]
+        means[m] = [sh.agg([c.get("score") for c in item])["value"] for item in items]
+    out: dict[str, Any] = {}
+    if per_model:
+        first = per_model[next(iter(per_model))]
+        out.update({k: v for k, v in first.items()})
+    out["metric"] = metric
+    out["n_items"] = len(records)
+    out["n_failed_items"] = sh.n_failed_items(records)
+    out["repeats"] = max((len(c) for r in res for c in r.get("calls", {}).values()), default=0)
+    out["per_model"] = per_model
+    if len(per_model) >= 2:
+        from voproshalych_eval.metrics.classification import cohen_kappa, fleiss_kappa
+
+        names = list(per_model)
+        rows = [[majority[m][i] for m in names] for i in range(len(res))]
+        rows = [r for r in rows if all(v is not None for v in r)]
+        if rows:
+            out["inter_judge_fleiss_kappa"] = fleiss_kappa(rows)
+            if len(names) == 2:
+                out["inter_judge_cohen_kappa"] = cohen_kappa([r[0] for r in rows], [r[1] for r in rows])
+        diffs = [
+            abs(a - b)
+            for a, b in zip(means[names[0]], means[names[1]], strict=True)
+            if a is not None and b is not None
+        ]
+        out["inter_judge_mean_abs_diff"] = sh.agg(diffs)
+    return out

@@ -1,0 +1,161 @@
+"""Tier 2 — generation on a fixed context (seed 000, section 5).
+
+For every golden item the generator answers the question from the item's FULL reference context
+(the texts of all its relevant chunks, read from the knowledge base; cut only when
+``max_context_chars`` is set, and then the cut is recorded per item and in the run's parameters).
+Each answer is scored by the LLM judges — faithfulness (0–1), answer relevance (0–1), answer
+correctness (the judge's scale, 1–5 in the seed) — and against the reference answer with ROUGE-1/2/L
+F (Unicode tokenizer, optional Russian stemming), BLEU and chrF (sacrebleu, 0–100).
+
+With ``repeats >= 2`` the generator is called R times per item and two SELF-consistency metrics are
+reported — they compare repeats with each other, never with the reference:
+
+* ``response_exact_match_rate`` — mean over items of the share of identical repeat pairs;
+* ``response_semantic_consistency`` — mean over items of the mean pairwise cosine of the repeats'
+  embeddings.
+
+Scores are computed on the first successful repeat. A generation error on every repeat fails the
+item (retried on resume); a judge failure is a counted failure of that metric only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sqlalchemy import Engine
+
+from voproshalych_eval.executor import ItemResult, Plan, items_records
+from voproshalych_eval.tiers import _shared as sh
+
+TIER = "tier2"
+DEFAULTS: dict[str, Any] = {
+    "dataset": "demo_golden",
+    "limit": None,
+    "repeats": 1,
+    "temperature": None,
+    "generator_model": None,
+    "system_prompt": None,
+    "judge_models": None,
+    "judge_aggregate": "average",
+    "max_context_chars": None,
+    "stem": False,
+    "embedder": None,
+    "concurrency": 4,
+    "offline": None,
+    "skip_unanswerable": False,
+}
+
+JUDGE_METRICS = ("faithfulness", "answer_relevance", "answer_correctness")
+OVERLAP = ("rouge1_f", "rouge2_f", "rougeL_f", "bleu", "chrf")
+
+
+def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
+    """The Tier 2 plan for ``params`` (see :data:`DEFAULTS`); also used by ``resume``."""
+    p = {**DEFAULTS, **{k: v for k, v in params.items() if v is not None or k in ("limit",)}}
+    ds = sh.load_dataset(engine, p["dataset"], "golden")
+    pairs = sh.select_items(ds, limit=p["limit"])
+    if p["skip_unanswerable"]:
+        pairs = [(k, r) for k, r in pairs if r.get("question_type") != "unanswerable"]
+    kb = sh.chunk_texts(engine, [i for _, r in pairs for i in (r.get("relevant_chunk_ids") or [r.get("chunk_id")]) if i is not None])
+    repeats = max(1, int(p["repeats"] or 1))
+    generator = sh.make_generator(
+        engine, model=p["generator_model"], system_prompt=p["system_prompt"], offline=p["offline"], temperature=p["temperature"]
+    )
+    judge = sh.make_judge(engine, models=p["judge_models"], aggregate=p["judge_aggregate"], offline=p["offline"])
+    embedder_name = p["embedder"]
+    if repeats >= 2 and not embedder_name:
+        from voproshalych_eval.config import get_settings
+
+        embedder_name = get_settings().embedder
+    embedder = sh.Lazy(lambda: _embedder(embedder_name, engine)) if repeats >= 2 else None
+    max_chars = int(p["max_context_chars"]) if p["max_context_chars"] else None
+
+    def work(record: dict[str, Any]) -> ItemResult:
+        ctx = sh.full_reference_context(record, kb, max_chars=max_chars)
+        question = record["question"]
+        reference = record.get("ground_truth_answer") or ""
+        # each repeat is its own call (a distinct cache entry: a resume reuses it, repeats never coincide by cache)
+        gens = [
+            sh.generation_dict(generator.generate(question, ctx["contexts"], cache_salt=f"repeat{i}" if repeats > 1 else None))
+            for i in range(repeats)
+        ]
+        ok = [g for g in gens if not g["error"] and g["text"] is not None]
+        if not ok:
+            raise RuntimeError(f"generation failed on every repeat: {gens[0]['error']}")
+        answer = ok[0]["text"]
+        sample = sh.make_sample(question, answer, reference, ctx["contexts"])
+        judged = {m: sh.judge_call(getattr(judge, m), sample) for m in JUDGE_METRICS}
+        out: dict[str, Any] = {
+            "question": question,
+            "question_type": record.get("question_type"),
+            "reference": reference,
+            "answer": answer,
+            "contexts": ctx["contexts"],
+            "context_chunk_ids": ctx["chunk_ids"],
+            "context_missing_chunk_ids": ctx["missing_chunk_ids"],
+            "context_truncated": ctx["truncated"],
+            "context_chars_full": ctx["chars_full"],
+            "context_chars_used": ctx["chars_used"],
+            "generation": {k: v for k, v in ok[0].items() if k != "text"},
+            "generation_failures": [g["error"] for g in gens if g["error"]],
+            "judges": judged,
+            **{m: judged[m].get("score") for m in JUDGE_METRICS},
+            **sh.overlap_scores(answer, reference, stem=bool(p["stem"])),
+        }
+        if repeats >= 2:
+            texts = [g["text"] for g in ok]
+            out["repeats"] = texts
+            if len(texts) >= 2:
+                from voproshalych_eval.metrics.consistency import exact_match_rate, mean_pairwise_cosine
+
+                out["response_exact_match"] = exact_match_rate([texts])
+                vecs = embedder.get().encode_passages(texts) if embedder else None
+                out["response_semantic_consistency"] = mean_pairwise_cosine([vecs]) if vecs is not None else None
+        tokens = sum(g["tokens"] for g in gens) + sh.tokens_of(*judged.values())
+        return ItemResult(out, tokens=tokens)
+
+    offline = bool(getattr(judge, "offline", False) or getattr(generator, "offline", False))
+    params_out = {**p, "offline": True if offline else p["offline"], "n_items": len(pairs), "context": "full reference context" if not max_chars else f"cut at {max_chars} chars"}
+    return Plan(
+        tier=TIER,
+        items=pairs,
+        work=work,
+        finalize=lambda eng, run_id: aggregate(items_records(eng, run_id), repeats=repeats),
+        concurrency=int(p["concurrency"] or 4),
+        params=params_out,
+        models={"generator": getattr(generator, "model", None), "judges": list(getattr(judge, "models", []) or []), "embedder": embedder_name},
+        prompts={**sh.generator_prompts(generator), "system_prompt": getattr(generator, "system_prompt", None) or p["system_prompt"]},
+        dataset_id=ds.id,
+        dataset_name=ds.name,
+        dataset_hash=ds.content_hash,
+        offline=offline,
+    )
+
+
+def _embedder(name: str, engine: Engine) -> Any:
+    from voproshalych_eval.embeddings import cached_embedder
+
+    return cached_embedder(name, engine)
+
+
+def aggregate(records: list[dict[str, Any]], *, repeats: int = 1) -> dict[str, Any]:
+    """Seed-named aggregates over all recorded items (failed items count as failures of every metric)."""
+    res = sh.done_results(records)
+    nf = sh.n_failed_items(records)
+    m: dict[str, Any] = {f"avg_{k}": sh.agg(sh.column(res, k, nf)) for k in JUDGE_METRICS}
+    m.update({f"avg_{k}": sh.agg(sh.column(res, k, nf)) for k in OVERLAP})
+    if repeats >= 2:
+        m["response_exact_match_rate"] = sh.agg(sh.column(res, "response_exact_match", nf))
+        m["response_semantic_consistency"] = sh.agg(sh.column(res, "response_semantic_consistency", nf))
+    m["n_items"] = len(records)
+    m["n_failed_items"] = nf
+    m["n_context_truncated"] = sum(1 for r in res if r.get("context_truncated"))
+    gen_lat = [r.get("generation", {}).get("latency_s") for r in res]
+    m.update(sh.latency_percentiles(gen_lat, "generation_latency"))
+    by_type: dict[str, dict[str, Any]] = {}
+    for t in sorted({r.get("question_type") or "—" for r in res}):
+        sub = [r for r in res if (r.get("question_type") or "—") == t]
+        by_type[t] = {f"avg_{k}": sh.agg(sh.column(sub, k))["value"] for k in (*JUDGE_METRICS, "rougeL_f")} | {"n": len(sub)}
+    m["by_question_type"] = by_type
+    return m

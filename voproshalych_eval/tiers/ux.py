@@ -1,0 +1,331 @@
+"""Tier UX — the similar-question cache, context preservation and multi-turn consistency.
+
+Two sources:
+
+``source="log"`` — real sessions from the question log (``question_answer``): each user's rows in
+time order (rows without a timestamp by id), split into sessions after a row with ``stop_point``
+(the user reset the dialog after it) and at pauses longer than ``pause_minutes`` (default 30).
+
+``source="dialogs"`` — a dialog dataset: scripted follow-up dialogs (each turn with its
+``expected_url``) and labelled cache pairs (``paraphrase_of`` = ``same`` / ``different``).
+
+Definitions (``d(a, b)`` is the cosine distance ``1 − cos`` of the question embeddings):
+
+``cache_hit_rate``
+    Share of questions the production similar-question cache would answer: a question is a hit when
+    an EARLIER question within ``d ≤ cache_distance`` (production: 0.6) had a cached answer. Log:
+    earlier in time, by any user, answered and rated thumbs-up (score 5) — production caches only
+    those. Dialogs: an earlier turn of the same dialog (assumed answered and liked); turn 1 cannot hit.
+    With labelled cache pairs also ``cache_precision`` (hits on ``same`` pairs / all hits),
+    ``cache_recall`` (``same`` pairs hit / ``same`` pairs) and ``cache_false_hit_rate`` (``different``
+    pairs hit / ``different`` pairs — a user would get the answer to another question).
+
+``context_preservation``
+    About FOLLOW-UPS — a new question on the topic of the previous turn ("а если я много
+    пропустил?"): share of follow-up turns for which the system stays on the conversation's page.
+    Dialogs: over turns t ≥ 2 whose ``expected_url`` equals turn t−1's, the share whose top-1
+    retrieved page (the bare question, as the stateless production bot sees it) is the expected page;
+    ``first_turn_hit_rate`` gives the same hit rate on first turns for comparison. Log (no labels, a
+    proxy): over consecutive answered turns in a session whose questions are related
+    (``d ≤ followup_distance``, default 0.8), the share answered from the same page as the previous one.
+
+``multi_turn_consistency``
+    About RE-ASKS — the same information need asked again in one conversation (a paraphrase): the
+    mean cosine similarity of the two ANSWERS' embeddings (−1..1; 1 = the same answer again). Dialogs:
+    the ``same`` cache pairs, both turns answered by the internal pipeline (top-1 chunk → generator).
+    Log: pairs of turns in a session with ``d ≤ cache_distance`` that both have an answer.
+    ``multi_turn_source_agreement`` is the share of those pairs answered from the same page.
+
+The two are not aliases: context preservation looks at *different* questions on one topic and at the
+retrieved page; multi-turn consistency at *equivalent* questions and at the answer text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+from sqlalchemy import Engine, text
+
+from voproshalych_eval.executor import ItemResult, Plan, items_records
+from voproshalych_eval.tiers import _shared as sh
+
+TIER = "ux"
+DEFAULTS: dict[str, Any] = {
+    "source": "dialogs",
+    "dataset": "demo_dialogs",
+    "limit": None,
+    "cache_distance": 0.6,
+    "followup_distance": 0.8,
+    "pause_minutes": 30,
+    "embedder": None,
+    "generator_model": None,
+    "system_prompt": None,
+    "concurrency": 4,
+    "offline": None,
+}
+
+
+# ----------------------------------------------------------------------------- sessions from the log
+
+
+def read_log(engine: Engine) -> list[dict[str, Any]]:
+    """Rows of the question log (``question_answer``), without embeddings."""
+    from voproshalych_eval.db.production import inspect_schema
+
+    schema = inspect_schema(engine)
+    if not schema.has_question_answer:
+        raise ValueError("The database has no question log (question_answer). Load the demo or use the dialog dataset.")
+    with engine.connect() as conn:
+        rows = conn.execute(
+            text(
+                "SELECT id, question, answer, confluence_url AS url, score, user_id, stop_point, created_at "
+                "FROM public.question_answer ORDER BY id"
+            )
+        ).mappings().all()
+    return [dict(r) for r in rows]
+
+
+def split_sessions(rows: Sequence[Mapping[str, Any]], *, pause_minutes: float = 30) -> list[list[dict[str, Any]]]:
+    """Sessions: per user, in time order (rows without time by id); a new session starts after a
+    ``stop_point`` row and after a pause longer than ``pause_minutes``. Rows without a user are skipped."""
+    by_user: dict[Any, list[dict[str, Any]]] = {}
+    for r in rows:
+        if r.get("user_id") is None:
+            continue
+        by_user.setdefault(r["user_id"], []).append(dict(r))
+    pause = timedelta(minutes=pause_minutes)
+    sessions: list[list[dict[str, Any]]] = []
+    for uid in sorted(by_user, key=lambda u: (str(type(u)), u)):
+        urows = sorted(by_user[uid], key=lambda r: (r.get("created_at") is None, r.get("created_at") or 0, r["id"]))
+        cur: list[dict[str, Any]] = []
+        for r in urows:
+            if cur:
+                prev = cur[-1]
+                gap = (
+                    r["created_at"] - prev["created_at"]
+                    if r.get("created_at") is not None and prev.get("created_at") is not None
+                    else None
+                )
+                if prev.get("stop_point") or (gap is not None and gap > pause):
+                    sessions.append(cur)
+                    cur = []
+            cur.append(r)
+        if cur:
+            sessions.append(cur)
+    return sessions
+
+
+def _cosine_distance(a: np.ndarray, b: np.ndarray) -> float:
+    from voproshalych_eval.metrics.similarity import cosine_similarity
+
+    return 1.0 - cosine_similarity(a, b)
+
+
+def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
+    """The UX plan for ``params`` (see :data:`DEFAULTS`); also used by ``resume``."""
+    p = {**DEFAULTS, **{k: v for k, v in params.items() if v is not None}}
+    from voproshalych_eval.config import get_settings
+
+    embedder_name = p["embedder"] or get_settings().embedder
+    emb = sh.Lazy(lambda: _embedder(embedder_name, engine))
+    thr = float(p["cache_distance"])
+    if p["source"] == "log":
+        return _log_plan(engine, p, emb, embedder_name, thr)
+    if p["source"] != "dialogs":
+        raise ValueError("source must be 'log' or 'dialogs'")
+    return _dialog_plan(engine, p, emb, embedder_name, thr)
+
+
+def _embedder(name: str, engine: Engine) -> Any:
+    from voproshalych_eval.embeddings import cached_embedder
+
+    return cached_embedder(name, engine)
+
+
+def _log_plan(engine: Engine, p: dict[str, Any], emb: sh.Lazy, embedder_name: str, thr: float) -> Plan:
+    rows = read_log(engine)
+    sessions = split_sessions(rows, pause_minutes=float(p["pause_minutes"]))
+    items = [(f"u{s[0]['user_id']}-{s[0]['id']}", s) for s in sessions]
+    if p["limit"]:
+        items = items[: int(p["limit"])]
+    cached = [r for r in rows if r.get("score") == 5 and (r.get("answer") or "").strip()]
+
+    def cache_index() -> tuple[list[dict[str, Any]], np.ndarray]:
+        vecs = emb.get().encode_queries([r["question"] for r in cached]) if cached else np.zeros((0, 1))
+        return cached, np.asarray(vecs, dtype=float)
+
+    index = sh.Lazy(cache_index)
+    followup = float(p["followup_distance"])
+
+    def work(session: list[dict[str, Any]]) -> ItemResult:
+        qv = np.asarray(emb.get().encode_queries([r["question"] for r in session]), dtype=float)
+        c_rows, c_vecs = index.get()
+        turns = []
+        for r, v in zip(session, qv, strict=True):
+            hit, src, dist = False, None, None
+            if len(c_rows) and r.get("created_at") is not None:
+                d = 1.0 - c_vecs @ v
+                earlier = np.array([cr.get("created_at") is not None and cr["created_at"] < r["created_at"] for cr in c_rows])
+                if earlier.any():
+                    d_e = np.where(earlier, d, np.inf)
+                    j = int(np.argmin(d_e))
+                    dist = float(d_e[j])
+                    hit, src = dist <= thr, c_rows[j]["id"]
+            turns.append({
+                "id": r["id"], "question": r["question"], "answer": r.get("answer"), "url": r.get("url"),
+                "score": r.get("score"), "created_at": r.get("created_at"), "stop_point": bool(r.get("stop_point")),
+                "cache_hit": hit if r.get("created_at") is not None else None,
+                "cache_source_id": src if hit else None, "cache_distance": dist,
+            })
+        follow_pairs = []
+        for i in range(1, len(session)):
+            a, b = session[i - 1], session[i]
+            if a.get("url") and b.get("url"):
+                d = _cosine_distance(qv[i - 1], qv[i])
+                if d <= followup:
+                    follow_pairs.append({"turn": i + 1, "distance": d, "same_page": a["url"] == b["url"]})
+        reask = []
+        answered = [i for i, r in enumerate(session) if (r.get("answer") or "").strip()]
+        pairs = [(i, j) for i, j in combinations(answered, 2) if _cosine_distance(qv[i], qv[j]) <= thr]
+        if pairs:
+            idx = sorted({k for ij in pairs for k in ij})
+            av = dict(zip(idx, emb.get().encode_passages([session[k]["answer"] for k in idx]), strict=True))
+            from voproshalych_eval.metrics.similarity import cosine_similarity
+
+            for i, j in pairs:
+                reask.append({
+                    "turns": [i + 1, j + 1],
+                    "answer_similarity": cosine_similarity(av[i], av[j]),
+                    "same_page": bool(session[i].get("url")) and session[i].get("url") == session[j].get("url"),
+                })
+        out = {
+            "user_id": session[0]["user_id"],
+            "n_turns": len(session),
+            "turns": turns,
+            "followup_pairs": follow_pairs,
+            "reask_pairs": reask,
+        }
+        return ItemResult(out)
+
+    params_out = {**p, "embedder": embedder_name, "n_items": len(items), "n_log_rows": len(rows)}
+    return Plan(
+        tier=TIER, items=items, work=work,
+        finalize=lambda eng, run_id: aggregate(items_records(eng, run_id), source="log"),
+        concurrency=int(p["concurrency"] or 4), params=params_out,
+        models={"embedder": embedder_name}, dataset_name="question_log", offline=False,
+    )
+
+
+def _dialog_plan(engine: Engine, p: dict[str, Any], emb: sh.Lazy, embedder_name: str, thr: float) -> Plan:
+    ds = sh.load_dataset(engine, p["dataset"], "dialogs")
+    pairs = sh.select_items(ds, limit=p["limit"])
+    needs_gen = any(r.get("paraphrase_of") == "same" for _, r in pairs)
+    generator = sh.make_generator(engine, model=p["generator_model"], system_prompt=p["system_prompt"], offline=p["offline"]) if needs_gen else None
+
+    def work(dialog: dict[str, Any]) -> ItemResult:
+        from voproshalych_eval.db.retrieval import search_vectors
+        from voproshalych_eval.metrics.similarity import cosine_similarity
+
+        qs = [t["question"] for t in dialog["turns"]]
+        qv = np.asarray(emb.get().encode_queries(qs), dtype=float)
+        hits = search_vectors(engine, qv, k=1, model=embedder_name)
+        kb = sh.chunk_texts(engine, [h[0].chunk_id for h in hits if h])
+        turns = []
+        tokens = 0
+        for i, (t, v, h) in enumerate(zip(dialog["turns"], qv, hits, strict=True)):
+            top = h[0] if h else None
+            dists = [_cosine_distance(qv[j], v) for j in range(i)]
+            turn: dict[str, Any] = {
+                "question": t["question"],
+                "expected_url": t.get("expected_url"),
+                "retrieved_url": top.url if top else None,
+                "retrieved_chunk_id": int(top.chunk_id) if top else None,
+                "retrieval_hit": (top.url == t["expected_url"]) if top and t.get("expected_url") else None,
+                "cache_distance": min(dists) if dists else None,
+                "cache_hit": (min(dists) <= thr) if dists else None,
+            }
+            if generator is not None and dialog.get("paraphrase_of") == "same":
+                ctx = [kb[top.chunk_id]["text"]] if top and top.chunk_id in kb else []
+                g = sh.generation_dict(generator.generate(t["question"], ctx))
+                if g["error"]:
+                    raise RuntimeError(f"generation failed: {g['error']}")
+                turn["answer"] = g["text"]
+                tokens += g["tokens"]
+            turns.append(turn)
+        follow = []
+        for i in range(1, len(turns)):
+            a, b = turns[i - 1], turns[i]
+            if a["expected_url"] and a["expected_url"] == b["expected_url"]:
+                follow.append({"turn": i + 1, "preserved": bool(b["retrieval_hit"])})
+        reask = []
+        if dialog.get("paraphrase_of") == "same" and all(t.get("answer") for t in turns):
+            av = emb.get().encode_passages([t["answer"] for t in turns])
+            for i in range(1, len(turns)):
+                reask.append({
+                    "turns": [i, i + 1],
+                    "answer_similarity": cosine_similarity(av[i - 1], av[i]),
+                    "same_page": turns[i - 1]["retrieved_url"] == turns[i]["retrieved_url"],
+                })
+        out = {
+            "paraphrase_of": dialog.get("paraphrase_of"),
+            "n_turns": len(turns),
+            "turns": turns,
+            "followup_pairs": follow,
+            "reask_pairs": reask,
+        }
+        return ItemResult(out, tokens=tokens)
+
+    offline = bool(getattr(generator, "offline", False)) if generator else False
+    params_out = {**p, "embedder": embedder_name, "offline": True if offline else p["offline"], "n_items": len(pairs)}
+    return Plan(
+        tier=TIER, items=pairs, work=work,
+        finalize=lambda eng, run_id: aggregate(items_records(eng, run_id), source="dialogs"),
+        concurrency=int(p["concurrency"] or 4), params=params_out,
+        models={"embedder": embedder_name, "generator": getattr(generator, "model", None) if generator else None},
+        prompts={"system_prompt": p["system_prompt"]},
+        dataset_id=ds.id, dataset_name=ds.name, dataset_hash=ds.content_hash, offline=offline,
+    )
+
+
+def _rate(values: Sequence[bool | None]) -> dict[str, Any]:
+    return sh.agg([None if v is None else float(bool(v)) for v in values])
+
+
+def aggregate(records: list[dict[str, Any]], *, source: str) -> dict[str, Any]:
+    res = sh.done_results(records)
+    turns = [t for r in res for t in r.get("turns", [])]
+    cache_vals = [t.get("cache_hit") for t in turns if t.get("cache_hit") is not None]
+    m: dict[str, Any] = {
+        "cache_hit_rate": _rate(cache_vals),
+        "context_preservation": _rate(
+            [fp["preserved"] if "preserved" in fp else fp["same_page"] for r in res for fp in r.get("followup_pairs", [])]
+        ),
+        "multi_turn_consistency": sh.agg([rp["answer_similarity"] for r in res for rp in r.get("reask_pairs", [])]),
+        "multi_turn_source_agreement": _rate([rp["same_page"] for r in res for rp in r.get("reask_pairs", [])]),
+        "n_items": len(records),
+        "n_failed_items": sh.n_failed_items(records),
+        "n_turns": len(turns),
+        "source": source,
+    }
+    if source == "log":
+        lengths = [r.get("n_turns", 0) for r in res]
+        m["n_sessions"] = len(res)
+        m["avg_session_length"] = sh.agg([float(x) for x in lengths])
+        m["single_question_session_rate"] = _rate([x == 1 for x in lengths])
+    else:
+        m["first_turn_hit_rate"] = _rate([r["turns"][0].get("retrieval_hit") for r in res if r.get("turns") and r["turns"][0].get("retrieval_hit") is not None])
+        labelled = [r for r in res if r.get("paraphrase_of") in ("same", "different") and len(r.get("turns", [])) >= 2]
+        if labelled:
+            hits = [(r["paraphrase_of"] == "same", bool(r["turns"][1].get("cache_hit"))) for r in labelled]
+            n_hit = sum(1 for _, h in hits if h)
+            n_same = sum(1 for s, _ in hits if s)
+            n_diff = len(hits) - n_same
+            m["cache_precision"] = (sum(1 for s, h in hits if s and h) / n_hit) if n_hit else None
+            m["cache_recall"] = (sum(1 for s, h in hits if s and h) / n_same) if n_same else None
+            m["cache_false_hit_rate"] = (sum(1 for s, h in hits if not s and h) / n_diff) if n_diff else None
+            m["n_cache_pairs"] = len(hits)
+    return m

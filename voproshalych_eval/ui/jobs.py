@@ -1,0 +1,241 @@
+"""Background runs in the app: start, watch (live counts, progress, ETA, tokens, cancel), reattach, resume.
+
+The job itself lives in :mod:`voproshalych_eval.executor`'s process-wide registry, keyed by run id;
+``st.session_state`` keeps only the run id. A widget rerun or a reopened tab therefore finds the job
+again (:func:`job_panel`), and a run whose process died shows up as "interrupted — resume".
+Also the shared results widgets of the LLM-tier pages: run picker, item filters, drill-down.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from voproshalych_eval import executor, runs
+from voproshalych_eval.ui import state
+from voproshalych_eval.ui.common import offline_badge
+from voproshalych_eval.ui.i18n import tr
+
+log = logging.getLogger(__name__)
+POLL_SECONDS = 1.0
+
+STATE_LABELS = {
+    "running": ("выполняется", "running"),
+    "interrupted": ("прерван — можно продолжить", "interrupted — resume"),
+    "done": ("готов", "done"),
+    "failed": ("ошибка", "failed"),
+    "cancelled": ("отменён", "cancelled"),
+}
+
+
+def state_label(s: str) -> str:
+    ru, en = STATE_LABELS.get(s, (s, s))
+    return tr(ru, en)
+
+
+def start(build_plan: Callable[[], executor.Plan], state_key: str) -> int | None:
+    """Build the plan (errors become a sentence), start it in the background, remember its run id."""
+    with state.user_errors("Не удалось запустить", "Could not start the run"):
+        plan = build_plan()
+        if not plan.items:
+            st.warning(tr("Нет элементов для оценки.", "Nothing to evaluate."))
+            return None
+        job = executor.start_background(state.engine(), plan)
+        st.session_state[state_key] = job.run_id
+        return job.run_id
+    return None
+
+
+def _progress_view(job: executor.Job) -> None:
+    p = job.progress
+    total = max(p.total, 1)
+    label = tr(
+        f"Запуск {p.run_id}: {p.finished} из {p.total} (ошибок {p.failed})",
+        f"Run {p.run_id}: {p.finished} of {p.total} (failed {p.failed})",
+    )
+    with st.status(label, state="running" if job.alive else ("error" if p.status == "failed" else "complete"), expanded=True):
+        st.progress(min(p.finished / total, 1.0))
+        cols = st.columns(4)
+        cols[0].metric(tr("Готово", "Done"), p.done)
+        cols[1].metric(tr("Ошибки", "Failed"), p.failed)
+        cols[2].metric(tr("Осталось", "ETA"), executor.format_eta(p.eta_s))
+        cols[3].metric(tr("Токены", "Tokens"), p.tokens)
+        if p.last_error:
+            st.caption(tr("Последняя ошибка: ", "Last error: ") + str(p.last_error)[:300])
+        if job.alive and st.button(tr("Отменить", "Cancel"), key=f"cancel_{p.run_id}"):
+            job.cancel()
+            st.toast(tr("Отмена: новые элементы не запускаются", "Cancelling: no new item starts"))
+
+
+def job_panel(state_key: str) -> None:
+    """Show the job of the run remembered under ``state_key``; refreshes itself while it runs."""
+    run_id = st.session_state.get(state_key)
+    job = executor.get_job(run_id)
+    if job is None:
+        return
+    if not job.alive:
+        if job.error:
+            st.error(tr("Запуск завершился с ошибкой: ", "The run failed: ") + job.error)
+        return
+
+    @st.fragment(run_every=POLL_SECONDS)
+    def _live() -> None:
+        j = executor.get_job(run_id)
+        if j is None:
+            return
+        _progress_view(j)
+        if not j.alive:
+            st.rerun()
+
+    _live()
+
+
+def pick_run(tier: str, state_key: str, *, label: str | None = None) -> runs.Run | None:
+    """Select a run of ``tier`` (default: the one started here, else the newest); offers Resume."""
+    eng = state.engine()
+    all_runs = runs.list_runs(eng, tier=tier, limit=50)
+    if not all_runs:
+        return None
+    ids = [r.id for r in all_runs]
+    current = st.session_state.get(state_key)
+    index = ids.index(current) if current in ids else 0
+    states = {r.id: executor.run_state(eng, r.id) for r in all_runs}
+    chosen = st.selectbox(
+        label or tr("Запуск", "Run"),
+        ids,
+        index=index,
+        format_func=lambda i: f"#{i} · {state_label(states[i])} · "
+        + next((str(r.started_at)[:16] + (' · offline' if r.offline else '')) for r in all_runs if r.id == i),
+        key=f"pick_{state_key}",
+    )
+    run = runs.get_run(eng, int(chosen))
+    if run is None:
+        return None
+    job = executor.get_job(run.id)
+    if not (job is not None and job.alive) and states[run.id] in ("interrupted", "cancelled", "failed"):
+        counts = runs.count_items(eng, run.id)
+        st.warning(
+            tr(
+                f"Запуск #{run.id} {state_label(states[run.id])}: записано {counts['done']} из {run.n_items_total}, ошибок {counts['failed']}.",
+                f"Run #{run.id} is {state_label(states[run.id])}: {counts['done']} of {run.n_items_total} recorded, {counts['failed']} failed.",
+            )
+        )
+        if st.button(tr("Продолжить (только недостающие)", "Resume (missing items only)"), key=f"resume_{run.id}"):
+            with state.user_errors("Не удалось продолжить", "Could not resume"):
+                executor.resume_background(eng, run.id)
+                st.session_state[state_key] = run.id
+                st.rerun()
+    return run
+
+
+def run_caption(run: runs.Run) -> None:
+    """Offline badge, then models / dataset / parameters of the run in one line."""
+    if run.offline:
+        offline_badge()
+    models = ", ".join(f"{k}: {v}" for k, v in (run.models or {}).items() if v)
+    st.caption(
+        f"#{run.id} · {run.dataset_name or '—'} · {models} · {tr('код', 'code')} {run.code_version or '—'}"
+    )
+
+
+def items_frame(run_id: int) -> pd.DataFrame:
+    return runs.run_items(state.engine(), run_id)
+
+
+def filter_items(
+    df: pd.DataFrame,
+    *,
+    key: str,
+    score_cols: Sequence[str] = (),
+    disagreement: Callable[[pd.Series], float | None] | None = None,
+) -> pd.DataFrame:
+    """Filters: only failed, a score below a threshold, judges disagreeing by more than a margin."""
+    if df.empty:
+        return df
+    cols = st.columns(3)
+    only_failed = cols[0].checkbox(tr("Только сбои", "Failed only"), key=f"{key}_failed")
+    out = df
+    if only_failed:
+        mask = out["status"] != "done"
+        for c in score_cols:
+            if c in out.columns:
+                mask |= out[c].isna()
+        out = out[mask]
+    present = [c for c in score_cols if c in df.columns]
+    if present:
+        col = cols[1].selectbox(tr("Низкая оценка по", "Low score on"), ["—", *present], key=f"{key}_lowcol")
+        if col != "—":
+            thr = cols[1].slider(tr("ниже", "below"), 0.0, 1.0, 0.5, 0.05, key=f"{key}_lowthr")
+            out = out[pd.to_numeric(out[col], errors="coerce") < thr]
+    if disagreement is not None:
+        margin = cols[2].slider(tr("Расхождение судей >", "Judge disagreement >"), 0.0, 1.0, 0.0, 0.05, key=f"{key}_dis")
+        if margin > 0:
+            out = out[out.apply(lambda r: (disagreement(r) or 0.0) > margin, axis=1)]
+    return out
+
+
+def per_model_spread(judges_col: str = "judges") -> Callable[[pd.Series], float | None]:
+    """Largest max−min spread of per-model scores over the judge metrics of an item."""
+
+    def spread(row: pd.Series) -> float | None:
+        judged = row.get(judges_col)
+        if not isinstance(judged, Mapping):
+            return None
+        best = 0.0
+        for res in judged.values():
+            pm = [v for v in ((res or {}).get("per_model") or {}).values() if isinstance(v, int | float)]
+            if len(pm) >= 2:
+                best = max(best, max(pm) - min(pm))
+        return best
+
+    return spread
+
+
+def _json_text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=1, default=str)
+
+
+def judge_reply_view(name: str, res: Mapping[str, Any] | None) -> None:
+    """One judge metric of one item: score, verdict, explanation, per-model scores, raw replies, failures."""
+    if not res:
+        return
+    score = res.get("score")
+    head = f"**{name}**: " + ("—" if score is None else f"{score:.3f}")
+    if res.get("passed") is not None:
+        head += " · " + ("PASS" if res["passed"] else "FAIL")
+    if res.get("offline"):
+        head += " · " + tr("офлайн-эвристика", "offline heuristic")
+    st.markdown(head)
+    if res.get("explanation"):
+        st.caption(str(res["explanation"]))
+    if res.get("per_model"):
+        st.caption(tr("По моделям: ", "Per model: ") + ", ".join(f"{m}: {v}" for m, v in res["per_model"].items()))
+    if res.get("failures"):
+        st.error(tr("Сбои: ", "Failures: ") + _json_text(res["failures"])[:1500])
+    for i, raw in enumerate(res.get("raw_replies") or []):
+        st.code(str(raw)[:4000], language=None)
+        if i >= 4:
+            break
+
+
+def drilldown(df: pd.DataFrame, *, key: str, render: Callable[[Mapping[str, Any]], None]) -> None:
+    """Pick one item of ``df`` and show it in full with ``render``."""
+    if df.empty:
+        return
+    keys = df["item_key"].astype(str).tolist()
+    chosen = st.selectbox(tr("Элемент", "Item"), keys, key=f"{key}_item")
+    row = df[df["item_key"].astype(str) == chosen].iloc[0].to_dict()
+    if row.get("status") != "done":
+        st.error(tr("Элемент не выполнен: ", "Item failed: ") + str(row.get("error")))
+    render(row)
+
+
+def flat_table(df: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """The scalar columns worth a table (nested results are in the drill-down and the JSON download)."""
+    keep = [c for c in ("item_key", "status", *columns, "error") if c in df.columns]
+    return df[keep]

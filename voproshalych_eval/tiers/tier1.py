@@ -508,3 +508,112 @@ def export_trec(engine: Engine, run_id: int, run_path: str | Path, qrels_path: s
     Path(qrels_path).write_text("\n".join(qrel_lines) + ("\n" if qrel_lines else ""), encoding="utf-8")
     return {"run_file": str(run_path), "qrels_file": str(qrels_path), "level": level,
             "n_run_lines": len(run_lines), "n_qrels_lines": len(qrel_lines)}
+
+
+# ---------------------------------------------------------------- tables for the page and exports
+
+
+def run_table(items: Any, *, failure_rank: int | None = None) -> Any:
+    """Per-question table of a recorded run (``runs.run_items``): one row per question.
+
+    Columns: item_key, question, question_type, answerable, first_relevant_rank (chunk),
+    first_relevant_rank_url, top_distance, retrieved (``id (distance)`` list), relevant_chunk_ids,
+    relevant_urls, mrr, ndcg@10, failed. ``failed`` = answerable and no relevant chunk within the
+    first ``failure_rank`` positions (default: none in the list at all).
+    """
+    import pandas as pd
+
+    rows = []
+    for _, r in items.iterrows():
+        rank = r.get("first_relevant_rank")
+        rank = None if rank is None or (isinstance(rank, float) and math.isnan(rank)) else int(rank)
+        mc = r.get("metrics_chunk") if isinstance(r.get("metrics_chunk"), dict) else {}
+        answerable = bool(r.get("answerable"))
+        failed = answerable and bool(r.get("relevant_chunk_ids")) and (
+            rank is None or (failure_rank is not None and rank > failure_rank)
+        )
+        rows.append({
+            "item_key": r["item_key"],
+            "question": r.get("question"),
+            "question_type": r.get("question_type"),
+            "answerable": answerable,
+            "first_relevant_rank": rank,
+            "first_relevant_rank_url": None if r.get("first_relevant_rank_url") is None or (
+                isinstance(r.get("first_relevant_rank_url"), float) and math.isnan(r.get("first_relevant_rank_url"))
+            ) else int(r.get("first_relevant_rank_url")),
+            "top_distance": r.get("top_distance"),
+            "retrieved": ", ".join(
+                f"{cid} ({d:.3f})" for cid, d in zip(r.get("retrieved_ids") or [], r.get("retrieved_distances") or [], strict=False)
+            ),
+            "relevant_chunk_ids": ", ".join(str(x) for x in (r.get("relevant_chunk_ids") or [])),
+            "relevant_urls": ", ".join(str(x) for x in (r.get("relevant_urls") or [])),
+            "mrr": mc.get("mrr"),
+            "ndcg@10": mc.get("ndcg@10"),
+            "failed": failed,
+        })
+    return pd.DataFrame(rows)
+
+
+def failures_by_section(items: Any, *, failure_rank: int | None = None) -> Any:
+    """Failures grouped by the section (relevant URL) the answer lives in.
+
+    Columns: section, questions (answerable questions of that section), failures, failure_rate,
+    retrieved_instead (the URLs ranked first for the failed questions, most frequent first).
+    """
+    import pandas as pd
+
+    table = run_table(items, failure_rank=failure_rank)
+    stats: dict[str, dict[str, Any]] = {}
+    for (_, r), (_, t) in zip(items.iterrows(), table.iterrows(), strict=True):
+        if not t["answerable"]:
+            continue
+        for url in dict.fromkeys(r.get("relevant_urls") or []):
+            s = stats.setdefault(url, {"section": url, "questions": 0, "failures": 0, "instead": {}})
+            s["questions"] += 1
+            if t["failed"]:
+                s["failures"] += 1
+                top = (r.get("retrieved_urls") or [None])[0]
+                if top:
+                    s["instead"][top] = s["instead"].get(top, 0) + 1
+    rows = [
+        {
+            "section": s["section"],
+            "questions": s["questions"],
+            "failures": s["failures"],
+            "failure_rate": s["failures"] / s["questions"] if s["questions"] else None,
+            "retrieved_instead": ", ".join(f"{u} ×{n}" for u, n in sorted(s["instead"].items(), key=lambda x: -x[1])),
+        }
+        for s in stats.values()
+    ]
+    df = pd.DataFrame(rows, columns=["section", "questions", "failures", "failure_rate", "retrieved_instead"])
+    return df.sort_values(["failures", "failure_rate"], ascending=False).reset_index(drop=True)
+
+
+def run_config_label(run: Any) -> str:
+    """Short label of a Tier 1 run: ``#id retriever · embedder · k[ · HNSW]``."""
+    p, m = run.params or {}, run.models or {}
+    parts = [f"#{run.id} {p.get('retriever', '?')}"]
+    if m.get("embedder"):
+        parts.append(str(m["embedder"]))
+    parts.append(f"k={p.get('k')}")
+    if p.get("use_index"):
+        parts.append("HNSW")
+    return " · ".join(parts)
+
+
+def comparison_frame(run_list: Sequence[Any], *, level: str = "chunk", keys: Sequence[str] | None = None) -> Any:
+    """Long table ``config, run_id, level, metric, value, ci_low, ci_high, n`` for several runs."""
+    import pandas as pd
+
+    rows = []
+    for run in run_list:
+        block = (run.metrics or {}).get(level) or {}
+        for key, agg in block.items():
+            if keys is not None and key not in keys:
+                continue
+            agg = agg if isinstance(agg, dict) else {"value": agg}
+            rows.append({
+                "config": run_config_label(run), "run_id": run.id, "level": level, "metric": key,
+                "value": agg.get("value"), "ci_low": agg.get("ci_low"), "ci_high": agg.get("ci_high"), "n": agg.get("n"),
+            })
+    return pd.DataFrame(rows, columns=["config", "run_id", "level", "metric", "value", "ci_low", "ci_high", "n"])

@@ -1,0 +1,261 @@
+"""Tier 1: retrieval accuracy — run the benchmark, read the metrics, inspect failures, compare retrievers."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from voproshalych_eval import runs
+from voproshalych_eval.datasets import DatasetError, list_datasets, load_file, store
+from voproshalych_eval.embeddings import BUILTIN_EMBEDDERS
+from voproshalych_eval.tiers import tier1
+from voproshalych_eval.ui import state
+from voproshalych_eval.ui.charts import retrieval as charts
+from voproshalych_eval.ui.common import empty_state, metric_cards, page_header, table_with_download
+from voproshalych_eval.ui.i18n import tr
+
+SUMMARY_KEYS = ("hit_rate@1", "hit_rate@5", "hit_rate@10", "mrr", "ndcg@5", "ndcg@10", "recall@5", "map")
+LEVEL_NAMES = {"chunk": ("Чанки", "Chunks"), "url": ("Страницы (URL)", "Pages (URL)")}
+RETRIEVER_NAMES = {
+    "vector": ("Векторный (pgvector, косинус)", "Vector (pgvector, cosine)"),
+    "fts": ("Полнотекстовый (PostgreSQL, russian)", "Full-text (PostgreSQL, russian)"),
+    "hybrid": ("Гибридный (RRF)", "Hybrid (RRF)"),
+}
+
+page_header(
+    tr("Tier 1 · Поиск", "Tier 1 · Retrieval"),
+    tr(
+        "Насколько хорошо поиск находит нужный чанк и нужную страницу для вопросов золотого набора.",
+        "How well retrieval finds the right chunk and the right page for the golden questions.",
+    ),
+    tr(
+        "Поиск повторяет production: эмбеддинг вопроса и `ORDER BY embedding <=> :q LIMIT k`. Метрики — на "
+        "уровне **чанков** и на уровне **страниц** (список URL без повторов, порядок сохранён); шкала 0–1, "
+        "больше — лучше. Hit Rate@K — доля вопросов с релевантным результатом в top-K; MRR — среднее 1/ранг "
+        "первого релевантного; NDCG@K учитывает позиции всех релевантных. В скобках — 95% бутстреп-интервал. "
+        "Вопросы без ответа в базе исключены из средних и показаны отдельно: расстояние их лучшего результата "
+        "помогает выбрать порог «нет ответа».",
+        "Retrieval mirrors production: embed the question and `ORDER BY embedding <=> :q LIMIT k`. Metrics are "
+        "computed at **chunk** level and at **page** level (URL list deduplicated, order kept); scale 0–1, higher "
+        "is better. Hit Rate@K is the share of questions with a relevant result in the top K; MRR the mean of "
+        "1/rank of the first relevant hit; NDCG@K accounts for the positions of all relevant items. Brackets: "
+        "95% bootstrap interval. Questions the knowledge base cannot answer are excluded from the means and "
+        "shown separately: the distance of their top hit helps choose a \"no answer\" threshold.",
+    ),
+)
+
+engine = state.engine()
+
+
+def _dataset_picker() -> object | None:
+    stored = list_datasets(engine, "golden")
+    options = {f"{d['name']} · {d['n_items']} · {d['content_hash'][:8]} (#{d['id']})": d["id"] for d in stored}
+    choice = st.selectbox(tr("Золотой набор", "Golden dataset"), list(options), key="t1_dataset") if options else None
+    upload = st.file_uploader(tr("…или загрузите файл (JSON/JSONL/CSV)", "…or upload a file (JSON/JSONL/CSV)"),
+                              type=["json", "jsonl", "csv"], key="t1_upload")
+    if upload is not None:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / upload.name
+            path.write_bytes(upload.getvalue())
+            try:
+                ds = load_file(path, "golden", name=Path(upload.name).stem)
+            except DatasetError as exc:
+                st.error(tr("Файл не принят: ", "File rejected: ") + f"{upload.name}"
+                         + (f", {tr('строка', 'row')} {exc.row}" if exc.row else "")
+                         + (f", {tr('поле', 'field')} '{exc.field}'" if exc.field else "") + f": {exc.message}")
+                return None
+        ds = store(engine, ds)
+        st.success(tr(f"Набор «{ds.name}» загружен: {len(ds)} вопросов.", f"Dataset '{ds.name}' loaded: {len(ds)} questions."))
+        return ds.id
+    return options.get(choice) if choice else None
+
+
+# Labels are computed during the script run (format_func must not read the session state later).
+retriever_labels = {r: tr(*names) for r, names in RETRIEVER_NAMES.items()}
+level_labels = {lvl: tr(*names) for lvl, names in LEVEL_NAMES.items()}
+filter_labels = {
+    "all": tr("все вопросы", "all questions"),
+    "fail1": tr("провалы: релевантный не на 1-м месте", "failures: relevant not at rank 1"),
+    "failk": tr("провалы: релевантного нет в top-k", "failures: no relevant in top k"),
+}
+failure_labels = {1: filter_labels["fail1"], None: filter_labels["failk"]}
+
+with st.sidebar:
+    st.subheader(tr("Параметры Tier 1", "Tier 1 settings"))
+    dataset_id = _dataset_picker()
+    retriever = st.selectbox(tr("Поиск", "Retriever"), list(RETRIEVER_NAMES), format_func=retriever_labels.get, key="t1_retriever")
+    emb_options = list(dict.fromkeys([tier1.default_embedder_name(engine), state.current_embedder_name(), *BUILTIN_EMBEDDERS]))
+    embedder_name = st.selectbox(tr("Эмбеддер", "Embedder"), emb_options, key="t1_embedder", disabled=retriever == "fts")
+    k = int(st.number_input("k", min_value=1, max_value=100, value=10, key="t1_k"))
+    use_index = st.checkbox(tr("HNSW-индекс (в схеме eval)", "HNSW index (in the eval schema)"), key="t1_hnsw",
+                            disabled=retriever == "fts")
+    repeats = int(st.number_input(tr("Повторы (согласованность HNSW)", "Repeats (HNSW consistency)"), 1, 5, 1, key="t1_repeats",
+                                  disabled=not use_index))
+    run_clicked = st.button(tr("Запустить", "Run"), type="primary", key="t1_run", disabled=dataset_id is None)
+
+if run_clicked and dataset_id is not None:
+    with state.user_errors("Запуск Tier 1 не удался", "The Tier 1 run failed"):
+        from voproshalych_eval.datasets import get_dataset
+
+        with st.status(tr("Tier 1: выполняется…", "Tier 1: running…"), expanded=True) as status:
+            emb = None if retriever == "fts" else state.embedder(embedder_name)
+            res = tier1.run_tier1(engine, get_dataset(engine, int(dataset_id)), retriever=retriever, embedder=emb, k=k,
+                                  use_index=use_index and retriever != "fts", repeats=repeats, progress=status.write)
+            status.update(label=tr(f"Готово: запуск #{res.run_id}", f"Done: run #{res.run_id}"), state="complete", expanded=False)
+        st.session_state["t1_run_id"] = res.run_id
+
+run_id = st.session_state.get("t1_run_id")
+if run_id is None:
+    latest = runs.latest_run(engine, "tier1")
+    run_id = latest.id if latest else None
+if run_id is None:
+    empty_state("Запусков Tier 1 ещё нет: выберите набор и нажмите «Запустить» на боковой панели.",
+                "No Tier 1 run yet: pick a dataset and press Run in the sidebar.")
+    st.stop()
+
+run = runs.get_run(engine, int(run_id))
+items = runs.run_items(engine, int(run_id))
+m = run.metrics or {}
+st.subheader(tr(f"Запуск #{run.id}", f"Run #{run.id}") + f" · {tier1.run_config_label(run)} · {run.dataset_name}")
+ne = m.get("n_evaluated") or {}
+st.caption(
+    tr(f"Вопросов: {run.n_items_total}; оценено: {ne.get('questions')}; без ответа (исключены): {m.get('n_unanswerable')}.",
+       f"Questions: {run.n_items_total}; evaluated: {ne.get('questions')}; unanswerable (excluded): {m.get('n_unanswerable')}.")
+)
+for level in ("chunk", "url"):
+    st.markdown(f"**{tr(*LEVEL_NAMES[level])}**")
+    metric_cards({key: m.get(level, {}).get(key) for key in SUMMARY_KEYS if key in m.get(level, {})})
+rc = m.get("retrieval_consistency") or {}
+if rc.get("value") is not None:
+    st.info(f"retrieval_consistency = {rc['value']:.3f} ({rc.get('reason')}, {rc.get('repeats')} {tr('повт.', 'repeats')})")
+else:
+    st.caption("retrieval_consistency: " + tr("неприменимо — ", "not applicable — ") + str(rc.get("reason", "")))
+if m.get("hnsw"):
+    st.info("HNSW: " + ", ".join(f"{a} = {b:.3f}" if isinstance(b, float) else f"{a} = {b}" for a, b in m["hnsw"].items()))
+
+tab_sum, tab_q, tab_fail, tab_cmp, tab_thr = st.tabs([
+    tr("Сводка", "Summary"), tr("По вопросам", "Per question"), tr("Провалы по разделам", "Failures by section"),
+    tr("Сравнение", "Comparison"), tr("Порог «нет ответа»", "No-answer threshold"),
+])
+
+with tab_sum:
+    level_names = {lvl: tr(*LEVEL_NAMES[lvl]) for lvl in ("chunk", "url")}
+    st.plotly_chart(charts.metrics_by_level({lvl: m.get(lvl, {}) for lvl in ("chunk", "url")}, SUMMARY_KEYS,
+                                            level_names=level_names), key="t1_levels")
+    summary = pd.concat([tier1.comparison_frame([run], level=lvl) for lvl in ("chunk", "url")], ignore_index=True)
+    table_with_download(summary, f"tier1_run{run.id}_metrics", key="t1_summary")
+
+table = tier1.run_table(items, failure_rank=None) if not items.empty else None
+with tab_q:
+    if table is None:
+        empty_state("В запуске нет записей.", "The run has no items.")
+    else:
+        mode = st.radio(tr("Показывать", "Show"), ["all", "fail1", "failk"], horizontal=True, key="t1_filter",
+                        format_func=filter_labels.get)
+        shown = tier1.run_table(items, failure_rank=1 if mode == "fail1" else None)
+        if mode != "all":
+            shown = shown[shown["failed"]]
+        evaluated = table[table["relevant_chunk_ids"] != ""]
+        ranks = [None if pd.isna(r) else int(r) for r in evaluated["first_relevant_rank"]]
+        st.plotly_chart(charts.first_rank_histogram(ranks, k=int((run.params or {}).get("k", 10)), not_found_label=tr("не найден", "not found"),
+                                                    x_title=tr("Ранг первого релевантного чанка", "Rank of the first relevant chunk"),
+                                                    y_title=tr("Вопросов", "Questions")), key="t1_ranks")
+        table_with_download(shown, f"tier1_run{run.id}_questions", key="t1_questions")
+        if not shown.empty:
+            pick = st.selectbox(tr("Подробнее о вопросе", "Question details"), list(shown["item_key"]), key="t1_pick",
+                                format_func=lambda key: f"{key}: {shown.set_index('item_key').loc[key, 'question']}")
+            from voproshalych_eval.db.production import read_chunks
+
+            texts = read_chunks(engine).set_index("id")["text"].to_dict()
+            row = items.set_index("item_key").loc[pick]
+            rel = set(row["relevant_chunk_ids"] or [])
+            st.markdown(f"**{tr('Найдено', 'Retrieved')}**")
+            for rank, (cid, url, dist) in enumerate(zip(row["retrieved_ids"], row["retrieved_urls"], row["retrieved_distances"], strict=False), 1):
+                mark = "✅" if cid in rel else "▫️"
+                with st.expander(f"{mark} #{rank} · chunk {cid} · {tr('расстояние', 'distance')} {dist:.4f} · {url}"):
+                    st.write(texts.get(cid, ""))
+            st.markdown(f"**{tr('Релевантные чанки', 'Relevant chunks')}**")
+            for cid in row["relevant_chunk_ids"] or []:
+                with st.expander(f"chunk {cid}"):
+                    st.write(texts.get(cid, tr("(чанка нет в базе)", "(chunk not in the database)")))
+
+with tab_fail:
+    if table is not None:
+        frank = st.radio(tr("Провал — это", "A failure is"), [1, None], horizontal=True, key="t1_fail_rank",
+                         format_func=failure_labels.get)
+        by_section = tier1.failures_by_section(items, failure_rank=frank)
+        st.plotly_chart(charts.failures_by_section(by_section[by_section["failures"] > 0],
+                                                   x_title=tr("Провалов", "Failures")), key="t1_sections")
+        table_with_download(by_section, f"tier1_run{run.id}_failures_by_section", key="t1_sections_tbl")
+
+with tab_cmp:
+    st.caption(tr(
+        "Сравните поисковики и эмбеддеры на одном наборе: выберите конфигурации и запустите, или отметьте прежние запуски.",
+        "Compare retrievers and embedders on one dataset: pick configurations and run them, or tick earlier runs.",
+    ))
+    configs = [("vector", e) for e in BUILTIN_EMBEDDERS] + [("fts", None), ("hybrid", tier1.default_embedder_name(engine))]
+    chosen = st.multiselect(tr("Конфигурации", "Configurations"), configs, default=[], key="t1_cmp_cfg",
+                            format_func=lambda c: f"{c[0]}" + (f" · {c[1]}" if c[1] else ""))
+    if st.button(tr("Запустить сравнение", "Run comparison"), key="t1_cmp_run", disabled=not chosen):
+        with state.user_errors("Сравнение не удалось", "The comparison failed"):
+            with st.status(tr("Сравнение…", "Comparing…"), expanded=True) as status:
+                from voproshalych_eval.datasets import get_dataset
+
+                ds = get_dataset(engine, int(run.dataset_id)) if run.dataset_id else None
+                new_ids = []
+                for retr, emb_name in chosen:
+                    status.write(f"{retr} {emb_name or ''}")
+                    r = tier1.run_tier1(engine, ds, retriever=retr, embedder=state.embedder(emb_name) if emb_name else None,
+                                        k=int((run.params or {}).get("k", 10)), progress=status.write)
+                    new_ids.append(r.run_id)
+                status.update(state="complete", expanded=False)
+            st.session_state["t1_cmp_ids"] = [*st.session_state.get("t1_cmp_ids", []), *new_ids]
+    same = [r for r in runs.list_runs(engine, tier="tier1", status="done", dataset_hash=run.dataset_hash, limit=50)]
+    labels = {tier1.run_config_label(r): r for r in same}
+    default = [tier1.run_config_label(r) for r in same if r.id in {run.id, *st.session_state.get("t1_cmp_ids", [])}]
+    picked = st.multiselect(tr("Запуски на этом наборе", "Runs on this dataset"), list(labels), default=default, key="t1_cmp_runs")
+    level = st.radio(tr("Уровень", "Level"), ["chunk", "url"], horizontal=True, key="t1_cmp_level", format_func=level_labels.get)
+    sel = [labels[p] for p in picked]
+    if sel:
+        cmp_df = tier1.comparison_frame(sel, level=level, keys=("hit_rate@1", "hit_rate@5", "mrr", "ndcg@10", "map"))
+        st.plotly_chart(charts.comparison_bars(cmp_df), key="t1_cmp_chart")
+        wide = cmp_df.pivot_table(index="config", columns="metric", values="value", sort=False).reset_index()
+        table_with_download(wide, f"tier1_comparison_{level}", key="t1_cmp_tbl")
+        if len(sel) == 2:
+            metric = st.selectbox(tr("Метрика для парного теста", "Metric for the paired test"), ["mrr", "hit_rate@1", "hit_rate@5", "ndcg@10"], key="t1_cmp_metric")
+            test = tier1.compare_tier1_runs(engine, sel[0].id, sel[1].id, metric=metric, level=level)
+            b = test["bootstrap"]
+            verdict = tr("разница значима", "the difference is significant") if test["significant"] else tr("значимой разницы нет", "no significant difference")
+            st.markdown(f"Δ {metric} = **{b['mean_diff']:+.3f}** [{b['ci_low']:+.3f}; {b['ci_high']:+.3f}], "
+                        f"p (bootstrap) = {b['p_value']:.4f}, p (permutation) = {test['permutation']['p_value']:.4f}, "
+                        f"n = {test['n_pairs']} → {verdict}")
+
+with tab_thr:
+    if table is not None:
+        ans = [float(x) for x in table.loc[table["answerable"], "top_distance"].dropna()]
+        una = [float(x) for x in table.loc[~table["answerable"], "top_distance"].dropna()]
+        if (run.params or {}).get("retriever") != "vector":
+            st.caption(tr("Для FTS и гибрида «расстояние» — это 1/(1+ts_rank) и нормированный RRF, а не косинус.",
+                          "For FTS and hybrid the \"distance\" is 1/(1+ts_rank) and the normalised RRF score, not cosine."))
+        if not una:
+            empty_state("В наборе нет вопросов без ответа — порог не выбрать.", "The dataset has no unanswerable question — no threshold to choose.")
+        if ans or una:
+            lo, hi = min([*ans, *una]), max([*ans, *una])
+            thr = st.slider(tr("Порог расстояния", "Distance threshold"), float(lo), float(hi) if hi > lo else float(lo) + 0.01,
+                            float((lo + hi) / 2), key="t1_thr")
+            names = (tr("есть ответ", "answerable"), tr("нет ответа", "unanswerable"))
+            st.plotly_chart(charts.threshold_chart(ans, una, threshold=thr, names=names,
+                                                   x_title=tr("Расстояние лучшего результата", "Top-hit distance")), key="t1_thr_hist")
+            kept = sum(1 for x in ans if x <= thr) / len(ans) if ans else None
+            rejected = sum(1 for x in una if x > thr) / len(una) if una else None
+            c1, c2 = st.columns(2)
+            c1.metric(tr("Отвечаем на вопросы с ответом", "Answerable questions kept"), "—" if kept is None else f"{kept:.1%}")
+            c2.metric(tr("Отклоняем вопросы без ответа", "Unanswerable questions rejected"), "—" if rejected is None else f"{rejected:.1%}")
+            st.plotly_chart(charts.threshold_tradeoff(ans, una, names=(tr("доля сохранённых отвечаемых", "answerable kept"),
+                                                                          tr("доля отклонённых без ответа", "unanswerable rejected")),
+                                                      x_title=tr("Порог", "Threshold")), key="t1_thr_curve")
+            unans = table.loc[~table["answerable"], ["item_key", "question", "top_distance", "retrieved"]]
+            table_with_download(unans, f"tier1_run{run.id}_unanswerable", key="t1_unans")

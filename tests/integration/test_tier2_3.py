@@ -99,7 +99,7 @@ def test_tier2_truncation_is_explicit(demo_engine) -> None:  # type: ignore[no-u
     assert runs.get_run(demo_engine, run_id).params["max_context_chars"] == 100
 
 
-def test_tier2_with_scripted_llm(demo_engine, scripted_openai_env) -> None:  # type: ignore[no-untyped-def]
+def test_tier2_with_scripted_llm(demo_engine, scripted_openai_env) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     from voproshalych_eval.tiers.tier2 import build_plan
 
     plan = build_plan(demo_engine, {"limit": 3})

@@ -105,14 +105,15 @@ def pick_run(tier: str, state_key: str, *, label: str | None = None) -> runs.Run
     current = st.session_state.get(state_key)
     index = ids.index(current) if current in ids else 0
     states = {r.id: executor.run_state(eng, r.id) for r in all_runs}
+    started = {r.id: (str(r.started_at)[:16] + (" · offline" if r.offline else "")) for r in all_runs}
     chosen = st.selectbox(
         label or tr("Запуск", "Run"),
         ids,
         index=index,
-        format_func=lambda i: f"#{i} · {state_label(states[i])} · "
-        + next((str(r.started_at)[:16] + (' · offline' if r.offline else '')) for r in all_runs if r.id == i),
+        format_func=lambda i: f"#{i} · {started[i]}",
         key=f"pick_{state_key}",
     )
+    st.caption(tr("Состояние: ", "State: ") + state_label(states[int(chosen)]))
     run = runs.get_run(eng, int(chosen))
     if run is None:
         return None

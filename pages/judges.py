@@ -1,0 +1,155 @@
+"""Judges: stability of the benchmark judge and the show/no-show production judge."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from voproshalych_eval import datasets
+from voproshalych_eval.ui import jobs, state
+from voproshalych_eval.ui.charts.generation import confusion_matrix, per_model_bars, score_distributions
+from voproshalych_eval.ui.common import (
+    TIER_COLORS,
+    empty_state,
+    json_download,
+    metric_cards,
+    page_header,
+    table_with_download,
+)
+from voproshalych_eval.ui.i18n import tr
+
+page_header(
+    tr("Судьи", "Judges"),
+    tr("Можно ли доверять LLM-судьям: стабильность оценок и качество судьи показа/непоказа.",
+       "Can the LLM judges be trusted: stability of scores and quality of the show/no-show judge."),
+    tr(
+        "**Стабильность**: каждый элемент оценивается R раз (кэш выключен). `consistency_score` = 1 − ср. СКО / макс. "
+        "СКО шкалы (1 — повторы совпадают), `flip_rate` — доля элементов, чей PASS/FAIL меняется (меньше — лучше), "
+        "`error_rate` и `parse_failure_rate` — доли вызовов (меньше — лучше), задержка p50/p95/p99 — по всем вызовам. "
+        "**Показ/непоказ**: вердикт `Yes` / `No: причина` разбирается строго; точность, полнота, F1, каппа Коэна "
+        "относительно разметки (0–1, больше — лучше).",
+        "**Stability**: each item is judged R times (cache off). `consistency_score` = 1 − mean std / max std of the "
+        "scale (1 = repeats agree), `flip_rate` = share of items whose PASS/FAIL changes (lower is better), "
+        "`error_rate` and `parse_failure_rate` are shares of calls (lower is better), latency p50/p95/p99 over all "
+        "calls. **Show/no-show**: the `Yes` / `No: reason` verdict is parsed strictly; precision, recall, F1, Cohen's "
+        "kappa against the labels (0–1, higher is better).",
+    ),
+)
+eng = state.engine()
+judge_sets = [d["name"] for d in datasets.list_datasets(eng, "judge")] or ["demo_judge"]
+tab_s, tab_p = st.tabs([tr("Стабильность", "Stability"), tr("Показ / непоказ", "Show / no-show")])
+
+with tab_s:
+    with st.form("judge_stab_form"):
+        c = st.columns(4)
+        ds_s = c[0].selectbox(tr("Набор", "Dataset"), judge_sets, key="js_ds")
+        limit_s = c[1].number_input(tr("Первые N (0 — все)", "First N (0 = all)"), 0, 100000, 5, key="js_lim")
+        rep = c[2].number_input(tr("Повторов", "Repeats"), 2, 20, 5, key="js_rep")
+        metric = c[3].selectbox(tr("Метрика", "Metric"), ["faithfulness", "answer_relevance", "answer_correctness", "e2e_score", "rag_judge"])
+        models_s = st.text_input(tr("Модели судей через запятую (пусто — по умолчанию)", "Judge models, comma separated (empty = default)"), "")
+        off_s = st.checkbox(tr("Офлайн (без LLM)", "Offline (no LLM)"), key="js_off")
+        go_s = st.form_submit_button(tr("Запустить", "Run"), type="primary")
+    if go_s:
+        from voproshalych_eval.tiers.judge_stability import build_plan
+
+        jobs.start(lambda: build_plan(eng, {
+            "dataset": ds_s, "limit": int(limit_s) or None, "repeats": int(rep), "metric": metric,
+            "judge_models": [m.strip() for m in models_s.split(",") if m.strip()] or None, "offline": True if off_s else None,
+        }), "judge_run_id")
+    jobs.job_panel("judge_run_id")
+    run = jobs.pick_run("judge", "judge_run_id")
+    if run is None:
+        empty_state("Запусков ещё нет.", "No runs yet.")
+    else:
+        jobs.run_caption(run)
+        m = run.metrics or {}
+        if m:
+            metric_cards({k: m[k] for k in ("consistency_score", "avg_score_std", "flip_rate", "exact_agreement_rate",
+                                            "error_rate", "parse_failure_rate", "latency_p50", "latency_p95", "latency_p99",
+                                            "inter_judge_cohen_kappa", "inter_judge_fleiss_kappa", "intra_judge_fleiss_kappa")
+                          if k in m and m[k] is not None})
+            st.caption(tr(f"Вызовов: {m.get('n_calls')}, токенов: {m.get('tokens')}, метрика: {m.get('metric')}",
+                          f"Calls: {m.get('n_calls')}, tokens: {m.get('tokens')}, metric: {m.get('metric')}"))
+            if len(m.get("per_model") or {}) > 1:
+                st.plotly_chart(per_model_bars(m["per_model"], "consistency_score", color=TIER_COLORS["judge"]))
+            json_download(m, f"judge_run{run.id}_metrics", key=f"jsm{run.id}")
+        df = jobs.items_frame(run.id)
+        if not df.empty:
+            rows = []
+            for _, r in df.iterrows():
+                for model, scores in (r.get("scores") or {}).items():
+                    valid = [s for s in scores if s is not None]
+                    rows.append({"item_key": r["item_key"], "status": r["status"], "model": model, "question": r.get("question"),
+                                 "scores": scores, "std": pd.Series(valid).std(ddof=0) if len(valid) > 1 else None,
+                                 "n_failed_calls": len(scores) - len(valid)})
+            flat = pd.DataFrame(rows)
+            if not flat.empty:
+                st.plotly_chart(score_distributions(flat, ["std"], color=TIER_COLORS["judge"],
+                                                    title=tr("СКО повторов по элементам", "Per-item std of repeats")))
+                if st.checkbox(tr("Только нестабильные или со сбоями", "Unstable or failed only"), key="js_unst"):
+                    flat = flat[(flat["std"].fillna(0) > 0) | (flat["n_failed_calls"] > 0)]
+                table_with_download(flat, f"judge_run{run.id}_items", key=f"jsi{run.id}")
+
+            def _render_s(row: dict) -> None:
+                st.markdown(f"**{tr('Вопрос', 'Question')}:** {row.get('question')}")
+                st.markdown(f"**{tr('Ответ', 'Answer')}:** {row.get('answer')}")
+                with st.expander(tr("Контекст", "Context")):
+                    st.text(row.get("context") or "")
+                for model, calls in (row.get("calls") or {}).items():
+                    st.markdown(f"#### {model}")
+                    for i, c in enumerate(calls):
+                        jobs.judge_reply_view(f"#{i + 1}", c)
+
+            jobs.drilldown(df, key="js", render=_render_s)
+
+with tab_p:
+    with st.form("judge_pipe_form"):
+        c = st.columns(3)
+        ds_p = c[0].selectbox(tr("Размеченный набор", "Labelled dataset"), judge_sets, key="jp_ds")
+        limit_p = c[1].number_input(tr("Первые N (0 — все)", "First N (0 = all)"), 0, 100000, 0, key="jp_lim")
+        calib = c[2].checkbox(tr("Калибровка судьи бенчмарка", "Calibrate the benchmark judge"), True)
+        off_p = st.checkbox(tr("Офлайн (без LLM)", "Offline (no LLM)"), key="jp_off")
+        go_p = st.form_submit_button(tr("Запустить", "Run"), type="primary")
+    if go_p:
+        from voproshalych_eval.tiers.judge_pipeline import build_plan as build_pipeline
+
+        jobs.start(lambda: build_pipeline(eng, {"dataset": ds_p, "limit": int(limit_p) or None, "calibrate": calib,
+                                                "offline": True if off_p else None}), "judge_pipeline_run_id")
+    jobs.job_panel("judge_pipeline_run_id")
+    run = jobs.pick_run("judge_pipeline", "judge_pipeline_run_id")
+    if run is None:
+        empty_state("Запусков ещё нет.", "No runs yet.")
+    else:
+        jobs.run_caption(run)
+        m = run.metrics or {}
+        if m:
+            cards = {k: m[k] for k in ("accuracy_ci", "precision", "recall", "f1_score", "cohen_kappa", "parse_failure_rate",
+                                       "error_rate", "latency_p50", "latency_p95", "latency_p99") if m.get(k) is not None}
+            metric_cards(cards)
+            st.caption(tr(f"С вердиктом: {m.get('n_valid')}, сбоев: {m.get('n_failed')}", f"With a verdict: {m.get('n_valid')}, failed: {m.get('n_failed')}"))
+            if m.get("confusion_matrix"):
+                st.plotly_chart(confusion_matrix(m["confusion_matrix"], title=tr("Матрица ошибок", "Confusion matrix")))
+            if m.get("benchmark_accuracy") is not None:
+                st.markdown(tr("**Калибровка судьи бенчмарка по разметке**", "**Benchmark judge vs human labels**"))
+                metric_cards({k: m[k] for k in ("benchmark_accuracy", "benchmark_precision", "benchmark_recall",
+                                                "benchmark_f1_score", "benchmark_cohen_kappa") if m.get(k) is not None})
+            st.dataframe(pd.DataFrame(m.get("accuracy_by_kind") or {}).T)
+            json_download(m, f"judge_pipeline_run{run.id}_metrics", key=f"jpm{run.id}")
+        df = jobs.items_frame(run.id)
+        if not df.empty:
+            f = df
+            if st.checkbox(tr("Только ошибки судьи и сбои", "Judge mistakes and failures only"), key="jp_wrong"):
+                f = df[(df["correct"] != True) | (df["status"] != "done")]  # noqa: E712
+            table_with_download(jobs.flat_table(f, ["kind", "label", "verdict", "correct", "reason", "benchmark_verdict", "question"]),
+                                f"judge_pipeline_run{run.id}_items", key=f"jpi{run.id}")
+
+            def _render_p(row: dict) -> None:
+                st.markdown(f"**{tr('Вопрос', 'Question')}:** {row.get('question')}")
+                st.markdown(f"**{tr('Ответ', 'Answer')}:** {row.get('answer')}")
+                st.caption(f"label={row.get('label')} · kind={row.get('kind')} · {row.get('rationale') or ''}")
+                with st.expander(tr("Контекст", "Context")):
+                    st.text(row.get("context") or "")
+                jobs.judge_reply_view("show_no_show", row.get("show_no_show"))
+                jobs.judge_reply_view("benchmark rag_judge", row.get("benchmark"))
+
+            jobs.drilldown(f, key="jp", render=_render_p)

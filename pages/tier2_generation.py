@@ -1,0 +1,115 @@
+"""Tier 2 — generation on the full reference context."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from voproshalych_eval import datasets
+from voproshalych_eval.ui import jobs, state
+from voproshalych_eval.ui.charts.generation import metric_intervals, score_distributions
+from voproshalych_eval.ui.common import (
+    TIER_COLORS,
+    empty_state,
+    json_download,
+    metric_cards,
+    page_header,
+    table_with_download,
+)
+from voproshalych_eval.ui.i18n import tr
+
+KEY = "tier2_run_id"
+SCORES = ["faithfulness", "answer_relevance", "answer_correctness", "rouge1_f", "rouge2_f", "rougeL_f"]
+
+page_header(
+    tr("Tier 2 · Генерация", "Tier 2 · Generation"),
+    tr("Насколько хорошо модель отвечает, когда ей дан весь правильный контекст.",
+       "How well the model answers when it is given the whole correct context."),
+    tr(
+        "Генератор отвечает по **полному** эталонному контексту (все релевантные чанки, без обрезки; обрезка — только "
+        "явная, в параметрах). Фактичность, релевантность и корректность — оценки судьи на шкале 0–1 (корректность "
+        "спрашивается по 1–5 и переводится в 0–1), больше — лучше. ROUGE-F — 0–1, BLEU и chrF — 0–100, больше — лучше. "
+        "`response_exact_match_rate` и `response_semantic_consistency` — **самосогласованность** повторов между собой, "
+        "не совпадение с эталоном. У каждой метрики: n, число сбоев (не превращаются в оценку) и 95% ДИ.",
+        "The generator answers from the **full** reference context (all relevant chunks, never cut; a cut is explicit "
+        "and recorded). Faithfulness, relevance and correctness are judge scores on 0–1 (correctness is asked on 1–5 "
+        "and mapped to 0–1), higher is better. ROUGE-F is 0–1, BLEU and chrF 0–100, higher is better. "
+        "`response_exact_match_rate` and `response_semantic_consistency` are **self-consistency** of repeats with "
+        "each other, not agreement with the reference. Each metric shows n, failures (never turned into a score) and "
+        "the 95% CI.",
+    ),
+)
+
+eng = state.engine()
+golden = [d["name"] for d in datasets.list_datasets(eng, "golden")]
+with st.sidebar.form("tier2_form"):
+    st.subheader(tr("Параметры", "Parameters"))
+    ds_name = st.selectbox(tr("Набор данных", "Dataset"), golden or ["demo_golden"])
+    limit = st.number_input(tr("Первые N вопросов (0 — все)", "First N questions (0 = all)"), 0, 100000, 10)
+    repeats = st.number_input(tr("Повторов генерации", "Generation repeats"), 1, 10, 1)
+    max_chars = st.number_input(tr("Обрезать контекст до, символов (0 — не обрезать)", "Cut context at, chars (0 = never)"), 0, 1000000, 0)
+    stem = st.checkbox(tr("Стемминг для ROUGE", "Stemming for ROUGE"))
+    offline = st.checkbox(tr("Офлайн (без LLM)", "Offline (no LLM)"))
+    concurrency = st.slider(tr("Параллельно", "Concurrency"), 1, 16, 4)
+    submitted = st.form_submit_button(tr("Запустить", "Run"), type="primary")
+
+if submitted:
+    from voproshalych_eval.tiers.tier2 import build_plan
+
+    jobs.start(lambda: build_plan(eng, {
+        "dataset": ds_name, "limit": int(limit) or None, "repeats": int(repeats), "max_context_chars": int(max_chars) or None,
+        "stem": stem, "offline": True if offline else None, "concurrency": concurrency,
+    }), KEY)
+
+jobs.job_panel(KEY)
+run = jobs.pick_run("tier2", KEY)
+if run is None:
+    empty_state("Запусков ещё нет — задайте параметры слева и нажмите «Запустить».",
+                "No runs yet — set the parameters on the left and press Run.")
+    st.stop()
+
+jobs.run_caption(run)
+m = run.metrics or {}
+if m:
+    keys = [k for k in ("avg_faithfulness", "avg_answer_relevance", "avg_answer_correctness", "avg_rouge1_f", "avg_rouge2_f",
+                        "avg_rougeL_f", "avg_bleu", "avg_chrf", "response_exact_match_rate", "response_semantic_consistency") if k in m]
+    metric_cards({k: m[k] for k in keys})
+    st.caption(tr(f"Элементов: {m.get('n_items')}, не выполнено: {m.get('n_failed_items')}, контекст обрезан: {m.get('n_context_truncated')}",
+                  f"Items: {m.get('n_items')}, failed: {m.get('n_failed_items')}, context cut: {m.get('n_context_truncated')}"))
+    st.plotly_chart(metric_intervals(m, [k for k in keys if k not in ("avg_bleu", "avg_chrf")], color=TIER_COLORS["tier2"],
+                                     title=tr("Средние и 95% ДИ (шкала 0–1)", "Means and 95% CI (0–1 scale)")))
+    json_download(m, f"tier2_run{run.id}_metrics", key=f"t2m{run.id}")
+
+df = jobs.items_frame(run.id)
+if df.empty:
+    st.stop()
+st.plotly_chart(score_distributions(df, SCORES, color=TIER_COLORS["tier2"], title=tr("Оценки по вопросам", "Per-question scores")))
+st.subheader(tr("Вопросы", "Questions"))
+filtered = jobs.filter_items(df, key="t2", score_cols=SCORES, disagreement=jobs.per_model_spread())
+table_with_download(jobs.flat_table(filtered, ["question", "question_type", *SCORES, "bleu", "chrf", "response_exact_match",
+                                               "context_truncated"]), f"tier2_run{run.id}_items", key=f"t2i{run.id}")
+json_download(filtered.to_dict(orient="records"), f"tier2_run{run.id}_items_full", label=tr("⬇ JSON (всё)", "⬇ JSON (all)"), key=f"t2f{run.id}")
+
+
+def _render(row: dict) -> None:
+    st.markdown(f"**{tr('Вопрос', 'Question')}:** {row.get('question')}")
+    c1, c2 = st.columns(2)
+    c1.markdown(f"**{tr('Ответ', 'Answer')}**")
+    c1.write(row.get("answer"))
+    c2.markdown(f"**{tr('Эталон', 'Reference')}**")
+    c2.write(row.get("reference"))
+    with st.expander(tr(f"Контекст ({row.get('context_chars_used')} симв.)", f"Context ({row.get('context_chars_used')} chars)")):
+        if row.get("context_truncated"):
+            st.warning(tr(f"Контекст обрезан: {row.get('context_chars_used')} из {row.get('context_chars_full')} символов",
+                          f"Context cut: {row.get('context_chars_used')} of {row.get('context_chars_full')} chars"))
+        for c in row.get("contexts") or []:
+            st.text(c)
+    for name, res in (row.get("judges") or {}).items():
+        jobs.judge_reply_view(name, res)
+    if row.get("repeats"):
+        with st.expander(tr("Повторы", "Repeats")):
+            for t in row["repeats"]:
+                st.text(t)
+
+
+st.subheader(tr("Разбор вопроса", "Item drill-down"))
+jobs.drilldown(filtered, key="t2", render=_render)

@@ -1,0 +1,102 @@
+"""UX: similar-question cache, context preservation, multi-turn consistency."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from voproshalych_eval import datasets
+from voproshalych_eval.ui import jobs, state
+from voproshalych_eval.ui.charts.generation import rate_bars
+from voproshalych_eval.ui.common import (
+    TIER_COLORS,
+    empty_state,
+    json_download,
+    metric_cards,
+    page_header,
+    table_with_download,
+)
+from voproshalych_eval.ui.i18n import tr
+
+KEY = "ux_run_id"
+page_header(
+    tr("UX", "UX"),
+    tr("Что видит пользователь в разговоре: кэш похожих вопросов, удержание контекста, согласованность ответов.",
+       "What a user sees in a conversation: the similar-question cache, context kept, consistent answers."),
+    tr(
+        "`cache_hit_rate` — доля вопросов, на которые ответил бы кэш (раньше был похожий вопрос с ответом 👍 на "
+        "косинусном расстоянии ≤ порога; в продакшене 0.6). `context_preservation` — для **уточняющих** вопросов "
+        "(та же тема, что у предыдущего хода) доля, где система осталась на странице разговора. "
+        "`multi_turn_consistency` — для **повторно заданных** вопросов (перефразировок) средний косинус между "
+        "эмбеддингами двух ответов (−1…1, больше — согласованнее). Это разные измерения: разные пары ходов и разные "
+        "сигналы (страница vs текст ответа). Сессии журнала: по пользователю, разрыв на `stop_point` и на паузе.",
+        "`cache_hit_rate` — share of questions the cache would answer (an earlier 👍-rated question within the cosine "
+        "distance threshold; production 0.6). `context_preservation` — for **follow-up** questions (same topic as the "
+        "previous turn) the share where the system stays on the conversation's page. `multi_turn_consistency` — for "
+        "**re-asked** questions (paraphrases) the mean cosine between the two answers' embeddings (−1…1, higher is more "
+        "consistent). They are different measurements: different turn pairs, different signals (page vs answer text). "
+        "Log sessions: per user, split at `stop_point` and at long pauses.",
+    ),
+)
+eng = state.engine()
+dialog_sets = [d["name"] for d in datasets.list_datasets(eng, "dialogs")] or ["demo_dialogs"]
+with st.sidebar.form("ux_form"):
+    source_labels = {"dialogs": tr("набор диалогов", "dialog dataset"), "log": tr("журнал вопросов", "question log")}
+    source = st.radio(tr("Источник", "Source"), list(source_labels), format_func=source_labels.get)
+    ds_name = st.selectbox(tr("Набор диалогов", "Dialog dataset"), dialog_sets)
+    limit = st.number_input(tr("Первые N диалогов/сессий (0 — все)", "First N dialogs/sessions (0 = all)"), 0, 1000000, 0)
+    cache_d = st.slider(tr("Порог кэша (косинусное расстояние)", "Cache threshold (cosine distance)"), 0.0, 1.0, 0.6, 0.05)
+    pause = st.number_input(tr("Пауза, начинающая сессию, мин", "Pause that starts a session, min"), 1, 10000, 30)
+    offline = st.checkbox(tr("Офлайн (без LLM)", "Offline (no LLM)"))
+    submitted = st.form_submit_button(tr("Запустить", "Run"), type="primary")
+
+if submitted:
+    from voproshalych_eval.tiers.ux import build_plan
+
+    jobs.start(lambda: build_plan(eng, {"source": source, "dataset": ds_name, "limit": int(limit) or None,
+                                        "cache_distance": cache_d, "pause_minutes": pause,
+                                        "offline": True if offline else None}), KEY)
+jobs.job_panel(KEY)
+run = jobs.pick_run("ux", KEY)
+if run is None:
+    empty_state("Запусков ещё нет — нажмите «Запустить» слева.", "No runs yet — press Run on the left.")
+    st.stop()
+jobs.run_caption(run)
+m = run.metrics or {}
+if m:
+    keys = [k for k in ("cache_hit_rate", "context_preservation", "multi_turn_consistency", "multi_turn_source_agreement",
+                        "first_turn_hit_rate", "cache_precision", "cache_recall", "cache_false_hit_rate", "avg_session_length",
+                        "single_question_session_rate") if m.get(k) is not None]
+    metric_cards({k: m[k] for k in keys})
+    st.caption(tr(f"Источник: {m.get('source')}, элементов: {m.get('n_items')}, ходов: {m.get('n_turns')}, порог кэша: {run.params.get('cache_distance')}",
+                  f"Source: {m.get('source')}, items: {m.get('n_items')}, turns: {m.get('n_turns')}, cache threshold: {run.params.get('cache_distance')}"))
+    st.plotly_chart(rate_bars(m, ["cache_hit_rate", "context_preservation", "first_turn_hit_rate", "multi_turn_source_agreement",
+                                  "cache_precision", "cache_recall", "cache_false_hit_rate"], color=TIER_COLORS["ux"]))
+    json_download(m, f"ux_run{run.id}_metrics", key=f"uxm{run.id}")
+df = jobs.items_frame(run.id)
+if df.empty:
+    st.stop()
+turn_rows = [
+    {"item_key": r["item_key"], "turn": i + 1, **{k: v for k, v in t.items() if not isinstance(v, list | dict)}}
+    for _, r in df.iterrows() for i, t in enumerate(r.get("turns") or [])
+]
+turns = pd.DataFrame(turn_rows)
+if not turns.empty and st.checkbox(tr("Только попадания в кэш", "Cache hits only"), key="ux_hits"):
+    turns = turns[turns["cache_hit"] == True]  # noqa: E712
+table_with_download(turns, f"ux_run{run.id}_turns", key=f"uxt{run.id}")
+
+
+def _render(row: dict) -> None:
+    for i, t in enumerate(row.get("turns") or []):
+        st.markdown(f"**{i + 1}.** {t.get('question')}")
+        extra = {k: t.get(k) for k in ("expected_url", "retrieved_url", "url", "cache_hit", "cache_distance") if t.get(k) is not None}
+        st.caption(" · ".join(f"{k}: {v}" for k, v in extra.items()))
+        if t.get("answer"):
+            st.write(t["answer"])
+    if row.get("followup_pairs"):
+        st.json(row["followup_pairs"])
+    if row.get("reask_pairs"):
+        st.json(row["reask_pairs"])
+
+
+jobs.drilldown(df, key="ux", render=_render)

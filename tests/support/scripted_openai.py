@@ -158,6 +158,7 @@ class ScriptedOpenAI:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body are separate writes: avoid 40 ms delayed-ACK stalls
 
             def log_message(self, *args: Any) -> None:  # silence
                 pass
@@ -309,3 +310,23 @@ def scripted_openai_env(scripted_openai: ScriptedOpenAI, monkeypatch: pytest.Mon
     get_settings.cache_clear()
     yield scripted_openai
     get_settings.cache_clear()
+
+
+def _main() -> None:  # pragma: no cover - used by benchmarks: a server in its own process
+    import argparse
+    import sys
+
+    ap = argparse.ArgumentParser(description="Run the scripted OpenAI-compatible server (smart mode) until killed.")
+    ap.add_argument("--delay", type=float, default=0.0)
+    a = ap.parse_args()
+    with ScriptedOpenAI(delay=a.delay) as srv:
+        print(srv.base_url, flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            sys.exit(0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    _main()

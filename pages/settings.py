@@ -1,0 +1,118 @@
+"""Settings: data source (no credentials), embedders, LLM providers with a connection test; how to configure."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from voproshalych_eval.ui import state
+from voproshalych_eval.ui.common import page_header
+from voproshalych_eval.ui.i18n import tr
+
+page_header(
+    tr("Настройки", "Settings"),
+    tr(
+        "Источник данных, эмбеддеры и LLM-провайдеры. Секреты (пароли, ключи API) здесь никогда не показываются.",
+        "Data source, embedders and LLM providers. Secrets (passwords, API keys) are never displayed here.",
+    ),
+    tr(
+        "Настройки читаются из переменных окружения и `.streamlit/secrets.toml`. Ключи API хранятся только там; "
+        "на этой странице видно лишь имя переменной и то, задана ли она. Подробности — `docs/LLM.md`.",
+        "Settings come from environment variables and `.streamlit/secrets.toml`. API keys live only there; this page "
+        "shows just the variable name and whether it is set. Details: `docs/LLM.md`.",
+    ),
+)
+
+s = state.settings()
+
+st.subheader(tr("Источник данных", "Data source"))
+if s.embedded:
+    st.markdown(tr("Встроенная PostgreSQL + pgvector (каталог данных приложения).",
+                   "Embedded PostgreSQL + pgvector (the app's data folder)."))
+else:
+    st.markdown(tr("Внешняя база: ", "External database: ") + f"`{s.database_label}`")
+st.caption(tr("Логин и пароль базы данных не отображаются.", "Database user and password are not displayed."))
+
+st.subheader(tr("Эмбеддеры", "Embedders"))
+with state.user_errors("Не удалось прочитать сведения об эмбеддерах", "Could not read embedder information"):
+    from voproshalych_eval.embeddings import BUILTIN_EMBEDDERS
+
+    dims = {"use-multilingual": 512, "e5-small": 384}
+    rows = [{tr("Имя", "Name"): k, tr("Описание", "Description"): v, tr("Размерность", "Dimension"): dims.get(k),
+             tr("Текущий", "Current"): "✓" if k == state.current_embedder_name() else ""}
+            for k, v in BUILTIN_EMBEDDERS.items()]
+    cur = state.current_embedder_name()
+    if cur not in BUILTIN_EMBEDDERS:
+        rows.append({tr("Имя", "Name"): cur, tr("Описание", "Description"): tr("внешняя модель", "external model"),
+                     tr("Размерность", "Dimension"): None, tr("Текущий", "Current"): "✓"})
+    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    try:
+        from voproshalych_eval.demo import stored_embedding_model
+
+        stored = stored_embedding_model(state.engine())
+    except Exception:  # noqa: BLE001
+        stored = None
+    if stored:
+        st.caption(tr("Векторы в `chunk.embedding` построены моделью", "Vectors in `chunk.embedding` were built by")
+                   + f" `{stored.get('model')}` ({stored.get('dim')}-d)")
+    st.caption(tr("Другие модели: `st:<каталог модели>` (sentence-transformers) или `openai:<модель>`; "
+                  "переменная `VOPROSHALYCH_EVAL_EMBEDDER`.",
+                  "Other models: `st:<model dir>` (sentence-transformers) or `openai:<model>`; variable "
+                  "`VOPROSHALYCH_EVAL_EMBEDDER`."))
+
+st.subheader(tr("LLM-провайдеры", "LLM providers"))
+with state.user_errors("Не удалось прочитать настройки LLM", "Could not read the LLM settings"):
+    from voproshalych_eval.llm.providers import configured_providers
+
+    providers = configured_providers(s)
+    if not providers:
+        st.info(tr(
+            "LLM не настроен: судьи и генерация работают на офлайн-эвристиках (помечены «офлайн-эвристика»).",
+            "No LLM configured: judges and generation run on offline heuristics (labelled \"offline heuristic\").",
+        ))
+    else:
+        desc = [p.describe() for p in providers]
+        st.dataframe(pd.DataFrame([{
+            tr("Имя", "Name"): d["name"], "Base URL": d["base_url"] or "api.openai.com",
+            tr("Переменная ключа", "Key variable"): d["api_key_env"] or "—",
+            tr("Ключ задан", "Key set"): "✓" if d["api_key_set"] else "—",
+            tr("Модели", "Models"): ", ".join(d["models"]),
+        } for d in desc]), hide_index=True)
+        with st.form("llm_test"):
+            names = [p.name for p in providers]
+            pname = st.selectbox(tr("Провайдер", "Provider"), names)
+            models = next(p.models for p in providers if p.name == pname)
+            model = st.selectbox(tr("Модель", "Model"), models)
+            go = st.form_submit_button(tr("Проверить соединение", "Test connection"))
+        if go:
+            from voproshalych_eval.llm.client import LLMClient, RetryPolicy
+
+            prov = next(p for p in providers if p.name == pname)
+            client = LLMClient([prov], None, timeout=20, settings=s, retry=RetryPolicy(max_attempts=2, initial=1.0))
+            with st.spinner(tr("Запрос к модели…", "Calling the model…")):
+                res = client.test_connection(f"{prov.name}:{model}")
+            if res["ok"]:
+                st.success(tr("Соединение работает", "Connection works") + f": {res['latency_s']:.2f} s")
+            else:
+                st.error(tr("Ошибка соединения", "Connection failed") + f": {res['error']}")
+
+st.subheader(tr("Как настроить", "How to configure"))
+st.code(
+    """# .streamlit/secrets.toml
+OPENROUTER_API_KEY = "sk-or-..."
+
+[llm]
+concurrency = 8
+
+[[llm.providers]]
+name = "openrouter"
+base_url = "https://openrouter.ai/api/v1"
+api_key_env = "OPENROUTER_API_KEY"
+models = ["google/gemini-2.5-flash", "openai/gpt-4o-mini"]
+
+# or, for one endpoint: OPENAI_BASE_URL / OPENAI_API_KEY / VOPROSHALYCH_EVAL_LLM_MODELS
+""",
+    language="toml",
+)
+st.caption(tr("Локальная модель (любой OpenAI-совместимый сервер, например llama.cpp) — см. `docs/LLM.md`.",
+              "A local model (any OpenAI-compatible server, e.g. llama.cpp) — see `docs/LLM.md`."))

@@ -1,0 +1,36 @@
+"""AppTests of the Judge metrics and Settings pages (offline and against the scripted server)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from tests.support.scripted_openai import ScriptedOpenAI
+
+
+def _page(page: str) -> AppTest:
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=180)
+    at.run()
+    at.switch_page(page).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_judge_metrics_offline_run_on_demo(demo_engine) -> None:  # type: ignore[no-untyped-def]
+    at = _page("pages/judge_metrics.py")
+    at.sidebar.number_input(key="jm_limit").set_value(3).run()
+    at.button[0].click().run()  # the form's Run button
+    assert not at.exception, [e.value for e in at.exception]
+    text = " ".join(w.value for w in at.warning)
+    assert "офлайн-эвристик" in text  # the offline badge
+    assert at.session_state["jm_result"]["offline"] and len(at.session_state["jm_result"]["results"]) == 3
+
+
+def test_settings_lists_provider_without_secret(demo_engine, scripted_openai_env: ScriptedOpenAI) -> None:  # type: ignore[no-untyped-def]
+    at = _page("pages/settings.py")
+    page_text = " ".join(str(df.value.to_dict()) for df in at.dataframe) + " ".join(m.value for m in at.markdown)
+    assert "default" in page_text and "OPENAI_API_KEY" in page_text
+    assert "sk-test-secret-123" not in page_text
+    at.button[0].click().run()
+    assert not at.exception and at.success, [e.value for e in at.error]

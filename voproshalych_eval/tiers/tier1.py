@@ -196,7 +196,7 @@ def _consistency(
         if use_index:
             R.build_hnsw_index(engine, model=embedder.name, **hnsw_params)  # new random graph
         if external:
-            qvecs = embedder.model.encode_queries(questions)  # bypass the cache: a fresh API call
+            qvecs = getattr(embedder, "model", embedder).encode_queries(questions)  # bypass the cache: a fresh call
             hits = _vector_hits(engine, qvecs, embedder, k=max(k, R.FUSION_DEPTH) if retriever == "hybrid" else k,
                                 use_index=use_index, ef_search=ef_search)
             if retriever == "hybrid":

@@ -1,0 +1,363 @@
+"""Tier 0 · Embedding space: geometry metrics and the interactive UMAP explorer (thin page)."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+from voproshalych_eval.embeddings import BUILTIN_EMBEDDERS
+from voproshalych_eval.tiers import projection as proj
+from voproshalych_eval.tiers import tier0
+from voproshalych_eval.ui import state
+from voproshalych_eval.ui.charts import embedding_space as charts
+from voproshalych_eval.ui.common import TIER_COLORS, download_buttons, empty_state, json_download, page_header
+from voproshalych_eval.ui.i18n import metric_label, tr
+
+RESULT, PROJ = "tier0_result", "tier0_projection"
+EXTRA_LABELS = {
+    "mean_pairwise_cosine_similarity": ("Ср. косинусное сходство пар", "Mean pairwise cosine similarity"),
+    "top1_variance_share": ("Доля дисперсии 1-й компоненты", "Top-1 variance share"),
+    "top10_variance_share": ("Доля дисперсии 10 компонент", "Top-10 variance share"),
+    "near_duplicate_pairs": ("Пар почти-дубликатов", "Near-duplicate pairs"),
+}
+SOURCE_LABELS = {
+    "chunks": ("Чанки базы знаний", "Knowledge-base chunks"),
+    "questions": ("Вопросы пользователей (журнал)", "User questions (log)"),
+    "both": ("Чанки + вопросы в одном пространстве", "Chunks + questions in one space"),
+    "golden": ("Вопросы золотого набора", "Golden-set questions"),
+}
+COLOR_LABELS = {
+    "section": ("Раздел (страница)", "Section (page)"),
+    "url": ("URL", "URL"),
+    "source_type": ("Тип источника", "Source type"),
+    "kind": ("Вид точки (чанк / вопрос)", "Point kind (chunk / question)"),
+    "cluster": ("Кластер KMeans", "KMeans cluster"),
+    "answered": ("Есть ответ", "Answered"),
+    "score": ("Оценка пользователя", "User score"),
+    "outlier_score": ("Оценка выброса", "Outlier score"),
+    "period": ("Период (месяц)", "Period (month)"),
+}
+
+
+def label(key: str) -> str:
+    return tr(*EXTRA_LABELS[key]) if key in EXTRA_LABELS else metric_label(key)
+
+
+def unit(key: str, metric: str) -> str:
+    """Which distance a number is in (every number on this page names it)."""
+    dist = tr("косинусное", "cosine") if metric == "cosine" else tr("евклидово", "Euclidean")
+    if key in tier0.DISTANCE_METRICS:
+        return f"{dist} " + tr("расстояние", "distance") if key != "density_score" else "1 / " + tr(f"{dist} расст.", f"{dist} dist.")
+    if key in tier0.EUCLIDEAN_ALWAYS:
+        return tr("евклидово, всегда", "Euclidean, always")
+    if key in ("mean_pairwise_cosine_similarity", "near_duplicate_pairs"):
+        return tr("косинусное сходство", "cosine similarity")
+    return ""
+
+
+HOW_TO_READ = tr(
+    r"""
+**Что это.** Геометрия векторного пространства без разметки (сид, раздел 3). $d$ — выбранное расстояние:
+косинусное $d = 1 - \cos(x, y) \in [0, 2]$ или евклидово $\lVert x - y \rVert_2$. Соседи — $k$ ближайших
+других точек (сама точка исключена).
+
+* `avg_nn_distance` $= \frac{1}{Nk}\sum_i\sum_{j\le k} d_{i,j}$ — ниже → локально компактнее; `std_nn_distance` выше → неоднородная плотность.
+* `density_score` $= 1/(\text{avg\_nn\_distance}+\varepsilon)$ — выше → плотнее.
+* `avg/max_spread`, `spread_std` — евклидово расстояние до центроида $\mu$ (всегда евклидово); `max_spread` помогает найти выбросы.
+* `effective_dimensionality` $= \min\{m: \sum_{i\le m}\lambda_i / \sum\lambda_i \ge 0.95\}$ — слишком низкая → схлопывание пространства.
+* `avg/std/min/max_pairwise_distance` — по всем $N(N-1)/2$ парам (точно, блоками, без матрицы $N\times N$); выше порога — оценка по выборке с 95% ДИ.
+* Анизотропия: средний косинус пар близок к 1 или доля 1-й компоненты велика → векторы смотрят в одну сторону, расстояния «сжаты».
+* Почти-дубликаты: пары с $\cos \ge 0.95$. Выброс: среднее расстояние до $k$ соседей (больше → дальше от всех).
+* Сравнивайте числа только при одной модели, одной метрике и одном $k$.
+
+**Проекция UMAP** — картинка, не метрика. Trustworthiness@10 $\in[0,1]$ показывает, насколько соседи на
+картинке — настоящие соседи (1 — ложных соседей нет; ниже ~0.8 — не доверяйте близости точек на рисунке).
+""",
+    r"""
+**What this is.** Label-free geometry of the vector space (seed, section 3). $d$ is the chosen distance:
+cosine $d = 1 - \cos(x, y) \in [0, 2]$ or Euclidean $\lVert x - y \rVert_2$. Neighbours are the $k$ nearest
+other points (self excluded).
+
+* `avg_nn_distance` $= \frac{1}{Nk}\sum_i\sum_{j\le k} d_{i,j}$ — lower → locally more compact; higher `std_nn_distance` → uneven density.
+* `density_score` $= 1/(\text{avg\_nn\_distance}+\varepsilon)$ — higher → denser.
+* `avg/max_spread`, `spread_std` — Euclidean distance to the centroid $\mu$ (always Euclidean); `max_spread` points at outliers.
+* `effective_dimensionality` $= \min\{m: \sum_{i\le m}\lambda_i / \sum\lambda_i \ge 0.95\}$ — too low → the space collapses.
+* `avg/std/min/max_pairwise_distance` — over all $N(N-1)/2$ pairs (exact, in blocks, no $N\times N$ matrix); above a size limit, a sampled estimate with a 95% CI.
+* Anisotropy: a mean pairwise cosine near 1 or a large top-1 variance share → vectors point one way and distances are compressed.
+* Near duplicates: pairs with $\cos \ge 0.95$. Outlier score: mean distance to the $k$ neighbours (higher → farther from everything).
+* Compare numbers only for the same model, distance and $k$.
+
+**The UMAP projection** is a picture, not a metric. Trustworthiness@10 $\in[0,1]$ says how far neighbours in
+the picture are real neighbours (1 — no false neighbours; below ~0.8 do not trust closeness in the picture).
+""",
+)
+
+page_header(
+    tr("Пространство эмбеддингов (Tier 0)", "Embedding space (Tier 0)"),
+    tr(
+        "Геометрия векторов чанков и вопросов: плотность, разброс, размерность, выбросы — и карта UMAP.",
+        "Geometry of chunk and question vectors: density, spread, dimensionality, outliers — and a UMAP map.",
+    ),
+    HOW_TO_READ,
+)
+proj.prewarm_in_background()
+
+# ----------------------------------------------------------------------------------------- sidebar
+with st.sidebar:
+    st.subheader(tr("Tier 0: данные", "Tier 0: data"))
+    source = st.selectbox(tr("Векторы", "Vectors"), list(SOURCE_LABELS), format_func={s: tr(*v) for s, v in SOURCE_LABELS.items()}.get,
+                          key="t0_source")
+    emb_options = [tier0.STORED] + [n for n in BUILTIN_EMBEDDERS]
+    current = state.current_embedder_name()
+    if current not in emb_options:
+        emb_options.append(current)
+    embedder = st.selectbox(
+        tr("Эмбеддер", "Embedder"), emb_options, key="t0_embedder",
+        format_func={n: tr("сохранённые векторы (модель базы)", "stored vectors (database model)") if n == tier0.STORED
+                     else n for n in emb_options}.get,
+        help=tr("Чанки и вопросы в одном пространстве считаются одной моделью; если сохранённые векторы от другой "
+                "модели, тексты переэмбеддятся (через кэш).",
+                "Chunks and questions in one space use one model; when the stored vectors come from another model, "
+                "texts are re-embedded (through the cache)."),
+    )
+    metric = st.radio(tr("Расстояние", "Distance"), ["cosine", "euclidean"], horizontal=True, key="t0_metric",
+                      format_func={"cosine": tr("косинусное", "cosine"), "euclidean": tr("евклидово", "Euclidean")}.get)
+    k = st.number_input(tr("k соседей", "k neighbours"), min_value=1, max_value=100, value=5, key="t0_k")
+    n_clusters = st.slider(tr("Кластеров KMeans", "KMeans clusters"), 2, 40, 8, key="t0_clusters")
+    with st.expander(tr("Фильтры", "Filters")):
+        url_contains = st.text_input(tr("URL содержит", "URL contains"), key="t0_f_url")
+        text_contains = st.text_input(tr("Текст содержит", "Text contains"), key="t0_f_text")
+        answered = st.selectbox(tr("Вопросы с ответом", "Answered questions"), ["any", "yes", "no"], key="t0_f_answered",
+                                format_func={"any": tr("все", "all"), "yes": tr("с ответом", "answered"),
+                                             "no": tr("без ответа", "unanswered")}.get)
+        dates = st.text_input(tr("Период вопросов (ГГГГ-ММ-ДД..ГГГГ-ММ-ДД)", "Question period (YYYY-MM-DD..YYYY-MM-DD)"),
+                              key="t0_f_dates")
+    run_clicked = st.button(tr("Запустить расчёт метрик", "Run metrics"), type="primary", key="t0_run",
+                            width="stretch")
+    st.subheader(tr("Проекция UMAP", "UMAP projection"))
+    n_components = st.radio(tr("Размерность", "Dimensions"), [2, 3], horizontal=True, key="t0_dim",
+                            format_func=lambda d: f"{d}D")
+    n_neighbors = st.slider("n_neighbors", 2, 100, 15, key="t0_nn")
+    min_dist = st.slider("min_dist", 0.0, 0.99, 0.1, step=0.01, key="t0_min_dist")
+    seed = st.number_input("seed", min_value=0, max_value=1_000_000, value=42, key="t0_seed")
+    limit = st.number_input(tr("Макс. точек (иначе подвыборка)", "Max points (subsample above)"), min_value=50,
+                            max_value=200_000, value=proj.DEFAULT_LIMIT, step=500, key="t0_limit")
+    proj_clicked = st.button(tr("Построить проекцию", "Build projection"), key="t0_project", width="stretch")
+
+
+def current_filters() -> dict:
+    f: dict = {}
+    if url_contains.strip():
+        f["url_contains"] = url_contains.strip()
+    if text_contains.strip():
+        f["text_contains"] = text_contains.strip()
+    if answered != "any":
+        f["answered"] = answered == "yes"
+    if ".." in dates:
+        lo, hi = (p.strip() for p in dates.split("..", 1))
+        if lo:
+            f["date_from"] = lo
+        if hi:
+            f["date_to"] = hi
+    return f
+
+
+def request() -> dict:
+    return {"source": source, "embedder": embedder, "metric": metric, "k": int(k), "n_clusters": int(n_clusters),
+            "filters": current_filters()}
+
+
+def do_run(status) -> dict:  # type: ignore[no-untyped-def]
+    req = request()
+    res = tier0.run_tier0(
+        state.engine(), source=req["source"], embedder=None if req["embedder"] == tier0.STORED else req["embedder"],
+        k=req["k"], metric=req["metric"], filters=req["filters"], n_clusters=req["n_clusters"], progress=status.write,
+    )
+    res["request"] = req
+    st.session_state[RESULT] = res
+    st.session_state.pop(PROJ, None)
+    return res
+
+
+# ----------------------------------------------------------------------------------------- actions
+if run_clicked or proj_clicked:
+    with (
+        state.user_errors("Не удалось выполнить Tier 0", "Tier 0 failed"),
+        st.status(tr("Считаю…", "Computing…"), expanded=True) as status,
+    ):
+        res = st.session_state.get(RESULT)
+        if run_clicked or res is None or res.get("request") != request():
+            res = do_run(status)
+            status.write(tr(f"Метрики готовы: n = {res['n']}, запуск #{res['run_id']}",
+                            f"Metrics ready: n = {res['n']}, run #{res['run_id']}"))
+        if proj_clicked:
+            vs = res["vector_set"]
+            p = proj.project_vector_set(
+                state.engine(), vs, n_components=int(n_components), n_neighbors=int(n_neighbors),
+                min_dist=float(min_dist), seed=int(seed), limit=int(limit), progress=status.write,
+            )
+            st.session_state[PROJ] = p
+            status.write(
+                tr(f"Проекция: {len(p.point_ids)} точек за {p.seconds:.1f} с" + (" (из кэша)" if p.from_cache else ""),
+                   f"Projection: {len(p.point_ids)} points in {p.seconds:.1f} s" + (" (from cache)" if p.from_cache else ""))
+            )
+        status.update(label=tr("Готово", "Done"), state="complete", expanded=False)
+
+res = st.session_state.get(RESULT)
+if res is None:
+    empty_state(
+        "Выберите векторы в боковой панели и нажмите «Запустить расчёт метрик», затем «Построить проекцию». "
+        "Нет данных — загрузите демо (`voproshalych-eval demo`).",
+        "Choose the vectors in the sidebar and press “Run metrics”, then “Build projection”. "
+        "No data yet — load the demo (`voproshalych-eval demo`).",
+    )
+    st.stop()
+
+vs: tier0.VectorSet = res["vector_set"]
+metric_used = res["distance_metric"]
+dist_name = tr("косинусное", "cosine") if metric_used == "cosine" else tr("евклидово", "Euclidean")
+
+# ----------------------------------------------------------------------------------------- metric cards
+st.subheader(tr("Метрики пространства", "Space metrics"))
+st.caption(
+    tr(f"Модель: `{res['model']}` ({res['dim']}-d) · расстояние: **{dist_name}** · k = {res['k']} · n = {res['n']}",
+       f"Model: `{res['model']}` ({res['dim']}-d) · distance: **{dist_name}** · k = {res['k']} · n = {res['n']}")
+    + (f" · {tr('запуск', 'run')} #{res['run_id']}" if res.get("run_id") else "")
+)
+for note in res["notes"]:
+    st.caption("ℹ️ " + note)
+if res["estimated"]:
+    st.warning(tr("Попарные и nn-метрики — ОЦЕНКА по случайной выборке (95% ДИ в подписи): N больше порога точного расчёта.",
+                  "Pairwise and nn metrics are ESTIMATED from a random sample (95% CI in the captions): N is above the exact limit."))
+keys = list(tier0.SEED_METRICS + tier0.EXTRA_METRICS)
+for start in range(0, len(keys), 4):
+    cols = st.columns(4)
+    for col, key in zip(cols, keys[start : start + 4], strict=False):
+        v = res["metrics"].get(key)
+        shown = "—" if v is None else (f"{v:.4f}" if isinstance(v, float) else str(v))
+        with col:
+            st.metric(label(key), shown, help=f"`{key}`")
+            cap = unit(key, metric_used)
+            ci = res["metrics"].get(f"{key}_ci")
+            if ci:
+                cap += f" · 95% CI [{ci[0]:.4f}; {ci[1]:.4f}]"
+            if cap:
+                st.caption(cap)
+
+# ----------------------------------------------------------------------------------------- projection
+st.subheader(tr("Карта UMAP", "UMAP map"))
+p: proj.Projection | None = st.session_state.get(PROJ)
+if p is None:
+    st.info(tr("Нажмите «Построить проекцию» в боковой панели.", "Press “Build projection” in the sidebar."))
+else:
+    color_options = [c for c in tier0.COLOR_FIELDS if c in vs.meta.columns and vs.meta[c].notna().any()]
+    color_by = st.selectbox(tr("Цвет по", "Colour by"), color_options, key="t0_color",
+                            format_func={c: tr(*COLOR_LABELS.get(c, (c, c))) for c in color_options}.get)
+    rows = p.rows
+    meta_p = vs.meta.iloc[rows].reset_index(drop=True).assign(row=rows)
+    cols = st.columns(4)
+    cols[0].metric("Trustworthiness@10", "—" if p.trustworthiness is None else f"{p.trustworthiness:.3f}",
+                   help=tr("1 — соседи на картинке = соседи в пространстве; ниже ~0.8 — не доверяйте близости на рисунке.",
+                           "1 — neighbours in the picture are neighbours in space; below ~0.8 do not trust closeness in the picture."))
+    cols[1].metric(tr("Точек на карте", "Points shown"), f"{len(p.point_ids)} / {p.n_total}")
+    cols[2].metric(tr("Время", "Time"), f"{p.seconds:.2f} s")
+    cols[3].metric(tr("Источник", "Source"), tr("кэш", "cache") if p.from_cache else "UMAP")
+    if p.subsampled:
+        st.warning(tr(f"Показана случайная подвыборка {len(p.point_ids)} из {p.n_total} точек (лимит в боковой панели, seed {p.params.get('seed')}). Метрики выше посчитаны по всем точкам.",
+                      f"Showing a random subsample of {len(p.point_ids)} of {p.n_total} points (limit in the sidebar, seed {p.params.get('seed')}). The metrics above use all points."))
+    if p.trust_n and p.trust_n < len(p.point_ids):
+        st.caption(tr(f"Trustworthiness посчитана на подвыборке {p.trust_n} точек.",
+                      f"Trustworthiness computed on a subsample of {p.trust_n} points."))
+    st.caption(tr(
+        f"UMAP: косинусное расстояние, n_neighbors={p.params.get('n_neighbors')}, min_dist={p.params.get('min_dist')}, seed={p.params.get('seed')}. "
+        "Выделите точки рамкой или лассо (2D) — их тексты появятся ниже.",
+        f"UMAP: cosine distance, n_neighbors={p.params.get('n_neighbors')}, min_dist={p.params.get('min_dist')}, seed={p.params.get('seed')}. "
+        "Select points with the box or lasso (2D) to list their texts below."))
+    fig = charts.scatter_figure(p.coords, meta_p, color_by, color_title=tr(*COLOR_LABELS.get(color_by, (color_by, color_by))))
+    selected_rows: list[int] = []
+    if p.n_components == 2:
+        event = st.plotly_chart(fig, key="t0_scatter", on_select="rerun", selection_mode=("points", "box", "lasso"))
+        for pt in (event.selection.points if event and event.selection else []):
+            cd = pt.get("customdata")
+            if cd is not None and len(cd):
+                selected_rows.append(int(cd[0]))
+    else:
+        st.plotly_chart(fig, key="t0_scatter3d")
+        st.caption(tr("В 3D выделение недоступно — переключитесь на 2D, чтобы выбирать точки.",
+                      "Selection is not available in 3D — switch to 2D to select points."))
+    dl = st.columns(3)
+    dl[0].download_button(tr("⬇ Проекция (HTML)", "⬇ Projection (HTML)"), data=charts.standalone_html(fig).encode("utf-8"),
+                          file_name=f"tier0_projection_{res['source']}_{p.n_components}d.html", mime="text/html",
+                          key="t0_dl_html")
+    coords_df = meta_p[["point_id", "kind", "url", "section"]].copy()
+    for i in range(p.n_components):
+        coords_df[f"umap_{i + 1}"] = p.coords[:, i]
+    dl[1].download_button(tr("⬇ Координаты (CSV)", "⬇ Coordinates (CSV)"), data=coords_df.to_csv(index=False).encode("utf-8"),
+                          file_name="tier0_projection_coords.csv", mime="text/csv", key="t0_dl_coords")
+
+    if selected_rows:
+        sel = sorted(set(selected_rows))
+        st.markdown(tr(f"**Выбрано точек: {len(sel)}**", f"**Selected points: {len(sel)}**"))
+        sel_df = vs.meta.iloc[sel][["point_id", "kind", "section", "url", "text", "outlier_score"]]
+        st.dataframe(sel_df, hide_index=True, column_config={"text": st.column_config.TextColumn(width="large")})
+        download_buttons(sel_df, "tier0_selection", key="t0_sel")
+        if len(sel) >= 2:
+            sm = tier0.space_metrics(vs.X[sel], k=min(res["k"], len(sel) - 1), metric=metric_used)
+            cmp = pd.DataFrame(
+                {"metric": keys,
+                 tr("выделение", "selection"): [sm.get(kk) for kk in keys],
+                 tr("все точки", "all points"): [res["metrics"].get(kk) for kk in keys],
+                 tr("расстояние", "distance"): [unit(kk, metric_used) for kk in keys]}
+            )
+            st.markdown(tr("Метрики выделения против всего набора", "Selection metrics vs the whole set"))
+            st.dataframe(cmp, hide_index=True)
+
+# ----------------------------------------------------------------------------------------- distributions, outliers
+st.subheader(tr("Соседи и выбросы", "Neighbours and outliers"))
+idx, dist = res["knn"]
+c1, c2 = st.columns(2)
+with c1:
+    st.plotly_chart(charts.nn_distance_histogram(
+        dist, metric=metric_used, color=TIER_COLORS["tier0"],
+        title=tr(f"Расстояния до {res['k']} ближайших соседей ({dist_name})", f"Distances to the {res['k']} nearest neighbours ({dist_name})"),
+        x_title=tr(f"{dist_name} расстояние", f"{dist_name} distance"), y_title=tr("число пар", "pairs")), key="t0_hist")
+with c2:
+    st.plotly_chart(charts.outlier_bar_chart(
+        res["outliers"], metric=metric_used, color=TIER_COLORS["tier0"],
+        title=tr("Главные выбросы", "Top outliers"),
+        x_title=tr(f"ср. {dist_name} расстояние до k соседей", f"mean {dist_name} distance to k neighbours")), key="t0_outbar")
+
+out_df = pd.DataFrame([{kk: o[kk] for kk in ("rank", "point_id", "kind", "score", "section", "url", "text")} for o in res["outliers"]])
+if len(out_df):
+    st.caption(tr("Выберите строку, чтобы увидеть соседей точки.", "Pick a row to see the point's neighbours."))
+    ev = st.dataframe(out_df, hide_index=True, on_select="rerun", selection_mode="single-row", key="t0_outliers",
+                      column_config={"score": st.column_config.NumberColumn(format="%.4f", help=unit("avg_nn_distance", metric_used))})
+    download_buttons(out_df, "tier0_outliers", key="t0_out")
+    picked = ev.selection.rows if ev and ev.selection else []
+    if picked:
+        o = res["outliers"][int(picked[0])]
+        st.markdown(tr(f"**Соседи {o['point_id']}** ({dist_name} расстояние)", f"**Neighbours of {o['point_id']}** ({dist_name} distance)"))
+        st.text(o["text"])
+        st.dataframe(pd.DataFrame(o["neighbors"]), hide_index=True,
+                     column_config={"distance": st.column_config.NumberColumn(format="%.4f")})
+
+# ----------------------------------------------------------------------------------------- per section
+st.subheader(tr("Метрики по разделам", "Metrics per section"))
+st.caption(tr(f"Каждая строка — метрики точек одного раздела (страницы); расстояния — {dist_name}, спреды — евклидовы.",
+              f"Each row is the metrics of one section's (page's) points; distances are {dist_name}, spreads Euclidean."))
+per_section: pd.DataFrame = res["per_section"]
+if len(per_section):
+    st.dataframe(per_section, hide_index=True)
+    download_buttons(per_section, "tier0_per_section", key="t0_sec")
+if isinstance(res.get("per_kind"), pd.DataFrame) and len(res["per_kind"]):
+    st.markdown(tr("**По виду точки**", "**Per point kind**"))
+    st.dataframe(res["per_kind"], hide_index=True)
+    download_buttons(res["per_kind"], "tier0_per_kind", key="t0_kind")
+
+st.subheader(tr("Выгрузки", "Downloads"))
+metrics_df = pd.DataFrame({"metric": list(res["metrics"]), "value": [json.dumps(v) if isinstance(v, list) else v for v in res["metrics"].values()],
+                           "distance": [unit(kk, metric_used) for kk in res["metrics"]]})
+download_buttons(metrics_df, "tier0_metrics", key="t0_metrics")
+json_download(tier0.json_result(res), "tier0_result", label=tr("⬇ Всё (JSON)", "⬇ Everything (JSON)"), key="t0_all")

@@ -1,0 +1,41 @@
+"""AppTest: the Tier 0 page runs the metrics and builds a small projection without an exception."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from voproshalych_eval.config import PROJECT_ROOT
+
+
+@pytest.mark.parametrize("lang", ["ru", "en"])
+def test_tier0_page_run_and_project(demo_engine, lang: str) -> None:  # type: ignore[no-untyped-def]
+    at = AppTest.from_file(str(PROJECT_ROOT / "app.py"), default_timeout=180)
+    at.session_state["ui_language"] = lang
+    at.run()
+    at.switch_page("pages/tier0_embeddings.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+
+    at.slider(key="t0_nn").set_value(5)
+    at.number_input(key="t0_limit").set_value(120)
+    at.button(key="t0_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    labels = [m.label for m in at.metric]
+    assert any("Trustworthiness" in lab for lab in labels) is False  # no projection yet
+    assert len(at.metric) >= 16
+
+    at.button(key="t0_project").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    assert any("Trustworthiness@10" in m.label for m in at.metric)
+    # the subsample is announced
+    assert any("120" in w.value for w in at.warning)
+
+    # recolour without recomputing; then a 3D projection
+    at.selectbox(key="t0_color").set_value("cluster").run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.radio(key="t0_dim").set_value(3)
+    at.button(key="t0_project").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]

@@ -1,0 +1,78 @@
+"""``tier0``: embedding-space geometry of chunks, questions, golden questions or both (or any ``.npy`` matrix)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from voproshalych_eval.commands.common import add_json_flag, emit, engine, progress
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "tier0",
+        help="Tier 0: embedding-space metrics (nn distance, density, spread, effective dimensionality, pairwise)",
+        description=(
+            "Computes the seed's twelve Tier 0 metrics (+ mean pairwise cosine, variance shares, near-duplicate "
+            "pairs, top outliers) and records a tier0 run. With --vectors FILE.npy the metrics are computed on "
+            "that matrix (rows are vectors) without touching the database."
+        ),
+    )
+    p.add_argument("--source", choices=("chunks", "questions", "both", "golden"), default="chunks")
+    p.add_argument("--embedder", default=None,
+                   help="embedder name (default: the stored vectors / the model that filled chunk.embedding)")
+    p.add_argument("--dataset", default=None, help="golden dataset name or id (--source golden; default: newest)")
+    p.add_argument("--k", type=int, default=5, help="neighbours per point (self excluded), default 5")
+    p.add_argument("--metric", choices=("cosine", "euclidean"), default="cosine")
+    p.add_argument("--vectors", type=Path, default=None, help="a .npy float matrix; no database access")
+    p.add_argument("--top", type=int, default=10, help="outliers to list")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_tier0)
+
+
+def _human(res: dict[str, Any]) -> str:
+    from voproshalych_eval.tiers.tier0 import DISTANCE_METRICS, EUCLIDEAN_ALWAYS
+
+    lines = [
+        f"source: {res['source']}  model: {res.get('model')}  n = {res['n']}  distance: {res['distance_metric']}"
+        f"  k = {res.get('k')}" + ("  (ESTIMATED from samples)" if res.get("estimated") else "")
+    ]
+    lines += [f"  note: {n}" for n in res.get("notes", [])]
+    for key, v in res["metrics"].items():
+        unit = (f" [{res['distance_metric']}]" if key in DISTANCE_METRICS
+                else " [euclidean]" if key in EUCLIDEAN_ALWAYS else "")
+        shown = f"{v:.6f}" if isinstance(v, float) else str(v)
+        lines.append(f"{key:34s} {shown}{unit}")
+    if res.get("outliers"):
+        lines.append("top outliers (mean distance to k NN):")
+        for o in res["outliers"]:
+            lines.append(f"  {o['score']:.4f}  {o['point_id']}  {' '.join(str(o['text']).split())[:90]}")
+    if res.get("run_id") is not None:
+        lines.append(f"run_id: {res['run_id']}")
+    return "\n".join(lines)
+
+
+def cmd_tier0(args: Any) -> int:
+    from voproshalych_eval.tiers import tier0
+
+    if args.vectors is not None:
+        import numpy as np
+
+        try:
+            X = np.load(args.vectors, allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            raise tier0.Tier0Error(f"Cannot read {args.vectors} as a .npy float matrix: {exc}") from exc
+        if X.ndim != 2 or not np.issubdtype(X.dtype, np.number):
+            raise tier0.Tier0Error(f"{args.vectors} must hold a 2-D numeric matrix (rows are vectors), got {X.shape} {X.dtype}.")
+        vs = tier0.vector_set_from_array(X, model=f"file:{args.vectors.name}")
+        progress(f"{vs.X.shape[0]} vectors of dimension {vs.X.shape[1]} from {args.vectors}")
+        res = tier0.run_tier0(None, source="vectors", k=args.k, metric=args.metric, record=False,  # type: ignore[arg-type]
+                              vector_set=vs, top_outliers=args.top, n_clusters=None, progress=progress)
+    else:
+        res = tier0.run_tier0(engine(), source=args.source, embedder=args.embedder, k=args.k, metric=args.metric,
+                              dataset=args.dataset, top_outliers=args.top, n_clusters=None, progress=progress)
+    out = tier0.json_result(res)
+    if args.vectors is not None:
+        out["file"] = str(args.vectors)
+    emit(out, args.json, _human(out))
+    return 0

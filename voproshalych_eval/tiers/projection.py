@@ -1,0 +1,318 @@
+"""UMAP projections (2D / 3D) of a vector set, cached in ``eval.projections``.
+
+* The kNN graph is exact and precomputed (``geometry.knn``, blockwise, no ``N x N`` matrix) and handed
+  to UMAP as ``precomputed_knn``. UMAP expects every point to be its own first neighbour, so self is
+  prepended at column 0 (distance 0) and ``geometry.knn`` is asked for ``n_neighbors - 1`` others.
+  This skips pynndescent and its numba compilation (see INFRA.md: first fit ~8 s instead of 30-45 s).
+* Above ``limit`` points a fixed random subsample (``seed``) is projected; :class:`Projection` says so.
+* Trustworthiness@10 (``geometry.trustworthiness_sample``; on a subsample of at most 5,000 points) tells
+  how far neighbourhoods in the picture can be trusted.
+* Cache key: sha256 of (point ids of the vector set, model, a fingerprint of the vectors, parameters).
+  Coordinates are stored as float32 bytes; reopening is a single row read, across restarts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from sqlalchemy import Engine, text
+
+from voproshalych_eval.metrics import geometry
+
+log = logging.getLogger(__name__)
+Progress = Callable[[str], None]
+
+DEFAULT_LIMIT = 5_000
+TRUST_K = 10
+TRUST_MAX_N = 5_000
+
+_FIT_COUNT = 0
+_NUMBA_CACHE_ENABLED = False
+
+
+def enable_umap_numba_cache() -> int:
+    """Turn on numba's on-disk cache for umap-learn's jitted functions; return how many were switched.
+
+    umap-learn compiles its layout optimiser and fuzzy-graph functions on the first fit of every process
+    (~6 s on an idle 2-core machine, 25+ s under load) and does not cache them. ``Dispatcher.enable_caching``
+    (numba's public API) stores the machine code next to the package (``__pycache__``, or
+    ``NUMBA_CACHE_DIR``), so later processes load it in milliseconds. Numba invalidates the cache when
+    the source file changes. Failures are ignored (then every process compiles, as before).
+    """
+    global _NUMBA_CACHE_ENABLED
+    if _NUMBA_CACHE_ENABLED:
+        return 0
+    _NUMBA_CACHE_ENABLED = True
+    n = 0
+    try:
+        import sys
+
+        import umap.layouts  # noqa: F401
+        import umap.umap_  # noqa: F401
+        import umap.utils  # noqa: F401
+        from numba.core.registry import CPUDispatcher
+
+        for name, module in list(sys.modules.items()):
+            if module is None or not (name == "umap" or name.startswith("umap.")):
+                continue
+            for value in list(vars(module).values()):
+                if isinstance(value, CPUDispatcher):
+                    try:
+                        value.enable_caching()
+                        n += 1
+                    except Exception:  # noqa: BLE001 - e.g. a read-only package folder
+                        log.debug("numba caching unavailable for %s", value, exc_info=True)
+    except Exception:  # noqa: BLE001
+        log.debug("numba caching not enabled", exc_info=True)
+    return n
+
+
+_PREWARM_STARTED = False
+
+
+def prewarm_in_background() -> None:
+    """Import umap-learn and compile its layout code on a tiny input, in a daemon thread (once per process).
+
+    Called when the explorer page opens, so that the imports (2-4 s) and, on a machine whose numba cache is
+    still empty, the compilation happen while the user chooses the parameters; with the cache warm the
+    tiny fit takes well under a second. It does not count as a fit (:func:`umap_fit_count`).
+    """
+    global _PREWARM_STARTED
+    if _PREWARM_STARTED:
+        return
+    _PREWARM_STARTED = True
+    import threading
+
+    def _work() -> None:
+        try:
+            X = np.random.default_rng(0).normal(size=(40, 8)).astype(np.float32)
+            _umap(X, n_components=2, n_neighbors=5, min_dist=0.1, seed=0, metric="cosine")
+        except Exception:  # noqa: BLE001
+            log.debug("umap prewarm failed", exc_info=True)
+
+    threading.Thread(target=_work, name="umap-prewarm", daemon=True).start()
+
+
+def umap_fit_count() -> int:
+    """How many UMAP fits this process has run (a cached projection does not fit)."""
+    return _FIT_COUNT
+
+
+@dataclass
+class Projection:
+    key: str
+    coords: np.ndarray  # (n_points, n_components) float32
+    point_ids: list[str]
+    rows: np.ndarray  # row of each projected point in the vector set
+    params: dict[str, Any]
+    trustworthiness: float | None
+    trust_n: int | None
+    n_total: int
+    from_cache: bool
+    seconds: float
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def subsampled(self) -> bool:
+        return len(self.point_ids) < self.n_total
+
+    @property
+    def n_components(self) -> int:
+        return int(self.coords.shape[1])
+
+
+def subsample_rows(n: int, limit: int, seed: int) -> np.ndarray:
+    """All rows when ``n <= limit``, else a sorted fixed random subset of ``limit`` rows."""
+    if limit <= 0 or n <= limit:
+        return np.arange(n)
+    return np.sort(np.random.default_rng(seed).choice(n, size=int(limit), replace=False))
+
+
+def fingerprint(X: np.ndarray) -> str:
+    """sha256 of the float32 bytes of ``X`` (so that changed vectors under the same ids miss the cache)."""
+    return hashlib.sha256(np.ascontiguousarray(X, dtype=np.float32).tobytes()).hexdigest()
+
+
+def projection_key(point_ids: Sequence[str], model: str, params: dict[str, Any], data_hash: str = "") -> str:
+    h = hashlib.sha256()
+    h.update(json.dumps(list(point_ids), ensure_ascii=False).encode())
+    h.update(b"\0" + model.encode() + b"\0" + data_hash.encode() + b"\0")
+    h.update(json.dumps(params, sort_keys=True).encode())
+    return h.hexdigest()
+
+
+def knn_with_self(X: np.ndarray, n_neighbors: int, metric: str = "cosine") -> tuple[np.ndarray, np.ndarray]:
+    """``(indices, distances)`` of shape ``(N, n_neighbors)`` with self at column 0 (UMAP's convention)."""
+    n = X.shape[0]
+    idx, dist = geometry.knn(X, k=n_neighbors - 1, metric=metric)  # type: ignore[arg-type]
+    self_col = np.arange(n, dtype=np.int64)[:, None]
+    return (
+        np.hstack([self_col, idx.astype(np.int64)]),
+        np.hstack([np.zeros((n, 1)), dist]).astype(np.float32),
+    )
+
+
+def fit_umap(
+    X: np.ndarray,
+    *,
+    n_components: int = 2,
+    n_neighbors: int = 15,
+    min_dist: float = 0.1,
+    seed: int | None = 42,
+    metric: str = "cosine",
+) -> np.ndarray:
+    """UMAP coordinates (float32) with an exact precomputed kNN graph; tiny inputs get a trivial layout."""
+    global _FIT_COUNT
+    n = X.shape[0]
+    if n == 0:
+        return np.zeros((0, n_components), np.float32)
+    if n <= n_components + 1:
+        # too few points for a manifold: spread them on the first axis
+        out = np.zeros((n, n_components), np.float32)
+        out[:, 0] = np.arange(n, dtype=np.float32)
+        return out
+    Y = _umap(X, n_components=n_components, n_neighbors=n_neighbors, min_dist=min_dist, seed=seed, metric=metric)
+    _FIT_COUNT += 1
+    return Y
+
+
+def _umap(X: np.ndarray, *, n_components: int, n_neighbors: int, min_dist: float, seed: int | None,
+          metric: str) -> np.ndarray:
+    n = X.shape[0]
+    nn = max(2, min(int(n_neighbors), n - 1))
+    idx, dist = knn_with_self(X, nn, metric)
+    import umap
+
+    enable_umap_numba_cache()
+    reducer = umap.UMAP(
+        n_components=n_components,
+        n_neighbors=nn,
+        min_dist=float(min_dist),
+        metric=metric,
+        random_state=seed,
+        init="spectral" if n > 3 * n_components + 10 else "random",
+        precomputed_knn=(idx, dist, None),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "no search index" / "random_state disables parallelism"
+        Y = reducer.fit_transform(np.asarray(X, dtype=np.float32))
+    return np.asarray(Y, dtype=np.float32)
+
+
+def _read_cache(engine: Engine, key: str) -> dict[str, Any] | None:
+    with engine.connect() as conn:
+        row = conn.execute(
+            text("SELECT params, n_points, coords, point_ids, trustworthiness FROM eval.projections WHERE key = :k"),
+            {"k": key},
+        ).one_or_none()
+    return dict(row._mapping) if row is not None else None
+
+
+def _write_cache(engine: Engine, key: str, params: dict[str, Any], coords: np.ndarray, point_ids: list[str],
+                 trust: float | None) -> None:
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO eval.projections(key, params, n_points, coords, point_ids, trustworthiness) "
+                "VALUES (:k, CAST(:p AS jsonb), :n, :c, CAST(:ids AS jsonb), :t) "
+                "ON CONFLICT (key) DO UPDATE SET params = excluded.params, n_points = excluded.n_points, "
+                "coords = excluded.coords, point_ids = excluded.point_ids, "
+                "trustworthiness = excluded.trustworthiness, created_at = now()"
+            ),
+            {
+                "k": key,
+                "p": json.dumps(params, ensure_ascii=False),
+                "n": len(point_ids),
+                "c": np.ascontiguousarray(coords, dtype=np.float32).tobytes(),
+                "ids": json.dumps(point_ids, ensure_ascii=False),
+                "t": trust,
+            },
+        )
+
+
+def project(
+    engine: Engine | None,
+    X: np.ndarray,
+    point_ids: Sequence[str],
+    *,
+    model: str,
+    n_components: int = 2,
+    n_neighbors: int = 15,
+    min_dist: float = 0.1,
+    seed: int = 42,
+    limit: int = DEFAULT_LIMIT,
+    metric: str = "cosine",
+    use_cache: bool = True,
+    progress: Progress | None = None,
+) -> Projection:
+    """Project ``X`` (rows = ``point_ids``) with UMAP, through the ``eval.projections`` cache (``engine`` may be None)."""
+    say = progress or (lambda m: log.info(m))
+    t0 = time.perf_counter()
+    if n_components not in (2, 3):
+        raise ValueError(f"n_components must be 2 or 3, got {n_components}")
+    ids = [str(p) for p in point_ids]
+    if len(ids) != X.shape[0]:
+        raise ValueError(f"{len(ids)} point ids for {X.shape[0]} vectors")
+    n_total = len(ids)
+    params: dict[str, Any] = {
+        "method": "umap",
+        "n_components": int(n_components),
+        "n_neighbors": int(n_neighbors),
+        "min_dist": float(min_dist),
+        "seed": int(seed),
+        "metric": metric,
+        "limit": int(limit),
+    }
+    key = projection_key(ids, model, params, fingerprint(X))
+    rows = subsample_rows(n_total, int(limit), int(seed))
+    timings: dict[str, float] = {}
+    if engine is not None and use_cache:
+        cached = _read_cache(engine, key)
+        if cached is not None:
+            coords = np.frombuffer(bytes(cached["coords"]), dtype=np.float32).reshape(int(cached["n_points"]), -1)
+            p = dict(cached["params"])
+            timings["cache_read"] = time.perf_counter() - t0
+            return Projection(key, coords.copy(), list(cached["point_ids"]), rows, p, cached["trustworthiness"],
+                              p.get("trust_n"), n_total, True, time.perf_counter() - t0, timings)
+    Xs = np.asarray(X[rows], dtype=np.float32)
+    if len(rows) < n_total:
+        say(f"Subsampling {len(rows)} of {n_total} points (limit {limit})…")
+    say(f"UMAP {n_components}D of {len(rows)} points (exact kNN, n_neighbors={n_neighbors})…")
+    t1 = time.perf_counter()
+    coords = fit_umap(Xs, n_components=n_components, n_neighbors=n_neighbors, min_dist=min_dist, seed=seed,
+                      metric=metric)
+    timings["umap"] = time.perf_counter() - t1
+    trust: float | None = None
+    trust_n: int | None = None
+    if len(rows) > 2 * TRUST_K:
+        say("Trustworthiness@10…")
+        t2 = time.perf_counter()
+        trust, trust_n = geometry.trustworthiness_sample(Xs, coords, k=TRUST_K, metric=metric,  # type: ignore[arg-type]
+                                                         max_n=TRUST_MAX_N, seed=seed)
+        timings["trustworthiness"] = time.perf_counter() - t2
+    sub_ids = [ids[i] for i in rows]
+    stored_params = {**params, "model": model, "n_total": n_total, "trust_n": trust_n,
+                     "trust_k": TRUST_K, "fit_seconds": round(timings["umap"], 3)}
+    if engine is not None and use_cache:
+        _write_cache(engine, key, stored_params, coords, sub_ids, trust)
+    return Projection(key, coords, sub_ids, rows, stored_params, trust, trust_n, n_total, False,
+                      time.perf_counter() - t0, timings)
+
+
+def project_vector_set(engine: Engine | None, vs: Any, **kwargs: Any) -> Projection:
+    """:func:`project` for a :class:`voproshalych_eval.tiers.tier0.VectorSet`."""
+    return project(engine, vs.X, vs.point_ids, model=vs.model, **kwargs)
+
+
+def rows_of(projection: Projection, all_point_ids: Sequence[str]) -> np.ndarray:
+    """Rows in the vector set of the projected points (by id, robust to a cache built from the same set)."""
+    pos = {p: i for i, p in enumerate(all_point_ids)}
+    return np.asarray([pos[p] for p in projection.point_ids if p in pos], dtype=np.int64)

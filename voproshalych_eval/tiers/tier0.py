@@ -1,0 +1,667 @@
+"""Tier 0: embedding-space geometry of chunks, logged questions, golden questions, or both in one space.
+
+Vector sets
+-----------
+:func:`load_vector_set` returns a :class:`VectorSet`: an ``(N, D)`` float32 matrix from **one** model and
+a metadata table (one row per vector) used for colouring, hover texts and filters.
+
+* ``chunks`` — ``public.chunk.embedding`` when the stored vectors come from the selected model (or no
+  model is selected), otherwise the chunk texts re-embedded with the selected model
+  (``encode_passages`` through the database cache).
+* ``questions`` — the **whole** question log ``public.question_answer``: stored vectors are used when they
+  come from the selected model; every row without one is embedded with ``encode_queries`` (cached), so
+  ``n`` is always the size of the log (the counts are stated in ``VectorSet.notes``).
+* ``golden`` — the questions of a golden dataset (``encode_queries``).
+* ``both`` — chunks + questions in one space, with the same model for both.
+
+Which model filled ``chunk.embedding`` is known from the demo loader's metadata or from the
+``stored_embedding_model`` setting; when it is unknown, stored vectors are used only for ``chunks``
+without an explicit embedder (labelled ``stored:chunk.embedding``).
+
+Metrics: :func:`run_tier0` computes :func:`~voproshalych_eval.metrics.geometry.embedding_space_metrics`
+(the seed's twelve metrics + readability aids), the kNN outlier ranking with texts, metrics per section,
+and records a ``tier0`` run whose ``metrics`` are keyed by the seed's names.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import Engine, text
+
+from voproshalych_eval.metrics import geometry
+
+log = logging.getLogger(__name__)
+
+SOURCES = ("chunks", "questions", "golden", "both")
+STORED = "stored"
+Progress = Callable[[str], None]
+
+# The seed's twelve Tier 0 metrics (section 3.3), in its order.
+SEED_METRICS = (
+    "total_samples",
+    "avg_nn_distance",
+    "std_nn_distance",
+    "density_score",
+    "avg_spread",
+    "max_spread",
+    "spread_std",
+    "effective_dimensionality",
+    "avg_pairwise_distance",
+    "std_pairwise_distance",
+    "min_pairwise_distance",
+    "max_pairwise_distance",
+)
+# Added so that the twelve can be read correctly (anisotropy, duplicates).
+EXTRA_METRICS = (
+    "mean_pairwise_cosine_similarity",
+    "top1_variance_share",
+    "top10_variance_share",
+    "near_duplicate_pairs",
+)
+# Metrics whose value is a distance in the chosen metric (cosine or Euclidean); spreads are always Euclidean.
+DISTANCE_METRICS = (
+    "avg_nn_distance",
+    "std_nn_distance",
+    "density_score",
+    "avg_pairwise_distance",
+    "std_pairwise_distance",
+    "min_pairwise_distance",
+    "max_pairwise_distance",
+)
+EUCLIDEAN_ALWAYS = ("avg_spread", "max_spread", "spread_std")
+
+# Fields the explorer can colour by (column names of VectorSet.meta).
+COLOR_FIELDS = (
+    "section",
+    "url",
+    "source_type",
+    "kind",
+    "cluster",
+    "answered",
+    "score",
+    "outlier_score",
+    "period",
+)
+
+META_COLUMNS = (
+    "point_id", "kind", "item_id", "text", "url", "section", "source_type", "answered", "score",
+    "created_at", "period", "stored_vector",
+)
+
+
+class Tier0Error(ValueError):
+    """A Tier 0 request that cannot be served (no data, inconsistent models); the message is for users."""
+
+
+@dataclass
+class VectorSet:
+    """``X`` (float32, one row per point, one model) and ``meta`` (one row per point, same order)."""
+
+    source: str
+    model: str
+    X: np.ndarray
+    meta: pd.DataFrame
+    notes: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def point_ids(self) -> list[str]:
+        return [str(p) for p in self.meta["point_id"]]
+
+    @property
+    def dim(self) -> int:
+        return int(self.X.shape[1]) if self.X.ndim == 2 else 0
+
+    def subset(self, rows: Sequence[int] | np.ndarray) -> VectorSet:
+        idx = np.asarray(rows, dtype=np.int64)
+        return VectorSet(
+            self.source, self.model, self.X[idx], self.meta.iloc[idx].reset_index(drop=True),
+            list(self.notes), dict(self.counts),
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# models
+# ---------------------------------------------------------------------------------------------
+
+
+def stored_model_name(engine: Engine) -> str | None:
+    """Name of the model that filled ``chunk.embedding``: demo metadata, else the ``stored_embedding_model`` setting."""
+    from voproshalych_eval.config import get_settings
+    from voproshalych_eval.demo import stored_embedding_model
+
+    try:
+        meta = stored_embedding_model(engine)
+    except Exception:  # noqa: BLE001 - no eval.meta yet
+        meta = None
+    if meta and meta.get("model"):
+        return str(meta["model"])
+    return get_settings().stored_embedding_model
+
+
+def _stored_label(dim: int | None) -> str:
+    return f"stored:chunk.embedding ({dim}-d)" if dim else "stored:chunk.embedding"
+
+
+def resolve_model(engine: Engine, source: str, embedder: str | None) -> tuple[str, bool]:
+    """``(model name, use stored vectors)`` for a request.
+
+    ``embedder`` ``None``/``"stored"`` means "the stored vectors where possible": the stored model when it is
+    known, else stored chunk vectors (``chunks`` only) or the configured embedder (other sources).
+    """
+    from voproshalych_eval.config import get_settings
+    from voproshalych_eval.db.production import inspect_schema
+
+    stored = stored_model_name(engine)
+    if embedder in (None, "", STORED):
+        if stored:
+            return stored, True
+        if source == "chunks":
+            schema = inspect_schema(engine)
+            return _stored_label(schema.chunk_dim), True
+        return get_settings().embedder, False
+    return str(embedder), stored is not None and stored == embedder
+
+
+# ---------------------------------------------------------------------------------------------
+# loading
+# ---------------------------------------------------------------------------------------------
+
+
+def section_of(url: Any) -> str:
+    """A short section label for a URL: its last non-empty path component (``Stipendii``), else the host."""
+    if url is None or (isinstance(url, float) and math.isnan(url)) or not str(url).strip():
+        return "—"
+    parts = urlsplit(str(url))
+    path = [p for p in parts.path.split("/") if p]
+    if path:
+        return path[-1]
+    return parts.netloc or str(url)
+
+
+def _period(ts: Any) -> str | None:
+    if ts is None or pd.isna(ts):
+        return None
+    return pd.Timestamp(ts).strftime("%Y-%m")
+
+
+def _embedder(name: str, engine: Engine) -> Any:
+    from voproshalych_eval.embeddings import cached_embedder
+
+    return cached_embedder(name, engine)
+
+
+def _load_chunks(engine: Engine, model: str, use_stored: bool, say: Progress) -> tuple[np.ndarray, pd.DataFrame, list[str]]:
+    from voproshalych_eval.db.production import inspect_schema, read_chunks
+
+    schema = inspect_schema(engine)
+    if not schema.has_chunk:
+        raise Tier0Error(
+            "The database has no 'chunk' table: load the demo data or point the app at the bot's database."
+        )
+    df = read_chunks(engine, with_embeddings=use_stored)
+    notes: list[str] = []
+    if len(df) == 0:
+        return np.zeros((0, schema.chunk_dim or 0), np.float32), df, notes
+    if use_stored:
+        X = np.vstack(df["embedding"].to_list()).astype(np.float32, copy=False)
+        notes.append(f"{len(df)} chunks: stored vectors from chunk.embedding ({X.shape[1]}-d, model {model})")
+        df = df.drop(columns=["embedding"])
+    else:
+        say(f"Embedding {len(df)} chunk texts with {model} (cached)…")
+        X = _embedder(model, engine).encode_passages(df["text"].astype(str).tolist())
+        notes.append(f"{len(df)} chunks: texts re-embedded with {model} ({X.shape[1]}-d) — stored vectors come "
+                     "from another model")
+    meta = pd.DataFrame(
+        {
+            "point_id": ["chunk:" + str(i) for i in df["id"]],
+            "kind": "chunk",
+            "item_id": df["id"].astype(str),
+            "text": df["text"].astype(str),
+            "url": df["url"],
+            "section": [section_of(u) for u in df["url"]],
+            "source_type": df["source_type"].fillna("—") if "source_type" in df else "—",
+            "answered": None,
+            "score": np.nan,
+            "created_at": pd.NaT,
+            "period": None,
+            "stored_vector": use_stored,
+        }
+    )
+    return X, meta, notes
+
+
+def _load_questions(engine: Engine, model: str, use_stored: bool, say: Progress) -> tuple[np.ndarray, pd.DataFrame, list[str]]:
+    from voproshalych_eval.db.production import inspect_schema, parse_vector
+
+    schema = inspect_schema(engine)
+    if not schema.has_question_answer:
+        raise Tier0Error("The database has no 'question_answer' table (the bot's question log).")
+    with engine.connect() as conn:
+        df = pd.read_sql_query(
+            text(
+                "SELECT id, question, embedding, answer, confluence_url, score, stop_point, created_at "
+                "FROM public.question_answer ORDER BY id"
+            ),
+            conn,
+        )
+    notes: list[str] = []
+    n = len(df)
+    emb = _embedder(model, engine)
+    X = np.zeros((n, emb.dim if n else 0), dtype=np.float32)
+    stored_mask = np.zeros(n, dtype=bool)
+    if use_stored and n:
+        for i, v in enumerate(df["embedding"]):
+            if v is not None and not (isinstance(v, float) and math.isnan(v)):
+                vec = parse_vector(v)
+                if vec.shape[0] == emb.dim:
+                    X[i] = vec
+                    stored_mask[i] = True
+    missing = np.flatnonzero(~stored_mask)
+    if len(missing):
+        say(f"Embedding {len(missing)} of {n} logged questions with {model} (cached)…")
+        X[missing] = emb.encode_queries(df["question"].iloc[missing].astype(str).tolist())
+    notes.append(
+        f"{n} logged questions (the whole log): {int(stored_mask.sum())} stored vectors, "
+        f"{len(missing)} embedded with {model}"
+    )
+    answered = df["answer"].fillna("").astype(str).str.strip() != ""
+    created = pd.to_datetime(df["created_at"], utc=True, errors="coerce")
+    meta = pd.DataFrame(
+        {
+            "point_id": ["q:" + str(i) for i in df["id"]],
+            "kind": "question",
+            "item_id": df["id"].astype(str),
+            "text": df["question"].astype(str),
+            "url": df["confluence_url"],
+            "section": [section_of(u) for u in df["confluence_url"]],
+            "source_type": "question",
+            "answered": answered.to_numpy(),
+            "score": pd.to_numeric(df["score"], errors="coerce").to_numpy(dtype=float),
+            "created_at": created,
+            "period": [_period(t) for t in created],
+            "stored_vector": stored_mask,
+        }
+    )
+    return X, meta, notes
+
+
+def _load_golden(engine: Engine, model: str, dataset: str | None, say: Progress) -> tuple[np.ndarray, pd.DataFrame, list[str]]:
+    from voproshalych_eval import datasets
+
+    if dataset:
+        ds = datasets.get_dataset(engine, dataset, "golden")
+    else:
+        stored = datasets.list_datasets(engine, "golden")
+        if not stored:
+            raise Tier0Error("No golden dataset is stored yet: load the demo or import a golden file.")
+        ds = datasets.get_dataset(engine, int(stored[0]["id"]), "golden")
+    recs = ds.records
+    say(f"Embedding {len(recs)} golden questions with {model} (cached)…")
+    X = _embedder(model, engine).encode_queries([str(r["question"]) for r in recs])
+    urls = [r.get("confluence_url") or ((r.get("relevant_urls") or [None])[0]) for r in recs]
+    meta = pd.DataFrame(
+        {
+            "point_id": [f"golden:{ds.id}:{r.get('id', i)}" for i, r in enumerate(recs)],
+            "kind": "golden",
+            "item_id": [str(r.get("id", i)) for i, r in enumerate(recs)],
+            "text": [str(r["question"]) for r in recs],
+            "url": urls,
+            "section": [section_of(u) for u in urls],
+            "source_type": "golden",
+            "answered": None,
+            "score": np.nan,
+            "created_at": pd.NaT,
+            "period": None,
+            "stored_vector": False,
+        }
+    )
+    return X, meta, [f"{len(recs)} golden questions of dataset '{ds.name}' (id {ds.id}) embedded with {model}"]
+
+
+def load_vector_set(
+    engine: Engine,
+    source: str = "chunks",
+    *,
+    embedder: str | None = None,
+    filters: Mapping[str, Any] | None = None,
+    dataset: str | None = None,
+    progress: Progress | None = None,
+) -> VectorSet:
+    """Load the vectors of ``source`` from one model, with metadata; apply ``filters`` (see :func:`apply_filters`)."""
+    if source not in SOURCES:
+        raise Tier0Error(f"Unknown source '{source}': use one of {', '.join(SOURCES)}.")
+    say = progress or (lambda m: log.info(m))
+    model, use_stored = resolve_model(engine, source, embedder)
+    parts: list[tuple[np.ndarray, pd.DataFrame, list[str]]] = []
+    if source in ("chunks", "both"):
+        if source == "both" and model.startswith("stored:"):
+            raise Tier0Error("Chunks and questions in one space need a named embedder: choose one in the sidebar.")
+        say("Loading chunks…")
+        parts.append(_load_chunks(engine, model, use_stored, say))
+    if source in ("questions", "both"):
+        say("Loading the question log…")
+        parts.append(_load_questions(engine, model, use_stored, say))
+    if source == "golden":
+        parts.append(_load_golden(engine, model, dataset, say))
+    dims = {p[0].shape[1] for p in parts if p[0].shape[0]}
+    if len(dims) > 1:
+        raise Tier0Error(f"Vectors of different dimensions {sorted(dims)} cannot share one space; choose one embedder.")
+    nonempty = [p for p in parts if p[0].shape[0]]
+    X = np.vstack([p[0] for p in nonempty]).astype(np.float32, copy=False) if nonempty else np.zeros((0, 0), np.float32)
+    meta = pd.concat([p[1] for p in parts], ignore_index=True) if parts else pd.DataFrame(columns=list(META_COLUMNS))
+    notes = [n for p in parts for n in p[2]]
+    counts = {str(k): int(v) for k, v in meta["kind"].value_counts().items()} if len(meta) else {}
+    vs = VectorSet(source, model, X, meta.reset_index(drop=True), notes, counts)
+    if filters:
+        vs = apply_filters(vs, filters)
+    return vs
+
+
+def apply_filters(vs: VectorSet, filters: Mapping[str, Any]) -> VectorSet:
+    """Keep the points matching every filter.
+
+    Keys (all optional): ``kind``, ``section``, ``source_type``, ``period`` (lists of allowed values),
+    ``url_contains`` / ``text_contains`` (case-insensitive substring), ``answered`` (bool, questions only;
+    other points are kept), ``score`` (list of allowed user scores), ``date_from`` / ``date_to``
+    (ISO dates, on ``created_at``).
+    """
+    m = vs.meta
+    keep = np.ones(len(m), dtype=bool)
+    for key in ("kind", "section", "source_type", "period"):
+        allowed = filters.get(key)
+        if allowed:
+            keep &= m[key].isin(list(allowed)).to_numpy()
+    for key, col in (("url_contains", "url"), ("text_contains", "text")):
+        needle = filters.get(key)
+        if needle:
+            keep &= m[col].fillna("").astype(str).str.contains(str(needle), case=False, regex=False).to_numpy()
+    if filters.get("answered") is not None:
+        is_q = (m["kind"] == "question").to_numpy()
+        ans = m["answered"].fillna(False).astype(bool).to_numpy()
+        keep &= ~is_q | (ans == bool(filters["answered"]))
+    if filters.get("score"):
+        keep &= m["score"].isin([float(s) for s in filters["score"]]).to_numpy()
+    created = pd.to_datetime(m["created_at"], utc=True, errors="coerce")
+    if filters.get("date_from"):
+        keep &= (created >= pd.Timestamp(filters["date_from"], tz="UTC")).fillna(False).to_numpy()
+    if filters.get("date_to"):
+        keep &= (created < pd.Timestamp(filters["date_to"], tz="UTC") + pd.Timedelta(days=1)).fillna(False).to_numpy()
+    out = vs.subset(np.flatnonzero(keep))
+    if not keep.all():
+        out.notes.append(f"filters kept {int(keep.sum())} of {len(keep)} points: {dict(filters)}")
+    return out
+
+
+def vector_set_from_array(X: np.ndarray, *, texts: Sequence[str] | None = None, model: str = "file") -> VectorSet:
+    """A vector set for any float matrix (rows are vectors), e.g. a ``.npy`` file."""
+    arr = np.asarray(X)
+    if arr.ndim != 2:
+        raise Tier0Error(f"The matrix must be 2-D (rows are vectors), got shape {arr.shape}.")
+    n = arr.shape[0]
+    meta = pd.DataFrame(
+        {
+            "point_id": [f"row:{i}" for i in range(n)],
+            "kind": "vector",
+            "item_id": [str(i) for i in range(n)],
+            "text": list(texts) if texts is not None else [f"row {i}" for i in range(n)],
+            "url": None,
+            "section": "—",
+            "source_type": "—",
+            "answered": None,
+            "score": np.nan,
+            "created_at": pd.NaT,
+            "period": None,
+            "stored_vector": True,
+        }
+    )
+    data = arr if arr.dtype in (np.float32, np.float64) else arr.astype(np.float64)
+    return VectorSet("vectors", model, data, meta, [f"{n} rows of a {arr.shape[1]}-d matrix"],
+                     {"vector": n})
+
+
+# ---------------------------------------------------------------------------------------------
+# per-point attributes: outlier scores, clusters
+# ---------------------------------------------------------------------------------------------
+
+
+def neighbours(X: np.ndarray, *, k: int = 5, metric: str = "cosine") -> tuple[np.ndarray, np.ndarray]:
+    """Exact kNN (self excluded) with ``k`` capped at ``N - 1``; empty arrays for ``N < 2``."""
+    n = X.shape[0]
+    if n < 2:
+        return np.zeros((n, 0), np.int64), np.zeros((n, 0))
+    return geometry.knn(X, k=max(1, min(int(k), n - 1)), metric=metric)  # type: ignore[arg-type]
+
+
+def kmeans_labels(X: np.ndarray, n_clusters: int, *, seed: int = 0) -> np.ndarray:
+    """KMeans cluster of each row on L2-normalised vectors (spherical k-means approximation of cosine geometry).
+
+    ``n_clusters`` is capped at ``N``; ``MiniBatchKMeans`` above 20,000 rows.
+    """
+    from sklearn.cluster import KMeans, MiniBatchKMeans
+
+    n = X.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    kk = max(1, min(int(n_clusters), n))
+    norms = np.linalg.norm(X, axis=1, keepdims=True)
+    U = X / np.where(norms > 0, norms, 1.0)
+    if n > 20_000:
+        model = MiniBatchKMeans(n_clusters=kk, random_state=seed, n_init=3, batch_size=4096)
+    else:
+        model = KMeans(n_clusters=kk, random_state=seed, n_init=3)
+    return model.fit_predict(U).astype(np.int64)
+
+
+def attach_attributes(
+    vs: VectorSet, *, k: int = 5, metric: str = "cosine", n_clusters: int | None = 8, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Add ``outlier_score`` (mean distance to the k nearest neighbours) and ``cluster`` columns; return the kNN."""
+    idx, dist = neighbours(vs.X, k=k, metric=metric)
+    vs.meta["outlier_score"] = geometry.outlier_scores(dist) if dist.shape[1] else np.nan
+    if n_clusters:
+        vs.meta["cluster"] = [f"c{c}" for c in kmeans_labels(vs.X, n_clusters, seed=seed)]
+    return idx, dist
+
+
+# ---------------------------------------------------------------------------------------------
+# metrics
+# ---------------------------------------------------------------------------------------------
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None or value is pd.NaT or value is pd.NA:
+        return None
+    if isinstance(value, pd.Timestamp):
+        return value.isoformat()
+    if isinstance(value, tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        v = float(value)
+        return None if math.isnan(v) else v
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def space_metrics(X: np.ndarray, *, k: int = 5, metric: str = "cosine", **kwargs: Any) -> dict[str, Any]:
+    """``embedding_space_metrics`` made JSON-friendly (CI tuples as lists); an empty set gives ``total_samples = 0``."""
+    if X.shape[0] == 0:
+        return {"total_samples": 0, "distance_metric": metric, "k": int(k), "estimated": False}
+    res = geometry.embedding_space_metrics(X, k=k, metric=metric, **kwargs)  # type: ignore[arg-type]
+    return {key: _jsonable(v) for key, v in res.items()}
+
+
+def metrics_by_group(
+    vs: VectorSet, by: str = "section", *, k: int = 5, metric: str = "cosine", min_size: int = 2, max_groups: int = 100
+) -> pd.DataFrame:
+    """Tier 0 metrics of every group of ``meta[by]`` with at least ``min_size`` points (largest ``max_groups``)."""
+    if by not in vs.meta.columns or len(vs) == 0:
+        return pd.DataFrame()
+    groups = vs.meta[by].astype(str).fillna("—")
+    sizes = groups.value_counts()
+    rows: list[dict[str, Any]] = []
+    for name, size in sizes.head(max_groups).items():
+        if size < min_size:
+            continue
+        sel = np.flatnonzero((groups == name).to_numpy())
+        res = space_metrics(vs.X[sel], k=min(k, int(size) - 1), metric=metric)
+        rows.append({by: name, **{key: res.get(key) for key in SEED_METRICS + EXTRA_METRICS}})
+    return pd.DataFrame(rows)
+
+
+def outlier_table(
+    vs: VectorSet, idx: np.ndarray, dist: np.ndarray, *, top: int = 20, snippet: int = 160
+) -> list[dict[str, Any]]:
+    """The ``top`` points with the largest mean kNN distance, with their texts and their neighbours' texts."""
+    if dist.shape[1] == 0:
+        return []
+    scores = geometry.outlier_scores(dist)
+    order = np.lexsort((np.arange(len(scores)), -scores))[: int(top)]
+    m = vs.meta
+    out = []
+    for rank, i in enumerate(order, start=1):
+        out.append(
+            {
+                "rank": rank,
+                "row": int(i),
+                "point_id": _jsonable(m.at[i, "point_id"]),
+                "kind": _jsonable(m.at[i, "kind"]),
+                "score": float(scores[i]),
+                "url": _jsonable(m.at[i, "url"]),
+                "section": _jsonable(m.at[i, "section"]),
+                "text": str(m.at[i, "text"]),
+                "neighbors": [
+                    {
+                        "row": int(j),
+                        "point_id": _jsonable(m.at[int(j), "point_id"]),
+                        "distance": float(d),
+                        "url": _jsonable(m.at[int(j), "url"]),
+                        "text": str(m.at[int(j), "text"])[: snippet * 4],
+                    }
+                    for j, d in zip(idx[i], dist[i], strict=True)
+                ],
+            }
+        )
+    return out
+
+
+def run_metrics(res: Mapping[str, Any]) -> dict[str, Any]:
+    """The run's ``metrics`` object: the seed's twelve names + the readability aids (+ ``*_ci`` when estimated)."""
+    out: dict[str, Any] = {key: res.get(key) for key in SEED_METRICS + EXTRA_METRICS}
+    for key, v in res.items():
+        if key.endswith("_ci"):
+            out[key] = v
+    return out
+
+
+def run_tier0(
+    engine: Engine,
+    *,
+    source: str = "chunks",
+    embedder: str | None = None,
+    k: int = 5,
+    metric: str = "cosine",
+    filters: Mapping[str, Any] | None = None,
+    dataset: str | None = None,
+    n_clusters: int | None = 8,
+    top_outliers: int = 20,
+    record: bool = True,
+    vector_set: VectorSet | None = None,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Tier 0 on ``source``: metrics, outliers with texts, per-section metrics; records a ``tier0`` run.
+
+    Returns ``{"run_id", "source", "model", "n", "counts", "notes", "distance_metric", "k", "metrics",
+    "raw", "outliers", "per_section", "per_kind", "vector_set", "knn"}`` (``vector_set`` / ``knn`` are
+    Python objects for the explorer; everything else is JSON-friendly).
+    """
+    from voproshalych_eval import runs
+
+    if metric not in ("cosine", "euclidean"):
+        raise Tier0Error(f"Unknown distance '{metric}': use cosine or euclidean.")
+    say = progress or (lambda m: log.info(m))
+    vs = vector_set if vector_set is not None else load_vector_set(
+        engine, source, embedder=embedder, filters=filters, dataset=dataset, progress=say
+    )
+    if len(vs) == 0:
+        raise Tier0Error("No vectors to analyse (empty table or filters that keep nothing).")
+    params = {"source": vs.source, "k": int(k), "metric": metric, "filters": dict(filters or {}),
+              "dataset": dataset, "n_clusters": n_clusters}
+    run_id: int | None = None
+    if record:
+        run = runs.create_run(engine, "tier0", params=params, models={"embedder": vs.model, "dim": vs.dim},
+                              n_items_total=len(vs))
+        run_id = run.id
+    try:
+        say(f"Computing the metrics on {len(vs)} vectors ({vs.dim}-d, {metric})…")
+        raw = space_metrics(vs.X, k=k, metric=metric)
+        say("Nearest neighbours, outliers and clusters…")
+        idx, dist = attach_attributes(vs, k=k, metric=metric, n_clusters=n_clusters)
+        outliers = outlier_table(vs, idx, dist, top=top_outliers)
+        say("Metrics per section…")
+        per_section = metrics_by_group(vs, "section", k=k, metric=metric)
+        per_kind = metrics_by_group(vs, "kind", k=k, metric=metric) if vs.meta["kind"].nunique() > 1 else pd.DataFrame()
+        metrics = run_metrics(raw)
+        if record and run_id is not None:
+            items = [
+                (f"section:{r['section']}", {"group": "section", **{k2: _jsonable(v) for k2, v in r.items()}}, "done", None)
+                for r in per_section.to_dict("records")
+            ] + [
+                (f"outlier:{o['point_id']}", {"group": "outlier", **{k2: v for k2, v in o.items() if k2 != "neighbors"},
+                                              "neighbors": [nb["point_id"] for nb in o["neighbors"]]}, "done", None)
+                for o in outliers
+            ]
+            if items:
+                runs.record_items(engine, run_id, items)
+            runs.finish_run(engine, run_id, {**metrics, "distance_metric": metric, "k": raw.get("k"),
+                                             "estimated": raw.get("estimated"), "n_by_kind": vs.counts})
+    except Exception as exc:
+        if record and run_id is not None:
+            runs.fail_run(engine, run_id, str(exc))
+        raise
+    return {
+        "run_id": run_id,
+        "source": vs.source,
+        "model": vs.model,
+        "dim": vs.dim,
+        "n": len(vs),
+        "counts": {str(k2): int(v) for k2, v in vs.meta["kind"].value_counts().items()},
+        "notes": vs.notes,
+        "distance_metric": metric,
+        "k": raw.get("k"),
+        "estimated": bool(raw.get("estimated")),
+        "metrics": metrics,
+        "raw": raw,
+        "outliers": outliers,
+        "per_section": per_section,
+        "per_kind": per_kind,
+        "vector_set": vs,
+        "knn": (idx, dist),
+    }
+
+
+def json_result(result: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON-friendly part of a :func:`run_tier0` result (tables as lists of records)."""
+    out: dict[str, Any] = {}
+    for key, v in result.items():
+        if key in ("vector_set", "knn", "raw"):
+            continue
+        if isinstance(v, pd.DataFrame):
+            out[key] = [{k2: _jsonable(x) for k2, x in r.items()} for r in v.to_dict("records")]
+        else:
+            out[key] = v
+    return out

@@ -1,0 +1,1 @@
+"""Plotly chart builders (pure functions returning go.Figure, no Streamlit)."""

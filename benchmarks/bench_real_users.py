@@ -1,0 +1,187 @@
+"""Benchmark: real-user analytics on a 50,000-question log (issue 7 targets).
+
+The log is made by resampling the demo log (``data/question_log.csv``) with small perturbations (typos,
+letter case, polite prefixes/suffixes, punctuation) so that near-duplicates are realistic, user ids
+and timestamps spread over the same 20 months. It is imported into ``eval.question_log`` under the
+source ``bench_50k`` of a **separate temporary database** (its own embedded server in a temp folder, or
+``--database-url``); production tables are never touched.
+
+Measured (wall clock, this machine):
+
+* first-time embedding of the log (distinct texts / s) — excluded from the targets;
+* domain analysis (read + classify + cached vectors + domain tables), target <= 20 s;
+* topic coverage (read + cached vectors + top-k retrieval of every question + topics), target <= 60 s.
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_real_users.py [--rows 50000] [--seed 7] [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import random
+import shutil
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGETS = {"domain": 20.0, "topics": 60.0}
+PREFIXES = ["", "", "", "подскажите, ", "здравствуйте! ", "добрый день, ", "ребят, ", "помогите пожалуйста, "]
+SUFFIXES = ["", "", "", "?", "??", " пожалуйста", " срочно", " заранее спасибо", "!"]
+
+
+def perturb(q: str, rng: random.Random) -> str:
+    """A small realistic variation of a question (typo, case, prefix/suffix)."""
+    if rng.random() < 0.55:
+        return q
+    s = q
+    if len(s) > 4 and rng.random() < 0.5:
+        i = rng.randrange(1, len(s) - 1)
+        op = rng.random()
+        if op < 0.33:
+            s = s[:i] + s[i + 1 :]
+        elif op < 0.66:
+            s = s[:i] + s[i + 1] + s[i] + s[i + 2 :]
+        else:
+            s = s[:i] + s[i] + s[i:]
+    if rng.random() < 0.2:
+        s = s.lower() if rng.random() < 0.5 else s.capitalize()
+    if rng.random() < 0.4:
+        s = rng.choice(PREFIXES) + s
+    if rng.random() < 0.4:
+        s = s.rstrip("?!. ") + rng.choice(SUFFIXES)
+    return s
+
+
+def make_log(src: Path, dst: Path, rows: int, seed: int) -> int:
+    rng = random.Random(seed)
+    with src.open(encoding="utf-8", newline="") as fh:
+        base = list(csv.DictReader(fh))
+    start = datetime.fromisoformat("2024-09-01T00:00:00+05:00")
+    span = 20 * 30 * 24 * 3600
+    with dst.open("w", encoding="utf-8", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=["id", "question", "answer", "confluence_url", "score", "user_id",
+                                           "created_at", "stop_point"])
+        w.writeheader()
+        for i in range(rows):
+            r = base[rng.randrange(len(base))]
+            rep = i // len(base)
+            ts = r["created_at"] or (start + timedelta(seconds=rng.randrange(span))).isoformat()
+            if rep:
+                ts = (datetime.fromisoformat(ts) + timedelta(minutes=rng.randrange(-600, 600))).isoformat()
+            w.writerow({
+                "id": i + 1,
+                "question": perturb(r["question"], rng),
+                "answer": r["answer"],
+                "confluence_url": r["confluence_url"],
+                "score": r["score"],
+                "user_id": int(r["user_id"]) + 100_000 * rep if r["user_id"] else "",
+                "created_at": ts,
+                "stop_point": r["stop_point"],
+            })
+    return rows
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rows", type=int, default=50_000)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--database-url", default=None, help="a scratch database (default: a temporary embedded server)")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    args = ap.parse_args()
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench-real-users-"))
+    os.environ["VOPROSHALYCH_EVAL_HOME"] = str(tmp / "home")
+    if args.database_url:
+        os.environ["DATABASE_URL"] = args.database_url
+    else:
+        os.environ.pop("DATABASE_URL", None)
+    sys.path.insert(0, str(ROOT))
+    from voproshalych_eval.analytics import LogFilters, embed_log, import_file, read_log
+    from voproshalych_eval.analytics.domain import domain_analysis
+    from voproshalych_eval.analytics.question_log import analysis_embedder_name
+    from voproshalych_eval.analytics.text_ru import classify_many
+    from voproshalych_eval.analytics.topics import topic_coverage
+    from voproshalych_eval.analytics.utilization import retrieve_log
+    from voproshalych_eval.db import get_engine
+    from voproshalych_eval.demo import load_demo
+
+    try:
+        engine = get_engine()
+        t = time.perf_counter()
+        load_demo(engine)
+        print(f"demo loaded into the scratch database in {time.perf_counter() - t:.1f} s")
+        csv_path = tmp / "log_50k.csv"
+        make_log(ROOT / "data" / "question_log.csv", csv_path, args.rows, args.seed)
+        t = time.perf_counter()
+        rep = import_file(engine, csv_path, source="bench_50k")
+        print(f"imported {rep.n_imported} rows in {time.perf_counter() - t:.1f} s")
+
+        df = read_log(engine, source="bench_50k")
+        n_distinct = df["question"].nunique()
+        name = analysis_embedder_name(engine)
+        t = time.perf_counter()
+        emb = embed_log(engine, df, embedder_name=name)
+        t_embed = time.perf_counter() - t
+        throughput = n_distinct / t_embed
+        print(f"first-time embedding: {emb.n_embedded} rows, {n_distinct} distinct texts in {t_embed:.1f} s "
+              f"-> {throughput:.0f} questions/s ({name})")
+
+        # ---- domain analysis (vectors from the cache now)
+        t0 = time.perf_counter()
+        df = read_log(engine, source="bench_50k", filters=LogFilters())
+        cats = classify_many(df["question"].tolist())
+        emb = embed_log(engine, df, embedder_name=name)
+        t_prep = time.perf_counter() - t0
+        t = time.perf_counter()
+        dom = domain_analysis(df, emb.vectors, categories=cats)
+        t_domain_only = time.perf_counter() - t
+        t_domain = time.perf_counter() - t0
+        assert dom.metrics["n_questions_used"] == len(df)
+
+        # ---- topic coverage
+        t0 = time.perf_counter()
+        df = read_log(engine, source="bench_50k")
+        cats = classify_many(df["question"].tolist())
+        emb = embed_log(engine, df, embedder_name=name)
+        t = time.perf_counter()
+        ret = retrieve_log(engine, emb.vectors, k=5, model=emb.model)
+        t_retrieve = time.perf_counter() - t
+        t = time.perf_counter()
+        top = topic_coverage(df, emb.vectors, ret, categories=cats)
+        t_topics_only = time.perf_counter() - t
+        t_topics = time.perf_counter() - t0
+        assert top.metrics["n_questions_used"] == len(df)
+
+        print()
+        print(f"n = {len(df)} questions ({n_distinct} distinct texts); "
+              f"{dom.metrics['n_near_duplicate_clusters']} near-duplicate clusters; {top.metrics['n_topics']} topics")
+        print(f"{'step':<34}{'seconds':>10}{'target':>10}{'ratio':>10}")
+        print(f"{'domain analysis (total)':<34}{t_domain:>10.2f}{TARGETS['domain']:>10.0f}"
+              f"{t_domain / TARGETS['domain']:>10.2f}")
+        print(f"{'  read+classify+cached vectors':<34}{t_prep:>10.2f}")
+        print(f"{'  domain tables':<34}{t_domain_only:>10.2f}")
+        print(f"{'topic coverage (total)':<34}{t_topics:>10.2f}{TARGETS['topics']:>10.0f}"
+              f"{t_topics / TARGETS['topics']:>10.2f}")
+        print(f"{'  top-5 retrieval':<34}{t_retrieve:>10.2f}")
+        print(f"{'  clustering, names, gaps':<34}{t_topics_only:>10.2f}")
+        print(f"{'first-time embedding (excluded)':<34}{t_embed:>10.2f}   {throughput:.0f} questions/s")
+        ok = t_domain <= TARGETS["domain"] and t_topics <= TARGETS["topics"]
+        print("targets met" if ok else "TARGETS MISSED")
+        return 0 if ok else 1
+    finally:
+        from voproshalych_eval.db import reset_engines
+
+        reset_engines()
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

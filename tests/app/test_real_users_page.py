@@ -1,0 +1,25 @@
+"""AppTest: the Real users page runs the analyses on the demo log and renders its three tabs."""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from voproshalych_eval.config import PROJECT_ROOT
+
+
+def test_real_users_page_runs(demo_engine) -> None:  # type: ignore[no-untyped-def]
+    at = AppTest.from_file(str(PROJECT_ROOT / "app.py"), default_timeout=300)
+    at.session_state["ui_language"] = "en"
+    at.run()
+    at.switch_page("pages/real_users.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.number_input(key="ru_ktopics").set_value(8)
+    at.button(key="ru_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(at.tabs) == 3
+    assert [t.label for t in at.tabs] == ["Chunk utilization", "Topics & coverage gaps", "Domain"]
+    captions = " ".join(c.value for c in at.caption)
+    assert "n = " in captions
+    labels = {m.label for m in at.metric}
+    assert "chunk_coverage" in labels and "n_topics" in labels
+    assert not at.error, [e.value for e in at.error]

@@ -1,0 +1,212 @@
+"""Real-user analytics on the demo log: utilization, topics and gaps, domain, whole-log embedding, import, CLI."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from sqlalchemy import text
+
+from voproshalych_eval import runs
+from voproshalych_eval.analytics import (
+    LogFilters,
+    QuestionLogImportError,
+    import_file,
+    list_sources,
+    read_log,
+    run_real_users,
+)
+from voproshalych_eval.analytics.report import coverage_gap_html, coverage_gap_markdown
+
+
+@pytest.fixture(scope="module")
+def result(demo_engine):  # type: ignore[no-untyped-def]
+    return run_real_users(demo_engine, k_range=(6, 14))
+
+
+def test_whole_log_is_used(demo_engine, result) -> None:  # type: ignore[no-untyped-def]
+    with demo_engine.connect() as conn:
+        n_rows = conn.execute(text("SELECT count(*) FROM public.question_answer")).scalar()
+        n_stored = conn.execute(text("SELECT count(*) FROM public.question_answer WHERE embedding IS NOT NULL")).scalar()
+    assert n_stored < n_rows / 5  # like production: only a minority had stored embeddings
+    assert result.n_used == n_rows
+    assert result.embeddings.n_used == n_rows
+    assert result.embeddings.n_stored + result.embeddings.n_embedded == n_rows
+    assert result.metrics["n_questions_used"] == n_rows
+    assert result.utilization.metrics["n_questions_used"] == n_rows
+    assert result.topics.metrics["n_questions_used"] == n_rows
+    assert result.domain.metrics["n_questions_used"] == n_rows
+    assert len(result.topics.labels) == n_rows and (result.topics.labels >= 0).all()
+
+
+def test_utilization(result) -> None:  # type: ignore[no-untyped-def]
+    u = result.utilization
+    for key in ("chunk_coverage", "chunk_coverage@1", "page_coverage", "page_coverage@1"):
+        assert 0.0 <= u.metrics[key] <= 1.0
+    assert u.metrics["chunk_coverage@1"] <= u.metrics["chunk_coverage"]
+    assert u.metrics["n_chunks"] == len(u.per_chunk) >= 150
+    never = set(u.never_retrieved["chunk_id"])
+    assert never == set(u.per_chunk.loc[u.per_chunk["retrieved_topk"] == 0, "chunk_id"])
+    assert u.metrics["n_never_retrieved"] == len(never)
+    assert {"chunk_id", "url", "text"} <= set(u.never_retrieved.columns)
+    assert u.per_chunk["retrieved_top1"].sum() == result.n_used  # every question has a top-1
+    assert u.per_chunk["retrieved_topk"].sum() == result.n_used * u.params["top_k"]
+    assert u.per_page["retrieved_topk"].sum() == u.per_chunk["retrieved_topk"].sum()
+
+
+def test_topics_and_gaps(result) -> None:  # type: ignore[no-untyped-def]
+    t = result.topics
+    assert 6 <= t.metrics["n_topics"] <= 14
+    assert len(t.k_scores) >= 2 and t.params["k_chosen_by"] == "silhouette"
+    best = t.k_scores.sort_values("silhouette").iloc[-1]
+    assert int(best["k"]) == t.metrics["n_topics"]
+    clusters = t.topics[t.topics["kind"] == "cluster"]
+    assert len(clusters) == t.metrics["n_topics"]
+    assert t.topics["size"].sum() == result.n_used
+    for terms in clusters["terms"]:
+        assert terms and all(any("а" <= ch <= "я" for ch in term) or term.isascii() for term in terms)
+    assert any(any("а" <= ch <= "я" for ch in name) for name in clusters["name"])
+    gaps = t.gaps
+    assert list(gaps["gap_rank"]) == list(range(1, len(gaps) + 1))
+    ranked = gaps[~gaps["off_topic"]]["gap_score"].to_numpy()
+    assert (np.diff(ranked) <= 1e-12).all()
+    assert ((gaps["gap_score"] >= 0) & (gaps["gap_score"] <= 1)).all()
+    assert all(len(ex) >= 1 for ex in gaps["examples"])
+
+
+def test_topics_k_override(demo_engine, result) -> None:  # type: ignore[no-untyped-def]
+    from voproshalych_eval.analytics.topics import topic_coverage
+
+    t = topic_coverage(result.log, result.embeddings.vectors, result.retrieval, k_topics=5,
+                       categories=result.categories)
+    assert t.metrics["n_topics"] == 5 and t.params["k_chosen_by"] == "override"
+
+
+def test_domain_counts_add_up(result) -> None:  # type: ignore[no-untyped-def]
+    d = result.domain
+    n = result.n_used
+    T = d.tables
+    assert T["categories"]["questions"].sum() == n
+    assert T["score_distribution"]["questions"].sum() == n
+    assert T["volume_month"]["questions"].sum() + d.metrics["n_without_time"] == n
+    assert T["volume_day"]["questions"].sum() == T["volume_week"]["questions"].sum() == T["by_hour"]["questions"].sum()
+    assert T["by_weekday"]["questions"].sum() + d.metrics["n_without_time"] == n
+    assert T["questions_per_user"]["users"].sum() == d.metrics["unique_users"]
+    assert T["turns_per_session"]["sessions"].sum() == d.metrics["n_sessions"]
+    assert len(T["lengths"]) == n
+    assert 0 < d.metrics["n_sessions"] <= n
+    assert 0.0 <= d.metrics["answered_rate"] <= 1.0
+    assert d.metrics["slang_share"] > 0 and len(T["slang_usage"]) > 0
+    assert set(T["top_terms"]["subset"]) == {"all", "answered", "unanswered"}
+    assert d.metrics["n_near_duplicate_clusters"] is not None
+
+
+def test_run_recorded(demo_engine, result) -> None:  # type: ignore[no-untyped-def]
+    run = runs.get_run(demo_engine, result.run_id)
+    assert run.tier == "real_users" and run.status == "done"
+    for key in ("chunk_coverage", "chunk_coverage@1", "n_topics", "n_questions_used", "answered_rate"):
+        assert key in run.metrics
+    assert run.metrics["n_questions_used"] == result.n_used
+    items = runs.run_items(demo_engine, result.run_id)
+    assert len(items) == len(result.topics.topics)
+
+
+def test_filters(demo_engine, result) -> None:  # type: ignore[no-untyped-def]
+    ans = read_log(demo_engine, filters=LogFilters(answered=True))
+    una = read_log(demo_engine, filters=LogFilters(answered=False))
+    assert len(ans) + len(una) == result.n_used and ans["answered"].all() and not una["answered"].any()
+    down = read_log(demo_engine, filters=LogFilters(scores=(1,)))
+    assert len(down) > 0 and (down["score"] == 1).all()
+    unrated = read_log(demo_engine, filters=LogFilters(scores=(None,)))
+    assert unrated["score"].isna().all()
+    from datetime import date
+
+    jan = read_log(demo_engine, filters=LogFilters(start=date(2026, 1, 1), end=date(2026, 1, 31)))
+    assert len(jan) > 0 and jan["created_at"].notna().all()
+    res = run_real_users(demo_engine, analyses=("domain",), filters=LogFilters(answered=False), record=False)
+    assert res.n_used == len(una) == res.domain.metrics["n_questions_used"]
+
+
+def test_report(result) -> None:  # type: ignore[no-untyped-def]
+    md = coverage_gap_markdown(result)
+    assert f"n = {result.n_used}" in md and str(result.topics.gaps.iloc[0]["name"]) in md
+    page = coverage_gap_html(result)
+    assert page.startswith("<!DOCTYPE html>") and "<script" not in page and "http" not in page.split("<body>")[0]
+
+
+CSV_GOOD = (
+    "id,question,answer,confluence_url,score,user_id,created_at,stop_point,extra\n"
+    "1,когда стипендия,25 числа,https://x/Stipendii,5,10,2025-09-01T10:00:00+05:00,false,zzz\n"
+    "2,где общага,,,,10,2025-09-01T10:05:00+05:00,true,\n"
+    "3,привет,,,,,,,\n"
+)
+
+
+def test_import_good_file(demo_engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    p = tmp_path / "export.csv"
+    p.write_text(CSV_GOOD, encoding="utf-8")
+    rep = import_file(demo_engine, p, source="t_import_good")
+    assert (rep.n_rows, rep.n_imported, rep.n_skipped) == (3, 3, 0)
+    assert "t_import_good" in list_sources(demo_engine)
+    df = read_log(demo_engine, source="t_import_good")
+    assert len(df) == 3 and df.loc[df["id"] == 1, "url"].iloc[0] == "https://x/Stipendii"
+    assert df["stop_point"].tolist().count(True) == 1
+    # JSONL with `url` instead of confluence_url; re-import replaces the source
+    j = tmp_path / "export.jsonl"
+    j.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in [
+        {"question": "как закрыть физру", "url": "https://x/Fizkultura", "score": 1},
+        {"question": "спасибо"},
+    ]), encoding="utf-8")
+    rep = import_file(demo_engine, j, source="t_import_good")
+    assert rep.n_imported == 2 and rep.replaced == 3
+    assert read_log(demo_engine, source="t_import_good")["url"].tolist().count("https://x/Fizkultura") == 1
+
+
+def test_import_bad_row_writes_nothing(demo_engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    bad = CSV_GOOD.replace("2,где общага,,,,10", "2,где общага,,,отлично,10")
+    p = tmp_path / "bad.csv"
+    p.write_text(bad, encoding="utf-8")
+    with pytest.raises(QuestionLogImportError) as err:
+        import_file(demo_engine, p, source="t_import_bad")
+    assert err.value.row == 2 and err.value.field == "score"
+    assert "bad.csv" in str(err.value) and "row 2" in str(err.value)
+    assert "t_import_bad" not in list_sources(demo_engine)
+    rep = import_file(demo_engine, p, source="t_import_bad", skip_bad_rows=True)
+    assert (rep.n_imported, rep.n_skipped) == (2, 1)
+    assert rep.errors == [{"row": 2, "field": "score", "message": rep.errors[0]["message"]}]
+    missing_q = tmp_path / "noq.csv"
+    missing_q.write_text("id,answer\n1,x\n", encoding="utf-8")
+    with pytest.raises(QuestionLogImportError) as err2:
+        import_file(demo_engine, missing_q, source="t_import_noq")
+    assert err2.value.field == "question"
+
+
+def test_imported_source_analysed_with_whole_log(demo_engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    p = tmp_path / "small.csv"
+    p.write_text(CSV_GOOD, encoding="utf-8")
+    import_file(demo_engine, p, source="t_import_small")
+    res = run_real_users(demo_engine, source="t_import_small", analyses=("utilization", "domain"), record=False)
+    assert res.n_used == 3 and res.embeddings.n_embedded == 3
+
+
+def test_cli_real_users_and_import(demo_engine, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from voproshalych_eval.cli import main
+
+    assert main(["real-users", "--analysis", "domain", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["n_questions_used"] > 3000 and out["domain"]["metrics"]["n_questions_used"] == out["n_questions_used"]
+    assert out["run_id"]
+
+    p = tmp_path / "cli.csv"
+    p.write_text(CSV_GOOD, encoding="utf-8")
+    assert main(["import-questions", str(p), "--source", "t_cli", "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["n_imported"] == 3 and rep["source"] == "t_cli"
+    bad = tmp_path / "cli_bad.csv"
+    bad.write_text(CSV_GOOD.replace("2025-09-01T10:05:00+05:00", "вчера"), encoding="utf-8")
+    assert main(["import-questions", str(bad), "--source", "t_cli_bad"]) == 2
+    err = capsys.readouterr().err
+    assert "row 2" in err and "created_at" in err
+    assert main(["import-questions", str(bad), "--source", "t_cli_bad", "--skip-bad-rows", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["n_skipped"] == 1

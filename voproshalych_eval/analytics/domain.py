@@ -1,0 +1,266 @@
+"""Domain analysis of the question log: volume, users, lengths, answered rate, scores, terms, slang,
+repeats, message categories and sessions.
+
+All counts are over the whole filtered log (``n``); each table says what it counts. Times are shown in
+``tz`` (default ``Asia/Yekaterinburg``, UTC+5, the bot's home time zone); rows without ``created_at`` are
+counted in totals and left out of time charts (their number is reported as ``n_without_time``).
+
+* Repeats: *exact* = the same normalised text (lowercase, ``ё → е``, whitespace); *near-duplicate
+  clusters* = connected components of the graph linking distinct normalised texts whose embeddings have
+  cosine similarity >= ``near_threshold`` (default 0.92), via ``metrics.geometry.near_duplicate_pairs``.
+* Categories come from the transparent rule-based classifier :func:`text_ru.classify` (labelled so).
+* Sessions: per user, ordered by time; a new session starts after a row with ``stop_point`` (the user
+  reset the dialog after that turn), after a pause longer than ``pause_minutes`` (default 30), or when
+  the time is unknown. ``turns`` = rows per session.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from voproshalych_eval.analytics import text_ru
+from voproshalych_eval.analytics.question_log import SCORE_DOWN, SCORE_UP
+
+DEFAULT_TZ = "Asia/Yekaterinburg"
+WEEKDAYS_RU = ["пн", "вт", "ср", "чт", "пт", "сб", "вс"]
+
+
+@dataclass
+class DomainResult:
+    metrics: dict[str, Any]
+    tables: dict[str, pd.DataFrame]
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self, *, max_rows: int = 30) -> dict[str, Any]:
+        out: dict[str, Any] = {"metrics": self.metrics, "params": self.params}
+        for name in ("categories", "score_distribution", "top_terms", "top_bigrams", "slang_usage", "exact_repeats",
+                     "near_duplicate_clusters", "turns_per_session", "volume_month"):
+            if name in self.tables:
+                df = self.tables[name].head(max_rows).copy()
+                for c in df.columns:
+                    if pd.api.types.is_datetime64_any_dtype(df[c]):
+                        df[c] = df[c].astype(str)
+                out[name] = df.to_dict(orient="records")
+        return out
+
+
+def _union_find_components(n: int, pairs: list[tuple[int, int, float]]) -> np.ndarray:
+    parent = np.arange(n)
+
+    def find(a: int) -> int:
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    for i, j, _ in pairs:
+        ri, rj = find(i), find(j)
+        if ri != rj:
+            parent[max(ri, rj)] = min(ri, rj)
+    return np.asarray([find(i) for i in range(n)])
+
+
+def _top_terms(docs: list[list[str]], vocab: text_ru.TermVocabulary, mask: np.ndarray, *, top_n: int,
+               bigram: bool) -> pd.DataFrame:
+    c: Counter[str] = Counter()
+    n_docs = int(mask.sum())
+    for d, m in zip(docs, mask, strict=True):
+        if m:
+            c.update(set(text_ru.bigrams(d) if bigram else d))
+    rows = [{"term": vocab.display(t), "stem": t, "questions": cnt, "share": cnt / n_docs if n_docs else 0.0}
+            for t, cnt in c.most_common(top_n)]
+    return pd.DataFrame(rows, columns=["term", "stem", "questions", "share"])
+
+
+def sessions(log: pd.DataFrame, *, pause_minutes: float = 30.0) -> pd.Series:
+    """Session number of every row (aligned to ``log.index``); see the module docstring for the rule."""
+    if log.empty:
+        return pd.Series([], dtype="int64")
+    order = log.sort_values(["user_id", "created_at", "id"], na_position="last", kind="stable")
+    user = order["user_id"].astype("float64").fillna(-1).to_numpy()
+    ts = order["created_at"]
+    gap = ts.diff().dt.total_seconds().to_numpy()
+    new = np.ones(len(order), dtype=bool)
+    same_user = np.r_[False, user[1:] == user[:-1]]
+    prev_stop = np.r_[True, order["stop_point"].to_numpy(bool)[:-1]]
+    with np.errstate(invalid="ignore"):
+        long_pause = ~(gap <= pause_minutes * 60)  # NaN (unknown time) → new session
+    new = ~same_user | prev_stop | long_pause
+    if order["user_id"].isna().any():  # rows without a user are their own sessions
+        new |= order["user_id"].isna().to_numpy()
+    sid = np.cumsum(new)
+    return pd.Series(sid, index=order.index).reindex(log.index)
+
+
+def domain_analysis(
+    log: pd.DataFrame,
+    vectors: np.ndarray | None = None,
+    *,
+    tz: str = DEFAULT_TZ,
+    pause_minutes: float = 30.0,
+    near_threshold: float = 0.92,
+    top_n: int = 30,
+    slang: text_ru.SlangNormalizer | None = None,
+    categories: list[str] | None = None,
+) -> DomainResult:
+    """All domain tables for a log (see the module docstring). ``vectors`` enable near-duplicate clusters."""
+    n = len(log)
+    slang = slang or text_ru.SlangNormalizer()
+    tables: dict[str, pd.DataFrame] = {}
+    questions = log["question"].astype(str).tolist()
+    answered = log["answered"].to_numpy(bool)
+    ts = log["created_at"]
+    has_ts = ts.notna()
+    local = ts[has_ts].dt.tz_convert(tz)
+
+    # ---- volume over time
+    def _vol(freq: str) -> pd.DataFrame:
+        if not len(local):
+            return pd.DataFrame(columns=["period", "questions", "answered", "answered_rate", "users"])
+        per = local.dt.tz_localize(None).dt.to_period(freq).dt.start_time
+        g = pd.DataFrame({"period": per, "answered": answered[has_ts.to_numpy()],
+                          "user": log.loc[has_ts, "user_id"].to_numpy()}).groupby("period")
+        out = pd.DataFrame({"questions": g.size(), "answered": g["answered"].sum(), "users": g["user"].nunique()})
+        out["answered_rate"] = out["answered"] / out["questions"]
+        return out.reset_index()[["period", "questions", "answered", "answered_rate", "users"]]
+
+    tables["volume_day"] = _vol("D")
+    tables["volume_week"] = _vol("W")
+    tables["volume_month"] = _vol("M")
+    hours = local.dt.hour.value_counts().reindex(range(24), fill_value=0)
+    tables["by_hour"] = pd.DataFrame({"hour": range(24), "questions": hours.to_numpy()})
+    wd = local.dt.day_of_week.value_counts().reindex(range(7), fill_value=0)
+    tables["by_weekday"] = pd.DataFrame({"weekday": range(7), "name": WEEKDAYS_RU, "questions": wd.to_numpy()})
+    month_of_year = local.dt.month.value_counts().reindex(range(1, 13), fill_value=0)
+    tables["by_month_of_year"] = pd.DataFrame({"month": range(1, 13), "questions": month_of_year.to_numpy()})
+
+    # ---- users
+    per_user = log.dropna(subset=["user_id"]).groupby("user_id").size()
+    qpu = per_user.clip(upper=10).value_counts().sort_index()
+    tables["questions_per_user"] = pd.DataFrame(
+        {"questions": [str(int(i)) if i < 10 else "10+" for i in qpu.index], "users": qpu.to_numpy()}
+    )
+
+    # ---- lengths
+    chars = log["question"].astype(str).str.len()
+    words = pd.Series([len(text_ru.tokenize(q)) for q in questions], index=log.index, dtype="int64")
+    tables["lengths"] = pd.DataFrame({"chars": chars.to_numpy(), "words": words.to_numpy(), "answered": answered})
+
+    # ---- scores
+    s = log["score"]
+    tables["score_distribution"] = pd.DataFrame(
+        {
+            "score": ["5 (👍)", "1 (👎)", "other", "unrated"],
+            "questions": [int((s == SCORE_UP).sum()), int((s == SCORE_DOWN).sum()),
+                          int((s.notna() & ~s.isin([SCORE_UP, SCORE_DOWN])).sum()), int(s.isna().sum())],
+        }
+    )
+
+    # ---- terms and bigrams
+    docs, vocab = text_ru.document_terms(questions, slang=slang)
+    all_mask = np.ones(n, dtype=bool)
+    for label, mask in (("all", all_mask), ("answered", answered), ("unanswered", ~answered)):
+        t = _top_terms(docs, vocab, mask, top_n=top_n, bigram=False)
+        t.insert(0, "subset", label)
+        b = _top_terms(docs, vocab, mask, top_n=top_n, bigram=True)
+        b.insert(0, "subset", label)
+        tables.setdefault("_terms", []).append(t)  # type: ignore[arg-type]
+        tables.setdefault("_bigrams", []).append(b)  # type: ignore[arg-type]
+    tables["top_terms"] = pd.concat(tables.pop("_terms"), ignore_index=True)  # type: ignore[arg-type]
+    tables["top_bigrams"] = pd.concat(tables.pop("_bigrams"), ignore_index=True)  # type: ignore[arg-type]
+
+    # ---- slang
+    uniq_q = Counter(questions)
+    slang_rows: Counter[str] = Counter()
+    any_slang = 0
+    for q, cnt in uniq_q.items():
+        found = {k for k in (slang.match(t) for t in text_ru.tokenize(q)) if k is not None}
+        for k in found:
+            slang_rows[k] += cnt
+        if found:
+            any_slang += cnt
+    tables["slang_usage"] = pd.DataFrame(
+        [{"slang": k, "normal_form": slang.slang[k], "questions": c, "share": c / n if n else 0.0}
+         for k, c in slang_rows.most_common()],
+        columns=["slang", "normal_form", "questions", "share"],
+    )
+
+    # ---- repeats
+    norm = pd.Series([text_ru.normalize(q) for q in questions], index=log.index)
+    vc = norm.value_counts()
+    exact = vc[vc > 1]
+    tables["exact_repeats"] = pd.DataFrame({"question": exact.index, "count": exact.to_numpy()})
+    near_rows: list[dict[str, Any]] = []
+    n_near_clusters = None
+    rows_in_near = None
+    if vectors is not None and n:
+        from voproshalych_eval.metrics.geometry import near_duplicate_pairs
+
+        uniq_texts = list(vc.index)
+        first_row = pd.Series(np.arange(n), index=norm.to_numpy()).groupby(level=0).first()
+        U = np.asarray(vectors)[first_row.reindex(uniq_texts).to_numpy()]
+        pairs = near_duplicate_pairs(U, threshold=near_threshold, limit=5_000_000) if len(U) > 1 else []
+        comp = _union_find_components(len(uniq_texts), pairs)
+        counts = vc.to_numpy()
+        clusters = pd.DataFrame({"comp": comp, "text": uniq_texts, "count": counts})
+        g = clusters.groupby("comp")
+        agg = pd.DataFrame({"variants": g.size(), "questions": g["count"].sum()})
+        multi = agg[agg["variants"] > 1].sort_values("questions", ascending=False)
+        n_near_clusters = int(len(multi))
+        rows_in_near = int(multi["questions"].sum())
+        for comp_id, r in multi.head(200).iterrows():
+            members = clusters[clusters["comp"] == comp_id].sort_values("count", ascending=False)
+            near_rows.append(
+                {"cluster": int(comp_id), "variants": int(r["variants"]), "questions": int(r["questions"]),
+                 "examples": " | ".join(members["text"].head(4))}
+            )
+    tables["near_duplicate_clusters"] = pd.DataFrame(near_rows, columns=["cluster", "variants", "questions", "examples"])
+
+    # ---- categories (rule-based)
+    cats = categories if categories is not None else text_ru.classify_many(questions, slang=slang)
+    cc = Counter(cats)
+    tables["categories"] = pd.DataFrame(
+        [{"category": c, "questions": cc.get(c, 0), "share": cc.get(c, 0) / n if n else 0.0,
+          "answered_rate": float(answered[np.asarray(cats) == c].mean()) if cc.get(c) else None}
+         for c in text_ru.CATEGORIES],
+    )
+
+    # ---- sessions
+    sid = sessions(log, pause_minutes=pause_minutes)
+    turns = sid.value_counts() if n else pd.Series(dtype="int64")
+    tps = turns.clip(upper=10).value_counts().sort_index()
+    tables["turns_per_session"] = pd.DataFrame(
+        {"turns": [str(int(i)) if i < 10 else "10+" for i in tps.index], "sessions": tps.to_numpy()}
+    )
+
+    metrics: dict[str, Any] = {
+        "n_questions_used": n,
+        "n_without_time": int((~has_ts).sum()),
+        "unique_users": int(per_user.size),
+        "questions_per_user_mean": float(per_user.mean()) if len(per_user) else None,
+        "questions_per_user_median": float(per_user.median()) if len(per_user) else None,
+        "answered_rate": float(answered.mean()) if n else None,
+        "rated_share": float(s.notna().mean()) if n else None,
+        "thumbs_up": int((s == SCORE_UP).sum()),
+        "thumbs_down": int((s == SCORE_DOWN).sum()),
+        "mean_question_chars": float(chars.mean()) if n else None,
+        "median_question_chars": float(chars.median()) if n else None,
+        "slang_share": any_slang / n if n else None,
+        "exact_repeat_share": float(exact.sum() / n) if n else None,
+        "n_exact_repeat_groups": int(len(exact)),
+        "n_near_duplicate_clusters": n_near_clusters,
+        "near_duplicate_share": (rows_in_near / n) if (rows_in_near is not None and n) else None,
+        "n_sessions": int(turns.size),
+        "turns_per_session_mean": float(turns.mean()) if len(turns) else None,
+        "peak_month": str(tables["volume_month"].sort_values("questions").iloc[-1]["period"].date())
+        if len(tables["volume_month"]) else None,
+        **{f"share_{c}": (cc.get(c, 0) / n if n else None) for c in text_ru.CATEGORIES},
+    }
+    params = {"tz": tz, "pause_minutes": pause_minutes, "near_threshold": near_threshold,
+              "classifier": "rule-based (text_ru.CLASSIFIER_RULES)", "n_slang_entries": len(slang.slang)}
+    return DomainResult(metrics, tables, params)

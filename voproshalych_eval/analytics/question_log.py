@@ -1,0 +1,450 @@
+"""The real-user question log: read (production ``question_answer`` or imported ``eval.question_log``),
+filter, import exports, and embed the whole log.
+
+Sources: ``"question_answer"`` (:data:`PRODUCTION_SOURCE`) is the bot's own table (production or the demo),
+read in place and never written; any other name is a log imported from a file into
+``eval.question_log`` (``source`` column).
+
+Every analysis works on the **whole** filtered log: :func:`embed_log` takes the stored embedding of a
+row when the embedder is the model that filled the table, and embeds every other question with the
+cached embedder, so ``n_used == len(log)`` and the n is reported with each result.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import Engine, text
+
+from voproshalych_eval.datasets import DatasetError
+from voproshalych_eval.db import production
+
+log = logging.getLogger(__name__)
+
+PRODUCTION_SOURCE = "question_answer"
+LOG_COLUMNS = ["source", "id", "question", "answer", "url", "score", "user_id", "stop_point", "created_at"]
+SCORE_UP, SCORE_DOWN = 5, 1
+
+Progress = Callable[[str], None]
+
+
+class QuestionLogImportError(DatasetError):
+    """An import file is malformed: names the file, the row (1-based data row) and the field."""
+
+
+# ---------------------------------------------------------------------------------------------
+# filters and reading
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LogFilters:
+    """Filters applied to the log everywhere.
+
+    ``start``/``end``: inclusive dates on ``created_at`` (rows without a timestamp are dropped when a
+    period is set); ``answered``: True = non-empty answer, False = no answer, None = both; ``scores``:
+    allowed score values, where None stands for "unrated" (e.g. ``(5,)`` thumbs up only).
+    """
+
+    start: date | None = None
+    end: date | None = None
+    answered: bool | None = None
+    scores: tuple[int | None, ...] | None = None
+
+    def describe(self) -> dict[str, Any]:
+        return {k: (v.isoformat() if isinstance(v, date) else v) for k, v in asdict(self).items() if v is not None}
+
+
+def list_sources(engine: Engine) -> list[str]:
+    """Available log sources: ``question_answer`` (when the table exists) and imported source names."""
+    out: list[str] = []
+    if production.inspect_schema(engine).has_question_answer:
+        out.append(PRODUCTION_SOURCE)
+    with engine.connect() as conn:
+        out += [r[0] for r in conn.execute(text("SELECT DISTINCT source FROM eval.question_log ORDER BY 1"))]
+    return out
+
+
+def default_source(engine: Engine) -> str | None:
+    sources = list_sources(engine)
+    return sources[0] if sources else None
+
+
+def read_log(
+    engine: Engine,
+    *,
+    source: str | None = None,
+    filters: LogFilters | None = None,
+) -> pd.DataFrame:
+    """The log as a DataFrame (:data:`LOG_COLUMNS` + ``answered``, ``has_stored_embedding``), filters applied.
+
+    Ordered by ``created_at`` (rows without one last), then ``id``.
+    """
+    source = source or default_source(engine)
+    if source is None:
+        raise LookupError(
+            "No question log: the database has no 'question_answer' table and nothing was imported. "
+            "Load the demo data or import a log file (voproshalych-eval import-questions FILE)."
+        )
+    f = filters or LogFilters()
+    where: list[str] = []
+    params: dict[str, Any] = {}
+    if f.start is not None:
+        where.append("q.created_at >= :start")
+        params["start"] = datetime.combine(f.start, datetime.min.time(), tzinfo=UTC)
+    if f.end is not None:
+        where.append("q.created_at < :end")
+        params["end"] = datetime.combine(f.end, datetime.min.time(), tzinfo=UTC) + pd.Timedelta(days=1)
+    if f.answered is True:
+        where.append("NULLIF(btrim(q.answer), '') IS NOT NULL")
+    elif f.answered is False:
+        where.append("NULLIF(btrim(q.answer), '') IS NULL")
+    if f.scores is not None:
+        vals = [s for s in f.scores if s is not None]
+        conds = []
+        if vals:
+            conds.append("q.score = ANY(:scores)")
+            params["scores"] = [int(v) for v in vals]
+        if None in f.scores:
+            conds.append("q.score IS NULL")
+        where.append("(" + (" OR ".join(conds) or "false") + ")")
+    if source == PRODUCTION_SOURCE:
+        if not production.inspect_schema(engine).has_question_answer:
+            raise LookupError("The database has no 'question_answer' table.")
+        sql = (
+            "SELECT :src AS source, q.id, q.question, q.answer, q.confluence_url AS url, q.score, q.user_id, "
+            "COALESCE(q.stop_point, false) AS stop_point, q.created_at, (q.embedding IS NOT NULL) AS "
+            "has_stored_embedding FROM public.question_answer q"
+        )
+    else:
+        sql = (
+            "SELECT q.source, q.id, q.question, q.answer, q.url, q.score, q.user_id, q.stop_point, q.created_at, "
+            "false AS has_stored_embedding FROM eval.question_log q"
+        )
+        where.insert(0, "q.source = :src")
+    params["src"] = source
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    sql += " ORDER BY q.created_at NULLS LAST, q.id"
+    with engine.connect() as conn:
+        df = pd.read_sql_query(text(sql), conn, params=params)
+    df["created_at"] = pd.to_datetime(df["created_at"], utc=True)
+    df["question"] = df["question"].fillna("").astype(str)
+    df["answer"] = df["answer"].where(df["answer"].notna(), None)
+    df["answered"] = df["answer"].fillna("").astype(str).str.strip().ne("")
+    df["score"] = df["score"].astype("Int64")
+    df["user_id"] = df["user_id"].astype("Int64")
+    df["stop_point"] = df["stop_point"].fillna(False).astype(bool)
+    return df.reset_index(drop=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# embeddings of the whole log
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class LogEmbeddings:
+    """Unit vectors of every row of a log DataFrame (row order kept) and where they came from."""
+
+    vectors: np.ndarray
+    model: str
+    n_used: int
+    n_stored: int
+    n_embedded: int
+
+    def info(self) -> dict[str, Any]:
+        return {"model": self.model, "n_used": self.n_used, "n_stored": self.n_stored, "n_embedded": self.n_embedded}
+
+
+def analysis_embedder_name(engine: Engine, requested: str | None = None) -> str:
+    """The embedder analytics should use: the requested one, else the model that filled ``chunk.embedding``
+    (so that questions and chunks share one space), else the configured default."""
+    if requested:
+        return requested
+    from voproshalych_eval.config import get_settings
+    from voproshalych_eval.demo import stored_embedding_model
+
+    stored = stored_embedding_model(engine)
+    return (stored or {}).get("model") or get_settings().embedder
+
+
+def embed_log(
+    engine: Engine,
+    df: pd.DataFrame,
+    *,
+    embedder_name: str | None = None,
+    progress: Progress | None = None,
+) -> LogEmbeddings:
+    """Vectors for every row of ``df``: stored ``question_answer.embedding`` where it was made by the same
+    model, the cached embedder (``encode_queries``) for all the rest. Never silently drops a row."""
+    from voproshalych_eval.demo import stored_embedding_model
+    from voproshalych_eval.embeddings import cached_embedder
+
+    name = analysis_embedder_name(engine, embedder_name)
+    emb = cached_embedder(name, engine)
+    n = len(df)
+    out = np.zeros((n, emb.dim), dtype=np.float32)
+    have = np.zeros(n, dtype=bool)
+    stored_model = (stored_embedding_model(engine) or {}).get("model")
+    if (
+        n
+        and stored_model == name
+        and "has_stored_embedding" in df
+        and bool(df["has_stored_embedding"].any())
+        and (df["source"] == PRODUCTION_SOURCE).all()
+    ):
+        ids = df.loc[df["has_stored_embedding"], "id"].astype(int).tolist()
+        pos = {int(i): k for k, i in enumerate(df["id"].astype(int).tolist())}
+        with engine.connect() as conn:
+            for s in range(0, len(ids), 5000):
+                rows = conn.execute(
+                    text("SELECT id, embedding FROM public.question_answer WHERE id = ANY(:ids)"),
+                    {"ids": ids[s : s + 5000]},
+                )
+                for qid, vec in rows:
+                    v = production.parse_vector(vec)
+                    if v.shape[0] != emb.dim:
+                        continue
+                    k = pos[int(qid)]
+                    nv = float(np.linalg.norm(v))
+                    out[k] = v / nv if nv > 0 else v
+                    have[k] = True
+    missing = np.flatnonzero(~have)
+    if missing.size:
+        texts = df["question"].iloc[missing].astype(str).tolist()
+        unique = list(dict.fromkeys(texts))
+        if progress:
+            progress(f"Embedding {len(unique)} distinct questions ({missing.size} rows without a stored vector)…")
+        vecs = emb.encode_queries(unique)
+        index = {t: i for i, t in enumerate(unique)}
+        out[missing] = vecs[[index[t] for t in texts]]
+    return LogEmbeddings(out, name, n, int(have.sum()), int(missing.size))
+
+
+# ---------------------------------------------------------------------------------------------
+# import
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ImportReport:
+    file: str
+    source: str
+    n_rows: int
+    n_imported: int
+    n_skipped: int
+    replaced: int = 0
+    errors: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+_TRUE = {"true", "t", "1", "yes", "y", "да"}
+_FALSE = {"false", "f", "0", "no", "n", "нет", ""}
+
+
+def _read_records(path: Path, data: bytes | None = None) -> list[dict[str, Any]]:
+    raw = data if data is not None else path.read_bytes()
+    name = path.name
+    suffix = path.suffix.lower()
+    try:
+        content = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise QuestionLogImportError(name, None, None, "the file is not UTF-8 text") from exc
+    if suffix == ".csv":
+        reader = csv.DictReader(io.StringIO(content, newline=""))
+        if not reader.fieldnames:
+            raise QuestionLogImportError(name, None, None, "the CSV file has no header row")
+        return [dict(r) for r in reader]
+    if suffix == ".jsonl":
+        out = []
+        for i, line in enumerate(content.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise QuestionLogImportError(name, i, None, f"invalid JSON ({exc.msg})") from exc
+            if not isinstance(obj, dict):
+                raise QuestionLogImportError(name, i, None, "each line must be a JSON object")
+            out.append(obj)
+        return out
+    if suffix == ".json":
+        try:
+            obj = json.loads(content)
+        except json.JSONDecodeError as exc:
+            raise QuestionLogImportError(name, None, None, f"invalid JSON ({exc.msg} at line {exc.lineno})") from exc
+        if isinstance(obj, dict):
+            for key in ("questions", "items", "records", "data", "question_answer"):
+                if isinstance(obj.get(key), list):
+                    obj = obj[key]
+                    break
+        if not isinstance(obj, list) or not all(isinstance(r, dict) for r in obj):
+            raise QuestionLogImportError(name, None, None, "expected a JSON array of objects")
+        return obj
+    raise QuestionLogImportError(name, None, None, f"unsupported file type '{suffix}' (use .csv, .jsonl or .json)")
+
+
+def _opt_str(v: Any) -> str | None:
+    if v is None:
+        return None
+    s = str(v).strip()
+    return s or None
+
+
+def _opt_int(v: Any, field_name: str) -> int | None:
+    if v is None or (isinstance(v, str) and not v.strip()):
+        return None
+    if isinstance(v, bool):
+        raise ValueError(f"'{field_name}' must be an integer, got {v!r}")
+    try:
+        f = float(str(v).strip())
+    except ValueError as exc:
+        raise ValueError(f"'{field_name}' must be an integer, got {v!r}") from exc
+    if not f.is_integer():
+        raise ValueError(f"'{field_name}' must be an integer, got {v!r}")
+    return int(f)
+
+
+def _parse_bool(v: Any) -> bool:
+    if v is None:
+        return False
+    if isinstance(v, bool):
+        return v
+    s = str(v).strip().lower()
+    if s in _TRUE:
+        return True
+    if s in _FALSE:
+        return False
+    raise ValueError(f"'stop_point' must be true/false, got {v!r}")
+
+
+def _parse_ts(v: Any) -> datetime | None:
+    if v is None or (isinstance(v, str) and not v.strip()):
+        return None
+    s = str(v).strip().replace("Z", "+00:00")
+    try:
+        ts = datetime.fromisoformat(s)
+    except ValueError as exc:
+        raise ValueError(f"'created_at' must be an ISO date-time (2025-09-01T10:00:00+05:00), got {v!r}") from exc
+    return ts if ts.tzinfo is not None else ts.replace(tzinfo=UTC)
+
+
+def validate_record(rec: Mapping[str, Any], row_number: int) -> dict[str, Any]:
+    """One export row → a ``eval.question_log`` row; raises ``(field, message)`` as ValueError args."""
+    out: dict[str, Any] = {}
+    q = _opt_str(rec.get("question"))
+    if q is None:
+        raise _FieldError("question", "the question is missing or empty")
+    out["question"] = q
+    try:
+        out["id"] = _opt_int(rec.get("id"), "id")
+    except ValueError as exc:
+        raise _FieldError("id", str(exc)) from exc
+    if out["id"] is None:
+        out["id"] = row_number
+    out["answer"] = _opt_str(rec.get("answer"))
+    url = rec.get("confluence_url") if rec.get("confluence_url") not in (None, "") else rec.get("url")
+    out["url"] = _opt_str(url)
+    for name in ("score", "user_id"):
+        try:
+            out[name] = _opt_int(rec.get(name), name)
+        except ValueError as exc:
+            raise _FieldError(name, str(exc)) from exc
+    if out["score"] is not None and not 1 <= out["score"] <= 5:
+        raise _FieldError("score", f"'score' must be between 1 and 5 (5 = thumbs up, 1 = thumbs down), got {out['score']}")
+    try:
+        out["stop_point"] = _parse_bool(rec.get("stop_point"))
+    except ValueError as exc:
+        raise _FieldError("stop_point", str(exc)) from exc
+    try:
+        out["created_at"] = _parse_ts(rec.get("created_at"))
+    except ValueError as exc:
+        raise _FieldError("created_at", str(exc)) from exc
+    return out
+
+
+class _FieldError(ValueError):
+    def __init__(self, field_name: str, message: str) -> None:
+        self.field = field_name
+        self.message = message
+        super().__init__(message)
+
+
+def import_file(
+    engine: Engine,
+    path: str | Path,
+    *,
+    source: str | None = None,
+    skip_bad_rows: bool = False,
+    data: bytes | None = None,
+) -> ImportReport:
+    """Import a CSV / JSONL / JSON export of ``question_answer`` into ``eval.question_log`` under ``source``.
+
+    Columns: ``question`` (required), ``id``, ``answer``, ``confluence_url`` or ``url``, ``score`` (1–5),
+    ``user_id``, ``created_at`` (ISO), ``stop_point``; others are ignored. All or nothing: the first
+    bad row raises :class:`QuestionLogImportError` (file, row, field) and nothing is written, unless
+    ``skip_bad_rows`` — then bad rows are left out and listed in the report. Re-importing a source
+    replaces it (in the same transaction). ``data`` passes the file's bytes (uploads).
+    """
+    p = Path(path)
+    src = (source or p.stem).strip()
+    if not src:
+        raise QuestionLogImportError(p.name, None, "source", "the source name is empty")
+    if src == PRODUCTION_SOURCE:
+        raise QuestionLogImportError(
+            p.name, None, "source", f"'{PRODUCTION_SOURCE}' is the bot's own table; choose another source name"
+        )
+    records = _read_records(p, data)
+    if not records:
+        raise QuestionLogImportError(p.name, None, None, "the file has no rows")
+    columns = set().union(*(r.keys() for r in records))
+    if "question" not in columns:
+        raise QuestionLogImportError(p.name, None, "question", "required column 'question' is missing")
+    rows: list[dict[str, Any]] = []
+    errors: list[dict[str, Any]] = []
+    seen: dict[int, int] = {}
+    for i, rec in enumerate(records, start=1):
+        try:
+            row = validate_record(rec, i)
+            if row["id"] in seen:
+                raise _FieldError("id", f"duplicate id {row['id']} (first seen in row {seen[row['id']]})")
+            seen[row["id"]] = i
+        except _FieldError as exc:
+            if not skip_bad_rows:
+                raise QuestionLogImportError(p.name, i, exc.field, exc.message) from None
+            errors.append({"row": i, "field": exc.field, "message": exc.message})
+            continue
+        rows.append({**row, "source": src})
+    with engine.begin() as conn:
+        replaced = conn.execute(text("DELETE FROM eval.question_log WHERE source = :s"), {"s": src}).rowcount
+        for s in range(0, len(rows), 5000):
+            conn.execute(
+                text(
+                    "INSERT INTO eval.question_log(source, id, question, answer, url, score, user_id, stop_point, "
+                    "created_at) VALUES (:source, :id, :question, :answer, :url, :score, :user_id, :stop_point, "
+                    ":created_at)"
+                ),
+                rows[s : s + 5000],
+            )
+    return ImportReport(p.name, src, len(records), len(rows), len(errors), max(replaced, 0), errors)
+
+
+def delete_source(engine: Engine, source: str) -> int:
+    """Remove an imported source from ``eval.question_log``; returns the rows deleted."""
+    if source == PRODUCTION_SOURCE:
+        raise ValueError("The bot's own question_answer table is never modified.")
+    with engine.begin() as conn:
+        return conn.execute(text("DELETE FROM eval.question_log WHERE source = :s"), {"s": source}).rowcount

@@ -1,0 +1,116 @@
+"""``real-users`` (utilization, topics and coverage gaps, domain analysis) and ``import-questions``."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from voproshalych_eval.commands.common import add_json_flag, emit, engine, progress
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "real-users",
+        help="real-user analytics of the question log: chunk utilization, topics and coverage gaps, domain",
+        description=(
+            "Analyses the whole filtered question log (questions without a stored embedding are embedded, cached) "
+            "and records a real_users run. Real-user logs are analytics, not gold retrieval metrics."
+        ),
+    )
+    p.add_argument("--analysis", choices=("utilization", "topics", "domain", "all"), default="all")
+    p.add_argument("--source", default=None, help="log source: question_answer (default) or an imported name")
+    p.add_argument("--from", dest="start", type=date.fromisoformat, default=None, help="first day, YYYY-MM-DD")
+    p.add_argument("--to", dest="end", type=date.fromisoformat, default=None, help="last day, YYYY-MM-DD")
+    p.add_argument("--answered", choices=("yes", "no", "all"), default="all")
+    p.add_argument("--score", action="append", default=None,
+                   help="keep these scores (repeatable): 5, 1, unrated")
+    p.add_argument("--k-topics", type=int, default=None, help="number of topics (default: chosen by silhouette)")
+    p.add_argument("--top-k", type=int, default=5, help="chunks retrieved per question (default 5)")
+    p.add_argument("--embedder", default=None, help="embedder (default: the model that filled chunk.embedding)")
+    p.add_argument("--pause-minutes", type=float, default=30.0, help="session split at pauses longer than this")
+    p.add_argument("--slang", type=Path, default=None, help="slang dictionary (JSON or CSV) merged with the defaults")
+    p.add_argument("--report", type=Path, default=None, help="write the coverage-gap report (.md or .html)")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_real_users)
+
+    p = sub.add_parser(
+        "import-questions",
+        help="import a question-log export (CSV / JSONL / JSON with production column names) into eval.question_log",
+    )
+    p.add_argument("file", type=Path)
+    p.add_argument("--source", default=None, help="source name (default: the file name without extension)")
+    p.add_argument("--skip-bad-rows", action="store_true", help="skip invalid rows and report them")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_import)
+
+
+def _filters(args: Any) -> Any:
+    from voproshalych_eval.analytics import LogFilters
+
+    scores: tuple[int | None, ...] | None = None
+    if args.score:
+        vals: list[int | None] = []
+        for s in args.score:
+            if s.lower() in {"unrated", "none"}:
+                vals.append(None)
+            else:
+                vals.append(int(s))
+        scores = tuple(vals)
+    answered = {"yes": True, "no": False, "all": None}[args.answered]
+    return LogFilters(start=args.start, end=args.end, answered=answered, scores=scores)
+
+
+def cmd_real_users(args: Any) -> int:
+    from voproshalych_eval.analytics import ANALYSES, run_real_users
+    from voproshalych_eval.analytics.text_ru import load_slang
+
+    analyses = ANALYSES if args.analysis == "all" else (args.analysis,)
+    res = run_real_users(
+        engine(),
+        analyses=analyses,
+        source=args.source,
+        filters=_filters(args),
+        top_k=args.top_k,
+        k_topics=args.k_topics,
+        embedder_name=args.embedder,
+        pause_minutes=args.pause_minutes,
+        slang=load_slang(args.slang) if args.slang else None,
+        progress=progress,
+    )
+    out = res.to_dict()
+    if args.report:
+        from voproshalych_eval.analytics.report import coverage_gap_html, coverage_gap_markdown
+
+        if res.topics is None:
+            raise ValueError("--report needs the topics analysis (--analysis topics or all)")
+        body = coverage_gap_html(res) if args.report.suffix.lower() in {".html", ".htm"} else coverage_gap_markdown(res)
+        args.report.write_text(body, encoding="utf-8")
+        out["report"] = str(args.report)
+    m = res.metrics
+    lines = [f"run #{res.run_id} · source {res.source} · n = {res.n_used} questions used "
+             f"({m.get('n_stored_embeddings', 0)} stored vectors, {m.get('n_embedded', 0)} embedded)"]
+    for k in ("answered_rate", "chunk_coverage", "chunk_coverage@1", "n_never_retrieved", "n_topics",
+              "unique_users", "n_sessions"):
+        if k in m:
+            lines.append(f"  {k}: {m[k]:.3f}" if isinstance(m[k], float) else f"  {k}: {m[k]}")
+    if res.topics is not None:
+        lines.append("top coverage gaps:")
+        for _, r in res.topics.gaps.head(5).iterrows():
+            lines.append(f"  {int(r['gap_rank'])}. {r['name']} — {int(r['size'])} q, answered "
+                         f"{r['answered_share']:.0%}, distance {r['nearest_distance']:.3f}, gap {r['gap_score']:.3f}")
+    emit(out, args.json, "\n".join(lines))
+    return 0
+
+
+def cmd_import(args: Any) -> int:
+    from voproshalych_eval.analytics import import_file
+
+    rep = import_file(engine(), args.file, source=args.source, skip_bad_rows=args.skip_bad_rows)
+    human = (f"imported {rep.n_imported} of {rep.n_rows} rows into source '{rep.source}'"
+             + (f", skipped {rep.n_skipped}" if rep.n_skipped else "")
+             + (f" (replaced {rep.replaced} earlier rows)" if rep.replaced else ""))
+    for e in rep.errors[:20]:
+        human += f"\n  row {e['row']}, field '{e['field']}': {e['message']}"
+    emit(rep.to_dict(), args.json, human)
+    return 0

@@ -1,0 +1,121 @@
+"""Charts of the Real users page: utilization long tail, coverage gaps, topic sizes/trends/map, domain charts.
+
+Pure functions returning ``plotly.graph_objects.Figure``; texts are parameters (pages pass them in the
+user's language). Every builder takes the DataFrame the page also offers as a CSV download.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.express as px
+import plotly.graph_objects as go
+
+COLOR = "#B6E880"  # real_users tier colour
+ACCENT = "#EF553B"
+MUTED = "#636EFA"
+
+
+def long_tail(per_chunk: pd.DataFrame, *, title: str = "", x_title: str = "", y_title: str = "",
+              topk_name: str = "top-k", top1_name: str = "top-1") -> go.Figure:
+    """Retrieval count per chunk, chunks sorted by count (the long tail), top-k and top-1."""
+    d = per_chunk.sort_values("retrieved_topk", ascending=False).reset_index(drop=True)
+    fig = go.Figure()
+    fig.add_bar(x=np.arange(1, len(d) + 1), y=d["retrieved_topk"], name=topk_name, marker_color=COLOR,
+                customdata=np.c_[d["chunk_id"], d["url"]],
+                hovertemplate="#%{customdata[0]}<br>%{customdata[1]}<br>%{y}<extra></extra>")
+    fig.add_scatter(x=np.arange(1, len(d) + 1), y=d["retrieved_top1"], name=top1_name, mode="lines",
+                    line={"color": ACCENT})
+    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=360, legend={"orientation": "h"})
+    return fig
+
+
+def pages_bar(per_page: pd.DataFrame, *, title: str = "", topk_name: str = "top-k", top1_name: str = "top-1") -> go.Figure:
+    """Retrieval counts per page (URL), top-k and top-1."""
+    d = per_page.sort_values("retrieved_topk")
+    labels = d["url"].astype(str).str.rsplit("/", n=1).str[-1]
+    fig = go.Figure()
+    fig.add_bar(y=labels, x=d["retrieved_topk"], orientation="h", name=topk_name, marker_color=COLOR)
+    fig.add_bar(y=labels, x=d["retrieved_top1"], orientation="h", name=top1_name, marker_color=ACCENT)
+    fig.update_layout(title=title, barmode="group", height=max(320, 22 * len(d)), legend={"orientation": "h"})
+    return fig
+
+
+def gaps_bar(gaps: pd.DataFrame, *, title: str = "", x_title: str = "", top_n: int = 15) -> go.Figure:
+    """Coverage-gap score of the top topics (hover: size, answered share, distance)."""
+    d = gaps.head(top_n).iloc[::-1]
+    fig = go.Figure(go.Bar(
+        y=d["name"], x=d["gap_score"], orientation="h", marker_color=ACCENT,
+        customdata=np.c_[d["size"], d["answered_share"].astype(float), d["nearest_distance"].astype(float)],
+        hovertemplate="%{y}<br>gap %{x:.3f}<br>n=%{customdata[0]}<br>answered %{customdata[1]:.0%}"
+                      "<br>distance %{customdata[2]:.3f}<extra></extra>",
+    ))
+    fig.update_layout(title=title, xaxis_title=x_title, height=max(320, 28 * len(d)), margin={"l": 10})
+    return fig
+
+
+def topics_scatter(topics: pd.DataFrame, *, title: str = "", x_title: str = "", y_title: str = "") -> go.Figure:
+    """Topics as bubbles: answered share (x) vs nearest-chunk distance (y), size = questions."""
+    d = topics[topics["kind"] == "cluster"]
+    fig = go.Figure(go.Scatter(
+        x=d["answered_share"], y=d["nearest_distance"], mode="markers", text=d["name"],
+        marker={"size": np.sqrt(d["size"].astype(float)) * 3, "color": d.get("gap_score"), "colorscale": "Reds",
+                "showscale": True, "line": {"width": 1, "color": "#444"}},
+        hovertemplate="%{text}<br>answered %{x:.0%}<br>distance %{y:.3f}<extra></extra>",
+    ))
+    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=420)
+    return fig
+
+
+def topic_trend(trend: pd.DataFrame, names: dict[int, str], *, title: str = "", top_n: int = 8) -> go.Figure:
+    """Monthly questions of the largest topics."""
+    if trend.empty:
+        return go.Figure().update_layout(title=title)
+    top = trend.groupby("topic")["n"].sum().nlargest(top_n).index
+    d = trend[trend["topic"].isin(top)].copy()
+    d["name"] = d["topic"].map(names).fillna(d["topic"].astype(str)).str.slice(0, 40)
+    fig = px.line(d, x="period", y="n", color="name", markers=True)
+    fig.update_layout(title=title, height=380, legend={"orientation": "h", "y": -0.3})
+    return fig
+
+
+def topic_map(coords: np.ndarray, labels: list[str], hover: list[str], *, title: str = "") -> go.Figure:
+    """UMAP 2-D map of questions coloured by topic."""
+    d = pd.DataFrame({"x": coords[:, 0], "y": coords[:, 1], "topic": labels, "q": hover})
+    fig = px.scatter(d, x="x", y="y", color="topic", hover_name="q", opacity=0.7)
+    fig.update_traces(marker={"size": 5})
+    fig.update_layout(title=title, height=560, legend={"font": {"size": 10}}, xaxis={"visible": False},
+                      yaxis={"visible": False})
+    return fig
+
+
+def volume(df: pd.DataFrame, *, title: str = "", rate_name: str = "answered rate", n_name: str = "questions") -> go.Figure:
+    """Questions per period (bars) and the answered rate (line, right axis)."""
+    fig = go.Figure()
+    fig.add_bar(x=df["period"], y=df["questions"], name=n_name, marker_color=COLOR)
+    fig.add_scatter(x=df["period"], y=df["answered_rate"], name=rate_name, yaxis="y2", mode="lines+markers",
+                    line={"color": ACCENT})
+    fig.update_layout(title=title, height=360, legend={"orientation": "h"},
+                      yaxis2={"overlaying": "y", "side": "right", "range": [0, 1], "tickformat": ".0%"})
+    return fig
+
+
+def bar(df: pd.DataFrame, x: str, y: str, *, title: str = "", horizontal: bool = False, color: str = COLOR) -> go.Figure:
+    """A plain bar chart of two columns."""
+    if horizontal:
+        d = df.iloc[::-1]
+        fig = go.Figure(go.Bar(y=d[x].astype(str), x=d[y], orientation="h", marker_color=color))
+        fig.update_layout(height=max(300, 22 * len(d)))
+    else:
+        fig = go.Figure(go.Bar(x=df[x].astype(str), y=df[y], marker_color=color))
+        fig.update_layout(height=340)
+    fig.update_layout(title=title)
+    return fig
+
+
+def length_hist(lengths: pd.DataFrame, *, title: str = "", x_title: str = "") -> go.Figure:
+    """Distribution of question length in characters (clipped at the 99th percentile)."""
+    cap = float(np.percentile(lengths["chars"], 99)) if len(lengths) else 0
+    fig = go.Figure(go.Histogram(x=lengths["chars"].clip(upper=cap), nbinsx=40, marker_color=MUTED))
+    fig.update_layout(title=title, xaxis_title=x_title, height=320)
+    return fig

@@ -67,3 +67,20 @@ def test_pipeline_strict_parse(demo_engine, scripted_openai_env) -> None:  # typ
     assert m["n_valid"] == 2 and m["n_failed"] == 2 and m["parse_failure_rate"] == 0.5
     items = runs.run_items(demo_engine, run_id).set_index("item_key")
     assert items["verdict"].isna().sum() == 2
+
+
+def test_pipeline_custom_prompt(demo_engine, scripted_openai_env) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    import pytest
+
+    from voproshalych_eval.tiers.judge_pipeline import build_plan
+
+    with pytest.raises(ValueError, match="missing"):
+        build_plan(demo_engine, {"limit": 2, "prompt": "Вопрос: {question}. Ответ: {answer}."})
+    srv = scripted_openai_env
+    srv.script(Reply.text("No: нет"), Reply.text("Yes"))
+    prompt = "Контекст: {context}\nВопрос: {question}\nОтвет: {answer}\nПоказать? Ответь Yes или No: причина."
+    run_id, _ = run_plan(demo_engine, build_plan(demo_engine, {"limit": 2, "prompt": prompt, "calibrate": False, "concurrency": 1}))
+    m = runs.get_run(demo_engine, run_id).metrics
+    assert m["n_valid"] == 2
+    sent = srv.requests[-1]["messages"][0]["content"]
+    assert sent.startswith("Контекст: ") and "{question}" not in sent

@@ -1,7 +1,8 @@
 """Tier Judge Pipeline — the production show/no-show judge as a classifier (seed 000, section 2.1).
 
 Over a labelled set (question, context, answer, label 1 = show / 0 = no-show) the show/no-show
-judge (the production "Yes / No: reason" prompt by default, or a custom prompt) is asked once per
+judge (the production "Yes / No: reason" prompt by default, or a custom prompt with the
+placeholders ``{question}``, ``{context}``, ``{answer}``) is asked once per
 item. Its reply is parsed STRICTLY by the LLM layer (``Yes`` or ``No: reason``; anything else —
 "yesterday", "No, yes…" — is a parse failure, counted and kept with the raw reply, never a verdict).
 
@@ -26,6 +27,7 @@ from voproshalych_eval.executor import ItemResult, Plan, items_records
 from voproshalych_eval.tiers import _shared as sh
 
 TIER = "judge_pipeline"
+PLACEHOLDERS = ("{question}", "{context}", "{answer}")
 DEFAULTS: dict[str, Any] = {
     "dataset": "demo_judge",
     "limit": None,
@@ -41,13 +43,35 @@ DEFAULTS: dict[str, Any] = {
 def _show_judge(engine: Engine, p: Mapping[str, Any]) -> Any:
     judge = sh.make_judge(engine, models=p["judge_models"], offline=p["offline"], use_cache=True)
     if p["prompt"]:
-        for attr in ("show_no_show_prompt", "show_prompt"):
-            if hasattr(judge, attr):
-                setattr(judge, attr, p["prompt"])
-                break
-        else:
-            raise ValueError("this judge does not support a custom show/no-show prompt")
+        if getattr(judge, "offline", False):
+            raise ValueError("a custom show/no-show prompt needs an LLM; the offline judge has no prompt")
+        missing = [f for f in PLACEHOLDERS if f not in p["prompt"]]
+        if missing:
+            raise ValueError(f"the show/no-show prompt must contain {', '.join(PLACEHOLDERS)}; missing {', '.join(missing)}")
     return judge
+
+
+def custom_show_no_show(judge: Any, prompt: str, question: str, context: str, answer: str) -> dict[str, Any]:
+    """The show/no-show verdict with a custom prompt, parsed by the same strict ``parse_verdict``."""
+    import time
+
+    from voproshalych_eval.judges import parse_verdict
+
+    text = prompt.replace("{question}", question).replace("{context}", context).replace("{answer}", answer)
+    t0 = time.perf_counter()
+    try:
+        r = judge.client.complete([{"role": "user", "content": text}], model=judge.models[0], temperature=0.0,
+                                  max_tokens=300, use_cache=True, purpose="show_no_show")
+    except Exception as exc:  # noqa: BLE001 - a counted failure
+        return {"score": None, "passed": None, "error": True, "duration_s": time.perf_counter() - t0,
+                "failures": [{"kind": getattr(exc, "kind", "error"), "message": str(exc)}]}
+    tokens = {"prompt": r.prompt_tokens or 0, "completion": r.completion_tokens or 0}
+    v = parse_verdict(r.text)
+    if v is None:
+        return {"score": None, "passed": None, "raw_replies": [r.text], "duration_s": r.latency_s, "tokens": tokens,
+                "failures": [{"kind": "parse_error", "message": "reply is neither 'Yes' nor 'No: reason'", "raw_text": r.text}]}
+    return {"score": 1.0 if v[0] else 0.0, "passed": v[0], "explanation": v[1], "raw_replies": [r.text],
+            "duration_s": r.latency_s, "tokens": tokens, "failures": []}
 
 
 def _verdict(res: Mapping[str, Any]) -> bool | None:
@@ -67,7 +91,10 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     threshold = float(p["threshold"])
 
     def work(record: dict[str, Any]) -> ItemResult:
-        res = sh.judge_call(judge.show_no_show, record["question"], record["context"], record["answer"])
+        if p["prompt"]:
+            res = custom_show_no_show(judge, p["prompt"], record["question"], record["context"], record["answer"])
+        else:
+            res = sh.judge_call(judge.show_no_show, record["question"], record["context"], record["answer"])
         verdict = _verdict(res)
         out: dict[str, Any] = {
             "question": record["question"],
@@ -94,7 +121,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
 
     offline = bool(getattr(judge, "offline", False))
     params_out = {**p, "offline": True if offline else p["offline"], "n_items": len(pairs)}
-    prompt = p["prompt"] or getattr(judge, "show_no_show_prompt", None) or getattr(judge, "show_prompt", None)
+    prompt = p["prompt"] or (judge.prompts("show_no_show") if hasattr(judge, "prompts") else None)
     return Plan(
         tier=TIER,
         items=pairs,
@@ -103,7 +130,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         concurrency=int(p["concurrency"] or 4),
         params=params_out,
         models={"judges": list(getattr(judge, "models", []) or [])},
-        prompts={"show_no_show": prompt if isinstance(prompt, str) else "production default"},
+        prompts={"show_no_show": prompt if isinstance(prompt, str) else {"production default": prompt}},
         dataset_id=ds.id,
         dataset_name=ds.name,
         dataset_hash=ds.content_hash,

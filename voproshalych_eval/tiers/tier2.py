@@ -43,7 +43,8 @@ DEFAULTS: dict[str, Any] = {
     "embedder": None,
     "concurrency": 4,
     "offline": None,
-    "skip_unanswerable": False,
+    # Tier 2 needs a reference context: unanswerable items have none, so they are left out (and counted)
+    "skip_unanswerable": True,
 }
 
 JUDGE_METRICS = ("faithfulness", "answer_relevance", "answer_correctness")
@@ -55,8 +56,10 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     p = {**DEFAULTS, **{k: v for k, v in params.items() if v is not None or k in ("limit",)}}
     ds = sh.load_dataset(engine, p["dataset"], "golden")
     pairs = sh.select_items(ds, limit=p["limit"])
+    n_all = len(pairs)
     if p["skip_unanswerable"]:
         pairs = [(k, r) for k, r in pairs if r.get("question_type") != "unanswerable"]
+    n_skipped = n_all - len(pairs)
     kb = sh.chunk_texts(engine, [i for _, r in pairs for i in (r.get("relevant_chunk_ids") or [r.get("chunk_id")]) if i is not None])
     repeats = max(1, int(p["repeats"] or 1))
     generator = sh.make_generator(
@@ -116,7 +119,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         return ItemResult(out, tokens=tokens)
 
     offline = bool(getattr(judge, "offline", False) or getattr(generator, "offline", False))
-    params_out = {**p, "offline": True if offline else p["offline"], "n_items": len(pairs), "context": "full reference context" if not max_chars else f"cut at {max_chars} chars"}
+    params_out = {**p, "offline": True if offline else p["offline"], "n_items": len(pairs), "n_skipped_unanswerable": n_skipped, "context": "full reference context" if not max_chars else f"cut at {max_chars} chars"}
     return Plan(
         tier=TIER,
         items=pairs,

@@ -47,6 +47,7 @@ def start(build_plan: Callable[[], executor.Plan], state_key: str) -> int | None
             return None
         job = executor.start_background(state.engine(), plan)
         st.session_state[state_key] = job.run_id
+        st.session_state[f"pick_{state_key}"] = job.run_id  # the run picker shows the new run
         return job.run_id
     return None
 
@@ -106,12 +107,15 @@ def pick_run(tier: str, state_key: str, *, label: str | None = None) -> runs.Run
     index = ids.index(current) if current in ids else 0
     states = {r.id: executor.run_state(eng, r.id) for r in all_runs}
     started = {r.id: (str(r.started_at)[:16] + (" · offline" if r.offline else "")) for r in all_runs}
+    pick_key = f"pick_{state_key}"
+    if pick_key in st.session_state and st.session_state[pick_key] not in ids:
+        del st.session_state[pick_key]
     chosen = st.selectbox(
         label or tr("Запуск", "Run"),
         ids,
-        index=index,
         format_func=lambda i: f"#{i} · {started[i]}",
-        key=f"pick_{state_key}",
+        key=pick_key,
+        **({} if pick_key in st.session_state else {"index": index}),
     )
     st.caption(tr("Состояние: ", "State: ") + state_label(states[int(chosen)]))
     run = runs.get_run(eng, int(chosen))

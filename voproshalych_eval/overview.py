@@ -9,19 +9,27 @@ from sqlalchemy import Engine
 from voproshalych_eval.config import Settings
 from voproshalych_eval.datasets import list_datasets
 from voproshalych_eval.db.production import table_counts
-from voproshalych_eval.runs import latest_run
+from voproshalych_eval.runs import latest_run, list_runs
 from voproshalych_eval.tiers.catalog import TIERS
 
 
 def _metric_value(metrics: dict[str, Any], key: str) -> Any:
-    """A metric from a run's stored aggregates (plain value or ``{"value": ...}``; level blocks searched)."""
-    candidates = [metrics]
-    candidates += [v for v in metrics.values() if isinstance(v, dict) and "value" not in v]
-    for block in candidates:
-        if key in block:
-            v = block[key]
-            return v.get("value") if isinstance(v, dict) else v
-    return None
+    """A metric from a run's stored aggregates (plain value or ``{"value": ...}``; level blocks searched,
+    Tier 1's ``chunk`` level first)."""
+    from voproshalych_eval.baselines import lookup_metric
+
+    found = lookup_metric(metrics, key)
+    return None if found is None else found.get("value")
+
+
+def _trend(engine: Engine, tier: str, key: str, *, last: int = 12) -> list[float]:
+    """The last values of ``key`` over the tier's finished runs, oldest first (for a sparkline)."""
+    values = []
+    for run in list_runs(engine, tier=tier, status="done", limit=last):
+        v = _metric_value(run.metrics or {}, key)
+        if isinstance(v, int | float):
+            values.append(float(v))
+    return values[::-1]
 
 
 def overview_snapshot(engine: Engine, settings: Settings) -> dict[str, Any]:
@@ -43,22 +51,25 @@ def overview_snapshot(engine: Engine, settings: Settings) -> dict[str, Any]:
             "ru": "LLM не настроен: судьи и генератор работают как офлайн-эвристики (помечены). Задайте OPENAI_BASE_URL / OPENAI_API_KEY или провайдеров в .streamlit/secrets.toml.",
             "en": "No LLM configured: judges and the generator run as labelled offline heuristics. Set OPENAI_BASE_URL / OPENAI_API_KEY or providers in .streamlit/secrets.toml.",
         })
-    try:
-        from voproshalych_eval.baselines import metric_status
-    except ImportError:
-        metric_status = None  # type: ignore[assignment]
+    from voproshalych_eval import baselines as bl
+
+    table = bl.list_baselines(engine)
     tiers = []
     for info in TIERS.values():
         run = latest_run(engine, info.key)
         values = {k: _metric_value(run.metrics, k) for k in info.key_metrics} if run else {}
-        status = {}
-        if run and metric_status is not None:
-            status = {k: metric_status(engine, info.key, k, v) for k, v in values.items()}
+        status = {k: bl.classify(v, bl.find_baseline(table, info.key, k)) for k, v in values.items()} if run else {}
+        trend_key = next((k for k in info.key_metrics if values.get(k) is not None), None)
+        baseline = bl.find_baseline(table, info.key, trend_key) if trend_key else None
         tiers.append({
             "key": info.key,
             "title": info.title,
             "run": None if run is None else {"id": run.id, "finished_at": run.finished_at, "offline": run.offline},
             "values": values,
             "status": status,
+            "baselines": {k: (b.value if (b := bl.find_baseline(table, info.key, k)) else None) for k in values},
+            "run_status": bl.evaluate_run(table, info.key, run.status, run.metrics or {}).status if run else None,
+            "trend": {"metric": trend_key, "values": _trend(engine, info.key, trend_key) if trend_key else [],
+                      "baseline": baseline.value if baseline else None},
         })
     return {"counts": counts, "n_datasets": len(list_datasets(engine)), "todo": todo, "tiers": tiers}

@@ -11,9 +11,9 @@ from __future__ import annotations
 import getpass
 import json
 import subprocess
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 import pandas as pd
@@ -22,6 +22,11 @@ from sqlalchemy import Engine, text
 from voproshalych_eval.config import PROJECT_ROOT
 
 RUN_STATUSES = ("running", "done", "failed", "cancelled")
+#: statuses shown to users: the stored ones plus ``interrupted`` (running with a stale heartbeat)
+RUN_STATES = ("running", "interrupted", "done", "failed", "cancelled")
+#: a ``running`` run whose heartbeat is older than this is shown as ``interrupted`` (its process died)
+STALE_AFTER_MINUTES = 10.0
+_STALE_SQL = "heartbeat_at < now() - make_interval(secs => :stale * 60)"
 _SECRET_WORDS = ("key", "token", "secret", "password", "authorization")
 
 
@@ -91,11 +96,16 @@ class Run:
     error: str | None = None
     started_at: datetime | None = None
     finished_at: datetime | None = None
+    heartbeat_at: datetime | None = None
+
+    def state(self, *, stale_after_minutes: float | None = None, now: datetime | None = None) -> str:
+        """The stored status, except ``interrupted`` for a ``running`` run whose heartbeat is stale."""
+        return run_state(self, stale_after_minutes=stale_after_minutes, now=now)
 
 
 _RUN_COLS = (
     "id, tier, status, label, dataset_id, dataset_name, dataset_hash, params, models, prompts, metrics, "
-    "code_version, created_by, offline, n_items_total, error, started_at, finished_at"
+    "code_version, created_by, offline, n_items_total, error, started_at, finished_at, heartbeat_at"
 )
 
 
@@ -185,6 +195,7 @@ def record_items(engine: Engine, run_id: int, items: Iterable[tuple[str, Mapping
             ),
             rows,
         )
+        conn.execute(text("UPDATE eval.runs SET heartbeat_at = now() WHERE id = :r"), {"r": run_id})
     return max(res.rowcount, 0)
 
 
@@ -242,22 +253,61 @@ def get_run(engine: Engine, run_id: int) -> Run | None:
 def list_runs(
     engine: Engine,
     *,
-    tier: str | None = None,
-    status: str | None = None,
+    tier: str | Sequence[str] | None = None,
+    status: str | Sequence[str] | None = None,
     dataset_hash: str | None = None,
     limit: int = 500,
+    dataset_name: str | Sequence[str] | None = None,
+    model: str | None = None,
+    since: datetime | date | None = None,
+    until: datetime | date | None = None,
+    stale_after_minutes: float | None = None,
 ) -> list[Run]:
-    """Runs, newest first, optionally filtered."""
-    conds, args = [], {"lim": limit}
+    """Runs, newest first, optionally filtered.
+
+    ``tier``, ``status`` and ``dataset_name`` take one value or several. ``status`` may include
+    ``interrupted`` (stored ``running`` with a heartbeat older than ``stale_after_minutes``, default
+    :data:`STALE_AFTER_MINUTES`); ``running`` then means running with a fresh heartbeat. ``model`` matches
+    any model name of the run (case-insensitive substring). ``since``/``until`` bound ``started_at``
+    (a date ``until`` includes that whole day).
+    """
+    stale = STALE_AFTER_MINUTES if stale_after_minutes is None else float(stale_after_minutes)
+    conds: list[str] = []
+    args: dict[str, Any] = {"lim": limit, "stale": stale}
     if tier:
-        conds.append("tier = :tier")
-        args["tier"] = tier
+        conds.append("tier = ANY(:tier)")
+        args["tier"] = [tier] if isinstance(tier, str) else list(tier)
     if status:
-        conds.append("status = :status")
-        args["status"] = status
+        wanted = [status] if isinstance(status, str) else list(status)
+        parts = []
+        stored = [s for s in wanted if s in RUN_STATUSES and s != "running"]
+        if stored:
+            parts.append("status = ANY(:stored)")
+            args["stored"] = stored
+        if "running" in wanted:
+            parts.append(f"(status = 'running' AND NOT {_STALE_SQL})")
+        if "interrupted" in wanted:
+            parts.append(f"(status = 'running' AND {_STALE_SQL})")
+        conds.append("(" + (" OR ".join(parts) or "false") + ")")
     if dataset_hash:
         conds.append("dataset_hash = :dh")
         args["dh"] = dataset_hash
+    if dataset_name:
+        conds.append("dataset_name = ANY(:dn)")
+        args["dn"] = [dataset_name] if isinstance(dataset_name, str) else list(dataset_name)
+    if model:
+        conds.append("models::text ILIKE :model")
+        args["model"] = f"%{model}%"
+    if since is not None:
+        conds.append("started_at >= :since")
+        args["since"] = since
+    if until is not None:
+        if isinstance(until, date) and not isinstance(until, datetime):
+            until = datetime.combine(until + timedelta(days=1), time.min)
+            conds.append("started_at < :until")
+        else:
+            conds.append("started_at <= :until")
+        args["until"] = until
     where = ("WHERE " + " AND ".join(conds)) if conds else ""
     with engine.connect() as conn:
         rows = conn.execute(text(f"SELECT {_RUN_COLS} FROM eval.runs {where} ORDER BY id DESC LIMIT :lim"), args)
@@ -295,3 +345,469 @@ def count_items(engine: Engine, run_id: int) -> dict[str, int]:
     out = {"done": 0, "failed": 0}
     out.update({r[0]: int(r[1]) for r in rows})
     return out
+
+
+# ------------------------------------------------------------------------------------- stale runs
+
+
+def run_state(run: Run, *, stale_after_minutes: float | None = None, now: datetime | None = None) -> str:
+    """``interrupted`` for a ``running`` run whose heartbeat is older than ``stale_after_minutes``
+    (default :data:`STALE_AFTER_MINUTES`) — its process died; otherwise the stored status."""
+    if run.status != "running":
+        return run.status
+    beat = run.heartbeat_at or run.started_at
+    if beat is None:
+        return "running"
+    now = now or datetime.now(UTC)
+    if beat.tzinfo is None:
+        beat = beat.replace(tzinfo=UTC)
+    stale = STALE_AFTER_MINUTES if stale_after_minutes is None else float(stale_after_minutes)
+    return "interrupted" if (now - beat).total_seconds() > stale * 60 else "running"
+
+
+def stale_runs(engine: Engine, *, stale_after_minutes: float | None = None) -> list[Run]:
+    """Runs stored as ``running`` whose heartbeat is older than ``stale_after_minutes``."""
+    return list_runs(engine, status="interrupted", stale_after_minutes=stale_after_minutes, limit=10_000)
+
+
+# ------------------------------------------------------------------------------------- metrics
+
+
+_AGG_KEYS = ("value", "n", "n_failed", "ci_low", "ci_high")
+
+
+def _is_number(v: Any) -> bool:
+    import math
+
+    return isinstance(v, int | float) and not isinstance(v, bool) and not (isinstance(v, float) and math.isnan(v))
+
+
+def flatten_metrics(metrics: Mapping[str, Any], *, prefix: str = "", max_depth: int = 3) -> dict[str, dict[str, Any]]:
+    """A run's stored aggregates as ``{key: {"value", "n", "n_failed", "ci_low", "ci_high"}}``.
+
+    Plain numbers become ``{"value": x}``; ``Aggregate`` dicts are kept; a block without ``value``
+    (Tier 1's ``{"chunk": {...}, "url": {...}}``, a per-group breakdown) is flattened with dotted keys
+    (``chunk.mrr``). Strings, booleans, lists and ``None`` are not metrics and are skipped.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for key, v in metrics.items():
+        name = f"{prefix}{key}"
+        if isinstance(v, Mapping):
+            if "value" in v:
+                if _is_number(v.get("value")) or v.get("value") is None:
+                    out[name] = {k: v.get(k) for k in _AGG_KEYS}
+            elif max_depth > 1:
+                out.update(flatten_metrics(v, prefix=f"{name}.", max_depth=max_depth - 1))
+        elif _is_number(v):
+            out[name] = {"value": float(v), "n": None, "n_failed": None, "ci_low": None, "ci_high": None}
+    return out
+
+
+def metrics_frame(run: Run, baselines: list[Any] | None = None) -> pd.DataFrame:
+    """One row per aggregate of ``run``: value, n, failures, CI and — with ``baselines`` — its baseline
+    (value, scale, direction, margin) and status."""
+    from voproshalych_eval import baselines as bl
+
+    rows = []
+    for key, agg in flatten_metrics(run.metrics or {}).items():
+        row: dict[str, Any] = {"metric": key, **agg}
+        if baselines is not None:
+            b = bl.find_baseline(baselines, run.tier, key)
+            row.update({
+                "baseline": b.value if b else None,
+                "scale": b.scale if b else None,
+                "direction": bl.direction_of(key, b),
+                "status": bl.classify(agg.get("value"), b),
+            })
+        rows.append(row)
+    cols = ["metric", *_AGG_KEYS] + (["baseline", "scale", "direction", "status"] if baselines is not None else [])
+    return pd.DataFrame(rows, columns=cols)
+
+
+def metric_history(
+    engine: Engine,
+    tier: str,
+    metric: str,
+    *,
+    dataset_name: str | None = None,
+    limit: int = 200,
+) -> pd.DataFrame:
+    """``run_id, started_at, value, ci_low, ci_high, n, dataset_name, models, label`` of the finished
+    runs of ``tier`` that have ``metric``, oldest first."""
+    rows = []
+    for run in list_runs(engine, tier=tier, status="done", dataset_name=dataset_name, limit=limit):
+        agg = flatten_metrics(run.metrics or {}).get(metric)
+        if agg is None or agg.get("value") is None:
+            continue
+        rows.append({
+            "run_id": run.id, "started_at": run.started_at, "value": agg["value"], "ci_low": agg.get("ci_low"),
+            "ci_high": agg.get("ci_high"), "n": agg.get("n"), "dataset_name": run.dataset_name,
+            "models": models_label(run), "label": run.label,
+        })
+    cols = ["run_id", "started_at", "value", "ci_low", "ci_high", "n", "dataset_name", "models", "label"]
+    return pd.DataFrame(rows, columns=cols).sort_values("run_id").reset_index(drop=True)
+
+
+def models_label(run: Run) -> str:
+    """The run's model names on one line (``embedder=e5-small, generator=…``)."""
+    parts = []
+    for k, v in (run.models or {}).items():
+        if isinstance(v, list | tuple):
+            v = "+".join(str(x) for x in v)
+        elif isinstance(v, Mapping):
+            v = ",".join(f"{a}:{b}" for a, b in v.items())
+        parts.append(f"{k}={v}")
+    return ", ".join(parts)
+
+
+def runs_frame(runs: Sequence[Run], *, stale_after_minutes: float | None = None) -> pd.DataFrame:
+    """A table of runs for display/export: id, tier, state, label, dataset, models, times, counts."""
+    now = datetime.now(UTC)
+    rows = []
+    for r in runs:
+        duration = None
+        if r.started_at and r.finished_at:
+            duration = round((r.finished_at - r.started_at).total_seconds(), 1)
+        rows.append({
+            "id": r.id, "tier": r.tier, "status": run_state(r, stale_after_minutes=stale_after_minutes, now=now),
+            "label": r.label, "dataset_name": r.dataset_name,
+            "dataset_hash": (r.dataset_hash or "")[:12] or None, "models": models_label(r),
+            "started_at": r.started_at, "duration_s": duration, "n_items_total": r.n_items_total,
+            "offline": r.offline, "code_version": r.code_version, "created_by": r.created_by,
+        })
+    cols = ["id", "tier", "status", "label", "dataset_name", "dataset_hash", "models", "started_at", "duration_s",
+            "n_items_total", "offline", "code_version", "created_by"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+# ------------------------------------------------------------------------------------- per-item results
+
+
+#: result fields shown as the item's text in comparisons (first found)
+TEXT_FIELDS = ("question", "query", "question_text", "text", "input", "dialog", "title")
+#: result fields holding the system's output, shown side by side in comparisons
+OUTPUT_FIELDS = ("answer", "response", "generated_answer", "verdict")
+_ID_SUFFIXES = ("_id", "_ids", "index", "_idx", "seed")
+
+
+def _raw_items(engine: Engine, run_id: int) -> list[tuple[str, str, str | None, dict[str, Any]]]:
+    with engine.connect() as conn:
+        rows = conn.execute(
+            text("SELECT item_key, status, error, result FROM eval.run_items WHERE run_id = :r ORDER BY item_key"),
+            {"r": run_id},
+        ).all()
+    return [(r[0], r[1], r[2], r[3] or {}) for r in rows]
+
+
+def item_table(engine: Engine, run_id: int) -> pd.DataFrame:
+    """Per-item results fully flattened (``chunk.mrr``), indexed by ``item_key``, with ``status``/``error``."""
+    raw = _raw_items(engine, run_id)
+    if not raw:
+        return pd.DataFrame(columns=["status", "error"], index=pd.Index([], name="item_key"))
+    detail = pd.json_normalize([r[3] for r in raw], sep=".")
+    detail = detail.drop(columns=[c for c in ("status", "error", "item_key") if c in detail.columns])
+    base = pd.DataFrame({"status": [r[1] for r in raw], "error": [r[2] for r in raw]})
+    out = pd.concat([base, detail], axis=1)
+    out.index = pd.Index([r[0] for r in raw], name="item_key")
+    return out
+
+
+def numeric_item_fields(items: pd.DataFrame) -> list[str]:
+    """Columns of an :func:`item_table` that are per-item metrics: numbers or booleans (as 0/1),
+    excluding identifiers (``*_id``, ``*index``)."""
+    out = []
+    for col in items.columns:
+        if col in ("status", "error") or any(col.lower().endswith(s) for s in _ID_SUFFIXES) or col.lower() == "id":
+            continue
+        series = items[col].dropna()
+        if series.empty:
+            continue
+        if all(isinstance(v, int | float) and not (isinstance(v, float) and pd.isna(v)) for v in series):
+            out.append(col)
+    return out
+
+
+def _numeric(items: pd.DataFrame, col: str) -> pd.Series:
+    """A metric column as floats, ``NaN`` for failed items and missing values."""
+    s = pd.to_numeric(items[col].map(lambda v: float(v) if isinstance(v, int | float) else None), errors="coerce")
+    return s.where(items["status"] == "done")
+
+
+def _item_texts(engine: Engine, run: Run, items: pd.DataFrame) -> pd.Series:
+    text_col = next((c for c in TEXT_FIELDS if c in items.columns), None)
+    texts = items[text_col].astype("string") if text_col else pd.Series(pd.NA, index=items.index, dtype="string")
+    if texts.isna().any() and run.dataset_id is not None:
+        with engine.connect() as conn:
+            rows = conn.execute(
+                text("SELECT item_key, payload FROM eval.dataset_items WHERE dataset_id = :d"), {"d": run.dataset_id}
+            ).all()
+        payload_text = {}
+        for key, payload in rows:
+            found = next((payload.get(c) for c in TEXT_FIELDS if isinstance(payload, dict) and payload.get(c)), None)
+            if found:
+                payload_text[str(key)] = str(found)
+        texts = texts.fillna(pd.Series({k: payload_text.get(k) for k in items.index}, dtype="string"))
+    return texts
+
+
+# ------------------------------------------------------------------------------------- comparison
+
+
+@dataclass
+class Comparison:
+    """Two runs compared item by item (``b`` against the reference ``a``)."""
+
+    run_a: Run
+    run_b: Run
+    warnings: list[str]
+    metrics: pd.DataFrame
+    items: pd.DataFrame  # item_key, text, status_a, status_b, outputs, then <field>.a / <field>.b per metric
+    n_only_a: int
+    n_only_b: int
+
+    def item_diff(self, metric: str) -> pd.DataFrame:
+        """Per-item diff of one metric: ``item_key, text, a, b, diff, change`` (better/worse/same/failed…),
+        most changed first."""
+        return item_diff(self, metric)
+
+    def to_dict(self, *, with_items: bool = True) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "run_a": _run_brief(self.run_a),
+            "run_b": _run_brief(self.run_b),
+            "warnings": self.warnings,
+            "n_only_a": self.n_only_a,
+            "n_only_b": self.n_only_b,
+            "metrics": frame_records(self.metrics),
+        }
+        if with_items:
+            out["items"] = {m: frame_records(self.item_diff(m)) for m in self.item_metrics()}
+        return json.loads(json.dumps(out, ensure_ascii=False, default=_default))
+
+    def item_metrics(self) -> list[str]:
+        return [m for m in self.metrics["item_field"].dropna().unique().tolist()]
+
+
+def frame_records(df: pd.DataFrame) -> list[dict[str, Any]]:
+    return json.loads(df.to_json(orient="records", force_ascii=False, date_format="iso"))
+
+
+def _run_brief(run: Run) -> dict[str, Any]:
+    return {
+        "id": run.id, "tier": run.tier, "status": run.status, "label": run.label,
+        "dataset_name": run.dataset_name, "dataset_hash": run.dataset_hash, "models": run.models,
+        "params": run.params, "code_version": run.code_version, "started_at": run.started_at,
+        "offline": run.offline,
+    }
+
+
+def _match_item_field(metric: str, fields: Sequence[str]) -> str | None:
+    """The per-item field a run-level aggregate is the mean of: same key, or without ``avg_``."""
+    head, _, tail = metric.rpartition(".")
+    prefix = f"{head}." if head else ""
+    bare = tail.removeprefix("avg_")
+    cands = [metric, f"{prefix}{bare}"]
+    if head:  # Tier 1 stores per-query values under ``metrics_chunk`` for the aggregate block ``chunk``
+        cands += [f"metrics_{head}.{tail}", f"{head}_metrics.{tail}", f"metrics_{head}.{bare}"]
+    else:
+        cands.append(bare)
+    for cand in cands:
+        if cand in fields:
+            return cand
+    return None
+
+
+def compare_runs(
+    engine: Engine,
+    run_a: int | Run,
+    run_b: int | Run,
+    *,
+    method: str = "permutation",
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> Comparison:
+    """Compare run ``b`` with the reference run ``a``.
+
+    Every metric gets ``a``, ``b``, ``diff = b − a`` and, when its per-item values exist in both runs,
+    a paired test on the items present in both (``metrics.statistics.paired_permutation_test`` by default,
+    ``method="bootstrap"`` for the paired bootstrap): the mean per-item difference with its 95% CI, the
+    p-value and a verdict — ``better`` / ``worse`` (significant at 5 %, in the metric's direction from
+    the baselines) or ``no significant difference``. Items without a value on either side (failed, or
+    not applicable such as an unanswerable question) are left out of the test (``n_unpaired``). Runs of another tier or dataset are compared anyway with
+    a warning, since their items may not correspond.
+    """
+    from voproshalych_eval import baselines as bl
+    from voproshalych_eval.metrics.statistics import paired_bootstrap_test, paired_permutation_test
+
+    ra = run_a if isinstance(run_a, Run) else get_run(engine, run_a)
+    rb = run_b if isinstance(run_b, Run) else get_run(engine, run_b)
+    if ra is None or rb is None:
+        missing = run_a if ra is None else run_b
+        raise ValueError(f"Run {missing} does not exist.")
+    warnings: list[str] = []
+    if ra.tier != rb.tier:
+        warnings.append(f"Runs of different tiers ({ra.tier} vs {rb.tier}): metrics may not be comparable.")
+    if (ra.dataset_hash or ra.dataset_name) != (rb.dataset_hash or rb.dataset_name):
+        warnings.append("Runs on different datasets (or dataset versions): per-item pairs may not correspond.")
+    for r in (ra, rb):
+        if r.status != "done":
+            warnings.append(f"Run {r.id} is {run_state(r)}, not done: its aggregates may be partial.")
+    test = paired_bootstrap_test if method == "bootstrap" else paired_permutation_test
+
+    ia, ib = item_table(engine, ra.id), item_table(engine, rb.id)
+    common = [k for k in ia.index if k in ib.index]
+    fields_a, fields_b = set(numeric_item_fields(ia)), set(numeric_item_fields(ib))
+    item_fields = sorted(fields_a & fields_b)
+    baselines = bl.list_baselines(engine)
+
+    agg_a, agg_b = flatten_metrics(ra.metrics or {}), flatten_metrics(rb.metrics or {})
+    metric_keys = [k for k in agg_a if k in agg_b] + [k for k in agg_a if k not in agg_b] + [
+        k for k in agg_b if k not in agg_a
+    ]
+    matched: dict[str, str | None] = {k: _match_item_field(k, item_fields) for k in metric_keys}
+    used = {f for f in matched.values() if f}
+    # item-only fields identical in both runs are properties of the item (answerable, …), not results
+    def _varies(f: str) -> bool:
+        d = (_numeric(ib.loc[common], f) - _numeric(ia.loc[common], f)).dropna()
+        return bool(len(d)) and bool((d.abs() > 1e-12).any())
+
+    varying = [f for f in item_fields if f not in used and common and _varies(f)]
+    rows_spec = [(k, matched[k]) for k in metric_keys] + [(f"item.{f}", f) for f in varying]
+
+    rows = []
+    for key, field_name in rows_spec:
+        b = bl.find_baseline(baselines, rb.tier, key.removeprefix("item.") if field_name else key)
+        direction = bl.direction_of(key, b)
+        va = (agg_a.get(key) or {}).get("value")
+        vb = (agg_b.get(key) or {}).get("value")
+        row: dict[str, Any] = {
+            "metric": key, "item_field": field_name, "direction": direction, "a": va, "b": vb,
+            "diff": None, "paired_mean_diff": None, "ci_low": None, "ci_high": None, "p_value": None,
+            "n_pairs": 0, "n_unpaired": 0, "n_better": 0, "n_worse": 0, "n_same": 0,
+            "significant": None, "verdict": "no per-item data", "method": None,
+            "status_a": bl.classify(va, b), "status_b": bl.classify(vb, b),
+        }
+        if field_name and common:
+            xa = _numeric(ia.loc[common], field_name)
+            xb = _numeric(ib.loc[common], field_name)
+            if va is None and xa.notna().any():
+                row["a"] = va = float(xa.mean())
+            if vb is None and xb.notna().any():
+                row["b"] = vb = float(xb.mean())
+            valid = xa.notna() & xb.notna()
+            row["n_unpaired"] = int((~valid).sum())
+            if valid.any():
+                res = test(xa.tolist(), xb.tolist(), n_resamples=n_resamples, seed=seed)
+                d = (xb[valid] - xa[valid]) * (1 if direction == "higher" else -1)
+                row.update({
+                    "paired_mean_diff": res.mean_diff, "ci_low": res.ci_low, "ci_high": res.ci_high,
+                    "p_value": res.p_value, "n_pairs": res.n, "significant": res.significant, "method": res.method,
+                    "n_better": int((d > 1e-12).sum()), "n_worse": int((d < -1e-12).sum()),
+                    "n_same": int((d.abs() <= 1e-12).sum()),
+                })
+                if res.significant:
+                    good = (res.mean_diff > 0) == (direction == "higher")
+                    row["verdict"] = "better" if good else "worse"
+                else:
+                    row["verdict"] = "no significant difference"
+            else:
+                row["verdict"] = "no valid pairs"
+        if va is not None and vb is not None:
+            row["diff"] = vb - va
+        rows.append(row)
+    metrics = pd.DataFrame(rows, columns=[
+        "metric", "item_field", "direction", "a", "b", "diff", "paired_mean_diff", "ci_low", "ci_high",
+        "p_value", "n_pairs", "n_unpaired", "n_better", "n_worse", "n_same", "significant", "verdict",
+        "method", "status_a", "status_b",
+    ])
+    metrics = (metrics.assign(_t=metrics["n_pairs"] == 0).sort_values(["_t", "metric"], kind="stable")
+               .drop(columns="_t").reset_index(drop=True))
+
+    texts = _item_texts(engine, rb, ib.loc[common]) if common else pd.Series(dtype="string")
+    if common and texts.isna().any():
+        texts = texts.fillna(_item_texts(engine, ra, ia.loc[common]))
+    items = pd.DataFrame(index=pd.Index(common, name="item_key"))
+    items["text"] = texts
+    items["status_a"] = ia.loc[common, "status"] if common else []
+    items["status_b"] = ib.loc[common, "status"] if common else []
+    items["error_a"] = ia.loc[common, "error"] if common else []
+    items["error_b"] = ib.loc[common, "error"] if common else []
+    for out_field in OUTPUT_FIELDS:
+        if out_field in ia.columns and out_field in ib.columns:
+            items[f"{out_field}.a"] = ia.loc[common, out_field]
+            items[f"{out_field}.b"] = ib.loc[common, out_field]
+    for f in item_fields:
+        items[f"{f}.a"] = _numeric(ia.loc[common], f) if common else []
+        items[f"{f}.b"] = _numeric(ib.loc[common], f) if common else []
+    return Comparison(ra, rb, warnings, metrics, items.reset_index(), len(set(ia.index) - set(common)),
+                      len(set(ib.index) - set(common)))
+
+
+def item_diff(comparison: Comparison, metric: str) -> pd.DataFrame:
+    """Per-item diff of one metric (a row key of ``comparison.metrics`` or an item field)."""
+    rows = comparison.metrics
+    match = rows[(rows["metric"] == metric) | (rows["item_field"] == metric)]
+    field_name = match["item_field"].dropna().iloc[0] if not match["item_field"].dropna().empty else None
+    if field_name is None:
+        raise ValueError(f"No per-item values of {metric!r} in both runs.")
+    direction = match["direction"].iloc[0]
+    items = comparison.items
+    out = pd.DataFrame({"item_key": items["item_key"], "text": items["text"]})
+    out["a"] = items[f"{field_name}.a"]
+    out["b"] = items[f"{field_name}.b"]
+    out["diff"] = out["b"] - out["a"]
+    sign = 1 if direction == "higher" else -1
+
+    def change(row: pd.Series, sa: str, sb: str) -> str:
+        if sa != "done" and sb != "done":
+            return "failed in both"
+        if sa != "done":
+            return "fixed (failed in A)"
+        if sb != "done":
+            return "broken (failed in B)"
+        if pd.isna(row["a"]) or pd.isna(row["b"]):
+            return "no value"
+        d = row["diff"] * sign
+        return "better" if d > 1e-12 else ("worse" if d < -1e-12 else "same")
+
+    out["change"] = [change(r, sa, sb) for (_, r), sa, sb in zip(out.iterrows(), items["status_a"], items["status_b"], strict=True)]
+    for extra in items.columns:
+        if any(extra == f"{o}.{s}" for o in OUTPUT_FIELDS for s in ("a", "b")) or extra in ("error_a", "error_b"):
+            out[extra] = items[extra]
+    order = {"worse": 0, "broken (failed in B)": 1, "better": 2, "fixed (failed in A)": 3}
+    out["_o"] = out["change"].map(lambda c: order.get(c, 9))
+    out["_m"] = -(out["diff"].abs().fillna(0))
+    return out.sort_values(["_o", "_m", "item_key"]).drop(columns=["_o", "_m"]).reset_index(drop=True)
+
+
+# ------------------------------------------------------------------------------------- export
+
+
+def export_data(engine: Engine, run_id: int, *, stale_after_minutes: float | None = None) -> dict[str, Any]:
+    """Everything about one run, JSON-friendly: metadata (dataset hash, models, prompts, parameters, code
+    version, who/when), aggregates with CIs and failures, baseline statuses with the overall status and
+    its rule, failed items with their errors, and the per-item table."""
+    from voproshalych_eval import baselines as bl
+
+    run = get_run(engine, run_id)
+    if run is None:
+        raise ValueError(f"Run {run_id} does not exist.")
+    baselines = bl.list_baselines(engine)
+    items = item_table(engine, run_id)
+    counts = count_items(engine, run_id)
+    overall = bl.evaluate_run(baselines, run.tier, run.status, run.metrics or {})
+    failures = items[items["status"] != "done"].reset_index()[["item_key", "error"]] if len(items) else pd.DataFrame(
+        columns=["item_key", "error"])
+    meta = _run_brief(run) | {
+        "state": run_state(run, stale_after_minutes=stale_after_minutes), "prompts": run.prompts,
+        "created_by": run.created_by, "finished_at": run.finished_at, "heartbeat_at": run.heartbeat_at,
+        "n_items_total": run.n_items_total, "n_items_done": counts.get("done", 0),
+        "n_items_failed": counts.get("failed", 0), "error": run.error, "dataset_id": run.dataset_id,
+    }
+    return json.loads(json.dumps({
+        "run": meta,
+        "metrics": frame_records(metrics_frame(run, baselines)),
+        "raw_metrics": run.metrics,
+        "baseline_status": overall.to_dict() | {"rule_en": bl.RULE_EN, "rule_ru": bl.RULE_RU},
+        "failures": frame_records(failures),
+        "items": frame_records(items.reset_index()),
+    }, ensure_ascii=False, default=_default))

@@ -1,0 +1,96 @@
+"""Baselines: the one table of quality baselines (scale, direction, attention margin), editable, stored in the DB."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from voproshalych_eval import baselines as bl
+from voproshalych_eval import runs
+from voproshalych_eval.tiers.catalog import TIERS
+from voproshalych_eval.ui import state
+from voproshalych_eval.ui.common import page_header
+from voproshalych_eval.ui.i18n import tr
+
+TIER_KEYS = [*TIERS, "judge_metrics"]
+EDITOR_KEY = "baselines_editor"
+
+page_header(
+    tr("Базовые уровни", "Baselines"),
+    tr(
+        "Одна таблица целевых значений качества для всех страниц, отчётов и CLI: шкала, направление и запас внимания.",
+        "One table of quality targets used by every page, report and the CLI: scale, direction and attention margin.",
+    ),
+    tr(
+        "Каждая строка — метрика уровня: базовое значение, **шкала** (0–1, 1–5, 0–100, …) и **направление** "
+        "(больше или меньше — лучше); запас внимания задаётся в единицах метрики. Метрики уровней со ссылками "
+        "на блоки (Tier 1: `chunk`/`url`) сверяются с базовым уровнем по имени метрики на обоих уровнях. "
+        "Изменения сохраняются в базе данных кнопкой «Сохранить».\n\n" + bl.RULE_RU,
+        "Each row is a metric of a tier: the baseline value, its **scale** (0–1, 1–5, 0–100, …) and **direction** "
+        "(higher or lower is better); the attention margin is in the metric's own units. Tiers with levels "
+        "(Tier 1: `chunk`/`url`) are checked against the baseline of the metric's name at both levels. Edits are "
+        "stored in the database with Save.\n\n" + bl.RULE_EN,
+    ),
+)
+
+with state.user_errors("Не удалось открыть таблицу базовых уровней", "Could not open the baselines table"):
+    engine = state.engine()
+    frame = bl.baselines_frame(engine)
+    st.markdown(tr(bl.RULE_RU, bl.RULE_EN))
+
+    edited = st.data_editor(
+        frame,
+        key=EDITOR_KEY,
+        num_rows="dynamic",
+        hide_index=True,
+        column_config={
+            "tier": st.column_config.SelectboxColumn(tr("Уровень", "Tier"), options=TIER_KEYS, required=True),
+            "metric": st.column_config.TextColumn(tr("Метрика", "Metric"), required=True),
+            "value": st.column_config.NumberColumn(tr("Базовое значение", "Baseline"), format="%.3f", required=True),
+            "scale": st.column_config.SelectboxColumn(tr("Шкала", "Scale"), options=list(bl.SCALES), required=True),
+            "direction": st.column_config.SelectboxColumn(
+                tr("Лучше, когда", "Better when"), options=list(bl.DIRECTIONS), required=True,
+                help=tr("higher — больше лучше, lower — меньше лучше", "higher or lower is better"),
+            ),
+            "attention_margin": st.column_config.NumberColumn(
+                tr("Запас внимания", "Attention margin"), min_value=0.0, format="%.3f",
+                help=tr("Ширина жёлтой зоны в единицах метрики", "Width of the yellow zone in the metric's units"),
+            ),
+            "note": st.column_config.TextColumn(tr("Примечание", "Note")),
+        },
+    )
+    c1, c2, _ = st.columns([1, 1, 4])
+    if c1.button(tr("Сохранить", "Save"), type="primary", key="baselines_save"):
+        try:
+            n = bl.save_baselines(engine, edited)
+        except bl.BaselineError as exc:
+            st.error(tr("Не сохранено: ", "Not saved: ") + str(exc))
+        else:
+            st.success(tr(f"Сохранено строк: {n}.", f"Saved {n} rows."))
+    if c2.button(tr("Вернуть значения по умолчанию", "Restore defaults"), key="baselines_reset"):
+        bl.reset_defaults(engine)
+        st.session_state.pop(EDITOR_KEY, None)
+        st.rerun()
+
+    st.subheader(tr("Последние запуски против базовых уровней", "Latest runs against the baselines"))
+    baselines = bl.list_baselines(engine)
+    rows = []
+    details = []
+    for tier in TIER_KEYS:
+        run = runs.latest_run(engine, tier)
+        if run is None:
+            continue
+        res = bl.evaluate_run(baselines, tier, run.status, run.metrics or {})
+        rows.append({
+            "tier": tier, "run": f"#{run.id}",
+            "status": f"{bl.STATUS_ICONS[res.status]} {tr(*bl.STATUS_LABELS[res.status])}",
+            "metrics_judged": sum(1 for m in res.metrics if m["status"] in ("good", "attention", "critical")),
+        })
+        details += [{"tier": tier, "run": run.id, **m} for m in res.metrics]
+    if rows:
+        st.dataframe(rows, hide_index=True)
+        if details:
+            with st.expander(tr("По метрикам", "Per metric")):
+                st.dataframe(details, hide_index=True)
+    else:
+        st.info(tr("Завершённых запусков пока нет — статусы появятся после первого запуска любого уровня.",
+                   "No finished runs yet — statuses appear after the first run of any tier."))

@@ -1,0 +1,328 @@
+"""Runs: every recorded run, a metric's history against its baseline, comparison of two runs, reports."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from voproshalych_eval import baselines as bl
+from voproshalych_eval import reports, runs
+from voproshalych_eval.tiers.catalog import TIERS
+from voproshalych_eval.ui import state
+from voproshalych_eval.ui.charts import runs as charts
+from voproshalych_eval.ui.common import TIER_COLORS, download_buttons, empty_state, json_download, page_header
+from voproshalych_eval.ui.i18n import lang, metric_label, tr
+
+STATE_LABELS = {
+    "running": ("выполняется", "running"),
+    "interrupted": ("прерван", "interrupted"),
+    "done": ("готов", "done"),
+    "failed": ("ошибка", "failed"),
+    "cancelled": ("отменён", "cancelled"),
+}
+VERDICTS = {
+    "better": ("🟢 лучше", "🟢 better"),
+    "worse": ("🔴 хуже", "🔴 worse"),
+    "no significant difference": ("⚪ нет значимой разницы", "⚪ no significant difference"),
+    "no per-item data": ("— нет данных по элементам", "— no per-item data"),
+    "no valid pairs": ("— нет валидных пар", "— no valid pairs"),
+}
+CHANGES = {
+    "worse": ("хуже", "worse"), "better": ("лучше", "better"), "same": ("без изменений", "same"),
+    "broken (failed in B)": ("сломалось (сбой в B)", "broken (failed in B)"),
+    "fixed (failed in A)": ("починилось (сбой в A)", "fixed (failed in A)"),
+    "failed in both": ("сбой в обоих", "failed in both"), "no value": ("нет значения", "no value"),
+}
+
+page_header(
+    tr("Запуски", "Runs"),
+    tr(
+        "Все запуски всех уровней: история метрик относительно базовых уровней, сравнение двух запусков, отчёты.",
+        "Every run of every tier: metric history against the baselines, comparing two runs, reports.",
+    ),
+    tr(
+        "Каждый запуск хранит уровень, набор данных и его хэш, модели, хэши промптов, параметры, версию кода, "
+        "агрегаты с 95% доверительными интервалами и результаты по элементам. **Сравнение** ставит запуск B "
+        "против эталонного A на одних и тех же элементах: разность B − A, её 95% бутстреп-интервал и парный "
+        "перестановочный тест (p < 0,05 — значимо). «Лучше»/«хуже» учитывают направление метрики из таблицы "
+        "базовых уровней (больше или меньше — лучше). Запуск, который числится выполняющимся, но давно не подавал "
+        "сигнал, показан как **прерван** (его процесс завершился) — его можно продолжить на странице уровня.",
+        "Every run stores its tier, dataset and its hash, models, prompt hashes, parameters, code version, "
+        "aggregates with 95% confidence intervals and per-item results. **Compare** puts run B against the "
+        "reference run A on the same items: the difference B − A, its 95% bootstrap interval and a paired "
+        "permutation test (p < 0.05 is significant). Better/worse follow the metric's direction from the "
+        "baselines table (higher or lower is better). A run still marked running whose heartbeat is old is shown "
+        "as **interrupted** (its process died) — resume it on its tier page.",
+    ),
+)
+
+
+def _state_label(s: str) -> str:
+    return tr(*STATE_LABELS.get(s, (s, s)))
+
+
+def _run_option(r: runs.Run) -> str:
+    when = f"{r.started_at:%Y-%m-%d %H:%M}" if r.started_at else "—"
+    bits = [f"#{r.id}", r.tier, r.dataset_name or "—", runs.models_label(r)[:60] or "—", when]
+    if r.label:
+        bits.insert(2, r.label)
+    return " · ".join(bits)
+
+
+def _status_badge(status: str) -> str:
+    return f"{bl.STATUS_ICONS.get(status, '')} {tr(*bl.STATUS_LABELS.get(status, (status, status)))}"
+
+
+with state.user_errors("Не удалось прочитать реестр запусков", "Could not read the run registry"):
+    engine = state.engine()
+    everything = runs.list_runs(engine, limit=5000)
+
+    with st.sidebar:
+        st.subheader(tr("Фильтры запусков", "Run filters"))
+        f_tiers = st.multiselect(tr("Уровень", "Tier"), sorted({r.tier for r in everything}), key="runs_f_tier")
+        f_ds = st.multiselect(tr("Набор данных", "Dataset"), sorted({r.dataset_name for r in everything if r.dataset_name}),
+                              key="runs_f_dataset")
+        f_model = st.text_input(tr("Модель содержит", "Model contains"), key="runs_f_model")
+        f_period = st.date_input(tr("Период", "Period"), value=(), key="runs_f_period")
+        state_names = {s: _state_label(s) for s in runs.RUN_STATES}  # resolved now: format_func runs later too
+        f_status = st.multiselect(tr("Статус", "Status"), list(runs.RUN_STATES), format_func=state_names.get,
+                                  key="runs_f_status")
+        f_stale = st.number_input(
+            tr("«Прерван», если нет сигнала дольше, мин", "Interrupted after no heartbeat for, min"),
+            min_value=1.0, max_value=1440.0, value=float(runs.STALE_AFTER_MINUTES), step=1.0, key="runs_f_stale",
+        )
+
+    since = until = None
+    if isinstance(f_period, tuple | list) and len(f_period) >= 1:
+        since = f_period[0]
+        until = f_period[1] if len(f_period) > 1 else None
+    filtered = runs.list_runs(
+        engine, tier=f_tiers or None, status=f_status or None, dataset_name=f_ds or None, model=f_model or None,
+        since=since, until=until, stale_after_minutes=f_stale, limit=5000,
+    )
+    baselines = bl.list_baselines(engine)
+
+    if not everything:
+        empty_state(
+            "Запусков ещё нет: запустите любой уровень на его странице или командой `voproshalych-eval tier1 …`.",
+            "No runs yet: run any tier from its page or with `voproshalych-eval tier1 …`.",
+        )
+    else:
+        table = runs.runs_frame(filtered, stale_after_minutes=f_stale)
+        table.insert(3, "quality", [_status_badge(bl.evaluate_run(baselines, r.tier, r.status, r.metrics or {}).status)
+                                    for r in filtered])
+        table["status"] = table["status"].map(_state_label)
+        st.subheader(tr(f"Запуски ({len(filtered)} из {len(everything)})", f"Runs ({len(filtered)} of {len(everything)})"))
+        st.dataframe(
+            table, hide_index=True, height=min(420, 38 + 35 * max(len(table), 1)),
+            column_config={
+                "quality": st.column_config.TextColumn(tr("Статус качества", "Quality status")),
+                "started_at": st.column_config.DatetimeColumn(tr("Начат", "Started"), format="YYYY-MM-DD HH:mm"),
+            },
+        )
+        download_buttons(table, "runs", key="runs_table")
+
+        tab_hist, tab_cmp, tab_rep = st.tabs([
+            tr("История метрики", "Metric history"), tr("Сравнение двух запусков", "Compare two runs"),
+            tr("Отчёт и экспорт", "Report and export"),
+        ])
+
+        # ---------------------------------------------------------------- history
+        with tab_hist:
+            tiers_here = sorted({r.tier for r in filtered})
+            if not tiers_here:
+                empty_state("Под фильтры не попал ни один запуск.", "No run matches the filters.")
+            else:
+                c1, c2 = st.columns(2)
+                tier_names = {t: tr(*TIERS[t].title) if t in TIERS else t for t in tiers_here}
+                h_tier = c1.selectbox(tr("Уровень", "Tier"), tiers_here, key="runs_h_tier", format_func=tier_names.get)
+                keys: list[str] = []
+                for r in filtered:
+                    if r.tier == h_tier and r.status == "done":
+                        keys += [k for k in runs.flatten_metrics(r.metrics or {}) if k not in keys]
+                if not keys:
+                    empty_state("У этого уровня нет завершённых запусков с метриками.",
+                                "This tier has no finished run with metrics.")
+                else:
+                    key_metrics = TIERS[h_tier].key_metrics if h_tier in TIERS else ()
+                    preferred = [c for km in key_metrics for c in (km, f"chunk.{km}") if c in keys]
+                    preferred += [k for k in keys if bl.find_baseline(baselines, h_tier, k)]
+                    default = preferred[0] if preferred else keys[0]
+                    h_metric = c2.selectbox(tr("Метрика", "Metric"), keys, index=keys.index(default), key="runs_h_metric")
+                    hist = runs.metric_history(engine, h_tier, h_metric)
+                    ids = {r.id for r in filtered}
+                    hist = hist[hist["run_id"].isin(ids)]
+                    b = bl.find_baseline(baselines, h_tier, h_metric)
+                    st.plotly_chart(
+                        charts.history_figure(
+                            hist, metric_label=metric_label(bl.bare_metric(h_metric)) if "." not in h_metric else h_metric,
+                            baseline=b.value if b else None, attention_margin=b.attention_margin if b else None,
+                            direction=bl.direction_of(h_metric, b), color=TIER_COLORS.get(h_tier, "#00A67E"),
+                            baseline_label=tr("базовый уровень", "baseline"), run_label=tr("запуск", "run"),
+                        ),
+                        key="runs_hist_chart",
+                    )
+                    if b is None:
+                        st.caption(tr("Для этой метрики нет базового уровня — добавьте его на странице «Базовые уровни».",
+                                      "This metric has no baseline — add one on the Baselines page."))
+                    else:
+                        st.caption(tr(
+                            f"Базовый уровень {b.value:g} (шкала {b.scale}, {'больше' if b.direction == 'higher' else 'меньше'} — лучше); жёлтая полоса — зона внимания.",
+                            f"Baseline {b.value:g} (scale {b.scale}, {b.direction} is better); the yellow band is the attention zone.",
+                        ))
+                    st.dataframe(hist, hide_index=True)
+
+        # ---------------------------------------------------------------- compare
+        with tab_cmp:
+            candidates = [r for r in filtered if r.status in ("done", "cancelled")]
+            if len(candidates) < 2:
+                empty_state("Для сравнения нужны два завершённых запуска одного уровня и набора данных.",
+                            "Comparing needs two finished runs of the same tier and dataset.")
+            else:
+                by_id = {r.id: r for r in candidates}
+                groups: dict[tuple[str, str | None], list[int]] = {}
+                for r in candidates:
+                    groups.setdefault((r.tier, r.dataset_hash or r.dataset_name), []).append(r.id)
+                pairable = [r.id for r in candidates if len(groups[(r.tier, r.dataset_hash or r.dataset_name)]) > 1]
+                if not pairable:
+                    empty_state("Нет двух завершённых запусков одного уровня на одном наборе данных.",
+                                "No two finished runs of the same tier on the same dataset.")
+                else:
+                    c1, c2 = st.columns(2)
+                    a_id = c1.selectbox(tr("A — эталон (было)", "A — reference (before)"), pairable,
+                                        index=min(1, len(pairable) - 1), format_func=lambda i: _run_option(by_id[i]),
+                                        key="runs_cmp_a")
+                    ra = by_id[a_id]
+                    same = [i for i in groups[(ra.tier, ra.dataset_hash or ra.dataset_name)] if i != a_id]
+                    b_id = c2.selectbox(tr("B — кандидат (стало)", "B — candidate (after)"), same,
+                                        format_func=lambda i: _run_option(by_id[i]), key="runs_cmp_b")
+                    method_names = {"permutation": tr("перестановочный", "permutation"), "bootstrap": tr("бутстреп", "bootstrap")}
+                    method = st.radio(tr("Парный тест", "Paired test"), list(method_names), horizontal=True,
+                                      format_func=method_names.get, key="runs_cmp_method")
+                    wanted = (a_id, b_id, method)
+                    if st.button(tr("Сравнить", "Compare"), type="primary", key="runs_cmp_go"):
+                        with st.spinner(tr("Парные тесты по всем метрикам…", "Paired tests on every metric…")):
+                            st.session_state["runs_cmp_result"] = (wanted, runs.compare_runs(engine, a_id, b_id, method=method))
+                    stored = st.session_state.get("runs_cmp_result")
+                    if not stored or stored[0] != wanted:
+                        st.info(tr("Выберите два запуска и нажмите «Сравнить».", "Pick two runs and press Compare."))
+                    else:
+                        cmp: runs.Comparison = stored[1]
+                        for w in cmp.warnings:
+                            st.warning(w)
+                        if cmp.run_a.offline or cmp.run_b.offline:
+                            st.warning("⚠️ " + tr("Один из запусков получен офлайн-заменителями (не LLM).",
+                                                 "One of the runs was produced by offline substitutes (not an LLM)."))
+                        m = cmp.metrics
+                        tested = m[m["n_pairs"] > 0]
+                        c = st.columns(4)
+                        c[0].metric(tr("Метрик с парным тестом", "Metrics with a paired test"), len(tested))
+                        c[1].metric(tr("Значимо лучше", "Significantly better"), int((tested["verdict"] == "better").sum()))
+                        c[2].metric(tr("Значимо хуже", "Significantly worse"), int((tested["verdict"] == "worse").sum()))
+                        c[3].metric(tr("Общих элементов", "Common items"), len(cmp.items))
+                        st.caption(tr(f"Только в A: {cmp.n_only_a}, только в B: {cmp.n_only_b}.",
+                                      f"Only in A: {cmp.n_only_a}, only in B: {cmp.n_only_b}."))
+                        shown = m.copy()
+                        shown["verdict"] = shown["verdict"].map(lambda v: tr(*VERDICTS.get(v, (v, v))))
+                        st.dataframe(
+                            shown.drop(columns=["item_field"]), hide_index=True,
+                            column_config={
+                                "metric": tr("Метрика", "Metric"),
+                                "diff": st.column_config.NumberColumn("B − A", format="%.4f"),
+                                "paired_mean_diff": st.column_config.NumberColumn(tr("Ср. парная разность", "Mean paired diff"), format="%.4f"),
+                                "ci_low": st.column_config.NumberColumn("CI 2.5%", format="%.4f"),
+                                "ci_high": st.column_config.NumberColumn("CI 97.5%", format="%.4f"),
+                                "p_value": st.column_config.NumberColumn("p", format="%.4f"),
+                                "verdict": tr("Вывод", "Verdict"),
+                            },
+                        )
+                        if len(tested):
+                            st.plotly_chart(
+                                charts.diff_figure(m, x_title=tr("B − A (95% ДИ)", "B − A (95% CI)"),
+                                                   verdict_labels={k: tr(*v) for k, v in VERDICTS.items()}),
+                                key="runs_cmp_chart",
+                            )
+                            st.subheader(tr("Что изменилось по элементам", "What changed, item by item"))
+                            d1, d2 = st.columns(2)
+                            pick = d1.selectbox(tr("Метрика", "Metric"), tested["metric"].tolist(), key="runs_cmp_metric")
+                            diff = cmp.item_diff(pick)
+                            kinds = [k for k in CHANGES if k in set(diff["change"])]
+                            default_kinds = [k for k in ("worse", "better", "broken (failed in B)", "fixed (failed in A)") if k in kinds]
+                            change_names = {k: tr(*CHANGES[k]) for k in kinds}
+                            chosen = d2.multiselect(tr("Показать", "Show"), kinds, default=default_kinds,
+                                                    format_func=change_names.get, key="runs_cmp_kinds")
+                            counts = diff["change"].value_counts()
+                            st.caption(" · ".join(f"{tr(*CHANGES.get(k, (k, k)))}: {int(counts[k])}" for k in counts.index))
+                            view = diff[diff["change"].isin(chosen)].copy()
+                            view["change"] = view["change"].map(lambda k: tr(*CHANGES.get(k, (k, k))))
+                            st.dataframe(view, hide_index=True,
+                                         column_config={"text": st.column_config.TextColumn(tr("Текст", "Text"), width="large")})
+                            valid = diff["diff"].dropna()
+                            if len(valid):
+                                st.plotly_chart(charts.item_diff_histogram(valid, x_title=f"{pick}: B − A"), key="runs_cmp_hist")
+                            download_buttons(diff, f"compare_{a_id}_{b_id}_{pick}", key="runs_cmp_diff")
+                        json_download(cmp.to_dict(), f"compare_{a_id}_{b_id}", label=tr("⬇ Сравнение целиком (JSON)", "⬇ Full comparison (JSON)"),
+                                      key="runs_cmp_json")
+
+        # ---------------------------------------------------------------- report
+        with tab_rep:
+            if not filtered:
+                empty_state("Под фильтры не попал ни один запуск.", "No run matches the filters.")
+            else:
+                by_id_all = {r.id: r for r in filtered}
+                rid = st.selectbox(tr("Запуск", "Run"), list(by_id_all), format_func=lambda i: _run_option(by_id_all[i]),
+                                   key="runs_rep_run")
+                run = by_id_all[rid]
+                overall = bl.evaluate_run(baselines, run.tier, run.status, run.metrics or {})
+                c = st.columns(3)
+                c[0].metric(tr("Статус качества", "Quality status"), _status_badge(overall.status))
+                c[1].metric(tr("Состояние", "State"), _state_label(runs.run_state(run, stale_after_minutes=f_stale)))
+                counts = runs.count_items(engine, rid)
+                c[2].metric(tr("Элементов: готово / сбоев", "Items: done / failed"), f"{counts['done']} / {counts['failed']}")
+                with st.expander(tr("Правило статуса", "Status rule")):
+                    st.markdown(tr(bl.RULE_RU, bl.RULE_EN))
+                if run.offline:
+                    st.warning("⚠️ " + tr("Числа получены офлайн-заменителями (не LLM).",
+                                         "Numbers produced by offline substitutes (not an LLM)."))
+                if run.error:
+                    st.error(tr("Ошибка запуска: ", "Run error: ") + run.error)
+                meta: dict[str, Any] = {
+                    "dataset": run.dataset_name, "dataset_hash": run.dataset_hash, "models": run.models,
+                    "prompts": run.prompts, "params": run.params, "code_version": run.code_version,
+                    "created_by": run.created_by, "started_at": str(run.started_at), "finished_at": str(run.finished_at),
+                }
+                with st.expander(tr("Метаданные запуска", "Run metadata")):
+                    st.json(meta)
+                mf = runs.metrics_frame(run, baselines)
+                if len(mf):
+                    st.dataframe(mf, hide_index=True)
+                    if mf["value"].notna().any() and len(mf) <= 60:
+                        st.plotly_chart(charts.metrics_figure(mf, baseline_label=tr("базовый уровень", "baseline")),
+                                        key="runs_rep_chart")
+                else:
+                    empty_state("У запуска нет агрегатов.", "The run has no aggregates.")
+                items = runs.run_items(engine, rid)
+                st.markdown(f"**{tr('Элементы', 'Items')}** ({len(items)})")
+                if len(items):
+                    items_shown = items.copy()
+                    for col in items_shown.columns:
+                        if items_shown[col].map(lambda v: isinstance(v, dict | list)).any():
+                            items_shown[col] = items_shown[col].map(str)
+                    st.dataframe(items_shown, hide_index=True, height=320)
+                ui_lang = lang()
+                st.markdown(f"**{tr('Экспорт отчёта', 'Export the report')}**")
+                cols = st.columns(5)
+                specs = [("md", "items", "text/markdown", "md"), ("html", "items", "text/html", "html"),
+                         ("json", "items", "application/json", "json"), ("csv", "items", "text/csv", "items.csv"),
+                         ("csv", "metrics", "text/csv", "metrics.csv")]
+                for col, (fmt, part, mime, ext) in zip(cols, specs, strict=True):
+                    col.download_button(
+                        f"⬇ {ext.upper()}",
+                        data=lambda fmt=fmt, part=part: reports.run_report(engine, rid, fmt, lang=ui_lang, part=part),
+                        file_name=f"run_{rid}_{run.tier}.{ext}", mime=mime, key=f"runs_rep_dl_{ext}",
+                    )
+
+    if not filtered and everything:
+        st.caption(tr("Сбросьте фильтры на боковой панели, чтобы увидеть все запуски.",
+                      "Clear the sidebar filters to see all runs."))

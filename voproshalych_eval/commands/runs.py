@@ -1,0 +1,158 @@
+"""``runs list | show ID | compare A B | export ID`` — the run registry from the command line."""
+
+from __future__ import annotations
+
+import sys
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from voproshalych_eval.commands.common import add_json_flag, emit, engine
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("runs", help="the run registry: list, show, compare, export")
+    rs = p.add_subparsers(dest="runs_command", metavar="ACTION")
+    rs.required = True
+
+    q = rs.add_parser("list", help="runs, newest first, with filters")
+    q.add_argument("--tier", action="append", help="tier key (repeatable): tier0, tier1, tier2, …")
+    q.add_argument("--status", action="append",
+                   help="running, interrupted, done, failed, cancelled (repeatable)")
+    q.add_argument("--dataset", action="append", help="dataset name (repeatable)")
+    q.add_argument("--model", help="substring of any model name (embedder, generator, judge)")
+    q.add_argument("--since", type=date.fromisoformat, help="started on or after YYYY-MM-DD")
+    q.add_argument("--until", type=date.fromisoformat, help="started on or before YYYY-MM-DD")
+    q.add_argument("--stale-minutes", type=float, default=None,
+                   help="a running run with an older heartbeat is shown as interrupted (default 10)")
+    q.add_argument("--limit", type=int, default=100)
+    add_json_flag(q)
+    q.set_defaults(func=cmd_list)
+
+    q = rs.add_parser("show", help="one run: metadata, aggregates with CIs, baseline status, failures")
+    q.add_argument("run_id", type=int)
+    q.add_argument("--items", action="store_true", help="include the per-item table (JSON)")
+    add_json_flag(q)
+    q.set_defaults(func=cmd_show)
+
+    q = rs.add_parser("compare", help="run B against the reference run A: paired tests and per-item diff")
+    q.add_argument("run_a", type=int)
+    q.add_argument("run_b", type=int)
+    q.add_argument("--metric", help="per-item diff of this metric (default: the first tested one)")
+    q.add_argument("--method", choices=("permutation", "bootstrap"), default="permutation")
+    q.add_argument("--top", type=int, default=10, help="items shown per direction in the human output")
+    add_json_flag(q)
+    q.set_defaults(func=cmd_compare)
+
+    q = rs.add_parser("export", help="a run report: json, md, html (self-contained) or csv")
+    q.add_argument("run_id", type=int)
+    q.add_argument("--format", choices=("json", "md", "html", "csv"), default="json")
+    q.add_argument("--csv-part", choices=("items", "metrics"), default="items", help="table written by --format csv")
+    q.add_argument("--lang", choices=("ru", "en"), default="en")
+    q.add_argument("--out", help="write to this file (default: stdout)")
+    add_json_flag(q)
+    q.set_defaults(func=cmd_export)
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "—"
+    return f"{v:.4f}" if isinstance(v, float) else str(v)
+
+
+def cmd_list(args: Any) -> int:
+    from voproshalych_eval import runs
+
+    found = runs.list_runs(
+        engine(), tier=args.tier, status=args.status, dataset_name=args.dataset, model=args.model,
+        since=args.since, until=args.until, limit=args.limit, stale_after_minutes=args.stale_minutes,
+    )
+    df = runs.runs_frame(found, stale_after_minutes=args.stale_minutes)
+    records = runs.frame_records(df)
+    lines = [f"{'id':>5}  {'tier':<15} {'status':<12} {'dataset':<16} {'started':<17} models"]
+    for r in found:
+        lines.append(
+            f"{r.id:>5}  {r.tier:<15} {runs.run_state(r, stale_after_minutes=args.stale_minutes):<12} "
+            f"{(r.dataset_name or '—')[:16]:<16} {r.started_at:%Y-%m-%d %H:%M} {runs.models_label(r)}"
+        )
+    emit({"n": len(records), "runs": records}, args.json, "\n".join(lines) if found else "no runs")
+    return 0
+
+
+def cmd_show(args: Any) -> int:
+    from voproshalych_eval import baselines, runs
+
+    data = runs.export_data(engine(), args.run_id)
+    if not args.items:
+        data = {k: v for k, v in data.items() if k != "items"}
+    r, st = data["run"], data["baseline_status"]
+    lines = [
+        f"run #{r['id']} · {r['tier']} · {r['state']}" + (f" · {r['label']}" if r.get("label") else ""),
+        f"dataset: {r.get('dataset_name') or '—'} ({(r.get('dataset_hash') or '—')[:12]})",
+        f"models: {r.get('models')}",
+        f"params: {r.get('params')}",
+        f"code: {r.get('code_version') or '—'} · by {r.get('created_by') or '—'} · {r.get('started_at')}",
+        f"items: {r['n_items_done']} done, {r['n_items_failed']} failed (of {r.get('n_items_total') or '?'})",
+        f"baseline status: {baselines.STATUS_ICONS.get(st['status'], '')} {st['status']}",
+        "",
+        f"{'metric':<34} {'value':>9} {'95% CI':>21} {'n':>5} {'fail':>5} {'baseline':>9}  status",
+    ]
+    for m in data["metrics"]:
+        ci = f"[{_fmt(m['ci_low'])}; {_fmt(m['ci_high'])}]" if m.get("ci_low") is not None else "—"
+        lines.append(
+            f"{m['metric'][:34]:<34} {_fmt(m['value']):>9} {ci:>21} {_fmt(m.get('n')):>5} "
+            f"{_fmt(m.get('n_failed')):>5} {_fmt(m.get('baseline')):>9}  {m.get('status') or ''}"
+        )
+    if data["failures"]:
+        lines += ["", f"failures ({len(data['failures'])}):"] + [
+            f"  {f['item_key']}: {f['error']}" for f in data["failures"][:20]
+        ]
+    emit(data, args.json, "\n".join(lines))
+    return 0
+
+
+def cmd_compare(args: Any) -> int:
+    from voproshalych_eval import runs
+
+    cmp = runs.compare_runs(engine(), args.run_a, args.run_b, method=args.method)
+    tested = cmp.metrics[cmp.metrics["n_pairs"] > 0]
+    metric = args.metric or (tested["metric"].iloc[0] if len(tested) else None)
+    diff = cmp.item_diff(metric) if metric else None
+    out = cmp.to_dict(with_items=False)
+    out["item_diff_metric"] = metric
+    out["item_diff"] = runs.frame_records(diff) if diff is not None else []
+    lines = [f"B = run #{args.run_b} against A = run #{args.run_a}"] + [f"warning: {w}" for w in cmp.warnings]
+    lines.append(f"{'metric':<34} {'A':>9} {'B':>9} {'B−A':>9} {'95% CI (paired)':>21} {'p':>7} {'n':>5}  verdict")
+    for m in cmp.metrics.to_dict("records"):
+        ci = f"[{_fmt(m['ci_low'])}; {_fmt(m['ci_high'])}]" if m["n_pairs"] else "—"
+        p = f"{m['p_value']:.4f}" if m["n_pairs"] else "—"
+        lines.append(
+            f"{m['metric'][:34]:<34} {_fmt(m['a']):>9} {_fmt(m['b']):>9} {_fmt(m['diff']):>9} {ci:>21} {p:>7} "
+            f"{m['n_pairs']:>5}  {m['verdict']}"
+        )
+    if diff is not None:
+        for label in ("worse", "better"):
+            part = diff[diff["change"] == label].head(args.top)
+            lines += ["", f"{label} on {metric} ({int((diff['change'] == label).sum())} items):"]
+            lines += [f"  {r['item_key']}: {_fmt(r['a'])} → {_fmt(r['b'])}  {str(r['text'] or '')[:90]}"
+                      for r in part.to_dict("records")]
+    emit(out, args.json, "\n".join(lines))
+    return 0
+
+
+def cmd_export(args: Any) -> int:
+    from voproshalych_eval import reports
+
+    content = reports.run_report(engine(), args.run_id, args.format, lang=args.lang, part=args.csv_part)
+    if args.out:
+        path = Path(args.out)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+        info = {"run_id": args.run_id, "format": args.format, "path": str(path.resolve()),
+                "bytes": len(content.encode("utf-8"))}
+        emit(info, args.json, f"wrote {info['path']} ({info['bytes']} bytes)")
+    elif args.json and args.format != "json":
+        emit({"run_id": args.run_id, "format": args.format, "content": content}, True)
+    else:
+        sys.stdout.write(content if content.endswith("\n") else content + "\n")
+    return 0

@@ -228,7 +228,11 @@ def _nav_link(drv: Any, url_path: str) -> Any:
 
 
 def _console_errors(drv: Any) -> list[str]:
-    return [e["message"] for e in drv.get_log("browser") if e.get("level") == "SEVERE" and not is_benign(e["message"])]
+    severe = [e["message"] for e in drv.get_log("browser") if e.get("level") == "SEVERE"]
+    for message in severe:
+        if is_benign(message):
+            print(f"  ignored benign console entry: {message[:200]}")
+    return [m for m in severe if not is_benign(m)]
 
 
 def _exceptions(drv: Any) -> list[str]:

@@ -118,6 +118,13 @@ if run_id is None:
 
 run = runs.get_run(engine, int(run_id))
 items = runs.run_items(engine, int(run_id))
+missing_fields = tier1.missing_item_fields(items)
+if missing_fields:
+    st.warning(tr(
+        f"Записи запуска #{run_id} неполны (нет полей: {', '.join(missing_fields)}); детализация по вопросам недоступна.",
+        f"The items of run #{run_id} are incomplete (missing: {', '.join(missing_fields)}); per-question details are unavailable.",
+    ))
+    items = items.iloc[0:0]
 m = run.metrics or {}
 st.subheader(tr(f"Запуск #{run.id}", f"Run #{run.id}") + f" · {tier1.run_config_label(run)} · {run.dataset_name}")
 ne = m.get("n_evaluated") or {}

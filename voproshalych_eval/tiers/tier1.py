@@ -617,3 +617,13 @@ def comparison_frame(run_list: Sequence[Any], *, level: str = "chunk", keys: Seq
                 "value": agg.get("value"), "ci_low": agg.get("ci_low"), "ci_high": agg.get("ci_high"), "n": agg.get("n"),
             })
     return pd.DataFrame(rows, columns=["config", "run_id", "level", "metric", "value", "ci_low", "ci_high", "n"])
+
+
+ITEM_FIELDS = ("question", "relevant_chunk_ids", "retrieved_ids", "retrieved_urls", "retrieved_distances", "first_relevant_rank")
+
+
+def missing_item_fields(items: Any) -> list[str]:
+    """Per-item fields a Tier 1 view needs that ``items`` lacks (runs recorded by other tools or versions)."""
+    if items.empty:
+        return []
+    return [f for f in ITEM_FIELDS if f not in items.columns]

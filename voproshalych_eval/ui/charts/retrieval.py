@@ -32,7 +32,9 @@ def metrics_by_level(
 ) -> go.Figure:
     """Grouped bars: one group per metric key, one bar per level, 95% CI as error bars (scale 0–1)."""
     fig = go.Figure()
-    for level, block in aggregates.items():
+    for level, raw_block in aggregates.items():
+        # a stored metric is an Aggregate dict or a plain number
+        block = {k: v if isinstance(v, Mapping) else {"value": v} for k, v in raw_block.items()}
         vals = [block.get(k, {}).get("value") for k in keys]
         fig.add_bar(
             name=(level_names or {}).get(level, level),

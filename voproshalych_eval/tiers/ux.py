@@ -154,15 +154,25 @@ def _log_plan(engine: Engine, p: dict[str, Any], emb: sh.Lazy, embedder_name: st
         items = items[: int(p["limit"])]
     cached = [r for r in rows if r.get("score") == 5 and (r.get("answer") or "").strip()]
 
+    def question_vectors() -> dict[Any, np.ndarray]:
+        # one batched (cached) embedding call for every question the run needs, not one per session
+        texts = {r["id"]: r["question"] for _, s in items for r in s}
+        texts.update({r["id"]: r["question"] for r in cached})
+        ids = list(texts)
+        vecs = np.asarray(emb.get().encode_queries([texts[i] for i in ids]), dtype=float) if ids else np.zeros((0, 1))
+        return dict(zip(ids, vecs, strict=True))
+
+    qvecs = sh.Lazy(question_vectors)
+
     def cache_index() -> tuple[list[dict[str, Any]], np.ndarray]:
-        vecs = emb.get().encode_queries([r["question"] for r in cached]) if cached else np.zeros((0, 1))
-        return cached, np.asarray(vecs, dtype=float)
+        vecs = np.vstack([qvecs.get()[r["id"]] for r in cached]) if cached else np.zeros((0, 1))
+        return cached, vecs
 
     index = sh.Lazy(cache_index)
     followup = float(p["followup_distance"])
 
     def work(session: list[dict[str, Any]]) -> ItemResult:
-        qv = np.asarray(emb.get().encode_queries([r["question"] for r in session]), dtype=float)
+        qv = np.vstack([qvecs.get()[r["id"]] for r in session])
         c_rows, c_vecs = index.get()
         turns = []
         for r, v in zip(session, qv, strict=True):

@@ -81,16 +81,29 @@ def _parse_csv_value(field: str, value: str) -> Any:
     return value
 
 
-def read_records(path: str | Path) -> tuple[list[dict[str, Any]], list[int]]:
-    """Read a JSON array, JSONL or CSV file. Returns the records and their row numbers in the file."""
+JSON_LIST_KEYS = ("items", "samples", "data", "questions", "records", "question_answer")
+
+
+def read_records(path: str | Path, *, data: bytes | None = None) -> tuple[list[dict[str, Any]], list[int]]:
+    """Read a JSON array, JSONL or CSV file (or its bytes, ``data``, e.g. an upload named ``path``).
+
+    Returns the records and their row numbers in the file (CSV: line number including the header;
+    JSONL: line number; JSON: position). A JSON object holding a list under one of :data:`JSON_LIST_KEYS`
+    is accepted. Problems raise :class:`DatasetError` naming the file and, where known, the row.
+    """
     p = Path(path)
     name = str(p)
-    if not p.is_file():
+    if data is None and not p.is_file():
         raise DatasetError(name, None, None, "file not found")
-    raw = p.read_text(encoding="utf-8-sig")
+    try:
+        raw = (data if data is not None else p.read_bytes()).decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise DatasetError(name, None, None, "the file is not UTF-8 text") from None
     suffix = p.suffix.lower()
     if suffix == ".csv":
         reader = csv.DictReader(raw.splitlines())
+        if not reader.fieldnames:
+            raise DatasetError(name, None, None, "the CSV file has no header row")
         records, rows = [], []
         for i, row in enumerate(reader, start=2):
             try:
@@ -113,21 +126,23 @@ def read_records(path: str | Path) -> tuple[list[dict[str, Any]], list[int]]:
             records.append(obj)
             rows.append(i)
         return records, rows
+    if suffix != ".json":
+        raise DatasetError(name, None, None, f"unsupported file type '{suffix}' (use .json, .jsonl or .csv)")
     try:
-        data = json.loads(raw)
+        parsed = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise DatasetError(name, None, None, f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
-    if isinstance(data, dict):
-        for k in ("items", "samples", "data", "questions"):
-            if isinstance(data.get(k), list):
-                data = data[k]
+    if isinstance(parsed, dict):
+        for k in JSON_LIST_KEYS:
+            if isinstance(parsed.get(k), list):
+                parsed = parsed[k]
                 break
-    if not isinstance(data, list):
+    if not isinstance(parsed, list):
         raise DatasetError(name, None, None, "expected a JSON array of objects")
-    for i, obj in enumerate(data, start=1):
+    for i, obj in enumerate(parsed, start=1):
         if not isinstance(obj, dict):
             raise DatasetError(name, i, None, "expected a JSON object")
-    return list(data), list(range(1, len(data) + 1))
+    return list(parsed), list(range(1, len(parsed) + 1))
 
 
 # ---------------------------------------------------------------- validation

@@ -12,9 +12,6 @@ cached embedder, so ``n_used == len(log)`` and the n is reported with each resul
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -26,7 +23,7 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import Engine, text
 
-from voproshalych_eval.datasets import DatasetError
+from voproshalych_eval.datasets import DatasetError, read_records
 from voproshalych_eval.db import production
 
 log = logging.getLogger(__name__)
@@ -162,6 +159,7 @@ class LogEmbeddings:
     n_used: int
     n_stored: int
     n_embedded: int
+    stored_mask: np.ndarray | None = None
 
     def info(self) -> dict[str, Any]:
         return {"model": self.model, "n_used": self.n_used, "n_stored": self.n_stored, "n_embedded": self.n_embedded}
@@ -173,10 +171,9 @@ def analysis_embedder_name(engine: Engine, requested: str | None = None) -> str:
     if requested:
         return requested
     from voproshalych_eval.config import get_settings
-    from voproshalych_eval.demo import stored_embedding_model
+    from voproshalych_eval.db.retrieval import stored_model_name
 
-    stored = stored_embedding_model(engine)
-    return (stored or {}).get("model") or get_settings().embedder
+    return stored_model_name(engine) or get_settings().embedder
 
 
 def embed_log(
@@ -188,7 +185,7 @@ def embed_log(
 ) -> LogEmbeddings:
     """Vectors for every row of ``df``: stored ``question_answer.embedding`` where it was made by the same
     model, the cached embedder (``encode_queries``) for all the rest. Never silently drops a row."""
-    from voproshalych_eval.demo import stored_embedding_model
+    from voproshalych_eval.db.retrieval import stored_model_name
     from voproshalych_eval.embeddings import cached_embedder
 
     name = analysis_embedder_name(engine, embedder_name)
@@ -196,7 +193,7 @@ def embed_log(
     n = len(df)
     out = np.zeros((n, emb.dim), dtype=np.float32)
     have = np.zeros(n, dtype=bool)
-    stored_model = (stored_embedding_model(engine) or {}).get("model")
+    stored_model = stored_model_name(engine)
     if (
         n
         and stored_model == name
@@ -229,7 +226,7 @@ def embed_log(
         vecs = emb.encode_queries(unique)
         index = {t: i for i, t in enumerate(unique)}
         out[missing] = vecs[[index[t] for t in texts]]
-    return LogEmbeddings(out, name, n, int(have.sum()), int(missing.size))
+    return LogEmbeddings(out, name, n, int(have.sum()), int(missing.size), have)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -256,45 +253,13 @@ _FALSE = {"false", "f", "0", "no", "n", "нет", ""}
 
 
 def _read_records(path: Path, data: bytes | None = None) -> list[dict[str, Any]]:
-    raw = data if data is not None else path.read_bytes()
-    name = path.name
-    suffix = path.suffix.lower()
+    """The file's records through the one reader, :func:`voproshalych_eval.datasets.read_records`."""
     try:
-        content = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise QuestionLogImportError(name, None, None, "the file is not UTF-8 text") from exc
-    if suffix == ".csv":
-        reader = csv.DictReader(io.StringIO(content, newline=""))
-        if not reader.fieldnames:
-            raise QuestionLogImportError(name, None, None, "the CSV file has no header row")
-        return [dict(r) for r in reader]
-    if suffix == ".jsonl":
-        out = []
-        for i, line in enumerate(content.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise QuestionLogImportError(name, i, None, f"invalid JSON ({exc.msg})") from exc
-            if not isinstance(obj, dict):
-                raise QuestionLogImportError(name, i, None, "each line must be a JSON object")
-            out.append(obj)
-        return out
-    if suffix == ".json":
-        try:
-            obj = json.loads(content)
-        except json.JSONDecodeError as exc:
-            raise QuestionLogImportError(name, None, None, f"invalid JSON ({exc.msg} at line {exc.lineno})") from exc
-        if isinstance(obj, dict):
-            for key in ("questions", "items", "records", "data", "question_answer"):
-                if isinstance(obj.get(key), list):
-                    obj = obj[key]
-                    break
-        if not isinstance(obj, list) or not all(isinstance(r, dict) for r in obj):
-            raise QuestionLogImportError(name, None, None, "expected a JSON array of objects")
-        return obj
-    raise QuestionLogImportError(name, None, None, f"unsupported file type '{suffix}' (use .csv, .jsonl or .json)")
+        return read_records(path, data=data)[0]
+    except QuestionLogImportError:
+        raise
+    except DatasetError as exc:
+        raise QuestionLogImportError(path.name, exc.row, exc.field, exc.message) from None
 
 
 def _opt_str(v: Any) -> str | None:

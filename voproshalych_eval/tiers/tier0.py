@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
 
 from voproshalych_eval.metrics import geometry
 
@@ -137,17 +137,10 @@ class VectorSet:
 
 
 def stored_model_name(engine: Engine) -> str | None:
-    """Name of the model that filled ``chunk.embedding``: demo metadata, else the ``stored_embedding_model`` setting."""
-    from voproshalych_eval.config import get_settings
-    from voproshalych_eval.demo import stored_embedding_model
+    """Name of the model that filled ``chunk.embedding`` (one resolver: :func:`db.retrieval.stored_model_name`)."""
+    from voproshalych_eval.db.retrieval import stored_model_name as resolve
 
-    try:
-        meta = stored_embedding_model(engine)
-    except Exception:  # noqa: BLE001 - no eval.meta yet
-        meta = None
-    if meta and meta.get("model"):
-        return str(meta["model"])
-    return get_settings().stored_embedding_model
+    return resolve(engine)
 
 
 def _stored_label(dim: int | None) -> str:
@@ -243,40 +236,24 @@ def _load_chunks(engine: Engine, model: str, use_stored: bool, say: Progress) ->
 
 
 def _load_questions(engine: Engine, model: str, use_stored: bool, say: Progress) -> tuple[np.ndarray, pd.DataFrame, list[str]]:
-    from voproshalych_eval.db.production import inspect_schema, parse_vector
+    """The whole question log (``analytics.question_log.read_log``) and a vector for every row
+    (``embed_log``: stored vectors where the stored model is ``model``, the cached embedder for the rest)."""
+    from voproshalych_eval.analytics.question_log import embed_log, read_log
 
-    schema = inspect_schema(engine)
-    if not schema.has_question_answer:
-        raise Tier0Error("The database has no 'question_answer' table (the bot's question log).")
-    with engine.connect() as conn:
-        df = pd.read_sql_query(
-            text(
-                "SELECT id, question, embedding, answer, confluence_url, score, stop_point, created_at "
-                "FROM public.question_answer ORDER BY id"
-            ),
-            conn,
-        )
-    notes: list[str] = []
+    try:
+        df = read_log(engine)
+    except LookupError as exc:
+        raise Tier0Error(str(exc)) from None
     n = len(df)
-    emb = _embedder(model, engine)
-    X = np.zeros((n, emb.dim if n else 0), dtype=np.float32)
-    stored_mask = np.zeros(n, dtype=bool)
-    if use_stored and n:
-        for i, v in enumerate(df["embedding"]):
-            if v is not None and not (isinstance(v, float) and math.isnan(v)):
-                vec = parse_vector(v)
-                if vec.shape[0] == emb.dim:
-                    X[i] = vec
-                    stored_mask[i] = True
-    missing = np.flatnonzero(~stored_mask)
-    if len(missing):
-        say(f"Embedding {len(missing)} of {n} logged questions with {model} (cached)…")
-        X[missing] = emb.encode_queries(df["question"].iloc[missing].astype(str).tolist())
-    notes.append(
-        f"{n} logged questions (the whole log): {int(stored_mask.sum())} stored vectors, "
-        f"{len(missing)} embedded with {model}"
-    )
-    answered = df["answer"].fillna("").astype(str).str.strip() != ""
+    if n:
+        embedded = embed_log(engine, df, embedder_name=model, progress=say)
+        X, stored_mask = embedded.vectors, embedded.stored_mask
+        note = (
+            f"{n} logged questions (the whole log): {embedded.n_stored} stored vectors, "
+            f"{embedded.n_embedded} embedded with {model}"
+        )
+    else:
+        X, stored_mask, note = np.zeros((0, 0), dtype=np.float32), np.zeros(0, dtype=bool), "the question log is empty"
     created = pd.to_datetime(df["created_at"], utc=True, errors="coerce")
     meta = pd.DataFrame(
         {
@@ -284,17 +261,17 @@ def _load_questions(engine: Engine, model: str, use_stored: bool, say: Progress)
             "kind": "question",
             "item_id": df["id"].astype(str),
             "text": df["question"].astype(str),
-            "url": df["confluence_url"],
-            "section": [section_of(u) for u in df["confluence_url"]],
+            "url": df["url"],
+            "section": [section_of(u) for u in df["url"]],
             "source_type": "question",
-            "answered": answered.to_numpy(),
+            "answered": df["answered"].to_numpy(),
             "score": pd.to_numeric(df["score"], errors="coerce").to_numpy(dtype=float),
             "created_at": created,
             "period": [_period(t) for t in created],
             "stored_vector": stored_mask,
         }
     )
-    return X, meta, notes
+    return X, meta, [note]
 
 
 def _load_golden(engine: Engine, model: str, dataset: str | None, say: Progress) -> tuple[np.ndarray, pd.DataFrame, list[str]]:

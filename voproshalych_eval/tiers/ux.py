@@ -2,9 +2,10 @@
 
 Two sources:
 
-``source="log"`` — real sessions from the question log (``question_answer``): each user's rows in
-time order (rows without a timestamp by id), split into sessions after a row with ``stop_point``
-(the user reset the dialog after it) and at pauses longer than ``pause_minutes`` (default 30).
+``source="log"`` — real sessions from the question log (``analytics.question_log.read_log``): each
+user's rows in time order, split by the app's one session rule (``analytics.domain.sessions``): after a
+row with ``stop_point`` (the user reset the dialog after it), at pauses longer than ``pause_minutes``
+(default 30), and where the pause is unknown (a row without a timestamp).
 
 ``source="dialogs"`` — a dialog dataset: scripted follow-up dialogs (each turn with its
 ``expected_url``) and labelled cache pairs (``paraphrase_of`` = ``same`` / ``different``).
@@ -43,12 +44,12 @@ retrieved page; multi-turn consistency at *equivalent* questions and at the answ
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import timedelta
 from itertools import combinations
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Engine, text
+import pandas as pd
+from sqlalchemy import Engine
 
 from voproshalych_eval.executor import ItemResult, Plan, items_records
 from voproshalych_eval.tiers import _shared as sh
@@ -72,51 +73,32 @@ DEFAULTS: dict[str, Any] = {
 # ----------------------------------------------------------------------------- sessions from the log
 
 
-def read_log(engine: Engine) -> list[dict[str, Any]]:
-    """Rows of the question log (``question_answer``), without embeddings."""
-    from voproshalych_eval.db.production import inspect_schema
-
-    schema = inspect_schema(engine)
-    if not schema.has_question_answer:
-        raise ValueError("The database has no question log (question_answer). Load the demo or use the dialog dataset.")
-    with engine.connect() as conn:
-        rows = conn.execute(
-            text(
-                "SELECT id, question, answer, confluence_url AS url, score, user_id, stop_point, created_at "
-                "FROM public.question_answer ORDER BY id"
-            )
-        ).mappings().all()
-    return [dict(r) for r in rows]
+def _plain(value: Any) -> Any:
+    """pandas missing values -> None; numpy scalars -> Python (rows go to JSON item results)."""
+    if value is None or value is pd.NaT or (not isinstance(value, str | bytes) and pd.isna(value)):
+        return None
+    return value.item() if isinstance(value, np.generic) else value
 
 
-def split_sessions(rows: Sequence[Mapping[str, Any]], *, pause_minutes: float = 30) -> list[list[dict[str, Any]]]:
-    """Sessions: per user, in time order (rows without time by id); a new session starts after a
-    ``stop_point`` row and after a pause longer than ``pause_minutes``. Rows without a user are skipped."""
-    by_user: dict[Any, list[dict[str, Any]]] = {}
-    for r in rows:
-        if r.get("user_id") is None:
-            continue
-        by_user.setdefault(r["user_id"], []).append(dict(r))
-    pause = timedelta(minutes=pause_minutes)
-    sessions: list[list[dict[str, Any]]] = []
-    for uid in sorted(by_user, key=lambda u: (str(type(u)), u)):
-        urows = sorted(by_user[uid], key=lambda r: (r.get("created_at") is None, r.get("created_at") or 0, r["id"]))
-        cur: list[dict[str, Any]] = []
-        for r in urows:
-            if cur:
-                prev = cur[-1]
-                gap = (
-                    r["created_at"] - prev["created_at"]
-                    if r.get("created_at") is not None and prev.get("created_at") is not None
-                    else None
-                )
-                if prev.get("stop_point") or (gap is not None and gap > pause):
-                    sessions.append(cur)
-                    cur = []
-            cur.append(r)
-        if cur:
-            sessions.append(cur)
-    return sessions
+def split_sessions(log: pd.DataFrame | Sequence[Mapping[str, Any]], *, pause_minutes: float = 30) -> list[list[dict[str, Any]]]:
+    """Sessions as lists of rows in time order, by the one session rule of
+    :func:`voproshalych_eval.analytics.domain.sessions` (per user; a new session after a ``stop_point`` row,
+    after a pause longer than ``pause_minutes``, or when the pause is unknown). Rows without a user are
+    skipped: the UX tier is per user."""
+    from voproshalych_eval.analytics.domain import sessions
+
+    df = log.copy() if isinstance(log, pd.DataFrame) else pd.DataFrame([dict(r) for r in log])
+    if df.empty:
+        return []
+    df = df[df["user_id"].notna()].copy()
+    df["created_at"] = pd.to_datetime(df["created_at"], utc=True)
+    df["stop_point"] = df["stop_point"].fillna(False).astype(bool)
+    df["_session"] = sessions(df, pause_minutes=pause_minutes)
+    df = df.sort_values(["_session", "created_at", "id"], na_position="last", kind="stable")
+    out = []
+    for _, group in df.groupby("_session", sort=True):
+        out.append([{k: _plain(v) for k, v in row.items()} for row in group.drop(columns="_session").to_dict("records")])
+    return out
 
 
 def _cosine_distance(a: np.ndarray, b: np.ndarray) -> float:
@@ -147,8 +129,11 @@ def _embedder(name: str, engine: Engine) -> Any:
 
 
 def _log_plan(engine: Engine, p: dict[str, Any], emb: sh.Lazy, embedder_name: str, thr: float) -> Plan:
-    rows = read_log(engine)
-    sessions = split_sessions(rows, pause_minutes=float(p["pause_minutes"]))
+    from voproshalych_eval.analytics.question_log import read_log
+
+    log_df = read_log(engine)
+    sessions = split_sessions(log_df, pause_minutes=float(p["pause_minutes"]))
+    rows = [{k: _plain(v) for k, v in r.items()} for r in log_df.to_dict("records")]
     items = [(f"u{s[0]['user_id']}-{s[0]['id']}", s) for s in sessions]
     if p["limit"]:
         items = items[: int(p["limit"])]

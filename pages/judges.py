@@ -6,8 +6,8 @@ import pandas as pd
 import streamlit as st
 
 from voproshalych_eval import datasets
+from voproshalych_eval.plots.generation import confusion_matrix, per_model_bars, score_distributions
 from voproshalych_eval.ui import jobs, state
-from voproshalych_eval.ui.charts.generation import confusion_matrix, per_model_bars, score_distributions
 from voproshalych_eval.ui.common import (
     TIER_COLORS,
     empty_state,

@@ -6,8 +6,8 @@ import streamlit as st
 
 from voproshalych_eval.baselines import RULE_EN, RULE_RU, STATUS_ICONS, STATUS_LABELS
 from voproshalych_eval.overview import overview_snapshot
+from voproshalych_eval.plots.runs import sparkline
 from voproshalych_eval.ui import state
-from voproshalych_eval.ui.charts.runs import sparkline
 from voproshalych_eval.ui.common import TIER_COLORS, page_header
 from voproshalych_eval.ui.i18n import metric_label, tr
 

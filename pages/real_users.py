@@ -17,8 +17,8 @@ from voproshalych_eval.analytics import (
 from voproshalych_eval.analytics.report import coverage_gap_html, coverage_gap_markdown
 from voproshalych_eval.analytics.text_ru import CLASSIFIER_RULES
 from voproshalych_eval.analytics.topics import GAP_FORMULA
+from voproshalych_eval.plots import real_users as charts
 from voproshalych_eval.ui import state
-from voproshalych_eval.ui.charts import real_users as charts
 from voproshalych_eval.ui.common import empty_state, metric_cards, page_header, table_with_download
 from voproshalych_eval.ui.i18n import lang, tr
 

@@ -8,9 +8,9 @@ import streamlit as st
 
 from voproshalych_eval import baselines as bl
 from voproshalych_eval import reports, runs
+from voproshalych_eval.plots import runs as charts
 from voproshalych_eval.tiers.catalog import TIERS
 from voproshalych_eval.ui import state
-from voproshalych_eval.ui.charts import runs as charts
 from voproshalych_eval.ui.common import TIER_COLORS, download_buttons, empty_state, json_download, page_header
 from voproshalych_eval.ui.i18n import lang, metric_label, tr
 

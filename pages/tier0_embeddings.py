@@ -8,10 +8,10 @@ import pandas as pd
 import streamlit as st
 
 from voproshalych_eval.embeddings import BUILTIN_EMBEDDERS
+from voproshalych_eval.plots import embedding_space as charts
 from voproshalych_eval.tiers import projection as proj
 from voproshalych_eval.tiers import tier0
 from voproshalych_eval.ui import state
-from voproshalych_eval.ui.charts import embedding_space as charts
 from voproshalych_eval.ui.common import TIER_COLORS, download_buttons, empty_state, json_download, page_header
 from voproshalych_eval.ui.i18n import metric_label, tr
 

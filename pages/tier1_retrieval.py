@@ -11,9 +11,9 @@ import streamlit as st
 from voproshalych_eval import runs
 from voproshalych_eval.datasets import DatasetError, list_datasets, load_file, store
 from voproshalych_eval.embeddings import BUILTIN_EMBEDDERS
+from voproshalych_eval.plots import retrieval as charts
 from voproshalych_eval.tiers import tier1
 from voproshalych_eval.ui import state
-from voproshalych_eval.ui.charts import retrieval as charts
 from voproshalych_eval.ui.common import empty_state, metric_cards, page_header, table_with_download
 from voproshalych_eval.ui.i18n import tr
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from voproshalych_eval import datasets
+from voproshalych_eval.plots.generation import metric_intervals, score_distributions
 from voproshalych_eval.ui import jobs, state
-from voproshalych_eval.ui.charts.generation import metric_intervals, score_distributions
 from voproshalych_eval.ui.common import (
     TIER_COLORS,
     empty_state,

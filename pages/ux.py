@@ -6,8 +6,8 @@ import pandas as pd
 import streamlit as st
 
 from voproshalych_eval import datasets
+from voproshalych_eval.plots.generation import rate_bars
 from voproshalych_eval.ui import jobs, state
-from voproshalych_eval.ui.charts.generation import rate_bars
 from voproshalych_eval.ui.common import (
     TIER_COLORS,
     empty_state,

@@ -111,7 +111,7 @@ def _html_table(rows: list[dict[str, Any]], cols: list[str], *, max_rows: int | 
 
 def figures(data: dict[str, Any]) -> list[Any]:
     """The report's plots: aggregates with CIs against baselines; the distribution of the first per-item metric."""
-    from voproshalych_eval.ui.charts.runs import metrics_figure
+    from voproshalych_eval.plots.runs import metrics_figure
 
     figs = []
     metrics = pd.DataFrame(data["metrics"])

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from voproshalych_eval.ui.charts import embedding_space as charts
+from voproshalych_eval.plots import embedding_space as charts
 
 
 def _meta(n: int) -> pd.DataFrame:

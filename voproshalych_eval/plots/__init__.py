@@ -1,0 +1,1 @@
+"""Plotly figure builders: pure functions (data in, go.Figure out), used by pages and reports; no Streamlit."""

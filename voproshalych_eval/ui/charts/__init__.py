@@ -1,1 +1,0 @@
-"""Plotly chart builders (pure functions returning go.Figure, no Streamlit)."""

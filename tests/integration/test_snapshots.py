@@ -156,6 +156,24 @@ def test_no_source_is_a_clear_error(new_database) -> None:  # type: ignore[no-un
         snapshots.take(store2)
 
 
+def test_an_unreachable_source_leaves_runs_on_the_current_snapshot(fresh_db_url: str, fresh_engine, pg_url: str) -> None:  # type: ignore[no-untyped-def]
+    from sqlalchemy import create_engine
+
+    from voproshalych_eval.db.engine import database_name
+
+    _make_source(fresh_db_url)
+    snap = snapshots.take(fresh_engine)
+    admin = create_engine("postgresql+psycopg://" + pg_url.split("://", 1)[1], isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:  # production goes away
+        conn.execute(text(f'DROP DATABASE "{database_name(fresh_db_url)}" WITH (FORCE)'))
+    admin.dispose()
+    with pytest.raises(SnapshotError, match="could not be read"):
+        snapshots.take(fresh_engine)
+    assert snapshots.for_run(fresh_engine).id == snap.id
+    assert snapshots.source_changed(fresh_engine) is None
+    assert R.search_fts(fresh_engine, ["стипендия"], k=1)[0][0].chunk_id in (1, 2)
+
+
 def test_store_must_not_be_the_source(fresh_db_url: str) -> None:
     from voproshalych_eval.config import Settings
     from voproshalych_eval.db import get_engine

@@ -277,7 +277,8 @@ def validate_record(rec: Mapping[str, Any], row_number: int) -> dict[str, Any]:
     """One export row → an ``eval.question_log`` row (values as written: nothing stripped or rounded).
 
     Raises :class:`record_files.FieldError` (field, message). An empty or whitespace ``question`` is
-    valid (an event without text, see :func:`is_empty_question`); ``id`` defaults to ``row_number``.
+    valid (an event without text, see :func:`is_empty_question`); a missing ``id`` is the row's number
+    in the file (``row_number``), so it stays the same whatever other rows are skipped.
     """
     out: dict[str, Any] = {}
     q = as_text(rec.get("question"), "question")
@@ -341,11 +342,11 @@ def import_file(
     rows: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = [e.to_dict() for e in f.bad_rows]
     seen: dict[int, int] = {}
-    for i, (rec, row_no) in enumerate(zip(f.records, f.rows, strict=True), start=1):
+    for rec, row_no in zip(f.records, f.rows, strict=True):
         try:
             if "question" not in rec:
                 raise FieldError("question", "the row has no 'question' field")
-            row = validate_record(rec, i)
+            row = validate_record(rec, row_no)
             if row["id"] in seen:
                 raise FieldError("id", f"duplicate id {row['id']} (first seen in row {seen[row['id']]})")
             seen[row["id"]] = row_no

@@ -108,16 +108,21 @@ class RecordFile:
 # ------------------------------------------------------------------------------------ decoding
 
 _BAD_TEXT = re.compile("[\x00\ud800-\udfff]")
+_BARE_CR = re.compile("\r(?!\n)")
 _ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
 
 
-def _looks_cp1251(data: bytes) -> bool:
+def _looks_cp1251(data: bytes, lossy_text: str) -> bool:
+    """Most non-ASCII bytes are invalid UTF-8 (not a UTF-8 file with a stray byte) and read as Cyrillic in cp1251."""
+    n_high = len(data.translate(None, bytes(range(128))))  # the bytes >= 0x80
+    if not n_high or len(_ESCAPED_BYTE.findall(lossy_text)) < 0.5 * n_high:
+        return False
     try:
         text = data.decode("cp1251")
     except UnicodeDecodeError:
         return False
     high = [c for c in text if ord(c) > 127]
-    return bool(high) and sum(1 for c in high if "\u0400" <= c <= "\u04ff") >= 0.8 * len(high)
+    return sum(1 for c in high if "\u0400" <= c <= "\u04ff") >= 0.8 * len(high)
 
 
 def _decode(name: str, data: bytes, encoding: str | None) -> tuple[str, str, bool]:
@@ -143,10 +148,10 @@ def _decode(name: str, data: bytes, encoding: str | None) -> tuple[str, str, boo
         return data.decode("utf-8-sig", errors="surrogateescape"), "utf-8", True
 
 
-def _encoding_message(data: bytes, char: str) -> str:
+def _encoding_message(data: bytes, lossy_text: str, char: str) -> str:
     byte = ord(char) - 0xDC00
     msg = f"the file is not UTF-8 text (byte 0x{byte:02X})"
-    if _looks_cp1251(data):
+    if _looks_cp1251(data, lossy_text):
         msg += "; it looks like Windows-1251 (cp1251): save it as UTF-8, or name the encoding (--encoding cp1251)"
     return msg
 
@@ -260,6 +265,12 @@ def _read_csv(name: str, text: str, *, skip_bad_rows: bool, max_chars: int, on_e
               ) -> tuple[list[dict[str, Any]], list[int], list[str], list[RecordFileError]]:
     first_line = text.split("\n", 1)[0]
     delim = _delimiter(first_line)
+    # A file whose records end in \n (or \r\n) may hold a bare \r inside a value that its writer left
+    # unquoted (Python's csv and pandas do so with lineterminator="\n"): it is data, not a line break.
+    cr = None
+    if "\n" in text and _BARE_CR.search(text):
+        cr = next((chr(c) for c in range(0xE000, 0xF900) if chr(c) not in text), None)
+        text = _BARE_CR.sub(cr, text) if cr else text
     lines = _Lines(text)
     reader = csv.reader(lines, delimiter=delim, strict=True)
     records: list[dict[str, Any]] = []
@@ -283,7 +294,7 @@ def _read_csv(name: str, text: str, *, skip_bad_rows: bool, max_chars: int, on_e
         if header is None:
             if not cells or all(not c.strip() for c in cells):
                 raise RecordFileError(name, 1, None, "the CSV file has no header row (the first line is empty)")
-            header = [c.strip() for c in cells]
+            header = [(c.replace(cr, "\r") if cr else c).strip() for c in cells]
             for i, h in enumerate(header):
                 if on_escaped is not None and (m := _ESCAPED_BYTE.search(h)):
                     raise RecordFileError(name, 1, None, on_escaped(m.group()), line=start)
@@ -293,6 +304,13 @@ def _read_csv(name: str, text: str, *, skip_bad_rows: bool, max_chars: int, on_e
             continue
         if not cells or (len(cells) == 1 and len(header) > 1 and not cells[0].strip()):
             continue  # a blank line
+        if cr:
+            cells = [c.replace(cr, "\r") for c in cells]
+        if on_escaped is not None:  # undecodable bytes: the file's encoding is wrong, not this row
+            for i, v in enumerate(cells):
+                if m := _ESCAPED_BYTE.search(v):
+                    fname = (header[i] if i < len(header) else "") or f"column {i + 1}"
+                    raise RecordFileError(name, row, fname, on_escaped(m.group()), line=start)
         try:
             if len(cells) != len(header):
                 raise FieldError(None, f"{len(cells)} values but the header has {len(header)} columns "
@@ -300,8 +318,6 @@ def _read_csv(name: str, text: str, *, skip_bad_rows: bool, max_chars: int, on_e
             rec: dict[str, Any] = {}
             for i, (h, v) in enumerate(zip(header, cells, strict=True)):
                 fname = h or f"column {i + 1}"
-                if on_escaped is not None and (m := _ESCAPED_BYTE.search(v)):
-                    raise RecordFileError(name, row, fname, on_escaped(m.group()), line=start)
                 check_text(v, fname, max_chars=max_chars)
                 if not h:
                     if v.strip():
@@ -490,7 +506,7 @@ def read_file(
     text, used, lossy = _decode(fname, data, encoding)
 
     def on_escaped(char: str) -> str:
-        return _encoding_message(data, char)
+        return _encoding_message(data, text, char)
 
     bad: list[RecordFileError] = []
     if fmt == "csv":
@@ -552,7 +568,7 @@ def read_json_object(
     if lossy:
         m = _ESCAPED_BYTE.search(text)
         assert m is not None
-        raise RecordFileError(fname, None, None, _encoding_message(data, m.group()),
+        raise RecordFileError(fname, None, None, _encoding_message(data, text, m.group()),
                               line=text.count("\n", 0, m.start()) + 1)
     return parse_json_object(text, fname, max_field_chars=max_field_chars)
 

@@ -44,6 +44,14 @@ def test_csv_quoted_newlines_u2028_form_feed_kept() -> None:
     assert f.rows == [2, 3, 4]  # spreadsheet rows: a record with line breaks is one row
 
 
+def test_csv_bare_carriage_return_in_an_unquoted_value_is_data() -> None:
+    # Python's csv writer (and pandas) with lineterminator="\n" leave a lone \r unquoted (found by the import fuzz test)
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows([["id", "q"], ["1", "a\rb"], ["2", "c"]])
+    assert read("a.csv", buf.getvalue()).records == [{"id": "1", "q": "a\rb"}, {"id": "2", "q": "c"}]
+    assert read("a.csv", "id,q\r1,x\r2,y\r").records == [{"id": "1", "q": "x"}, {"id": "2", "q": "y"}]  # old Mac
+
+
 def test_csv_row_numbers_count_records_not_lines() -> None:
     e = err("a.csv", 'id,q,score\n1,"multi\nline\ntext",5\n2,x,5,extra\n')
     assert (e.row, e.line) == (3, 5) and "row 3 (line 5)" in str(e) and "3 columns" in e.message
@@ -139,6 +147,11 @@ def test_cp1251_refused_with_a_hint_and_readable_when_named() -> None:
     assert "unknown encoding" in err("a.csv", b"id\n1\n", encoding="no-such-codec").message
 
 
+def test_a_stray_byte_in_a_utf8_file_is_not_called_cp1251() -> None:
+    e = err("a.csv", "id,q\n1,привет как дела\n2,".encode() + b"\xed\xa0\x80" + "ещё текст\n".encode())
+    assert (e.row, e.field) == (3, "q") and "not UTF-8" in e.message and "cp1251" not in e.message
+
+
 def test_undecodable_bytes_never_silently_replaced() -> None:
     e = err("a.jsonl", b'{"q": "ok"}\n{"q": "\xff\xfe"}\n', skip_bad_rows=True)
     assert e.row == 2 and "not UTF-8" in e.message  # an encoding problem is never "just a bad row"
@@ -227,12 +240,12 @@ TEXT = st.lists(st.one_of(TRICKY, st.characters(blacklist_categories=("Cs",), bl
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows=st.lists(st.tuples(TEXT, TEXT), min_size=1, max_size=5), fmt=st.sampled_from(["csv", "json", "jsonl"]),
-       bom=st.booleans(), delim=st.sampled_from([",", ";", "\t"]))
-def test_round_trip_keeps_every_field(rows, fmt, bom, delim) -> None:  # type: ignore[no-untyped-def]
+       bom=st.booleans(), delim=st.sampled_from([",", ";", "\t"]), eol=st.sampled_from(["\n", "\r\n"]))
+def test_round_trip_keeps_every_field(rows, fmt, bom, delim, eol) -> None:  # type: ignore[no-untyped-def]
     records = [{"id": str(i), "question": q, "answer": a} for i, (q, a) in enumerate(rows, start=1)]
     if fmt == "csv":
         buf = io.StringIO()
-        w = csv.DictWriter(buf, fieldnames=["id", "question", "answer"], delimiter=delim, lineterminator="\r\n")
+        w = csv.DictWriter(buf, fieldnames=["id", "question", "answer"], delimiter=delim, lineterminator=eol)
         w.writeheader()
         w.writerows(records)
         text = buf.getvalue()

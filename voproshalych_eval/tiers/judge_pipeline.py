@@ -186,7 +186,6 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
         bench = [r for r in res if "benchmark_verdict" in r]
         m.update(classification([r["label"] for r in bench], [r.get("benchmark_verdict") for r in bench],
                                 prefix="benchmark_"))
-        m["benchmark_n_without_context_skipped"] = sum(1 for r in res if not _has_context(r))
     return m
 
 

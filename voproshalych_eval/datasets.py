@@ -351,18 +351,19 @@ def resolve(engine: Engine, path_or_name: str, kind: str) -> Dataset:
 
 
 def with_kb_truncation_flags(engine: Engine, ds: Dataset) -> Dataset:
-    """``ds`` with :func:`flag_truncated_chunk_texts` applied against the knowledge base's chunk texts."""
-    from voproshalych_eval.db.production import inspect_schema
+    """``ds`` with :func:`flag_truncated_chunk_texts` applied against the chunk texts of the knowledge base's
+    current snapshot (unchanged when there is none)."""
+    from voproshalych_eval.db.errors import SnapshotError
+    from voproshalych_eval.db.production import read_chunks
 
     ids = sorted({int(r["chunk_id"]) for r in ds.records if r.get("chunk_id") is not None and r.get("chunk_text")})
     if not ids:
         return ds
-    schema = inspect_schema(engine)
-    if not schema.has_chunk:
+    try:
+        df = read_chunks(engine, ids=ids)
+    except SnapshotError:
         return ds
-    with engine.connect() as conn:
-        kb = {int(i): str(t) for i, t in conn.execute(
-            text("SELECT id, text FROM public.chunk WHERE id = ANY(:ids)"), {"ids": ids})}
+    kb = {int(i): str(t) for i, t in zip(df["id"], df["text"], strict=True)}
     records = flag_truncated_chunk_texts(ds.records, kb)
     if records == ds.records:
         return ds

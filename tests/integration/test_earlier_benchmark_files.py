@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from sqlalchemy import text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # ``tests.support`` importable
 
@@ -94,9 +93,11 @@ def test_earlier_golden_file_loads_as_is() -> None:
 
 
 def test_chunk_text_shorter_than_the_knowledge_base_is_flagged(demo_engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    with demo_engine.connect() as conn:
-        rows = conn.execute(text("SELECT id, text FROM public.chunk WHERE length(text) > 400 ORDER BY id LIMIT 2")).all()
-    (cut_id, cut_text), (full_id, full_text) = rows
+    from voproshalych_eval.db.production import read_chunks
+
+    kb = read_chunks(demo_engine)
+    kb = kb[kb["text"].str.len() > 400].head(2)
+    (cut_id, cut_text), (full_id, full_text) = zip(kb["id"].astype(int), kb["text"], strict=True)
     items = [
         {"id": "syn_a", "question": "Вопрос про обрезанный фрагмент?", "ground_truth_answer": "…", "chunk_id": cut_id,
          "chunk_text": cut_text[:300], "question_source": "synthetic_from_chunk"},

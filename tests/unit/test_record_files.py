@@ -245,7 +245,9 @@ def test_round_trip_keeps_every_field(rows, fmt, bom, delim, eol) -> None:  # ty
     records = [{"id": str(i), "question": q, "answer": a} for i, (q, a) in enumerate(rows, start=1)]
     if fmt == "csv":
         buf = io.StringIO()
-        w = csv.DictWriter(buf, fieldnames=["id", "question", "answer"], delimiter=delim, lineterminator=eol)
+        # "id" last: with lineterminator "\n" the writer leaves a value's trailing "\r" unquoted, and at the end
+        # of a line that is a CRLF no reader can tell apart (inside a line a bare "\r" is read as data)
+        w = csv.DictWriter(buf, fieldnames=["question", "answer", "id"], delimiter=delim, lineterminator=eol)
         w.writeheader()
         w.writerows(records)
         text = buf.getvalue()

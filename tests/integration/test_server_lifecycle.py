@@ -1,15 +1,19 @@
 """The embedded server of a home across crashes and concurrent starts, through the real CLI in subprocesses.
 
-Each test uses its own home (its own embedded server), never the session's test server.
+Each test uses its own home (its own embedded server), never the session's test server. Homes are made
+with ``tempfile.mkdtemp`` rather than pytest's ``tmp_path``: pytest resets its base folder to mode 0700 at
+every session start, which would lock the server's system user out of a data folder beneath it.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -48,11 +52,13 @@ def _handles(pgdata: Path) -> list[int]:
 
 
 @pytest.fixture
-def home(tmp_path: Path):  # type: ignore[no-untyped-def]
-    home = tmp_path / "home"
+def home():  # type: ignore[no-untyped-def]
+    base = Path(tempfile.mkdtemp(prefix="voproshalych-eval-lifecycle-"))
+    home = base / "home"
     yield home
     for pid in running_servers(home / "pgdata"):  # never leave a server behind, even when a test fails
         os.kill(pid, signal.SIGTERM)
+    shutil.rmtree(base, ignore_errors=True)
 
 
 def test_kill_9_then_a_new_command_reuses_and_stops_the_one_server(home: Path) -> None:

@@ -1,11 +1,16 @@
 """Bilingual UI text: Russian by default, English on the sidebar switch.
 
 Pages write both languages inline — ``tr("Запустить", "Run")`` — so no central dictionary has to be
-kept in sync. Metric keys never change; :func:`metric_label` gives their translated labels from the
-metric catalog (:mod:`voproshalych_eval.metrics.catalog`).
+kept in sync. Metric keys never change: :func:`metric_label` gives their translated labels and
+:func:`fmt` their values written by kind (count, share, 1–5, seconds…), both from the metric catalog
+(:mod:`voproshalych_eval.metrics.catalog`, :mod:`voproshalych_eval.metrics.formatting`). Messages the
+core produces in both languages (:class:`voproshalych_eval.bilingual.Text`, e.g. progress lines) are
+shown with :func:`show`.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import streamlit as st
 
@@ -29,8 +34,40 @@ def tr(ru: str, en: str) -> str:
     return en if lang() == "en" else ru
 
 
+def tr_pair(pair: tuple[str, str] | list[str]) -> str:
+    """:func:`tr` of a ``(ru, en)`` pair (the registries store titles so)."""
+    return tr(pair[0], pair[1])
+
+
 def metric_label(key: str) -> str:
     """Translated label of a metric key, from the metric catalog (``chunk.mrr`` -> "MRR · чанки")."""
     from voproshalych_eval.metrics import catalog
 
     return catalog.label(key, lang())
+
+
+def fmt(key: str | None, value: Any, *, percent: bool = False) -> str:
+    """``value`` of metric ``key`` written by its kind and scale (``224``, ``0.581``, ``4.25``, ``1.2 с``)."""
+    from voproshalych_eval.metrics.formatting import format_value
+
+    return format_value(key, value, lang(), percent=percent)
+
+
+def fmt_count(n: Any) -> str:
+    """A whole number with the language's thousands separator (``—`` for none)."""
+    from voproshalych_eval.metrics.formatting import format_count
+
+    return "—" if n is None else format_count(n, lang())
+
+
+def fmt_seconds(s: Any) -> str:
+    from voproshalych_eval.metrics.formatting import format_seconds
+
+    return "—" if s is None else format_seconds(s, lang())
+
+
+def show(value: Any) -> str:
+    """A core message (:class:`voproshalych_eval.bilingual.Text` or plain text) in the active language."""
+    from voproshalych_eval.bilingual import render
+
+    return render(value, lang())

@@ -1,0 +1,107 @@
+"""The common finish of every figure: legend outside the plot, a title clear of the toolbar, sensible
+time ticks, value axes bounded by the metric's scale.
+
+* :func:`polish` — legend in one row above the plot area (never over the data, never over the x-axis
+  title), the toolbar turned vertical at the right edge so it never covers the title, margins that fit both;
+* :func:`time_axis` — dates of runs on x: a single run (or runs minutes apart) gets a window of at least
+  a day and date ticks, never sub-millisecond ones;
+* :func:`value_range` — the axis range of a metric's scale from the catalog (a 0–1 share on 0–1.05, a
+  standard deviation of 0–1 scores on 0–0.5), never a symmetric −1…1 autorange.
+
+:data:`CHART_CONFIG` is the plotly ``config`` pages and reports pass with every chart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from voproshalych_eval.metrics import catalog
+
+#: plotly config for every chart: no logo, no buttons that only confuse (spikes, autoscale)
+CHART_CONFIG: dict[str, Any] = {
+    "displaylogo": False,
+    "modeBarButtonsToRemove": ["toggleSpikelines", "hoverCompareCartesian", "hoverClosestCartesian", "autoScale2d"],
+}
+
+_TITLE_H = 36  # px the title needs above the plot area
+_LEGEND_H = 28  # px of a one-row legend
+
+
+def polish(fig: go.Figure, *, legend: bool | None = None, height: int | None = None) -> go.Figure:
+    """Legend above the plot area (outside it), vertical toolbar, margins for title and legend.
+
+    ``legend``: force showing (True) or hiding (False) the legend; ``None`` keeps plotly's choice."""
+    layout = fig.layout
+    has_title = bool(layout.title and layout.title.text)
+    show_legend = legend if legend is not None else (layout.showlegend is not False and len(fig.data) > 1)
+    top = 12 + (_TITLE_H if has_title else 0) + (_LEGEND_H if show_legend else 0)
+    margin = {k: getattr(layout.margin, k) for k in ("l", "r", "b") if getattr(layout.margin, k) is not None}
+    fig.update_layout(
+        showlegend=show_legend,
+        margin={"l": margin.get("l", 50), "r": max(margin.get("r", 20), 40), "t": max(top, 20), "b": margin.get("b", 50)},
+        modebar={"orientation": "v"},
+        title={"x": 0, "xanchor": "left", "y": 1, "yanchor": "top", "yref": "container", "pad": {"t": 10, "l": 8}}
+        if has_title else None,
+    )
+    if show_legend:
+        fig.update_layout(legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "left", "x": 0,
+                                  "bgcolor": "rgba(0,0,0,0)"})
+    if height is not None:
+        fig.update_layout(height=height)
+    return fig
+
+
+def time_axis(fig: go.Figure, times: Sequence[Any], *, axis: str = "x", min_span: timedelta = timedelta(days=1)) -> None:
+    """Date ticks over ``times``; a window of at least ``min_span`` centred on the data (one run included)."""
+    stamps = pd.to_datetime(pd.Series(list(times)), errors="coerce").dropna()
+    if stamps.empty:
+        return
+    lo, hi = stamps.min().to_pydatetime(), stamps.max().to_pydatetime()
+    span = hi - lo
+    if span < min_span:
+        mid = lo + span / 2
+        lo, hi = mid - min_span / 2, mid + min_span / 2
+    else:
+        pad = span * 0.05
+        lo, hi = lo - pad, hi + pad
+    fmt = "%H:%M<br>%d.%m" if (hi - lo) <= timedelta(days=2) else "%d.%m<br>%Y"
+    fig.update_layout({f"{axis}axis": {"type": "date", "range": [_iso(lo), _iso(hi)], "tickformat": fmt,
+                                       "nticks": 8}})
+
+
+def _iso(t: datetime) -> str:
+    return t.isoformat()
+
+
+def value_range(key: str | None = None, *, scale: catalog.Scale | None = None, std: bool = False,
+                values: Sequence[float] = ()) -> list[float] | None:
+    """Axis range for values of metric ``key`` (or of ``scale``): the scale's bounds, padded by 5%.
+
+    ``std``: the values are standard deviations of scores on that scale — from 0 to half the scale's width
+    (the largest possible standard deviation). An open scale (counts, seconds, distances) gets ``[0, max]``
+    padded when ``values`` are given, else ``None`` (autorange)."""
+    s = scale or (catalog.scale_of(key) if key else None)
+    if s is None:
+        return None
+    if std:
+        if not s.bounded:
+            return _open(values)
+        top = (s.high - s.low) / 2
+        return [0.0, top * 1.05]
+    if not s.bounded:
+        return _open(values) if s.low == 0 else None
+    ax = catalog.axis(s)
+    return list(ax.range) if ax.range else None
+
+
+def _open(values: Sequence[float]) -> list[float] | None:
+    vals = [float(v) for v in values if v is not None and pd.notna(v)]
+    if not vals:
+        return None
+    top = max(vals)
+    return [0.0, top * 1.1 if top > 0 else 1.0]

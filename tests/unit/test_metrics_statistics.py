@@ -112,7 +112,7 @@ def test_summarize_single_value() -> None:
 def test_aggregate_to_dict() -> None:
     agg = summarize([0.2, 0.4])
     d = agg.to_dict()
-    assert set(d) == {"value", "n", "n_failed", "ci_low", "ci_high"}
+    assert set(d) == {"value", "n", "n_failed", "ci_low", "ci_high", "n_partial", "n_not_applicable", "failure_kinds"}
     assert d["value"] == pytest.approx(0.3)
     assert d["n"] == 2
 
@@ -227,3 +227,17 @@ def test_percentiles_custom_qs_and_failures() -> None:
         percentiles([None])
     with pytest.raises(ValueError):
         percentiles([1.0], qs=(101,))
+
+
+def test_summarize_counts_failure_kinds_partial_and_not_applicable() -> None:
+    values = [1.0, 0.0, None, None, None, 0.5, None]
+    kinds = [None, "empty_answer", "transport", "parse", "not_applicable", None, None]
+    partial = [False, False, False, False, False, True, False]
+    agg = summarize(values, kinds=kinds, partial=partial, n_resamples=100)
+    assert agg.value == pytest.approx(0.5)  # the empty answer is scored 0, never left out
+    assert (agg.n, agg.n_failed, agg.n_not_applicable, agg.n_partial) == (3, 3, 1, 1)
+    fk = agg.failure_kinds
+    assert (fk["transport"], fk["parse"], fk["error"], fk["not_applicable"], fk["empty_answer"]) == (1, 1, 1, 1, 1)
+    assert agg.n_total == 7
+    with pytest.raises(ValueError, match="differ in length"):
+        summarize([1.0], kinds=[None, None])

@@ -44,6 +44,7 @@ from itertools import combinations
 from typing import TypeVar
 
 from voproshalych_eval.metrics.statistics import Aggregate, summarize
+from voproshalych_eval.metrics.validation import check_positive_int
 
 __all__ = [
     "DEFAULT_KS",
@@ -84,8 +85,7 @@ def to_url_ranking(retrieved_urls: Sequence[str]) -> list[str]:
 
 
 def _check_k(k: int) -> None:
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"k must be a positive integer, got {k!r}")
+    check_positive_int(k, "k")
 
 
 def _relevant_set(relevant: Collection[Hashable]) -> set[Hashable]:

@@ -4,7 +4,8 @@ Conventions used throughout:
 
 * A *failure* (a judge reply that could not be parsed, an API error, ...) is passed as ``None``
   (``NaN`` is treated the same way). It is never turned into a score: aggregates exclude it and
-  report how many there were.
+  report how many there were, per kind when the kinds are given (:mod:`voproshalych_eval.metrics.failures`).
+  A ``None`` of kind ``not_applicable`` is not a failure: it is counted in ``n_not_applicable`` only.
 * Confidence intervals are percentile-bootstrap intervals computed with a seeded
   ``numpy.random.Generator``; the same inputs and seed always give the same interval.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from itertools import product
 from typing import Any
 
@@ -44,9 +45,14 @@ class Aggregate:
     Attributes:
         value: mean of the valid values, ``None`` when there is none.
         n: number of valid values the mean is computed over.
-        n_failed: number of failed items (``None``/``NaN`` inputs), excluded from the mean.
+        n_failed: number of failed items (``None``/``NaN`` inputs that are not ``not_applicable``),
+            excluded from the mean.
         ci_low, ci_high: percentile-bootstrap confidence interval of the mean (``None`` when
             ``n == 0``; equal to ``value`` when ``n == 1``).
+        n_partial: valid values given by a quorum but not by every vote/model asked.
+        n_not_applicable: items the metric does not apply to (neither valid nor failed).
+        failure_kinds: ``{kind: n}`` per failure kind (``transport``, ``parse``, …) plus
+            ``not_applicable`` and ``empty_answer`` (an empty answer is valid, scored, and counted here).
     """
 
     value: float | None
@@ -54,14 +60,18 @@ class Aggregate:
     n_failed: int
     ci_low: float | None
     ci_high: float | None
+    n_partial: int = 0
+    n_not_applicable: int = 0
+    failure_kinds: dict[str, int] = field(default_factory=dict)
 
     @property
     def n_total(self) -> int:
-        """All items, valid and failed."""
-        return self.n + self.n_failed
+        """All items, valid, failed and not applicable."""
+        return self.n + self.n_failed + self.n_not_applicable
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain ``dict`` with the keys ``value, n, n_failed, ci_low, ci_high`` (JSON-serialisable)."""
+        """Plain ``dict`` with the keys ``value, n, n_failed, ci_low, ci_high, n_partial, n_not_applicable,
+        failure_kinds`` (JSON-serialisable)."""
         return asdict(self)
 
 
@@ -206,25 +216,57 @@ def bootstrap_ci(
 def summarize(
     values: Sequence[float | None],
     *,
+    kinds: Sequence[str | None] | None = None,
+    partial: Sequence[bool] | None = None,
     n_resamples: int = 2000,
     confidence: float = 0.95,
     seed: int = 0,
 ) -> Aggregate:
-    r"""Mean over items with sample size, failure count and a bootstrap CI.
+    r"""Mean over items with sample size, failure counts (per kind) and a bootstrap CI.
 
     .. math:: \bar x = \frac{1}{n} \sum_{i \in V} x_i, \qquad V = \{i : x_i \ne \text{None}, \text{NaN}\}
 
     ``None``/``NaN`` entries are failures: excluded from the mean and counted in ``n_failed``.
-    When no value is valid the result has ``value=None`` and no interval.
+    ``kinds[i]`` (optional, aligned with ``values``) names item i's failure kind
+    (:data:`voproshalych_eval.metrics.failures.KINDS`; a missing kind of a failed item counts as
+    ``error``): ``not_applicable`` items are counted in ``n_not_applicable`` instead of ``n_failed``;
+    ``empty_answer`` on a valid item is only counted. ``partial[i]`` marks a valid value given by a
+    quorum short of every vote asked (``n_partial``). When no value is valid the result has
+    ``value=None`` and no interval.
     """
-    arr, n_failed = clean_values(values)
+    from voproshalych_eval.metrics.failures import count
+    from voproshalych_eval.metrics.validation import check_consistent_length
+
+    vals = list(values)
+    ks: list[str | None] = list(kinds) if kinds is not None else [None] * len(vals)
+    parts = list(partial) if partial is not None else [False] * len(vals)
+    check_consistent_length(("values", vals), ("kinds", ks), ("partial", parts))
+    tally: list[str | None] = []
+    n_na = n_partial = 0
+    kept: list[float | None] = []
+    for v, k, p in zip(vals, ks, parts, strict=True):
+        missing = _is_missing(v)
+        if missing and k == "not_applicable":
+            n_na += 1
+            tally.append(k)
+            continue
+        kept.append(v)
+        if missing:
+            tally.append(k or "error")
+        else:
+            tally.append(k if k == "empty_answer" else None)
+            n_partial += bool(p)
+    arr, n_failed = clean_values(kept)
+    kinds_count = count(tally) if kinds is not None else {}
     if arr.size == 0:
-        return Aggregate(value=None, n=0, n_failed=n_failed, ci_low=None, ci_high=None)
+        return Aggregate(value=None, n=0, n_failed=n_failed, ci_low=None, ci_high=None, n_partial=0,
+                         n_not_applicable=n_na, failure_kinds=kinds_count)
     mean = float(arr.mean())
     low, high = bootstrap_ci(arr, n_resamples=n_resamples, confidence=confidence, seed=seed)
     # Guard against floating-point noise putting the mean a hair outside the interval.
     low, high = min(low, mean), max(high, mean)
-    return Aggregate(value=mean, n=int(arr.size), n_failed=n_failed, ci_low=low, ci_high=high)
+    return Aggregate(value=mean, n=int(arr.size), n_failed=n_failed, ci_low=low, ci_high=high, n_partial=n_partial,
+                     n_not_applicable=n_na, failure_kinds=kinds_count)
 
 
 def _paired_differences(

@@ -159,7 +159,7 @@ with state.user_errors("Не удалось прочитать реестр за
                         charts.history_figure(
                             hist, metric_label=metric_label(h_metric),
                             baseline=b.value if b else None, attention_margin=b.attention_margin if b else None,
-                            direction=catalog.direction(h_metric), color=TIER_COLORS.get(h_tier, "#00A67E"),
+                            direction=catalog.direction(h_metric), scale=catalog.scale_of(h_metric), lang=lang(), color=TIER_COLORS.get(h_tier, "#00A67E"),
                             baseline_label=tr("базовый уровень", "baseline"), run_label=tr("запуск", "run"),
                         ),
                         key="runs_hist_chart",
@@ -240,7 +240,7 @@ with state.user_errors("Не удалось прочитать реестр за
                         )
                         if len(tested):
                             st.plotly_chart(
-                                charts.diff_figure(m, x_title=tr("B − A (95% ДИ)", "B − A (95% CI)"),
+                                charts.diff_figure(m, x_title=tr("B − A (95% ДИ)", "B − A (95% CI)"), lang=lang(),
                                                    verdict_labels={k: tr(*v) for k, v in VERDICTS.items()}),
                                 key="runs_cmp_chart",
                             )
@@ -299,7 +299,7 @@ with state.user_errors("Не удалось прочитать реестр за
                 if len(mf):
                     st.dataframe(mf, hide_index=True)
                     if mf["value"].notna().any() and len(mf) <= 60:
-                        st.plotly_chart(charts.metrics_figure(mf, baseline_label=tr("базовый уровень", "baseline")),
+                        st.plotly_chart(charts.metrics_figure(mf, baseline_label=tr("базовый уровень", "baseline"), lang=lang()),
                                         key="runs_rep_chart")
                 else:
                     empty_state("У запуска нет агрегатов.", "The run has no aggregates.")

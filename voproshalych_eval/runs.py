@@ -373,7 +373,7 @@ def stale_runs(engine: Engine, *, stale_after_minutes: float | None = None) -> l
 # ------------------------------------------------------------------------------------- metrics
 
 
-_AGG_KEYS = ("value", "n", "n_failed", "ci_low", "ci_high")
+_AGG_KEYS = ("value", "n", "n_failed", "n_partial", "n_not_applicable", "ci_low", "ci_high")
 
 
 def _is_number(v: Any) -> bool:
@@ -399,7 +399,7 @@ def flatten_metrics(metrics: Mapping[str, Any], *, prefix: str = "", max_depth: 
             elif max_depth > 1:
                 out.update(flatten_metrics(v, prefix=f"{name}.", max_depth=max_depth - 1))
         elif _is_number(v):
-            out[name] = {"value": float(v), "n": None, "n_failed": None, "ci_low": None, "ci_high": None}
+            out[name] = dict.fromkeys(_AGG_KEYS) | {"value": float(v)}
     return out
 
 
@@ -434,8 +434,9 @@ def metric_history(
     dataset_name: str | None = None,
     limit: int = 200,
 ) -> pd.DataFrame:
-    """``run_id, started_at, value, ci_low, ci_high, n, dataset_name, models, label`` of the finished
-    runs of ``tier`` that have ``metric``, oldest first."""
+    """``run_id, started_at, value, ci_low, ci_high, n, dataset_name, models, config, label`` of the finished
+    runs of ``tier`` that have ``metric``, oldest first. ``config`` (:func:`config_label`) names the run's
+    configuration; a history chart draws one line per configuration, never joining two."""
     rows = []
     for run in list_runs(engine, tier=tier, status="done", dataset_name=dataset_name, limit=limit):
         agg = flatten_metrics(run.metrics or {}).get(metric)
@@ -444,10 +445,26 @@ def metric_history(
         rows.append({
             "run_id": run.id, "started_at": run.started_at, "value": agg["value"], "ci_low": agg.get("ci_low"),
             "ci_high": agg.get("ci_high"), "n": agg.get("n"), "dataset_name": run.dataset_name,
-            "models": models_label(run), "label": run.label,
+            "models": models_label(run), "config": config_label(run), "label": run.label,
         })
-    cols = ["run_id", "started_at", "value", "ci_low", "ci_high", "n", "dataset_name", "models", "label"]
+    cols = ["run_id", "started_at", "value", "ci_low", "ci_high", "n", "dataset_name", "models", "config", "label"]
     return pd.DataFrame(rows, columns=cols).sort_values("run_id").reset_index(drop=True)
+
+
+#: run parameters that make a different configuration (beside the models, the dataset and the offline flag)
+CONFIG_PARAMS = ("retriever", "k", "use_index", "mode", "top_k", "metric", "judge_aggregate", "source", "repeats")
+
+
+def config_label(run: Run) -> str:
+    """The run's configuration on one line: dataset, models, the configuring parameters, offline."""
+    p = run.params or {}
+    parts = [f"dataset={run.dataset_name}"] if run.dataset_name else []
+    if run.models:
+        parts.append(models_label(run))
+    parts += [f"{k}={p[k]}" for k in CONFIG_PARAMS if p.get(k) is not None]
+    if run.offline:
+        parts.append("offline")
+    return ", ".join(parts) or "—"
 
 
 def models_label(run: Run) -> str:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-
 #: an answer long enough for 4-gram BLEU (a one-word answer has no 4-gram: corpus BLEU 0 even when identical)
 LONG = "Стипендию выплачивают 25 числа каждого месяца на карту студента."
 

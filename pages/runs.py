@@ -26,6 +26,7 @@ VERDICTS = {
     "better": ("🟢 лучше", "🟢 better"),
     "worse": ("🔴 хуже", "🔴 worse"),
     "no significant difference": ("⚪ нет значимой разницы", "⚪ no significant difference"),
+    "changed": ("🔵 изменилась (у метрики нет «лучше»)", "🔵 changed (the metric has no better direction)"),
     "no per-item data": ("— нет данных по элементам", "— no per-item data"),
     "no valid pairs": ("— нет валидных пар", "— no valid pairs"),
 }
@@ -45,15 +46,17 @@ page_header(
     tr(
         "Каждый запуск хранит уровень, набор данных и его хэш, модели, хэши промптов, параметры, версию кода, "
         "агрегаты с 95% доверительными интервалами и результаты по элементам. **Сравнение** ставит запуск B "
-        "против эталонного A на одних и тех же элементах: разность B − A, её 95% бутстреп-интервал и парный "
-        "перестановочный тест (p < 0,05 — значимо). «Лучше»/«хуже» учитывают направление метрики из таблицы "
-        "базовых уровней (больше или меньше — лучше). Запуск, который числится выполняющимся, но давно не подавал "
+        "против эталонного A на одних и тех же элементах: разность B − A, её 95% бутстреп-интервал, парный "
+        "перестановочный тест и размер эффекта (d_z Коэна с 95% интервалом). Метрик сравнивается много сразу, "
+        "поэтому вывод делается по p с поправкой Холма (p_adj < 0,05 — значимо; исходное p тоже показано). "
+        "«Лучше»/«хуже» учитывают направление метрики из каталога метрик (больше или меньше — лучше). Запуск, который числится выполняющимся, но давно не подавал "
         "сигнал, показан как **прерван** (его процесс завершился) — его можно продолжить на странице уровня.",
         "Every run stores its tier, dataset and its hash, models, prompt hashes, parameters, code version, "
         "aggregates with 95% confidence intervals and per-item results. **Compare** puts run B against the "
-        "reference run A on the same items: the difference B − A, its 95% bootstrap interval and a paired "
-        "permutation test (p < 0.05 is significant). Better/worse follow the metric's direction from the "
-        "baselines table (higher or lower is better). A run still marked running whose heartbeat is old is shown "
+        "reference run A on the same items: the difference B − A, its 95% bootstrap interval, a paired "
+        "permutation test and the effect size (Cohen's d_z with a 95% interval). Many metrics are compared at "
+        "once, so the verdict uses Holm-adjusted p-values (p_adj < 0.05 is significant; the raw p is shown too). "
+        "Better/worse follow the metric's direction from the metric catalog (higher or lower is better). A run still marked running whose heartbeat is old is shown "
         "as **interrupted** (its process died) — resume it on its tier page.",
     ),
 )
@@ -235,6 +238,11 @@ with state.user_errors("Не удалось прочитать реестр за
                                 "ci_low": st.column_config.NumberColumn("CI 2.5%", format="%.4f"),
                                 "ci_high": st.column_config.NumberColumn("CI 97.5%", format="%.4f"),
                                 "p_value": st.column_config.NumberColumn("p", format="%.4f"),
+                                "p_adjusted": st.column_config.NumberColumn(
+                                    tr("p (Холм)", "p (Holm)"), format="%.4f",
+                                    help=tr("p с поправкой Холма на число сравниваемых метрик",
+                                            "p adjusted (Holm) for the number of metrics compared")),
+                                "effect_size": st.column_config.NumberColumn("d_z", format="%.2f"),
                                 "verdict": tr("Вывод", "Verdict"),
                             },
                         )

@@ -583,6 +583,7 @@ class Comparison:
     items: pd.DataFrame  # item_key, text, status_a, status_b, outputs, then <field>.a / <field>.b per metric
     n_only_a: int
     n_only_b: int
+    correction: str = "holm"
 
     def item_diff(self, metric: str) -> pd.DataFrame:
         """Per-item diff of one metric: ``item_key, text, a, b, diff, change`` (better/worse/same/failed…),
@@ -596,6 +597,7 @@ class Comparison:
             "warnings": self.warnings,
             "n_only_a": self.n_only_a,
             "n_only_b": self.n_only_b,
+            "correction": self.correction,
             "metrics": frame_records(self.metrics),
         }
         if with_items:
@@ -643,20 +645,30 @@ def compare_runs(
     method: str = "permutation",
     n_resamples: int = 10_000,
     seed: int = 0,
+    correction: str = "holm",
 ) -> Comparison:
     """Compare run ``b`` with the reference run ``a``.
 
     Every metric gets ``a``, ``b``, ``diff = b − a`` and, when its per-item values exist in both runs,
     a paired test on the items present in both (``metrics.statistics.paired_permutation_test`` by default,
-    ``method="bootstrap"`` for the paired bootstrap): the mean per-item difference with its 95% CI, the
-    p-value and a verdict — ``better`` / ``worse`` (significant at 5 %, in the metric's direction from
-    the baselines) or ``no significant difference``. Items without a value on either side (failed, or
+    ``method="bootstrap"`` for the paired bootstrap): the mean per-item difference with its 95% CI, the raw
+    p-value, the p-value adjusted for testing all these metrics at once (``p_adjusted``: Holm–Bonferroni by
+    default, ``correction="fdr_bh"`` for Benjamini–Hochberg), the standardised effect size (Cohen's d_z with a
+    bootstrap CI) and a verdict on the ADJUSTED p — ``better`` / ``worse`` (significant at 5 %, in the metric's
+    direction from the metric catalog), ``changed`` (a metric with no better direction) or
+    ``no significant difference``. Items without a value on either side (failed, or
     not applicable such as an unanswerable question) are left out of the test (``n_unpaired``). Runs of another tier or dataset are compared anyway with
     a warning, since their items may not correspond.
     """
     from voproshalych_eval import baselines as bl
     from voproshalych_eval.metrics import catalog
-    from voproshalych_eval.metrics.statistics import paired_bootstrap_test, paired_permutation_test
+    from voproshalych_eval.metrics.statistics import (
+        ALPHA,
+        adjust_pvalues,
+        paired_bootstrap_test,
+        paired_effect_size,
+        paired_permutation_test,
+    )
 
     ra = run_a if isinstance(run_a, Run) else get_run(engine, run_a)
     rb = run_b if isinstance(run_b, Run) else get_run(engine, run_b)
@@ -717,29 +729,37 @@ def compare_runs(
             row["n_unpaired"] = int((~valid).sum())
             if valid.any():
                 res = test(xa.tolist(), xb.tolist(), n_resamples=n_resamples, seed=seed)
+                eff = paired_effect_size(xa.tolist(), xb.tolist(), n_resamples=min(n_resamples, 2000), seed=seed)
                 d = (xb[valid] - xa[valid]) * (1 if direction == "higher" else -1)
                 row.update({
                     "paired_mean_diff": res.mean_diff, "ci_low": res.ci_low, "ci_high": res.ci_high,
-                    "p_value": res.p_value, "n_pairs": res.n, "significant": res.significant, "method": res.method,
+                    "p_value": res.p_value, "n_pairs": res.n, "method": res.method,
+                    "effect_size": eff.d_z, "effect_ci_low": eff.ci_low, "effect_ci_high": eff.ci_high,
                     "n_better": int((d > 1e-12).sum()), "n_worse": int((d < -1e-12).sum()),
                     "n_same": int((d.abs() <= 1e-12).sum()),
                 })
-                if res.significant and direction == "none":
-                    row["verdict"] = "changed"  # an informational metric: no better direction
-                elif res.significant:
-                    good = (res.mean_diff > 0) == (direction == "higher")
-                    row["verdict"] = "better" if good else "worse"
-                else:
-                    row["verdict"] = "no significant difference"
             else:
                 row["verdict"] = "no valid pairs"
         if va is not None and vb is not None:
             row["diff"] = vb - va
         rows.append(row)
+    # several metrics are tested at once: the verdicts use Holm-adjusted p-values (raw p kept)
+    for row, adj in zip(rows, adjust_pvalues([r["p_value"] for r in rows], method=correction), strict=True):
+        row["p_adjusted"] = adj
+        if adj is None:
+            continue
+        row["significant"] = adj < ALPHA
+        if not row["significant"]:
+            row["verdict"] = "no significant difference"
+        elif row["direction"] == "none":
+            row["verdict"] = "changed"  # an informational metric: no better direction
+        else:
+            good = (row["paired_mean_diff"] > 0) == (row["direction"] == "higher")
+            row["verdict"] = "better" if good else "worse"
     metrics = pd.DataFrame(rows, columns=[
         "metric", "item_field", "direction", "a", "b", "diff", "paired_mean_diff", "ci_low", "ci_high",
-        "p_value", "n_pairs", "n_unpaired", "n_better", "n_worse", "n_same", "significant", "verdict",
-        "method", "status_a", "status_b",
+        "p_value", "p_adjusted", "effect_size", "effect_ci_low", "effect_ci_high", "n_pairs", "n_unpaired",
+        "n_better", "n_worse", "n_same", "significant", "verdict", "method", "status_a", "status_b",
     ])
     metrics = (metrics.assign(_t=metrics["n_pairs"] == 0).sort_values(["_t", "metric"], kind="stable")
                .drop(columns="_t").reset_index(drop=True))
@@ -761,7 +781,7 @@ def compare_runs(
         items[f"{f}.a"] = _numeric(ia.loc[common], f) if common else []
         items[f"{f}.b"] = _numeric(ib.loc[common], f) if common else []
     return Comparison(ra, rb, warnings, metrics, items.reset_index(), len(set(ia.index) - set(common)),
-                      len(set(ib.index) - set(common)))
+                      len(set(ib.index) - set(common)), correction)
 
 
 def item_diff(comparison: Comparison, metric: str) -> pd.DataFrame:

@@ -241,3 +241,28 @@ def test_summarize_counts_failure_kinds_partial_and_not_applicable() -> None:
     assert agg.n_total == 7
     with pytest.raises(ValueError, match="differ in length"):
         summarize([1.0], kinds=[None, None])
+
+
+def test_holm_and_bh_adjusted_pvalues_by_hand() -> None:
+    from voproshalych_eval.metrics.statistics import adjust_pvalues
+
+    raw = [0.01, 0.04, 0.03, 0.20]
+    # Holm: sorted 0.01, 0.03, 0.04, 0.20 -> 4*0.01, 3*0.03, 2*0.04 (monotone max), 1*0.20
+    assert adjust_pvalues(raw) == pytest.approx([0.04, 0.09, 0.09, 0.20])
+    # Benjamini–Hochberg: p_(i) * m / i, monotone from the top: 0.04, 0.0533, 0.0533, 0.20
+    assert adjust_pvalues(raw, method="fdr_bh") == pytest.approx([0.04, 0.16 / 3, 0.16 / 3, 0.20])
+    assert adjust_pvalues([None, 0.5]) == [None, 0.5]
+    with pytest.raises(ValueError, match="unknown correction"):
+        adjust_pvalues(raw, method="bonferroni-ish")
+
+
+def test_paired_effect_size_is_cohens_dz() -> None:
+    from voproshalych_eval.metrics.statistics import paired_effect_size
+
+    a = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+    b = [0.2, 0.25, 0.45, 0.5, 0.55, 0.8]
+    d = np.subtract(b, a)
+    eff = paired_effect_size(a, b, n_resamples=500)
+    assert eff.d_z == pytest.approx(d.mean() / d.std(ddof=1)) and eff.n == 6
+    assert eff.ci_low <= eff.d_z <= eff.ci_high
+    assert paired_effect_size([0.1, 0.2], [0.2, 0.3]).d_z is None  # every difference equal: s_d = 0

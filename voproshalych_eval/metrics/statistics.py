@@ -22,10 +22,13 @@ import numpy as np
 
 __all__ = [
     "Aggregate",
+    "EffectSize",
     "PairedTestResult",
+    "adjust_pvalues",
     "bootstrap_ci",
     "clean_values",
     "paired_bootstrap_test",
+    "paired_effect_size",
     "paired_permutation_test",
     "percentiles",
     "summarize",
@@ -413,3 +416,91 @@ def percentiles(
             raise ValueError(f"percentile must be in [0, 100], got {q}")
     result = np.percentile(arr, list(qs))
     return {_percentile_key(q): float(v) for q, v in zip(qs, result, strict=True)}
+
+
+#: multiple-comparison corrections :func:`adjust_pvalues` accepts (statsmodels ``multipletests`` names)
+CORRECTIONS = {"holm": "Holm–Bonferroni (family-wise error rate)", "fdr_bh": "Benjamini–Hochberg (false discovery rate)"}
+
+
+def adjust_pvalues(p_values: Sequence[float | None], *, method: str = "holm") -> list[float | None]:
+    r"""p-values adjusted for testing several metrics at once (``statsmodels.stats.multitest.multipletests``).
+
+    ``holm`` (default) controls the family-wise error rate: with the m raw p-values sorted
+    :math:`p_{(1)} \le \dots \le p_{(m)}`,
+
+    .. math:: \tilde p_{(i)} = \min\Bigl(1, \max_{j \le i} (m - j + 1)\, p_{(j)}\Bigr)
+
+    ``fdr_bh`` (Benjamini–Hochberg) controls the false discovery rate instead. ``None`` entries (no test)
+    stay ``None`` and do not count in m. The result is in input order; each adjusted value is >= its raw one.
+
+    >>> adjust_pvalues([0.01, 0.04, None, 0.03])
+    [0.03, 0.06, None, 0.06]
+    """
+    if method not in CORRECTIONS:
+        raise ValueError(f"unknown correction {method!r}; use one of {', '.join(CORRECTIONS)}")
+    idx = [i for i, p in enumerate(p_values) if p is not None and not math.isnan(float(p))]
+    out: list[float | None] = [None] * len(p_values)
+    if not idx:
+        return out
+    from statsmodels.stats.multitest import multipletests
+
+    raw = [float(p_values[i]) for i in idx]  # type: ignore[arg-type]
+    for p in raw:
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"p-values must be in [0, 1], got {p}")
+    adjusted = multipletests(raw, alpha=ALPHA, method=method)[1]
+    for i, v in zip(idx, adjusted, strict=True):
+        out[i] = round(float(v), 15)
+    return out
+
+
+@dataclass(frozen=True)
+class EffectSize:
+    """Standardised paired effect size (Cohen's :math:`d_z`) with a percentile-bootstrap CI."""
+
+    d_z: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def paired_effect_size(
+    a: Sequence[float | None],
+    b: Sequence[float | None],
+    *,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> EffectSize:
+    r"""Cohen's :math:`d_z` of the paired differences :math:`d_i = b_i - a_i` with a bootstrap CI.
+
+    .. math:: d_z = \frac{\bar d}{s_d}, \qquad s_d = \sqrt{\tfrac{1}{n-1}\sum_i (d_i - \bar d)^2}
+
+    Unit-free, so metrics on different scales (shares, 1–5 scores, BLEU points) compare; by convention
+    |d_z| ≈ 0.2 small, 0.5 medium, 0.8 large. Pairs with a failure on either side are dropped. ``None``
+    (no effect size) with fewer than 2 pairs or when every difference is the same (``s_d = 0``); the CI is
+    the percentile interval over resamples whose :math:`s_d > 0`.
+    """
+    _check_confidence(confidence)
+    _check_resamples(n_resamples)
+    diffs = _paired_differences(a, b)
+    n = int(diffs.size)
+    sd = float(diffs.std(ddof=1)) if n >= 2 else 0.0
+    tiny = 1e-12 * max(1.0, float(np.abs(diffs).max()))  # rounding noise is not spread
+    if n < 2 or sd <= tiny:
+        return EffectSize(None, None, None, n)
+    dz = float(diffs.mean()) / sd
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n, size=(n_resamples, n))
+    res = diffs[idx]
+    sds = res.std(axis=1, ddof=1)
+    ok = sds > tiny
+    if not ok.any():
+        return EffectSize(dz, None, None, n)
+    dist = res.mean(axis=1)[ok] / sds[ok]
+    alpha = 1.0 - confidence
+    low, high = np.quantile(dist, [alpha / 2.0, 1.0 - alpha / 2.0])
+    return EffectSize(dz, min(float(low), dz), max(float(high), dz), n)

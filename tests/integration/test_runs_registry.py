@@ -159,6 +159,7 @@ def test_exports_are_complete_and_self_contained(engine: Any, pair: tuple[int, i
     assert "Plotly" in html and "Вопрос номер 0?" in html and "model-b" in html
     md = reports.render(data, "md", lang="ru")
     assert md.startswith("# Run #") and "| chunk.mrr |" in md and "Правило статуса" in md
+    assert "| MRR · чанки |" in md  # the catalog label in the report language
     assert json.loads(reports.render(data, "json"))["run"]["id"] == b
     items_csv = pd.read_csv(pd.io.common.StringIO(reports.render(data, "csv")))
     assert len(items_csv) == 40 and "metrics_chunk.mrr" in items_csv.columns and (items_csv["run_id"] == b).all()

@@ -114,7 +114,7 @@ with state.user_errors("Не удалось прочитать реестр за
         )
     else:
         table = runs.runs_frame(filtered, stale_after_minutes=f_stale)
-        table.insert(3, "quality", [_status_badge(bl.evaluate_run(baselines, r.tier, r.status, r.metrics or {}).status)
+        table.insert(3, "quality", [_status_badge(bl.evaluate_run(baselines, r.tier, r.status, r.metrics or {}, offline=bool(r.offline)).status)
                                     for r in filtered])
         table["status"] = table["status"].map(_state_label)
         st.subheader(tr(f"Запуски ({len(filtered)} из {len(everything)})", f"Runs ({len(filtered)} of {len(everything)})"))
@@ -283,7 +283,7 @@ with state.user_errors("Не удалось прочитать реестр за
                 rid = st.selectbox(tr("Запуск", "Run"), list(by_id_all), format_func=lambda i: _run_option(by_id_all[i]),
                                    key="runs_rep_run")
                 run = by_id_all[rid]
-                overall = bl.evaluate_run(baselines, run.tier, run.status, run.metrics or {})
+                overall = bl.evaluate_run(baselines, run.tier, run.status, run.metrics or {}, offline=bool(run.offline))
                 c = st.columns(3)
                 c[0].metric(tr("Статус качества", "Quality status"), _status_badge(overall.status))
                 c[1].metric(tr("Состояние", "State"), _state_label(runs.run_state(run, stale_after_minutes=f_stale)))

@@ -836,7 +836,7 @@ def export_data(engine: Engine, run_id: int, *, stale_after_minutes: float | Non
     baselines = bl.list_baselines(engine)
     items = item_table(engine, run_id)
     counts = count_items(engine, run_id)
-    overall = bl.evaluate_run(baselines, run.tier, run.status, run.metrics or {})
+    overall = bl.evaluate_run(baselines, run.tier, run.status, run.metrics or {}, offline=bool(run.offline))
     failures = items[items["status"] != "done"].reset_index()[["item_key", "error"]] if len(items) else pd.DataFrame(
         columns=["item_key", "error"])
     meta = _run_brief(run) | {

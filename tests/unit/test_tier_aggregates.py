@@ -134,3 +134,10 @@ def test_pipeline_error_rate_counts_transport_not_parse() -> None:
     m = judge_pipeline.aggregate(rows)
     assert m["error_rate"] == pytest.approx(2 / 9) and m["parse_failure_rate"] == pytest.approx(1 / 9)
     assert m["failure_kinds"]["transport"] == 2 and m["n_failed"] == 3
+
+
+def test_offline_runs_are_never_compared_to_a_baseline() -> None:
+    t2 = tier2.aggregate([tr.tier2_item(i) for i in range(N)])
+    st = bl.evaluate_run(list(bl.DEFAULT_BASELINES), "tier2", "done", t2, offline=True)
+    assert st.status == "insufficient" and st.reason == bl.OFFLINE_REASON
+    assert st.metrics and all(r["status"] is None for r in st.metrics)

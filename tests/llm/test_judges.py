@@ -364,3 +364,28 @@ def test_cli_judge_json(scripted_openai: ScriptedOpenAI, tmp_path, engine) -> No
 
     run = get_run(engine, data["run_id"])
     assert run.tier == "judge_metrics" and run.status == "done" and "avg_faithfulness" in run.metrics
+
+
+def test_cli_flags_come_from_the_table_and_never_silently_ignored() -> None:
+    import argparse
+
+    from voproshalych_eval.commands.judge import metric_config, register
+    from voproshalych_eval.judges import JUDGE_METRICS
+
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    flags = {a.option_strings[0] for a in parser._subparsers._group_actions[0].choices["judge"]._actions if a.option_strings}
+    for spec in JUDGE_METRICS.values():
+        assert {o.flag for o in spec.options} <= flags, spec.key
+    args = parser.parse_args(["judge", "--metric", "faithfulness", "--input", "x", "--definition", "вежливо?"])
+    with pytest.raises(ValueError, match="--definition does not apply to faithfulness"):
+        metric_config("faithfulness", args)
+    args = parser.parse_args(["judge", "--metric", "aspect_critic", "--input", "x", "--definition", "вежливо?",
+                              "--strictness", "3"])
+    assert metric_config("aspect_critic", args) == {"definition": "вежливо?", "strictness": 3}
+    args = parser.parse_args(["judge", "--metric", "semantic_similarity", "--input", "x", "--models", "a,b"])
+    assert metric_config("semantic_similarity", args)["embedders"] == ["a", "b"]  # seed 002: embedding models
+    args = parser.parse_args(["judge", "--metric", "aspect_critic", "--input", "x", "--strictness", "9",
+                              "--definition", "x"])
+    with pytest.raises(ValueError, match="strictness must be within"):
+        metric_config("aspect_critic", args)

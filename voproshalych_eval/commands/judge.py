@@ -44,7 +44,7 @@ def register(sub: Any) -> None:
     for name, (o, metrics) in options.items():
         kind = {"int": int, "float": float}.get(o.kind, str)
         extra = " (JSON file or JSON object)" if o.kind == "json" else " (comma-separated)" if o.kind == "list" else ""
-        p.add_argument(o.flag, dest=f"opt_{name}", type=kind, default=None,
+        p.add_argument(o.flag, dest=f"opt_{name}", type=kind, default=None, metavar=name.upper(),
                        help=f"{o.help_en or o.en}{extra}; for {', '.join(metrics)}")
     p.add_argument("--no-cache", action="store_true", help="fresh LLM calls (stability runs)")
     p.add_argument("--offline", action="store_true", help="use the offline heuristic judge")

@@ -139,7 +139,8 @@ class Judge:
 
     def prompts(self, metric: str) -> dict[str, str]:
         spec = METRICS[metric]
-        names = ([spec.prompt] if spec.prompt else []) + (["judge_system"] if spec.prompt and spec.system_prompt else [])
+        names = ([spec.prompt] if spec.prompt else []) + list(spec.other_prompts)
+        names += ["judge_system"] if spec.prompt and spec.system_prompt else []
         return prompt_versions(names, self.lang)
 
     def t(self, ru: str, en: str) -> str:
@@ -213,7 +214,8 @@ class Judge:
 
     def _messages(self, spec: JudgeMetric, s: Sample, cfg: Mapping[str, Any]) -> list[dict[str, str]]:
         assert spec.prompt is not None and spec.fields is not None
-        user = {"role": "user", "content": render(spec.prompt, lang=self.lang, **spec.fields(s, cfg, self))}
+        prompt = spec.pick_prompt(s) if spec.pick_prompt is not None else spec.prompt
+        user = {"role": "user", "content": render(prompt, lang=self.lang, **spec.fields(s, cfg, self))}
         if not spec.system_prompt:
             return [user]
         return [{"role": "system", "content": render("judge_system", lang=self.lang)}, user]
@@ -336,8 +338,11 @@ class Judge:
 
     # ------------------------------------------------------------------ production show/no-show
     def show_no_show(self, question: str, context: str, answer: str) -> EvaluationResult:
-        """The production judge: ``Yes`` (1.0, show) or ``No: reason`` (0.0); anything else is a parse failure."""
-        return self.evaluate("show_no_show", Sample(question, answer, None, [context]))
+        """The production judge: ``Yes`` (1.0, show) or ``No: reason`` (0.0); anything else is a parse failure.
+
+        An empty ``context`` uses the production prompt without a context (``show_no_show_no_context``), as
+        production does for cached answers; ``details["with_context"]`` says which was used."""
+        return self.evaluate("show_no_show", Sample(question, answer, None, [context] if (context or "").strip() else []))
 
     # ------------------------------------------------------------------ batches
     def evaluate_many(self, metric: str, samples: Sequence[Sample | dict[str, Any]], *,

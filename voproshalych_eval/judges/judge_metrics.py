@@ -116,7 +116,8 @@ class JudgeMetric:
     ``judge``, the ``sample`` and what ``prepare(judge, sample, cfg)`` computed once per sample);
     ``offline(heuristic, sample, cfg)`` is the offline rule; ``post(result, cfg, judge)`` adds details;
     ``passes_at`` makes the score itself a verdict (``passed = score >= passes_at``) when no threshold is set;
-    ``empty_score(scale)`` is the score of an empty response by rule (the scale's lowest by default).
+    ``empty_score(scale)`` is the score of an empty response by rule (the scale's lowest by default);
+    ``pick_prompt(sample)`` chooses among ``prompt`` and ``other_prompts`` per sample (``fields`` must match).
     """
 
     key: str
@@ -138,6 +139,8 @@ class JudgeMetric:
     prepare: Callable[[Any, Sample, Cfg], dict[str, Any]] | None = None
     post: Callable[[Any, Cfg, Any], None] | None = None
     passes_at: float | None = None
+    pick_prompt: Callable[[Sample], str] | None = None
+    other_prompts: tuple[str, ...] = ()
     empty_score: Callable[[ScoreScale], float] = lambda scale: scale.low
     description_ru: str = ""
     description_en: str = ""
@@ -367,21 +370,38 @@ def _relevancy_extract(p: Mapping[str, Any], cfg: Cfg, ctx: Mapping[str, Any]) -
 # ------------------------------------------------------------------------------------ production show/no-show
 
 
+def _has_context(s: Sample) -> bool:
+    return any((c or "").strip() for c in s.retrieved_contexts)
+
+
+def _verdict_prompt(s: Sample) -> str:
+    """Production judges an answer reused from the similar-question cache without a context."""
+    return "show_no_show" if _has_context(s) else "show_no_show_no_context"
+
+
+def _verdict_fields(s: Sample, cfg: Cfg, judge: Any) -> dict[str, Any]:
+    if _has_context(s):
+        return _qca(s, cfg, judge)
+    return _qa(s, cfg, judge)
+
+
 def _verdict_extract(text: str, cfg: Cfg, ctx: Any) -> Extracted:
     v = parse_verdict(text)
     if v is None:
         raise ValueError("reply is neither 'Yes' nor 'No: reason'")
-    return Extracted(1.0 if v[0] else 0.0, v[1], {"verdict": "Yes" if v[0] else "No", "reason": v[1]})
+    return Extracted(1.0 if v[0] else 0.0, v[1], {"verdict": "Yes" if v[0] else "No", "reason": v[1],
+                                                  "with_context": _has_context(ctx["sample"])})
 
 
 def _verdict_offline(h: Any, s: Sample, cfg: Cfg) -> tuple[float | None, str, dict[str, Any]]:
     from voproshalych_eval.llm.offline import OFFLINE_LABEL
 
-    text = h.show_no_show(s.user_input, contexts_text(s.retrieved_contexts), s.response or "")
+    text = h.show_no_show(s.user_input, contexts_text(s.retrieved_contexts) if _has_context(s) else "", s.response or "")
     v = parse_verdict(text)
     if v is None:
-        return None, f"[{OFFLINE_LABEL}] {text}", {}
-    return 1.0 if v[0] else 0.0, f"[{OFFLINE_LABEL}] {text}", {"verdict": "Yes" if v[0] else "No", "reason": v[1]}
+        return None, f"[{OFFLINE_LABEL}] {text}", {"with_context": _has_context(s)}
+    return 1.0 if v[0] else 0.0, f"[{OFFLINE_LABEL}] {text}", {"verdict": "Yes" if v[0] else "No", "reason": v[1],
+                                                               "with_context": _has_context(s)}
 
 
 def _qca(s: Sample, cfg: Cfg, judge: Any) -> dict[str, Any]:
@@ -490,9 +510,10 @@ JUDGE_METRICS: dict[str, JudgeMetric] = {m.key: m for m in (
         description_ru="косинус эмбеддингов ответа и эталона по одной или нескольким моделям (сид 002)",
         description_en="embedding cosine of response and reference over one or several models (seed 002)"),
     JudgeMetric(
-        "show_no_show", "Показ/непоказ", "Show / no-show", ("response", "retrieved_contexts"), "show_no_show", None,
-        _qca, _verdict_extract, _verdict_offline, _fixed(0, 1, "binary (Yes=1 / No=0)"), system_prompt=False,
-        passes_at=0.5,
+        # an empty context is legitimate here: production judges cached answers without one
+        "show_no_show", "Показ/непоказ", "Show / no-show", ("response",), "show_no_show", None,
+        _verdict_fields, _verdict_extract, _verdict_offline, _fixed(0, 1, "binary (Yes=1 / No=0)"), system_prompt=False,
+        passes_at=0.5, pick_prompt=_verdict_prompt, other_prompts=("show_no_show_no_context",),
         description_ru="production-судья: «Yes» (показать) или «No: причина»",
         description_en="the production judge: 'Yes' (show) or 'No: reason'"),
 )}

@@ -201,10 +201,9 @@ def test_answer_depth_3_still_retrieves_to_the_largest_cut_off(demo_engine, gold
         assert row["metrics_chunk"]["hit_rate@5"] == (1.0 if rank <= 5 else 0.0)
     # URL level @K over the first K distinct pages: chunks retrieved deeper until 10 pages are there
     # (or the stated cap of 200 chunks / the whole collection is reached)
-    with demo_engine.connect() as conn:
-        from sqlalchemy import text as sql
+    from voproshalych_eval.db.production import read_chunks
 
-        n_pages = conn.execute(sql("SELECT count(DISTINCT url) FROM public.chunk")).scalar()
+    n_pages = read_chunks(demo_engine, snapshot=res.snapshot["id"])["url"].nunique()
     assert all(len(u) >= min(10, n_pages) for u in items["url_ranking"]) or res.params["url_retrieved_depth_max"] == 200
     assert res.params["url_retrieved_depth_max"] > 10
 

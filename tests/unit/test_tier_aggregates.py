@@ -38,7 +38,8 @@ def test_a_run_with_the_best_judgements_is_green_on_every_judge_metric() -> None
     # Judge pipeline: every verdict right
     jp = judge_pipeline.aggregate([tr.pipeline_item(i, label=i % 2, verdict=i % 2) for i in range(N)])
     sp = bl.evaluate_run(table, "judge_pipeline", "done", jp)
-    assert _judge_rows(sp) == {"f1_score": "good", "accuracy": "good"} and sp.status == "good"
+    rows = _judge_rows(sp)
+    assert rows["f1_score"] == rows["accuracy"] == "good" and set(rows.values()) == {"good"} and sp.status == "good"
 
 
 def test_failure_kinds_are_counted_apart() -> None:

@@ -8,6 +8,12 @@ import pandas as pd
 
 from voproshalych_eval.plots import generation, retrieval
 from voproshalych_eval.plots import runs as run_plots
+from voproshalych_eval.plots.layout import metric_text
+
+
+def _labels(*keys: str, item_field: bool = False) -> list[str]:
+    """What the chart shows for metric keys: their catalog labels (English by default)."""
+    return sorted(metric_text(k, "en", item_field=item_field) for k in keys)
 
 
 def _agg(v: float) -> dict:
@@ -32,7 +38,8 @@ def test_metric_intervals_one_panel_per_scale() -> None:
          "avg_rougeL_f": _agg(0.4)}
     fig = generation.metric_intervals(m, list(m))
     axes = _axis_traces(fig)
-    assert sorted(map(sorted, axes.values())) == [["avg_answer_correctness"], ["avg_bleu"], ["avg_faithfulness", "avg_rougeL_f"]]
+    assert sorted(map(sorted, axes.values())) == sorted([_labels("avg_answer_correctness"), _labels("avg_bleu"),
+                                                         _labels("avg_faithfulness", "avg_rougeL_f")])
     ranges = {fig.layout[f"yaxis{i}" if i > 1 else "yaxis"].range for i in (1, 2, 3)}
     assert ranges == {(0.0, 1.05), (0.8, 5.2), (0.0, 105.0)}
 
@@ -47,7 +54,8 @@ def test_run_metrics_figure_keeps_counts_off_the_share_axis() -> None:
 def test_score_distributions_by_item_field_scale() -> None:
     df = pd.DataFrame({"faithfulness": [1.0, 0.5], "answer_correctness": [5, 3], "rougeL_f": [0.2, 0.4]})
     axes = _axis_traces(generation.score_distributions(df, ["faithfulness", "answer_correctness", "rougeL_f"]))
-    assert sorted(map(sorted, axes.values())) == [["answer_correctness"], ["faithfulness", "rougeL_f"]]
+    assert sorted(map(sorted, axes.values())) == sorted([_labels("answer_correctness", item_field=True),
+                                                         _labels("faithfulness", "rougeL_f", item_field=True)])
 
 
 def test_comparison_bars_facet_by_scale() -> None:

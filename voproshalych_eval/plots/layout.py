@@ -105,3 +105,25 @@ def _open(values: Sequence[float]) -> list[float] | None:
         return None
     top = max(vals)
     return [0.0, top * 1.1 if top > 0 else 1.0]
+
+
+def metric_text(key: str, lang: str = "en", *, item_field: bool = False) -> str:
+    """The catalog label of a metric key (or of a per-item field with ``item_field``); the key itself when
+    the catalog does not know it."""
+    k = str(key).removeprefix("item.")
+    if item_field:
+        spec = catalog.for_item_field(k)
+        if spec is not None:
+            return spec.label(lang)
+    return catalog.label(k, lang)
+
+
+def label_ticks(fig: go.Figure, keys: Sequence[str], lang: str = "en", *, axis: str = "x", item_field: bool = False,
+                **where: int) -> None:
+    """Show metric keys on a categorical axis as their translated catalog labels (the data keep the keys).
+
+    ``where`` selects a subplot (``row=…, col=…``)."""
+    keys = list(dict.fromkeys(str(k) for k in keys))
+    update = fig.update_xaxes if axis == "x" else fig.update_yaxes
+    update(tickmode="array", tickvals=keys, ticktext=[metric_text(k, lang, item_field=item_field) for k in keys],
+           **where)

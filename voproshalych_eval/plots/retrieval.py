@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from voproshalych_eval.plots.layout import metric_text, polish
 from voproshalych_eval.plots.scales import faceted, facets, scale_title, style_axis
 
 LEVEL_COLORS = {"chunk": "#00A67E", "url": "#636EFA"}
@@ -43,13 +44,14 @@ def metrics_by_level(
             block = {k: v if isinstance(v, Mapping) else {"value": v} for k, v in raw_block.items()}
             vals = [block.get(k, {}).get("value") for k in ks]
             fig.add_trace(go.Bar(
-                name=(level_names or {}).get(level, level), x=list(ks), y=vals, legendgroup=level, showlegend=i == 0,
+                name=(level_names or {}).get(level, level), x=[metric_text(k, lang) for k in ks], y=vals,
+                legendgroup=level, showlegend=i == 0,
                 error_y=_err(vals, [block.get(k, {}).get("ci_low") for k in ks], [block.get(k, {}).get("ci_high") for k in ks]),
                 marker_color=LEVEL_COLORS.get(level),
             ), row=1, col=i + 1)
         style_axis(fig, sc, i, lang=lang)
-    fig.update_layout(barmode="group", title=title, legend={"orientation": "h"}, height=380)
-    return fig
+    fig.update_layout(barmode="group", title=title, height=380)
+    return polish(fig, legend=True)
 
 
 def comparison_bars(df: pd.DataFrame, *, metric_col: str = "metric", title: str = "", lang: str = "en") -> go.Figure:
@@ -64,11 +66,12 @@ def comparison_bars(df: pd.DataFrame, *, metric_col: str = "metric", title: str 
             vals = [None if pd.isna(v) else float(v) for v in part["value"]]
             lows = [None if pd.isna(v) else float(v) for v in part["ci_low"]]
             highs = [None if pd.isna(v) else float(v) for v in part["ci_high"]]
-            fig.add_trace(go.Bar(name=str(config), x=ms, y=vals, error_y=_err(vals, lows, highs), legendgroup=str(config),
-                                 showlegend=i == 0), row=1, col=i + 1)
+            fig.add_trace(go.Bar(name=str(config), x=[metric_text(m, lang) for m in ms], y=vals,
+                                 error_y=_err(vals, lows, highs), legendgroup=str(config), showlegend=i == 0),
+                          row=1, col=i + 1)
         style_axis(fig, sc, i, lang=lang)
-    fig.update_layout(barmode="group", title=title, legend={"orientation": "h"}, height=400)
-    return fig
+    fig.update_layout(barmode="group", title=title, height=400 + 20 * max(0, df["config"].nunique() - 3 if not df.empty else 0))
+    return polish(fig, legend=True)
 
 
 def first_rank_histogram(ranks: Sequence[int | None], *, k: int, not_found_label: str, title: str = "",
@@ -79,8 +82,9 @@ def first_rank_histogram(ranks: Sequence[int | None], *, k: int, not_found_label
     x = [str(i) for i in range(1, k + 1)] + [not_found_label]
     colors = ["#00A67E"] * k + ["#EF553B"]
     fig = go.Figure(go.Bar(x=x, y=counts + [missing], marker_color=colors))
-    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=320)
-    return fig
+    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=320, xaxis={"type": "category"},
+                      yaxis={"rangemode": "nonnegative", "tickformat": ",d"})
+    return polish(fig, legend=False)
 
 
 def failures_by_section(df: pd.DataFrame, *, title: str = "", x_title: str = "") -> go.Figure:
@@ -96,8 +100,9 @@ def failures_by_section(df: pd.DataFrame, *, title: str = "", x_title: str = "")
             hovertemplate="%{y}<br>%{x} / %{customdata[0]}<extra></extra>",
         )
     )
-    fig.update_layout(title=title, xaxis_title=x_title, height=max(280, 26 * len(d) + 120), margin={"l": 10})
-    return fig
+    fig.update_layout(title=title, xaxis_title=x_title, height=max(280, 26 * len(d) + 120), margin={"l": 10},
+                      xaxis={"tickformat": ",d", "rangemode": "nonnegative"})
+    return polish(fig, legend=False)
 
 
 def threshold_chart(
@@ -125,8 +130,8 @@ def threshold_chart(
                           xbins={"start": lo, "end": hi + size, "size": size})
     if threshold is not None:
         fig.add_vline(x=threshold, line_dash="dash", line_color="#333")
-    fig.update_layout(barmode="overlay", title=title, xaxis_title=x_title, legend={"orientation": "h"}, height=360)
-    return fig
+    fig.update_layout(barmode="overlay", title=title, xaxis_title=x_title, height=360)
+    return polish(fig, legend=True)
 
 
 def threshold_tradeoff(answerable: Sequence[float], unanswerable: Sequence[float], *, names: tuple[str, str],
@@ -141,5 +146,5 @@ def threshold_tradeoff(answerable: Sequence[float], unanswerable: Sequence[float
     fig = go.Figure()
     fig.add_scatter(x=grid, y=kept, name=names[0], line_color="#00A67E")
     fig.add_scatter(x=grid, y=rejected, name=names[1], line_color="#EF553B")
-    fig.update_layout(title=title, xaxis_title=x_title, yaxis={"range": [0, 1.02]}, legend={"orientation": "h"}, height=340)
-    return fig
+    fig.update_layout(title=title, xaxis_title=x_title, yaxis={"range": [0, 1.02]}, height=340)
+    return polish(fig, legend=True)

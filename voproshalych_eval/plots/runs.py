@@ -12,6 +12,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from voproshalych_eval.metrics import catalog
+from voproshalych_eval.metrics.formatting import d3_format
+from voproshalych_eval.plots.layout import label_ticks, polish, time_axis
 from voproshalych_eval.plots.scales import faceted, facets, scale_title, style_axis
 
 GOOD, ATTENTION, CRITICAL, NEUTRAL = "#2CA02C", "#FFB000", "#D62728", "#7F7F7F"
@@ -31,12 +33,15 @@ def history_figure(
     run_label: str = "run",
     scale: catalog.Scale | None = None,
     lang: str = "en",
+    metric_key: str | None = None,
 ) -> go.Figure:
     """A metric over runs (x = run start, y = value with its 95% CI as error bars), ONE LINE PER CONFIGURATION
     (``history["config"]``; two configurations are never joined), the baseline as a dashed line and the
     attention band shaded; the y axis is the metric's catalog ``scale``. ``history`` has ``run_id, started_at,
-    value, ci_low, ci_high`` (and ``config``)."""
+    value, ci_low, ci_high`` (and ``config``). ``metric_key`` picks the number format of the hover labels; the
+    time axis never gets sub-second ticks (one run is shown in a day-wide window)."""
     fig = go.Figure()
+    num = d3_format(metric_key)
     if len(history):
         configs = history["config"] if "config" in history else pd.Series("", index=history.index)
         palette = [color, "#636EFA", "#EF553B", "#AB63FA", "#FFA15A", "#19D3F3", "#FF6692", "#B6E880"]
@@ -48,7 +53,8 @@ def history_figure(
                 line={"color": palette[i % len(palette)]},
                 error_y={"type": "data", "array": hi.fillna(0), "arrayminus": lo.fillna(0), "visible": bool(hi.notna().any())},
                 customdata=part[["run_id"]].to_numpy(),
-                hovertemplate=f"{run_label} #%{{customdata[0]}}<br>%{{x}}<br>{metric_label} = %{{y:.4f}}<extra>{cfg}</extra>",
+                hovertemplate=(f"{run_label} #%{{customdata[0]}}<br>%{{x|%Y-%m-%d %H:%M}}<br>{metric_label} = %{{y:{num}}}"
+                               f"<extra>{cfg}</extra>"),
             ))
     if baseline is not None:
         fig.add_hline(y=baseline, line_dash="dash", line_color=NEUTRAL,
@@ -59,10 +65,11 @@ def history_figure(
     yaxis: dict[str, object] = {"title": metric_label + (f" ({scale.label(lang)})" if scale else "")}
     if scale is not None and (ax := catalog.axis(scale, lang)).range is not None:
         yaxis["range"] = list(ax.range)
-    fig.update_layout(title=title or None, height=380, margin={"l": 40, "r": 20, "t": 50 if title else 20, "b": 40},
-                      yaxis=yaxis, showlegend=len(history) > 0 and history.get("config", pd.Series()).nunique() > 1,
-                      legend={"orientation": "h", "y": -0.2})
-    return fig
+    fig.update_layout(title=title or None, height=380, margin={"l": 50, "r": 20, "b": 40}, yaxis=yaxis)
+    if len(history):
+        time_axis(fig, history["started_at"])
+    multi = len(history) > 0 and history.get("config", pd.Series()).nunique() > 1
+    return polish(fig, legend=multi)
 
 
 def diff_figure(
@@ -92,14 +99,15 @@ def diff_figure(
                 error_x={"type": "data", "array": part["ci_high"] - part["paired_mean_diff"],
                          "arrayminus": part["paired_mean_diff"] - part["ci_low"]},
                 customdata=part[["p_value", "n_pairs"]].to_numpy(),
-                hovertemplate="%{y}: %{x:.4f}<br>p = %{customdata[0]:.4f}, n = %{customdata[1]}<extra></extra>",
+                hovertemplate="%{y}: %{x:.3f}<br>p = %{customdata[0]:.4f}, n = %{customdata[1]}<extra></extra>",
             ), row=i + 1, col=1)
             seen.add(verdict)
         fig.add_vline(x=0, line_color=NEUTRAL, row=i + 1, col=1)
         fig.update_xaxes(title_text=x_title, row=i + 1, col=1)
+        label_ticks(fig, list(part_all["metric"]), lang, axis="y", row=i + 1, col=1)
     fig.update_layout(title=title or None, height=max(240, 80 * len(groups) + 28 * len(rows)),
-                      margin={"l": 40, "r": 20, "t": 50 if title else 30, "b": 40}, legend={"orientation": "h"})
-    return fig
+                      margin={"l": 40, "r": 20, "b": 40})
+    return polish(fig, legend=True)
 
 
 def metrics_figure(
@@ -124,31 +132,35 @@ def metrics_figure(
             x=part["value"], y=part["metric"], mode="markers", marker={"color": colors, "size": 10}, name="value",
             error_x={"type": "data", "array": (part["ci_high"] - part["value"]).where(has_ci, 0),
                      "arrayminus": (part["value"] - part["ci_low"]).where(has_ci, 0)},
-            hovertemplate="%{y}: %{x:.4f}<extra></extra>",
+            text=[catalog.label(k, lang) for k in part["metric"]],
+            hovertemplate="%{text}: %{x}<extra></extra>",
         ), row=i + 1, col=1)
         if "baseline" in part and part["baseline"].notna().any():
             b = part[part["baseline"].notna()]
             fig.add_trace(go.Scatter(x=b["baseline"], y=b["metric"], mode="markers", name=baseline_label,
                                      marker={"symbol": "diamond-open", "color": NEUTRAL, "size": 12}), row=i + 1, col=1)
         style_axis(fig, sc, i, horizontal=True, lang=lang)
-    fig.update_layout(title=title or None, height=max(240, 80 * len(groups) + 26 * len(rows)), showlegend=False,
-                      margin={"l": 40, "r": 20, "t": 50 if title else 30, "b": 40})
-    return fig
+        label_ticks(fig, ks, lang, axis="y", row=i + 1, col=1)
+    fig.update_layout(title=title or None, height=max(240, 80 * len(groups) + 26 * len(rows)),
+                      margin={"l": 40, "r": 20, "b": 40})
+    return polish(fig, legend=False)
 
 
-def item_diff_histogram(diffs: Sequence[float], *, title: str = "", x_title: str = "B − A") -> go.Figure:
+def item_diff_histogram(diffs: Sequence[float], *, title: str = "", x_title: str = "B − A",
+                        y_title: str = "") -> go.Figure:
     """Distribution of the per-item differences of one metric."""
     fig = go.Figure(go.Histogram(x=list(diffs), nbinsx=30, marker_color="#1F77B4"))
     fig.add_vline(x=0, line_color=NEUTRAL)
-    fig.update_layout(title=title or None, height=280, xaxis_title=x_title, bargap=0.05,
-                      margin={"l": 40, "r": 20, "t": 50 if title else 20, "b": 40})
-    return fig
+    fig.update_layout(title=title or None, height=280, xaxis_title=x_title, yaxis_title=y_title or None, bargap=0.05,
+                      margin={"l": 40, "r": 20, "b": 40})
+    return polish(fig, legend=False)
 
 
-def sparkline(values: Sequence[float], *, baseline: float | None = None, color: str = "#00A67E") -> go.Figure:
-    """A tiny trend line (last runs of a metric) with the baseline dotted; no axes."""
+def sparkline(values: Sequence[float], *, baseline: float | None = None, color: str = "#00A67E",
+              metric_key: str | None = None) -> go.Figure:
+    """A tiny trend line (last runs of ONE configuration of a metric) with the baseline dotted; no axes."""
     fig = go.Figure(go.Scatter(y=list(values), mode="lines+markers", line={"color": color, "width": 2},
-                               marker={"size": 4}, hovertemplate="%{y:.3f}<extra></extra>"))
+                               marker={"size": 4}, hovertemplate=f"%{{y:{d3_format(metric_key)}}}<extra></extra>"))
     if baseline is not None:
         fig.add_hline(y=baseline, line_dash="dot", line_color=NEUTRAL, line_width=1)
     fig.update_layout(height=70, margin={"l": 0, "r": 0, "t": 0, "b": 0}, showlegend=False,

@@ -15,7 +15,8 @@ Status of one metric value ``v`` against baseline ``b`` with margin ``m`` (:func
 Overall status of a run (:func:`run_status`), the rule shown in the app:
 
 1. only a finished (``done``) run is judged; any other run is *insufficient data*;
-2. a run produced by offline substitutes is never judged (*insufficient data*, and says why);
+2. a run produced by offline substitutes is never judged: its status is *offline — not compared*
+   (:data:`OFFLINE`), shown with its own badge everywhere a verdict would be;
 3. the run's metrics that have a baseline for its tier are looked up (a block such as Tier 1's
    ``chunk``/``url`` is searched too); a metric with fewer than :data:`MIN_N` valid items is skipped;
 4. no metric left → *insufficient data*; any metric critical → *critical*; else any attention →
@@ -38,7 +39,9 @@ from sqlalchemy import Engine, text
 
 from voproshalych_eval.metrics import catalog
 
-STATUSES = ("good", "attention", "critical", "insufficient")
+STATUSES = ("good", "attention", "critical", "insufficient", "offline")
+#: the status of a run made by offline substitutes: never compared to a baseline
+OFFLINE = "offline"
 #: metrics computed over fewer valid items than this are not judged
 MIN_N = 5
 _SEEDED_KEY = "baselines_seeded"
@@ -49,7 +52,8 @@ RULE_RU = (
     "Запас задаётся в единицах метрики; шкала и направление каждой метрики — из каталога метрик. Статус "
     f"запуска: судим только завершённые запуски по метрикам, у которых есть базовый уровень и не меньше {MIN_N} "
     "валидных элементов; нет таких метрик — ⚪ недостаточно данных; хотя бы одна критичная — 🔴 критично; "
-    "иначе хотя бы одна «внимание» — 🟡 внимание; иначе 🟢 хорошо."
+    "иначе хотя бы одна «внимание» — 🟡 внимание; иначе 🟢 хорошо. Запуск офлайн-заменителей (эвристический "
+    "судья, извлекающий генератор) с базовыми уровнями не сравнивается: 📴 офлайн — не сравнивается."
 )
 RULE_EN = (
     "**Status rule.** For a higher-is-better metric: a value ≥ the baseline is 🟢 good; below it but within "
@@ -57,15 +61,17 @@ RULE_EN = (
     "The margin is in the metric's own units; each metric's scale and direction come from the metric catalog. "
     f"A run's status: only finished runs are judged, on their metrics that have a baseline and at least {MIN_N} "
     "valid items; no such metric — ⚪ insufficient data; any critical — 🔴 critical; else any attention — "
-    "🟡 attention; else 🟢 good."
+    "🟡 attention; else 🟢 good. A run made by offline substitutes (heuristic judge, extractive generator) is "
+    "never compared to the baselines: 📴 offline — not compared."
 )
 
-STATUS_ICONS = {"good": "🟢", "attention": "🟡", "critical": "🔴", "insufficient": "⚪"}
+STATUS_ICONS = {"good": "🟢", "attention": "🟡", "critical": "🔴", "insufficient": "⚪", "offline": "📴"}
 STATUS_LABELS = {
     "good": ("хорошо", "good"),
     "attention": ("внимание", "attention"),
     "critical": ("критично", "critical"),
     "insufficient": ("недостаточно данных", "insufficient data"),
+    "offline": ("офлайн — не сравнивается", "offline — not compared"),
 }
 
 
@@ -365,7 +371,7 @@ OFFLINE_REASON = "offline substitutes (heuristic judge / extractive generator): 
 def evaluate_run(baselines: list[Baseline], tier: str, run_status_value: str, metrics: Mapping[str, Any], *,
                  offline: bool = False) -> RunStatus:
     """Pure core of :func:`run_status` (see the module docstring for the rule). An ``offline`` run is never
-    compared to a baseline: every row's status is ``None`` and the run is *insufficient data*."""
+    compared to a baseline: every row's status is ``None`` and the run's status is :data:`OFFLINE`."""
     rows: list[dict[str, Any]] = []
     blocks = [k for k, v in metrics.items() if isinstance(v, Mapping) and "value" not in v]
     for b in baselines:
@@ -387,7 +393,7 @@ def evaluate_run(baselines: list[Baseline], tier: str, run_status_value: str, me
     if offline:
         for r in rows:
             r["status"] = None
-        return RunStatus("insufficient", rows, OFFLINE_REASON)
+        return RunStatus(OFFLINE, rows, OFFLINE_REASON)
     if run_status_value != "done":
         return RunStatus("insufficient", rows)
     judged = [r["status"] for r in rows if r["status"] in ("good", "attention", "critical")]

@@ -140,5 +140,6 @@ def test_pipeline_error_rate_counts_transport_not_parse() -> None:
 def test_offline_runs_are_never_compared_to_a_baseline() -> None:
     t2 = tier2.aggregate([tr.tier2_item(i) for i in range(N)])
     st = bl.evaluate_run(list(bl.DEFAULT_BASELINES), "tier2", "done", t2, offline=True)
-    assert st.status == "insufficient" and st.reason == bl.OFFLINE_REASON
+    assert st.status == bl.OFFLINE == "offline" and st.reason == bl.OFFLINE_REASON
+    assert bl.STATUS_LABELS[st.status] == ("офлайн — не сравнивается", "offline — not compared")
     assert st.metrics and all(r["status"] is None for r in st.metrics)

@@ -2,7 +2,11 @@
 
 All formats are rendered from :func:`voproshalych_eval.runs.export_data` — metadata (dataset hash, models,
 prompts, parameters, code version, who/when), aggregates with 95% CIs and failures, the baseline status
-with its rule, the failed items and the per-item table — so they never disagree. The HTML embeds
+with its rule, the failed items and the per-item table — so they never disagree. Markdown and HTML are
+written in the chosen language (``lang``: the app passes its own) and open with a summary a person reads
+first — the verdict against the baselines (or "offline — not compared"), what was evaluated, the
+configuration in words, the dataset, when, the items, the key metrics with their labels and numbers
+formatted by kind — and keep hashes, parameters and prompts for the technical details at the end. The HTML embeds
 plotly.js once (``include_plotlyjs=True``) and loads nothing from the network: it can be attached to a
 release or a thesis chapter and opened offline.
 """
@@ -34,39 +38,67 @@ def _fmt(v: Any, digits: int = 4) -> str:
     return str(v)
 
 
-def _md_cell(v: Any, width: int = 120) -> str:
-    s = " ".join(_fmt(v).split())
-    if len(s) > width:
-        s = s[: width - 1] + "…"
-    return s.replace("|", "\\|")
+_MAX_ITEMS_HTML = 1000
+
+# ------------------------------------------------------------------------------------------ the document
+# A report is built once as a list of sections in the report's language, then written as Markdown or HTML:
+# both formats say the same thing. A block is ("p", text) | ("warn", text) | ("dl", [(term, value)]) |
+# ("table", headers, rows, note) | ("figures",). Texts of ours are plain; table cells that come from the
+# data (questions, answers, errors, names) are escaped by the writer.
+
+_WORDS: dict[str, tuple[str, str]] = {
+    "title": ("Отчёт о запуске", "Run report"),
+    "summary": ("Кратко", "Summary"),
+    "verdict": ("Вердикт относительно базовых уровней", "Verdict against the baselines"),
+    "what": ("Что оценивалось", "What was evaluated"),
+    "config": ("Конфигурация", "Configuration"),
+    "dataset": ("Набор данных", "Dataset"),
+    "when": ("Когда", "When"),
+    "duration": ("Длительность", "Duration"),
+    "state": ("Состояние", "State"),
+    "items": ("Элементы", "Items"),
+    "items_line": ("{done} выполнено, {failed} со сбоем, всего {total}", "{done} done, {failed} failed, {total} in all"),
+    "key_metrics": ("Ключевые метрики", "Key metrics"),
+    "all_metrics": ("Все метрики (95% доверительный интервал)", "All metrics (95% confidence interval)"),
+    "rule": ("Правило статуса", "Status rule"),
+    "failures": ("Сбои", "Failures"),
+    "item_rows": ("Элементы", "Items"),
+    "tech": ("Технические подробности", "Technical details"),
+    "figures": ("Графики", "Charts"),
+    "first_rows": ("Первые {n} из {total} строк; полная таблица — в выгрузке CSV/JSON.",
+                   "First {n} of {total} rows; the full table is in the CSV/JSON export."),
+    "offline": ("⚠️ Числа получены офлайн-заменителями (эвристический судья / извлекающий генератор), а не LLM: "
+                "они не сравниваются с базовыми уровнями.",
+                "⚠️ These numbers come from offline substitutes (heuristic judge / extractive generator), not an LLM: "
+                "they are not compared to the baselines."),
+    "mixed": ("⚠️ Смешанный запуск: продолжен при другой конфигурации; числа не принадлежат одной конфигурации.",
+              "⚠️ Mixed run: resumed under another configuration; its numbers do not belong to one configuration."),
+    "error": ("Ошибка запуска", "Run error"),
+    # table headers
+    "h_metric": ("Метрика", "Metric"), "h_key": ("Ключ", "Key"), "h_value": ("Значение", "Value"),
+    "h_ci": ("95% ДИ", "95% CI"), "h_n": ("n", "n"), "h_failed": ("Сбоев", "Failed"),
+    "h_baseline": ("Базовый уровень", "Baseline"), "h_status": ("Статус", "Status"), "h_scale": ("Шкала", "Scale"),
+    "h_better": ("Лучше, когда", "Better when"), "h_reading": ("Оценка по сиду", "Seed's reading"),
+    "h_item": ("Элемент", "Item"), "h_error": ("Ошибка", "Error"),
+    "higher": ("больше", "higher"), "lower": ("меньше", "lower"), "none": ("—", "—"),
+    # technical details
+    "t_id": ("Запуск", "Run"), "t_label": ("Метка", "Label"), "t_hash": ("Хэш набора данных", "Dataset hash"),
+    "t_models": ("Модели", "Models"), "t_prompts": ("Промпты (хэши)", "Prompts (hashes)"),
+    "t_code": ("Версия кода", "Code version"), "t_by": ("Запустил", "Started by"), "t_started": ("Начат", "Started"),
+    "t_finished": ("Завершён", "Finished"), "t_params": ("Параметры", "Parameters"),
+}
+
+_STATES: dict[str, tuple[str, str]] = {
+    "running": ("выполняется", "running"), "interrupted": ("прерван", "interrupted"), "done": ("готов", "done"),
+    "done_with_failures": ("готов со сбоями", "done with failures"), "failed": ("ошибка", "failed"),
+    "cancelled": ("отменён", "cancelled"),
+}
 
 
-def _md_table(rows: list[dict[str, Any]], cols: list[str]) -> str:
-    if not rows:
-        return "_—_\n"
-    out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    out += ["| " + " | ".join(_md_cell(r.get(c)) for c in cols) + " |" for r in rows]
-    return "\n".join(out) + "\n"
-
-
-_META_FIELDS = ("id", "tier", "label", "state", "dataset_name", "dataset_hash", "models", "prompts", "params",
-                "code_version", "created_by", "started_at", "finished_at", "offline", "n_items_total",
-                "n_items_done", "n_items_failed", "error")
-_METRIC_COLS = ["metric", "label", "value", "n", "n_failed", "n_partial", "ci_low", "ci_high", "baseline", "scale",
-                "direction", "status", "reading"]
-
-
-def _with_catalog(rows: list[dict[str, Any]], lang: str) -> list[dict[str, Any]]:
-    """Metric rows with their catalog label and the seed's reading of the value (where the seed gives bands)."""
-    from voproshalych_eval.metrics import catalog
-
-    out = []
-    for row in rows:
-        spec = catalog.get(str(row.get("metric")))
-        value = row.get("value")
-        out.append({**row, "label": catalog.label(str(row.get("metric")), lang),
-                    "reading": spec.band(value, lang) if spec is not None and isinstance(value, int | float) else None})
-    return out
+def _w(key: str, lang: str, **kw: Any) -> str:
+    ru, en = _WORDS[key]
+    text = en if lang == "en" else ru
+    return text.format(**kw) if kw else text
 
 
 def _status_text(status: str, lang: str) -> str:
@@ -74,9 +106,141 @@ def _status_text(status: str, lang: str) -> str:
     return f"{STATUS_ICONS.get(status, '')} {en if lang == 'en' else ru}"
 
 
-def _title(data: dict[str, Any]) -> str:
+def _title(data: dict[str, Any], lang: str = "en") -> str:
+    from voproshalych_eval.describe import tier_title
+
     r = data["run"]
-    return f"Run #{r['id']} · {r['tier']}" + (f" · {r['label']}" if r.get("label") else "")
+    return f"{_w('title', lang)} #{r['id']}: {tier_title(str(r['tier']), lang)}"
+
+
+def _value(key: str, v: Any, lang: str) -> str:
+    from voproshalych_eval.metrics.formatting import format_value
+
+    return format_value(key, v, lang)
+
+
+def _ci(row: dict[str, Any], lang: str) -> str:
+    lo, hi = row.get("ci_low"), row.get("ci_high")
+    if lo is None or hi is None or (isinstance(lo, float) and pd.isna(lo)) or (isinstance(hi, float) and pd.isna(hi)):
+        return "—"
+    return f"[{_value(row['metric'], lo, lang)}; {_value(row['metric'], hi, lang)}]"
+
+
+def _duration(r: dict[str, Any], lang: str) -> str:
+    from voproshalych_eval.metrics.formatting import format_seconds
+
+    try:
+        start, end = pd.Timestamp(r.get("started_at")), pd.Timestamp(r.get("finished_at"))
+    except (TypeError, ValueError):
+        return "—"
+    if pd.isna(start) or pd.isna(end):
+        return "—"
+    return format_seconds((end - start).total_seconds(), lang)
+
+
+def _metric_rows(data: dict[str, Any], lang: str, *, offline: bool) -> list[dict[str, Any]]:
+    from voproshalych_eval.metrics import catalog
+
+    rows = []
+    for m in data["metrics"]:
+        key = str(m.get("metric"))
+        spec = catalog.get(key)
+        value = m.get("value")
+        status = None if offline else m.get("status")
+        rows.append({
+            "key": key, "label": catalog.label(key, lang), "value": _value(key, value, lang), "ci": _ci(m, lang),
+            "n": "—" if m.get("n") is None else str(int(m["n"])),
+            "n_failed": "—" if m.get("n_failed") is None else str(int(m["n_failed"])),
+            "baseline": "—" if m.get("baseline") is None else _value(key, m["baseline"], lang),
+            "status": _status_text(status, lang) if status else "—",
+            "scale": spec.scale.label(lang) if spec else "—",
+            "direction": _w(spec.direction if spec else "none", lang),
+            "reading": (spec.band(value, lang) if spec is not None and isinstance(value, int | float) else None) or "—",
+            "has_baseline": m.get("baseline") is not None,
+        })
+    return rows
+
+
+def _key_metric_keys(data: dict[str, Any]) -> list[str]:
+    try:
+        from voproshalych_eval.plans import SPECS  # type: ignore[attr-defined]
+
+        return list(SPECS[data["run"]["tier"]].key_metrics) if data["run"]["tier"] in SPECS else []
+    except ImportError:
+        from voproshalych_eval.tiers.catalog import TIERS
+
+        t = TIERS.get(data["run"]["tier"])
+        return list(t.key_metrics) if t else []
+
+
+def document(data: dict[str, Any], *, lang: str = "en") -> tuple[str, list[tuple[str, list[tuple[Any, ...]]]]]:
+    """``(title, sections)`` of the report in ``lang``: a readable summary first (verdict, what, configuration,
+    dataset, when, items, key metrics), then every metric, the failures, the items, the technical details."""
+    from voproshalych_eval.describe import config_words, models_words, param_rows, tier_title, when
+
+    r = data["run"]
+    status = data["baseline_status"]
+    offline = bool(r.get("offline"))
+    rows = _metric_rows(data, lang, offline=offline)
+    warn: list[tuple[Any, ...]] = []
+    if offline:
+        warn.append(("warn", _w("offline", lang)))
+    if r.get("mixed"):
+        warn.append(("warn", _w("mixed", lang)))
+    if r.get("error"):
+        warn.append(("warn", f"{_w('error', lang)}: {r['error']}"))
+    total = r.get("n_items_total") if r.get("n_items_total") is not None else len(data["items"])
+    state = r.get("state") or r.get("status")
+    summary = [
+        (_w("verdict", lang), _status_text(status["status"], lang)),
+        (_w("what", lang), tier_title(str(r["tier"]), lang)),
+        (_w("config", lang), config_words(r, lang)),
+        (_w("dataset", lang), r.get("dataset_name") or "—"),
+        (_w("when", lang), when(r.get("started_at"))),
+        (_w("duration", lang), _duration(r, lang)),
+        (_w("state", lang), (lambda p: p[1] if lang == "en" else p[0])(_STATES.get(str(state), (str(state), str(state))))),
+        (_w("items", lang), _w("items_line", lang, done=r.get("n_items_done", 0), failed=r.get("n_items_failed", 0),
+                               total=total)),
+    ]
+    wanted = _key_metric_keys(data)
+    key_rows = [x for x in rows if x["has_baseline"]] or [x for x in rows if x["key"] in wanted
+                                                          or x["key"].split(".")[-1] in wanted]
+    key_rows = key_rows[:12]
+    short_head = [_w("h_metric", lang), _w("h_value", lang), _w("h_ci", lang), _w("h_baseline", lang),
+                  _w("h_status", lang)]
+    sections: list[tuple[str, list[tuple[Any, ...]]]] = [
+        (_w("summary", lang), [*warn, ("dl", summary)]
+         + ([("table", short_head, [[x["label"], x["value"], x["ci"], x["baseline"], x["status"]] for x in key_rows], None)]
+            if key_rows else [])
+         + [("p", (status["rule_en"] if lang == "en" else status["rule_ru"]).replace("**", ""))]),
+    ]
+    full_head = [_w("h_metric", lang), _w("h_key", lang), _w("h_value", lang), _w("h_ci", lang), _w("h_n", lang),
+                 _w("h_failed", lang), _w("h_baseline", lang), _w("h_scale", lang), _w("h_better", lang),
+                 _w("h_status", lang), _w("h_reading", lang)]
+    sections.append((_w("all_metrics", lang), [
+        ("table", full_head, [[x["label"], ("code", x["key"]), x["value"], x["ci"], x["n"], x["n_failed"], x["baseline"],
+                               x["scale"], x["direction"], x["status"], x["reading"]] for x in rows], None),
+        ("figures",),
+    ]))
+    failures = data["failures"]
+    sections.append((f"{_w('failures', lang)} ({len(failures)})", [
+        ("table", [_w("h_item", lang), _w("h_error", lang)],
+         [[("data", f.get("item_key")), ("data", f.get("error"))] for f in failures], None),
+    ]))
+    items = data["items"]
+    cols = _item_cols(items)
+    sections.append((f"{_w('item_rows', lang)} ({len(items)})", [
+        ("table", cols, [[("data", it.get(c)) for c in cols] for it in items], "items"),
+    ]))
+    tech = [(_w("t_id", lang), f"#{r['id']}"), (_w("t_label", lang), r.get("label") or "—"),
+            (_w("t_hash", lang), ("code", r.get("dataset_hash") or "—")),
+            (_w("t_models", lang), ", ".join(models_words(r)) or "—"),
+            (_w("t_prompts", lang), ("code", "; ".join(f"{k}: {str(v)[:12]}" for k, v in (r.get("prompts") or {}).items()) or "—")),
+            (_w("t_code", lang), ("code", r.get("code_version") or "—")), (_w("t_by", lang), r.get("created_by") or "—"),
+            (_w("t_started", lang), str(r.get("started_at") or "—")), (_w("t_finished", lang), str(r.get("finished_at") or "—"))]
+    tech += [(f"{_w('t_params', lang)}: {k}", v) for k, v in param_rows(r.get("params"), lang)]
+    sections.append((_w("tech", lang), [("dl", tech)]))
+    return _title(data, lang), sections
 
 
 def _item_cols(items: list[dict[str, Any]]) -> list[str]:
@@ -88,49 +252,91 @@ def _item_cols(items: list[dict[str, Any]]) -> list[str]:
     return cols[:12]
 
 
+# ------------------------------------------------------------------------------------------ Markdown
+
+def _md_text(v: Any) -> str:
+    """A cell: ("code", x) as a code span, ("data", x) escaped (a code span unless inert), text of ours plain."""
+    if isinstance(v, tuple) and v and v[0] in ("code", "data"):
+        x = v[1]
+        if v[0] == "code":
+            return _md_code(x)
+        return _md_cell(x)
+    return " ".join(str(v).split()).replace("|", "\\|")
+
+
+def _md_code(x: Any) -> str:
+    s = " ".join(str(x).split())
+    fence = "``" if "`" in s else "`"
+    return f"{fence}{s}{fence}".replace("|", "\\|") if s else "—"
+
+
+def _md_cell(v: Any, width: int = 120) -> str:
+    s = " ".join(_fmt(v).split())
+    if len(s) > width:
+        s = s[: width - 1] + "…"
+    return s.replace("|", "\\|")
+
+
+def _md_rows(headers: list[str], rows: list[list[Any]]) -> str:
+    if not rows:
+        return "_—_\n"
+    out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    out += ["| " + " | ".join(_md_text(c) for c in row) + " |" for row in rows]
+    return "\n".join(out) + "\n"
+
+
 def to_markdown(data: dict[str, Any], *, lang: str = "en") -> str:
-    """The report as Markdown (tables; the per-item table is cut to the first 200 rows, noted)."""
-    r = data["run"]
-    status = data["baseline_status"]
-    parts = [f"# {_title(data)}\n"]
-    if r.get("offline"):
-        parts.append("> ⚠️ Offline substitutes (heuristic judge / extractive generator) produced these numbers.\n")
-    parts.append("## Metadata\n")
-    parts.append(_md_table([{"field": k, "value": r.get(k)} for k in _META_FIELDS], ["field", "value"]))
-    parts.append(f"\n## Baseline status: {_status_text(status['status'], lang)}\n")
-    parts.append((status["rule_en"] if lang == "en" else status["rule_ru"]) + "\n")
-    parts.append("\n## Aggregates (95% CI)\n")
-    parts.append(_md_table(_with_catalog(data["metrics"], lang), _METRIC_COLS))
-    parts.append(f"\n## Failures ({len(data['failures'])})\n")
-    parts.append(_md_table(data["failures"], ["item_key", "error"]))
-    items = data["items"]
-    parts.append(f"\n## Items ({len(items)})\n")
-    if len(items) > _MAX_ITEMS_MD:
-        parts.append(f"_First {_MAX_ITEMS_MD} of {len(items)} rows; the full table is in the CSV/JSON export._\n\n")
-    parts.append(_md_table(items[:_MAX_ITEMS_MD], _item_cols(items)))
+    """The report as Markdown in ``lang`` (the per-item table is cut to the first 200 rows, noted)."""
+    title, sections = document(data, lang=lang)
+    parts = [f"# {title}\n"]
+    for head, blocks in sections:
+        parts.append(f"## {head}\n")
+        for b in blocks:
+            if b[0] == "p":
+                parts.append(b[1] + "\n")
+            elif b[0] == "warn":
+                parts.append(f"> {b[1]}\n")
+            elif b[0] == "dl":
+                parts.append("\n".join(f"- **{t}:** {_md_text(v)}" for t, v in b[1]) + "\n")
+            elif b[0] == "table":
+                rows = b[2]
+                if b[3] == "items" and len(rows) > _MAX_ITEMS_MD:
+                    parts.append(f"_{_w('first_rows', lang, n=_MAX_ITEMS_MD, total=len(rows))}_\n")
+                    rows = rows[:_MAX_ITEMS_MD]
+                parts.append(_md_rows(b[1], rows))
     return "\n".join(parts)
 
 
-def _html_table(rows: list[dict[str, Any]], cols: list[str], *, max_rows: int | None = None) -> str:
+# ------------------------------------------------------------------------------------------ HTML
+
+def _html_text(v: Any) -> str:
+    if isinstance(v, tuple) and v and v[0] in ("code", "data"):
+        return f"<code>{html.escape(_fmt(v[1]))}</code>" if v[0] == "code" else html.escape(_fmt(v[1]))
+    return html.escape(str(v))
+
+
+def _html_rows(headers: list[str], rows: list[list[Any]], *, max_rows: int | None, lang: str) -> str:
     if not rows:
         return "<p><em>—</em></p>"
     shown = rows if max_rows is None else rows[:max_rows]
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(_fmt(row.get(c)))}</td>" for c in cols) + "</tr>" for row in shown
-    )
-    note = "" if len(shown) == len(rows) else f"<p><em>First {len(shown)} of {len(rows)} rows.</em></p>"
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{_html_text(c)}</td>" for c in row) + "</tr>" for row in shown)
+    note = "" if len(shown) == len(rows) else f"<p><em>{html.escape(_w('first_rows', lang, n=len(shown), total=len(rows)))}</em></p>"
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{note}"
 
 
-def figures(data: dict[str, Any]) -> list[Any]:
+def figures(data: dict[str, Any], *, lang: str = "en") -> list[Any]:
     """The report's plots: aggregates with CIs against baselines; the distribution of the first per-item metric."""
+    from voproshalych_eval.plots.layout import metric_text, polish
     from voproshalych_eval.plots.runs import metrics_figure
 
     figs = []
     metrics = pd.DataFrame(data["metrics"])
+    if data["run"].get("offline") and "status" in metrics:
+        metrics["status"] = None  # offline numbers are never coloured by a baseline verdict
     if len(metrics) and metrics["value"].notna().any():
-        figs.append(metrics_figure(metrics, title="Aggregates with 95% CI (◇ baseline)"))
+        title = ("Метрики и 95% ДИ (◇ базовый уровень)", "Aggregates with 95% CI (◇ baseline)")[lang == "en"]
+        figs.append(metrics_figure(metrics, title=title, lang=lang))
     items = pd.DataFrame(data["items"])
     if len(items):
         from voproshalych_eval.runs import numeric_item_fields
@@ -141,8 +347,10 @@ def figures(data: dict[str, Any]) -> list[Any]:
 
             f = fields[0]
             fig = go.Figure(go.Histogram(x=pd.to_numeric(items[f], errors="coerce").dropna(), nbinsx=30))
-            fig.update_layout(title=f"Per-item distribution: {f}", height=300, margin={"l": 40, "r": 20, "t": 50, "b": 40})
-            figs.append(fig)
+            head = ("Распределение по элементам", "Per-item distribution")[lang == "en"]
+            fig.update_layout(title=f"{head}: {metric_text(f, lang, item_field=True)}", height=300,
+                              yaxis_title=("элементов", "items")[lang == "en"], margin={"l": 40, "r": 20, "b": 40})
+            figs.append(polish(fig, legend=False))
     return figs
 
 
@@ -150,39 +358,36 @@ _CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2rem auto;max-width:1200px;color:#222}
 table{border-collapse:collapse;margin:.5rem 0 1.5rem;font-size:.85rem}
 th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:left;vertical-align:top;max-width:420px;overflow-wrap:anywhere}
-th{background:#f3f3f3}.badge{font-size:1.1rem;font-weight:600}.warn{background:#fff4d6;padding:.5rem;border-radius:4px}
+th{background:#f3f3f3}.warn{background:#fff4d6;padding:.5rem;border-radius:4px}
+dl{display:grid;grid-template-columns:max-content auto;gap:.2rem 1rem}dt{font-weight:600}dd{margin:0}
 """
 
 
 def to_html(data: dict[str, Any], *, lang: str = "en") -> str:
-    """A self-contained HTML page: plotly.js inlined once, no external script, stylesheet or font."""
-    r = data["run"]
-    status = data["baseline_status"]
-    figs = figures(data)
+    """A self-contained HTML page in ``lang``: plotly.js inlined once, no external script, stylesheet or font."""
+    title, sections = document(data, lang=lang)
+    figs = figures(data, lang=lang)
     plots = "".join(
         fig.to_html(full_html=False, include_plotlyjs=(i == 0), config={"displaylogo": False})
         for i, fig in enumerate(figs)
     )
-    rule = html.escape(status["rule_en"] if lang == "en" else status["rule_ru"]).replace("**", "")
-    items = data["items"]
-    body = [
-        f"<h1>{html.escape(_title(data))}</h1>",
-        '<p class="warn">⚠️ Offline substitutes produced these numbers.</p>' if r.get("offline") else "",
-        "<h2>Metadata</h2>",
-        _html_table([{"field": k, "value": r.get(k)} for k in _META_FIELDS], ["field", "value"]),
-        f'<h2>Baseline status: <span class="badge">{html.escape(_status_text(status["status"], lang))}</span></h2>',
-        f"<p>{rule}</p>",
-        "<h2>Aggregates (95% CI)</h2>",
-        _html_table(_with_catalog(data["metrics"], lang), _METRIC_COLS),
-        plots,
-        f"<h2>Failures ({len(data['failures'])})</h2>",
-        _html_table(data["failures"], ["item_key", "error"]),
-        f"<h2>Items ({len(items)})</h2>",
-        _html_table(items, _item_cols(items), max_rows=1000),
-    ]
+    body = [f"<h1>{html.escape(title)}</h1>"]
+    for head, blocks in sections:
+        body.append(f"<h2>{html.escape(head)}</h2>")
+        for b in blocks:
+            if b[0] == "p":
+                body.append(f"<p>{html.escape(b[1])}</p>")
+            elif b[0] == "warn":
+                body.append(f'<p class="warn">{html.escape(b[1])}</p>')
+            elif b[0] == "dl":
+                body.append("<dl>" + "".join(f"<dt>{html.escape(t)}</dt><dd>{_html_text(v)}</dd>" for t, v in b[1]) + "</dl>")
+            elif b[0] == "table":
+                body.append(_html_rows(b[1], b[2], max_rows=_MAX_ITEMS_HTML if b[3] == "items" else None, lang=lang))
+            elif b[0] == "figures":
+                body.append(plots)
     return (
         "<!DOCTYPE html>\n<html lang=\"" + ("en" if lang == "en" else "ru") + "\"><head><meta charset=\"utf-8\">"
-        f"<title>{html.escape(_title(data))}</title><style>{_CSS}</style></head><body>"
+        f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"
         + "\n".join(body)
         + "</body></html>\n"
     )

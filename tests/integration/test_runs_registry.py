@@ -158,8 +158,15 @@ def test_exports_are_complete_and_self_contained(engine: Any, pair: tuple[int, i
     assert not re.search(r"<(script|link|img|iframe)\b[^>]*\b(src|href)\s*=", html)  # nothing loaded from outside
     assert "Plotly" in html and "Вопрос номер 0?" in html and "model-b" in html
     md = reports.render(data, "md", lang="ru")
-    assert md.startswith("# Run #") and "| chunk.mrr |" in md and "Правило статуса" in md
+    assert md.startswith("# Отчёт о запуске #") and "`chunk.mrr`" in md and "Правило статуса" in md
     assert "| MRR · чанки |" in md  # the catalog label in the report language
+    # a readable summary first (verdict, what, configuration), the hashes and parameters last
+    head, _, tail = md.partition("## Технические подробности")
+    assert "## Кратко" in head and "Вердикт относительно базовых уровней" in head and "Tier 1 · Поиск" in head
+    assert data["run"]["dataset_hash"] not in head and data["run"]["dataset_hash"] in tail
+    assert "Run report" not in md and "Aggregates" not in md  # no English headings in the Russian report
+    en = reports.render(data, "md", lang="en")
+    assert en.startswith("# Run report #") and "## Summary" in en and "Кратко" not in en
     assert json.loads(reports.render(data, "json"))["run"]["id"] == b
     items_csv = pd.read_csv(pd.io.common.StringIO(reports.render(data, "csv")))
     assert len(items_csv) == 40 and "metrics_chunk.mrr" in items_csv.columns and (items_csv["run_id"] == b).all()

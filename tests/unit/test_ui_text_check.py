@@ -1,0 +1,35 @@
+"""The translation checker itself catches what it must (and lets code and data through)."""
+
+from __future__ import annotations
+
+from tests.support.ui_text import strip_code, violations
+
+CORPUS = "\n".join(["как получить справку об обучении?", "demo_golden", "e5-small", "стипендия"]).lower()
+
+
+def test_metric_keys_are_caught_in_both_languages() -> None:
+    for lang in ("ru", "en"):
+        assert violations([("metric.label", "chunk_coverage")], lang, CORPUS)
+        assert violations([("chart", "hit_rate@1")], lang, CORPUS)
+        assert violations([("table header", "top10pct_chunk_share")], lang, CORPUS)
+    assert not violations([("caption", strip_code("ключ `hit_rate@1` в выгрузке"))], "ru", CORPUS)
+
+
+def test_english_in_the_russian_ui() -> None:
+    assert violations([("progress", "Retrieving top-10 for 136 questions…")], "ru", CORPUS)
+    assert violations([("caption", "Оценки получены offline heuristic")], "ru", CORPUS)
+    assert violations([("button.label", "Choose options")], "ru", CORPUS)
+    ok = ["Hit Rate@5 · чанки", "MRR", "Карта UMAP", "Набор demo_golden", "Модель e5-small", "k = 10", "PASS / FAIL",
+          "Trustworthiness@10", "CSV", "Ворота: FAIL"]
+    assert not violations([("x", t) for t in ok], "ru", CORPUS)
+
+
+def test_russian_in_the_english_ui_unless_it_is_data() -> None:
+    assert violations([("caption", "Оценки получены офлайн-эвристика")], "en", CORPUS)
+    assert violations([("tab.label", "Сводка")], "en", CORPUS)
+    assert not violations([("selectbox.option", "q1: Как получить справку об обучении?")], "en", CORPUS)
+    assert not violations([("chart", "Topic: стипендия")], "en", CORPUS)
+
+
+def test_raw_json_is_reported() -> None:
+    assert violations([("json", "<st.json>")], "en", CORPUS)

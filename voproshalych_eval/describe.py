@@ -1,0 +1,192 @@
+"""Runs described in words, in Russian or English: the plan's title, the configuration, a run's option label.
+
+One place for what a person reads about a run — the app's run pickers, the Runs page, the Overview and the
+exported reports all use it, so a run is named the same way everywhere:
+
+* :func:`config_words` — ``векторный поиск · e5-small · k = 10`` (retriever, models, the parameters that
+  make a configuration; never ``{"retriever": "vector"}``);
+* :func:`run_option` — ``векторный поиск · e5-small · demo_golden · 2026-05-01 12:30 · #12`` for pickers;
+* :func:`param_rows` — every parameter as ``(label, value)`` for a definition list.
+
+Model names, dataset names and free text are data and are shown as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from voproshalych_eval.metrics import catalog
+
+#: parameter name -> (ru, en) label
+PARAM_LABELS: dict[str, tuple[str, str]] = {
+    "dataset": ("набор данных", "dataset"),
+    "retriever": ("поиск", "retriever"),
+    "embedder": ("эмбеддер", "embedder"),
+    "k": ("k", "k"),
+    "top_k": ("top-k", "top-k"),
+    "use_index": ("HNSW-индекс", "HNSW index"),
+    "repeats": ("повторов", "repeats"),
+    "mode": ("режим", "mode"),
+    "metric": ("метрика", "metric"),
+    "source": ("источник", "source"),
+    "limit": ("первые N", "first N"),
+    "threshold": ("порог PASS", "PASS threshold"),
+    "min_pass_rate": ("ворота: мин. доля PASS", "gate: min pass rate"),
+    "offline": ("офлайн", "offline"),
+    "concurrency": ("параллельно", "concurrency"),
+    "stem": ("стемминг", "stemming"),
+    "max_context_chars": ("обрезка контекста, симв.", "context cut, chars"),
+    "cache_distance": ("порог кэша", "cache threshold"),
+    "pause_minutes": ("пауза сессии, мин", "session pause, min"),
+    "judge_models": ("модели-судьи", "judge models"),
+    "models": ("модели", "models"),
+    "aggregate": ("агрегатор", "aggregator"),
+    "judge_aggregate": ("агрегатор судей", "judge aggregator"),
+    "calibrate": ("калибровка", "calibration"),
+    "n_clusters": ("кластеров", "clusters"),
+    "filters": ("фильтры", "filters"),
+    "k_topics": ("тем", "topics"),
+    "api_url": ("URL бота", "bot URL"),
+    "generator": ("генератор", "generator"),
+    "judge": ("судья", "judge"),
+    "judges": ("судьи", "judges"),
+    "snapshot": ("снимок базы знаний", "knowledge-base snapshot"),
+    "snapshot_id": ("снимок базы знаний", "knowledge-base snapshot"),
+    "cutoffs": ("отсечки", "cut-offs"),
+    "lang": ("язык", "language"),
+    "use_cache": ("кэш ответов", "response cache"),
+}
+
+#: parameter value -> (ru, en) for the values that are words of ours, not data
+VALUE_LABELS: dict[str, dict[str, tuple[str, str]]] = {
+    "retriever": {"vector": ("векторный поиск", "vector search"), "fts": ("полнотекстовый поиск", "full-text search"),
+                  "hybrid": ("гибридный поиск", "hybrid search")},
+    "mode": {"internal": ("внутренний конвейер", "internal pipeline"), "api": ("API бота", "bot API")},
+    "source": {"chunks": ("чанки", "chunks"), "questions": ("вопросы журнала", "logged questions"),
+               "both": ("чанки + вопросы", "chunks + questions"), "golden": ("золотой набор", "golden set"),
+               "dialogs": ("набор диалогов", "dialog dataset"), "log": ("журнал вопросов", "question log")},
+    "metric": {"cosine": ("косинусное расстояние", "cosine distance"),
+               "euclidean": ("евклидово расстояние", "Euclidean distance")},
+}
+
+#: the parameters that make a configuration (shown in a run's one-line description), in this order
+CONFIG_ORDER = ("retriever", "source", "mode", "metric", "k", "top_k", "use_index", "repeats", "judge_aggregate",
+                "aggregate")
+
+_TITLES: dict[str, tuple[str, str]] = {}
+
+
+def _pick(pair: tuple[str, str], lang: str) -> str:
+    return pair[1] if lang == "en" else pair[0]
+
+
+def tier_title(tier: str, lang: str = "ru") -> str:
+    """The title of a plan (``Tier 1 · Поиск``) from the plan registry; the key for an unknown plan."""
+    if not _TITLES:
+        try:
+            from voproshalych_eval.plans import SPECS  # type: ignore[attr-defined]
+
+            _TITLES.update({k: s.title for k, s in SPECS.items()})
+        except ImportError:  # the registry before the engine: the tier catalog
+            from voproshalych_eval.tiers.catalog import TIERS
+
+            _TITLES.update({k: t.title for k, t in TIERS.items()})
+    pair = _TITLES.get(tier)
+    return _pick(pair, lang) if pair else tier
+
+
+def param_label(name: str, lang: str = "ru") -> str:
+    pair = PARAM_LABELS.get(name)
+    return _pick(pair, lang) if pair else name.replace("_", " ")
+
+
+def value_text(name: str, value: Any, lang: str = "ru") -> str:
+    """A parameter's value in words: our own words translated, booleans as yes/no, metric keys by their
+    catalog label, lists joined; anything else (model and dataset names, numbers) as it is."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return ("да", "yes")[lang == "en"] if value else ("нет", "no")[lang == "en"]
+    words = VALUE_LABELS.get(name, {})
+    if isinstance(value, str) and value in words:
+        return _pick(words[value], lang)
+    if name == "metric" and isinstance(value, str):
+        spec = catalog.for_item_field(value) or catalog.get(value)
+        if spec is not None:
+            return spec.label(lang)
+    if isinstance(value, list | tuple):
+        return ", ".join(value_text(name, v, lang) for v in value) or "—"
+    if isinstance(value, Mapping):
+        return "; ".join(f"{param_label(str(k), lang)}: {value_text(str(k), v, lang)}" for k, v in value.items()) or "—"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def _get(run: Any, name: str) -> Any:
+    return getattr(run, name, None) if not isinstance(run, Mapping) else run.get(name)
+
+
+def models_words(run: Any) -> list[str]:
+    """The model names of a run (embedder, generator, judges…), data as they are."""
+    out: list[str] = []
+    for _k, v in (_get(run, "models") or {}).items():
+        if v in (None, "", [], {}):
+            continue
+        if isinstance(v, list | tuple):
+            out.append("+".join(str(x) for x in v))
+        elif isinstance(v, Mapping):
+            out.append(", ".join(str(x) for x in v.values() if x))
+        else:
+            out.append(str(v))
+    return list(dict.fromkeys(out))
+
+
+def config_words(run: Any, lang: str = "ru") -> str:
+    """The configuration of a run on one line: ``векторный поиск · e5-small · k = 10`` (offline marked)."""
+    params = _get(run, "params") or {}
+    parts: list[str] = []
+    for name in CONFIG_ORDER:
+        v = params.get(name)
+        if v is None or v is False:
+            continue
+        if name in VALUE_LABELS and isinstance(v, str) and v in VALUE_LABELS[name]:
+            parts.append(value_text(name, v, lang))
+        elif name == "use_index":
+            parts.append("HNSW")
+        else:
+            parts.append(f"{param_label(name, lang)} = {value_text(name, v, lang)}")
+        if name == "retriever":  # the embedder right after the retriever
+            parts += models_words(run)
+    if not params.get("retriever"):
+        parts[0:0] = models_words(run)
+    if _get(run, "offline"):
+        parts.append(("офлайн", "offline")[lang == "en"])
+    return " · ".join(dict.fromkeys(p for p in parts if p)) or "—"
+
+
+def when(value: Any) -> str:
+    if isinstance(value, datetime):
+        return f"{value:%Y-%m-%d %H:%M}"
+    return str(value)[:16] if value else "—"
+
+
+def run_option(run: Any, lang: str = "ru", *, with_tier: bool = False) -> str:
+    """A run picker's label: configuration · dataset · start time · #id (newest first is the caller's order)."""
+    bits = []
+    if with_tier:
+        bits.append(tier_title(str(_get(run, "tier")), lang))
+    bits.append(config_words(run, lang))
+    if _get(run, "dataset_name"):
+        bits.append(str(_get(run, "dataset_name")))
+    if _get(run, "label"):
+        bits.append(str(_get(run, "label")))
+    bits.append(when(_get(run, "started_at")))
+    return " · ".join(bits) + f" · #{_get(run, 'id')}"
+
+
+def param_rows(params: Mapping[str, Any] | None, lang: str = "ru") -> list[tuple[str, str]]:
+    """``(label, value)`` of every parameter, for a definition list."""
+    return [(param_label(str(k), lang), value_text(str(k), v, lang)) for k, v in (params or {}).items()]

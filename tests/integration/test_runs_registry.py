@@ -267,7 +267,7 @@ def test_cli_runs(engine: Any, pair: tuple[int, int, str], tmp_path: Any, capsys
     info = _cli("runs", "export", str(b), "--format", "html", "--out", str(out), "--json")
     assert info["bytes"] > 10_000 and "<script src=" not in out.read_text()
     md = _cli("runs", "export", str(b), "--format", "md", "--json")
-    assert md["content"].startswith("# Run #")
+    assert md["content"].startswith("# Run report #")
     exported = _cli("runs", "export", str(b), "--format", "json")
     assert exported["run"]["id"] == b and len(exported["items"]) == 40
     capsys.readouterr()

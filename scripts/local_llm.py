@@ -151,13 +151,29 @@ def _ready(port: int) -> bool:
         return False
 
 
+#: llama-cpp-python's server has no ``--pooling_type`` option, and a chat model's GGUF names no pooling:
+#: its ``/v1/embeddings`` would return one vector per *token*. The embeddings server is therefore started
+#: through this launcher, which makes mean pooling (one vector per text) the default of embedding models.
+_EMBED_LAUNCHER = (
+    "import sys, llama_cpp\n"
+    "_init = llama_cpp.Llama.__init__\n"
+    "def _mean_pooling(self, *a, **kw):\n"
+    "    if kw.get('embedding'):\n"
+    "        kw.setdefault('pooling_type', llama_cpp.LLAMA_POOLING_TYPE_MEAN)\n"
+    "    _init(self, *a, **kw)\n"
+    "llama_cpp.Llama.__init__ = _mean_pooling\n"
+    "from llama_cpp.server.__main__ import main\n"
+    "main()\n"
+)
+
+
 def _server_args(model: Path, alias: str, port: int, *, embedding: bool) -> list[str]:
     threads = os.environ.get("LOCAL_LLM_THREADS", str(os.cpu_count() or 2))
-    args = ["-m", "llama_cpp.server", "--model", str(model), "--model_alias", alias, "--host", HOST,
-            "--port", str(port), "--n_ctx", os.environ.get("LOCAL_LLM_CTX", "4096"), "--n_threads", threads]
+    opts = ["--model", str(model), "--model_alias", alias, "--host", HOST, "--port", str(port),
+            "--n_ctx", os.environ.get("LOCAL_LLM_CTX", "4096"), "--n_threads", threads]
     if embedding:
-        args += ["--embedding", "true", "--pooling_type", "1"]  # 1 = mean pooling: one vector per text
-    return args
+        return ["-c", _EMBED_LAUNCHER, *opts, "--embedding", "true"]
+    return ["-m", "llama_cpp.server", *opts]
 
 
 def start() -> None:

@@ -6,8 +6,9 @@ What is masked (replaced by ``***``):
   ``OPENAI_API_KEY`` / ``*_API_KEY`` / ``*_TOKEN`` / ``*_SECRET`` / ``*PASSWORD*`` environment variables
   and ``secrets.toml`` entries, the passwords of user-info in configured URLs (``OPENAI_BASE_URL``,
   provider base URLs, ``DATABASE_URL``) and the values of credential-like query parameters in them
-  (``?api-key=...``). Values shorter than :data:`MIN_SECRET_LEN` characters (``"local"``) are not
-  masked as free text — they would mangle ordinary words — but still are in the structural rules below;
+  (``?api-key=...``), and the base64 ``user:password`` of the Basic auth header built from user-info.
+  Values shorter than :data:`MIN_SECRET_LEN` characters (``"local"``) are not masked as free text —
+  they would mangle ordinary words — but still are in the structural rules below;
 * **URLs** anywhere in a text: user-info (``user:pass@``) and the values of credential-like query
   parameters (``api-key``, ``key``, ``token``, ``access_token``, ``secret``, ``password``, ``sig``...);
 * **headers**: ``Authorization`` / ``Proxy-Authorization`` / ``api-key`` / ``x-api-key`` values,
@@ -22,6 +23,7 @@ root logger and on the HTTP libraries' loggers (the ``openai`` SDK logs each req
 
 from __future__ import annotations
 
+import base64
 import logging
 import os
 import re
@@ -68,6 +70,11 @@ def url_secrets(url: str | None) -> list[str]:
     try:
         p = urlsplit(url)
         out = [x for x in (p.password, p.username if p.password else None) if x]
+        if p.username or p.password:  # the Basic auth header the HTTP client builds from them
+            from urllib.parse import unquote
+
+            pair = f"{unquote(p.username or '')}:{unquote(p.password or '')}".encode()
+            out.append(base64.b64encode(pair).decode("ascii"))
         out += [v for k, v in parse_qsl(p.query, keep_blank_values=False) if _SECRET_PARAM.match(k) and v]
     except ValueError:
         return []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.scripted_openai import ScriptedOpenAI, scripted_openai  # noqa: F401 (fixture)
+from tests.support.scripted_openai import ScriptedOpenAI, scripted_openai  # noqa: F401,F811 (fixture)
 from voproshalych_eval import executor
 from voproshalych_eval.llm import LLMClient, Provider, RetryPolicy
 from voproshalych_eval.llm import prices as P
@@ -47,7 +47,7 @@ def test_secrets_override_the_store(engine) -> None:  # type: ignore[no-untyped-
     assert "broken" not in table
 
 
-def test_run_progress_and_metrics_carry_cost_per_model(engine, scripted_openai: ScriptedOpenAI) -> None:  # type: ignore[no-untyped-def]
+def test_run_progress_and_metrics_carry_cost_per_model(engine, scripted_openai: ScriptedOpenAI) -> None:  # type: ignore[no-untyped-def] # noqa: F811
     client = LLMClient([Provider("p", scripted_openai.base_url, None, ["gpt-4o-mini", "unpriced-model"])], engine,
                        retry=RetryPolicy(max_attempts=2, initial=0.01))
 

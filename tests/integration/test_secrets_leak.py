@@ -26,7 +26,8 @@ URL_USER = f"leakuser{TAG}"
 URL_PASS = f"pw-leak-url-{TAG}"
 QUERY_KEY = f"qk-leak-query-{TAG}"
 TOML_KEY = f"sk-leak-toml-{TAG}"
-SECRETS = (ENV_KEY, URL_USER, URL_PASS, QUERY_KEY, TOML_KEY)
+BASIC = __import__("base64").b64encode(f"{URL_USER}:{URL_PASS}".encode()).decode()
+SECRETS = (ENV_KEY, URL_USER, URL_PASS, QUERY_KEY, TOML_KEY, BASIC)
 
 SAMPLES = [
     {"user_input": "Когда стипендия?", "response": "Стипендию платят 25 числа.",
@@ -62,15 +63,22 @@ def leaky_server():  # type: ignore[no-untyped-def]
         yield srv
 
 
-def test_no_credential_leaks_anywhere(demo_engine, leaky_server: ScriptedOpenAI, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_no_credential_leaks_anywhere(demo_engine, leaky_server: ScriptedOpenAI, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                      monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from voproshalych_eval.cli import main
+    from voproshalych_eval.config import get_settings
+
     srv = leaky_server
     samples = tmp_path / "samples.jsonl"
     samples.write_text("\n".join(json.dumps(s, ensure_ascii=False) for s in SAMPLES), encoding="utf-8")
     base_env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "VOPROSHALYCH_EVAL_LLM"))}
 
-    # configuration A: the SDK's variables, credentials in the key, the user-info and the query string
+    # configuration A: the SDK's variables, the key and a credential in the query string
     env_a = dict(base_env, OPENAI_API_KEY=ENV_KEY, VOPROSHALYCH_EVAL_LLM_MODELS="leak-model",
-                 OPENAI_BASE_URL=srv.base_url.replace("http://", f"http://{URL_USER}:{URL_PASS}@") + f"?api-key={QUERY_KEY}")
+                 OPENAI_BASE_URL=srv.base_url + f"?api-key={QUERY_KEY}")
+    # configuration U: user-info in the base URL (HTTP Basic auth; with a key as well it is refused, see below)
+    env_u = dict(base_env, VOPROSHALYCH_EVAL_LLM_MODELS="leak-model",
+                 OPENAI_BASE_URL=srv.base_url.replace("http://", f"http://{URL_USER}:{URL_PASS}@"))
     # configuration B: a provider in secrets.toml whose key lives in the same file
     toml = tmp_path / "secrets.toml"
     toml.write_text(f'LEAK_PROVIDER_API_KEY = "{TOML_KEY}"\n[[llm.providers]]\nname = "sec"\n'
@@ -78,40 +86,57 @@ def test_no_credential_leaks_anywhere(demo_engine, leaky_server: ScriptedOpenAI,
                     encoding="utf-8")
     env_b = dict(base_env, VOPROSHALYCH_EVAL_SECRETS=str(toml))
 
+    # real processes (their own logging setup), verbose so that the SDK logs every request URL
     outputs: list[str] = []
     run_ids: list[int] = []
-    for env in (env_a, env_b):
-        judge = _cli(["-v", "judge", "--metric", "faithfulness", "--input", str(samples), "--json"], env)
-        assert judge.returncode == 0, judge.stderr[-3000:]
-        run_ids.append(json.loads(judge.stdout)["run_id"])
-        tier2 = _cli(["-v", "tier2", "--limit", "2", "--json"], env)
-        assert tier2.returncode == 0, tier2.stderr[-3000:]
-        run_ids.append(json.loads(tier2.stdout)["run_id"])
-        outputs += [judge.stdout, judge.stderr, tier2.stdout, tier2.stderr]
-    # the logging path was exercised (verbose shows the SDK's request lines) and the server did echo
-    assert "HTTP Request: POST" in outputs[1] and "***" in outputs[1]
-    assert any("Bearer" in (r.get("messages") and "x" or "") or True for r in srv.requests)
-    assert any("authorization" in h for h in srv.headers_seen)
-    # a failing call's error text (server message with the echo) goes to the store too
-    srv.script(*[Reply.error(400)] * 4)
-    failing = _cli(["judge", "--metric", "faithfulness", "--input", str(samples), "--no-cache", "--json"], env_a)
-    outputs += [failing.stdout, failing.stderr]
-    run_ids.append(json.loads(failing.stdout)["run_id"])
+    for env, args in ((env_a, ["-v", "judge", "--metric", "faithfulness", "--input", str(samples), "--json"]),
+                      (env_a, ["-v", "tier2", "--limit", "1", "--json"]),
+                      (env_u, ["-v", "judge", "--metric", "faithfulness", "--input", str(samples), "--no-cache", "--json"]),
+                      (env_b, ["-v", "judge", "--metric", "answer_relevance", "--input", str(samples), "--json"])):
+        out = _cli(args, env)
+        assert out.returncode == 0, out.stderr[-3000:]
+        run_ids.append(json.loads(out.stdout)["run_id"])
+        outputs += [out.stdout, out.stderr]
+    # the logging path was exercised (the SDK's request lines, redacted) and the server did receive them
+    assert "HTTP Request: POST" in outputs[1] and "api-key=***" in outputs[1]
+    assert "HTTP Request: POST http://***@127.0.0.1" in outputs[5]
+    assert any(h.get("authorization", "").endswith(ENV_KEY) for h in srv.headers_seen)
+    assert any(h.get("authorization", "").startswith("Basic ") for h in srv.headers_seen)
+    assert any(h.get("authorization", "").endswith(TOML_KEY) for h in srv.headers_seen)
+    assert any(QUERY_KEY in p for p in srv.paths)
 
+    # the same CLI in this process (faster): a failing run, every export format, the gap report
+    for k in [k for k in os.environ if k.startswith(("OPENAI_", "VOPROSHALYCH_EVAL_LLM"))]:
+        monkeypatch.delenv(k)
+    for k, v in env_a.items():
+        if os.environ.get(k) != v:
+            monkeypatch.setenv(k, v)
+    get_settings.cache_clear()
+    srv.script(*[Reply.error(400)] * 4)
+    assert main(["judge", "--metric", "faithfulness", "--input", str(samples), "--no-cache", "--json"]) == 0
+    out = capsys.readouterr()
+    run_ids.append(json.loads(out.out)["run_id"])
+    outputs += [out.out, out.err]
     exports = tmp_path / "exports"
     for rid in run_ids:
         for fmt in ("md", "html", "json", "csv"):
-            out = _cli(["runs", "export", str(rid), "--format", fmt, "--out", str(exports / f"{rid}.{fmt}")], env_a)
-            assert out.returncode == 0, out.stderr
-            outputs += [out.stdout, out.stderr]
-        out = _cli(["runs", "export", str(rid), "--format", "csv", "--csv-part", "metrics",
-                    "--out", str(exports / f"{rid}.metrics.csv")], env_a)
-        assert out.returncode == 0, out.stderr
-    gap = _cli(["real-users", "--analysis", "topics", "--report", str(exports / "gaps.md")], env_a)
-    assert gap.returncode == 0, gap.stderr[-3000:]
-    gap_html = _cli(["real-users", "--analysis", "topics", "--report", str(exports / "gaps.html")], env_a)
-    assert gap_html.returncode == 0, gap_html.stderr[-3000:]
-    outputs += [gap.stdout, gap.stderr, gap_html.stdout, gap_html.stderr]
+            assert main(["runs", "export", str(rid), "--format", fmt, "--out", str(exports / f"{rid}.{fmt}")]) == 0
+        assert main(["runs", "export", str(rid), "--format", "csv", "--csv-part", "metrics",
+                     "--out", str(exports / f"{rid}.metrics.csv")]) == 0
+    # the gap report (on a small imported log, so that topics are quick)
+    log_csv = tmp_path / "log.csv"
+    rows = ["id,question,answer,created_at"] + [
+        f"{i},{q},,2025-09-0{1 + i % 9}T10:00:00+05:00" for i, q in enumerate(
+            [f"когда стипендия {i}" for i in range(12)]
+            + [f"где общежитие {i}" for i in range(12)], 1)]
+    log_csv.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    assert main(["import-questions", str(log_csv), "--source", f"leak_{TAG}"]) == 0
+    for name in ("gaps.md", "gaps.html"):
+        assert main(["real-users", "--source", f"leak_{TAG}", "--analysis", "topics", "--k-topics", "2",
+                     "--report", str(exports / name)]) == 0
+    out = capsys.readouterr()
+    outputs += [out.out, out.err]
+    get_settings.cache_clear()
 
     assert _leaks("\n".join(outputs)) == []
     files = sorted(exports.iterdir())

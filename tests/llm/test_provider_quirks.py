@@ -169,6 +169,16 @@ def test_user_info_base_url_makes_a_well_formed_request(scripted_openai: Scripte
     assert scripted_openai.paths[-1] == "/v1/chat/completions"
 
 
+def test_user_info_and_an_api_key_are_refused(scripted_openai: ScriptedOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    """httpx turns user-info into Basic auth and silently drops the Bearer key: refused, naming the variable."""
+    monkeypatch.setenv("BOTH_API_KEY", "sk-both-0123456789")
+    base = scripted_openai.base_url.replace("http://", "http://alice:pw-0123456789@")
+    c = client(scripted_openai, base_url=base, key_env="BOTH_API_KEY")
+    with pytest.raises(ProviderConfigError) as ei:
+        c.complete(msg("a"), model="m")
+    assert "BOTH_API_KEY" in str(ei.value) and "pw-0123456789" not in str(ei.value) and scripted_openai.count == 0
+
+
 @pytest.mark.parametrize(
     ("url", "word"),
     [("http://h/v1?api-key=SECRETVALUE1#frag", "fragment"), ("http://h/v1?key=SECRETVALUE1&key=SECRETVALUE2", "repeats"),

@@ -80,6 +80,15 @@ def test_gap_report_markdown_is_inert() -> None:
     assert "| 1 | `" in text  # the topic name is a code span in its table cell
 
 
+def test_gap_reports_are_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A configured key pasted into the bot by a user never reaches the report."""
+    monkeypatch.setenv("SOME_SERVICE_API_KEY", "sk-pasted-0123456789")
+    res = _gap_result()
+    res.topics.gaps.at[0, "examples"] = ["мой ключ sk-pasted-0123456789 не работает"]
+    for text in (coverage_gap_markdown(res), coverage_gap_html(res)):
+        assert "sk-pasted-0123456789" not in text and "мой ключ *** не работает" in text
+
+
 def test_gap_report_html_is_escaped() -> None:
     page = coverage_gap_html(_gap_result())
     assert not re.search(r"<(script|img|iframe|svg|a\s)", page, re.IGNORECASE)

@@ -53,8 +53,10 @@ from voproshalych_eval.llm.cache import CallLog, LLMCache, cache_key
 from voproshalych_eval.llm.providers import (
     NO_KEY,
     Provider,
+    ProviderConfigError,
     all_models,
     configured_providers,
+    has_user_info,
     llm_options,
     resolve_api_key,
     split_base_url,
@@ -312,6 +314,12 @@ class LLMClient:
 
                 base, query = split_base_url(provider.base_url, provider.name)
                 key = resolve_api_key(provider, self.settings) or NO_KEY
+                if key != NO_KEY and has_user_info(base):
+                    raise ProviderConfigError(
+                        f"provider {provider.name!r}: the base URL carries user:password (sent as HTTP Basic auth) and "
+                        f"an API key is set too ({provider.api_key_env}); the HTTP client would send only the Basic "
+                        "auth and drop the key — keep one of them"
+                    )
                 if key != NO_KEY:
                     self._keys.append(key)
                     self._secret_values = None

@@ -15,7 +15,8 @@ Configured in ``.streamlit/secrets.toml``::
 
 A base URL may carry query parameters (``https://host/openai/v1?api-version=2024-06-01&api-key=...``): they
 are sent with every request (:func:`split_base_url`); user-info (``https://user:pass@host/v1``) is sent as
-HTTP Basic auth by the HTTP client. Both are masked in logs and never stored.
+HTTP Basic auth by the HTTP client — which then drops the API key, so a provider with both is refused.
+Both are masked in logs and never stored.
 
 When no provider is listed, the SDK's own ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` variables define a
 provider named ``default`` whose models come from ``VOPROSHALYCH_EVAL_LLM_MODELS`` (comma list) or
@@ -82,6 +83,16 @@ def public_url(url: str | None) -> str | None:
 
 class ProviderConfigError(ValueError):
     """A provider's configuration cannot work (the message names the provider, never a credential)."""
+
+
+def has_user_info(url: str | None) -> bool:
+    """Whether ``url`` carries ``user[:password]@`` (sent as HTTP Basic auth by the HTTP client)."""
+    from urllib.parse import urlsplit
+
+    try:
+        return bool(url) and "@" in urlsplit(url).netloc  # type: ignore[arg-type]
+    except ValueError:
+        return False
 
 
 def split_base_url(url: str | None, provider: str = "default") -> tuple[str | None, dict[str, str]]:

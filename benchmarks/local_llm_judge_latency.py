@@ -60,7 +60,7 @@ def main() -> int:
     ap.add_argument("--calls", type=int, default=20)
     a = ap.parse_args()
     try:
-        urllib.request.urlopen(a.url.rstrip("/") + "/models", timeout=5).read()  # noqa: S310 - loopback
+        urllib.request.urlopen(a.url.rstrip("/") + "/models", timeout=120).read()  # noqa: S310 - loopback
     except OSError:
         print(f"no LLM server at {a.url}: run `make local-llm` first")
         return 0

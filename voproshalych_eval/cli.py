@@ -94,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {redact(str(exc))}", file=sys.stderr)
         return 2
     finally:
-        if handler not in before:  # in-process callers (tests) get the logging they had
+        if handler is not None and handler not in before:  # in-process callers get the logging they had
             root.removeHandler(handler)
 
 

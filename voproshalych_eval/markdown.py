@@ -4,7 +4,9 @@ Questions, answers, labels and chunk texts come from users, bots and LLMs: rende
 export, ``<script>``, ``<img onerror=...>``, remote images ``![](http://...)`` (a tracking pixel when a
 viewer opens the report) and links would become live HTML. Every *data* field therefore goes into a
 code span: no HTML, image, link or emphasis is interpreted inside one, and GFM tables still allow an
-escaped ``\\|`` in it. Numbers and the report's own words stay plain text.
+escaped ``\\|`` in it. Numbers, the report's own words and text made only of characters that cannot start
+any Markdown construct that renders HTML, an image or a link (letters, digits, spaces and ``_ . , % + = ? ! -``,
+``@`` only when no domain follows: ``hit_rate@5``, not ``a@b.ru``) stay plain text.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import re
 from typing import Any
 
 _BACKTICKS = re.compile(r"`+")
+_PLAIN = re.compile(r"[\w .,%+=?!@-]*")
 
 
 def literal(value: Any) -> str:
@@ -26,6 +29,13 @@ def literal(value: Any) -> str:
     fence = "`" * (longest + 1)
     pad = " " if s.startswith("`") or s.endswith("`") else ""
     return f"{fence}{pad}{s}{pad}{fence}"
+
+
+def inert(s: str) -> bool:
+    """Whether ``s`` can render no HTML, image, link, autolink or email link in any Markdown flavour."""
+    if not _PLAIN.fullmatch(s) or "www." in s.lower():
+        return False
+    return "@" not in s or "." not in s.rsplit("@", 1)[1]
 
 
 def _plain(value: Any, digits: int) -> str | None:
@@ -42,7 +52,8 @@ def _plain(value: Any, digits: int) -> str | None:
 
 
 def cell(value: Any, *, width: int = 120, digits: int = 4) -> str:
-    """A GFM table cell: numbers plain; text (cut to ``width`` characters) as a code span, pipes escaped."""
+    """A GFM table cell: numbers and :func:`inert` text plain; other text (cut to ``width`` characters) as a
+    code span, pipes escaped."""
     plain = _plain(value, digits)
     if plain is not None:
         return plain
@@ -57,7 +68,7 @@ def cell(value: Any, *, width: int = 120, digits: int = 4) -> str:
     s = " ".join(s.split())
     if len(s) > width:
         s = s[: width - 1] + "…"
-    return literal(s).replace("|", "\\|")
+    return s if inert(s) else literal(s).replace("|", "\\|")
 
 
 def table(rows: list[dict[str, Any]], cols: list[str], *, width: int = 120) -> str:

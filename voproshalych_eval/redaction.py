@@ -46,7 +46,7 @@ OWN_HANDLER_LOGGERS = ("streamlit",)
 _SECRET_WORDS = {"key", "apikey", "token", "secret", "password", "passwd", "credential", "credentials"}
 _SECRET_PARAM = re.compile(
     r"^(api[-_]?key|apikey|key|token|access[-_]?token|auth|auth[-_]?token|secret|client[-_]?secret|"
-    r"password|passwd|pwd|sig|signature|x-api-key|code)$",
+    r"password|passwd|pwd|sig|signature|x-api-key)$",
     re.IGNORECASE,
 )
 _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>`]+")
@@ -276,15 +276,22 @@ def protect_handlers() -> None:
 
 
 def configure_logging(*, verbose: bool = False, stream: TextIO | None = None,
-                      fmt: str = "%(levelname)s %(name)s: %(message)s") -> logging.Handler:
+                      fmt: str = "%(levelname)s %(name)s: %(message)s") -> logging.Handler | None:
     """The one logging setup (CLI, app, background jobs); idempotent.
 
     One stderr handler with the redacting filter on the root logger (INFO, DEBUG with ``verbose``); the
     HTTP libraries are kept at WARNING unless ``verbose`` (their INFO line is one per request); every
-    other handler already installed is given the filter too.
+    other handler already installed is given the filter too. When the host already configured the root
+    logger (a test runner, an embedding application) and no ``stream`` is given, no handler is added —
+    like ``logging.basicConfig`` — and None is returned; its handlers are protected all the same.
     """
     root = logging.getLogger()
     handler = next((h for h in root.handlers if getattr(h, _HANDLER_ATTR, False)), None)
+    if handler is None and stream is None and root.handlers:
+        root.setLevel(logging.DEBUG if verbose else min(root.level or logging.INFO, logging.INFO))
+        _quiet_http(verbose)
+        protect_handlers()
+        return None
     if handler is not None and (stream is not None) != (type(handler) is logging.StreamHandler):
         root.removeHandler(handler)  # switching between the live stderr and an explicit stream
         handler = None
@@ -296,8 +303,12 @@ def configure_logging(*, verbose: bool = False, stream: TextIO | None = None,
         handler.setStream(stream)
     handler.setFormatter(logging.Formatter(fmt))
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
+    _quiet_http(verbose)
+    protect_handlers()
+    return handler
+
+
+def _quiet_http(verbose: bool) -> None:
     quiet = logging.INFO if verbose else logging.WARNING
     for name in (*HTTP_LOGGERS, "alembic", "numba", "urllib3"):
         logging.getLogger(name).setLevel(quiet)
-    protect_handlers()
-    return handler

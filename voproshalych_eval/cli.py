@@ -17,6 +17,7 @@ from typing import Any
 
 COMMAND_MODULES = (
     "core",
+    "snapshot",
     "tier0",
     "tier1",
     "judge",

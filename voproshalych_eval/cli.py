@@ -74,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from voproshalych_eval.redaction import configure_logging, redact
+    from voproshalych_eval.redaction import configure_logging, redact, uninstall_record_factory
 
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -97,6 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if handler is not None and handler not in before:  # in-process callers get the logging they had
             root.removeHandler(handler)
+            uninstall_record_factory()
 
 
 if __name__ == "__main__":  # pragma: no cover

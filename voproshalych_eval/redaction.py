@@ -16,8 +16,9 @@ What is masked (replaced by ``***``):
 
 :class:`RedactingFilter` applies :func:`redact` to a log record (message, arguments, formatted
 traceback). :func:`configure_logging` is the one logging setup of the CLI, the app and background jobs:
-it installs a stderr handler with that filter and puts the filter on every other handler found on the
-root logger and on the HTTP libraries' loggers (the ``openai`` SDK logs each request through
+it redacts every log record at creation (a record factory: handlers installed later, such as the
+embedded server's log file, are covered too), installs a stderr handler with that filter and puts the
+filter on every other handler found on the root logger and on the HTTP libraries' loggers (the ``openai`` SDK logs each request through
 ``httpx2`` (3.x) or ``httpx`` (1.x), and configures logging itself when ``OPENAI_LOG`` is set).
 """
 
@@ -266,6 +267,32 @@ _FILTER = RedactingFilter()
 _HANDLER_ATTR = "_voproshalych_eval_handler"
 
 
+_FACTORY_ATTR = "_voproshalych_eval_redacting"
+
+
+def install_record_factory() -> None:
+    """Redact every log record when it is created, whichever handler emits it — also handlers installed
+    later (the embedded server's log file, a library's own). Idempotent; :func:`uninstall_record_factory`."""
+    current = logging.getLogRecordFactory()
+    if getattr(current, _FACTORY_ATTR, False):
+        return
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = current(*args, **kwargs)
+        _FILTER.filter(record)
+        return record
+
+    setattr(factory, _FACTORY_ATTR, True)
+    factory.wrapped = current  # type: ignore[attr-defined]
+    logging.setLogRecordFactory(factory)
+
+
+def uninstall_record_factory() -> None:
+    current = logging.getLogRecordFactory()
+    if getattr(current, _FACTORY_ATTR, False):
+        logging.setLogRecordFactory(current.wrapped)  # type: ignore[attr-defined]
+
+
 def protect_handlers() -> None:
     """Put the redacting filter on every handler of the root logger, the HTTP loggers and Streamlit's."""
     loggers = [logging.getLogger()] + [logging.getLogger(n) for n in (*HTTP_LOGGERS, *OWN_HANDLER_LOGGERS)]
@@ -287,6 +314,7 @@ def configure_logging(*, verbose: bool = False, stream: TextIO | None = None,
     """
     root = logging.getLogger()
     handler = next((h for h in root.handlers if getattr(h, _HANDLER_ATTR, False)), None)
+    install_record_factory()
     if handler is None and stream is None and root.handlers:
         root.setLevel(logging.DEBUG if verbose else min(root.level or logging.INFO, logging.INFO))
         _quiet_http(verbose)

@@ -146,7 +146,7 @@ def test_no_credential_leaks_anywhere(demo_engine, leaky_server: ScriptedOpenAI,
     home = Path(os.environ["VOPROSHALYCH_EVAL_HOME"])
     for f in (p for p in home.rglob("*") if p.is_file()):
         assert _leaks(f.read_bytes().decode("utf-8", "replace")) == [], str(f)
-    dump = _pg_dump(os.environ["DATABASE_URL"])
+    dump = _pg_dump(os.environ["VOPROSHALYCH_EVAL_STORE_URL"])  # the store: everything the app writes
     assert "leak-model" in dump and "[auth: Bearer ***" in dump  # the runs and the scrubbed echoes are in it
     assert _leaks(dump) == []
 

@@ -132,6 +132,24 @@ def test_configure_logging_protects_sdk_loggers(secret_env: None) -> None:
         rd.configure_logging(verbose=False, stream=buf)
         assert logging.getLogger("httpx2").level == logging.WARNING
     finally:
+        rd.uninstall_record_factory()
         logging.getLogger("httpx2").removeHandler(foreign)
         root.handlers[:] = saved[0]
         root.setLevel(saved[1])
+
+
+def test_record_factory_covers_handlers_installed_later(secret_env: None) -> None:
+    buf = io.StringIO()
+    rd.install_record_factory()
+    rd.install_record_factory()  # idempotent
+    try:
+        lg = logging.getLogger("test.redaction.later")
+        late = logging.StreamHandler(buf)  # installed after the setup, without the filter
+        lg.addHandler(late)
+        lg.propagate = False
+        lg.warning("pg_ctl with %s", f"postgresql://u:hunter2-long-pass@h/db key {KEY}")
+        lg.removeHandler(late)
+    finally:
+        rd.uninstall_record_factory()
+    assert "hunter2-long-pass" not in buf.getvalue() and KEY not in buf.getvalue() and "postgresql://***@h/db" in buf.getvalue()
+    assert not getattr(logging.getLogRecordFactory(), "_voproshalych_eval_redacting", False)

@@ -103,9 +103,12 @@ def test_dimension_checks_against_stored_vectors(demo_engine, tiny_st_model: Pat
     from voproshalych_eval.db.retrieval import ensure_chunk_vectors, search_vectors
     from voproshalych_eval.embeddings import cached_embedder
 
+    from voproshalych_eval.db import snapshots
+
     emb = cached_embedder(f"st:{tiny_st_model}", demo_engine)
+    snap = snapshots.current(demo_engine)  # the knowledge base as the store holds it
     with demo_engine.connect() as conn:
-        chunk_id, chunk_text = conn.execute(text("SELECT id, text FROM public.chunk ORDER BY id LIMIT 1")).one()
+        chunk_id, chunk_text = conn.execute(text(f"SELECT id, text FROM {snap.chunks_table} ORDER BY id LIMIT 1")).one()
     q = emb.encode_queries([chunk_text])
     with pytest.raises(DimensionMismatchError, match="32-d"):
         search_vectors(demo_engine, q, k=3)

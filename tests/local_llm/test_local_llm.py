@@ -180,9 +180,14 @@ def test_seed004_simple_criteria_arithmetic(judge: Judge) -> None:
 
 
 def _level(res: Any) -> float:
-    """The rubric level the seed asserts on (details["level"]; the score itself where it is the level)."""
+    """The rubric level the seed asserts on: ``details["level"]``, else the median of the levels the models
+    chose (``details["per_model"][model] = [{"level": n}, ...]``); never the normalised score."""
     _ok(res)
-    return float(res.details.get("level", res.score))
+    if "level" in res.details:
+        return float(res.details["level"])
+    levels = [float(r["level"]) for runs in res.details.get("per_model", {}).values() for r in runs if "level" in r]
+    assert levels, res.details
+    return float(np.median(levels))
 
 
 PHOTOSYNTHESIS = {

@@ -99,11 +99,9 @@ def test_dimension_checks_against_stored_vectors(demo_engine, tiny_st_model: Pat
     schema for this model, the same search works and finds the chunk a question was written from."""
     from sqlalchemy import text
 
-    from voproshalych_eval.db import DimensionMismatchError
+    from voproshalych_eval.db import DimensionMismatchError, snapshots
     from voproshalych_eval.db.retrieval import ensure_chunk_vectors, search_vectors
     from voproshalych_eval.embeddings import cached_embedder
-
-    from voproshalych_eval.db import snapshots
 
     emb = cached_embedder(f"st:{tiny_st_model}", demo_engine)
     snap = snapshots.current(demo_engine)  # the knowledge base as the store holds it

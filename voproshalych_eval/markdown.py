@@ -5,7 +5,7 @@ export, ``<script>``, ``<img onerror=...>``, remote images ``![](http://...)`` (
 viewer opens the report) and links would become live HTML. Every *data* field therefore goes into a
 code span: no HTML, image, link or emphasis is interpreted inside one, and GFM tables still allow an
 escaped ``\\|`` in it. Numbers, the report's own words and text made only of characters that cannot start
-any Markdown construct that renders HTML, an image or a link (letters, digits, spaces and ``_ . , % + = ? ! -``,
+any Markdown construct that renders HTML, an image or a link (letters, digits, spaces and ``_ . , % + = ? ! ( ) : ; · — – -``,
 ``@`` only when no domain follows: ``hit_rate@5``, not ``a@b.ru``) stay plain text.
 """
 
@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 _BACKTICKS = re.compile(r"`+")
-_PLAIN = re.compile(r"[\w .,%+=?!@-]*")
+_PLAIN = re.compile(r"[\w .,%+=?!@():;·—–-]*")
 
 
 def literal(value: Any) -> str:

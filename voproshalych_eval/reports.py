@@ -21,6 +21,7 @@ from typing import Any
 import pandas as pd
 from sqlalchemy import Engine
 
+from voproshalych_eval import markdown as md
 from voproshalych_eval.baselines import STATUS_ICONS, STATUS_LABELS
 
 FORMATS = ("json", "md", "html", "csv")
@@ -194,8 +195,8 @@ def document(data: dict[str, Any], *, lang: str = "en") -> tuple[str, list[tuple
     summary = [
         (_w("verdict", lang), _status_text(status["status"], lang)),
         (_w("what", lang), tier_title(str(r["tier"]), lang)),
-        (_w("config", lang), config_words(r, lang)),
-        (_w("dataset", lang), r.get("dataset_name") or "—"),
+        (_w("config", lang), ("data", config_words(r, lang))),
+        (_w("dataset", lang), ("data", r.get("dataset_name") or "—")),
         (_w("when", lang), when(r.get("started_at"))),
         (_w("duration", lang), _duration(r, lang)),
         (_w("state", lang), (lambda p: p[1] if lang == "en" else p[0])(_STATES.get(str(state), (str(state), str(state))))),
@@ -232,13 +233,14 @@ def document(data: dict[str, Any], *, lang: str = "en") -> tuple[str, list[tuple
     sections.append((f"{_w('item_rows', lang)} ({len(items)})", [
         ("table", cols, [[("data", it.get(c)) for c in cols] for it in items], "items"),
     ]))
-    tech = [(_w("t_id", lang), f"#{r['id']}"), (_w("t_label", lang), r.get("label") or "—"),
+    tech = [(_w("t_id", lang), f"#{r['id']}"), (_w("t_label", lang), ("data", r.get("label") or "—")),
             (_w("t_hash", lang), ("code", r.get("dataset_hash") or "—")),
-            (_w("t_models", lang), ", ".join(models_words(r)) or "—"),
+            (_w("t_models", lang), ("data", ", ".join(models_words(r)) or "—")),
             (_w("t_prompts", lang), ("code", "; ".join(f"{k}: {str(v)[:12]}" for k, v in (r.get("prompts") or {}).items()) or "—")),
-            (_w("t_code", lang), ("code", r.get("code_version") or "—")), (_w("t_by", lang), r.get("created_by") or "—"),
+            (_w("t_code", lang), ("code", r.get("code_version") or "—")),
+            (_w("t_by", lang), ("data", r.get("created_by") or "—")),
             (_w("t_started", lang), str(r.get("started_at") or "—")), (_w("t_finished", lang), str(r.get("finished_at") or "—"))]
-    tech += [(f"{_w('t_params', lang)}: {k}", v) for k, v in param_rows(r.get("params"), lang)]
+    tech += [(f"{_w('t_params', lang)}: {k}", ("data", v)) for k, v in param_rows(r.get("params"), lang)]
     sections.append((_w("tech", lang), [("dl", tech)]))
     return _title(data, lang), sections
 
@@ -255,26 +257,13 @@ def _item_cols(items: list[dict[str, Any]]) -> list[str]:
 # ------------------------------------------------------------------------------------------ Markdown
 
 def _md_text(v: Any) -> str:
-    """A cell: ("code", x) as a code span, ("data", x) escaped (a code span unless inert), text of ours plain."""
+    """A cell or value: ("code", x) as a code span, ("data", x) through :func:`voproshalych_eval.markdown.cell`
+    (plain when inert, else a code span: data never renders HTML, images or links), text of ours plain."""
     if isinstance(v, tuple) and v and v[0] in ("code", "data"):
-        x = v[1]
         if v[0] == "code":
-            return _md_code(x)
-        return _md_cell(x)
+            return md.literal(v[1]).replace("|", "\\|") or "—"
+        return md.cell(v[1])
     return " ".join(str(v).split()).replace("|", "\\|")
-
-
-def _md_code(x: Any) -> str:
-    s = " ".join(str(x).split())
-    fence = "``" if "`" in s else "`"
-    return f"{fence}{s}{fence}".replace("|", "\\|") if s else "—"
-
-
-def _md_cell(v: Any, width: int = 120) -> str:
-    s = " ".join(_fmt(v).split())
-    if len(s) > width:
-        s = s[: width - 1] + "…"
-    return s.replace("|", "\\|")
 
 
 def _md_rows(headers: list[str], rows: list[list[Any]]) -> str:
@@ -286,7 +275,10 @@ def _md_rows(headers: list[str], rows: list[list[Any]]) -> str:
 
 
 def to_markdown(data: dict[str, Any], *, lang: str = "en") -> str:
-    """The report as Markdown in ``lang`` (the per-item table is cut to the first 200 rows, noted)."""
+    """The report as Markdown in ``lang`` (the per-item table is cut to the first 200 rows, noted).
+
+    Every data field (questions, answers, labels, errors...) goes through :mod:`voproshalych_eval.markdown`:
+    HTML, images and links from the data are shown as text, never rendered."""
     title, sections = document(data, lang=lang)
     parts = [f"# {title}\n"]
     for head, blocks in sections:
@@ -415,7 +407,12 @@ def to_csv(data: dict[str, Any], *, part: str = "items") -> str:
 
 
 def render(data: dict[str, Any], fmt: str, *, lang: str = "en", part: str = "items") -> str:
-    """The report of ``data`` (from ``runs.export_data``) in ``fmt``: json, md, html or csv."""
+    """The report of ``data`` (from ``runs.export_data``) in ``fmt``: json, md, html or csv.
+
+    Every string of ``data`` is redacted first (configured keys, credentials in URLs, auth headers)."""
+    from voproshalych_eval.redaction import redact_obj
+
+    data = redact_obj(data)
     if fmt == "json":
         return to_json(data)
     if fmt == "md":

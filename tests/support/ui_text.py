@@ -203,6 +203,9 @@ def data_corpus(*engines: Any, extra: Iterable[str] = ()) -> str:
 
 # ------------------------------------------------------------------------------------------ checks
 
+#: texts that are labels, never code: an identifier with ``_`` in them is a raw key even when uncatalogued
+STRICT_KINDS = ("table header", "metric.label", "chart", "tab.label", "expander.label", "button.label")
+
 def _is_metric_key(token: str) -> bool:
     return token in RAW_KEYS or catalog.is_catalogued(token) or catalog.for_item_field(token) is not None
 
@@ -234,9 +237,11 @@ def violations(texts: Iterable[tuple[str, str]], lang: str, corpus: str = "") ->
         if kind == "json":
             report(kind, "raw JSON (st.json)", raw)
             continue
+        strict = kind in STRICT_KINDS
         for m in _KEY_RE.finditer(raw):
-            if _is_metric_key(m.group(1)) and not _in_data(m.group(1), corpus):
-                report(kind, f"metric key {m.group(1)!r}", raw)
+            token = m.group(1)
+            if (_is_metric_key(token) or (strict and "_" in token)) and not _in_data(token, corpus):
+                report(kind, f"{'metric' if _is_metric_key(token) else 'raw'} key {token!r}", raw)
         if lang == "ru":
             cleaned = _IDENTIFIER.sub(" ", raw)
             for m in _LATIN_SPAN.finditer(cleaned):

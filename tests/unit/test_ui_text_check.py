@@ -13,6 +13,8 @@ def test_metric_keys_are_caught_in_both_languages() -> None:
         assert violations([("chart", "hit_rate@1")], lang, CORPUS)
         assert violations([("table header", "top10pct_chunk_share")], lang, CORPUS)
     assert not violations([("caption", strip_code("ключ `hit_rate@1` в выгрузке"))], "ru", CORPUS)
+    assert violations([("table header", "item_key")], "ru", CORPUS)  # a raw column name is never a header
+    assert not violations([("table header", "demo_golden")], "en", CORPUS)  # unless it is data
 
 
 def test_english_in_the_russian_ui() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval.ui.i18n import metric_label, tr
+from voproshalych_eval.ui.i18n import fmt, fmt_count, lang, metric_label, tr
 
 TIER_COLORS = {
     "tier0": "#636EFA",
@@ -32,30 +32,107 @@ def page_header(title: str, purpose: str, how_to_read: str | None = None) -> Non
             st.markdown(how_to_read)
 
 
-def offline_badge(what_ru: str = "офлайн-эвристика", what_en: str = "offline heuristic") -> None:
+def offline_badge(what_ru: str = "офлайн-эвристикой", what_en: str = "offline heuristic") -> None:
     """A visible badge for numbers produced by an offline substitute (heuristic judge, extractive generator)."""
     st.warning(
-        "⚠️ " + tr(
-            f"Оценки получены {what_ru} (не LLM). Подключите LLM в настройках для настоящих оценок.",
-            f"Scores produced by an {what_en} (not an LLM). Configure an LLM in Settings for real judgements.",
-        )
+        tr(
+            f"**📴 Офлайн — не сравнивается.** Оценки получены {what_ru} (не LLM) и с базовыми уровнями не "
+            "сравниваются. Подключите LLM в настройках для настоящих оценок.",
+            f"**📴 Offline — not compared.** Scores produced by an {what_en} (not an LLM); they are never compared "
+            "to the baselines. Configure an LLM in Settings for real judgements.",
+        ),
     )
 
 
-def empty_state(message_ru: str, message_en: str) -> None:
-    st.info(tr(message_ru, message_en))
+def settings_link() -> None:
+    st.page_link("pages/settings.py", label=tr("Открыть настройки", "Open Settings"), icon=":material/settings:")
 
 
-def _fmt(value: Any, digits: int = 3) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, float):
-        return f"{value:.{digits}f}"
-    return str(value)
+def llm_notice() -> bool:
+    """Above an LLM run form: whether an LLM is configured; when none is, say so before the run and offer
+    the Settings page. Returns ``True`` when an LLM is configured."""
+    from voproshalych_eval.ui.sidebar import llm_status
+
+    ok, _desc = llm_status()
+    if not ok:
+        with st.container(border=True):
+            st.warning(tr(
+                "**LLM не настроен.** Запуск возможен только офлайн: эвристический судья и извлекающий генератор — "
+                "их числа помечены «офлайн» и не сравниваются с базовыми уровнями. Для настоящих оценок подключите "
+                "LLM в настройках.",
+                "**No LLM is configured.** Runs can only go offline: a heuristic judge and an extractive generator — "
+                "their numbers are marked offline and never compared to the baselines. Configure an LLM in Settings "
+                "for real judgements.",
+            ))
+            settings_link()
+    return ok
 
 
-def metric_cards(aggregates: Mapping[str, Mapping[str, Any] | Any], *, columns: int = 4, digits: int = 3) -> None:
-    """One ``st.metric`` per metric: value, and under it n, failures and the 95% CI when known.
+def offline_choice(submitted_offline: bool, llm_ok: bool) -> bool | None:
+    """The ``offline`` parameter of an LLM run from the form's checkbox: ``True`` when checked; ``False``
+    (never silently offline) when unchecked — and ``None`` with an error and the Settings link when unchecked
+    without a configured LLM (the run is not started)."""
+    if submitted_offline:
+        return True
+    if not llm_ok:
+        st.error(tr(
+            "Запуск не начат: «Офлайн (без LLM)» снят, а LLM не настроен. Отметьте «Офлайн» или настройте LLM.",
+            "Not started: \"Offline (no LLM)\" is unchecked and no LLM is configured. Tick \"Offline\" or configure an LLM.",
+        ))
+        settings_link()
+        return None
+    return False
+
+
+def empty_state(message_ru: str, message_en: str, *, page: str | None = None, page_label: tuple[str, str] | None = None,
+                demo: bool = False, action: tuple[str, tuple[str, str]] | None = None) -> bool:
+    """An empty state that says what to do, with the control that does it: a page link (``page``), a
+    "load the demo" button (``demo``) or an action button (``action = (key, (ru, en))``).
+
+    Returns ``True`` when the action button was pressed (the caller then does the action)."""
+    with st.container(border=True):
+        st.info(tr(message_ru, message_en))
+        pressed = False
+        if action is not None:
+            pressed = st.button(tr(*action[1]), key=action[0], type="primary")
+        if demo:
+            load_demo_button()
+        if page is not None:
+            st.page_link(page, label=tr(*(page_label or ("Открыть", "Open"))), icon=":material/arrow_forward:")
+    return pressed
+
+
+def load_demo_button(key: str = "load_demo") -> None:
+    """Load the shipped demo (knowledge base, question log, datasets) into the source and the store."""
+    if st.button(tr("Загрузить демо-данные", "Load the demo data"), key=key, icon=":material/download:"):
+        from voproshalych_eval.demo import load_demo
+        from voproshalych_eval.ui import state
+
+        with state.user_errors("Демо не загружено", "The demo was not loaded"):
+            bar = st.progress(0.0, text=tr("Загрузка демо…", "Loading the demo…"))
+            steps = [0]
+
+            def say(message: object) -> None:
+                from voproshalych_eval.ui.i18n import show
+
+                steps[0] += 1
+                bar.progress(min(0.95, steps[0] / 12), text=show(message))
+
+            load_demo(state.engine(), embedder_name=state.current_embedder_name(), progress=say)
+            bar.progress(1.0, text=tr("Демо загружено", "Demo loaded"))
+            st.rerun()
+
+
+def _failure_kinds(agg: Mapping[str, Any]) -> str:
+    from voproshalych_eval.metrics import catalog
+
+    return ", ".join(f"{catalog.label(f'failure_kinds.{k}', lang()).lower()} {n}"
+                     for k, n in (agg.get("failure_kinds") or {}).items() if n and k not in ("not_applicable", "empty_answer"))
+
+
+def metric_cards(aggregates: Mapping[str, Mapping[str, Any] | Any], *, columns: int = 4, digits: int | None = None) -> None:
+    """One ``st.metric`` per metric: its catalog label, the value written by kind (counts as integers, shares
+    0.000, 1–5 scores to two decimals, seconds with units), and under it n, failures by kind and the 95% CI.
 
     ``aggregates`` maps metric keys to either a number or a dict with ``value, n, n_failed, ci_low, ci_high``
     (``voproshalych_eval.metrics.statistics.Aggregate.to_dict()``).
@@ -68,43 +145,56 @@ def metric_cards(aggregates: Mapping[str, Mapping[str, Any] | Any], *, columns: 
                 if isinstance(agg, Mapping):
                     help_parts = []
                     if agg.get("n") is not None:
-                        help_parts.append(f"n = {agg['n']}")
+                        help_parts.append(f"n = {fmt_count(agg['n'])}")
                     if agg.get("n_failed"):
-                        kinds = ", ".join(f"{k} {n}" for k, n in (agg.get("failure_kinds") or {}).items()
-                                          if n and k not in ("not_applicable", "empty_answer"))
-                        help_parts.append(tr("сбоев", "failures") + f" = {agg['n_failed']}" + (f" ({kinds})" if kinds else ""))
+                        kinds = _failure_kinds(agg)
+                        help_parts.append(tr("сбоев", "failures") + f" = {fmt_count(agg['n_failed'])}" + (f" ({kinds})" if kinds else ""))
                     if agg.get("n_partial"):
-                        help_parts.append(tr("частичных", "partial") + f" = {agg['n_partial']}")
+                        help_parts.append(tr("частичных", "partial") + f" = {fmt_count(agg['n_partial'])}")
                     if agg.get("n_not_applicable"):
-                        help_parts.append(tr("неприменимо", "not applicable") + f" = {agg['n_not_applicable']}")
+                        help_parts.append(tr("неприменимо", "not applicable") + f" = {fmt_count(agg['n_not_applicable'])}")
                     if (agg.get("failure_kinds") or {}).get("empty_answer"):
                         help_parts.append(tr("пустых ответов", "empty answers") + f" = {agg['failure_kinds']['empty_answer']}")
                     if agg.get("ci_low") is not None and agg.get("ci_high") is not None:
-                        help_parts.append(f"95% CI [{_fmt(agg['ci_low'], digits)}; {_fmt(agg['ci_high'], digits)}]")
-                    st.metric(metric_label(key), _fmt(agg.get("value"), digits), help=None)
+                        help_parts.append(tr("95% ДИ", "95% CI") + f" [{fmt(key, agg['ci_low'])}; {fmt(key, agg['ci_high'])}]")
+                    st.metric(metric_label(key), fmt(key, agg.get("value")), help=_how(key))
                     if help_parts:
                         st.caption(" · ".join(help_parts))
                 else:
-                    st.metric(metric_label(key), _fmt(agg, digits))
+                    st.metric(metric_label(key), fmt(key, agg), help=_how(key))
+
+
+def _how(key: str) -> str | None:
+    """The catalog's formula line, scale and direction of ``key`` (the card's help tooltip)."""
+    from voproshalych_eval.metrics import catalog
+
+    spec = catalog.get(key)
+    if spec is None:
+        return None
+    better = {"higher": tr("больше — лучше", "higher is better"), "lower": tr("меньше — лучше", "lower is better")}
+    parts = [spec.how(lang()), tr("шкала ", "scale ") + spec.scale.label(lang())]
+    if spec.direction in better:
+        parts.append(better[spec.direction])
+    return " · ".join(parts)
 
 
 def download_buttons(df: pd.DataFrame, name: str, *, key: str | None = None, formats: Sequence[str] = ("csv", "json")) -> None:
     """Download buttons (CSV and JSON by default) for a table."""
     cols = st.columns(len(formats) + 4)
-    for col, fmt in zip(cols, formats, strict=False):
+    for col, kind in zip(cols, formats, strict=False):
         with col:
-            if fmt == "csv":
+            if kind == "csv":
                 data = df.to_csv(index=False).encode("utf-8")
                 mime = "text/csv"
             else:
                 data = df.to_json(orient="records", force_ascii=False, date_format="iso", indent=1).encode("utf-8")
                 mime = "application/json"
             st.download_button(
-                f"⬇ {fmt.upper()}",
+                f"⬇ {kind.upper()}",
                 data=data,
-                file_name=f"{name}.{fmt}",
+                file_name=f"{name}.{kind}",
                 mime=mime,
-                key=f"dl_{key or name}_{fmt}",
+                key=f"dl_{key or name}_{kind}",
             )
 
 

@@ -75,8 +75,8 @@ def gate_banner(passed: bool, pass_rate: float | None, threshold: float | None) 
     share = fmt("pass_rate", pass_rate)
     thr = fmt("pass_rate", threshold)
     if passed:
-        st.success(f"### :green[PASS] — " + tr(f"ворота пройдены: доля PASS {share} ≥ порога {thr}",
+        st.success("### :green[PASS] — " + tr(f"ворота пройдены: доля PASS {share} ≥ порога {thr}",
                                                 f"gate passed: pass rate {share} ≥ threshold {thr}"), icon="✅")
     else:
-        st.error(f"### :red[FAIL] — " + tr(f"ворота не пройдены: доля PASS {share} < порога {thr}",
+        st.error("### :red[FAIL] — " + tr(f"ворота не пройдены: доля PASS {share} < порога {thr}",
                                             f"gate failed: pass rate {share} < threshold {thr}"), icon="⛔")

@@ -1,0 +1,137 @@
+"""Tables as a person reads them: translated headers, numbers by kind, a download button under each.
+
+:func:`column_config` gives every column of a frame its header in the UI language and its number format:
+a metric column (a catalogued key or a per-item field such as ``faithfulness``) gets the catalog's label and
+decimals (counts as integers, shares 0.000, 1–5 scores to two decimals); other known columns
+(:data:`COLUMN_LABELS`) their translated header. The data and the downloads keep the original column names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from voproshalych_eval.ui.i18n import lang, tr
+
+#: column name -> (ru, en) header, for the columns that are not metrics
+COLUMN_LABELS: dict[str, tuple[str, str]] = {
+    "item_key": ("Элемент", "Item"), "status": ("Статус", "Status"), "error": ("Ошибка", "Error"),
+    "question": ("Вопрос", "Question"), "answer": ("Ответ", "Answer"), "reference": ("Эталон", "Reference"),
+    "question_type": ("Тип вопроса", "Question type"), "section": ("Раздел", "Section"), "url": ("URL", "URL"),
+    "text": ("Текст", "Text"), "kind": ("Вид", "Kind"), "point_id": ("Точка", "Point"), "rank": ("Место", "Rank"),
+    "score": ("Оценка", "Score"), "passed": ("PASS", "PASS"), "label": ("Разметка", "Label"),
+    "verdict": ("Вердикт", "Verdict"), "correct": ("Верно", "Correct"), "reason": ("Причина", "Reason"),
+    "benchmark_verdict": ("Вердикт эталонного судьи", "Benchmark judge verdict"), "model": ("Модель", "Model"),
+    "scores": ("Оценки повторов", "Repeat scores"), "std": ("СКО повторов", "Std of repeats"),
+    "n_failed_calls": ("Сбойных вызовов", "Failed calls"), "turn": ("Ход", "Turn"),
+    "cache_hit": ("Попадание в кэш", "Cache hit"), "cache_distance": ("Расстояние до кэша", "Cache distance"),
+    "expected_url": ("Ожидаемая страница", "Expected page"), "retrieved_url": ("Найденная страница", "Retrieved page"),
+    "error_message": ("Сообщение об ошибке", "Error message"), "retrieval_hit": ("Чанк найден", "Chunk retrieved"),
+    "context_truncated": ("Контекст обрезан", "Context cut"), "response_exact_match": ("Повторы совпали", "Repeats equal"),
+    "relevant_chunk_ids": ("Релевантные чанки", "Relevant chunks"), "retrieved": ("Найдено", "Retrieved"),
+    "first_relevant_rank": ("Ранг первого релевантного", "First relevant rank"),
+    "top_distance": ("Расстояние лучшего", "Top-hit distance"), "answerable": ("Есть ответ", "Answerable"),
+    "failed": ("Провал", "Failure"), "failures": ("Провалов", "Failures"), "questions": ("Вопросов", "Questions"),
+    "config": ("Конфигурация", "Configuration"), "metric": ("Метрика", "Metric"), "value": ("Значение", "Value"),
+    "run_id": ("Запуск", "Run"), "started_at": ("Начат", "Started"), "finished_at": ("Завершён", "Finished"),
+    "dataset_name": ("Набор данных", "Dataset"), "models": ("Модели", "Models"), "n": ("n", "n"),
+    "ci_low": ("ДИ, нижняя", "CI low"), "ci_high": ("ДИ, верхняя", "CI high"), "baseline": ("Базовый уровень", "Baseline"),
+    "scale": ("Шкала", "Scale"), "direction": ("Лучше, когда", "Better when"), "tier": ("Уровень", "Tier"),
+    "id": ("№", "No."), "duration_s": ("Длительность, с", "Duration, s"), "quality": ("Вердикт", "Verdict"),
+    "change": ("Изменение", "Change"), "a": ("A", "A"), "b": ("B", "B"), "diff": ("B − A", "B − A"),
+    "topic": ("Тема", "Topic"), "name": ("Название", "Name"), "examples": ("Примеры", "Examples"),
+    "terms": ("Ключевые слова", "Key words"), "gap": ("Оценка пробела", "Gap score"), "chunk_id": ("Чанк", "Chunk"),
+    "retrievals": ("Попаданий в выдачу", "Retrievals"), "users": ("Пользователей", "Users"),
+    "category": ("Категория", "Category"), "rule": ("Правило", "Rule"), "term": ("Слово", "Term"),
+    "distance": ("Расстояние", "Distance"), "selection": ("Выделение", "Selection"), "all_points": ("Все точки", "All points"),
+    "n_items": ("Элементов", "Items"), "n_valid": ("С вердиктом", "With a verdict"), "label_ru": ("Метрика", "Metric"),
+    "label_en": ("Метрика", "Metric"), "attention_margin": ("Запас внимания", "Attention margin"),
+    "note": ("Примечание", "Note"), "metrics_judged": ("Метрик оценено", "Metrics judged"), "run": ("Запуск", "Run"),
+    "p_value": ("p", "p"), "n_pairs": ("Пар", "Pairs"), "paired_mean_diff": ("Ср. парная разность", "Mean paired diff"),
+    "p_raw": ("p (без поправки)", "p (raw)"), "p_adjusted": ("p (Холм)", "p (Holm)"),
+    "label_text": ("Метка", "Label"), "created_by": ("Запустил", "Started by"), "offline": ("Офлайн", "Offline"),
+    "state": ("Состояние", "State"), "n_items_total": ("Элементов", "Items"), "n_items_done": ("Готово", "Done"),
+    "n_items_failed": ("Сбоев", "Failed"),
+}
+
+
+def _metric_spec(column: str) -> Any:
+    from voproshalych_eval.metrics import catalog
+
+    return catalog.get(column) or catalog.for_item_field(column)
+
+
+def header(column: str, labels: Mapping[str, tuple[str, str]] | None = None) -> str:
+    """The header of ``column`` in the UI language (``labels`` first, then :data:`COLUMN_LABELS`, then the catalog)."""
+    if labels and column in labels:
+        return tr(*labels[column])
+    if column in COLUMN_LABELS:
+        return tr(*COLUMN_LABELS[column])
+    spec = _metric_spec(column)
+    if spec is not None:
+        return spec.label(lang())
+    return column
+
+
+def column_config(df: pd.DataFrame, labels: Mapping[str, tuple[str, str]] | None = None,
+                  metrics: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """``st.dataframe`` column configuration: translated headers, number formats by the metric catalog.
+
+    ``metrics`` maps a column to the metric key whose number format it takes (when the column name is not
+    itself a catalogued key or per-item field)."""
+    from voproshalych_eval.metrics import catalog
+    from voproshalych_eval.metrics.formatting import decimals
+
+    config: dict[str, Any] = {}
+    for col in df.columns:
+        name = str(col)
+        head = header(name, labels)
+        spec = catalog.get(metrics[name]) if metrics and name in metrics else (
+            None if name in COLUMN_LABELS else _metric_spec(name))
+        numeric = pd.api.types.is_numeric_dtype(df[col]) and not pd.api.types.is_bool_dtype(df[col])
+        if numeric and (spec is not None or name in COLUMN_LABELS):
+            d = decimals(spec) if spec is not None else (0 if pd.api.types.is_integer_dtype(df[col]) else 3)
+            config[name] = st.column_config.NumberColumn(head, format="%d" if d == 0 else f"%.{d}f")
+        elif pd.api.types.is_datetime64_any_dtype(df[col]):
+            config[name] = st.column_config.DatetimeColumn(head, format="YYYY-MM-DD HH:mm")
+        elif name in ("text", "question", "answer", "reference", "examples"):
+            config[name] = st.column_config.TextColumn(head, width="large")
+        else:
+            config[name] = st.column_config.Column(head)
+    return config
+
+
+def show(df: pd.DataFrame, name: str, *, key: str | None = None, labels: Mapping[str, tuple[str, str]] | None = None,
+         metrics: Mapping[str, str] | None = None, height: int | str | None = None, download: bool = True,
+         **kwargs: Any) -> Any:
+    """A table with translated headers and numbers by kind, then its download buttons (original column names)."""
+    from voproshalych_eval.ui.common import download_buttons
+
+    shown = df.copy()
+    for col in shown.columns:  # nested values read as text, never as a JSON tree
+        if shown[col].map(lambda v: isinstance(v, dict | list | tuple)).any():
+            shown[col] = shown[col].map(_flat)
+    event = st.dataframe(shown, hide_index=True, height=height or "auto", column_config=column_config(shown, labels, metrics),
+                         key=key and f"tbl_{key}", **kwargs)
+    if download:
+        download_buttons(df, name, key=key)
+    return event
+
+
+def _flat(v: Any) -> Any:
+    if isinstance(v, Mapping):
+        return "; ".join(f"{k}: {_flat(x)}" for k, x in v.items())
+    if isinstance(v, list | tuple):
+        return ", ".join(str(_flat(x)) for x in v)
+    return v
+
+
+def definition_list(rows: Mapping[str, Any] | list[tuple[str, Any]]) -> None:
+    """A readable two-column list (term — value) instead of a JSON tree."""
+    pairs = list(rows.items()) if isinstance(rows, Mapping) else list(rows)
+    if not pairs:
+        return
+    st.markdown("\n".join(f"- **{term}:** {_flat(value) if value not in (None, '') else '—'}" for term, value in pairs))

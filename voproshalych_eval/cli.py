@@ -1,8 +1,10 @@
 """The ``voproshalych-eval`` command.
 
 Each feature registers its subcommands from its own module in ``voproshalych_eval.commands``
-(``register(subparsers)``). With ``--json`` a command prints exactly one JSON object on stdout; progress
-and logs go to stderr. Errors print one sentence on stderr and exit with status 2.
+(``register(subparsers)``); the list of modules comes from the plan registry. With ``--json`` a command
+prints exactly one JSON object on stdout; progress and logs go to stderr. Errors print one sentence on
+stderr and exit with status 2; a command that executes a run exits with the status of its outcome
+(:data:`voproshalych_eval.commands.common.EXIT_CODES_HELP`).
 """
 
 from __future__ import annotations
@@ -13,25 +15,20 @@ import logging
 import sys
 from collections.abc import Sequence
 
-COMMAND_MODULES = (
-    "core",
-    "tier0",
-    "tier1",
-    "judge",
-    "tier2",
-    "tier3",
-    "judges",
-    "ux",
-    "real_users",
-    "runs",
-    "resume",
-)
+from voproshalych_eval.commands.common import EXIT_CODES_HELP, EXIT_ERROR, EXIT_INTERRUPTED
+from voproshalych_eval.plans import commands as plan_commands
+
+#: CLI command modules (``voproshalych_eval.commands.<name>``): the plans' commands from the plan registry,
+#: between the setup commands and the run-registry commands
+COMMAND_MODULES = ("core", *plan_commands(), "runs", "resume")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="voproshalych-eval",
         description="Evaluation and analytics workbench for Russian-language RAG on PostgreSQL + pgvector.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="verbose logging on stderr")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -61,12 +58,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print("Interrupted.", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - one sentence for the user, traceback with -v
         if args.verbose:
             logging.exception("command failed")
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":  # pragma: no cover

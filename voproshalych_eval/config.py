@@ -45,6 +45,16 @@ def describe_database_url(url: str | None) -> str:
     return f"{host}{port}/{db}"
 
 
+def _share(value: Any) -> float:
+    try:
+        share = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"VOPROSHALYCH_EVAL_MAX_FAILURE_SHARE must be a number in [0, 1], got {value!r}") from None
+    if not 0.0 <= share <= 1.0:
+        raise ValueError(f"VOPROSHALYCH_EVAL_MAX_FAILURE_SHARE must be in [0, 1], got {share}")
+    return share
+
+
 @dataclass(frozen=True)
 class Settings:
     """Runtime settings. Build with :func:`get_settings` (cached) or :meth:`from_env`."""
@@ -54,6 +64,8 @@ class Settings:
     embedder: str = DEFAULT_EMBEDDER
     stored_embedding_model: str | None = None
     language: str = "ru"
+    #: a finished run with a larger share of failed items is ``done_with_failures``
+    max_failure_share: float = 0.1
     secrets: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
@@ -94,6 +106,7 @@ class Settings:
             embedder=pick("VOPROSHALYCH_EVAL_EMBEDDER", "embedder", DEFAULT_EMBEDDER),
             stored_embedding_model=pick("VOPROSHALYCH_EVAL_STORED_MODEL", "stored_embedding_model"),
             language=pick("VOPROSHALYCH_EVAL_LANG", "language", "ru"),
+            max_failure_share=_share(pick("VOPROSHALYCH_EVAL_MAX_FAILURE_SHARE", "max_failure_share", 0.1)),
             secrets=secrets,
         )
 

@@ -4,8 +4,9 @@
         [--threshold 0.7] [--definition "..."] [--min-score 0 --max-score 5] [--strictness 3]
         [--rubrics rubrics.json] [--no-cache] [--offline] [--lang en] [--json]
 
-Output: one result per sample and an aggregate (mean, 95% CI, n, failures); the run is recorded (tier
-``judge_metrics``) with every item.
+Output: one result per sample and an aggregate (mean, 95% CI, n, failures). The samples are stored as a
+dataset and the run (``judge_metrics``) is executed by the engine: each sample recorded as it finishes,
+resumable with ``resume RUN_ID``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from voproshalych_eval.commands.common import add_json_flag, emit, engine, progress
+from voproshalych_eval.commands.common import emit, engine, exit_code, progress
+from voproshalych_eval.commands.resume import add_outcome_flags, execute_plan
 
 
 def register(sub: Any) -> None:
@@ -22,7 +24,9 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser("judge", help="run a judge metric (faithfulness, aspect_critic, ...) on a file of samples")
     p.add_argument("--metric", required=True, choices=sorted(METRICS))
-    p.add_argument("--input", required=True, help="JSON array or JSONL of samples (user_input, response, reference, retrieved_contexts)")
+    p.add_argument("--input", required=True,
+                   help="samples file (JSON array, JSONL or CSV: user_input, response, reference, retrieved_contexts) "
+                        "or the name of a stored samples dataset")
     p.add_argument("--models", default=None, help="comma-separated judge models (default: first configured)")
     p.add_argument("--aggregate", default="average", choices=AGGREGATORS, help="multi-model aggregator")
     p.add_argument("--threshold", type=float, default=None, help="pass threshold (rag_judge default 0.5)")
@@ -35,42 +39,10 @@ def register(sub: Any) -> None:
     p.add_argument("--no-cache", action="store_true", help="fresh LLM calls (stability runs)")
     p.add_argument("--offline", action="store_true", help="use the offline heuristic judge")
     p.add_argument("--lang", default=None, choices=["ru", "en"], help="prompt/explanation language")
-    add_json_flag(p)
+    p.add_argument("--limit", type=int, default=None, help="only the first N samples")
+    p.add_argument("--concurrency", type=int, default=None, help="samples in flight at once (default: the LLM's)")
+    add_outcome_flags(p)
     p.set_defaults(func=cmd_judge)
-
-
-def read_samples(path: str | Path) -> list[dict[str, Any]]:
-    """Samples from a JSON array (or {"samples": [...]}) or JSONL file; errors name the file and row."""
-    from voproshalych_eval.judges import Sample
-
-    p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"input file not found: {p}")
-    text = p.read_text(encoding="utf-8")
-    stripped = text.lstrip()
-    rows: list[Any]
-    if stripped.startswith("[") or stripped.startswith("{") and p.suffix.lower() == ".json":
-        data = json.loads(text)
-        rows = data.get("samples", []) if isinstance(data, dict) else data
-    else:
-        rows = []
-        for i, line in enumerate(text.splitlines(), 1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"{p.name}, line {i}: not valid JSON ({exc.msg})") from None
-    out = []
-    for i, r in enumerate(rows, 1):
-        if not isinstance(r, dict):
-            raise ValueError(f"{p.name}, sample {i}: must be an object")
-        try:
-            out.append(Sample.from_dict(r).to_dict() | ({"id": r["id"]} if "id" in r else {}))
-        except ValueError as exc:
-            raise ValueError(f"{p.name}, sample {i}: {exc}") from None
-    if not out:
-        raise ValueError(f"{p.name}: no samples")
-    return out
 
 
 def metric_config(metric: str, args: Any) -> dict[str, Any]:
@@ -97,86 +69,35 @@ def metric_config(metric: str, args: Any) -> dict[str, Any]:
     return cfg
 
 
-def run_judge_metric(eng: Any, metric: str, samples: list[dict[str, Any]], *, judge: Any, cfg: dict[str, Any],
-                     dataset_name: str | None = None, progress_cb: Any = None, cancel: Any = None) -> dict[str, Any]:
-    """Evaluate, record a ``judge_metrics`` run with every item, and return the JSON-ready summary."""
-    from voproshalych_eval import runs
-    from voproshalych_eval.datasets import content_hash
-    from voproshalych_eval.judges import METRIC_KEYS
-    from voproshalych_eval.metrics.statistics import summarize
-
-    run = runs.create_run(
-        eng, "judge_metrics",
-        params={"metric": metric, "aggregate": judge.aggregate, "use_cache": judge.use_cache, "lang": judge.lang,
-                **{k: v for k, v in cfg.items()}},
-        models={"judge": judge.models, "offline": judge.offline},
-        prompts=judge.prompts(metric), dataset_name=dataset_name, dataset_hash=content_hash(samples),
-        n_items_total=len(samples), offline=judge.offline,
-    )
-    judge.run_id = run.id
-    try:
-        results = judge.evaluate_many(metric, samples, progress=progress_cb, cancel=cancel, **cfg)
-        items = []
-        for i, (s, r) in enumerate(zip(samples, results, strict=True)):
-            key = str(s.get("id", i))
-            if r is None:
-                continue
-            d = r.to_dict() | {"item_key": key, "user_input": s["user_input"]}
-            runs.record_item(eng, run.id, key, d, status="done" if r.score is not None else "failed",
-                             error=None if r.score is not None else "; ".join(f.get("message", "") for f in r.failures)[:500])
-            items.append(d)
-        agg = summarize([r.score if r is not None else None for r in results])
-        metrics: dict[str, Any] = {METRIC_KEYS[metric]: agg.to_dict()}
-        passed = [r.passed for r in results if r is not None and r.passed is not None]
-        if passed:
-            metrics["pass_rate"] = summarize([float(p) for p in passed]).to_dict()
-        status = "cancelled" if cancel is not None and cancel.is_set() else "done"
-        runs.finish_run(eng, run.id, metrics, status=status)
-    except BaseException as exc:
-        runs.fail_run(eng, run.id, str(exc))
-        raise
-    return {
-        "run_id": run.id,
-        "metric": metric,
-        "models": judge.models,
-        "aggregate_method": judge.aggregate,
-        "offline": judge.offline,
-        "label": "offline heuristic" if judge.offline else None,
-        "config": cfg,
-        "results": items,
-        "aggregate": {**agg.to_dict(), "key": METRIC_KEYS[metric], "n_failures": agg.n_failed},
-        "metrics": metrics,
-    }
-
-
 def cmd_judge(args: Any) -> int:
-    from voproshalych_eval.config import get_settings
-    from voproshalych_eval.judges import get_judge
+    from voproshalych_eval import runs
+    from voproshalych_eval.tiers.judge_metrics import build_plan, run_summary
 
-    settings = get_settings()
-    samples = read_samples(args.input)
     cfg = metric_config(args.metric, args)
     eng = engine()
     models = [m.strip() for m in args.models.split(",") if m.strip()] if args.models else None
-    judge = get_judge(settings, eng, models=models, aggregate=args.aggregate, offline=True if args.offline else None,
-                      use_cache=not args.no_cache, lang=args.lang or settings.language)
-    if judge.offline:
+    plan = build_plan(eng, {"dataset": args.input, "metric": args.metric, "models": models, "aggregate": args.aggregate,
+                            "config": cfg, "use_cache": not args.no_cache, "offline": True if args.offline else None,
+                            "lang": args.lang, "limit": args.limit, "concurrency": args.concurrency})
+    if plan.offline:
         progress("No LLM provider configured (or --offline): using the offline heuristic judge.")
-    progress(f"judge {args.metric}: {len(samples)} samples, models {', '.join(judge.models)}")
-    out = run_judge_metric(eng, args.metric, samples, judge=judge, cfg=cfg, dataset_name=Path(args.input).name,
-                           progress_cb=lambda d, t: progress(f"  {d}/{t}") if d == t or d % 10 == 0 else None)
-    a = out["aggregate"]
+    judges = plan.models["judge"]
+    run_id, prog = execute_plan(plan, args)
+    out = run_summary(runs.get_run(eng, run_id), runs.item_records(eng, run_id))
+    results, agg, key = out["results"], out["aggregate"], out["aggregate"]["key"]
 
     def f(x: Any) -> str:
         return "—" if x is None else f"{x:.3f}"
 
     lines = [
-        f"run #{out['run_id']} · {args.metric} · models: {', '.join(judge.models)} · aggregate: {judge.aggregate}"
-        + (" · OFFLINE HEURISTIC" if judge.offline else ""),
+        f"run #{run_id} ({prog.status}) · {args.metric} · models: {', '.join(judges)} · aggregate: {plan.params['aggregate']}"
+        + (" · OFFLINE HEURISTIC" if plan.offline else ""),
     ]
-    for r in out["results"]:
-        lines.append(f"  [{r['item_key']}] score={f(r['score'])}" + (f" passed={r['passed']}" if r["passed"] is not None else "")
-                     + (f" failures={len(r['failures'])}" if r["failures"] else ""))
-    lines.append(f"{a['key']} = {f(a['value'])} (95% CI {f(a['ci_low'])}–{f(a['ci_high'])}, n={a['n']}, failures={a['n_failed']})")
+    for r in results:
+        lines.append(f"  [{r['item_key']}] score={f(r.get('score'))}"
+                     + (f" passed={r['passed']}" if r.get("passed") is not None else "")
+                     + (f" failures={len(r['failures'])}" if r.get("failures") else ""))
+    lines.append(f"{key} = {f(agg.get('value'))} (95% CI {f(agg.get('ci_low'))}–{f(agg.get('ci_high'))}, "
+                 f"n={agg.get('n')}, failures={agg.get('n_failed')})")
     emit(out, args.json, "\n".join(lines))
-    return 0
+    return exit_code(prog.status)

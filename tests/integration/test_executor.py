@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _plan(n: int, work, finalize=None) -> executor.Plan:  # type: ignore[no-untyped-def]
     def fin(records):  # type: ignore[no-untyped-def]
-        return {"n_recorded": len(records)}
+        return {"n_items": len(records)}
 
     return executor.Plan(tier="tier2", items=[(f"k{i:03d}", i) for i in range(n)], work=work,
                          finalize=finalize or fin, concurrency=4, params={"test": True})

@@ -315,6 +315,10 @@ def execution_lock(engine: Engine, run_id: int) -> Iterator[None]:
             run = get_run(engine, run_id)
             who = f"pid {run.pid} on {run.host}" if run is not None and run.pid else "another process"
             raise AlreadyRunning(f"Run {run_id} is already running ({who}); wait for it or cancel it.")
+        # the holder names itself at once (what a second caller is told)
+        conn.execute(text("UPDATE eval.runs SET pid = :pid, host = :host WHERE id = :r"),
+                     {"r": run_id, "pid": os.getpid(), "host": socket.gethostname()})
+        conn.commit()
         try:
             yield
         finally:

@@ -51,7 +51,8 @@ def human_summary(run_id: int, prog: Any, metrics: dict[str, Any]) -> str:
             val = v["value"]
             ci = f" [{v['ci_low']:.3f}; {v['ci_high']:.3f}]" if v.get("ci_low") is not None else ""
             fails = f", failures {v['n_failed']}" if v.get("n_failed") else ""
-            lines.append(f"  {k}: {'—' if val is None else f'{val:.4f}'}{ci} (n={v['n']}{fails})")
+            shown = "—" if not isinstance(val, int | float) else f"{val:.4f}"
+            lines.append(f"  {k}: {shown}{ci}" + (f" (n={v.get('n')}{fails})" if "n" in v else ""))
         elif isinstance(v, int | float | str | bool) or v is None:
             lines.append(f"  {k}: {v}")
     return "\n".join(lines)

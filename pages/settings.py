@@ -47,7 +47,7 @@ with state.user_errors("Не удалось прочитать сведения 
                      tr("Размерность", "Dimension"): None, tr("Текущий", "Current"): "✓"})
     st.dataframe(pd.DataFrame(rows), hide_index=True)
     try:
-        from voproshalych_eval.demo import stored_embedding_model
+        from voproshalych_eval.db.meta import stored_embedding_model
 
         stored = stored_embedding_model(state.engine())
     except Exception:  # noqa: BLE001

@@ -23,7 +23,7 @@ from sqlalchemy import Engine, text
 
 from voproshalych_eval import datasets
 from voproshalych_eval.config import PROJECT_ROOT
-from voproshalych_eval.db import production
+from voproshalych_eval.db import meta, production
 from voproshalych_eval.db.errors import ProductionWriteError
 from voproshalych_eval.db.guard import OWNER_META_KEY, forget_protection_state, mark_tables_app_owned
 from voproshalych_eval.embeddings import cached_embedder
@@ -39,8 +39,8 @@ DEMO_FILES = {
     "judge": "judge_set.json",
     "dialogs": "dialogs.json",
 }
-DEMO_META_KEY = "demo_loaded"
-STORED_MODEL_META_KEY = "stored_embedding_model"
+DEMO_META_KEY = meta.DEMO_KEY
+STORED_MODEL_META_KEY = meta.STORED_MODEL_KEY
 QUESTION_EMBEDDING_EVERY = 12  # like production: only a minority of logged questions carry an embedding
 
 Progress = Callable[[str], None]
@@ -52,27 +52,6 @@ def _files_hash(data_dir: Path) -> str:
         h.update(DEMO_FILES[key].encode())
         h.update((data_dir / DEMO_FILES[key]).read_bytes())
     return h.hexdigest()
-
-
-def _meta(engine: Engine, key: str) -> Any:
-    with engine.connect() as conn:
-        return conn.execute(text("SELECT value FROM eval.meta WHERE key = :k"), {"k": key}).scalar()
-
-
-def _set_meta(conn: Any, key: str, value: Any) -> None:
-    conn.execute(
-        text(
-            "INSERT INTO eval.meta(key, value) VALUES (:k, CAST(:v AS jsonb)) "
-            "ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = now()"
-        ),
-        {"k": key, "v": json.dumps(value, ensure_ascii=False)},
-    )
-
-
-def stored_embedding_model(engine: Engine) -> dict[str, Any] | None:
-    """``{"model": name, "dim": d}`` of the model that filled ``chunk.embedding``, when the app knows it."""
-    value = _meta(engine, STORED_MODEL_META_KEY)
-    return dict(value) if value else None
 
 
 def _parse_ts(value: str | None) -> datetime | None:
@@ -101,7 +80,7 @@ def load_demo(
     files_hash = _files_hash(data_dir)
 
     schema = production.inspect_schema(engine)
-    owner = _meta(engine, OWNER_META_KEY)
+    owner = meta.get(engine, OWNER_META_KEY)
     has_prod = schema.has_chunk or schema.has_question_answer or schema.has_user
     if has_prod and owner != "app":
         raise ProductionWriteError(
@@ -109,7 +88,7 @@ def load_demo(
             "voproshalych_eval did not create. The demo is only loaded into the embedded database or an "
             "empty one; production data is read, never overwritten."
         )
-    done = _meta(engine, DEMO_META_KEY)
+    done = meta.get(engine, DEMO_META_KEY)
     if not force and done and done.get("files_hash") == files_hash and done.get("embedder") == embedder_name:
         say("Demo data already loaded.")
         return {**done["counts"], "already_loaded": True, "seconds": round(time.perf_counter() - t0, 2)}
@@ -192,8 +171,8 @@ def load_demo(
             "judge_labels": len(judge),
             "dialogs": len(dialogs),
         }
-        _set_meta(conn, STORED_MODEL_META_KEY, {"model": emb.name, "dim": emb.dim})
-        _set_meta(conn, DEMO_META_KEY, {"files_hash": files_hash, "embedder": embedder_name, "counts": counts})
+        meta.put(conn, STORED_MODEL_META_KEY, {"model": emb.name, "dim": emb.dim})
+        meta.put(conn, DEMO_META_KEY, {"files_hash": files_hash, "embedder": embedder_name, "counts": counts})
     forget_protection_state(engine)
     for ds in (golden, judge, dialogs):
         datasets.store(engine, ds)

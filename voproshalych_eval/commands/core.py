@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from typing import Any
@@ -40,8 +39,8 @@ def cmd_demo(args: Any) -> int:
 
 
 def status_snapshot() -> dict[str, Any]:
+    from voproshalych_eval.db.meta import stored_embedding_model
     from voproshalych_eval.db.production import inspect_schema, table_counts
-    from voproshalych_eval.demo import stored_embedding_model
     from voproshalych_eval.embeddings import BUILTIN_EMBEDDERS
 
     settings = get_settings()
@@ -93,4 +92,4 @@ def cmd_serve(args: Any) -> int:
         "--server.address", args.address, "--server.port", str(args.port), "--server.headless", "true",
     ]
     progress(f"Starting the app on http://{args.address}:{args.port}")
-    return subprocess.call(cmd, cwd=PROJECT_ROOT, env=os.environ.copy())
+    return subprocess.call(cmd, cwd=PROJECT_ROOT)  # the child inherits the environment

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import re
 
-from sqlalchemy import Engine, event, text
+from sqlalchemy import Engine, event
 
+from voproshalych_eval.db import meta
 from voproshalych_eval.db.errors import ProductionWriteError
 
 PRODUCTION_TABLES = ("chunk", "question_answer", "user")
-OWNER_META_KEY = "production_tables_owner"
+OWNER_META_KEY = meta.OWNER_KEY
 
 _IDENT = r'(?:"?public"?\s*\.\s*)?"?(chunk|question_answer|user)"?(?![\w.])'
 _WRITE_RE = re.compile(
@@ -43,13 +44,7 @@ def _production_is_protected(conn) -> bool:  # type: ignore[no-untyped-def]
                 (list(PRODUCTION_TABLES),),
             )
             has_tables = cur.fetchone()[0] > 0
-            owned = False
-            if has_tables:
-                cur.execute("SELECT to_regclass('eval.meta') IS NOT NULL")
-                if cur.fetchone()[0]:
-                    cur.execute("SELECT value #>> '{}' FROM eval.meta WHERE key = %s", (OWNER_META_KEY,))
-                    row = cur.fetchone()
-                    owned = bool(row and row[0] == "app")
+            owned = has_tables and meta.get_text_raw(cur, OWNER_META_KEY) == "app"
         info["production_protected"] = has_tables and not owned
     return bool(info["production_protected"])
 
@@ -75,10 +70,4 @@ def forget_protection_state(engine: Engine) -> None:
 
 def mark_tables_app_owned(conn) -> None:  # type: ignore[no-untyped-def]
     """Record that the app created the production-compatible tables in this database (demo data)."""
-    conn.execute(
-        text(
-            "INSERT INTO eval.meta(key, value) VALUES (:k, to_jsonb('app'::text)) "
-            "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
-        ),
-        {"k": OWNER_META_KEY},
-    )
+    meta.put(conn, OWNER_META_KEY, "app")

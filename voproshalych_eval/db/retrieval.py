@@ -51,7 +51,7 @@ from sqlalchemy import Engine, text
 
 from voproshalych_eval.db.errors import DimensionMismatchError
 from voproshalych_eval.db.production import ProductionSchema, inspect_schema, parse_vector
-from voproshalych_eval.embeddings.cache import text_hash
+from voproshalych_eval.db.text_keys import text_hash
 
 __all__ = [
     "BATCH_SIZE",
@@ -92,7 +92,7 @@ class Hit:
 def stored_model_name(engine: Engine) -> str | None:
     """Name of the model that filled ``public.chunk.embedding``, when known."""
     from voproshalych_eval.config import get_settings
-    from voproshalych_eval.demo import stored_embedding_model
+    from voproshalych_eval.db.meta import stored_embedding_model
 
     try:
         stored = stored_embedding_model(engine)

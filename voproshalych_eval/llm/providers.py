@@ -22,10 +22,11 @@ key never reaches a repr, a log line, the database or the UI.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from voproshalych_eval.config import environ
 
 DEFAULT_MODELS = ["gpt-4o-mini"]
 #: Placeholder key for local servers that need none (the SDK refuses an empty key).
@@ -74,7 +75,7 @@ def resolve_api_key(provider: Provider, settings: Any = None, env: Mapping[str, 
     """The provider's key from the environment, else from the top level (or ``[llm]``) of secrets.toml."""
     if not provider.api_key_env:
         return None
-    env = os.environ if env is None else env
+    env = environ() if env is None else env
     if env.get(provider.api_key_env):
         return env[provider.api_key_env]
     if settings is None:
@@ -119,7 +120,7 @@ def configured_providers(settings: Any = None, env: Mapping[str, str] | None = N
 
     Never raises for a malformed entry: entries without a name or a base URL are skipped.
     """
-    env = os.environ if env is None else env
+    env = environ() if env is None else env
     providers: list[Provider] = []
     llm = _secrets(settings).get("llm")
     entries = llm.get("providers") if isinstance(llm, Mapping) else None

@@ -14,6 +14,7 @@ from sqlalchemy import text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # ``tests`` importable
 
+from tests.integration.test_kill_resume import wait_unlocked  # noqa: E402
 from tests.integration.test_tier2_3 import FakeBot  # noqa: E402
 from voproshalych_eval import executor, runs  # noqa: E402
 
@@ -121,7 +122,7 @@ def test_kill_dash_nine_then_resume(demo_engine) -> None:  # type: ignore[no-unt
         assert 4 <= recorded < n_items, recorded
         run = runs.get_run(demo_engine, run_id)
         assert run.status == "running"  # nobody closed it: it died
-        assert not runs.is_locked(demo_engine, run_id)  # PostgreSQL released the dead process's lock
+        wait_unlocked(demo_engine, run_id)  # PostgreSQL released the dead process's lock
         asked_before = len(bot.questions)
 
         from voproshalych_eval.cli import main

@@ -111,10 +111,19 @@ def kill_mid_run(engine: Any, tier: str, args: list[str], *, env: dict[str, str]
             proc.kill()
     assert proc.returncode == -signal.SIGKILL
     run = runs.get_run(engine, run_id)
-    assert run.status == "running" and not runs.is_locked(engine, run_id)  # died holding nothing
+    assert run.status == "running"  # nobody closed it: it died
+    wait_unlocked(engine, run_id)
     recorded = _created(engine, run_id)
     assert after <= len(recorded) < run.n_items_total, (len(recorded), run.n_items_total)
     return run_id, recorded
+
+
+def wait_unlocked(engine: Any, run_id: int, timeout: float = 30.0) -> None:
+    """PostgreSQL releases a dead process's advisory lock once it notices the closed connection."""
+    deadline = time.time() + timeout
+    while runs.is_locked(engine, run_id):
+        assert time.time() < deadline, f"run {run_id} still locked {timeout} s after its process died"
+        time.sleep(0.05)
 
 
 def assert_finished_once(engine: Any, run_id: int, recorded: dict[str, Any], expected_keys: list[str] | None = None) -> None:

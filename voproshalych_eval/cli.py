@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from voproshalych_eval.commands.common import EXIT_CODES_HELP, EXIT_ERROR, EXIT_INTERRUPTED
 from voproshalych_eval.plans import commands as plan_commands
 
-#: CLI command modules (``voproshalych_eval.commands.<name>``): the plans' commands from the plan registry,
-#: between the setup commands and the run-registry commands
-COMMAND_MODULES = ("core", *plan_commands(), "runs", "resume")
+#: CLI command modules (``voproshalych_eval.commands.<name>``): the setup and snapshot commands, the plans'
+#: commands from the plan registry, then the run-registry commands
+COMMAND_MODULES = ("core", "snapshot", *plan_commands(), "runs", "resume")
 
 
 def build_parser() -> argparse.ArgumentParser:

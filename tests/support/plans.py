@@ -33,8 +33,11 @@ def tier1(engine: Any, dataset: Any, **params: Any) -> Any:
     from voproshalych_eval.tiers.tier1 import Tier1Result
 
     ref = dataset.id if getattr(dataset, "id", None) is not None else dataset
+    from voproshalych_eval.db import snapshots
+
     ran = run(engine, "tier1", {"dataset": ref, **params})
-    return Tier1Result.from_run(ran.run, ran.records)
+    snap = snapshots.get(engine, ran.run.snapshot_id) if ran.run.snapshot_id else None
+    return Tier1Result.from_run(ran.run, ran.records, snap)
 
 
 def tier0(engine: Any, **params: Any) -> dict[str, Any]:

@@ -59,6 +59,8 @@ class RealUsersResult:
     run_id: int | None = None
     metrics: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    #: the knowledge-base snapshot analysed (``Snapshot.to_json()``; its log too for the bot's own log)
+    snapshot: dict[str, Any] | None = None
 
     @property
     def n_used(self) -> int:
@@ -67,6 +69,7 @@ class RealUsersResult:
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "run_id": self.run_id,
+            "snapshot": self.snapshot,
             "source": self.source,
             "filters": self.filters.describe(),
             "n_questions_used": self.n_used,
@@ -121,21 +124,28 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     ``topics``, ``domain``). The log, vectors and retrieval are computed once per execution by the first
     step that needs them; ``plan.outputs["result"]`` is the :class:`RealUsersResult` for the page and
     the report.
+
+    ``snapshot``: the snapshot of the knowledge base (and of the bot's log) to analyse; default: the
+    source's present content, taken when it changed (:func:`voproshalych_eval.db.snapshots.for_run`).
+    The run is pinned to it (``snapshot_id``), so a resume reads the same data.
     """
+    from voproshalych_eval.db import snapshots
+
     p = {**DEFAULTS, **{k: v for k, v in params.items() if v is not None}}
     analyses = [a for a in ANALYSES if a in set(p["analyses"])]
     unknown = set(p["analyses"]) - set(ANALYSES)
     if unknown or not analyses:
         raise ValueError(f"unknown analyses {sorted(unknown)}; choose from {', '.join(ANALYSES)}")
     filters = filters_from(p["filters"])
-    source = p["source"] or default_source(engine)
+    snap = snapshots.for_run(engine, p.get("snapshot"))
+    source = p["source"] or default_source(engine, snapshot=snap)
     if source is None:
-        read_log(engine, source=source, filters=filters)  # raises the "no question log" sentence
+        read_log(engine, source=source, filters=filters, snapshot=snap)  # raises the "no question log" sentence
     top_k, k_topics = int(p["top_k"]), (int(p["k_topics"]) if p["k_topics"] else None)
     k_range = (int(p["k_range"][0]), int(p["k_range"][1]))
     slang = dict(p["slang"]) if p["slang"] is not None else None
     normalizer = text_ru.SlangNormalizer(slang) if slang is not None else text_ru.SlangNormalizer()
-    embedder_name = analysis_embedder_name(engine, p["embedder"])
+    embedder_name = analysis_embedder_name(engine, p["embedder"], snapshot=snap)
     timings: dict[str, float] = {}
     plan: Plan
 
@@ -147,7 +157,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
 
     def load_log() -> tuple[pd.DataFrame, list[str]]:
         plan.say("Reading the question log…")
-        df = timed("read", lambda: read_log(engine, source=source, filters=filters))
+        df = timed("read", lambda: read_log(engine, source=source, filters=filters, snapshot=snap))
         if df.empty:
             raise LookupError("No questions match the filters (period, answered, score, source). Widen the filters.")
         categories = timed("classify", lambda: text_ru.classify_many(df["question"].tolist(), slang=normalizer))
@@ -155,12 +165,12 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
 
     log_data = Lazy(load_log)
     embeddings = Lazy(lambda: timed("embed", lambda: embed_log(engine, log_data.get()[0], embedder_name=embedder_name,
-                                                               progress=plan.say)))
+                                                               progress=plan.say, snapshot=snap)))
 
     def do_retrieve() -> LogRetrieval:
         emb = embeddings.get()
         plan.say(f"Retrieving the top-{top_k} chunks of every question…")
-        return timed("retrieve", lambda: retrieve_log(engine, emb.vectors, k=top_k, model=emb.model))
+        return timed("retrieve", lambda: retrieve_log(engine, emb.vectors, k=top_k, model=emb.model, snapshot=snap))
 
     retrieval = Lazy(do_retrieve)
 
@@ -170,7 +180,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
             df, categories = log_data.get()
             res = RealUsersResult(source or "", filters, df, embeddings.get(),
                                   retrieval.get() if {"utilization", "topics"} & set(analyses) else None, categories,
-                                  timings=timings)
+                                  timings=timings, snapshot=snap.to_json())
             plan.outputs["result"] = res
         return res
 
@@ -188,7 +198,8 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         res = result()
         if step == "utilization":
             plan.say("Chunk utilization…")
-            res.utilization = timed("utilization", lambda: utilization_for_log(engine, res.log, res.retrieval))
+            res.utilization = timed("utilization", lambda: utilization_for_log(engine, res.log, res.retrieval,
+                                                                               snapshot=snap))
             return jsonable(res.utilization.to_dict())
         if step == "topics":
             plan.say("Topics and coverage gaps…")
@@ -223,9 +234,10 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         params={"analyses": analyses, "source": source, "filters": filters.describe(), "top_k": top_k,
                 "k_topics": k_topics, "k_range": list(k_range), "embedder": embedder_name,
                 "pause_minutes": float(p["pause_minutes"]), "near_threshold": float(p["near_threshold"]),
-                "slang": slang, "lang": str(p["lang"])},
+                "slang": slang, "lang": str(p["lang"]), "snapshot": snap.id},
         models={"embedder": embedder_name},
         dataset_name=f"question_log:{source}",
+        snapshot_id=snap.id,
     )
     return plan
 

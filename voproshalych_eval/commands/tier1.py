@@ -23,6 +23,8 @@ def register(sub: Any) -> None:
     p.add_argument("--export-run", metavar="FILE", default=None, help="write the TREC run file (qrels to FILE.qrels)")
     p.add_argument("--level", choices=("chunk", "url"), default="chunk", help="level of the TREC export")
     p.add_argument("--batch-size", type=int, default=None, help="questions embedded and retrieved together (default 500)")
+    p.add_argument("--snapshot", type=int, default=None,
+                   help="knowledge-base snapshot id to search (default: the source's present content)")
     add_outcome_flags(p)
     p.set_defaults(func=cmd_tier1)
 
@@ -50,14 +52,18 @@ def cmd_tier1(args: Any) -> int:
     plan = build_plan(eng, {
         "dataset": args.dataset, "retriever": args.retriever, "embedder": args.embedder, "k": args.k,
         "use_index": args.hnsw, "ef_search": args.ef_search, "repeats": args.repeats, "batch_size": args.batch_size,
+        "snapshot": args.snapshot,
     })
     run_id, prog = execute_plan(plan, args)
     run = runs.get_run(eng, run_id)
     records = runs.item_records(eng, run_id)
-    res = Tier1Result.from_run(run, records)
+    from voproshalych_eval.db import snapshots
+
+    res = Tier1Result.from_run(run, records, snapshots.get(eng, run.snapshot_id) if run.snapshot_id else None)
     out = {
         "run_id": res.run_id,
         "status": prog.status,
+        "snapshot": res.snapshot,
         "dataset": res.dataset,
         "retriever": args.retriever,
         "embedder": res.params.get("embedder"),
@@ -83,6 +89,8 @@ def cmd_tier1(args: Any) -> int:
         + f", top-{args.k}, dataset {res.dataset['name']} ({(res.dataset['hash'] or '')[:12]})",
         f"questions: {res.n_questions}, evaluated: {out['n_evaluated']}, unanswerable (excluded): {res.n_unanswerable}"
         + (f", failed: {prog.failed}" if prog.failed else ""),
+        f"knowledge base: snapshot #{res.snapshot['id']} ({res.snapshot['content_hash'][:12]}, "
+        f"{res.snapshot['n_chunks']} chunks)" if res.snapshot else "knowledge base: snapshot unknown",
     ]
     for level in ("chunk", "url"):
         parts = []

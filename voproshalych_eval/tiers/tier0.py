@@ -141,18 +141,18 @@ class VectorSet:
 # ---------------------------------------------------------------------------------------------
 
 
-def stored_model_name(engine: Engine) -> str | None:
+def stored_model_name(engine: Engine, *, snapshot: Any = None) -> str | None:
     """Name of the model that filled ``chunk.embedding`` (one resolver: :func:`db.retrieval.stored_model_name`)."""
     from voproshalych_eval.db.retrieval import stored_model_name as resolve
 
-    return resolve(engine)
+    return resolve(engine, snapshot=snapshot)
 
 
 def _stored_label(dim: int | None) -> str:
     return f"stored:chunk.embedding ({dim}-d)" if dim else "stored:chunk.embedding"
 
 
-def resolve_model(engine: Engine, source: str, embedder: str | None) -> tuple[str, bool]:
+def resolve_model(engine: Engine, source: str, embedder: str | None, *, snapshot: Any = None) -> tuple[str, bool]:
     """``(model name, use stored vectors)`` for a request.
 
     ``embedder`` ``None``/``"stored"`` means "the stored vectors where possible": the stored model when it is
@@ -161,12 +161,12 @@ def resolve_model(engine: Engine, source: str, embedder: str | None) -> tuple[st
     from voproshalych_eval.config import get_settings
     from voproshalych_eval.db.production import inspect_schema
 
-    stored = stored_model_name(engine)
+    stored = stored_model_name(engine, snapshot=snapshot)
     if embedder in (None, "", STORED):
         if stored:
             return stored, True
         if source == "chunks":
-            schema = inspect_schema(engine)
+            schema = inspect_schema(engine, snapshot=snapshot)
             return _stored_label(schema.chunk_dim), True
         return get_settings().embedder, False
     return str(embedder), stored is not None and stored == embedder
@@ -194,15 +194,16 @@ def _period(ts: Any) -> str | None:
     return pd.Timestamp(ts).strftime("%Y-%m")
 
 
-def _load_chunks(engine: Engine, model: str, use_stored: bool, say: Progress) -> tuple[np.ndarray, pd.DataFrame, list[str]]:
+def _load_chunks(engine: Engine, model: str, use_stored: bool, say: Progress, snapshot: Any = None
+                 ) -> tuple[np.ndarray, pd.DataFrame, list[str]]:
     from voproshalych_eval.db.production import inspect_schema, read_chunks
 
-    schema = inspect_schema(engine)
+    schema = inspect_schema(engine, snapshot=snapshot)
     if not schema.has_chunk:
         raise Tier0Error(
             "The database has no 'chunk' table: load the demo data or point the app at the bot's database."
         )
-    df = read_chunks(engine, with_embeddings=use_stored)
+    df = read_chunks(engine, with_embeddings=use_stored, snapshot=snapshot)
     notes: list[str] = []
     if len(df) == 0:
         return np.zeros((0, schema.chunk_dim or 0), np.float32), df, notes
@@ -234,18 +235,19 @@ def _load_chunks(engine: Engine, model: str, use_stored: bool, say: Progress) ->
     return X, meta, notes
 
 
-def _load_questions(engine: Engine, model: str, use_stored: bool, say: Progress) -> tuple[np.ndarray, pd.DataFrame, list[str]]:
+def _load_questions(engine: Engine, model: str, use_stored: bool, say: Progress, snapshot: Any = None
+                    ) -> tuple[np.ndarray, pd.DataFrame, list[str]]:
     """The whole question log (``analytics.question_log.read_log``) and a vector for every row
     (``embed_log``: stored vectors where the stored model is ``model``, the cached embedder for the rest)."""
     from voproshalych_eval.analytics.question_log import embed_log, read_log
 
     try:
-        df = read_log(engine)
+        df = read_log(engine, snapshot=snapshot)
     except LookupError as exc:
         raise Tier0Error(str(exc)) from None
     n = len(df)
     if n:
-        embedded = embed_log(engine, df, embedder_name=model, progress=say)
+        embedded = embed_log(engine, df, embedder_name=model, progress=say, snapshot=snapshot)
         X, stored_mask = embedded.vectors, embedded.stored_mask
         note = (
             f"{n} logged questions (the whole log): {embedded.n_stored} stored vectors, "
@@ -314,21 +316,25 @@ def load_vector_set(
     filters: Mapping[str, Any] | None = None,
     dataset: str | None = None,
     progress: Progress | None = None,
+    snapshot: Any = None,
 ) -> VectorSet:
-    """Load the vectors of ``source`` from one model, with metadata; apply ``filters`` (see :func:`apply_filters`)."""
+    """Load the vectors of ``source`` from one model, with metadata; apply ``filters`` (see :func:`apply_filters`).
+
+    Chunks and the bot's log come from a snapshot of the source (``snapshot``: id or ``Snapshot``; default
+    the current one)."""
     if source not in SOURCES:
         raise Tier0Error(f"Unknown source '{source}': use one of {', '.join(SOURCES)}.")
     say = progress or (lambda m: log.info(m))
-    model, use_stored = resolve_model(engine, source, embedder)
+    model, use_stored = resolve_model(engine, source, embedder, snapshot=snapshot)
     parts: list[tuple[np.ndarray, pd.DataFrame, list[str]]] = []
     if source in ("chunks", "both"):
         if source == "both" and model.startswith("stored:"):
             raise Tier0Error("Chunks and questions in one space need a named embedder: choose one in the sidebar.")
         say("Loading chunks…")
-        parts.append(_load_chunks(engine, model, use_stored, say))
+        parts.append(_load_chunks(engine, model, use_stored, say, snapshot))
     if source in ("questions", "both"):
         say("Loading the question log…")
-        parts.append(_load_questions(engine, model, use_stored, say))
+        parts.append(_load_questions(engine, model, use_stored, say, snapshot))
     if source == "golden":
         parts.append(_load_golden(engine, model, dataset, say))
     dims = {p[0].shape[1] for p in parts if p[0].shape[0]}
@@ -536,6 +542,7 @@ DEFAULTS: dict[str, Any] = {
     "dataset": None,
     "n_clusters": 8,
     "top_outliers": 20,
+    "snapshot": None,
 }
 #: the steps of a Tier 0 run, in order (each is an item of the run); ``per_kind`` only when kinds are mixed
 STEPS = ("vectors", "metrics", "neighbours", "per_section", "per_kind")
@@ -575,7 +582,12 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     if source not in SOURCES:
         raise Tier0Error(f"Unknown source '{source}': use one of {', '.join(SOURCES)}.")
     embedder = None if p["embedder"] in (None, "", STORED) else str(p["embedder"])
-    model, _ = resolve_model(engine, source, embedder)
+    snap = None
+    if source != "golden":  # chunks and the log come from a snapshot of the source, pinned for the run
+        from voproshalych_eval.db import snapshots
+
+        snap = snapshots.for_run(engine, p["snapshot"])
+    model, _ = resolve_model(engine, source, embedder, snapshot=snap)
     ds = None
     if source == "golden":
         from voproshalych_eval import datasets
@@ -594,7 +606,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
 
     def load() -> VectorSet:
         vs = load_vector_set(engine, source, embedder=embedder, filters=filters, dataset=ds.id if ds else None,
-                             progress=plan.say)
+                             progress=plan.say, snapshot=snap)
         if len(vs) == 0:
             raise Tier0Error("No vectors to analyse (empty table or filters that keep nothing).")
         plan.outputs["vector_set"] = vs
@@ -637,11 +649,13 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         finalize=finalize,
         concurrency=1,  # one CPU-heavy step at a time (numpy uses the cores)
         params={"source": source, "embedder": embedder, "k": k, "metric": metric, "filters": filters,
-                "dataset": ds.id if ds else None, "n_clusters": n_clusters, "top_outliers": top},
+                "dataset": ds.id if ds else None, "n_clusters": n_clusters, "top_outliers": top,
+                "snapshot": snap.id if snap else None},
         models={"embedder": model},
         dataset_id=ds.id if ds else None,
         dataset_name=ds.name if ds else None,
         dataset_hash=ds.content_hash if ds else None,
+        snapshot_id=snap.id if snap else None,
     )
     return plan
 

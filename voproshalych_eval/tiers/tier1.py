@@ -32,6 +32,7 @@ import numpy as np
 from sqlalchemy import Engine
 
 from voproshalych_eval.db import retrieval as R
+from voproshalych_eval.db import snapshots
 from voproshalych_eval.embeddings import cached_embedder
 from voproshalych_eval.metrics.retrieval import (
     evaluate_retrieval,
@@ -61,12 +62,12 @@ TIER = "tier1"
 Progress = Callable[[str], None]
 
 
-def default_embedder_name(engine: Engine) -> str:
+def default_embedder_name(engine: Engine, *, snapshot: R.SnapshotRef = None) -> str:
     """The stored model when the app knows it and can load it, else the configured embedder."""
     from voproshalych_eval.config import get_settings
     from voproshalych_eval.embeddings import BUILTIN_EMBEDDERS
 
-    stored = R.stored_model_name(engine)
+    stored = R.stored_model_name(engine, snapshot=snapshot)
     if stored and (stored in BUILTIN_EMBEDDERS or stored.startswith(("st:", "openai:"))):
         return stored
     return get_settings().embedder
@@ -80,16 +81,18 @@ def _vector_hits(
     k: int,
     use_index: bool,
     ef_search: int | None,
+    snapshot: R.SnapshotRef = None,
 ) -> list[list[R.Hit]]:
     model = embedder.name
-    return R.search_vectors(engine, qvecs, k=k, model=model, use_index=use_index, ef_search=ef_search)
+    return R.search_vectors(engine, qvecs, k=k, model=model, use_index=use_index, ef_search=ef_search,
+                            snapshot=snapshot)
 
 
-def _prepare_vectors(engine: Engine, embedder: Any, progress: Progress) -> bool:
+def _prepare_vectors(engine: Engine, embedder: Any, progress: Progress, snapshot: R.SnapshotRef = None) -> bool:
     """Re-embed the knowledge base into ``eval.chunk_vectors`` when ``embedder`` did not fill ``chunk.embedding``."""
-    stored = R.uses_stored_vectors(engine, embedder.name, dim=embedder.dim)
+    stored = R.uses_stored_vectors(engine, embedder.name, dim=embedder.dim, snapshot=snapshot)
     if not stored:
-        n = R.ensure_chunk_vectors(engine, embedder, progress=progress)
+        n = R.ensure_chunk_vectors(engine, embedder, progress=progress, snapshot=snapshot)
         progress(f"Knowledge base vectors for {embedder.name}: {n} chunk(s) (re-)embedded into eval.chunk_vectors.")
     return stored
 
@@ -106,8 +109,10 @@ def retrieve(
     rrf_k: int = 60,
     progress: Progress | None = None,
     prepare_vectors: bool = True,
+    snapshot: R.SnapshotRef = None,
 ) -> list[list[R.Hit]]:
-    """Top-``k`` hits per question with one retriever (``vector``, ``fts`` or ``hybrid``).
+    """Top-``k`` hits per question with one retriever (``vector``, ``fts`` or ``hybrid``) in a snapshot of the
+    knowledge base (default: the current one).
 
     ``prepare_vectors=False`` skips the check that the knowledge base is embedded with ``embedder``
     (a plan does it once in ``prepare``)."""
@@ -116,18 +121,18 @@ def retrieve(
         raise ValueError(f"unknown retriever {retriever!r}; use one of {', '.join(RETRIEVERS)}")
     qs = [str(q) for q in questions]
     if retriever == "fts":
-        return R.search_fts(engine, qs, k=k)
+        return R.search_fts(engine, qs, k=k, snapshot=snapshot)
     if embedder is None:
         raise ValueError("vector and hybrid retrieval need an embedder")
     if prepare_vectors:
-        _prepare_vectors(engine, embedder, say)
+        _prepare_vectors(engine, embedder, say, snapshot)
     say(f"Embedding {len(qs)} questions with {embedder.name}…")
     qvecs = embedder.encode_queries(qs)
     if retriever == "vector":
-        return _vector_hits(engine, qvecs, embedder, k=k, use_index=use_index, ef_search=ef_search)
+        return _vector_hits(engine, qvecs, embedder, k=k, use_index=use_index, ef_search=ef_search, snapshot=snapshot)
     depth = max(k, R.FUSION_DEPTH)
-    vec = _vector_hits(engine, qvecs, embedder, k=depth, use_index=use_index, ef_search=ef_search)
-    fts = R.search_fts(engine, qs, k=depth)
+    vec = _vector_hits(engine, qvecs, embedder, k=depth, use_index=use_index, ef_search=ef_search, snapshot=snapshot)
+    fts = R.search_fts(engine, qs, k=depth, snapshot=snapshot)
     return R.hybrid(vec, fts, k=k, rrf_k=rrf_k)
 
 
@@ -147,6 +152,7 @@ DEFAULTS: dict[str, Any] = {
     "repeats": 1,
     "rrf_k": 60,
     "n_resamples": 2000,
+    "snapshot": None,
     # questions per batch: embedded and retrieved together (one SQL pass per batch), each recorded on its own
     "batch_size": 500,
 }
@@ -164,7 +170,9 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     Params: ``dataset`` (stored name / id, or a golden file), ``retriever`` (``vector``, ``fts``,
     ``hybrid``), ``embedder`` (default: :func:`default_embedder_name`; unused by ``fts``), ``k``,
     ``use_index`` (search an HNSW copy in the ``eval`` schema; its recall@k against exact search is
-    reported), ``repeats`` (for ``retrieval_consistency``: HNSW / external API only), ``rrf_k``.
+    reported), ``repeats`` (for ``retrieval_consistency``: HNSW / external API only), ``rrf_k``,
+    ``snapshot`` (the knowledge-base snapshot id to search; default: the source's present content, taken
+    when it changed — the run is pinned to it, so a resume searches the same snapshot).
     """
     p = {**DEFAULTS, **{k: v for k, v in params.items() if v is not None}}
     retriever, k = p["retriever"], p["k"]
@@ -173,13 +181,14 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be a positive integer, got {k!r}")
     ds = inputs.load_dataset(engine, p["dataset"], "golden")
+    snap = snapshots.for_run(engine, p["snapshot"])
     use_index = bool(p["use_index"]) and retriever != "fts"
     repeats = max(1, int(p["repeats"] or 1))
     rrf_k, ef_search = int(p["rrf_k"]), p["ef_search"]
     hnsw_params = {"m": int(p["hnsw_m"]), "ef_construction": int(p["hnsw_ef_construction"])}
     emb = None
     if retriever != "fts":
-        emb = cached_embedder(str(p["embedder"] or default_embedder_name(engine)), engine)
+        emb = cached_embedder(str(p["embedder"] or default_embedder_name(engine, snapshot=snap)), engine)
     keys = ds.keys()
     run_params: dict[str, Any] = {
         "dataset": p["dataset"],
@@ -191,6 +200,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         "batch_size": int(p["batch_size"]),
         "embedder": emb.name if emb is not None else None,
         "distance": "cosine (pgvector <=>)" if retriever != "fts" else "1 / (1 + ts_rank)",
+        "snapshot": snap.id,
     }
     if use_index:
         run_params.update({"hnsw": hnsw_params, "hnsw_m": hnsw_params["m"],
@@ -204,8 +214,8 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         models = {
             "embedder": emb.name,
             "dim": emb.dim,
-            "stored_model": R.stored_model_name(engine),
-            "vectors": "public.chunk.embedding" if R.uses_stored_vectors(engine, emb.name, dim=emb.dim) else "eval.chunk_vectors",
+            "stored_model": R.stored_model_name(engine, snapshot=snap),
+            "vectors": R.vectors_label(engine, emb.name, dim=emb.dim, snapshot=snap),
         }
     consistency = consistency_setup(retriever, emb, use_index=use_index, repeats=repeats)
     external = emb is not None and str(emb.name).startswith("openai:")
@@ -215,21 +225,22 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     plan: Plan
 
     def prepare() -> None:
+        plan.say(f"Knowledge base: snapshot {snap.label}.")
         if emb is not None:
-            _prepare_vectors(engine, emb, plan.say)
+            _prepare_vectors(engine, emb, plan.say, snap)
         if use_index and emb is not None:
             plan.say("Building the HNSW index in the eval schema…")
-            R.build_hnsw_index(engine, model=emb.name, **hnsw_params)
+            R.build_hnsw_index(engine, model=emb.name, snapshot=snap, **hnsw_params)
 
     def questions_batch(indices: list[int]) -> list[dict[str, Any]]:
         qs = [str(ds.records[i]["question"]) for i in indices]
         plan.say(f"Retrieving top-{k} for {len(qs)} questions ({retriever})…")
         hits = retrieve(engine, qs, retriever=retriever, embedder=emb, k=k, use_index=use_index, ef_search=ef_search,
-                        rrf_k=rrf_k, prepare_vectors=False)
+                        rrf_k=rrf_k, prepare_vectors=False, snapshot=snap)
         exact = None
         if use_index:
             exact = retrieve(engine, qs, retriever=retriever, embedder=emb, k=k, use_index=False, rrf_k=rrf_k,
-                             prepare_vectors=False)
+                             prepare_vectors=False, snapshot=snap)
         out = question_items([ds.records[i] for i in indices], qs, hits)
         if exact is not None:
             for item, h in zip(out, exact, strict=True):
@@ -239,17 +250,18 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     def repeat(r: int) -> dict[str, Any]:
         qs = [str(rec["question"]) for rec in ds.records]
         plan.say(f"Consistency repeat {r}/{repeats}…")
-        if use_index:
-            R.build_hnsw_index(engine, model=emb.name, **hnsw_params)  # type: ignore[union-attr]  # a new random graph
+        if use_index:  # a new random graph
+            R.build_hnsw_index(engine, model=emb.name, snapshot=snap, **hnsw_params)  # type: ignore[union-attr]
         if external:
             qvecs = getattr(emb, "model", emb).encode_queries(qs)  # bypass the cache: a fresh call
             depth = max(k, R.FUSION_DEPTH) if retriever == "hybrid" else k
-            hits = _vector_hits(engine, qvecs, emb, k=depth, use_index=use_index, ef_search=ef_search)
+            hits = _vector_hits(engine, qvecs, emb, k=depth, use_index=use_index, ef_search=ef_search, snapshot=snap)
             if retriever == "hybrid":
-                hits = R.hybrid(hits, R.search_fts(engine, qs, k=max(k, R.FUSION_DEPTH)), k=k, rrf_k=rrf_k)
+                fts = R.search_fts(engine, qs, k=max(k, R.FUSION_DEPTH), snapshot=snap)
+                hits = R.hybrid(hits, fts, k=k, rrf_k=rrf_k)
         else:
             hits = retrieve(engine, qs, retriever=retriever, embedder=emb, k=k, use_index=use_index, ef_search=ef_search,
-                            rrf_k=rrf_k, prepare_vectors=False)
+                            rrf_k=rrf_k, prepare_vectors=False, snapshot=snap)
         return {"repeat": r, "topk": {key: _ids(h) for key, h in zip(keys, hits, strict=True)}}
 
     def work_batch(payloads: list[tuple[str, int]]) -> list[dict[str, Any]]:
@@ -280,6 +292,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         dataset_id=ds.id,
         dataset_name=ds.name,
         dataset_hash=ds.content_hash,
+        snapshot_id=snap.id,
     )
     return plan
 
@@ -398,6 +411,8 @@ class Tier1Result:
     retrieval_consistency: dict[str, Any]
     hnsw: dict[str, Any] | None
     items: list[dict[str, Any]] = field(repr=False)
+    #: the knowledge-base snapshot the run searched (``Snapshot.to_json()``, when given to :meth:`from_run`)
+    snapshot: dict[str, Any] | None = None
 
     def to_json(self, *, with_items: bool = False) -> dict[str, Any]:
         out = asdict(self)
@@ -406,8 +421,8 @@ class Tier1Result:
         return out
 
     @classmethod
-    def from_run(cls, run: Any, records: Sequence[Mapping[str, Any]]) -> Tier1Result:
-        """From a run (``runs.Run``) and its item records (``runs.item_records``)."""
+    def from_run(cls, run: Any, records: Sequence[Mapping[str, Any]], snapshot: Any = None) -> Tier1Result:
+        """From a run (``runs.Run``), its item records (``runs.item_records``) and its snapshot (a ``Snapshot``)."""
         m = run.metrics or {}
         q = [r for r in records if not str(r["item_key"]).startswith("consistency:")]
         items = [dict(r["result"], item_key=r["item_key"]) for r in q if r["status"] == "done"]
@@ -430,6 +445,7 @@ class Tier1Result:
             retrieval_consistency=dict(m.get("retrieval_consistency") or {}),
             hnsw=m.get("hnsw"),
             items=items,
+            snapshot=snapshot.to_json() if snapshot is not None else None,
         )
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +61,7 @@ with st.sidebar:
     if source == "file":
         upload = st.file_uploader(tr("JSON или JSONL (user_input, response, reference, retrieved_contexts)",
                                      "JSON or JSONL (user_input, response, reference, retrieved_contexts)"),
-                                  type=["json", "jsonl"], key="jm_upload")
+                                  type=["json", "jsonl", "csv"], key="jm_upload")
     limit = st.number_input(tr("Не больше примеров", "At most samples"), 1, 5000, 20, key="jm_limit")
     if models_available:
         models = st.multiselect(tr("Модели-судьи", "Judge models"), models_available, default=models_available[:1],
@@ -103,7 +102,8 @@ with st.form("jm_form"):
 
 def samples_dataset() -> int | None:
     """The samples to judge, stored as a dataset (the demo show/no-show set, or the uploaded file)."""
-    from voproshalych_eval.datasets import get_dataset, load_file, store
+    from voproshalych_eval.commands.judge import read_samples
+    from voproshalych_eval.datasets import get_dataset
     from voproshalych_eval.tiers.judge_metrics import samples_from_judge_set, store_samples
 
     if source == "demo":
@@ -112,18 +112,17 @@ def samples_dataset() -> int | None:
     if upload is None:
         st.warning(tr("Загрузите файл с примерами.", "Upload a sample file."))
         return None
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / upload.name
-        path.write_bytes(upload.getvalue())
-        return store(state.engine(), load_file(path, "samples", name=Path(upload.name).stem)).id
+    samples = read_samples(upload.name, data=upload.getvalue())
+    return store_samples(state.engine(), samples, Path(upload.name).stem).id
 
 
 if run:
     with state.user_errors("Не удалось выполнить оценку", "Evaluation failed"):
+        from voproshalych_eval.commands.judge import read_rubrics
         from voproshalych_eval.tiers.judge_metrics import build_plan
 
         if "rubrics" in cfg:
-            cfg["rubrics"] = json.loads(cfg["rubrics"])
+            cfg["rubrics"] = read_rubrics(cfg["rubrics"])
         dataset_id = samples_dataset()
         if dataset_id is not None:
             params = {"dataset": dataset_id, "metric": metric, "models": models or None, "aggregate": aggregate,

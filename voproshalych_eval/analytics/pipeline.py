@@ -29,6 +29,7 @@ from voproshalych_eval.analytics.question_log import (
     default_source,
     embed_log,
     read_log,
+    text_rows,
 )
 from voproshalych_eval.analytics.topics import TopicResult, topic_coverage
 from voproshalych_eval.analytics.utilization import (
@@ -50,6 +51,9 @@ class RealUsersResult:
     source: str
     filters: LogFilters
     log: pd.DataFrame
+    """Every row of the filtered log (events: sessions and user counts); ``text_log`` = rows with question
+    text, which the text analyses (embeddings, retrieval, utilization, topics, terms) use."""
+    text_log: pd.DataFrame
     embeddings: LogEmbeddings | None
     retrieval: LogRetrieval | None
     categories: list[str]
@@ -66,6 +70,10 @@ class RealUsersResult:
     def n_used(self) -> int:
         return len(self.log)
 
+    @property
+    def n_empty_questions(self) -> int:
+        return len(self.log) - len(self.text_log)
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "run_id": self.run_id,
@@ -73,6 +81,7 @@ class RealUsersResult:
             "source": self.source,
             "filters": self.filters.describe(),
             "n_questions_used": self.n_used,
+            "n_empty_questions": self.n_empty_questions,
             "embeddings": self.embeddings.info() if self.embeddings else None,
             "metrics": self.metrics,
             "timings": {k: round(v, 3) for k, v in self.timings.items()},
@@ -155,17 +164,30 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         timings[name] = time.perf_counter() - t
         return out
 
-    def load_log() -> tuple[pd.DataFrame, list[str]]:
+    def load_log() -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
         plan.say("Reading the question log…")
         df = timed("read", lambda: read_log(engine, source=source, filters=filters, snapshot=snap))
         if df.empty:
             raise LookupError("No questions match the filters (period, answered, score, source). Widen the filters.")
-        categories = timed("classify", lambda: text_ru.classify_many(df["question"].tolist(), slang=normalizer))
-        return df, categories
+        tdf, n_empty = text_rows(df)
+        if n_empty:
+            plan.say(f"{n_empty} rows have no question text: counted as events (sessions, users), left out of "
+                     "text analyses.")
+        if tdf.empty and {"utilization", "topics"} & set(analyses):
+            raise LookupError("No row with question text matches the filters. Widen the filters.")
+        categories = timed("classify", lambda: text_ru.classify_many(tdf["question"].tolist(), slang=normalizer))
+        return df, tdf, categories
 
     log_data = Lazy(load_log)
-    embeddings = Lazy(lambda: timed("embed", lambda: embed_log(engine, log_data.get()[0], embedder_name=embedder_name,
-                                                               progress=plan.say, snapshot=snap)))
+
+    def do_embed() -> LogEmbeddings | None:
+        tdf = log_data.get()[1]
+        if tdf.empty:
+            return None
+        return timed("embed", lambda: embed_log(engine, tdf, embedder_name=embedder_name, progress=plan.say,
+                                                snapshot=snap))
+
+    embeddings = Lazy(do_embed)
 
     def do_retrieve() -> LogRetrieval:
         emb = embeddings.get()
@@ -177,8 +199,8 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     def result() -> RealUsersResult:
         res = plan.outputs.get("result")
         if res is None:
-            df, categories = log_data.get()
-            res = RealUsersResult(source or "", filters, df, embeddings.get(),
+            df, tdf, categories = log_data.get()
+            res = RealUsersResult(source or "", filters, df, tdf, embeddings.get(),
                                   retrieval.get() if {"utilization", "topics"} & set(analyses) else None, categories,
                                   timings=timings, snapshot=snap.to_json())
             plan.outputs["result"] = res
@@ -186,25 +208,27 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
 
     def work(step: str) -> dict[str, Any]:
         if step == "log":
-            df, categories = log_data.get()
+            df, tdf, categories = log_data.get()
             return {"source": source, "filters": filters.describe(), "n_questions_used": len(df),
+                    "n_empty_questions": len(df) - len(tdf),
                     "answered_rate": float(df["answered"].mean()) if len(df) else None,
                     "categories": pd.Series(categories).value_counts().to_dict()}
         if step == "embeddings":
-            return embeddings.get().info()
+            emb = embeddings.get()
+            return emb.info() if emb is not None else {"n_used": 0, "note": "no question text"}
         if step == "retrieval":
             ret = retrieval.get()
             return {"k": ret.k, "model": ret.model, "n_questions": int(ret.chunk_ids.shape[0])}
         res = result()
         if step == "utilization":
             plan.say("Chunk utilization…")
-            res.utilization = timed("utilization", lambda: utilization_for_log(engine, res.log, res.retrieval,
+            res.utilization = timed("utilization", lambda: utilization_for_log(engine, res.text_log, res.retrieval,
                                                                                snapshot=snap))
             return jsonable(res.utilization.to_dict())
         if step == "topics":
             plan.say("Topics and coverage gaps…")
             res.topics = timed("topics", lambda: topic_coverage(
-                res.log, res.embeddings.vectors, res.retrieval, k_topics=k_topics, k_range=k_range,
+                res.text_log, res.embeddings.vectors, res.retrieval, k_topics=k_topics, k_range=k_range,
                 categories=res.categories, slang=normalizer, lang=str(p["lang"])))
             return jsonable(res.topics.to_dict())
         if step == "domain":
@@ -246,8 +270,10 @@ def summary_metrics(steps: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """The run's headline metrics from its steps' results (``log``, ``embeddings``, ``utilization``,
     ``topics``, ``domain``)."""
     log_step, emb = steps.get("log") or {}, steps.get("embeddings") or {}
-    m: dict[str, Any] = {"n_questions_used": log_step.get("n_questions_used"), "answered_rate": log_step.get("answered_rate")}
-    if emb:
+    m: dict[str, Any] = {"n_questions_used": log_step.get("n_questions_used"),
+                         "n_empty_questions": log_step.get("n_empty_questions"),
+                         "answered_rate": log_step.get("answered_rate")}
+    if emb and "n_stored" in emb:
         m["n_stored_embeddings"] = emb.get("n_stored")
         m["n_embedded"] = emb.get("n_embedded")
     util = (steps.get("utilization") or {}).get("metrics")

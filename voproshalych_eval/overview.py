@@ -64,7 +64,8 @@ def overview_snapshot(engine: Engine, settings: Settings) -> dict[str, Any]:
         tiers.append({
             "key": info.key,
             "title": info.title,
-            "run": None if run is None else {"id": run.id, "finished_at": run.finished_at, "offline": run.offline},
+            "run": None if run is None else {"id": run.id, "finished_at": run.finished_at, "offline": run.offline,
+                                             "mixed": run.mixed},
             "values": values,
             "status": status,
             "baselines": {k: (b.value if (b := bl.find_baseline(table, info.key, k)) else None) for k in values},

@@ -32,6 +32,8 @@ def register(sub: Any) -> None:
     p.add_argument("--pause-minutes", type=float, default=30.0, help="session split at pauses longer than this")
     p.add_argument("--slang", type=Path, default=None, help="slang dictionary (JSON or CSV) merged with the defaults")
     p.add_argument("--report", type=Path, default=None, help="write the coverage-gap report (.md or .html)")
+    p.add_argument("--snapshot", type=int, default=None,
+                   help="snapshot id of the knowledge base and log (default: the source's present content)")
     add_outcome_flags(p)
     p.set_defaults(func=cmd_real_users)
 
@@ -74,7 +76,7 @@ def cmd_real_users(args: Any) -> int:
     plan = build_plan(engine(), {
         "analyses": list(analyses), "source": args.source, "filters": _filters(args).describe(), "top_k": args.top_k,
         "k_topics": args.k_topics, "embedder": args.embedder, "pause_minutes": args.pause_minutes,
-        "slang": load_slang(args.slang) if args.slang else None,
+        "slang": load_slang(args.slang) if args.slang else None, "snapshot": args.snapshot,
     })
     run_id, prog = execute_plan(plan, args)
     res = plan.outputs.get("result")

@@ -28,6 +28,8 @@ DEFAULTS: dict[str, Any] = {
     "metric": "faithfulness",
     "models": None,
     "aggregate": "average",
+    "quorum": None,
+    "vote_quorum": None,
     "config": {},
     "use_cache": True,
     "offline": None,
@@ -53,24 +55,27 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     """The judge-metrics plan for ``params`` (see :data:`DEFAULTS`); also used by ``resume``.
 
     ``dataset``: a stored samples dataset (name or id) or a samples file (JSON, JSONL, CSV; stored first);
-    ``metric``: a key of :data:`voproshalych_eval.judges.METRICS`; ``config``: the metric's options
-    (threshold, definition, rubrics…); ``models`` / ``aggregate``: the judges and how they are combined.
+    ``metric``: a key of the judge-metric table (:data:`voproshalych_eval.judges.JUDGE_METRICS`); ``config``:
+    the metric's options as the table resolves them (threshold, definition, rubrics…); ``models`` /
+    ``aggregate`` / ``quorum`` / ``vote_quorum``: the judges and how they are combined (for a metric without
+    a prompt, e.g. semantic similarity, ``models`` are embedding models passed in ``config``).
     """
     from voproshalych_eval.config import get_settings
-    from voproshalych_eval.judges import METRIC_KEYS, METRICS, get_judge
+    from voproshalych_eval.judges import JUDGE_METRICS, get_judge
 
     p = {**DEFAULTS, **{k: v for k, v in params.items() if v is not None}}
     metric = str(p["metric"])
-    if metric not in METRICS:
-        raise ValueError(f"unknown judge metric {metric!r}; use one of {', '.join(METRICS)}")
+    if metric not in JUDGE_METRICS:
+        raise ValueError(f"unknown judge metric {metric!r}; use one of {', '.join(JUDGE_METRICS)}")
     if p["dataset"] is None:
         raise ValueError("judge metrics need a samples dataset (a file or a stored name)")
     ds = inputs.load_dataset(engine, p["dataset"], "samples")
     pairs = inputs.select_items(ds, limit=p["limit"])
     settings = get_settings()
     lang = p["lang"] or (settings.language if settings.language in ("ru", "en") else "ru")
-    judge = get_judge(settings, engine, models=list(p["models"]) if p["models"] else None, aggregate=str(p["aggregate"]),
-                      offline=p["offline"], use_cache=bool(p["use_cache"]), lang=lang)
+    llm_models = list(p["models"]) if p["models"] and JUDGE_METRICS[metric].prompt is not None else None
+    judge = get_judge(settings, engine, models=llm_models, aggregate=str(p["aggregate"]), offline=p["offline"],
+                      use_cache=bool(p["use_cache"]), lang=lang, quorum=p["quorum"], vote_quorum=p["vote_quorum"])
     cfg = dict(p["config"] or {})
     plan: Plan
 
@@ -81,19 +86,10 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         res = judge.evaluate(metric, sample, **cfg)
         out = res.to_dict() | {"user_input": sample["user_input"]}
         tokens = llm_calls.tokens_of(out)
-        if res.score is None:
+        if res.score is None and res.failure_kind != "not_applicable":  # not applicable: nothing to retry
             why = "; ".join(str(f.get("message", f.get("kind", ""))) for f in res.failures) or "no score"
-            return ItemResult(out, status="failed", error=why[:500], tokens=tokens)
+            return ItemResult(out, status="failed", error=f"{res.failure_kind}: {why}"[:500], tokens=tokens)
         return ItemResult(out, tokens=tokens)
-
-    def finalize(records: list[dict[str, Any]]) -> dict[str, Any]:
-        scores = [r["result"].get("score") if r["status"] == "done" else None for r in records]
-        out: dict[str, Any] = {METRIC_KEYS[metric]: summarize(scores).to_dict()}
-        passed = [r["result"].get("passed") for r in records if r["status"] == "done"]
-        passed = [p for p in passed if p is not None]
-        if passed:
-            out["pass_rate"] = summarize([float(x) for x in passed]).to_dict()
-        return out
 
     concurrency = 1 if judge.offline else int(p["concurrency"] or getattr(judge.client, "concurrency", 4) or 4)
     plan = Plan(
@@ -101,10 +97,11 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         items=pairs,
         work=work,
         prepare=prepare,
-        finalize=finalize,
+        finalize=lambda records: aggregate(records, metric),
         concurrency=concurrency,
         params={"dataset": p["dataset"], "metric": metric, "models": list(p["models"]) if p["models"] else None,
-                "aggregate": judge.aggregate, "use_cache": judge.use_cache, "lang": lang, "config": cfg,
+                "aggregate": judge.aggregate, "quorum": p["quorum"], "vote_quorum": p["vote_quorum"],
+                "use_cache": judge.use_cache, "lang": lang, "config": cfg,
                 "limit": p["limit"], "offline": True if judge.offline else p["offline"]},
         models={"judge": list(judge.models), "offline": judge.offline},
         prompts=judge.prompts(metric),
@@ -115,6 +112,36 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         offline=bool(judge.offline),
     )
     return plan
+
+
+def aggregate(records: Sequence[Mapping[str, Any]], metric: str) -> dict[str, Any]:
+    """Run-level aggregates of a judge metric over its recorded items: ``avg_<metric>`` on the metric's own
+    scale (failure kinds, not-applicable and partial counts; a failed item counts with its kind), its 0–1
+    twin for RubricsScore (``avg_rubrics_score_norm``), the ``pass_rate`` of the results with a verdict and
+    ``n_partial``."""
+    from voproshalych_eval.judges import METRIC_KEYS
+    from voproshalych_eval.metrics.failures import from_message
+
+    def kind(r: Mapping[str, Any]) -> str | None:
+        res = r["result"] or {}
+        if res.get("empty_answer"):
+            return "empty_answer"
+        if res.get("failure_kind"):
+            return str(res["failure_kind"])
+        return from_message(r.get("error")) if r["status"] != "done" else None
+
+    results = [r.get("result") or {} for r in records]
+    kinds = [kind(r) for r in records]
+    partial = [bool(res.get("partial")) for res in results]
+    key = METRIC_KEYS[metric]
+    out: dict[str, Any] = {key: summarize([res.get("score") for res in results], kinds=kinds, partial=partial).to_dict()}
+    if metric == "rubrics_score":
+        out[f"{key}_norm"] = summarize([res.get("score_norm") for res in results], kinds=kinds, partial=partial).to_dict()
+    passed = [res.get("passed") for res in results if res.get("passed") is not None]
+    if passed:
+        out["pass_rate"] = summarize([float(x) for x in passed]).to_dict()
+    out["n_partial"] = sum(partial)
+    return out
 
 
 def run_summary(run: Any, records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

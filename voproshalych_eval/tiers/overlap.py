@@ -5,12 +5,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+OVERLAP_KEYS = ("rouge1_f", "rouge2_f", "rougeL_f", "bleu", "chrf")
+
 
 def overlap_scores(prediction: str | None, reference: str | None, *, stem: bool = False) -> dict[str, float | None]:
-    """ROUGE-1/2/L F, BLEU (0-100) and chrF (0-100) of one answer against its reference."""
-    keys = ("rouge1_f", "rouge2_f", "rougeL_f", "bleu", "chrf")
-    if not prediction or not reference:
+    """ROUGE-1/2/L F, BLEU (0-100) and chrF (0-100) of one answer against its reference.
+
+    No reference (or no answer at all) -> ``None`` (not applicable); an EMPTY answer -> 0.0 on every
+    metric: it is the bad answer it is, never left out of the means."""
+    keys = OVERLAP_KEYS
+    if prediction is None or not (reference or "").strip():
         return dict.fromkeys(keys)
+    if not prediction.strip():
+        return dict.fromkeys(keys, 0.0)
     from voproshalych_eval.metrics.text_overlap import bleu, chrf, rouge_scores
 
     r = rouge_scores(prediction, reference, stem=stem)

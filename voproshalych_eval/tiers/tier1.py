@@ -35,6 +35,7 @@ from voproshalych_eval.db import retrieval as R
 from voproshalych_eval.db import snapshots
 from voproshalych_eval.embeddings import cached_embedder
 from voproshalych_eval.metrics.retrieval import (
+    DEFAULT_KS,
     evaluate_retrieval,
     first_relevant_rank,
     recall_against_exact,
@@ -58,6 +59,10 @@ __all__ = [
 RETRIEVERS = ("vector", "fts", "hybrid")
 LEVELS = ("chunk", "url")
 TIER = "tier1"
+#: the cut-offs K reported at both levels (``hit_rate@K``, ``recall@K``, ``precision@K``; NDCG at K >= 5)
+CUTOFFS: tuple[int, ...] = DEFAULT_KS
+#: URL level: the first K distinct pages are looked for among at most this many chunks per question
+URL_CHUNK_CAP = 200
 
 Progress = Callable[[str], None]
 
@@ -140,6 +145,40 @@ def _ids(hits: Sequence[R.Hit]) -> list[int]:
     return [h.chunk_id for h in hits]
 
 
+def retrieval_depth(k: int, cutoffs: Sequence[int] = CUTOFFS) -> int:
+    """Chunks retrieved per question: at least the largest reported cut-off, whatever the answer depth ``k``."""
+    return max(int(k), *(int(c) for c in cutoffs))
+
+
+def deepen_for_pages(
+    questions: Sequence[str],
+    hits: list[list[R.Hit]],
+    fetch: Callable[[list[str], int], list[list[R.Hit]]],
+    *,
+    pages: int,
+    cap: int = URL_CHUNK_CAP,
+) -> tuple[list[list[R.Hit]], int]:
+    """Hits deep enough for the URL level: each question's list holds ``pages`` distinct pages, unless the
+    collection ran out or ``cap`` chunks were retrieved. Questions short of pages are retrieved again,
+    three times deeper each round (``fetch(questions, depth)``). Returns the hits and the deepest depth used."""
+    out = list(hits)
+    depth = max((len(h) for h in hits), default=0)
+    used = depth
+
+    def short(i: int, d: int) -> bool:
+        return len(to_url_ranking([x.url for x in out[i]])) < pages and len(out[i]) >= d
+
+    need = [i for i in range(len(out)) if short(i, depth)]
+    while need and depth < cap:
+        depth = min(cap, max(depth + 1, depth * 3))
+        again = fetch([questions[i] for i in need], depth)
+        for i, h in zip(need, again, strict=True):
+            out[i] = h
+        used = depth
+        need = [i for i in need if short(i, depth)]
+    return out, used
+
+
 DEFAULTS: dict[str, Any] = {
     "dataset": "demo_golden",
     "retriever": "vector",
@@ -152,6 +191,8 @@ DEFAULTS: dict[str, Any] = {
     "repeats": 1,
     "rrf_k": 60,
     "n_resamples": 2000,
+    "cutoffs": list(CUTOFFS),
+    "url_chunk_cap": URL_CHUNK_CAP,
     "snapshot": None,
     # questions per batch: embedded and retrieved together (one SQL pass per batch), each recorded on its own
     "batch_size": 500,
@@ -168,7 +209,11 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     both levels' means with bootstrap CIs, the unanswerable summary, the HNSW recall and consistency.
 
     Params: ``dataset`` (stored name / id, or a golden file), ``retriever`` (``vector``, ``fts``,
-    ``hybrid``), ``embedder`` (default: :func:`default_embedder_name`; unused by ``fts``), ``k``,
+    ``hybrid``), ``embedder`` (default: :func:`default_embedder_name`; unused by ``fts``), ``k`` (the
+    answer depth: chunks are retrieved to ``max(k, max(cutoffs))`` so every reported cut-off is computed
+    on a list that deep), ``cutoffs`` (the K of the ``@K`` metrics), ``url_chunk_cap`` (URL-level @K is
+    over the first K distinct pages: questions whose chunks hold fewer pages are retrieved deeper, up to
+    this many chunks),
     ``use_index`` (search an HNSW copy in the ``eval`` schema; its recall@k against exact search is
     reported), ``repeats`` (for ``retrieval_consistency``: HNSW / external API only), ``rrf_k``,
     ``snapshot`` (the knowledge-base snapshot id to search; default: the source's present content, taken
@@ -180,6 +225,11 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         raise ValueError(f"unknown retriever {retriever!r}; use one of {', '.join(RETRIEVERS)}")
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be a positive integer, got {k!r}")
+    cutoffs = sorted({int(c) for c in p["cutoffs"]})
+    if not cutoffs or any(c < 1 for c in cutoffs):
+        raise ValueError(f"cut-offs must be positive integers, got {cutoffs!r}")
+    depth = retrieval_depth(k, cutoffs)
+    url_cap = max(int(p["url_chunk_cap"]), depth)
     ds = inputs.load_dataset(engine, p["dataset"], "golden")
     snap = snapshots.for_run(engine, p["snapshot"])
     use_index = bool(p["use_index"]) and retriever != "fts"
@@ -194,6 +244,9 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         "dataset": p["dataset"],
         "retriever": retriever,
         "k": k,
+        "cutoffs": cutoffs,
+        "retrieved_depth": depth,
+        "url_chunk_cap": int(p["url_chunk_cap"]),
         "use_index": use_index,
         "repeats": repeats,
         "n_resamples": int(p["n_resamples"]),
@@ -204,7 +257,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     }
     if use_index:
         run_params.update({"hnsw": hnsw_params, "hnsw_m": hnsw_params["m"],
-                           "hnsw_ef_construction": hnsw_params["ef_construction"], "ef_search": max(int(ef_search or 40), k)})
+                           "hnsw_ef_construction": hnsw_params["ef_construction"], "ef_search": max(int(ef_search or 40), depth)})
     if retriever == "hybrid":
         run_params.update({"rrf_k": rrf_k, "fusion_depth": max(k, R.FUSION_DEPTH), "fts_config": "russian"})
     if retriever == "fts":
@@ -234,14 +287,19 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
 
     def questions_batch(indices: list[int]) -> list[dict[str, Any]]:
         qs = [str(ds.records[i]["question"]) for i in indices]
-        plan.say(f"Retrieving top-{k} for {len(qs)} questions ({retriever})…")
-        hits = retrieve(engine, qs, retriever=retriever, embedder=emb, k=k, use_index=use_index, ef_search=ef_search,
-                        rrf_k=rrf_k, prepare_vectors=False, snapshot=snap)
+        plan.say(f"Retrieving top-{depth} for {len(qs)} questions ({retriever})…")
+        hits = retrieve(engine, qs, retriever=retriever, embedder=emb, k=depth, use_index=use_index,
+                        ef_search=ef_search, rrf_k=rrf_k, prepare_vectors=False, snapshot=snap)
+        url_hits, _ = deepen_for_pages(
+            qs, hits, lambda more, d: retrieve(engine, more, retriever=retriever, embedder=emb, k=d, use_index=use_index,
+                                               ef_search=ef_search, rrf_k=rrf_k, prepare_vectors=False, snapshot=snap),
+            pages=max(cutoffs), cap=url_cap)
         exact = None
         if use_index:
             exact = retrieve(engine, qs, retriever=retriever, embedder=emb, k=k, use_index=False, rrf_k=rrf_k,
                              prepare_vectors=False, snapshot=snap)
-        out = question_items([ds.records[i] for i in indices], qs, hits)
+        out = question_items([ds.records[i] for i in indices], qs, hits, cutoffs=cutoffs, depth=depth,
+                             url_hits=url_hits)
         if exact is not None:
             for item, h in zip(out, exact, strict=True):
                 item["exact_retrieved_ids"] = _ids(h)
@@ -277,7 +335,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
 
     def finalize(records: list[dict[str, Any]]) -> dict[str, Any]:
         return aggregate(records, keys=keys, k=k, n_resamples=int(p["n_resamples"]), consistency=consistency,
-                         hnsw={**hnsw_params, "ef_search": max(int(ef_search or 40), k)} if use_index else None)
+                         hnsw={**hnsw_params, "ef_search": max(int(ef_search or 40), depth)} if use_index else None)
 
     plan = Plan(
         tier=TIER,
@@ -314,15 +372,28 @@ def consistency_setup(retriever: str, emb: Any, *, use_index: bool, repeats: int
     return {"value": None, "applicable": True, "repeats": repeats, "reason": source}
 
 
-def question_items(records: Sequence[Mapping[str, Any]], questions: Sequence[str], hits: Sequence[Sequence[R.Hit]]
-                   ) -> list[dict[str, Any]]:
-    """One item result per question: ranking, distances, relevant ids and both levels' per-query metrics."""
+def question_items(
+    records: Sequence[Mapping[str, Any]],
+    questions: Sequence[str],
+    hits: Sequence[Sequence[R.Hit]],
+    *,
+    cutoffs: Sequence[int] = CUTOFFS,
+    depth: int | None = None,
+    url_hits: Sequence[Sequence[R.Hit]] | None = None,
+) -> list[dict[str, Any]]:
+    """One item result per question: ranking, distances, relevant ids and both levels' per-query metrics.
+
+    Chunk level: the ``depth`` chunks asked for (cut-offs above it are omitted); URL level: the distinct
+    pages of ``url_hits`` (retrieved deeper for that), its @K over the first K pages."""
+    ks = tuple(cutoffs)
+    ndcg_ks = tuple(c for c in ks if c >= 5) or (max(ks),)
+    url_hits = url_hits if url_hits is not None else hits
     chunk_rank = [_ids(h) for h in hits]
-    url_rank = [to_url_ranking([x.url for x in h]) for h in hits]
+    url_rank = [to_url_ranking([x.url for x in h]) for h in url_hits]
     chunk_rel = [[int(x) for x in (r.get("relevant_chunk_ids") or [])] for r in records]
     url_rel = [[str(x) for x in (r.get("relevant_urls") or [])] for r in records]
-    per_chunk = evaluate_retrieval(chunk_rank, chunk_rel).per_query
-    per_url = evaluate_retrieval(url_rank, url_rel).per_query
+    per_chunk = evaluate_retrieval(chunk_rank, chunk_rel, ks=ks, ndcg_ks=ndcg_ks, depth=depth).per_query
+    per_url = evaluate_retrieval(url_rank, url_rel, ks=ks, ndcg_ks=ndcg_ks).per_query
     out = []
     for i, rec in enumerate(records):
         h = hits[i]
@@ -334,6 +405,7 @@ def question_items(records: Sequence[Mapping[str, Any]], questions: Sequence[str
             "first_relevant_rank_url": first_relevant_rank(url_rank[i], url_rel[i]) if url_rel[i] else None,
             "retrieved_ids": chunk_rank[i],
             "retrieved_urls": [x.url for x in h],
+            "url_ranking": url_rank[i],
             "retrieved_distances": [x.distance for x in h],
             "top_distance": h[0].distance if h else None,
             "relevant_chunk_ids": chunk_rel[i],
@@ -479,7 +551,8 @@ def export_trec(run: Any, records: Sequence[Mapping[str, Any]], run_path: str | 
             docs = [str(x) for x in row["retrieved_ids"]]
             rel = [str(x) for x in row["relevant_chunk_ids"]]
         else:
-            docs = to_url_ranking([str(x) for x in row["retrieved_urls"]])
+            ranked = row.get("url_ranking")
+            docs = [str(x) for x in ranked] if isinstance(ranked, list) else to_url_ranking([str(x) for x in row["retrieved_urls"]])
             rel = [str(x) for x in row["relevant_urls"]]
         n = len(docs)
         run_lines += [f"{qid} Q0 {d} {rank} {n + 1 - rank} {tag}" for rank, d in enumerate(docs, start=1)]

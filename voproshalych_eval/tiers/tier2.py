@@ -49,7 +49,7 @@ DEFAULTS: dict[str, Any] = {
 }
 
 JUDGE_METRICS = ("faithfulness", "answer_relevance", "answer_correctness")
-OVERLAP = ("rouge1_f", "rouge2_f", "rougeL_f", "bleu", "chrf")
+OVERLAP = overlap.OVERLAP_KEYS
 
 
 def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
@@ -140,11 +140,14 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
 
 
 def aggregate(records: list[dict[str, Any]], *, repeats: int = 1) -> dict[str, Any]:
-    """Seed-named aggregates over all recorded items (failed items count as failures of every metric)."""
+    """Seed-named aggregates over all recorded items on the seed's scales (answer correctness 1–5, BLEU
+    0–100): failed items count as failures of every metric, by kind; an empty answer is scored (judges:
+    the scale's lowest by rule; overlap: 0), never left out; ``corpus_bleu`` beside the mean sentence BLEU."""
     res = aggregation.done_results(records)
     nf = aggregation.n_failed_items(records)
-    m: dict[str, Any] = {f"avg_{k}": aggregation.agg(aggregation.column(res, k, nf)) for k in JUDGE_METRICS}
-    m.update({f"avg_{k}": aggregation.agg(aggregation.column(res, k, nf)) for k in OVERLAP})
+    m: dict[str, Any] = {f"avg_{k}": aggregation.judged_agg(res, records, k) for k in JUDGE_METRICS}
+    m.update(aggregation.overlap_aggs(res, records))
+    m.update(aggregation.item_outcomes(res, records, JUDGE_METRICS))
     if repeats >= 2:
         m["response_exact_match_rate"] = aggregation.agg(aggregation.column(res, "response_exact_match", nf))
         m["response_semantic_consistency"] = aggregation.agg(aggregation.column(res, "response_semantic_consistency", nf))

@@ -186,7 +186,6 @@ def test_run_recorded_with_items_levels_and_unanswerable(demo_engine, golden) ->
 
 def test_answer_depth_3_still_retrieves_to_the_largest_cut_off(demo_engine, golden) -> None:  # type: ignore[no-untyped-def]
     from voproshalych_eval import runs
-    from voproshalych_eval.tiers.tier1 import run_tier1
 
     res = run_tier1(demo_engine, golden, retriever="vector", embedder=STORED, k=3, n_resamples=100)
     assert res.params["retrieved_depth"] == 10 and res.params["cutoffs"] == [1, 3, 5, 10]

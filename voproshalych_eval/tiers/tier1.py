@@ -300,6 +300,8 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
                              prepare_vectors=False, snapshot=snap)
         out = question_items([ds.records[i] for i in indices], qs, hits, cutoffs=cutoffs, depth=depth,
                              url_hits=url_hits)
+        for item, uh in zip(out, url_hits, strict=True):
+            item["url_depth"] = len(uh)  # chunks retrieved for the URL level (deepened for pages)
         if exact is not None:
             for item, h in zip(out, exact, strict=True):
                 item["exact_retrieved_ids"] = _ids(h)
@@ -504,10 +506,14 @@ class Tier1Result:
             for it in items if not it["answerable"]
         ]
         ci = {lvl: dict(m.get(lvl) or {}) for lvl in LEVELS}
+        params = dict(run.params or {})
+        depths = [it["url_depth"] for it in items if it.get("url_depth") is not None]
+        if depths:
+            params["url_retrieved_depth_max"] = max(depths)  # the deepest URL-level retrieval of the run
         return cls(
             run_id=run.id,
             dataset={"id": run.dataset_id, "name": run.dataset_name, "hash": run.dataset_hash, "n_items": len(q)},
-            params=dict(run.params or {}),
+            params=params,
             metrics={lvl: {key: agg.get("value") for key, agg in block.items()} for lvl, block in ci.items()},
             ci=ci,
             n_questions=len(q),

@@ -15,7 +15,10 @@ per-batch work, aggregation; see :mod:`voproshalych_eval.plans`). :func:`execute
   killed is recognisable (:func:`run_state`: the one staleness rule of :mod:`runs`, with this
   process's jobs as the liveness check);
 * cancellation is a :class:`threading.Event`: no new item starts; the run becomes ``cancelled``;
-* ``on_progress`` receives :class:`Progress` snapshots (counts, rate, ETA, tokens, the plan's message);
+* ``on_progress`` receives :class:`Progress` snapshots (counts, rate, ETA, the plan's message, tokens and
+  money so far per model: every LLM call made inside an item's work counts on the execution's usage meter
+  and is logged under the run id — :mod:`voproshalych_eval.llm.usage`); the finished run's metrics get
+  ``cost_usd`` per model and in total, from the call log (every execution of the run counts);
 * the outcome tells the truth (:func:`runs.outcome`): every item failed → ``failed``; more failed than
   the allowed share → ``done_with_failures``; else ``done``.
 
@@ -35,7 +38,7 @@ import logging
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -43,6 +46,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from voproshalych_eval import runs
+from voproshalych_eval.llm.usage import UsageMeter, metering
 from voproshalych_eval.plans import ItemResult, Plan, config_differences, spec
 from voproshalych_eval.runs import AlreadyRunning
 
@@ -82,6 +86,8 @@ class Progress:
     failed: int = 0
     skipped: int = 0  # items already recorded when this execution started
     tokens: int = 0  # tokens spent by this execution
+    cost_usd: float | None = 0.0  # money spent by this execution's LLM calls; None = unknown (a price or usage missing)
+    llm: dict[str, Any] | None = None  # per model: calls, cached, prompt/completion tokens, cost_usd (None = unknown)
     elapsed_s: float = 0.0
     status: str = "running"
     last_error: str | None = None
@@ -210,12 +216,26 @@ def _execute_locked(
     prog.skipped = prog.finished
     lock = threading.Lock()
     t0 = time.perf_counter()
+    meter = UsageMeter()
+    prices: dict[str, Any] = {}
+
+    def update_cost() -> None:
+        used = meter.snapshot()
+        if not used:
+            return
+        from voproshalych_eval.llm.prices import price_table, summarize_usage
+
+        if not prices:
+            prices.update(price_table(engine))
+        summary = summarize_usage(used, prices)
+        prog.llm, prog.cost_usd = summary["per_model"], summary["cost_usd"]
 
     def emit() -> None:
         if on_progress is None:
             return
         with lock:
             prog.elapsed_s = time.perf_counter() - t0
+            update_cost()
             snap = Progress(**{k: getattr(prog, k) for k in prog.__dataclass_fields__})
         try:
             on_progress(snap)
@@ -250,14 +270,18 @@ def _execute_locked(
         if plan.work_batch is None:
             key, payload = batch[0]
             try:
-                res = _as_result(plan.work(payload))  # type: ignore[misc]
+                with metering(meter, run_id):
+                    res = _as_result(plan.work(payload))  # type: ignore[misc]
             except Exception as exc:  # noqa: BLE001 - recorded as a failed item, retried on resume
                 res = failed(exc)
             record([(key, res)])
             return
         pending = list(batch)
         try:
-            outs: Iterable[Any] = plan.work_batch([p for _, p in batch])
+            with metering(meter, run_id):
+                outs: Iterable[Any] = plan.work_batch([p for _, p in batch])
+                if isinstance(outs, Iterator):  # a generator does its work as it is consumed: meter that too
+                    outs = _metered(outs, meter, run_id)
             if isinstance(outs, list | tuple):
                 if len(outs) != len(batch):
                     raise RuntimeError(f"work_batch returned {len(outs)} results for {len(batch)} items")
@@ -294,7 +318,8 @@ def _execute_locked(
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"run{run_id}")
     try:
         if todo and plan.prepare is not None and not cancel.is_set():
-            plan.prepare()
+            with metering(meter, run_id):
+                plan.prepare()
         tasks = _batches(todo, plan.batch_size) if plan.work_batch is not None else [[kp] for kp in todo]
         pending: set[Future[None]] = set()
         it = iter(tasks)
@@ -337,7 +362,7 @@ def _execute_locked(
     plan.listen(None)
 
     try:
-        metrics = plan.finalize(runs.item_records(engine, run_id))
+        metrics = with_cost(engine, run_id, plan.finalize(runs.item_records(engine, run_id)))
     except Exception as exc:  # noqa: BLE001
         log.exception("finalize failed for run %s", run_id)
         runs.fail_run(engine, run_id, "aggregation failed: " + _short_error(exc))
@@ -357,8 +382,39 @@ def _execute_locked(
     prog.status = status
     prog.metrics = metrics
     prog.message = None
+    with lock:
+        update_cost()
     emit()
     return prog
+
+
+def _metered(outs: Iterator[Any], meter: UsageMeter, run_id: int) -> Iterator[Any]:
+    """Each result of a generator ``work_batch`` produced under the execution's usage meter."""
+    while True:
+        with metering(meter, run_id):
+            try:
+                out = next(outs)
+            except StopIteration:
+                return
+        yield out
+
+
+def with_cost(engine: Engine, run_id: int, metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """``metrics`` plus ``cost_usd``: per model ``{"value": USD or None (unknown), tokens, calls}`` and
+    ``total``, from the run's logged LLM calls (nothing added for a run without LLM calls)."""
+    from voproshalych_eval.llm.prices import run_usage
+
+    out = dict(metrics)
+    used = run_usage(engine, run_id)
+    if used["per_model"]:
+        cost: dict[str, Any] = {m: {"value": u["cost_usd"], "prompt_tokens": u["prompt_tokens"],
+                                    "completion_tokens": u["completion_tokens"], "calls": u["calls"],
+                                    "cached": u["cached"], "price_known": u["price"] is not None}
+                                for m, u in used["per_model"].items()}
+        cost["total"] = {"value": used["cost_usd"], "prompt_tokens": used["prompt_tokens"],
+                         "completion_tokens": used["completion_tokens"]}
+        out["cost_usd"] = cost
+    return out
 
 
 def run_plan(

@@ -31,6 +31,7 @@ from sqlalchemy import Engine, text
 
 from voproshalych_eval.config import PROJECT_ROOT
 from voproshalych_eval.jsonable import dumps, jsonable
+from voproshalych_eval.redaction import redact, redact_obj
 
 RUN_STATUSES = ("running", "done", "done_with_failures", "failed", "cancelled")
 #: finished with aggregates (``done_with_failures``: more failed items than the allowed share)
@@ -76,7 +77,8 @@ def code_version() -> str | None:
 
 
 def _json(value: Any) -> str:
-    return dumps(value)
+    """JSON for the store; every string redacted of secrets (configured keys, URL credentials, auth headers)."""
+    return dumps(redact_obj(jsonable(value)))
 
 
 @dataclass
@@ -189,8 +191,8 @@ def record_items(
     engine: Engine, run_id: int, items: Iterable[tuple[str, Mapping[str, Any], str, str | None]]
 ) -> set[str]:
     """Write finished items in one statement: ``(item_key, result, status, error)``; returns the keys added
-    (an item already recorded is kept as it was: no duplicates)."""
-    rows = [{"k": str(k), "s": s, "res": jsonable(dict(res)), "e": e} for k, res, s, e in items]
+    (an item already recorded is kept as it was: no duplicates). Results and errors are redacted of secrets."""
+    rows = [{"k": str(k), "s": s, "res": jsonable(dict(res)), "e": redact(e)} for k, res, s, e in items]
     if not rows:
         return set()
     with engine.begin() as conn:
@@ -247,7 +249,7 @@ def mark_mixed(engine: Engine, run_id: int, reason: str) -> None:
                 "UPDATE eval.runs SET mixed = true, mixed_reason = concat_ws('; ', mixed_reason, CAST(:why AS text)) "
                 "WHERE id = :r"
             ),
-            {"r": run_id, "why": reason[:2000]},
+            {"r": run_id, "why": redact(reason[:2000])},
         )
 
 
@@ -261,7 +263,7 @@ def set_status(engine: Engine, run_id: int, status: str, *, error: str | None = 
                 "UPDATE eval.runs SET status = :s, error = :e, "
                 "finished_at = CASE WHEN :f THEN now() ELSE NULL END WHERE id = :r"
             ),
-            {"s": status, "e": error, "f": finished, "r": run_id},
+            {"s": status, "e": redact(error), "f": finished, "r": run_id},
         )
 
 
@@ -292,7 +294,7 @@ def finish_run(engine: Engine, run_id: int, metrics: Mapping[str, Any], *, statu
                 "UPDATE eval.runs SET metrics = CAST(:m AS jsonb), status = :s, finished_at = now(), error = :e "
                 "WHERE id = :r"
             ),
-            {"m": _json(dict(metrics)), "s": status, "r": run_id, "e": error},
+            {"m": _json(dict(metrics)), "s": status, "r": run_id, "e": redact(error)},
         )
 
 

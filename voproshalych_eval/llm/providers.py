@@ -11,6 +11,12 @@ Configured in ``.streamlit/secrets.toml``::
     base_url = "https://openrouter.ai/api/v1"
     api_key_env = "OPENROUTER_API_KEY"      # read from the environment or from the top level of secrets.toml
     models = ["google/gemini-2.5-flash", "openai/gpt-4o-mini"]
+    headers = { "HTTP-Referer" = "https://example.org", "X-Title" = "Voproshalych eval" }  # optional
+
+A base URL may carry query parameters (``https://host/openai/v1?api-version=2024-06-01&api-key=...``): they
+are sent with every request (:func:`split_base_url`); user-info (``https://user:pass@host/v1``) is sent as
+HTTP Basic auth by the HTTP client — which then drops the API key, so a provider with both is refused.
+Both are masked in logs and never stored.
 
 When no provider is listed, the SDK's own ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` variables define a
 provider named ``default`` whose models come from ``VOPROSHALYCH_EVAL_LLM_MODELS`` (comma list) or
@@ -28,7 +34,14 @@ from typing import Any
 
 from voproshalych_eval.config import environ
 
+# the endpoint-URL helpers live below the LLM layer (the embedder uses them too); re-exported here
+from voproshalych_eval.endpoints import ProviderConfigError as ProviderConfigError
+from voproshalych_eval.endpoints import public_url as public_url
+from voproshalych_eval.endpoints import split_base_url as split_base_url
+
 DEFAULT_MODELS = ["gpt-4o-mini"]
+#: The SDK's endpoint when no base URL is given.
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
 #: Placeholder key for local servers that need none (the SDK refuses an empty key).
 NO_KEY = "not-needed"
 
@@ -41,29 +54,34 @@ class Provider:
     base_url: str | None
     api_key_env: str | None = None
     models: list[str] = field(default_factory=list)
+    #: extra request headers (OpenRouter's optional ``HTTP-Referer`` / ``X-Title`` attribution)
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def endpoint(self) -> str:
+        """The base URL without credentials (scheme, host, port, path): what the cache key and the UI use."""
+        return public_url(self.base_url or DEFAULT_BASE_URL) or DEFAULT_BASE_URL
 
     def describe(self) -> dict[str, Any]:
         """Public description (no key): name, host of the base URL, key variable name, models."""
         return {
             "name": self.name,
             "base_url": public_url(self.base_url),
+            "headers": sorted(self.headers),
             "api_key_env": self.api_key_env,
             "api_key_set": resolve_api_key(self) is not None,
             "models": list(self.models),
         }
 
 
-def public_url(url: str | None) -> str | None:
-    """The URL without user-info or query string (which could carry credentials)."""
-    if not url:
-        return url
-    from urllib.parse import urlsplit, urlunsplit
+def has_user_info(url: str | None) -> bool:
+    """Whether ``url`` carries ``user[:password]@`` (sent as HTTP Basic auth by the HTTP client)."""
+    from urllib.parse import urlsplit
 
-    p = urlsplit(url)
-    host = p.hostname or ""
-    if p.port:
-        host += f":{p.port}"
-    return urlunsplit((p.scheme, host, p.path, "", ""))
+    try:
+        return bool(url) and "@" in urlsplit(url).netloc  # type: ignore[arg-type]
+    except ValueError:
+        return False
 
 
 def _secrets(settings: Any) -> Mapping[str, Any]:
@@ -133,12 +151,14 @@ def configured_providers(settings: Any = None, env: Mapping[str, str] | None = N
             base = e.get("base_url") or e.get("base-url")
             if not base:
                 continue
+            headers = e.get("headers")
             providers.append(
                 Provider(
                     name=str(e.get("name") or f"provider{i + 1}"),
                     base_url=str(base),
                     api_key_env=(e.get("api_key_env") or e.get("api-key-env") or None),
                     models=_models(e.get("models") or e.get("chat_models") or e.get("chat-models")) or list(DEFAULT_MODELS),
+                    headers={str(k): str(v) for k, v in headers.items()} if isinstance(headers, Mapping) else {},
                 )
             )
     if providers:

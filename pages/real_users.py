@@ -75,6 +75,10 @@ def n_caption(res: object, what_ru: str = "вопросов", what_en: str = "qu
         tr(f" · сохранённых векторов {emb.n_stored}, досчитано {emb.n_embedded} ({emb.model})",
            f" · {emb.n_stored} stored vectors, {emb.n_embedded} embedded ({emb.model})") if emb else ""
     )
+    n_empty = getattr(res, "n_empty_questions", 0)
+    if n_empty:
+        extra += tr(f" · без текста вопроса {n_empty} (в сессиях и пользователях, не в текстовом анализе)",
+                    f" · {n_empty} without question text (in sessions and users, not in text analyses)")
     st.caption(f"n = {res.n_used} {tr(what_ru, what_en)}" + extra)  # type: ignore[attr-defined]
 
 

@@ -237,12 +237,13 @@ def _load_chunks(engine: Engine, model: str, use_stored: bool, say: Progress, sn
 
 def _load_questions(engine: Engine, model: str, use_stored: bool, say: Progress, snapshot: Any = None
                     ) -> tuple[np.ndarray, pd.DataFrame, list[str]]:
-    """The whole question log (``analytics.question_log.read_log``) and a vector for every row
-    (``embed_log``: stored vectors where the stored model is ``model``, the cached embedder for the rest)."""
-    from voproshalych_eval.analytics.question_log import embed_log, read_log
+    """The whole question log (``analytics.question_log.read_log``) and a vector for every row with question
+    text (``embed_log``: stored vectors where the stored model is ``model``, the cached embedder for the rest);
+    rows without text (a sticker, whitespace) are left out and counted in the note."""
+    from voproshalych_eval.analytics.question_log import embed_log, read_log, text_rows
 
     try:
-        df = read_log(engine, snapshot=snapshot)
+        df, n_empty = text_rows(read_log(engine, snapshot=snapshot))
     except LookupError as exc:
         raise Tier0Error(str(exc)) from None
     n = len(df)
@@ -252,6 +253,7 @@ def _load_questions(engine: Engine, model: str, use_stored: bool, say: Progress,
         note = (
             f"{n} logged questions (the whole log): {embedded.n_stored} stored vectors, "
             f"{embedded.n_embedded} embedded with {model}"
+            + (f"; {n_empty} rows without question text left out" if n_empty else "")
         )
     else:
         X, stored_mask, note = np.zeros((0, 0), dtype=np.float32), np.zeros(0, dtype=bool), "the question log is empty"

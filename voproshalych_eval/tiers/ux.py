@@ -117,9 +117,8 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     return _dialog_plan(engine, p, emb, embedder_name, thr)
 
 
-
 def _log_plan(engine: Engine, p: dict[str, Any], emb: Lazy, embedder_name: str, thr: float) -> Plan:
-    from voproshalych_eval.analytics.question_log import read_log
+    from voproshalych_eval.analytics.question_log import is_empty_question, read_log
 
     log_df = read_log(engine)
     sessions = split_sessions(log_df, pause_minutes=float(p["pause_minutes"]))
@@ -127,11 +126,16 @@ def _log_plan(engine: Engine, p: dict[str, Any], emb: Lazy, embedder_name: str, 
     items = [(f"u{s[0]['user_id']}-{s[0]['id']}", s) for s in sessions]
     if p["limit"]:
         items = items[: int(p["limit"])]
-    cached = [r for r in rows if r.get("score") == 5 and (r.get("answer") or "").strip()]
+    # rows without question text (a sticker) stay turns of their session but are never embedded, matched
+    # against the cache or paired: their cache_hit is None (not evaluable)
+    def has_text(r: dict[str, Any]) -> bool:
+        return not is_empty_question(r.get("question"))
+
+    cached = [r for r in rows if r.get("score") == 5 and (r.get("answer") or "").strip() and has_text(r)]
 
     def question_vectors() -> dict[Any, np.ndarray]:
         # one batched (cached) embedding call for every question the run needs, not one per session
-        texts = {r["id"]: r["question"] for _, s in items for r in s}
+        texts = {r["id"]: r["question"] for _, s in items for r in s if has_text(r)}
         texts.update({r["id"]: r["question"] for r in cached})
         ids = list(texts)
         vecs = np.asarray(emb.get().encode_queries([texts[i] for i in ids]), dtype=float) if ids else np.zeros((0, 1))
@@ -147,12 +151,14 @@ def _log_plan(engine: Engine, p: dict[str, Any], emb: Lazy, embedder_name: str, 
     followup = float(p["followup_distance"])
 
     def work(session: list[dict[str, Any]]) -> ItemResult:
-        qv = np.vstack([qvecs.get()[r["id"]] for r in session])
+        vectors = qvecs.get()
+        dim = len(next(iter(vectors.values()))) if vectors else 1
+        qv = np.vstack([vectors.get(r["id"], np.zeros(dim)) for r in session])
         c_rows, c_vecs = index.get()
         turns = []
         for r, v in zip(session, qv, strict=True):
             hit, src, dist = False, None, None
-            if len(c_rows) and r.get("created_at") is not None:
+            if len(c_rows) and r.get("created_at") is not None and has_text(r):
                 d = 1.0 - c_vecs @ v
                 earlier = np.array([cr.get("created_at") is not None and cr["created_at"] < r["created_at"] for cr in c_rows])
                 if earlier.any():
@@ -163,18 +169,18 @@ def _log_plan(engine: Engine, p: dict[str, Any], emb: Lazy, embedder_name: str, 
             turns.append({
                 "id": r["id"], "question": r["question"], "answer": r.get("answer"), "url": r.get("url"),
                 "score": r.get("score"), "created_at": r.get("created_at"), "stop_point": bool(r.get("stop_point")),
-                "cache_hit": hit if r.get("created_at") is not None else None,
+                "cache_hit": hit if r.get("created_at") is not None and has_text(r) else None,
                 "cache_source_id": src if hit else None, "cache_distance": dist,
             })
         follow_pairs = []
         for i in range(1, len(session)):
             a, b = session[i - 1], session[i]
-            if a.get("url") and b.get("url"):
+            if a.get("url") and b.get("url") and has_text(a) and has_text(b):
                 d = _cosine_distance(qv[i - 1], qv[i])
                 if d <= followup:
                     follow_pairs.append({"turn": i + 1, "distance": d, "same_page": a["url"] == b["url"]})
         reask = []
-        answered = [i for i, r in enumerate(session) if (r.get("answer") or "").strip()]
+        answered = [i for i, r in enumerate(session) if (r.get("answer") or "").strip() and has_text(r)]
         pairs = [(i, j) for i, j in combinations(answered, 2) if _cosine_distance(qv[i], qv[j]) <= thr]
         if pairs:
             idx = sorted({k for ij in pairs for k in ij})
@@ -196,7 +202,8 @@ def _log_plan(engine: Engine, p: dict[str, Any], emb: Lazy, embedder_name: str, 
         }
         return ItemResult(out)
 
-    params_out = {**p, "embedder": embedder_name, "n_items": len(items), "n_log_rows": len(rows)}
+    params_out = {**p, "embedder": embedder_name, "n_items": len(items), "n_log_rows": len(rows),
+                  "n_empty_questions": sum(1 for r in rows if not has_text(r))}
     return Plan(
         tier=TIER, items=items, work=work,
         finalize=lambda records: aggregate(records, source="log"),

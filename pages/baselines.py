@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from voproshalych_eval import baselines as bl
-from voproshalych_eval import runs
+from voproshalych_eval import describe, runs
 from voproshalych_eval.plans import PLANS
-from voproshalych_eval.ui import state
-from voproshalych_eval.ui.common import page_header
-from voproshalych_eval.ui.i18n import tr
+from voproshalych_eval.ui import state, tables
+from voproshalych_eval.ui.common import empty_state, page_header
+from voproshalych_eval.ui.i18n import fmt, lang, tr
+from voproshalych_eval.ui.verdicts import status_text
 
 TIER_KEYS = [s.key for s in PLANS]
+DIRECTIONS = {"higher": ("больше — лучше", "higher is better"), "lower": ("меньше — лучше", "lower is better"),
+              "none": ("без направления", "no direction")}
 EDITOR_KEY = "baselines_editor"
 
 page_header(
@@ -37,6 +41,8 @@ page_header(
 with state.user_errors("Не удалось открыть таблицу базовых уровней", "Could not open the baselines table"):
     engine = state.engine()
     frame = bl.baselines_frame(engine)
+    # scale and direction are the catalog's (read-only, ignored on save): shown in words
+    frame["direction"] = frame["direction"].map(lambda d: tr(*DIRECTIONS[d]) if d in DIRECTIONS else d)
     st.markdown(tr(bl.RULE_RU, bl.RULE_EN))
 
     edited = st.data_editor(
@@ -54,8 +60,7 @@ with state.user_errors("Не удалось открыть таблицу баз
             ),
             "direction": st.column_config.TextColumn(
                 tr("Лучше, когда", "Better when"), disabled=True,
-                help=tr("Из каталога метрик: higher — больше лучше, lower — меньше лучше",
-                        "From the metric catalog: higher or lower is better"),
+                help=tr("Из каталога метрик: больше или меньше — лучше", "From the metric catalog: higher or lower is better"),
             ),
             "attention_margin": st.column_config.NumberColumn(
                 tr("Запас внимания", "Attention margin"), min_value=0.0, format="%.3f",
@@ -87,16 +92,22 @@ with state.user_errors("Не удалось открыть таблицу баз
             continue
         res = bl.evaluate_run(baselines, tier, run.status, run.metrics or {}, offline=bool(run.offline))
         rows.append({
-            "tier": tier, "run": f"#{run.id}",
-            "status": f"{bl.STATUS_ICONS[res.status]} {tr(*bl.STATUS_LABELS[res.status])}",
+            "tier": describe.tier_title(tier, lang()), "run": describe.run_option(run, lang()),
+            "quality": status_text(res.status),
             "metrics_judged": sum(1 for m in res.metrics if m["status"] in ("good", "attention", "critical")),
         })
-        details += [{"tier": tier, "run": run.id, **m} for m in res.metrics]
+        details += [{
+            "tier": describe.tier_title(tier, lang()), "run_id": run.id, "metric": tr(m["label_ru"], m["label_en"]),
+            "value": fmt(m["metric"], m["value"]), "baseline": fmt(m["metric"], m["baseline"]),
+            "attention_margin": fmt(m["metric"], m["attention_margin"]),
+            "quality": status_text(m["status"]) if m["status"] else status_text("offline"),
+        } for m in res.metrics]
     if rows:
-        st.dataframe(rows, hide_index=True)
+        tables.show(pd.DataFrame(rows), "baseline_verdicts", key="baseline_verdicts")
         if details:
             with st.expander(tr("По метрикам", "Per metric")):
-                st.dataframe(details, hide_index=True)
+                tables.show(pd.DataFrame(details), "baseline_verdicts_per_metric", key="baseline_verdicts_metric")
     else:
-        st.info(tr("Завершённых запусков пока нет — статусы появятся после первого запуска любого уровня.",
-                   "No finished runs yet — statuses appear after the first run of any tier."))
+        empty_state("Завершённых запусков пока нет — статусы появятся после первого запуска любого уровня.",
+                    "No finished runs yet — statuses appear after the first run of any tier.",
+                    page="pages/tier1_retrieval.py", page_label=("Запустить Tier 1 · Поиск", "Run Tier 1 · Retrieval"))

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from voproshalych_eval.baselines import RULE_EN, RULE_RU, STATUS_ICONS, STATUS_LABELS
+from voproshalych_eval import describe
+from voproshalych_eval.baselines import RULE_EN, RULE_RU, STATUS_ICONS
 from voproshalych_eval.overview import overview_snapshot
 from voproshalych_eval.plots.runs import sparkline
 from voproshalych_eval.ui import state
-from voproshalych_eval.ui.common import TIER_COLORS, page_header
-from voproshalych_eval.ui.i18n import metric_label, tr
+from voproshalych_eval.ui.common import TIER_COLORS, empty_state, page_header
+from voproshalych_eval.ui.i18n import fmt, fmt_count, lang, metric_label, tr
+from voproshalych_eval.ui.verdicts import badge_markdown
 
 page_header(
     tr("Обзор", "Overview"),
@@ -34,16 +36,24 @@ with state.user_errors("Не удалось открыть базу данных
 
     c = snap["counts"]
     cols = st.columns(5)
-    cols[0].metric(tr("Чанков в базе знаний", "Knowledge-base chunks"), c.get("chunks") if c.get("chunks") is not None else "—")
-    cols[1].metric(tr("Страниц", "Pages"), c.get("pages") if c.get("pages") is not None else "—")
-    cols[2].metric(tr("Вопросов в журнале", "Logged questions"), c.get("questions") if c.get("questions") is not None else "—")
-    cols[3].metric(tr("Пользователей", "Users"), c.get("users") if c.get("users") is not None else "—")
-    cols[4].metric(tr("Наборов данных", "Datasets"), snap["n_datasets"])
+    cols[0].metric(tr("Чанков в базе знаний", "Knowledge-base chunks"), fmt_count(c.get("chunks")))
+    cols[1].metric(tr("Страниц", "Pages"), fmt_count(c.get("pages")))
+    cols[2].metric(tr("Вопросов в журнале", "Logged questions"), fmt_count(c.get("questions")))
+    cols[3].metric(tr("Пользователей", "Users"), fmt_count(c.get("users")))
+    cols[4].metric(tr("Наборов данных", "Datasets"), fmt_count(snap["n_datasets"]))
 
     if snap["todo"]:
         st.subheader(tr("Что не настроено", "Not configured yet"))
-        for item in snap["todo"]:
-            st.info(tr(item["ru"], item["en"]))
+        if not c.get("chunks"):
+            empty_state("База знаний пуста: загрузите демо-данные или укажите DATABASE_URL production-базы в настройках.",
+                        "The knowledge base is empty: load the demo data or set DATABASE_URL of the production database in Settings.",
+                        demo=True, page="pages/settings.py", page_label=("Открыть настройки", "Open Settings"))
+        if not snap.get("has_llm"):
+            empty_state("LLM не настроен: судьи и генератор работают как офлайн-эвристики — их числа помечены «офлайн» "
+                        "и не сравниваются с базовыми уровнями.",
+                        "No LLM is configured: judges and the generator run as offline heuristics — their numbers are "
+                        "marked offline and never compared to the baselines.",
+                        page="pages/settings.py", page_label=("Открыть настройки", "Open Settings"))
 
     st.subheader(tr("Последние запуски", "Latest runs"))
     tiers = snap["tiers"]
@@ -51,30 +61,35 @@ with state.user_errors("Не удалось открыть базу данных
         row = st.columns(4)
         for col, tier in zip(row, tiers[start : start + 4], strict=False):
             with col.container(border=True):
-                st.markdown(f"**{tr(*tier['title'])}**")
+                if tier.get("page"):
+                    st.page_link(tier["page"], label=f"**{tr(*tier['title'])}**", icon=":material/arrow_forward:")
+                else:
+                    st.markdown(f"**{tr(*tier['title'])}**")
                 if tier["run"] is None:
-                    st.caption(tr("Запусков ещё нет", "No runs yet"))
+                    st.caption(tr("Запусков ещё нет — откройте страницу уровня и нажмите «Запустить».",
+                                  "No runs yet — open the tier's page and press Run."))
                     continue
                 run = tier["run"]
-                st.caption(f"#{run['id']} · {run['finished_at']:%Y-%m-%d %H:%M}" + (" · " + tr("офлайн", "offline") if run["offline"] else "")
-                           + (" · ⚠️ " + tr("смешанный запуск", "mixed run") if run.get("mixed") else ""))
                 rs = tier.get("run_status")
-                if rs:
-                    st.markdown(f"{STATUS_ICONS.get(rs, '')} {tr(*STATUS_LABELS[rs])}")
+                if rs:  # the verdict leads the card
+                    st.markdown(badge_markdown(rs) + (" " + ":orange-badge[⚠️ " + tr("смешанный запуск", "mixed run") + "]"
+                                                      if run.get("mixed") else ""))
+                st.caption(f"{describe.config_words(run, lang())} · {run['finished_at']:%Y-%m-%d %H:%M} · #{run['id']}")
                 for key, value in tier["values"].items():
-                    shown = "—" if value is None else (f"{value:.3f}" if isinstance(value, float) else str(value))
                     status = tier["status"].get(key)
                     mark = STATUS_ICONS.get(status or "", "")
                     base = tier.get("baselines", {}).get(key)
-                    target = f" <small>({tr('база', 'baseline')} {base:g})</small>" if base is not None else ""
-                    st.markdown(f"{metric_label(key)}: **{shown}** {mark}{target}", unsafe_allow_html=True)
+                    target = f" ({tr('база', 'baseline')} {fmt(key, base)})" if base is not None and not run["offline"] else ""
+                    st.markdown(f"{metric_label(key)}: **{fmt(key, value)}** {mark}{target}")
                 trend = tier.get("trend") or {}
                 if len(trend.get("values") or []) >= 2:
                     st.plotly_chart(
-                        sparkline(trend["values"], baseline=trend.get("baseline"), color=TIER_COLORS.get(tier["key"], "#00A67E")),
+                        sparkline(trend["values"], baseline=None if run["offline"] else trend.get("baseline"),
+                                  color=TIER_COLORS.get(tier["key"], "#00A67E"), metric_key=trend["metric"]),
                         key=f"overview_trend_{tier['key']}", config={"staticPlot": True},
                     )
-                    st.caption(tr(f"Тренд {metric_label(trend['metric'])}, последние запуски", f"{metric_label(trend['metric'])} trend, latest runs"))
+                    st.caption(tr(f"{metric_label(trend['metric'])}: последние запуски этой конфигурации",
+                                  f"{metric_label(trend['metric'])}: latest runs of this configuration"))
 
     with st.expander(tr("Как считается статус", "How the status is derived")):
         st.markdown(tr(RULE_RU, RULE_EN))

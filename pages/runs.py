@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+import pandas as pd
 import streamlit as st
 
 from voproshalych_eval import baselines as bl
-from voproshalych_eval import executor, reports, runs
+from voproshalych_eval import describe, executor, reports, runs
 from voproshalych_eval.metrics import catalog
 from voproshalych_eval.plans import SPECS as TIERS
 from voproshalych_eval.plots import runs as charts
-from voproshalych_eval.ui import state
-from voproshalych_eval.ui.common import TIER_COLORS, download_buttons, empty_state, json_download, page_header
-from voproshalych_eval.ui.i18n import lang, metric_label, tr
+from voproshalych_eval.ui import state, tables, views
+from voproshalych_eval.ui.common import (
+    TIER_COLORS,
+    download_buttons,
+    empty_state,
+    json_download,
+    offline_badge,
+    page_header,
+)
+from voproshalych_eval.ui.i18n import fmt, fmt_count, lang, metric_label, show, tr
 from voproshalych_eval.ui.jobs import mixed_warning, state_label
+from voproshalych_eval.ui.verdicts import status_text
 
 VERDICTS = {
     "better": ("🟢 лучше", "🟢 better"),
@@ -24,6 +31,20 @@ VERDICTS = {
     "no per-item data": ("— нет данных по элементам", "— no per-item data"),
     "no valid pairs": ("— нет валидных пар", "— no valid pairs"),
 }
+DIRECTIONS = {"higher": ("больше — лучше", "higher is better"), "lower": ("меньше — лучше", "lower is better"),
+              "none": ("без направления", "no direction"), "None": ("без направления", "no direction")}
+ITEM_STATES = {"done": ("готово", "done"), "failed": ("сбой", "failed"), "partial": ("частично", "partial")}
+CMP_LABELS = {
+    "direction": ("Лучше, когда", "Better when"), "a": ("A", "A"), "b": ("B", "B"), "diff": ("B − A", "B − A"),
+    "ci_low": ("ДИ 2,5%", "CI 2.5%"), "ci_high": ("ДИ 97,5%", "CI 97.5%"), "effect_size": ("d_z", "d_z"),
+    "n_better": ("Лучше", "Better"), "n_worse": ("Хуже", "Worse"), "n_same": ("Без изменений", "Same"),
+    "verdict": ("Вывод", "Verdict"),
+}
+OUTPUT_LABELS = {"answer.a": ("Ответ A", "Answer A"), "answer.b": ("Ответ B", "Answer B"),
+                 "response.a": ("Ответ A", "Answer A"), "response.b": ("Ответ B", "Answer B"),
+                 "generated_answer.a": ("Ответ A", "Answer A"), "generated_answer.b": ("Ответ B", "Answer B"),
+                 "verdict.a": ("Вердикт A", "Verdict A"), "verdict.b": ("Вердикт B", "Verdict B"),
+                 "error_a": ("Ошибка A", "Error A"), "error_b": ("Ошибка B", "Error B")}
 CHANGES = {
     "worse": ("хуже", "worse"), "better": ("лучше", "better"), "same": ("без изменений", "same"),
     "broken (failed in B)": ("сломалось (сбой в B)", "broken (failed in B)"),
@@ -57,15 +78,19 @@ page_header(
 
 
 def _run_option(r: runs.Run) -> str:
-    when = f"{r.started_at:%Y-%m-%d %H:%M}" if r.started_at else "—"
-    bits = [f"#{r.id}", r.tier, r.dataset_name or "—", runs.models_label(r)[:60] or "—", when]
-    if r.label:
-        bits.insert(2, r.label)
-    return " · ".join(bits)
+    return describe.run_option(r, lang(), with_tier=True)
 
 
-def _status_badge(status: str) -> str:
-    return f"{bl.STATUS_ICONS.get(status, '')} {tr(*bl.STATUS_LABELS.get(status, (status, status)))}"
+def _runs_table(rows: list[runs.Run]) -> pd.DataFrame:
+    """The runs as a person reads them: tier title, verdict, state, configuration in words."""
+    table = runs.runs_frame(rows, alive=executor.job_alive)
+    table["tier"] = table["tier"].map(lambda t: describe.tier_title(t, lang()))
+    table.insert(2, "quality", [status_text(bl.evaluate_run(baselines, r.tier, r.status, r.metrics or {},
+                                                            offline=bool(r.offline)).status) for r in rows])
+    table["status"] = table["status"].map(state_label)
+    table.insert(5, "config", [describe.config_words(r, lang()) for r in rows])
+    table["offline"] = table["offline"].map(lambda v: tr("да", "yes") if v else tr("нет", "no"))
+    return table.drop(columns=["models"])
 
 
 with state.user_errors("Не удалось прочитать реестр запусков", "Could not read the run registry"):
@@ -99,24 +124,16 @@ with state.user_errors("Не удалось прочитать реестр за
             "No runs yet: run any tier from its page or with `voproshalych-eval tier1 …`.",
         )
     else:
-        table = runs.runs_frame(filtered, alive=executor.job_alive)
-        table.insert(3, "quality", [_status_badge(bl.evaluate_run(baselines, r.tier, r.status, r.metrics or {}, offline=bool(r.offline)).status)
-                                    for r in filtered])
-        table["status"] = table["status"].map(state_label)
+        table = _runs_table(filtered)
         st.subheader(tr(f"Запуски ({len(filtered)} из {len(everything)})", f"Runs ({len(filtered)} of {len(everything)})"))
-        st.dataframe(
-            table, hide_index=True, height=min(420, 38 + 35 * max(len(table), 1)),
-            column_config={
-                "quality": st.column_config.TextColumn(tr("Статус качества", "Quality status")),
-                "started_at": st.column_config.DatetimeColumn(tr("Начат", "Started"), format="YYYY-MM-DD HH:mm"),
-            },
-        )
-        download_buttons(table, "runs", key="runs_table")
+        tables.show(table, "runs", key="runs_table", height=min(420, 38 + 35 * max(len(table), 1)),
+                    labels={"quality": ("Вердикт", "Verdict")})
 
-        tab_hist, tab_cmp, tab_rep = st.tabs([
-            tr("История метрики", "Metric history"), tr("Сравнение двух запусков", "Compare two runs"),
-            tr("Отчёт и экспорт", "Report and export"),
-        ])
+        view = views.tabs("runs_view", {
+            "history": ("История метрики", "Metric history"), "compare": ("Сравнение двух запусков", "Compare two runs"),
+            "report": ("Отчёт и экспорт", "Report and export"),
+        })
+        tab_hist, tab_cmp, tab_rep = view["history"], view["compare"], view["report"]
 
         # ---------------------------------------------------------------- history
         with tab_hist:
@@ -139,16 +156,21 @@ with state.user_errors("Не удалось прочитать реестр за
                     preferred = [c for km in key_metrics for c in (km, f"chunk.{km}") if c in keys]
                     preferred += [k for k in keys if bl.find_baseline(baselines, h_tier, k)]
                     default = preferred[0] if preferred else keys[0]
-                    h_metric = c2.selectbox(tr("Метрика", "Metric"), keys, index=keys.index(default), key="runs_h_metric")
+                    h_metric = c2.selectbox(tr("Метрика", "Metric"), keys, index=keys.index(default), key="runs_h_metric",
+                                            format_func=metric_label)
                     hist = runs.metric_history(engine, h_tier, h_metric)
                     ids = {r.id for r in filtered}
-                    hist = hist[hist["run_id"].isin(ids)]
+                    hist = hist[hist["run_id"].isin(ids)].copy()
+                    words = {r.id: describe.config_words(r, lang()) + (f" · {r.dataset_name}" if r.dataset_name else "")
+                             for r in filtered}
+                    hist["config"] = [words.get(i, c) for i, c in zip(hist["run_id"], hist["config"], strict=True)]
                     b = bl.find_baseline(baselines, h_tier, h_metric)
                     st.plotly_chart(
                         charts.history_figure(
                             hist, metric_label=metric_label(h_metric),
                             baseline=b.value if b else None, attention_margin=b.attention_margin if b else None,
-                            direction=catalog.direction(h_metric), scale=catalog.scale_of(h_metric), lang=lang(), color=TIER_COLORS.get(h_tier, "#00A67E"),
+                            direction=catalog.direction(h_metric), scale=catalog.scale_of(h_metric), lang=lang(),
+                            color=TIER_COLORS.get(h_tier, "#00A67E"), metric_key=h_metric,
                             baseline_label=tr("базовый уровень", "baseline"), run_label=tr("запуск", "run"),
                         ),
                         key="runs_hist_chart",
@@ -158,10 +180,11 @@ with state.user_errors("Не удалось прочитать реестр за
                                       "This metric has no baseline — add one on the Baselines page."))
                     else:
                         st.caption(tr(
-                            f"Базовый уровень {b.value:g} (шкала {b.scale}, {'больше' if b.direction == 'higher' else 'меньше'} — лучше); жёлтая полоса — зона внимания.",
-                            f"Baseline {b.value:g} (scale {b.scale}, {b.direction} is better); the yellow band is the attention zone.",
+                            f"Базовый уровень {fmt(h_metric, b.value)} (шкала {b.scale}, {'больше' if b.direction == 'higher' else 'меньше'} — лучше); жёлтая полоса — зона внимания. Линия — одна конфигурация; разные конфигурации не соединяются.",
+                            f"Baseline {fmt(h_metric, b.value)} (scale {b.scale}, {b.direction} is better); the yellow band is the attention zone. One line per configuration; configurations are never joined.",
                         ))
-                    st.dataframe(hist, hide_index=True)
+                    tables.show(hist.drop(columns=["models"]), f"history_{h_tier}_{h_metric}", key="runs_hist_table",
+                                metrics={c: h_metric for c in ("value", "ci_low", "ci_high")})
 
         # ---------------------------------------------------------------- compare
         with tab_cmp:
@@ -200,39 +223,33 @@ with state.user_errors("Не удалось прочитать реестр за
                     else:
                         cmp: runs.Comparison = stored[1]
                         for w in cmp.warnings:
-                            st.warning(w)
+                            st.warning(show(w))
                         mixed_warning(cmp.run_a)
                         mixed_warning(cmp.run_b)
                         if cmp.run_a.offline or cmp.run_b.offline:
-                            st.warning("⚠️ " + tr("Один из запусков получен офлайн-заменителями (не LLM).",
-                                                 "One of the runs was produced by offline substitutes (not an LLM)."))
+                            st.warning(status_text("offline") + " — " + tr(
+                                "один из запусков получен офлайн-заменителями (не LLM): разность показана, но с базовыми "
+                                "уровнями не сравнивается.",
+                                "one of the runs was produced by offline substitutes (not an LLM): the difference is "
+                                "shown, never compared to the baselines."))
                         m = cmp.metrics
                         tested = m[m["n_pairs"] > 0]
                         c = st.columns(4)
-                        c[0].metric(tr("Метрик с парным тестом", "Metrics with a paired test"), len(tested))
-                        c[1].metric(tr("Значимо лучше", "Significantly better"), int((tested["verdict"] == "better").sum()))
-                        c[2].metric(tr("Значимо хуже", "Significantly worse"), int((tested["verdict"] == "worse").sum()))
-                        c[3].metric(tr("Общих элементов", "Common items"), len(cmp.items))
+                        c[0].metric(tr("Метрик с парным тестом", "Metrics with a paired test"), fmt_count(len(tested)))
+                        c[1].metric(tr("Значимо лучше", "Significantly better"), fmt_count((tested["verdict"] == "better").sum()))
+                        c[2].metric(tr("Значимо хуже", "Significantly worse"), fmt_count((tested["verdict"] == "worse").sum()))
+                        c[3].metric(tr("Общих элементов", "Common items"), fmt_count(len(cmp.items)))
                         st.caption(tr(f"Только в A: {cmp.n_only_a}, только в B: {cmp.n_only_b}.",
                                       f"Only in A: {cmp.n_only_a}, only in B: {cmp.n_only_b}."))
                         shown = m.copy()
                         shown["verdict"] = shown["verdict"].map(lambda v: tr(*VERDICTS.get(v, (v, v))))
-                        st.dataframe(
-                            shown.drop(columns=["item_field"]), hide_index=True,
-                            column_config={
-                                "metric": tr("Метрика", "Metric"),
-                                "diff": st.column_config.NumberColumn("B − A", format="%.4f"),
-                                "paired_mean_diff": st.column_config.NumberColumn(tr("Ср. парная разность", "Mean paired diff"), format="%.4f"),
-                                "ci_low": st.column_config.NumberColumn("CI 2.5%", format="%.4f"),
-                                "ci_high": st.column_config.NumberColumn("CI 97.5%", format="%.4f"),
-                                "p_value": st.column_config.NumberColumn("p", format="%.4f"),
-                                "p_adjusted": st.column_config.NumberColumn(
-                                    tr("p (Холм)", "p (Holm)"), format="%.4f",
-                                    help=tr("p с поправкой Холма на число сравниваемых метрик",
-                                            "p adjusted (Holm) for the number of metrics compared")),
-                                "effect_size": st.column_config.NumberColumn("d_z", format="%.2f"),
-                                "verdict": tr("Вывод", "Verdict"),
-                            },
+                        shown["metric"] = shown["metric"].map(metric_label)
+                        shown["direction"] = shown["direction"].map(lambda d: tr(*DIRECTIONS.get(d, (str(d), str(d)))))
+                        tables.show(
+                            shown[["metric", "direction", "a", "b", "diff", "paired_mean_diff", "ci_low", "ci_high", "p_value",
+                                   "p_adjusted", "effect_size", "n_pairs", "n_better", "n_worse", "n_same", "verdict"]],
+                            f"compare_{a_id}_{b_id}_metrics", key="runs_cmp_table",
+                            labels=CMP_LABELS,
                         )
                         if len(tested):
                             st.plotly_chart(
@@ -242,7 +259,8 @@ with state.user_errors("Не удалось прочитать реестр за
                             )
                             st.subheader(tr("Что изменилось по элементам", "What changed, item by item"))
                             d1, d2 = st.columns(2)
-                            pick = d1.selectbox(tr("Метрика", "Metric"), tested["metric"].tolist(), key="runs_cmp_metric")
+                            pick = d1.selectbox(tr("Метрика", "Metric"), tested["metric"].tolist(), key="runs_cmp_metric",
+                                                format_func=metric_label)
                             diff = cmp.item_diff(pick)
                             kinds = [k for k in CHANGES if k in set(diff["change"])]
                             default_kinds = [k for k in ("worse", "better", "broken (failed in B)", "fixed (failed in A)") if k in kinds]
@@ -250,15 +268,16 @@ with state.user_errors("Не удалось прочитать реестр за
                             chosen = d2.multiselect(tr("Показать", "Show"), kinds, default=default_kinds,
                                                     format_func=change_names.get, key="runs_cmp_kinds")
                             counts = diff["change"].value_counts()
-                            st.caption(" · ".join(f"{tr(*CHANGES.get(k, (k, k)))}: {int(counts[k])}" for k in counts.index))
-                            view = diff[diff["change"].isin(chosen)].copy()
-                            view["change"] = view["change"].map(lambda k: tr(*CHANGES.get(k, (k, k))))
-                            st.dataframe(view, hide_index=True,
-                                         column_config={"text": st.column_config.TextColumn(tr("Текст", "Text"), width="large")})
+                            st.caption(" · ".join(f"{tr(*CHANGES.get(k, (k, k)))}: {fmt_count(counts[k])}" for k in counts.index))
+                            changed = diff[diff["change"].isin(chosen)].copy()
+                            changed["change"] = changed["change"].map(lambda k: tr(*CHANGES.get(k, (k, k))))
+                            tables.show(changed, f"compare_{a_id}_{b_id}_{pick}", key="runs_cmp_diff", labels=OUTPUT_LABELS,
+                                        metrics={c: pick for c in ("a", "b", "diff")})
                             valid = diff["diff"].dropna()
                             if len(valid):
-                                st.plotly_chart(charts.item_diff_histogram(valid, x_title=f"{pick}: B − A"), key="runs_cmp_hist")
-                            download_buttons(diff, f"compare_{a_id}_{b_id}_{pick}", key="runs_cmp_diff")
+                                st.plotly_chart(charts.item_diff_histogram(valid, x_title=f"{metric_label(pick)}: B − A",
+                                                                           y_title=tr("Элементов", "Items")),
+                                                key="runs_cmp_hist")
                         json_download(cmp.to_dict(), f"compare_{a_id}_{b_id}", label=tr("⬇ Сравнение целиком (JSON)", "⬇ Full comparison (JSON)"),
                                       key="runs_cmp_json")
 
@@ -273,28 +292,33 @@ with state.user_errors("Не удалось прочитать реестр за
                 run = by_id_all[rid]
                 overall = bl.evaluate_run(baselines, run.tier, run.status, run.metrics or {}, offline=bool(run.offline))
                 c = st.columns(3)
-                c[0].metric(tr("Статус качества", "Quality status"), _status_badge(overall.status))
+                c[0].metric(tr("Вердикт", "Verdict"), status_text(overall.status))
                 c[1].metric(tr("Состояние", "State"), state_label(runs.run_state(run, alive=executor.job_alive)))
                 counts = runs.count_items(engine, rid)
-                c[2].metric(tr("Элементов: готово / сбоев", "Items: done / failed"), f"{counts['done']} / {counts['failed']}")
+                c[2].metric(tr("Элементов: готово / сбоев", "Items: done / failed"),
+                            f"{fmt_count(counts['done'])} / {fmt_count(counts['failed'])}")
                 with st.expander(tr("Правило статуса", "Status rule")):
                     st.markdown(tr(bl.RULE_RU, bl.RULE_EN))
                 if run.offline:
-                    st.warning("⚠️ " + tr("Числа получены офлайн-заменителями (не LLM).",
-                                         "Numbers produced by offline substitutes (not an LLM)."))
+                    offline_badge()
                 mixed_warning(run)
                 if run.error:
                     st.error(tr("Ошибка запуска: ", "Run error: ") + run.error)
-                meta: dict[str, Any] = {
-                    "dataset": run.dataset_name, "dataset_hash": run.dataset_hash, "models": run.models,
-                    "prompts": run.prompts, "params": run.params, "code_version": run.code_version,
-                    "created_by": run.created_by, "started_at": str(run.started_at), "finished_at": str(run.finished_at),
-                }
-                with st.expander(tr("Метаданные запуска", "Run metadata")):
-                    st.json(meta)
+                with st.expander(tr("Конфигурация и происхождение запуска", "Run configuration and provenance")):
+                    tables.definition_list(describe.provenance_rows(run, lang()))
                 mf = runs.metrics_frame(run, baselines)
                 if len(mf):
-                    st.dataframe(mf, hide_index=True)
+                    mf_shown = mf.copy()
+                    mf_shown.insert(1, "label", mf_shown["metric"].map(metric_label))
+                    for col in ("value", "ci_low", "ci_high", "baseline"):
+                        mf_shown[col] = [fmt(k, v) if v is not None and v == v else "—"
+                                         for k, v in zip(mf_shown["metric"], mf_shown[col], strict=True)]
+                    mf_shown["direction"] = mf_shown["direction"].map(lambda d: tr(*DIRECTIONS.get(d, (str(d), str(d)))))
+                    mf_shown["status"] = mf_shown["status"].map(lambda v: status_text(v) if v else "—")
+                    tables.show(mf_shown.drop(columns=["metric"]), f"run_{rid}_metrics", key="runs_rep_metrics",
+                                labels={"label": ("Метрика", "Metric"), "status": ("Вердикт", "Verdict")},
+                                download=False)
+                    download_buttons(mf, f"run_{rid}_metrics", key="runs_rep_metrics")
                     if mf["value"].notna().any() and len(mf) <= 60:
                         st.plotly_chart(charts.metrics_figure(mf, baseline_label=tr("базовый уровень", "baseline"), lang=lang()),
                                         key="runs_rep_chart")
@@ -303,21 +327,18 @@ with state.user_errors("Не удалось прочитать реестр за
                 items = runs.run_items(engine, rid)
                 st.markdown(f"**{tr('Элементы', 'Items')}** ({len(items)})")
                 if len(items):
-                    items_shown = items.copy()
-                    for col in items_shown.columns:
-                        if items_shown[col].map(lambda v: isinstance(v, dict | list)).any():
-                            items_shown[col] = items_shown[col].map(str)
-                    st.dataframe(items_shown, hide_index=True, height=320)
+                    items["status"] = items["status"].map(lambda v: tr(*ITEM_STATES.get(v, (v, v))))
+                    tables.show(items, f"run_{rid}_items", key="runs_rep_items", height=320, download=False)
                 ui_lang = lang()
                 st.markdown(f"**{tr('Экспорт отчёта', 'Export the report')}**")
                 cols = st.columns(5)
                 specs = [("md", "items", "text/markdown", "md"), ("html", "items", "text/html", "html"),
                          ("json", "items", "application/json", "json"), ("csv", "items", "text/csv", "items.csv"),
                          ("csv", "metrics", "text/csv", "metrics.csv")]
-                for col, (fmt, part, mime, ext) in zip(cols, specs, strict=True):
+                for col, (kind, part, mime, ext) in zip(cols, specs, strict=True):
                     col.download_button(
                         f"⬇ {ext.upper()}",
-                        data=lambda fmt=fmt, part=part: reports.run_report(engine, rid, fmt, lang=ui_lang, part=part),
+                        data=lambda kind=kind, part=part: reports.run_report(engine, rid, kind, lang=ui_lang, part=part),
                         file_name=f"run_{rid}_{run.tier}.{ext}", mime=mime, key=f"runs_rep_dl_{ext}",
                     )
 

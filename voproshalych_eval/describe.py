@@ -57,6 +57,14 @@ PARAM_LABELS: dict[str, tuple[str, str]] = {
     "cutoffs": ("отсечки", "cut-offs"),
     "lang": ("язык", "language"),
     "use_cache": ("кэш ответов", "response cache"),
+    "retrieved_depth": ("глубина поиска", "retrieval depth"), "url_chunk_cap": ("предел чанков для страниц", "chunk cap for pages"),
+    "n_resamples": ("бутстреп-выборок", "bootstrap resamples"), "batch_size": ("вопросов в пакете", "questions per batch"),
+    "distance": ("расстояние", "distance"), "fts_config": ("полнотекстовый поиск", "full-text search"),
+    "hnsw": ("параметры HNSW", "HNSW parameters"), "hnsw_m": ("HNSW m", "HNSW m"),
+    "hnsw_ef_construction": ("HNSW ef_construction", "HNSW ef_construction"), "ef_search": ("HNSW ef_search", "HNSW ef_search"),
+    "rrf_k": ("RRF k", "RRF k"), "fusion_depth": ("глубина слияния", "fusion depth"),
+    "dim": ("размерность", "dimension"), "stored_model": ("модель векторов базы", "stored vectors' model"),
+    "vectors": ("векторы", "vectors"), "seed": ("seed", "seed"), "n_neighbors": ("соседей", "neighbours"),
 }
 
 #: parameter value -> (ru, en) for the values that are words of ours, not data
@@ -67,6 +75,11 @@ VALUE_LABELS: dict[str, dict[str, tuple[str, str]]] = {
     "source": {"chunks": ("чанки", "chunks"), "questions": ("вопросы журнала", "logged questions"),
                "both": ("чанки + вопросы", "chunks + questions"), "golden": ("золотой набор", "golden set"),
                "dialogs": ("набор диалогов", "dialog dataset"), "log": ("журнал вопросов", "question log")},
+    "fts_config": {"russian": ("русский словарь PostgreSQL", "PostgreSQL Russian dictionary"),
+                   "russian, plainto_tsquery with OR": ("русский словарь PostgreSQL, слова через ИЛИ",
+                                                        "PostgreSQL Russian dictionary, words joined with OR")},
+    "distance": {"cosine (pgvector <=>)": ("косинусное (pgvector <=>)", "cosine (pgvector <=>)"),
+                 "1 / (1 + ts_rank)": ("1 / (1 + ts_rank)", "1 / (1 + ts_rank)")},
     "metric": {"cosine": ("косинусное расстояние", "cosine distance"),
                "euclidean": ("евклидово расстояние", "Euclidean distance")},
 }
@@ -85,14 +98,9 @@ def _pick(pair: tuple[str, str], lang: str) -> str:
 def tier_title(tier: str, lang: str = "ru") -> str:
     """The title of a plan (``Tier 1 · Поиск``) from the plan registry; the key for an unknown plan."""
     if not _TITLES:
-        try:
-            from voproshalych_eval.plans import SPECS  # type: ignore[attr-defined]
+        from voproshalych_eval.plans import SPECS
 
-            _TITLES.update({k: s.title for k, s in SPECS.items()})
-        except ImportError:  # the registry before the engine: the tier catalog
-            from voproshalych_eval.tiers.catalog import TIERS
-
-            _TITLES.update({k: t.title for k, t in TIERS.items()})
+        _TITLES.update({k: s.title for k, s in SPECS.items()})
     pair = _TITLES.get(tier)
     return _pick(pair, lang) if pair else tier
 
@@ -190,3 +198,30 @@ def run_option(run: Any, lang: str = "ru", *, with_tier: bool = False) -> str:
 def param_rows(params: Mapping[str, Any] | None, lang: str = "ru") -> list[tuple[str, str]]:
     """``(label, value)`` of every parameter, for a definition list."""
     return [(param_label(str(k), lang), value_text(str(k), v, lang)) for k, v in (params or {}).items()]
+
+
+def provenance_rows(run: Any, lang: str = "ru") -> list[tuple[str, str]]:
+    """A run's configuration and provenance as ``(label, value)`` rows for a definition list (instead of a
+    JSON tree): tier, dataset (and its hash), configuration, models, every parameter, prompts, code
+    version, who started it, when it started and finished."""
+    def t(ru: str, en: str) -> str:
+        return en if lang == "en" else ru
+
+    rows: list[tuple[str, str]] = [
+        (t("Уровень", "Tier"), tier_title(str(_get(run, "tier")), lang)),
+        (t("Набор данных", "Dataset"), str(_get(run, "dataset_name") or "—")
+         + (f" ({str(_get(run, 'dataset_hash'))[:12]})" if _get(run, "dataset_hash") else "")),
+        (t("Конфигурация", "Configuration"), config_words(run, lang)),
+    ]
+    for role, model in (_get(run, "models") or {}).items():
+        rows.append((t("Модель", "Model") + f" ({param_label(str(role), lang)})", value_text(str(role), model, lang)))
+    rows += param_rows(_get(run, "params"), lang)
+    for name, digest in (_get(run, "prompts") or {}).items():
+        rows.append((t("Промпт", "Prompt") + f" {name}", str(digest)[:12]))
+    rows += [
+        (t("Версия кода", "Code version"), str(_get(run, "code_version") or "—")),
+        (t("Запустил", "Started by"), str(_get(run, "created_by") or "—")),
+        (t("Начат", "Started"), when(_get(run, "started_at"))),
+        (t("Завершён", "Finished"), when(_get(run, "finished_at"))),
+    ]
+    return rows

@@ -10,7 +10,7 @@ from voproshalych_eval.config import Settings
 from voproshalych_eval.datasets import list_datasets
 from voproshalych_eval.db.production import table_counts
 from voproshalych_eval.plans import overview_specs
-from voproshalych_eval.runs import latest_run, list_runs
+from voproshalych_eval.runs import Run, config_label, latest_run, list_runs
 
 
 def _metric_value(metrics: dict[str, Any], key: str) -> Any:
@@ -22,10 +22,17 @@ def _metric_value(metrics: dict[str, Any], key: str) -> Any:
     return None if found is None else found.get("value")
 
 
-def _trend(engine: Engine, tier: str, key: str, *, last: int = 12) -> list[float]:
-    """The last values of ``key`` over the tier's finished runs, oldest first (for a sparkline)."""
+def _trend(engine: Engine, tier: str, key: str, *, like: Run | None = None, last: int = 12) -> list[float]:
+    """The last values of ``key`` over the tier's finished runs, oldest first (for a sparkline) — only the
+    runs of ``like``'s configuration (:func:`~voproshalych_eval.runs.config_label`): a trend never joins a
+    vector and a full-text run."""
     values = []
-    for run in list_runs(engine, tier=tier, status="done", limit=last):
+    wanted = config_label(like) if like is not None else None
+    for run in list_runs(engine, tier=tier, status="done", limit=200):
+        if wanted is not None and config_label(run) != wanted:
+            continue
+        if len(values) >= last:
+            break
         v = _metric_value(run.metrics or {}, key)
         if isinstance(v, int | float):
             values.append(float(v))
@@ -65,13 +72,16 @@ def overview_snapshot(engine: Engine, settings: Settings) -> dict[str, Any]:
         tiers.append({
             "key": info.key,
             "title": info.title,
+            "page": info.page,
             "run": None if run is None else {"id": run.id, "finished_at": run.finished_at, "offline": run.offline,
-                                             "mixed": run.mixed},
+                                             "mixed": run.mixed, "params": run.params, "models": run.models,
+                                             "dataset_name": run.dataset_name, "label": run.label,
+                                             "started_at": run.started_at},
             "values": values,
             "status": status,
             "baselines": {k: (b.value if (b := bl.find_baseline(table, info.key, k)) else None) for k in values},
             "run_status": bl.evaluate_run(table, info.key, run.status, run.metrics or {}, offline=bool(run.offline)).status if run else None,
-            "trend": {"metric": trend_key, "values": _trend(engine, info.key, trend_key) if trend_key else [],
+            "trend": {"metric": trend_key, "values": _trend(engine, info.key, trend_key, like=run) if trend_key else [],
                       "baseline": baseline.value if baseline else None},
         })
-    return {"counts": counts, "n_datasets": len(list_datasets(engine)), "todo": todo, "tiers": tiers}
+    return {"counts": counts, "has_llm": has_llm, "n_datasets": len(list_datasets(engine)), "todo": todo, "tiers": tiers}

@@ -619,6 +619,14 @@ def _resolve(key: str) -> MetricSpec | None:
     return None
 
 
+#: statistic members of a group (``unanswerable_top_distance.mean``) in words; other members (model ids) are data
+MEMBER_LABELS: dict[str, tuple[str, str]] = {
+    "mean": ("среднее", "mean"), "min": ("минимум", "min"), "max": ("максимум", "max"),
+    "median": ("медиана", "median"), "std": ("СКО", "std"), "n": ("n", "n"),
+    "n_with_hits": ("с результатами", "with hits"),
+}
+
+
 def _lookup(key: str) -> tuple[MetricSpec | None, list[str], str | None]:
     """``(entry, context segments before it, group member name)`` of a key."""
     segs = key.split(".")
@@ -702,6 +710,9 @@ def label(key: str, lang: str = "ru") -> str:
     found, context, member = _lookup(key)
     if found is None:
         return key
+    if member:
+        pair = MEMBER_LABELS.get(member)
+        member = (pair[1] if lang == "en" else pair[0]) if pair else member
     text = found.label(lang) + (f" {member}" if member else "")
     names: list[str] = []
     unknown: list[str] = []  # consecutive unknown segments are one name (a model id such as ``gpt-4.1``)

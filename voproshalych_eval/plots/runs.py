@@ -129,7 +129,7 @@ def metrics_figure(
         colors = [{"good": GOOD, "attention": ATTENTION, "critical": CRITICAL}.get(s, "#1F77B4") for s in status_col]
         has_ci = part["ci_low"].notna() & part["ci_high"].notna()
         fig.add_trace(go.Scatter(
-            x=part["value"], y=part["metric"], mode="markers", marker={"color": colors, "size": 10}, name="value",
+            x=part["value"], y=part["metric"], mode="markers", marker={"color": colors, "size": 10}, name="значение" if lang == "ru" else "value",
             error_x={"type": "data", "array": (part["ci_high"] - part["value"]).where(has_ci, 0),
                      "arrayminus": (part["value"] - part["ci_low"]).where(has_ci, 0)},
             text=[catalog.label(k, lang) for k in part["metric"]],

@@ -55,6 +55,17 @@ COLUMN_LABELS: dict[str, tuple[str, str]] = {
     "label_text": ("Метка", "Label"), "created_by": ("Запустил", "Started by"), "offline": ("Офлайн", "Offline"),
     "state": ("Состояние", "State"), "n_items_total": ("Элементов", "Items"), "n_items_done": ("Готово", "Done"),
     "n_items_failed": ("Сбоев", "Failed"),
+    "dataset_hash": ("Хэш набора", "Dataset hash"), "code_version": ("Версия кода", "Code version"),
+    "created_at": ("Записан", "Recorded"), "url_depth": ("Глубина поиска страниц", "Page search depth"),
+    "metrics_url": ("Метрики · страницы", "Metrics · pages"), "metrics_chunk": ("Метрики · чанки", "Metrics · chunks"),
+    "url_ranking": ("Ранжирование страниц", "Page ranking"), "relevant_urls": ("Релевантные страницы", "Relevant pages"),
+    "retrieved_ids": ("Найденные чанки", "Retrieved chunks"), "retrieved_urls": ("Найденные страницы", "Retrieved pages"),
+    "retrieved_distances": ("Расстояния найденных", "Retrieved distances"),
+    "first_relevant_rank_url": ("Ранг первой релевантной страницы", "First relevant page rank"),
+    "n_better": ("Лучше", "Better"), "n_worse": ("Хуже", "Worse"), "n_same": ("Без изменений", "Same"),
+    "n_failed": ("Сбоев", "Failed"), "n_partial": ("Частичных", "Partial"),
+    "n_not_applicable": ("Неприменимо", "Not applicable"), "effect_size": ("d_z", "d_z"),
+    "status_a": ("Статус A", "Status A"), "status_b": ("Статус B", "Status B"),
 }
 
 

@@ -156,8 +156,9 @@ with state.user_errors("Не удалось прочитать реестр за
                     preferred = [c for km in key_metrics for c in (km, f"chunk.{km}") if c in keys]
                     preferred += [k for k in keys if bl.find_baseline(baselines, h_tier, k)]
                     default = preferred[0] if preferred else keys[0]
+                    key_labels = {k: metric_label(k) for k in keys}  # resolved now: format_func runs later too
                     h_metric = c2.selectbox(tr("Метрика", "Metric"), keys, index=keys.index(default), key="runs_h_metric",
-                                            format_func=metric_label)
+                                            format_func=key_labels.get)
                     hist = runs.metric_history(engine, h_tier, h_metric)
                     ids = {r.id for r in filtered}
                     hist = hist[hist["run_id"].isin(ids)].copy()
@@ -203,13 +204,14 @@ with state.user_errors("Не удалось прочитать реестр за
                                 "No two finished runs of the same tier on the same dataset.")
                 else:
                     c1, c2 = st.columns(2)
+                    options = {i: _run_option(by_id[i]) for i in by_id}  # resolved now: format_func runs later too
                     a_id = c1.selectbox(tr("A — эталон (было)", "A — reference (before)"), pairable,
-                                        index=min(1, len(pairable) - 1), format_func=lambda i: _run_option(by_id[i]),
+                                        index=min(1, len(pairable) - 1), format_func=options.get,
                                         key="runs_cmp_a")
                     ra = by_id[a_id]
                     same = [i for i in groups[(ra.tier, ra.dataset_hash or ra.dataset_name)] if i != a_id]
                     b_id = c2.selectbox(tr("B — кандидат (стало)", "B — candidate (after)"), same,
-                                        format_func=lambda i: _run_option(by_id[i]), key="runs_cmp_b")
+                                        format_func=options.get, key="runs_cmp_b")
                     method_names = {"permutation": tr("перестановочный", "permutation"), "bootstrap": tr("бутстреп", "bootstrap")}
                     method = st.radio(tr("Парный тест", "Paired test"), list(method_names), horizontal=True,
                                       format_func=method_names.get, key="runs_cmp_method")
@@ -259,8 +261,9 @@ with state.user_errors("Не удалось прочитать реестр за
                             )
                             st.subheader(tr("Что изменилось по элементам", "What changed, item by item"))
                             d1, d2 = st.columns(2)
+                            tested_labels = {k: metric_label(k) for k in tested["metric"]}
                             pick = d1.selectbox(tr("Метрика", "Metric"), tested["metric"].tolist(), key="runs_cmp_metric",
-                                                format_func=metric_label)
+                                                format_func=tested_labels.get)
                             diff = cmp.item_diff(pick)
                             kinds = [k for k in CHANGES if k in set(diff["change"])]
                             default_kinds = [k for k in ("worse", "better", "broken (failed in B)", "fixed (failed in A)") if k in kinds]
@@ -287,7 +290,8 @@ with state.user_errors("Не удалось прочитать реестр за
                 empty_state("Под фильтры не попал ни один запуск.", "No run matches the filters.")
             else:
                 by_id_all = {r.id: r for r in filtered}
-                rid = st.selectbox(tr("Запуск", "Run"), list(by_id_all), format_func=lambda i: _run_option(by_id_all[i]),
+                all_options = {i: _run_option(r) for i, r in by_id_all.items()}
+                rid = st.selectbox(tr("Запуск", "Run"), list(by_id_all), format_func=all_options.get,
                                    key="runs_rep_run")
                 run = by_id_all[rid]
                 overall = bl.evaluate_run(baselines, run.tier, run.status, run.metrics or {}, offline=bool(run.offline))

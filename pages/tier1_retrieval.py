@@ -8,14 +8,15 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import executor, runs
+from voproshalych_eval import describe, executor, runs
 from voproshalych_eval.datasets import DatasetError, list_datasets, load_file, store
 from voproshalych_eval.embeddings import BUILTIN_EMBEDDERS
 from voproshalych_eval.plots import retrieval as charts
 from voproshalych_eval.tiers import tier1
-from voproshalych_eval.ui import jobs, state
+from voproshalych_eval.ui import jobs, state, views
 from voproshalych_eval.ui.common import empty_state, metric_cards, page_header, table_with_download
-from voproshalych_eval.ui.i18n import tr
+from voproshalych_eval.ui.i18n import fmt, fmt_count, lang, metric_label, tr
+from voproshalych_eval.ui.verdicts import run_verdict
 
 SUMMARY_KEYS = ("hit_rate@1", "hit_rate@5", "hit_rate@10", "mrr", "ndcg@5", "ndcg@10", "recall@5", "map")
 LEVEL_NAMES = {"chunk": ("Чанки", "Chunks"), "url": ("Страницы (URL)", "Pages (URL)")}
@@ -48,6 +49,41 @@ page_header(
 )
 
 engine = state.engine()
+
+#: the reasons ``tier1.consistency_setup`` gives, in words of the UI language
+REASONS = {
+    "PostgreSQL full-text search is deterministic; the same query always returns the same top-k": (
+        "полнотекстовый поиск PostgreSQL детерминирован: один и тот же запрос всегда даёт тот же top-k",
+        "PostgreSQL full-text search is deterministic; the same query always returns the same top-k"),
+    "measurable here (HNSW / external API) but needs repeats >= 2": (
+        "измеримо здесь (HNSW / внешний API), но нужно не меньше 2 повторов",
+        "measurable here (HNSW / external API) but needs repeats >= 2"),
+    "HNSW index rebuilt for every repeat": ("HNSW-индекс перестраивается на каждом повторе",
+                                            "HNSW index rebuilt for every repeat"),
+    "external embedding API called again (no cache)": ("внешний API эмбеддингов вызывается заново (без кэша)",
+                                                       "external embedding API called again (no cache)"),
+    "not measured": ("не измерялась", "not measured"),
+}
+
+
+def _keep_selection() -> None:
+    """on_change of the compared runs: remember the analyst's selection."""
+    st.session_state["t1_cmp_sel"] = list(st.session_state.get("t1_cmp_runs", []))
+
+
+def _open_run(run_id: int) -> None:
+    """on_click: show run ``run_id`` with its per-question detail open."""
+    st.session_state["pick_t1_run_id"] = run_id
+    views.open_view("t1_view", "questions")
+
+
+def _reason(reason: object) -> str:
+    text = str(reason or "")
+    if text.startswith("exact search"):
+        return tr("точный поиск (последовательный просмотр) с детерминированным эмбеддером по построению даёт тот же "
+                  "top-k на каждом повторе; согласованность измеряется только с HNSW-индексом или внешним API",
+                  text)
+    return tr(*REASONS[text]) if text in REASONS else text
 
 
 def _dataset_picker() -> object | None:
@@ -83,18 +119,26 @@ filter_labels = {
 }
 failure_labels = {1: filter_labels["fail1"], None: filter_labels["failk"]}
 
-with st.sidebar:
-    st.subheader(tr("Параметры Tier 1", "Tier 1 settings"))
-    dataset_id = _dataset_picker()
-    retriever = st.selectbox(tr("Поиск", "Retriever"), list(RETRIEVER_NAMES), format_func=retriever_labels.get, key="t1_retriever")
+with st.container(border=True):  # the run form sits at the top: Run is visible without scrolling
+    st.markdown(f"**{tr('Новый запуск', 'New run')}**")
+    f1, f2, f3, f4 = st.columns([3, 2, 2, 1])
+    with f1:
+        dataset_id = _dataset_picker()
+    retriever = f2.selectbox(tr("Поиск", "Retriever"), list(RETRIEVER_NAMES), format_func=retriever_labels.get,
+                             key="t1_retriever")
     emb_options = list(dict.fromkeys([tier1.default_embedder_name(engine), state.current_embedder_name(), *BUILTIN_EMBEDDERS]))
-    embedder_name = st.selectbox(tr("Эмбеддер", "Embedder"), emb_options, key="t1_embedder", disabled=retriever == "fts")
-    k = int(st.number_input("k", min_value=1, max_value=100, value=10, key="t1_k"))
-    use_index = st.checkbox(tr("HNSW-индекс (в схеме eval)", "HNSW index (in the eval schema)"), key="t1_hnsw",
+    embedder_name = f3.selectbox(tr("Эмбеддер", "Embedder"), emb_options, key="t1_embedder", disabled=retriever == "fts")
+    k = int(f4.number_input("k", min_value=1, max_value=100, value=10, key="t1_k"))
+    g1, g2, g3 = st.columns([3, 2, 3])
+    use_index = g1.checkbox(tr("HNSW-индекс (в схеме eval)", "HNSW index (in the eval schema)"), key="t1_hnsw",
                             disabled=retriever == "fts")
-    repeats = int(st.number_input(tr("Повторы (согласованность HNSW)", "Repeats (HNSW consistency)"), 1, 5, 1, key="t1_repeats",
-                                  disabled=not use_index))
-    run_clicked = st.button(tr("Запустить", "Run"), type="primary", key="t1_run", disabled=dataset_id is None)
+    repeats = int(g2.number_input(tr("Повторы (согласованность HNSW)", "Repeats (HNSW consistency)"), 1, 5, 1,
+                                  key="t1_repeats", disabled=not use_index))
+    run_clicked = g3.button(tr("Запустить", "Run"), type="primary", key="t1_run", disabled=dataset_id is None,
+                            icon=":material/play_arrow:", use_container_width=True)
+    if dataset_id is None:
+        empty_state("Золотого набора нет: загрузите демо-данные или файл набора выше.",
+                    "No golden dataset: load the demo data or upload a dataset file above.", demo=True)
 
 if run_clicked and dataset_id is not None:
     params = {"dataset": int(dataset_id), "retriever": retriever, "embedder": None if retriever == "fts" else embedder_name,
@@ -102,21 +146,19 @@ if run_clicked and dataset_id is not None:
     jobs.start(lambda: tier1.build_plan(engine, params), "t1_run_id")
 
 jobs.job_panel("t1_run_id")
-run_id = st.session_state.get("t1_run_id")
-remembered = runs.get_run(engine, int(run_id)) if run_id is not None else None
-if remembered is None or executor.job_alive(remembered.id) or remembered.status not in (*runs.FINISHED, "cancelled"):
-    if remembered is not None and remembered.status != "running":
-        st.warning(tr(f"Запуск #{remembered.id}: {jobs.state_label(remembered.status)}. {remembered.error or ''}",
-                      f"Run #{remembered.id}: {jobs.state_label(remembered.status)}. {remembered.error or ''}"))
-    latest = runs.latest_run(engine, "tier1", status=runs.FINISHED)
-    run_id = latest.id if latest else None
-if run_id is None:
-    empty_state("Запусков Tier 1 ещё нет: выберите набор и нажмите «Запустить» на боковой панели.",
-                "No Tier 1 run yet: pick a dataset and press Run in the sidebar.")
+# the run shown: the one just started, or any earlier run of the tier picked here (newest first)
+run = jobs.pick_run("tier1", "t1_run_id", label=tr("Показан запуск", "Showing run"))
+if run is None:
+    empty_state("Запусков Tier 1 ещё нет: выберите набор и нажмите «Запустить» вверху страницы.",
+                "No Tier 1 run yet: pick a dataset and press Run at the top of the page.")
     st.stop()
+if run.status not in runs.FINISHED or executor.job_alive(run.id):
+    if run.status != "running" and not executor.job_alive(run.id):
+        st.warning(tr(f"Запуск #{run.id}: {jobs.state_label(run.status)}. {run.error or ''}",
+                      f"Run #{run.id}: {jobs.state_label(run.status)}. {run.error or ''}"))
+    st.stop()
+run_id = run.id
 
-run = runs.get_run(engine, int(run_id))
-jobs.mixed_warning(run)
 items = runs.run_items(engine, int(run_id))
 missing_fields = tier1.missing_item_fields(items)
 if missing_fields:
@@ -126,32 +168,38 @@ if missing_fields:
     ))
     items = items.iloc[0:0]
 m = run.metrics or {}
-st.subheader(tr(f"Запуск #{run.id}", f"Run #{run.id}") + f" · {tier1.run_config_label(run)} · {run.dataset_name}")
+run_verdict(run)
+st.subheader(describe.config_words(run, lang()) + f" · {run.dataset_name} · #{run.id}")
 ne = m.get("n_evaluated") or {}
 st.caption(
-    tr(f"Вопросов: {run.n_items_total}; оценено: {ne.get('questions')}; без ответа (исключены): {m.get('n_unanswerable')}.",
-       f"Questions: {run.n_items_total}; evaluated: {ne.get('questions')}; unanswerable (excluded): {m.get('n_unanswerable')}.")
+    tr(f"Вопросов: {fmt_count(run.n_items_total)}; оценено: {fmt_count(ne.get('questions'))}; "
+       f"без ответа (исключены): {fmt_count(m.get('n_unanswerable'))}.",
+       f"Questions: {fmt_count(run.n_items_total)}; evaluated: {fmt_count(ne.get('questions'))}; "
+       f"unanswerable (excluded): {fmt_count(m.get('n_unanswerable'))}.")
 )
 for level in ("chunk", "url"):
     st.markdown(f"**{tr(*LEVEL_NAMES[level])}**")
     metric_cards({key: m.get(level, {}).get(key) for key in SUMMARY_KEYS if key in m.get(level, {})})
 rc = m.get("retrieval_consistency") or {}
 if rc.get("value") is not None:
-    st.info(f"retrieval_consistency = {rc['value']:.3f} ({rc.get('reason')}, {rc.get('repeats')} {tr('повт.', 'repeats')})")
+    st.info(f"{metric_label('retrieval_consistency')} = {fmt('retrieval_consistency', rc['value'])} "
+            f"({_reason(rc.get('reason'))}, {tr('повторов', 'repeats')}: {fmt_count(rc.get('repeats'))})")
 else:
-    st.caption("retrieval_consistency: " + tr("неприменимо — ", "not applicable — ") + str(rc.get("reason", "")))
+    st.caption(metric_label("retrieval_consistency") + ": " + tr("неприменимо — ", "not applicable — ") + _reason(rc.get("reason")))
 if m.get("hnsw"):
     st.info("HNSW: " + ", ".join(f"{a} = {b:.3f}" if isinstance(b, float) else f"{a} = {b}" for a, b in m["hnsw"].items()))
 
-tab_sum, tab_q, tab_fail, tab_cmp, tab_thr = st.tabs([
-    tr("Сводка", "Summary"), tr("По вопросам", "Per question"), tr("Провалы по разделам", "Failures by section"),
-    tr("Сравнение", "Comparison"), tr("Порог «нет ответа»", "No-answer threshold"),
-])
+view = views.tabs("t1_view", {
+    "summary": ("Сводка", "Summary"), "questions": ("По вопросам", "Per question"),
+    "sections": ("Провалы по разделам", "Failures by section"), "compare": ("Сравнение", "Comparison"),
+    "threshold": ("Порог «нет ответа»", "No-answer threshold"),
+})
+tab_sum, tab_q, tab_fail, tab_cmp, tab_thr = (view[n] for n in ("summary", "questions", "sections", "compare", "threshold"))
 
 with tab_sum:
     level_names = {lvl: tr(*LEVEL_NAMES[lvl]) for lvl in ("chunk", "url")}
     st.plotly_chart(charts.metrics_by_level({lvl: m.get(lvl, {}) for lvl in ("chunk", "url")}, SUMMARY_KEYS,
-                                            level_names=level_names), key="t1_levels")
+                                            level_names=level_names, lang=lang()), key="t1_levels")
     summary = pd.concat([tier1.comparison_frame([run], level=lvl) for lvl in ("chunk", "url")], ignore_index=True)
     table_with_download(summary, f"tier1_run{run.id}_metrics", key="t1_summary")
 
@@ -183,11 +231,11 @@ with tab_q:
             st.markdown(f"**{tr('Найдено', 'Retrieved')}**")
             for rank, (cid, url, dist) in enumerate(zip(row["retrieved_ids"], row["retrieved_urls"], row["retrieved_distances"], strict=False), 1):
                 mark = "✅" if cid in rel else "▫️"
-                with st.expander(f"{mark} #{rank} · chunk {cid} · {tr('расстояние', 'distance')} {dist:.4f} · {url}"):
+                with st.expander(f"{mark} #{rank} · {tr('чанк', 'chunk')} {cid} · {tr('расстояние', 'distance')} {dist:.3f} · {url}"):
                     st.write(texts.get(cid, ""))
             st.markdown(f"**{tr('Релевантные чанки', 'Relevant chunks')}**")
             for cid in row["relevant_chunk_ids"] or []:
-                with st.expander(f"chunk {cid}"):
+                with st.expander(f"{tr('чанк', 'chunk')} {cid}"):
                     st.write(texts.get(cid, tr("(чанка нет в базе)", "(chunk not in the database)")))
 
 with tab_fail:
@@ -206,36 +254,69 @@ with tab_cmp:
     ))
     configs = [("vector", e) for e in BUILTIN_EMBEDDERS] + [("fts", None), ("hybrid", tier1.default_embedder_name(engine))]
     chosen = st.multiselect(tr("Конфигурации", "Configurations"), configs, default=[], key="t1_cmp_cfg",
-                            format_func=lambda c: f"{c[0]}" + (f" · {c[1]}" if c[1] else ""))
-    if st.button(tr("Запустить сравнение", "Run comparison"), key="t1_cmp_run", disabled=not chosen or not run.dataset_id):
+                            format_func=lambda c: retriever_labels[c[0]] + (f" · {c[1]}" if c[1] else ""))
+    if st.button(tr("Запустить сравнение", "Run comparison"), key="t1_cmp_run", disabled=not chosen or not run.dataset_id,
+                 type="primary"):
+        started = []
         for n, (retr, emb_name) in enumerate(chosen):
             cfg = {"dataset": int(run.dataset_id), "retriever": retr, "embedder": emb_name,
                    "k": int((run.params or {}).get("k", 10))}
             new_id = jobs.start(lambda cfg=cfg: tier1.build_plan(engine, cfg), f"t1_cmp_job{n}")
             if new_id is not None:
-                st.session_state["t1_cmp_ids"] = [*st.session_state.get("t1_cmp_ids", []), new_id]
-    for n in range(len(chosen)):
+                started.append(new_id)
+        st.session_state["t1_cmp_ids"] = started
+        st.session_state["t1_cmp_sel"] = [run.id]  # the comparison shows this run and every run it started
+        st.session_state["t1_cmp_added"] = []
+    cmp_ids = list(st.session_state.get("t1_cmp_ids", []))
+    for n in range(len(cmp_ids)):
         jobs.job_panel(f"t1_cmp_job{n}")
-    same = [r for r in runs.list_runs(engine, tier="tier1", status=runs.FINISHED, dataset_hash=run.dataset_hash, limit=50)]
-    labels = {tier1.run_config_label(r): r for r in same}
-    default = [tier1.run_config_label(r) for r in same if r.id in {run.id, *st.session_state.get("t1_cmp_ids", [])}]
-    picked = st.multiselect(tr("Запуски на этом наборе", "Runs on this dataset"), list(labels), default=default, key="t1_cmp_runs")
+    same = runs.list_runs(engine, tier="tier1", status=runs.FINISHED, dataset_hash=run.dataset_hash, limit=50)
+    by_id = {r.id: r for r in same}
+    # the selection lives under its own key (the widget's state is rebuilt whenever its options change); every
+    # run the comparison started joins it as soon as it finishes
+    selection = [i for i in st.session_state.get("t1_cmp_sel", [run.id]) if i in by_id]
+    added = set(st.session_state.get("t1_cmp_added", []))
+    fresh = [i for i in cmp_ids if i in by_id and i not in added]
+    if fresh:
+        selection = list(dict.fromkeys([*selection, *fresh]))
+        st.session_state["t1_cmp_added"] = [*added, *fresh]
+    st.session_state["t1_cmp_sel"] = selection
+    st.session_state["t1_cmp_runs"] = selection
+    run_labels = {i: describe.run_option(r, lang()) for i, r in by_id.items()}  # resolved now: format_func runs later too
+    picked = st.multiselect(tr("Запуски на этом наборе", "Runs on this dataset"), list(by_id), key="t1_cmp_runs",
+                            format_func=run_labels.get, on_change=_keep_selection)
+    waiting = [i for i in cmp_ids if i not in by_id]
+    if waiting:
+        st.caption(tr(f"Ещё выполняются: {', '.join(f'#{i}' for i in waiting)} — добавятся сами, когда завершатся.",
+                      f"Still running: {', '.join(f'#{i}' for i in waiting)} — they join when they finish."))
     level = st.radio(tr("Уровень", "Level"), ["chunk", "url"], horizontal=True, key="t1_cmp_level", format_func=level_labels.get)
-    sel = [labels[p] for p in picked]
+    sel = [by_id[i] for i in picked]
     if sel:
         cmp_df = tier1.comparison_frame(sel, level=level, keys=("hit_rate@1", "hit_rate@5", "mrr", "ndcg@10", "map"))
-        st.plotly_chart(charts.comparison_bars(cmp_df), key="t1_cmp_chart")
+        words = {r.id: f"{describe.config_words(r, lang())} · #{r.id}" for r in sel}
+        cmp_df["config"] = cmp_df["run_id"].map(words)
+        st.plotly_chart(charts.comparison_bars(cmp_df, lang=lang()), key="t1_cmp_chart")
+        mrr = cmp_df[cmp_df["metric"] == "mrr"].set_index("run_id")["value"].to_dict()
+        best = max(sel, key=lambda r: mrr.get(r.id) if mrr.get(r.id) is not None else -1.0)
+        b1, b2 = st.columns([3, 1])
+        b1.caption(tr(f"Лучший по MRR: {words[best.id]}", f"Best by MRR: {words[best.id]}"))
+        if best.id != run.id:
+            b2.button(tr("Открыть лучший запуск", "Open the best run"), key="t1_open_best", on_click=_open_run,
+                      args=(best.id,))
         wide = cmp_df.pivot_table(index="config", columns="metric", values="value", sort=False).reset_index()
         table_with_download(wide, f"tier1_comparison_{level}", key="t1_cmp_tbl")
         if len(sel) == 2:
-            metric = st.selectbox(tr("Метрика для парного теста", "Metric for the paired test"), ["mrr", "hit_rate@1", "hit_rate@5", "ndcg@10"], key="t1_cmp_metric")
+            metric = st.selectbox(tr("Метрика для парного теста", "Metric for the paired test"),
+                                  ["mrr", "hit_rate@1", "hit_rate@5", "ndcg@10"], key="t1_cmp_metric",
+                                  format_func={k: metric_label(k) for k in ("mrr", "hit_rate@1", "hit_rate@5", "ndcg@10")}.get)
             with state.user_errors("Сравнение не удалось", "The comparison failed"):
                 cmp = runs.compare_runs(engine, sel[0].id, sel[1].id)
                 row = cmp.metrics.set_index("metric").loc[f"{level}.{metric}"]
                 if row["n_pairs"]:
                     verdict = (tr("разница значима", "the difference is significant") if row["significant"]
                                else tr("значимой разницы нет", "no significant difference"))
-                    st.markdown(f"Δ {metric} = **{row['paired_mean_diff']:+.3f}** [{row['ci_low']:+.3f}; {row['ci_high']:+.3f}], "
+                    st.markdown(f"Δ {metric_label(metric)} = **{row['paired_mean_diff']:+.3f}** "
+                                f"[{row['ci_low']:+.3f}; {row['ci_high']:+.3f}], "
                                 f"p ({tr('перестановочный тест', 'permutation test')}) = {row['p_value']:.4f}, "
                                 f"n = {int(row['n_pairs'])} → {verdict}")
 

@@ -70,7 +70,9 @@ def test_runs_page_compares_two_runs(engine: Any, two_runs: tuple[int, int, str]
     assert metrics[better] == "1"
     tables = [d.value for d in at.dataframe]
     cmp_table = next(t for t in tables if "verdict" in t.columns)
-    row = cmp_table.set_index("metric").loc["chunk.mrr"]
+    from voproshalych_eval.metrics import catalog
+
+    row = cmp_table.set_index("metric").loc[catalog.label("chunk.mrr", lang)]  # metrics by their catalog label
     assert ("лучше" if lang == "ru" else "better") in row["verdict"] and row["p_value"] < 0.05
     diff = next(t for t in tables if "change" in t.columns)
     assert diff["text"].str.startswith("Как оформить справку").all() and len(diff) > 0
@@ -88,7 +90,7 @@ def test_runs_page_filters_and_report(engine: Any, two_runs: tuple[int, int, str
     assert not at.exception, [e.value for e in at.exception]
     labels = {m.label: m.value for m in at.metric}
     assert labels["Items: done / failed"] == "30 / 0"
-    assert any(s in labels["Quality status"] for s in ("good", "attention", "critical"))
+    assert any(s in labels["Verdict"] for s in ("good", "attention", "critical"))
     assert at.selectbox(key="runs_h_metric").value == "chunk.mrr"
 
 

@@ -26,7 +26,54 @@ def test_run_from_the_page_shows_summary(demo_engine) -> None:  # type: ignore[n
     assert not at.error, [e.value for e in at.error]
     labels = {m.label for m in at.metric}
     assert {"MRR", "Hit Rate@5", "NDCG@10"} <= labels
-    assert any("Run #" in s.value for s in at.subheader)
+    run_id = at.session_state["t1_run_id"]
+    assert at.selectbox(key="pick_t1_run_id").value == run_id  # the page shows the run it just made
+    assert any(f"#{run_id}" in s.value for s in at.subheader)
     # the failures filter and the threshold tab render too
     at.radio(key="t1_filter").set_value("failk").run()
     assert not at.exception, [e.value for e in at.exception]
+
+
+def test_comparison_shows_every_run_it_started_and_opens_the_best(demo_engine) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from tests.support.plans import tier1
+
+    base = tier1(demo_engine, "demo_golden", retriever="vector", embedder="use-multilingual", k=10, n_resamples=200)
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.session_state["ui_language"] = "en"
+    at.session_state["pick_t1_run_id"] = base.run_id
+    at.run()
+    at.switch_page("pages/tier1_retrieval.py").run()
+    assert at.selectbox(key="pick_t1_run_id").value == base.run_id
+    at.session_state["t1_view"] = "Comparison"
+    at.session_state["t1_view__view"] = "compare"
+    at.run()
+    at.multiselect(key="t1_cmp_cfg").set_value([("fts", None), ("hybrid", "use-multilingual")]).run()
+    at.button(key="t1_cmp_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    started = list(at.session_state["t1_cmp_ids"])
+    assert len(started) == 2
+    for rid in started:
+        job = executor.get_job(rid)
+        assert job is not None and job.wait(180).status == "done", job.progress
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    # the comparison shows the page's run and every run it started, without adding them by hand
+    assert set(at.multiselect(key="t1_cmp_runs").value) == {base.run_id, *started}
+    charts = [{str(t.get("name")) for t in json.loads(c.proto.spec)["data"]} for c in at.get("plotly_chart")]
+    names = next(n for n in charts if any(f"#{base.run_id}" in x for x in n))
+    assert all(any(f"#{rid}" in n for n in names) for rid in (base.run_id, *started)), names
+    # the view kept its place across the reruns
+    assert at.session_state["t1_view__view"] == "compare"
+    from voproshalych_eval import runs
+
+    mrr = {rid: runs.get_run(demo_engine, rid).metrics["chunk"]["mrr"]["value"] for rid in (base.run_id, *started)}
+    best_id = max(mrr, key=lambda r: mrr[r])
+    has_button = any(b.key == "t1_open_best" for b in at.button)
+    assert has_button == (best_id != base.run_id), mrr
+    if has_button:
+        at.button(key="t1_open_best").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert at.selectbox(key="pick_t1_run_id").value == best_id
+        assert at.session_state["t1_view__view"] == "questions"  # the best run's per-question detail is open

@@ -201,7 +201,10 @@ def json_download(obj: Any, name: str, *, label: str = "⬇ JSON", key: str | No
     )
 
 
-def table_with_download(df: pd.DataFrame, name: str, *, key: str | None = None, height: int | None = None) -> None:
-    """A dataframe followed by its download buttons."""
-    st.dataframe(df, hide_index=True, height=height or "auto")
-    download_buttons(df, name, key=key)
+def table_with_download(df: pd.DataFrame, name: str, *, key: str | None = None, height: int | None = None,
+                        labels: Mapping[str, tuple[str, str]] | None = None) -> None:
+    """A dataframe (translated headers, numbers by kind: :func:`voproshalych_eval.ui.tables.show`) followed
+    by its download buttons."""
+    from voproshalych_eval.ui import tables
+
+    tables.show(df, name, key=key, height=height, labels=labels)

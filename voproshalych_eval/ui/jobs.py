@@ -20,7 +20,7 @@ from voproshalych_eval import executor, runs
 from voproshalych_eval.llm.prices import format_cost
 from voproshalych_eval.ui import state
 from voproshalych_eval.ui.common import offline_badge
-from voproshalych_eval.ui.i18n import lang, tr
+from voproshalych_eval.ui.i18n import fmt_count, fmt_seconds, lang, show, tr
 
 log = logging.getLogger(__name__)
 POLL_SECONDS = 1.0
@@ -75,17 +75,17 @@ def _progress_view(job: executor.Job) -> None:
     with st.status(label, state="running" if job.alive else ("error" if p.status == "failed" else "complete"), expanded=True):
         st.progress(min(p.finished / total, 1.0))
         cols = st.columns(5)
-        cols[0].metric(tr("Готово", "Done"), p.done)
-        cols[1].metric(tr("Ошибки", "Failed"), p.failed)
-        cols[2].metric(tr("Осталось", "ETA"), executor.format_eta(p.eta_s))
-        cols[3].metric(tr("Токены", "Tokens"), p.tokens)
+        cols[0].metric(tr("Готово", "Done"), fmt_count(p.done))
+        cols[1].metric(tr("Ошибки", "Failed"), fmt_count(p.failed))
+        cols[2].metric(tr("Осталось", "ETA"), fmt_seconds(p.eta_s))
+        cols[3].metric(tr("Токены", "Tokens"), fmt_count(p.tokens))
         cols[4].metric(tr("Стоимость", "Cost"), format_cost(p.cost_usd, lang()) if p.llm else "—")
         if p.llm:
             st.caption(" · ".join(
                 f"{m}: {u['prompt_tokens']}+{u['completion_tokens']} " + tr("ток.", "tok.") + f", {format_cost(u['cost_usd'], lang())}"
                 for m, u in p.llm.items()))
         if p.message:
-            st.caption(p.message)
+            st.caption(show(p.message))
         if p.last_error:
             st.caption(tr("Последняя ошибка: ", "Last error: ") + str(p.last_error)[:300])
         if job.alive and st.button(tr("Отменить", "Cancel"), key=f"cancel_{p.run_id}"):
@@ -126,7 +126,10 @@ def pick_run(tier: str, state_key: str, *, label: str | None = None) -> runs.Run
     current = st.session_state.get(state_key)
     index = ids.index(current) if current in ids else 0
     states = {r.id: executor.run_state(eng, r.id) for r in all_runs}
-    started = {r.id: (str(r.started_at)[:16] + (" · offline" if r.offline else "") + (" · mixed" if r.mixed else ""))
+    from voproshalych_eval import describe
+
+    ui_lang = lang()  # resolved now: format_func runs later too
+    started = {r.id: describe.run_option(r, ui_lang) + (" · " + tr("смешанный", "mixed") if r.mixed else "")
                for r in all_runs}
     pick_key = f"pick_{state_key}"
     if pick_key in st.session_state and st.session_state[pick_key] not in ids:
@@ -134,7 +137,7 @@ def pick_run(tier: str, state_key: str, *, label: str | None = None) -> runs.Run
     chosen = st.selectbox(
         label or tr("Запуск", "Run"),
         ids,
-        format_func=lambda i: f"#{i} · {started[i]}",
+        format_func=lambda i: started[i],
         key=pick_key,
         **({} if pick_key in st.session_state else {"index": index}),
     )

@@ -55,6 +55,12 @@ METRIC_LABELS: dict[str, tuple[str, str]] = {
     "consistency_score": ("Согласованность судьи", "Judge consistency"),
     "f1_score": ("F1", "F1"),
     "cache_hit_rate": ("Доля попаданий в кэш", "Cache hit rate"),
+    "answered_rate": ("Доля ответов", "Answered rate"),
+    "not_found_rate": ("Доля «не найдено»", "Not-found rate"),
+    "banned_rate": ("Доля запретов", "Banned rate"),
+    "error_rate": ("Доля ошибок", "Error rate"),
+    "pass_rate": ("Доля PASS", "Pass rate"),
+    "url_hit_rate": ("Попадание в страницу", "Page hit rate"),
 }
 
 

@@ -110,6 +110,14 @@ def test_production_preset_offline_judge(demo_engine, scenario, capsys) -> None:
         code, out, err = _run(capsys, ["--dataset", scenario["file"], "--api", srv.base_url, "--api-preset",
                                        "voproshalych", *FAST, "--offline", "--min-pass-rate", "0.0"])
         _check_outcomes(demo_engine, scenario, out, srv)
+        # a resume rebuilds the request from the stored settings and retries only the failed item
+        from voproshalych_eval.executor import resume
+
+        srv.faults.clear()
+        n_before = len(srv.posts())
+        prog = resume(demo_engine, out["run_id"])
+        assert len(srv.posts()) == n_before + 1 and srv.posts()[-1].body["question"] == scenario["a5"]
+        assert prog.metrics["n_error"] == 0 and prog.metrics["n_not_found"] == 3
     assert code == 0 and out["metrics"]["gate"] == "PASS" and out["offline"] is True
     assert "answered 3, not found 2, banned 1, error 1" in err and "context reconstructed" in err
     run = runs.get_run(demo_engine, out["run_id"])

@@ -11,7 +11,8 @@ The contract, exactly as production serves it:
 What the service answers is scripted per question: ``srv.answers[question] = (answer, url)`` or
 ``srv.declines[question] = "Answer banned"``; unscripted questions get ``Chunk not found``. Transport
 trouble is scripted per question as a queue of one-shot faults: ``srv.faults[question] = [500, 429, "drop"]``
-(a status code — ``429`` carries ``Retry-After: 0`` — or ``"drop"``: close the connection without a reply).
+(a status code — ``429`` carries ``Retry-After: 0`` —, ``"drop"``: close the connection without a reply, or
+``("sleep", seconds)``: answer only after a pause, to outlast a client's timeout).
 
 Every request is recorded (``srv.requests``: method, path, headers, parsed body, arrival ``time.monotonic()``).
 """
@@ -99,6 +100,9 @@ class ProductionQA:
                     queue = srv.faults.get(question)
                     if queue:
                         fault = queue.pop(0)
+                if isinstance(fault, tuple) and fault[0] == "sleep":  # slower than the client's timeout
+                    time.sleep(fault[1])
+                    fault = None
                 if fault == "drop":
                     self.close_connection = True
                     self.connection.shutdown(2)

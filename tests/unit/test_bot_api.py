@@ -142,6 +142,10 @@ def test_client_against_the_production_stand_in() -> None:
         srv.faults["Медленно"] = [429]
         again = cl.ask("Медленно")
         assert again.outcome == "answered" and again.attempts == 2 and again.transport_failures == {"http_429": 1}
+        srv.faults["Медленно"] = [("sleep", 1.0)]
+        timed = BotApiClient(spec_from_options(srv.base_url, preset="voproshalych", rps=None, timeout_s=0.2,
+                                               retry_backoff_s=0.0), secret=lambda n: None).ask("Медленно")
+        assert timed.outcome == "answered" and timed.transport_failures == {"timeout": 1}
         broken = cl.ask("Сломано")
         assert (broken.outcome, broken.error_kind, broken.attempts) == ("error", "http_5xx", 3)
         # the seed-003 GET form against the production service: 405, an error (not retried)

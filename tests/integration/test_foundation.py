@@ -31,7 +31,6 @@ def test_eval_schema_created_by_migrations(engine) -> None:  # type: ignore[no-u
             conn.execute(text("SELECT table_name FROM information_schema.tables WHERE table_schema = 'eval'")).scalars()
         )
     assert tables >= EVAL_TABLES
-    # every head of the migration graph is applied (a revision on top of 0001_initial replaces it as a head)
     from alembic.script import ScriptDirectory
 
     from voproshalych_eval.db.migrate import alembic_config

@@ -61,7 +61,7 @@ def test_api_mode_preset_run_and_profile(demo_engine, monkeypatch) -> None:  # t
         assert not at.exception, [e.value for e in at.exception]
         assert {r.headers.get("Authorization") for r in srv.posts()} == {f"Bearer {token}"} and len(srv.posts()) == 3
     labels = {m.label: m.value for m in at.metric}
-    assert labels["Answered rate"] == "0.333" and labels["Banned rate"] == "0.333" and labels["Not-found rate"] == "0.333"
+    assert labels["Answered share"] == "0.333" and labels["Banned rate"] == "0.333" and labels["Not-found rate"] == "0.333"
     texts = " ".join(str(w.value) for w in [*at.caption, *at.info, *at.markdown])
     assert "a decline on an unanswerable question" in texts and "Context reconstructed" in texts
     assert token not in texts

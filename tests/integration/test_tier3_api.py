@@ -26,11 +26,10 @@ FAST = ["--api-rps", "200", "--api-retries", "3", "--api-backoff", "0"]
 
 
 def _page_texts(engine: Any, url: str) -> list[str]:
-    from voproshalych_eval.db.production import inspect_schema
+    from voproshalych_eval.db.production import read_chunks
 
-    col = inspect_schema(engine).chunk_url_column
-    with engine.connect() as conn:
-        return [r[0] for r in conn.execute(text(f"SELECT text FROM public.chunk WHERE {col} = :u ORDER BY id"), {"u": url})]
+    df = read_chunks(engine)  # the current knowledge-base snapshot
+    return df[df["url"] == url].sort_values("id")["text"].tolist()
 
 
 @pytest.fixture
@@ -88,7 +87,7 @@ def _check_outcomes(engine: Any, sc: dict[str, Any], out: dict[str, Any], srv: P
     # the API returned only a URL: the context is the page's knowledge-base text, and the run says so
     assert m["n_context_reconstructed"] == 3 and m["context_sources"] == {"page": 3}
     items = runs.run_items(engine, out["run_id"]).set_index("question")
-    assert items.loc[sc["a1"], "contexts"] == _page_texts(engine, sc["page"]) and items.loc[sc["a1"], "context_reconstructed"]
+    assert _page_texts(engine, sc["page"]) and items.loc[sc["a1"], "contexts"] == _page_texts(engine, sc["page"]) and items.loc[sc["a1"], "context_reconstructed"]
     assert items.loc[sc["a5"], "status"] == "failed" and items.loc[sc["a5"], "error_kind"] == "http_5xx"
     # the gate: a decline fails on an answerable question and passes on an unanswerable one; errors never pass
     assert not items.loc[sc["a3"], "gate_pass"] and not items.loc[sc["a4"], "gate_pass"]

@@ -3,7 +3,8 @@
 The production QA service replies with ``{"answer", "confluence_url"}`` and no chunk texts. To judge
 groundedness anyway, the context is *reconstructed* from the knowledge base:
 
-* ``mode="page"`` — all chunks of that page (``chunk.confluence_url`` or ``chunk.url``), in id order;
+* ``mode="page"`` — all chunks of that page (``chunk.confluence_url`` or ``chunk.url`` in the source) in the
+  run's knowledge-base snapshot, in id order;
 * ``mode="nearest"`` — the ``k`` chunks of that page nearest to the question (cosine of the embedder's
   unit vectors: query prefix for the question, passage prefix for the chunks).
 
@@ -29,17 +30,19 @@ def url_variants(url: str) -> list[str]:
     return list(dict.fromkeys([u, base, base + "/"]))
 
 
-def read_page_chunks(engine: Engine, url: str) -> list[dict[str, Any]]:
-    """``[{"id", "text"}]`` of the chunks whose page URL is ``url`` (either schema variant), by id."""
-    from voproshalych_eval.db.production import inspect_schema
+def read_page_chunks(engine: Engine, url: str, *, snapshot: Any = None) -> list[dict[str, Any]]:
+    """``[{"id", "text"}]`` of the chunks whose page URL is ``url`` in a knowledge-base snapshot, by id.
 
-    schema = inspect_schema(engine)
-    if not schema.has_chunk:
+    ``engine`` is the store; ``snapshot`` an id or a snapshot (default: the current one).
+    """
+    from voproshalych_eval.db import snapshots
+
+    snap = snapshots.resolve(engine, snapshot)
+    if not snap.has_chunk:
         return []
-    col = schema.chunk_url_column
     with engine.connect() as conn:
         rows = conn.execute(
-            text(f"SELECT c.id, c.text FROM public.chunk c WHERE c.{col} = ANY(:u) ORDER BY c.id"),
+            text(f"SELECT c.id, c.text FROM {snap.chunks_table} c WHERE c.url = ANY(:u) ORDER BY c.id"),
             {"u": url_variants(url)},
         ).all()
     return [{"id": int(r.id), "text": str(r.text)} for r in rows]
@@ -48,21 +51,22 @@ def read_page_chunks(engine: Engine, url: str) -> list[dict[str, Any]]:
 class PageContext:
     """Reconstructs contexts from page URLs; reads each page once per run (thread-safe)."""
 
-    def __init__(self, engine: Engine, *, mode: str = "page", k: int = 3, embedder: Callable[[], Any] | None = None) -> None:
+    def __init__(self, engine: Engine, *, mode: str = "page", k: int = 3, embedder: Callable[[], Any] | None = None,
+                 snapshot: Any = None) -> None:
         if mode not in MODES:
             raise ValueError(f"context reconstruction must be one of {', '.join(MODES)}, got {mode!r}")
         if mode == "nearest" and embedder is None:
             raise ValueError("nearest-chunk reconstruction needs an embedder")
         if k < 1:
             raise ValueError(f"the number of nearest chunks must be at least 1, got {k}")
-        self.engine, self.mode, self.k, self._embedder = engine, mode, int(k), embedder
+        self.engine, self.mode, self.k, self._embedder, self.snapshot = engine, mode, int(k), embedder, snapshot
         self._pages: dict[str, list[dict[str, Any]]] = {}
         self._lock = threading.Lock()
 
     def _page(self, url: str) -> list[dict[str, Any]]:
         with self._lock:
             if url not in self._pages:
-                self._pages[url] = read_page_chunks(self.engine, url)
+                self._pages[url] = read_page_chunks(self.engine, url, snapshot=self.snapshot)
             return self._pages[url]
 
     def build(self, question: str, url: str | None) -> dict[str, Any]:

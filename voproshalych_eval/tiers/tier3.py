@@ -76,6 +76,7 @@ DEFAULTS: dict[str, Any] = {
     "api_outcomes": None,
     "context_from": "page",
     "context_k": 3,
+    "snapshot": None,  # knowledge-base snapshot id (default: the source's present content)
     # internal mode
     "top_k": 1,
     "embedder": None,
@@ -141,6 +142,10 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         raise ValueError(f"mode must be 'internal' or 'api', got {p['mode']!r}")
     ds = sh.load_dataset(engine, p["dataset"], "golden")
     pairs = sh.select_items(ds, limit=p["limit"])
+    from voproshalych_eval.db import snapshots
+
+    # one knowledge-base snapshot per run (retrieval, reference texts, reconstructed contexts); a resume keeps it
+    snap = snapshots.for_run(engine, p.get("snapshot"))
     repeats = max(1, int(p["repeats"] or 1))
     threshold = float(p["threshold"])
     from voproshalych_eval.config import get_settings
@@ -158,7 +163,8 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         spec = api_spec(engine, p)
         client = BotApiClient(spec)
         client.check_variables()  # a missing ${VARIABLE} stops the run before its first request
-        pages = PageContext(engine, mode=str(p["context_from"]), k=int(p["context_k"]), embedder=embedder.get)
+        pages = PageContext(engine, mode=str(p["context_from"]), k=int(p["context_k"]), embedder=embedder.get,
+                            snapshot=snap)
     top_k = int(p["top_k"])
 
     def internal_once(question: str, i: int) -> dict[str, Any]:
@@ -166,9 +172,9 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
 
         vec = embedder.get().encode_queries([question])
         t0 = time.perf_counter()
-        hits = search_vectors(engine, vec, k=top_k, model=embedder_name)[0]
+        hits = search_vectors(engine, vec, k=top_k, model=embedder_name, snapshot=snap)[0]
         retrieval_s = time.perf_counter() - t0
-        kb = sh.chunk_texts(engine, [h.chunk_id for h in hits])
+        kb = sh.chunk_texts(engine, [h.chunk_id for h in hits], snapshot=snap)
         contexts = [kb[h.chunk_id]["text"] for h in hits if h.chunk_id in kb]
         gen = sh.generation_dict(generator.generate(question, contexts, cache_salt=f"repeat{i}" if repeats > 1 else None))
         ok = not gen["error"] and gen["text"] is not None
@@ -274,7 +280,8 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
 
     offline = bool(getattr(judge, "offline", False) or getattr(generator, "offline", False))
     min_pass = p["min_pass_rate"]
-    params_out = {**p, "offline": True if offline else p["offline"], "embedder": embedder_name, "n_items": len(pairs)}
+    params_out = {**p, "offline": True if offline else p["offline"], "embedder": embedder_name, "n_items": len(pairs),
+                  "snapshot": snap.id}
     if spec is not None:
         params_out["api"] = spec.to_dict()  # templates only: header values are resolved at call time
         params_out.update(dict.fromkeys(SPEC_OPTIONS))

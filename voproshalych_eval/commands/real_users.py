@@ -31,6 +31,8 @@ def register(sub: Any) -> None:
     p.add_argument("--pause-minutes", type=float, default=30.0, help="session split at pauses longer than this")
     p.add_argument("--slang", type=Path, default=None, help="slang dictionary (JSON or CSV) merged with the defaults")
     p.add_argument("--report", type=Path, default=None, help="write the coverage-gap report (.md or .html)")
+    p.add_argument("--snapshot", type=int, default=None,
+                   help="snapshot id of the knowledge base and log (default: the source's present content)")
     add_json_flag(p)
     p.set_defaults(func=cmd_real_users)
 
@@ -79,6 +81,7 @@ def cmd_real_users(args: Any) -> int:
         pause_minutes=args.pause_minutes,
         slang=load_slang(args.slang) if args.slang else None,
         progress=progress,
+        snapshot=args.snapshot,
     )
     out = res.to_dict()
     if args.report:

@@ -28,7 +28,7 @@ from voproshalych_eval.ui.common import (
     page_header,
     table_with_download,
 )
-from voproshalych_eval.ui.i18n import tr
+from voproshalych_eval.ui.i18n import lang, tr
 
 KEY = "tier3_run_id"
 SCORES = ["rag_score", "e2e_score", "semantic_similarity", "rougeL_f"]
@@ -226,7 +226,7 @@ if m:
     if lat:
         st.caption(tr("Задержка ответа, с: ", "Answer latency, s: ") + ", ".join(f"{k} {v:.3f}" for k, v in lat.items()))
     st.plotly_chart(metric_intervals(m, ["answered_rate", "pass_rate", "avg_e2e_score", "avg_rougeL_f", "retrieval_hit_rate"],
-                                     color=TIER_COLORS["tier3"], title=tr("Средние и 95% ДИ", "Means and 95% CI")))
+                                     color=TIER_COLORS["tier3"], lang=lang(), title=tr("Средние и 95% ДИ", "Means and 95% CI")))
     json_download(m, f"tier3_run{run.id}_metrics", key=f"t3m{run.id}")
 
 df = jobs.items_frame(run.id)
@@ -234,7 +234,7 @@ if df.empty:
     st.stop()
 score_cols = [c for c in SCORES if c in df.columns]
 if score_cols:
-    st.plotly_chart(score_distributions(df, score_cols, color=TIER_COLORS["tier3"],
+    st.plotly_chart(score_distributions(df, score_cols, color=TIER_COLORS["tier3"], lang=lang(),
                                         title=tr("Оценки по вопросам", "Per-question scores")))
 st.subheader(tr("Вопросы", "Questions"))
 filtered = jobs.filter_items(df, key="t3", score_cols=score_cols, disagreement=jobs.per_model_spread())

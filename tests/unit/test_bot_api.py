@@ -146,6 +146,9 @@ def test_client_against_the_production_stand_in() -> None:
         timed = BotApiClient(spec_from_options(srv.base_url, preset="voproshalych", rps=None, timeout_s=0.2,
                                                retry_backoff_s=0.0), secret=lambda n: None).ask("Медленно")
         assert timed.outcome == "answered" and timed.transport_failures == {"timeout": 1}
+        srv.answers["Пусто"] = ("", "https://kb/pages/3")
+        empty = cl.ask("Пусто")  # an empty answer is an answer (scored as a bad one), not a decline
+        assert (empty.outcome, empty.answer, empty.url) == ("answered", "", "https://kb/pages/3")
         broken = cl.ask("Сломано")
         assert (broken.outcome, broken.error_kind, broken.attempts) == ("error", "http_5xx", 3)
         # the seed-003 GET form against the production service: 405, an error (not retried)

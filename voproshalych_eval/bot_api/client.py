@@ -1,8 +1,9 @@
-"""One question to a bot's API, one :class:`BotReply` back.
+r"""One question to a bot's API, one :class:`BotReply` back.
 
 Outcomes (``BotReply.outcome``): ``answered`` (an answer text, maybe a page URL and chunk texts),
 ``not_found`` / ``banned`` (the bot declined — an outcome, not a failure), ``error`` (the request did not
-produce a usable reply). Transport failures — timeouts, connection errors, 5xx, 429 — are retried
+produce a usable reply). An empty answer is an answer (scored as the bad answer it is); map it to a decline
+with an outcome rule when the bot means one (``200:"answer":\s*""=not_found``). Transport failures — timeouts, connection errors, 5xx, 429 — are retried
 ``spec.retries`` times (pause ``retry_backoff_s`` doubled per attempt, a 429's ``Retry-After`` instead when
 given, capped at :data:`MAX_PAUSE_S`) and counted by kind in ``BotReply.transport_failures`` whether or not
 a later attempt succeeded. Error kinds: ``timeout``, ``connect``, ``http_429``, ``http_5xx``, ``http_4xx``
@@ -27,6 +28,20 @@ from voproshalych_eval.bot_api.spec import ENV_REF, BotApiSpec, OutcomeRule, cla
 
 MAX_PAUSE_S = 60.0
 BODY_EXCERPT = 200
+
+
+#: error kind -> the raw failure kind of ``metrics.failures`` named in a recorded error (its category:
+#: ``transport`` for the first five, ``parse`` for ``bad_reply``, ``error`` for the rest)
+RAW_KINDS = {
+    "timeout": "timeout", "connect": "connection", "http_429": "rate_limited", "http_5xx": "server_error",
+    "http_4xx": "bad_request", "bad_reply": "parse_error",
+}
+
+
+def error_message(kind: str | None, reason: str | None) -> str:
+    """The error recorded for a failed item: ``"http_5xx (server_error): HTTP 503: …"``."""
+    raw = RAW_KINDS.get(kind or "")
+    return f"{kind}{f' ({raw})' if raw else ''}: {reason}"
 
 
 class MissingVariable(ValueError):
@@ -194,8 +209,6 @@ class BotApiClient:
         if isinstance(url, list):
             url = next((u for u in url if u), None)
         contexts = as_texts(json_path(data, spec.chunks_path)) if spec.chunks_path else []
-        if not answer.strip():
-            return BotReply("not_found", reason="empty answer", url=url or None, **common)
         return BotReply("answered", answer=answer, url=str(url) if url else None, contexts=contexts, **common)
 
     def close(self) -> None:

@@ -19,8 +19,8 @@ A :class:`BotApiSpec` is plain data (it goes into a run's parameters and into bo
   (first pause, doubled per attempt; a 429's ``Retry-After`` wins), ``rps`` (requests per second, shared by
   all workers of a run; ``None`` = no limit);
 * ``outcomes`` — :class:`OutcomeRule` list: the first rule whose status and body pattern match decides
-  the outcome (one of :data:`OUTCOMES`). Unmatched replies: 2xx -> ``answered`` (an empty answer ->
-  ``not_found``, "empty answer"), 429/5xx -> retried, then ``error``; anything else -> ``error``.
+  the outcome (one of :data:`OUTCOMES`). Unmatched replies: 2xx -> ``answered`` (an empty answer too: it is
+  scored as the bad answer it is), 429/5xx -> retried, then ``error``; anything else -> ``error``.
 
 Presets (:data:`PRESETS`): ``voproshalych`` is the production QA service (``POST /qa/``, body
 ``{"question": "{question}", "dialog_context": "{dialog_context}"}`` — an empty list unless the item

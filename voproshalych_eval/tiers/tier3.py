@@ -91,7 +91,6 @@ DEFAULTS: dict[str, Any] = {
     "concurrency": 4,
     "offline": None,
 }
-OVERLAP = ("rouge1_f", "rouge2_f", "rougeL_f", "bleu", "chrf")
 OUTCOME_RATES = ("answered", "not_found", "banned", "error")
 #: flat parameters -> BotApiSpec fields (overrides of a preset or a profile)
 SPEC_OPTIONS = {
@@ -230,7 +229,10 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         tokens = sum(int(o.get("tokens") or 0) for o in outs)
         if first["outcome"] == "error":
             base["gate_pass"] = False
-            return ItemResult(base, status="failed", error=f"{first.get('error_kind')}: {first.get('reason')}", tokens=tokens)
+            from voproshalych_eval.bot_api.client import error_message
+
+            return ItemResult(base, status="failed", error=error_message(first.get("error_kind"), first.get("reason")),
+                              tokens=tokens)
         if first["outcome"] != "answered":  # a decline: right on an unanswerable question, wrong on an answerable one
             base["gate_pass"] = not answerable
             return ItemResult(base, tokens=tokens)
@@ -238,9 +240,11 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         sample = sh.make_sample(question, answer, reference, contexts)
         rag = sh.judge_call(judge.rag_judge, sample, threshold=threshold)
         e2e = sh.judge_call(judge.e2e_score, sample)
-        vecs = embedder.get().encode_passages([answer, reference]) if answer and reference else None
+        vecs = embedder.get().encode_passages([answer, reference]) if answer.strip() and reference else None
         from voproshalych_eval.metrics.similarity import cosine_similarity, euclidean_distance
 
+        # an empty answer shares no meaning with the reference: cosine 0 (orthogonal), distance √2 of unit vectors
+        empty = reference and not answer.strip()
         relevant = {int(i) for i in (record.get("relevant_chunk_ids") or [])}
         retrieved = first.get("retrieved_chunk_ids")
         relevant_urls = [str(u) for u in (record.get("relevant_urls") or [])]
@@ -264,8 +268,9 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
             "gate_pass": rag.get("passed") is True,
             "error_message": rag.get("explanation") if rag.get("passed") is False else "",
             "e2e_score": e2e.get("score"),
-            "semantic_similarity": cosine_similarity(vecs[0], vecs[1]) if vecs is not None else None,
-            "euclidean_distance": euclidean_distance(vecs[0], vecs[1]) if vecs is not None else None,
+            "semantic_similarity": cosine_similarity(vecs[0], vecs[1]) if vecs is not None else (0.0 if empty else None),
+            "euclidean_distance": euclidean_distance(vecs[0], vecs[1]) if vecs is not None else (
+                2 ** 0.5 if empty else None),
             **sh.overlap_scores(answer, reference, stem=bool(p["stem"])),
         }
         answered = [o for o in outs if o["outcome"] == "answered"]
@@ -335,15 +340,21 @@ def aggregate(records: list[dict[str, Any]], *, repeats: int = 1, min_pass_rate:
     n_all = len(records)
     outcomes = [item_outcome(r) for r in records]
     counts = Counter(outcomes)
-    answered = [dict(r["result"]) for r, o in zip(records, outcomes, strict=True) if o == "answered" and r["status"] == "done"]
+    answered_records = [r for r, o in zip(records, outcomes, strict=True) if o == "answered" and r["status"] == "done"]
+    answered = [dict(r["result"]) for r in answered_records]
     m: dict[str, Any] = {f"{o}_rate": sh.agg([1.0 if x == o else 0.0 for x in outcomes]) for o in OUTCOME_RATES}
     m.update({f"n_{o}": counts.get(o, 0) for o in OUTCOME_RATES})
-    m["pass_rate"] = sh.agg(sh.column(answered, "passed"))
-    m["avg_e2e_score"] = sh.agg(sh.column(answered, "e2e_score"))
-    m["avg_rag_judge_score"] = sh.agg(sh.column(answered, "rag_score"))
-    m["avg_semantic_similarity"] = sh.agg(sh.column(answered, "semantic_similarity"))
-    m["avg_euclidean_distance"] = sh.agg(sh.column(answered, "euclidean_distance"))
-    m.update({f"avg_{k}": sh.agg(sh.column(answered, k)) for k in OVERLAP})
+    # judge, similarity and overlap means over the answered items only: a decline or a request error is in the
+    # outcome rates, never a judge failure (an empty answer is an answer, scored as the bad answer it is)
+    sim_kinds = [sh.overlap_kind(r) for r in answered]
+    m["pass_rate"] = sh.judged_agg(answered, answered_records, "rag_judge", "passed")
+    m["avg_e2e_score"] = sh.judged_agg(answered, answered_records, "e2e_score")
+    m["avg_rag_judge_score"] = sh.judged_agg(answered, answered_records, "rag_judge", "rag_score")
+    m["avg_semantic_similarity"] = sh.agg(sh.column(answered, "semantic_similarity"), kinds=sim_kinds)
+    m["avg_euclidean_distance"] = sh.agg(sh.column(answered, "euclidean_distance"), kinds=sim_kinds)
+    m.update(sh.overlap_aggs(answered, answered_records))
+    # failure kinds: failed (error) items by category, empty answers and unscored judge results of the answered
+    m.update(sh.item_outcomes(answered, records, ("rag_judge", "e2e_score")))
     for key, name in (("retrieval_hit", "retrieval_hit_rate"), ("url_hit", "url_hit_rate")):
         hits = sh.column(answered, key)
         if any(h is not None for h in hits):

@@ -170,3 +170,12 @@ def test_secret_value_reads_env_then_secrets_toml(tmp_path) -> None:  # type: ig
     spec = BotApiSpec("http://h", headers={"Authorization": "Bearer ${BOT_TOKEN}"})
     with pytest.raises(ValueError, match="BOT_TOKEN"):
         BotApiClient(spec, secret=lambda n: None).check_variables()
+
+
+def test_redaction_keeps_variable_references_and_masks_values() -> None:
+    """Run parameters are redacted before they are stored: a header template must survive (a resume sends it)."""
+    from voproshalych_eval.redaction import redact
+
+    assert redact('["Authorization: Bearer ${BOT_TOKEN}", "X-Api-Key: ${KEY}"]') == \
+        '["Authorization: Bearer ${BOT_TOKEN}", "X-Api-Key: ${KEY}"]'
+    assert redact("Authorization: Bearer abcdefghijk") == "Authorization: Bearer ***"

@@ -1,8 +1,10 @@
 """``tier3`` — end to end: internal pipeline or the bot's HTTP API; a pass-rate gate for deployments.
 
-Exit status (for CI): ``0`` — the run completed and the gate passed (or no ``--min-pass-rate`` was set);
-``1`` — the gate FAILED; ``2`` — the command could not start (bad settings, unknown profile, a header's
-``${VARIABLE}`` not set, ...); ``3`` — the run did not complete (cancelled or failed).
+Exit status (for CI; the command-wide codes of :data:`~voproshalych_eval.commands.common.EXIT_CODES_HELP`):
+``0`` — the run completed and the gate passed (or no ``--min-pass-rate`` was set); ``1`` — the gate FAILED
+(or every item failed); ``2`` — the command could not start (bad settings, unknown profile, a header's
+``${VARIABLE}`` not set, ...); ``3`` — more failed items than allowed (``--max-failure-share``); ``4`` —
+cancelled.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from typing import Any
 
 from voproshalych_eval.commands.resume import add_run_flags, run_and_report
 
-EXIT_PASS, EXIT_GATE_FAILED, EXIT_INCOMPLETE = 0, 1, 3
+#: exit status of a failed deployment gate (the same code as a failed run)
+EXIT_GATE_FAILED = 1
 
 
 def register(sub: Any) -> None:
@@ -23,8 +26,8 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "tier3",
         help="Tier 3: end to end (internal pipeline or the bot's HTTP API, --api URL)",
-        description="Tier 3: end to end. Exit status: 0 gate PASS (or no gate), 1 gate FAIL, "
-        "2 bad settings, 3 run incomplete.",
+        description="Tier 3: end to end. Exit status: 0 gate PASS (or no gate), 1 gate FAIL or every item "
+        "failed, 2 bad settings, 3 more failed items than allowed, 4 cancelled.",
     )
     p.add_argument("--dataset", default="demo_golden", help="golden dataset name, id or file")
     api = p.add_argument_group("bot API (API mode)")
@@ -108,7 +111,7 @@ def outcome_lines(metrics: dict[str, Any]) -> list[str]:
 
 
 def cmd_tier3(args: Any) -> int:
-    from voproshalych_eval.commands.common import engine, progress
+    from voproshalych_eval.commands.common import engine, exit_code, progress
     from voproshalych_eval.tiers.tier3 import api_spec, build_plan
 
     api_mode = bool(args.api or args.api_profile)
@@ -144,7 +147,7 @@ def cmd_tier3(args: Any) -> int:
         progress(line)
     sys.stderr.flush()
     if prog.status != "done":
-        return EXIT_INCOMPLETE
+        return exit_code(prog.status)
     if args.min_pass_rate is not None and not metrics.get("gate_passed"):
         return EXIT_GATE_FAILED
-    return EXIT_PASS
+    return 0

@@ -50,8 +50,9 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from voproshalych_eval.executor import ItemResult, Plan, items_records
-from voproshalych_eval.tiers import _shared as sh
+from voproshalych_eval.embeddings import cached_embedder
+from voproshalych_eval.plans import ItemResult, Lazy, Plan
+from voproshalych_eval.tiers import aggregation, inputs, llm_calls, overlap
 
 TIER = "tier3"
 DEFAULTS: dict[str, Any] = {
@@ -139,8 +140,8 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     p = {**DEFAULTS, **{k: v for k, v in params.items() if v is not None}}
     if p["mode"] not in ("internal", "api"):
         raise ValueError(f"mode must be 'internal' or 'api', got {p['mode']!r}")
-    ds = sh.load_dataset(engine, p["dataset"], "golden")
-    pairs = sh.select_items(ds, limit=p["limit"])
+    ds = inputs.load_dataset(engine, p["dataset"], "golden")
+    pairs = inputs.select_items(ds, limit=p["limit"])
     from voproshalych_eval.db import snapshots
 
     # one knowledge-base snapshot per run (retrieval, reference texts, reconstructed contexts); a resume keeps it
@@ -150,11 +151,11 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     from voproshalych_eval.config import get_settings
 
     embedder_name = p["embedder"] or get_settings().embedder
-    embedder = sh.Lazy(lambda: _embedder(embedder_name, engine))
-    judge = sh.make_judge(engine, models=p["judge_models"], aggregate=p["judge_aggregate"], offline=p["offline"])
+    embedder = Lazy(lambda: cached_embedder(embedder_name, engine))
+    judge = llm_calls.make_judge(engine, models=p["judge_models"], aggregate=p["judge_aggregate"], offline=p["offline"])
     generator = client = pages = spec = None
     if p["mode"] == "internal":
-        generator = sh.make_generator(engine, model=p["generator_model"], system_prompt=p["system_prompt"], offline=p["offline"])
+        generator = llm_calls.make_generator(engine, model=p["generator_model"], system_prompt=p["system_prompt"], offline=p["offline"])
     else:
         from voproshalych_eval.bot_api.client import BotApiClient
         from voproshalych_eval.tiers.page_context import PageContext
@@ -173,9 +174,9 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         t0 = time.perf_counter()
         hits = search_vectors(engine, vec, k=top_k, model=embedder_name, snapshot=snap)[0]
         retrieval_s = time.perf_counter() - t0
-        kb = sh.chunk_texts(engine, [h.chunk_id for h in hits], snapshot=snap)
+        kb = inputs.chunk_texts(engine, [h.chunk_id for h in hits], snapshot=snap)
         contexts = [kb[h.chunk_id]["text"] for h in hits if h.chunk_id in kb]
-        gen = sh.generation_dict(generator.generate(question, contexts, cache_salt=f"repeat{i}" if repeats > 1 else None))
+        gen = llm_calls.generation_dict(generator.generate(question, contexts, cache_salt=f"repeat{i}" if repeats > 1 else None))
         ok = not gen["error"] and gen["text"] is not None
         return {
             "outcome": "answered" if ok else "error",
@@ -237,9 +238,9 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
             base["gate_pass"] = not answerable
             return ItemResult(base, tokens=tokens)
         answer, contexts = first["answer"], first.get("contexts") or []
-        sample = sh.make_sample(question, answer, reference, contexts)
-        rag = sh.judge_call(judge.rag_judge, sample, threshold=threshold)
-        e2e = sh.judge_call(judge.e2e_score, sample)
+        sample = llm_calls.make_sample(question, answer, reference, contexts)
+        rag = llm_calls.judge_call(judge.rag_judge, sample, threshold=threshold)
+        e2e = llm_calls.judge_call(judge.e2e_score, sample)
         vecs = embedder.get().encode_passages([answer, reference]) if answer.strip() and reference else None
         from voproshalych_eval.metrics.similarity import cosine_similarity, euclidean_distance
 
@@ -271,7 +272,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
             "semantic_similarity": cosine_similarity(vecs[0], vecs[1]) if vecs is not None else (0.0 if empty else None),
             "euclidean_distance": euclidean_distance(vecs[0], vecs[1]) if vecs is not None else (
                 2 ** 0.5 if empty else None),
-            **sh.overlap_scores(answer, reference, stem=bool(p["stem"])),
+            **overlap.overlap_scores(answer, reference, stem=bool(p["stem"])),
         }
         answered = [o for o in outs if o["outcome"] == "answered"]
         if repeats >= 2 and len(answered) >= 2:
@@ -281,7 +282,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
             out["repeats"] = texts
             out["response_exact_match"] = exact_match_rate([texts])
             out["response_semantic_consistency"] = mean_pairwise_cosine([embedder.get().encode_passages(texts)])
-        return ItemResult(out, tokens=tokens + sh.tokens_of(rag, e2e))
+        return ItemResult(out, tokens=tokens + llm_calls.tokens_of(rag, e2e))
 
     offline = bool(getattr(judge, "offline", False) or getattr(generator, "offline", False))
     min_pass = p["min_pass_rate"]
@@ -294,7 +295,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         tier=TIER,
         items=pairs,
         work=work,
-        finalize=lambda eng, run_id: aggregate(items_records(eng, run_id), repeats=repeats, min_pass_rate=min_pass),
+        finalize=lambda records: aggregate(records, repeats=repeats, min_pass_rate=min_pass),
         concurrency=int(p["concurrency"] or 4),
         params=params_out,
         models={
@@ -304,19 +305,16 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
             "judges": list(getattr(judge, "models", []) or []),
             "embedder": embedder_name,
         },
-        prompts={**sh.generator_prompts(generator), "system_prompt": getattr(generator, "system_prompt", None)} if generator else {},
+        prompts={**llm_calls.generator_prompts(generator), "system_prompt": getattr(generator, "system_prompt", None)} if generator else {},
         dataset_id=ds.id,
         dataset_name=ds.name,
         dataset_hash=ds.content_hash,
         offline=offline,
+        snapshot_id=snap.id,
         label=p["api_profile"] or None,
+        providers=llm_calls.providers_of(generator, judge),
     )
 
-
-def _embedder(name: str, engine: Engine) -> Any:
-    from voproshalych_eval.embeddings import cached_embedder
-
-    return cached_embedder(name, engine)
 
 
 def _sum_counts(counters: Any) -> dict[str, int]:
@@ -342,28 +340,28 @@ def aggregate(records: list[dict[str, Any]], *, repeats: int = 1, min_pass_rate:
     counts = Counter(outcomes)
     answered_records = [r for r, o in zip(records, outcomes, strict=True) if o == "answered" and r["status"] == "done"]
     answered = [dict(r["result"]) for r in answered_records]
-    m: dict[str, Any] = {f"{o}_rate": sh.agg([1.0 if x == o else 0.0 for x in outcomes]) for o in OUTCOME_RATES}
+    m: dict[str, Any] = {f"{o}_rate": aggregation.agg([1.0 if x == o else 0.0 for x in outcomes]) for o in OUTCOME_RATES}
     m.update({f"n_{o}": counts.get(o, 0) for o in OUTCOME_RATES})
     # judge, similarity and overlap means over the answered items only: a decline or a request error is in the
     # outcome rates, never a judge failure (an empty answer is an answer, scored as the bad answer it is)
-    sim_kinds = [sh.overlap_kind(r) for r in answered]
-    m["pass_rate"] = sh.judged_agg(answered, answered_records, "rag_judge", "passed")
-    m["avg_e2e_score"] = sh.judged_agg(answered, answered_records, "e2e_score")
-    m["avg_rag_judge_score"] = sh.judged_agg(answered, answered_records, "rag_judge", "rag_score")
-    m["avg_semantic_similarity"] = sh.agg(sh.column(answered, "semantic_similarity"), kinds=sim_kinds)
-    m["avg_euclidean_distance"] = sh.agg(sh.column(answered, "euclidean_distance"), kinds=sim_kinds)
-    m.update(sh.overlap_aggs(answered, answered_records))
+    sim_kinds = [aggregation.overlap_kind(r) for r in answered]
+    m["pass_rate"] = aggregation.judged_agg(answered, answered_records, "rag_judge", "passed")
+    m["avg_e2e_score"] = aggregation.judged_agg(answered, answered_records, "e2e_score")
+    m["avg_rag_judge_score"] = aggregation.judged_agg(answered, answered_records, "rag_judge", "rag_score")
+    m["avg_semantic_similarity"] = aggregation.agg(aggregation.column(answered, "semantic_similarity"), kinds=sim_kinds)
+    m["avg_euclidean_distance"] = aggregation.agg(aggregation.column(answered, "euclidean_distance"), kinds=sim_kinds)
+    m.update(aggregation.overlap_aggs(answered, answered_records))
     # failure kinds: failed (error) items by category, empty answers and unscored judge results of the answered
-    m.update(sh.item_outcomes(answered, records, ("rag_judge", "e2e_score")))
+    m.update(aggregation.item_outcomes(answered, records, ("rag_judge", "e2e_score")))
     for key, name in (("retrieval_hit", "retrieval_hit_rate"), ("url_hit", "url_hit_rate")):
-        hits = sh.column(answered, key)
+        hits = aggregation.column(answered, key)
         if any(h is not None for h in hits):
-            m[name] = sh.agg(hits)
+            m[name] = aggregation.agg(hits)
     if repeats >= 2:
-        m["response_exact_match_rate"] = sh.agg(sh.column(answered, "response_exact_match"))
-        m["response_semantic_consistency"] = sh.agg(sh.column(answered, "response_semantic_consistency"))
+        m["response_exact_match_rate"] = aggregation.agg(aggregation.column(answered, "response_exact_match"))
+        m["response_semantic_consistency"] = aggregation.agg(aggregation.column(answered, "response_semantic_consistency"))
     results = [r.get("result") or {} for r in records]
-    m.update(sh.latency_percentiles([res.get("latency_s") for res in results], "latency"))
+    m.update(aggregation.latency_percentiles([res.get("latency_s") for res in results], "latency"))
     m["errors_by_kind"] = dict(sorted(Counter(
         (res.get("error_kind") or "internal") for res, o in zip(results, outcomes, strict=True) if o == "error").items()))
     m["declines_by_reason"] = dict(sorted(Counter(

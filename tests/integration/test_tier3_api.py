@@ -124,6 +124,13 @@ def test_production_preset_offline_judge(demo_engine, scenario, capsys) -> None:
     run = runs.get_run(demo_engine, out["run_id"])
     assert run.params["api"]["url"].endswith("/qa/") and run.params["api"]["method"] == "POST"
     assert run.params["api"]["preset"] == "voproshalych"
+    # the run's report says how it was scored and that the contexts were reconstructed
+    from voproshalych_eval.reports import run_report
+
+    report = run_report(demo_engine, out["run_id"], "md")
+    assert "over the 3 answered items of 7; declines (not found 3, banned 1) and request errors (0)" in report
+    assert "Context reconstructed from the knowledge base for 3 answered items" in report
+    assert "Контекст восстановлен из базы знаний для 3 ответов" in run_report(demo_engine, out["run_id"], "html", lang="ru")
 
 
 def test_production_preset_scripted_llm_and_gate_exit_code(demo_engine, scenario, capsys,  # type: ignore[no-untyped-def]

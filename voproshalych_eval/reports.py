@@ -190,6 +190,7 @@ def document(data: dict[str, Any], *, lang: str = "en") -> tuple[str, list[tuple
         warn.append(("warn", _w("mixed", lang)))
     if r.get("error"):
         warn.append(("warn", f"{_w('error', lang)}: {r['error']}"))
+    warn += [("warn", f"ℹ️ {line}") for line in notes(data, lang=lang)]  # how a run with outcomes was scored
     total = r.get("n_items_total") if r.get("n_items_total") is not None else len(data["items"])
     state = r.get("state") or r.get("status")
     summary = [
@@ -252,6 +253,33 @@ def _item_cols(items: list[dict[str, Any]]) -> list[str]:
             if c not in cols and c != "created_at":
                 cols.append(c)
     return cols[:12]
+
+
+def notes(data: dict[str, Any], *, lang: str = "en") -> list[str]:
+    """Sentences a reader must see before the numbers: how a run with outcomes (a bot API's declines) was
+    scored and whether contexts were reconstructed (plain text, built from counts only)."""
+    m = data.get("raw_metrics") or {}
+    out: list[str] = []
+    if "n_answered" in m and "n_items" in m:
+        n, a = int(m["n_items"] or 0), int(m["n_answered"] or 0)
+        nf, nb, ne = (int(m.get(k) or 0) for k in ("n_not_found", "n_banned", "n_error"))
+        out.append(
+            f"Judge and overlap metrics are over the {a} answered items of {n}; declines (not found {nf}, "
+            f"banned {nb}) and request errors ({ne}) are outcomes counted beside them."
+            if lang == "en" else
+            f"Метрики судей и совпадения — по {a} вопросам с ответом из {n}; отказы («не найдено» {nf}, "
+            f"запрет {nb}) и ошибки запроса ({ne}) — исходы, посчитанные рядом."
+        )
+    if m.get("n_context_reconstructed"):
+        k = int(m["n_context_reconstructed"])
+        out.append(
+            f"Context reconstructed from the knowledge base for {k} answered items: the API returned only a page "
+            "URL, so groundedness was judged on that page's chunks."
+            if lang == "en" else
+            f"Контекст восстановлен из базы знаний для {k} ответов: API вернул только URL страницы, "
+            "обоснованность оценена по чанкам этой страницы."
+        )
+    return out
 
 
 # ------------------------------------------------------------------------------------------ Markdown

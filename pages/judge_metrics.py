@@ -10,16 +10,21 @@ import pandas as pd
 import streamlit as st
 
 from voproshalych_eval import executor, runs
-from voproshalych_eval.ui import jobs, state
+from voproshalych_eval.ui import jobs, state, tables
 from voproshalych_eval.ui.common import (
     empty_state,
     json_download,
+    llm_notice,
     metric_cards,
     offline_badge,
     page_header,
     table_with_download,
 )
-from voproshalych_eval.ui.i18n import tr
+from voproshalych_eval.ui.i18n import lang, tr
+
+#: the per-sample table's headers that are not metric keys
+JM_LABELS = {"user_input": ("Вопрос", "Question"), "failure_kind": ("Вид сбоя", "Failure kind"),
+             "partial": ("Частично", "Partial"), "answered": ("Ответили модели", "Models answered")}
 
 page_header(
     tr("Метрики судей", "Judge metrics"),
@@ -59,28 +64,31 @@ RUN_KEY = "jm_run_id"
 providers = configured_providers(s)
 models_available = all_models(providers)
 
-with st.sidebar:
-    st.subheader(tr("Метрика судьи", "Judge metric"))
-    metric = st.selectbox(tr("Метрика", "Metric"), list(JUDGE_METRICS), key="jm_metric",
-                          format_func=lambda m: JUDGE_METRICS[m].label(s.language if s.language in ("ru", "en") else "ru"))
+llm_notice()  # before the run: whether it can use an LLM, and the way to Settings when not
+metric_names = {m: JUDGE_METRICS[m].label(lang()) for m in JUDGE_METRICS}  # resolved now: format_func runs later too
+source_names = {"demo": tr("демо-набор (show/no-show)", "demo set (show/no-show)"), "file": tr("загрузить файл", "upload a file")}
+with st.container(border=True):  # every setting of the run at the top of the page, the Run button below them
+    a1, a2, a3 = st.columns([3, 2, 1])
+    metric = a1.selectbox(tr("Метрика", "Metric"), list(JUDGE_METRICS), key="jm_metric", format_func=metric_names.get)
+    source = a2.radio(tr("Примеры", "Samples"), ["demo", "file"], key="jm_source", format_func=source_names.get,
+                      horizontal=True)
+    limit = a3.number_input(tr("Не больше примеров", "At most samples"), 1, 5000, 20, key="jm_limit")
     st.caption(tr(JUDGE_METRICS[metric].description_ru, JUDGE_METRICS[metric].description_en))
-    source = st.radio(tr("Примеры", "Samples"), ["demo", "file"], key="jm_source",
-                      format_func=lambda x: tr("демо-набор (show/no-show)", "demo set (show/no-show)") if x == "demo"
-                      else tr("загрузить файл", "upload a file"))
     upload = None
     if source == "file":
         upload = st.file_uploader(tr("JSON или JSONL (user_input, response, reference, retrieved_contexts)",
                                      "JSON or JSONL (user_input, response, reference, retrieved_contexts)"),
                                   type=["json", "jsonl", "csv"], key="jm_upload")
-    limit = st.number_input(tr("Не больше примеров", "At most samples"), 1, 5000, 20, key="jm_limit")
+    b1, b2, b3 = st.columns([3, 2, 2])
     if models_available:
-        models = st.multiselect(tr("Модели-судьи", "Judge models"), models_available, default=models_available[:1],
+        models = b1.multiselect(tr("Модели-судьи", "Judge models"), models_available, default=models_available[:1],
                                 key="jm_models")
     else:
         models = []
-        st.caption(tr("LLM не настроен — офлайн-эвристика", "No LLM configured — offline heuristic"))
-    aggregate = st.selectbox(tr("Агрегатор моделей", "Model aggregator"), AGGREGATORS, key="jm_agg")
-    use_cache = st.checkbox(tr("Использовать кэш ответов", "Use the response cache"), True, key="jm_cache")
+        b1.caption(tr("LLM не настроен — оценит офлайн-эвристика (помечена, с базовыми уровнями не сравнивается)",
+                      "No LLM configured — the offline heuristic judges (marked, never compared to baselines)"))
+    aggregate = b2.selectbox(tr("Агрегатор моделей", "Model aggregator"), AGGREGATORS, key="jm_agg")
+    use_cache = b3.checkbox(tr("Использовать кэш ответов", "Use the response cache"), True, key="jm_cache")
 
 DEFAULT_RUBRICS = {f"score{i}_description": d for i, d in enumerate(
     [tr("Неверно или не по теме", "Wrong or off-topic"), tr("Много ошибок", "Many errors"),
@@ -116,10 +124,10 @@ def option_widget(o: Option, key: str) -> Any:
 
 
 cfg: dict[str, Any] = {}
-with st.form("jm_form"):
+with st.form("jm_form", border=True):
     for opt in JUDGE_METRICS[metric].options:
         cfg[opt.name] = option_widget(opt, f"jm_opt_{metric}_{opt.name}")
-    run = st.form_submit_button(tr("Запустить", "Run"), type="primary")
+    run = st.form_submit_button(tr("Запустить", "Run"), type="primary", key="jm_run", icon=":material/play_arrow:")
 
 
 def samples_dataset() -> int | None:
@@ -166,25 +174,26 @@ if job is not None and not job.alive and (st.session_state.get("jm_result") or {
 
 out = st.session_state.get("jm_result")
 if not out:
-    empty_state("Выберите метрику и нажмите «Запустить». Без настроенного LLM работает офлайн-эвристика.",
-                "Pick a metric and press Run. Without a configured LLM the offline heuristic is used.")
+    empty_state("Выберите метрику вверху и нажмите «Запустить». Без настроенного LLM работает офлайн-эвристика.",
+                "Pick a metric above and press Run. Without a configured LLM the offline heuristic is used.")
 else:
     if out["offline"]:
         offline_badge()
-    st.caption(f"{tr('Запуск', 'Run')} #{out['run_id']} · {out['metric']} · {tr('модели', 'models')}: "
-               f"{', '.join(out['models'])} · {tr('агрегатор', 'aggregator')}: {out['aggregate_method']}")
+    st.caption(f"{tr('Запуск', 'Run')} #{out['run_id']} · {metric_names.get(out['metric'], out['metric'])} · "
+               f"{tr('модели', 'models')}: {', '.join(out['models']) or '—'} · {tr('агрегатор', 'aggregator')}: "
+               f"{out['aggregate_method']}")
     metric_cards(out["metrics"])
     rows = []
     for r in out["results"]:
         row = {"item_key": r["item_key"], "user_input": r["user_input"], "score": r["score"], "passed": r["passed"],
                "scale": r["scale"], "failure_kind": r.get("failure_kind"), "partial": r.get("partial"),
                "answered": f"{r.get('n_answered', 0)}/{r.get('n_asked', 0)}", "failures": len(r["failures"])}
-        row.update({f"model:{m}": v for m, v in r["per_model"].items()})
+        row.update({f"{tr('модель', 'model')} {m}": v for m, v in r["per_model"].items()})
         rows.append(row)
     df = pd.DataFrame(rows)
     only_failed = st.checkbox(tr("Только сбои", "Failures only"), key="jm_only_failed")
     view = df[df["failures"] > 0] if only_failed and not df.empty else df
-    table_with_download(view, f"judge_{out['metric']}_{out['run_id']}", key="jm_table")
+    table_with_download(view, f"judge_{out['metric']}_{out['run_id']}", key="jm_table", labels=JM_LABELS)
     json_download(out, f"judge_{out['metric']}_{out['run_id']}_full", label=tr("⬇ Полный JSON", "⬇ Full JSON"))
     st.subheader(tr("Разбор примера", "Sample drill-down"))
     keys = [r["item_key"] for r in out["results"]]
@@ -192,17 +201,20 @@ else:
         pick = st.selectbox(tr("Пример", "Sample"), keys, key="jm_pick")
         r = next(x for x in out["results"] if x["item_key"] == pick)
         st.markdown(f"**{tr('Вопрос', 'Question')}:** {r['user_input']}")
-        shown = "—" if r["score"] is None else f"{r['score']:.3f}"
+        shown = "—" if r["score"] is None else f"{r['score']:.3f}".rstrip("0").rstrip(".")
         st.markdown(f"**{tr('Оценка', 'Score')}:** {shown} ({r['scale']})"
                     + (" · " + tr("офлайн-эвристика", "offline heuristic") if r["offline"] else ""))
         if r["explanation"]:
             st.markdown(f"**{tr('Объяснение', 'Explanation')}:** {r['explanation']}")
         if r["failures"]:
             st.error(tr("Сбои", "Failures") + ":")
-            st.dataframe(pd.DataFrame(r["failures"]), hide_index=True)
+            tables.show(pd.DataFrame(r["failures"]), f"judge_{out['run_id']}_{pick}_failures", download=False)
         if r["raw_replies"]:
             with st.expander(tr("Сырые ответы моделей", "Raw model replies")):
                 for t in r["raw_replies"]:
                     st.code(t)
-        with st.expander(tr("Подробности", "Details")):
-            st.json(r["details"])
+        if r.get("details"):
+            with st.expander(tr("Подробности", "Details")):
+                details = r["details"]
+                tables.definition_list([(tables.header(str(k)), v) for k, v in details.items()] if isinstance(details, dict)
+                                       else [(tr("Подробности", "Details"), details)])

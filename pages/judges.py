@@ -7,16 +7,18 @@ import streamlit as st
 
 from voproshalych_eval import datasets
 from voproshalych_eval.plots.generation import confusion_matrix, per_model_bars, score_distributions
-from voproshalych_eval.ui import jobs, state
+from voproshalych_eval.ui import jobs, state, tables, views
 from voproshalych_eval.ui.common import (
     TIER_COLORS,
     empty_state,
     json_download,
+    llm_notice,
     metric_cards,
+    offline_choice,
     page_header,
     table_with_download,
 )
-from voproshalych_eval.ui.i18n import tr
+from voproshalych_eval.ui.i18n import fmt_count, lang, metric_label, tr
 
 page_header(
     tr("Судьи", "Judges"),
@@ -37,7 +39,11 @@ page_header(
 )
 eng = state.engine()
 judge_sets = [d["name"] for d in datasets.list_datasets(eng, "judge")] or ["demo_judge"]
-tab_s, tab_p = st.tabs([tr("Стабильность", "Stability"), tr("Показ / непоказ", "Show / no-show")])
+llm_ok = llm_notice()  # before any run: whether it can use an LLM, and the way to Settings when not
+view = views.tabs("judges_view", {"stability": ("Стабильность", "Stability"), "pipeline": ("Показ / непоказ", "Show / no-show")})
+tab_s, tab_p = view["stability"], view["pipeline"]
+JUDGE_METRICS = ["faithfulness", "answer_relevance", "answer_correctness", "e2e_score", "rag_judge"]
+judge_metric_labels = {k: metric_label(k) for k in JUDGE_METRICS}  # resolved now: format_func runs later too
 
 with tab_s:
     with st.form("judge_stab_form"):
@@ -45,21 +51,22 @@ with tab_s:
         ds_s = c[0].selectbox(tr("Набор", "Dataset"), judge_sets, key="js_ds")
         limit_s = c[1].number_input(tr("Первые N (0 — все)", "First N (0 = all)"), 0, 100000, 5, key="js_lim")
         rep = c[2].number_input(tr("Повторов", "Repeats"), 2, 20, 5, key="js_rep")
-        metric = c[3].selectbox(tr("Метрика", "Metric"), ["faithfulness", "answer_relevance", "answer_correctness", "e2e_score", "rag_judge"])
+        metric = c[3].selectbox(tr("Метрика", "Metric"), JUDGE_METRICS, format_func=judge_metric_labels.get)
         models_s = st.text_input(tr("Модели судей через запятую (пусто — по умолчанию)", "Judge models, comma separated (empty = default)"), "")
         off_s = st.checkbox(tr("Офлайн (без LLM)", "Offline (no LLM)"), key="js_off")
-        go_s = st.form_submit_button(tr("Запустить", "Run"), type="primary")
-    if go_s:
+        go_s = st.form_submit_button(tr("Запустить", "Run"), type="primary", key="js_run", icon=":material/play_arrow:")
+    if go_s and (use_off_s := offline_choice(off_s, llm_ok)) is not None:
         from voproshalych_eval.tiers.judge_stability import build_plan
 
         jobs.start(lambda: build_plan(eng, {
             "dataset": ds_s, "limit": int(limit_s) or None, "repeats": int(rep), "metric": metric,
-            "judge_models": [m.strip() for m in models_s.split(",") if m.strip()] or None, "offline": True if off_s else None,
+            "judge_models": [m.strip() for m in models_s.split(",") if m.strip()] or None, "offline": use_off_s,
         }), "judge_run_id")
     jobs.job_panel("judge_run_id")
-    run = jobs.pick_run("judge", "judge_run_id")
+    run = jobs.pick_run("judge", "judge_run_id", label=tr("Показан запуск", "Showing run"))
     if run is None:
-        empty_state("Запусков ещё нет.", "No runs yet.")
+        empty_state("Запусков ещё нет — задайте параметры выше и нажмите «Запустить».",
+                    "No runs yet — set the parameters above and press Run.")
     else:
         jobs.run_caption(run)
         m = run.metrics or {}
@@ -74,13 +81,16 @@ with tab_s:
                                             "error_rate", "parse_failure_rate", "latency_p50", "latency_p95", "latency_p99",
                                             "inter_judge_cohen_kappa", "inter_judge_fleiss_kappa", "intra_judge_fleiss_kappa")
                           if k in m and m[k] is not None})
-            kinds = ", ".join(f"{k} {n}" for k, n in (m.get("failure_kinds") or {}).items() if n)
-            st.caption(tr(f"Вызовов: {m.get('n_calls')}, неприменимо: {m.get('n_not_applicable', 0)}, токенов: "
-                          f"{m.get('tokens')}, метрика: {m.get('metric')}" + (f"; по видам: {kinds}" if kinds else ""),
-                          f"Calls: {m.get('n_calls')}, not applicable: {m.get('n_not_applicable', 0)}, tokens: "
-                          f"{m.get('tokens')}, metric: {m.get('metric')}" + (f"; by kind: {kinds}" if kinds else "")))
+            kinds = ", ".join(f"{metric_label(f'failure_kinds.{k}').lower()} {fmt_count(n)}"
+                              for k, n in (m.get("failure_kinds") or {}).items() if n)
+            calls, n_na, toks = fmt_count(m.get("n_calls")), fmt_count(m.get("n_not_applicable", 0)), fmt_count(m.get("tokens"))
+            what = metric_label(str(m.get("metric")))
+            st.caption(tr(f"Вызовов: {calls}, неприменимо: {n_na}, токенов: {toks}, метрика: {what}"
+                          + (f"; по видам: {kinds}" if kinds else ""),
+                          f"Calls: {calls}, not applicable: {n_na}, tokens: {toks}, metric: {what}"
+                          + (f"; by kind: {kinds}" if kinds else "")))
             if len(m.get("per_model") or {}) > 1:
-                st.plotly_chart(per_model_bars(m["per_model"], "consistency_score", color=TIER_COLORS["judge"]))
+                st.plotly_chart(per_model_bars(m["per_model"], "consistency_score", color=TIER_COLORS["judge"], lang=lang()))
             json_download(m, f"judge_run{run.id}_metrics", key=f"jsm{run.id}")
         df = jobs.items_frame(run.id)
         if not df.empty:
@@ -93,7 +103,8 @@ with tab_s:
                                  "n_failed_calls": len(scores) - len(valid)})
             flat = pd.DataFrame(rows)
             if not flat.empty:
-                st.plotly_chart(score_distributions(flat, ["std"], color=TIER_COLORS["judge"],
+                st.plotly_chart(score_distributions(flat, ["std"], color=TIER_COLORS["judge"], lang=lang(),
+                                                    labels={"std": tr("СКО повторов", "Std of repeats")},
                                                     title=tr("СКО повторов по элементам", "Per-item std of repeats")))
                 if st.checkbox(tr("Только нестабильные или со сбоями", "Unstable or failed only"), key="js_unst"):
                     flat = flat[(flat["std"].fillna(0) > 0) | (flat["n_failed_calls"] > 0)]
@@ -118,16 +129,17 @@ with tab_p:
         limit_p = c[1].number_input(tr("Первые N (0 — все)", "First N (0 = all)"), 0, 100000, 0, key="jp_lim")
         calib = c[2].checkbox(tr("Калибровка судьи бенчмарка", "Calibrate the benchmark judge"), True)
         off_p = st.checkbox(tr("Офлайн (без LLM)", "Offline (no LLM)"), key="jp_off")
-        go_p = st.form_submit_button(tr("Запустить", "Run"), type="primary")
-    if go_p:
+        go_p = st.form_submit_button(tr("Запустить", "Run"), type="primary", key="jp_run", icon=":material/play_arrow:")
+    if go_p and (use_off_p := offline_choice(off_p, llm_ok)) is not None:
         from voproshalych_eval.tiers.judge_pipeline import build_plan as build_pipeline
 
         jobs.start(lambda: build_pipeline(eng, {"dataset": ds_p, "limit": int(limit_p) or None, "calibrate": calib,
-                                                "offline": True if off_p else None}), "judge_pipeline_run_id")
+                                                "offline": use_off_p}), "judge_pipeline_run_id")
     jobs.job_panel("judge_pipeline_run_id")
-    run = jobs.pick_run("judge_pipeline", "judge_pipeline_run_id")
+    run = jobs.pick_run("judge_pipeline", "judge_pipeline_run_id", label=tr("Показан запуск", "Showing run"))
     if run is None:
-        empty_state("Запусков ещё нет.", "No runs yet.")
+        empty_state("Запусков ещё нет — задайте параметры выше и нажмите «Запустить».",
+                    "No runs yet — set the parameters above and press Run.")
     else:
         jobs.run_caption(run)
         m = run.metrics or {}
@@ -135,21 +147,28 @@ with tab_p:
             cards = {k: m[k] for k in ("accuracy_ci", "precision", "recall", "f1_score", "cohen_kappa", "parse_failure_rate",
                                        "error_rate", "latency_p50", "latency_p95", "latency_p99") if m.get(k) is not None}
             metric_cards(cards)
-            st.caption(tr(f"С вердиктом: {m.get('n_valid')}, сбоев: {m.get('n_failed')}", f"With a verdict: {m.get('n_valid')}, failed: {m.get('n_failed')}"))
+            n_valid, n_failed = fmt_count(m.get("n_valid")), fmt_count(m.get("n_failed"))
+            st.caption(tr(f"С вердиктом: {n_valid}, сбоев: {n_failed}", f"With a verdict: {n_valid}, failed: {n_failed}"))
             if m.get("confusion_matrix"):
-                st.plotly_chart(confusion_matrix(m["confusion_matrix"], title=tr("Матрица ошибок", "Confusion matrix")))
+                st.plotly_chart(confusion_matrix(m["confusion_matrix"], title=tr("Матрица ошибок", "Confusion matrix"),
+                                                 labels=(tr("показать", "show"), tr("не показывать", "no-show")),
+                                                 x_title=tr("судья", "judge"), y_title=tr("разметка", "label")))
             if m.get("benchmark_accuracy") is not None:
                 st.markdown(tr("**Калибровка судьи бенчмарка по разметке**", "**Benchmark judge vs human labels**"))
                 metric_cards({k: m[k] for k in ("benchmark_accuracy", "benchmark_precision", "benchmark_recall",
                                                 "benchmark_f1_score", "benchmark_cohen_kappa") if m.get(k) is not None})
-            st.dataframe(pd.DataFrame(m.get("accuracy_by_kind") or {}).T)
+            if m.get("accuracy_by_kind"):
+                by_kind = pd.DataFrame(m["accuracy_by_kind"]).T.rename_axis("kind").reset_index()
+                tables.show(by_kind, f"judge_pipeline_run{run.id}_by_kind", key=f"jpk{run.id}")
             split = {part: {k: (m.get(part) or {}).get(k) for k in ("n_items", "n_valid", "accuracy", "precision",
                                                                     "recall", "f1_score", "cohen_kappa")}
                      for part in ("with_context", "without_context") if isinstance(m.get(part), dict)}
             if split:
                 st.markdown(tr("**С контекстом и без** (без контекста production проверяет ответы из кэша)",
                                "**With and without context** (production judges cached answers without one)"))
-                st.dataframe(pd.DataFrame(split).T)
+                parts = {"with_context": tr("с контекстом", "with context"), "without_context": tr("без контекста", "without context")}
+                split_df = pd.DataFrame(split).T.rename(index=parts).rename_axis("kind").reset_index()
+                tables.show(split_df, f"judge_pipeline_run{run.id}_context_split", key=f"jpc{run.id}")
             json_download(m, f"judge_pipeline_run{run.id}_metrics", key=f"jpm{run.id}")
         df = jobs.items_frame(run.id)
         if not df.empty:
@@ -162,10 +181,11 @@ with tab_p:
             def _render_p(row: dict) -> None:
                 st.markdown(f"**{tr('Вопрос', 'Question')}:** {row.get('question')}")
                 st.markdown(f"**{tr('Ответ', 'Answer')}:** {row.get('answer')}")
-                st.caption(f"label={row.get('label')} · kind={row.get('kind')} · {row.get('rationale') or ''}")
+                st.caption(f"{tr('разметка', 'label')}: {row.get('label')} · {tr('вид', 'kind')}: {row.get('kind')}"
+                           + (f" · {row.get('rationale')}" if row.get("rationale") else ""))
                 with st.expander(tr("Контекст", "Context")):
                     st.text(row.get("context") or "")
                 jobs.judge_reply_view("show_no_show", row.get("show_no_show"))
-                jobs.judge_reply_view("benchmark rag_judge", row.get("benchmark"))
+                jobs.judge_reply_view("rag_judge", row.get("benchmark"))
 
             jobs.drilldown(f, key="jp", render=_render_p)

@@ -9,12 +9,13 @@ import streamlit as st
 
 from voproshalych_eval import executor, runs
 from voproshalych_eval.embeddings import BUILTIN_EMBEDDERS
+from voproshalych_eval.metrics import catalog
 from voproshalych_eval.plots import embedding_space as charts
 from voproshalych_eval.tiers import projection as proj
 from voproshalych_eval.tiers import tier0
 from voproshalych_eval.ui import jobs, state
 from voproshalych_eval.ui.common import TIER_COLORS, download_buttons, empty_state, json_download, page_header
-from voproshalych_eval.ui.i18n import metric_label, tr
+from voproshalych_eval.ui.i18n import fmt, fmt_count, lang, metric_label, tr
 
 RESULT, PROJ, RUN_KEY = "tier0_result", "tier0_projection", "t0_run_id"
 SOURCE_LABELS = {
@@ -237,8 +238,8 @@ dist_name = tr("косинусное", "cosine") if metric_used == "cosine" else
 # ----------------------------------------------------------------------------------------- metric cards
 st.subheader(tr("Метрики пространства", "Space metrics"))
 st.caption(
-    tr(f"Модель: `{res['model']}` ({res['dim']}-d) · расстояние: **{dist_name}** · k = {res['k']} · n = {res['n']}",
-       f"Model: `{res['model']}` ({res['dim']}-d) · distance: **{dist_name}** · k = {res['k']} · n = {res['n']}")
+    tr(f"Модель: `{res['model']}` ({res['dim']}-d) · расстояние: **{dist_name}** · k = {res['k']} · n = {fmt_count(res['n'])}",
+       f"Model: `{res['model']}` ({res['dim']}-d) · distance: **{dist_name}** · k = {res['k']} · n = {fmt_count(res['n'])}")
     + (f" · {tr('запуск', 'run')} #{res['run_id']}" if res.get("run_id") else "")
 )
 for note in res["notes"]:
@@ -251,13 +252,13 @@ for start in range(0, len(keys), 4):
     cols = st.columns(4)
     for col, key in zip(cols, keys[start : start + 4], strict=False):
         v = res["metrics"].get(key)
-        shown = "—" if v is None else (f"{v:.4f}" if isinstance(v, float) else str(v))
         with col:
-            st.metric(label(key), shown, help=f"`{key}`")
+            spec = catalog.get(key)
+            st.metric(label(key), fmt(key, v), help=spec.how(lang()) if spec is not None else None)
             cap = unit(key, metric_used)
             ci = res["metrics"].get(f"{key}_ci")
             if ci:
-                cap += f" · 95% CI [{ci[0]:.4f}; {ci[1]:.4f}]"
+                cap += f" · {tr('95% ДИ', '95% CI')} [{fmt(key, ci[0])}; {fmt(key, ci[1])}]"
             if cap:
                 st.caption(cap)
 

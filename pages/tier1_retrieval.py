@@ -130,7 +130,7 @@ with st.container(border=True):  # the run form sits at the top: Run is visible 
     embedder_name = f3.selectbox(tr("Эмбеддер", "Embedder"), emb_options, key="t1_embedder", disabled=retriever == "fts")
     k = int(f4.number_input("k", min_value=1, max_value=100, value=10, key="t1_k"))
     g1, g2, g3 = st.columns([3, 2, 3])
-    use_index = g1.checkbox(tr("HNSW-индекс (в схеме eval)", "HNSW index (in the eval schema)"), key="t1_hnsw",
+    use_index = g1.checkbox(tr("HNSW-индекс (в служебной схеме)", "HNSW index (in the eval schema)"), key="t1_hnsw",
                             disabled=retriever == "fts")
     repeats = int(g2.number_input(tr("Повторы (согласованность HNSW)", "Repeats (HNSW consistency)"), 1, 5, 1,
                                   key="t1_repeats", disabled=not use_index))
@@ -201,7 +201,11 @@ with tab_sum:
     st.plotly_chart(charts.metrics_by_level({lvl: m.get(lvl, {}) for lvl in ("chunk", "url")}, SUMMARY_KEYS,
                                             level_names=level_names, lang=lang()), key="t1_levels")
     summary = pd.concat([tier1.comparison_frame([run], level=lvl) for lvl in ("chunk", "url")], ignore_index=True)
-    table_with_download(summary, f"tier1_run{run.id}_metrics", key="t1_summary")
+    summary["config"] = describe.config_words(run, lang())
+    summary["level"] = summary["level"].map(level_names)
+    summary.insert(summary.columns.get_loc("metric"), "metric_name", summary["metric"].map(metric_label))
+    table_with_download(summary, f"tier1_run{run.id}_metrics", key="t1_summary",
+                        labels={"metric_name": ("Метрика", "Metric"), "metric": ("Ключ", "Key")})
 
 table = tier1.run_table(items, failure_rank=None) if not items.empty else None
 with tab_q:

@@ -11,11 +11,13 @@ from voproshalych_eval.ui.common import (
     TIER_COLORS,
     empty_state,
     json_download,
+    llm_notice,
     metric_cards,
+    offline_choice,
     page_header,
     table_with_download,
 )
-from voproshalych_eval.ui.i18n import lang, metric_label, tr
+from voproshalych_eval.ui.i18n import fmt_count, lang, metric_label, tr
 
 KEY = "tier2_run_id"
 SCORES = ["faithfulness", "answer_relevance", "answer_correctness", "rouge1_f", "rouge2_f", "rougeL_f"]
@@ -45,30 +47,33 @@ page_header(
 
 eng = state.engine()
 golden = [d["name"] for d in datasets.list_datasets(eng, "golden")]
-with st.sidebar.form("tier2_form"):
-    st.subheader(tr("Параметры", "Parameters"))
-    ds_name = st.selectbox(tr("Набор данных", "Dataset"), golden or ["demo_golden"])
-    limit = st.number_input(tr("Первые N вопросов (0 — все)", "First N questions (0 = all)"), 0, 100000, 10)
-    repeats = st.number_input(tr("Повторов генерации", "Generation repeats"), 1, 10, 1)
-    max_chars = st.number_input(tr("Обрезать контекст до, символов (0 — не обрезать)", "Cut context at, chars (0 = never)"), 0, 1000000, 0)
-    stem = st.checkbox(tr("Стемминг для ROUGE", "Stemming for ROUGE"))
-    offline = st.checkbox(tr("Офлайн (без LLM)", "Offline (no LLM)"))
-    concurrency = st.slider(tr("Параллельно", "Concurrency"), 1, 16, 4)
-    submitted = st.form_submit_button(tr("Запустить", "Run"), type="primary")
+llm_ok = llm_notice()  # before the run: whether it can use an LLM, and the way to Settings when not
+with st.form("tier2_form", border=True):  # the run form at the top: Run visible without scrolling
+    f1, f2, f3, f4 = st.columns([3, 2, 2, 2])
+    ds_name = f1.selectbox(tr("Набор данных", "Dataset"), golden or ["demo_golden"])
+    limit = f2.number_input(tr("Первые N вопросов (0 — все)", "First N questions (0 = all)"), 0, 100000, 10)
+    repeats = f3.number_input(tr("Повторов генерации", "Generation repeats"), 1, 10, 1)
+    max_chars = f4.number_input(tr("Обрезать контекст, симв. (0 — нет)", "Cut context, chars (0 = never)"), 0, 1000000, 0)
+    g1, g2, g3, g4 = st.columns([2, 2, 3, 2])
+    stem = g1.checkbox(tr("Стемминг для ROUGE", "Stemming for ROUGE"))
+    offline = g2.checkbox(tr("Офлайн (без LLM)", "Offline (no LLM)"), value=not llm_ok, key="t2_offline")
+    concurrency = g3.slider(tr("Параллельно", "Concurrency"), 1, 16, 4)
+    submitted = g4.form_submit_button(tr("Запустить", "Run"), type="primary", key="t2_run", icon=":material/play_arrow:",
+                                      use_container_width=True)
 
-if submitted:
+if submitted and (use_offline := offline_choice(offline, llm_ok)) is not None:
     from voproshalych_eval.tiers.tier2 import build_plan
 
     jobs.start(lambda: build_plan(eng, {
         "dataset": ds_name, "limit": int(limit) or None, "repeats": int(repeats), "max_context_chars": int(max_chars) or None,
-        "stem": stem, "offline": True if offline else None, "concurrency": concurrency,
+        "stem": stem, "offline": use_offline, "concurrency": concurrency,
     }), KEY)
 
 jobs.job_panel(KEY)
-run = jobs.pick_run("tier2", KEY)
+run = jobs.pick_run("tier2", KEY, label=tr("Показан запуск", "Showing run"))
 if run is None:
-    empty_state("Запусков ещё нет — задайте параметры слева и нажмите «Запустить».",
-                "No runs yet — set the parameters on the left and press Run.")
+    empty_state("Запусков ещё нет — задайте параметры вверху и нажмите «Запустить».",
+                "No runs yet — set the parameters above and press Run.")
     st.stop()
 
 jobs.run_caption(run)
@@ -78,8 +83,9 @@ if m:
                         "avg_rougeL_f", "avg_bleu", "corpus_bleu", "avg_chrf", "response_exact_match_rate",
                         "response_semantic_consistency") if k in m]
     metric_cards({k: m[k] for k in keys})
-    st.caption(tr(f"Элементов: {m.get('n_items')}, не выполнено: {m.get('n_failed_items')}, контекст обрезан: {m.get('n_context_truncated')}",
-                  f"Items: {m.get('n_items')}, failed: {m.get('n_failed_items')}, context cut: {m.get('n_context_truncated')}"))
+    n_items, n_failed, n_cut = (fmt_count(m.get(k)) for k in ("n_items", "n_failed_items", "n_context_truncated"))
+    st.caption(tr(f"Элементов: {n_items}, не выполнено: {n_failed}, контекст обрезан: {n_cut}",
+                  f"Items: {n_items}, failed: {n_failed}, context cut: {n_cut}"))
     st.plotly_chart(metric_intervals(m, keys, color=TIER_COLORS["tier2"], labels={k: metric_label(k) for k in keys},
                                      lang=lang(), title=tr("Средние и 95% ДИ (по шкалам)", "Means and 95% CI (by scale)")))
     json_download(m, f"tier2_run{run.id}_metrics", key=f"t2m{run.id}")

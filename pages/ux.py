@@ -7,16 +7,18 @@ import streamlit as st
 
 from voproshalych_eval import datasets
 from voproshalych_eval.plots.generation import rate_bars
-from voproshalych_eval.ui import jobs, state
+from voproshalych_eval.ui import jobs, state, tables
 from voproshalych_eval.ui.common import (
     TIER_COLORS,
     empty_state,
     json_download,
+    llm_notice,
     metric_cards,
+    offline_choice,
     page_header,
     table_with_download,
 )
-from voproshalych_eval.ui.i18n import tr
+from voproshalych_eval.ui.i18n import fmt_count, lang, metric_label, tr
 
 KEY = "ux_run_id"
 page_header(
@@ -29,7 +31,7 @@ page_header(
         "(та же тема, что у предыдущего хода) доля, где система осталась на странице разговора. "
         "`multi_turn_consistency` — для **повторно заданных** вопросов (перефразировок) средний косинус между "
         "эмбеддингами двух ответов (−1…1, больше — согласованнее). Это разные измерения: разные пары ходов и разные "
-        "сигналы (страница vs текст ответа). Сессии журнала: по пользователю, разрыв на `stop_point` и на паузе.",
+        "сигналы (страница или текст ответа). Сессии журнала: по пользователю, разрыв на `stop_point` и на паузе.",
         "`cache_hit_rate` — share of questions the cache would answer (an earlier 👍-rated question within the cosine "
         "distance threshold; production 0.6). `context_preservation` — for **follow-up** questions (same topic as the "
         "previous turn) the share where the system stays on the conversation's page. `multi_turn_consistency` — for "
@@ -40,26 +42,31 @@ page_header(
 )
 eng = state.engine()
 dialog_sets = [d["name"] for d in datasets.list_datasets(eng, "dialogs")] or ["demo_dialogs"]
-with st.sidebar.form("ux_form"):
-    source_labels = {"dialogs": tr("набор диалогов", "dialog dataset"), "log": tr("журнал вопросов", "question log")}
-    source = st.radio(tr("Источник", "Source"), list(source_labels), format_func=source_labels.get)
-    ds_name = st.selectbox(tr("Набор диалогов", "Dialog dataset"), dialog_sets)
-    limit = st.number_input(tr("Первые N диалогов/сессий (0 — все)", "First N dialogs/sessions (0 = all)"), 0, 1000000, 0)
-    cache_d = st.slider(tr("Порог кэша (косинусное расстояние)", "Cache threshold (cosine distance)"), 0.0, 1.0, 0.6, 0.05)
-    pause = st.number_input(tr("Пауза, начинающая сессию, мин", "Pause that starts a session, min"), 1, 10000, 30)
-    offline = st.checkbox(tr("Офлайн (без LLM)", "Offline (no LLM)"))
-    submitted = st.form_submit_button(tr("Запустить", "Run"), type="primary")
+source_labels = {"dialogs": tr("набор диалогов", "dialog dataset"), "log": tr("журнал вопросов", "question log")}
+llm_ok = llm_notice()  # before the run: whether it can use an LLM, and the way to Settings when not
+with st.form("ux_form", border=True):  # the run form at the top: Run visible without scrolling
+    f1, f2, f3 = st.columns([2, 3, 2])
+    source = f1.radio(tr("Источник", "Source"), list(source_labels), format_func=source_labels.get, horizontal=True)
+    ds_name = f2.selectbox(tr("Набор диалогов", "Dialog dataset"), dialog_sets)
+    limit = f3.number_input(tr("Первые N диалогов/сессий (0 — все)", "First N dialogs/sessions (0 = all)"), 0, 1000000, 0)
+    g1, g2, g3, g4 = st.columns([3, 2, 2, 2])
+    cache_d = g1.slider(tr("Порог кэша (косинусное расстояние)", "Cache threshold (cosine distance)"), 0.0, 1.0, 0.6, 0.05)
+    pause = g2.number_input(tr("Пауза, начинающая сессию, мин", "Pause that starts a session, min"), 1, 10000, 30)
+    offline = g3.checkbox(tr("Офлайн (без LLM)", "Offline (no LLM)"), value=not llm_ok, key="ux_offline")
+    submitted = g4.form_submit_button(tr("Запустить", "Run"), type="primary", key="ux_run", icon=":material/play_arrow:",
+                                      use_container_width=True)
 
-if submitted:
+if submitted and (use_offline := offline_choice(offline, llm_ok)) is not None:
     from voproshalych_eval.tiers.ux import build_plan
 
     jobs.start(lambda: build_plan(eng, {"source": source, "dataset": ds_name, "limit": int(limit) or None,
                                         "cache_distance": cache_d, "pause_minutes": pause,
-                                        "offline": True if offline else None}), KEY)
+                                        "offline": use_offline}), KEY)
 jobs.job_panel(KEY)
-run = jobs.pick_run("ux", KEY)
+run = jobs.pick_run("ux", KEY, label=tr("Показан запуск", "Showing run"))
 if run is None:
-    empty_state("Запусков ещё нет — нажмите «Запустить» слева.", "No runs yet — press Run on the left.")
+    empty_state("Запусков ещё нет — задайте параметры вверху и нажмите «Запустить».",
+                "No runs yet — set the parameters above and press Run.")
     st.stop()
 jobs.run_caption(run)
 m = run.metrics or {}
@@ -68,10 +75,13 @@ if m:
                         "first_turn_hit_rate", "cache_precision", "cache_recall", "cache_false_hit_rate", "avg_session_length",
                         "single_question_session_rate") if m.get(k) is not None]
     metric_cards({k: m[k] for k in keys})
-    st.caption(tr(f"Источник: {m.get('source')}, элементов: {m.get('n_items')}, ходов: {m.get('n_turns')}, порог кэша: {run.params.get('cache_distance')}",
-                  f"Source: {m.get('source')}, items: {m.get('n_items')}, turns: {m.get('n_turns')}, cache threshold: {run.params.get('cache_distance')}"))
+    src = source_labels.get(str(m.get("source")), str(m.get("source")))
+    n_items, n_turns, thr = fmt_count(m.get("n_items")), fmt_count(m.get("n_turns")), run.params.get("cache_distance")
+    st.caption(tr(f"Источник: {src}, элементов: {n_items}, ходов: {n_turns}, порог кэша: {thr}",
+                  f"Source: {src}, items: {n_items}, turns: {n_turns}, cache threshold: {thr}"))
     st.plotly_chart(rate_bars(m, ["cache_hit_rate", "context_preservation", "first_turn_hit_rate", "multi_turn_source_agreement",
-                                  "cache_precision", "cache_recall", "cache_false_hit_rate"], color=TIER_COLORS["ux"]))
+                                  "cache_precision", "cache_recall", "cache_false_hit_rate"], color=TIER_COLORS["ux"],
+                              lang=lang(), labels={k: metric_label(k) for k in keys}), key="ux_rates")
     json_download(m, f"ux_run{run.id}_metrics", key=f"uxm{run.id}")
 df = jobs.items_frame(run.id)
 if df.empty:
@@ -86,17 +96,29 @@ if not turns.empty and st.checkbox(tr("Только попадания в кэш
 table_with_download(turns, f"ux_run{run.id}_turns", key=f"uxt{run.id}")
 
 
+def _pairs(value: object, name: str) -> None:
+    """Turn pairs as a readable table (never a JSON tree)."""
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        tables.show(pd.DataFrame(value), name, download=False)
+    elif isinstance(value, dict):
+        tables.definition_list([(tables.header(str(k)), v) for k, v in value.items()])
+    else:
+        tables.definition_list([(str(i + 1), v) for i, v in enumerate(value if isinstance(value, list) else [value])])
+
+
 def _render(row: dict) -> None:
     for i, t in enumerate(row.get("turns") or []):
         st.markdown(f"**{i + 1}.** {t.get('question')}")
         extra = {k: t.get(k) for k in ("expected_url", "retrieved_url", "url", "cache_hit", "cache_distance") if t.get(k) is not None}
-        st.caption(" · ".join(f"{k}: {v}" for k, v in extra.items()))
+        st.caption(" · ".join(f"{tables.header(k)}: {v}" for k, v in extra.items()))
         if t.get("answer"):
             st.write(t["answer"])
     if row.get("followup_pairs"):
-        st.json(row["followup_pairs"])
+        st.markdown(f"**{tr('Уточняющие пары', 'Follow-up pairs')}**")
+        _pairs(row["followup_pairs"], f"ux_{row.get('item_key')}_followups")
     if row.get("reask_pairs"):
-        st.json(row["reask_pairs"])
+        st.markdown(f"**{tr('Переспрошенные пары', 'Re-asked pairs')}**")
+        _pairs(row["reask_pairs"], f"ux_{row.get('item_key')}_reasks")
 
 
 jobs.drilldown(df, key="ux", render=_render)

@@ -56,7 +56,7 @@ def test_sidebar_pages_run_offline(demo_engine, page: str, state_key: str, limit
     assert not at.exception, [e.value for e in at.exception]
     _wait_and_rerun(at, state_key)
     assert at.metric, "no metric cards after the run"
-    assert any("offline" in w.value.lower() for w in at.warning) == badge, "offline badge"
+    assert any("offline — not compared" in w.value.lower() for w in at.warning) == badge, "offline badge"
     assert at.dataframe
 
 

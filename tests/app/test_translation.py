@@ -19,7 +19,8 @@ from voproshalych_eval.config import PROJECT_ROOT
 APP = str(PROJECT_ROOT / "app.py")
 
 #: pages translated completely (checked in both languages)
-CHECKED = ["pages/overview.py", "pages/runs.py", "pages/baselines.py"]
+CHECKED = ["pages/overview.py", "pages/runs.py", "pages/baselines.py", "pages/tier1_retrieval.py", "pages/tier2_generation.py",
+           "pages/ux.py", "pages/judges.py", "pages/tier0_embeddings.py"]
 
 
 @pytest.fixture(scope="module")

@@ -20,8 +20,8 @@ def _page(page: str) -> AppTest:
 
 def test_judge_metrics_offline_run_on_demo(demo_engine) -> None:  # type: ignore[no-untyped-def]
     at = _page("pages/judge_metrics.py")
-    at.sidebar.number_input(key="jm_limit").set_value(3).run()
-    at.button[0].click().run()  # the form's Run button
+    at.number_input(key="jm_limit").set_value(3).run()
+    at.button(key="jm_run").click().run()  # the form's Run button
     assert not at.exception, [e.value for e in at.exception]
     # the samples run as a background job of the engine; wait for it, then rerun the page
     job = executor.get_job(at.session_state["jm_run_id"])
@@ -47,15 +47,15 @@ def test_judge_metric_widgets_come_from_the_table(demo_engine) -> None:  # type:
 
     at = _page("pages/judge_metrics.py")
     for key, spec in JUDGE_METRICS.items():
-        at.sidebar.selectbox(key="jm_metric").set_value(key).run()
+        at.selectbox(key="jm_metric").set_value(key).run()
         assert not at.exception, (key, [e.value for e in at.exception])
         shown = {w.key for w in [*at.slider, *at.text_input, *at.text_area, *at.number_input, *at.multiselect]
                  if w.key and w.key.startswith(f"jm_opt_{key}_")}
         assert shown == {f"jm_opt_{key}_{o.name}" for o in spec.options}, key
     # a free-form criterion on the offline judge: every sample "not applicable", never a failure
-    at.sidebar.selectbox(key="jm_metric").set_value("rubrics_score").run()
-    at.sidebar.number_input(key="jm_limit").set_value(2).run()
-    at.button[0].click().run()
+    at.selectbox(key="jm_metric").set_value("rubrics_score").run()
+    at.number_input(key="jm_limit").set_value(2).run()
+    at.button(key="jm_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
     agg = at.session_state["jm_result"]["aggregate"]
     assert agg["n_not_applicable"] == 2 and agg["n_failed"] == 0

@@ -43,7 +43,10 @@ def metric_label(key: str) -> str:
     """Translated label of a metric key, from the metric catalog (``chunk.mrr`` -> "MRR · чанки")."""
     from voproshalych_eval.metrics import catalog
 
-    return catalog.label(key, lang())
+    text = catalog.label(key, lang())
+    if text == key and (spec := catalog.for_item_field(key)) is not None:  # a per-item field (``faithfulness``)
+        return spec.label(lang())
+    return text
 
 
 def fmt(key: str | None, value: Any, *, percent: bool = False) -> str:

@@ -8,7 +8,6 @@ Also the shared results widgets of the LLM-tier pages: run picker, item filters,
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -20,7 +19,7 @@ from voproshalych_eval import executor, runs
 from voproshalych_eval.llm.prices import format_cost
 from voproshalych_eval.ui import state
 from voproshalych_eval.ui.common import offline_badge
-from voproshalych_eval.ui.i18n import fmt_count, fmt_seconds, lang, show, tr
+from voproshalych_eval.ui.i18n import fmt, fmt_count, fmt_seconds, lang, metric_label, show, tr
 
 log = logging.getLogger(__name__)
 POLL_SECONDS = 1.0
@@ -189,13 +188,18 @@ def resume_button(run_id: int, state_key: str) -> None:
 
 
 def run_caption(run: runs.Run) -> None:
-    """Offline badge, then models / dataset / parameters of the run in one line."""
+    """Lead the run's view with its verdict against the baselines (offline runs: "offline — not compared"),
+    then what was run, in words: configuration, dataset, models, code version."""
+    from voproshalych_eval import describe
+    from voproshalych_eval.ui.verdicts import run_verdict
+
+    run_verdict(run)
     if run.offline:
         offline_badge()
-    models = ", ".join(f"{k}: {v}" for k, v in (run.models or {}).items() if v)
-    st.caption(
-        f"#{run.id} · {run.dataset_name or '—'} · {models} · {tr('код', 'code')} {run.code_version or '—'}"
-    )
+    models = ", ".join(describe.models_words(run))
+    st.caption(" · ".join(x for x in (
+        describe.config_words(run, lang()), run.dataset_name or "—", models,
+        f"{tr('код', 'code')} {run.code_version or '—'}", f"#{run.id}") if x))
 
 
 def items_frame(run_id: int) -> pd.DataFrame:
@@ -251,16 +255,12 @@ def per_model_spread(judges_col: str = "judges") -> Callable[[pd.Series], float 
     return spread
 
 
-def _json_text(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, indent=1, default=str)
-
-
 def judge_reply_view(name: str, res: Mapping[str, Any] | None) -> None:
     """One judge metric of one item: score, verdict, explanation, per-model scores, raw replies, failures."""
     if not res:
         return
     score = res.get("score")
-    head = f"**{name}**: " + ("—" if score is None else f"{score:.3f}")
+    head = f"**{metric_label(name)}**: " + ("—" if score is None else fmt(name, score))
     if res.get("passed") is not None:
         head += " · " + ("PASS" if res["passed"] else "FAIL")
     if res.get("offline"):
@@ -271,7 +271,10 @@ def judge_reply_view(name: str, res: Mapping[str, Any] | None) -> None:
     if res.get("per_model"):
         st.caption(tr("По моделям: ", "Per model: ") + ", ".join(f"{m}: {v}" for m, v in res["per_model"].items()))
     if res.get("failures"):
-        st.error(tr("Сбои: ", "Failures: ") + _json_text(res["failures"])[:1500])
+        fails = res["failures"]
+        shown = "; ".join(f"{k}: {v}" for k, v in fails.items()) if isinstance(fails, Mapping) else (
+            "; ".join(str(f) for f in fails) if isinstance(fails, list | tuple) else str(fails))
+        st.error(tr("Сбои: ", "Failures: ") + shown[:1500])
     for i, raw in enumerate(res.get("raw_replies") or []):
         st.code(str(raw)[:4000], language=None)
         if i >= 4:

@@ -65,7 +65,8 @@ COLUMN_LABELS: dict[str, tuple[str, str]] = {
     "n_better": ("Лучше", "Better"), "n_worse": ("Хуже", "Worse"), "n_same": ("Без изменений", "Same"),
     "n_failed": ("Сбоев", "Failed"), "n_partial": ("Частичных", "Partial"),
     "n_not_applicable": ("Неприменимо", "Not applicable"), "effect_size": ("d_z", "d_z"),
-    "status_a": ("Статус A", "Status A"), "status_b": ("Статус B", "Status B"),
+    "status_a": ("Статус A", "Status A"), "status_b": ("Статус B", "Status B"), "level": ("Уровень", "Level"),
+    "failure_rate": ("Доля провалов", "Failure rate"), "retrieved_instead": ("Найдено вместо", "Retrieved instead"),
 }
 
 

@@ -1,0 +1,174 @@
+"""Real-browser journeys of an analyst (issue: results where you look, verdicts you can read, one language).
+
+Each journey drives the app served by ``streamlit run`` (fixtures of ``test_browser_smoke``) in headless
+Chromium and asserts what the analyst must see — the run just made, the tab kept after a rerun, the verdict
+text, no metric key in the visible text — saving a screenshot of every step to ``artifacts/screenshots``
+(``journey_<lang>_<step>.png``, kept as CI artefacts):
+
+* Tier 1: run from the form at the top, compare two more configurations (every started run joins the
+  comparison by itself, the Comparison view stays open), open the best run's per-question detail;
+* an LLM tier offline (Tier 2): the run is marked "offline — not compared", never given a verdict;
+* Runs: compare two runs (verdict column) and the report export buttons.
+
+Skipped like the smoke test when Chromium or chromedriver is missing.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+import pytest
+
+from tests.browser.test_browser_smoke import (  # noqa: F401 - fixtures
+    SCREENSHOTS,
+    _exceptions,
+    _switch_language,
+    _wait,
+    _wait_rendered,
+    app_url,
+    browser_tools,
+    driver,
+)
+from tests.support.ui_text import RAW_KEYS
+from voproshalych_eval.metrics import catalog
+
+pytestmark = pytest.mark.browser
+
+JOB_TIMEOUT = 240.0
+_KEY = re.compile(r"(?<![\w.@/-])([A-Za-z][A-Za-z0-9]*(?:[_@][A-Za-z0-9]+)+)(?![\w@/-])")
+
+
+def _by(css: str) -> Any:
+    from selenium.webdriver.common.by import By
+
+    return By.CSS_SELECTOR, css
+
+
+def _shot(drv: Any, lang: str, step: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    drv.save_screenshot(str(SCREENSHOTS / f"journey_{lang}_{step}.png"))
+
+
+def _main_text(drv: Any) -> str:
+    return drv.find_element(*_by('[data-testid="stMain"]')).text
+
+
+def _raw_keys(text: str) -> list[str]:
+    """Metric keys in the visible text (tables are canvases, so only our words are read)."""
+    return sorted({m.group(1) for m in _KEY.finditer(text)
+                   if m.group(1) in RAW_KEYS or catalog.is_catalogued(m.group(1))})
+
+
+def _open(drv: Any, url: str, page: str, lang: str) -> None:
+    drv.get(f"{url}/{page}")
+    _wait_rendered(drv, page)
+    _switch_language(drv, lang)
+
+
+def _click_key(drv: Any, key: str) -> None:
+    button = _wait(drv, lambda d: next(iter(d.find_elements(*_by(f".st-key-{key} button"))), False), 60, f"button {key}")
+    drv.execute_script("arguments[0].scrollIntoView({block: 'center'});", button)
+    button.click()
+
+
+def _open_tab(drv: Any, label: str) -> None:
+    tab = _wait(drv, lambda d: next((t for t in d.find_elements(*_by('button[role="tab"]')) if t.text.strip() == label),
+                                    False), 60, f"tab {label!r}")
+    tab.click()
+    _wait_rendered(drv, f"tab {label}")
+
+
+def _selected_tab(drv: Any) -> str:
+    return next((t.text.strip() for t in drv.find_elements(*_by('button[role="tab"][aria-selected="true"]'))), "")
+
+
+def _pick_options(drv: Any, key: str, texts: list[str]) -> None:
+    """Choose options of the multiselect ``key`` whose label contains each of ``texts``."""
+    for text in texts:
+        box = drv.find_element(*_by(f".st-key-{key} input"))
+        drv.execute_script("arguments[0].scrollIntoView({block: 'center'});", box)
+        box.click()
+        option = _wait(drv, lambda d, t=text: next((o for o in d.find_elements(*_by('[role="option"]')) if t in o.text),
+                                                   False), 30, f"option {text!r} of {key}")
+        option.click()
+        _wait_rendered(drv, f"option {text}")
+    drv.find_element(*_by('[data-testid="stMain"] h1')).click()  # close the dropdown
+
+
+def _tags(drv: Any, key: str) -> list[str]:
+    return [t.text for t in drv.find_elements(*_by(f'.st-key-{key} [data-baseweb="tag"]'))]
+
+
+def test_tier1_run_comparison_and_the_best_run(driver: Any, app_url: str) -> None:  # noqa: F811
+    lang = "ru"
+    _open(driver, app_url, "tier1_retrieval", lang)
+    _click_key(driver, "t1_run")
+    # the page shows the run it just made once it finishes: its verdict banner and its number
+    _wait(driver, lambda d: "Вердикт относительно базовых уровней" in _main_text(d) and "Показан запуск" in _main_text(d),
+          JOB_TIMEOUT, "the new Tier 1 run")
+    _wait_rendered(driver, "the Tier 1 results")
+    _shot(driver, lang, "tier1_run")
+    assert not _exceptions(driver)
+    assert not _raw_keys(_main_text(driver)), _raw_keys(_main_text(driver))
+
+    _open_tab(driver, "Сравнение")
+    _pick_options(driver, "t1_cmp_cfg", ["Полнотекстовый", "Гибридный"])
+    before = len(_tags(driver, "t1_cmp_runs"))
+    _click_key(driver, "t1_cmp_run")
+    # both started runs join the comparison by themselves, and the Comparison view stays open
+    _wait(driver, lambda d: len(_tags(d, "t1_cmp_runs")) >= before + 2, JOB_TIMEOUT, "the compared runs")
+    _wait_rendered(driver, "the comparison")
+    _shot(driver, lang, "tier1_comparison")
+    assert _selected_tab(driver) == "Сравнение"
+    assert not _exceptions(driver)
+    assert not _raw_keys(_main_text(driver)), _raw_keys(_main_text(driver))
+
+    best = driver.find_elements(*_by(".st-key-t1_open_best button"))
+    if best:  # the best run by MRR is another run: open its per-question detail
+        best[0].click()
+        _wait_rendered(driver, "the best run")
+        _wait(driver, lambda d: _selected_tab(d) == "По вопросам", 30, "the per-question view of the best run")
+    else:  # the page's run is the best: its caption says so
+        assert "Лучший по MRR" in _main_text(driver)
+    _shot(driver, lang, "tier1_best_run")
+    assert not _exceptions(driver)
+
+
+def test_llm_tier_offline_is_not_compared(driver: Any, app_url: str) -> None:  # noqa: F811
+    lang = "en"
+    _open(driver, app_url, "tier2_generation", lang)
+    # no LLM is configured in the test session: the form says so before any run
+    _wait(driver, lambda d: "No LLM is configured" in _main_text(d), 30, "the no-LLM notice")
+    # the Offline box is ticked for the analyst (no LLM), not silently assumed
+    assert driver.find_element(*_by(".st-key-t2_offline input")).is_selected()
+    _click_key(driver, "t2_run")
+    _wait(driver, lambda d: "Offline — not compared" in _main_text(d) and "Showing run" in _main_text(d),
+          JOB_TIMEOUT, "the offline Tier 2 run")
+    _wait_rendered(driver, "the Tier 2 results")
+    _shot(driver, lang, "tier2_offline")
+    text = _main_text(driver)
+    assert "critical" not in text.lower(), "an offline run got a baseline verdict"
+    assert not _exceptions(driver)
+    assert not _raw_keys(text), _raw_keys(text)
+
+
+def test_runs_compare_and_export(driver: Any, app_url: str) -> None:  # noqa: F811
+    lang = "en"
+    _open(driver, app_url, "runs", lang)
+    _open_tab(driver, "Compare two runs")
+    _click_key(driver, "runs_cmp_go")
+    _wait(driver, lambda d: "Significantly better" in _main_text(d), 120, "the comparison of two runs")
+    _wait_rendered(driver, "the comparison")
+    _shot(driver, lang, "runs_compare")
+    assert _selected_tab(driver) == "Compare two runs"
+    assert not _raw_keys(_main_text(driver)), _raw_keys(_main_text(driver))
+    _open_tab(driver, "Report and export")
+    time.sleep(0.5)
+    exports = driver.find_elements(*_by('[data-testid="stDownloadButton"]'))
+    labels = " ".join(e.text for e in exports)
+    assert all(f in labels for f in ("MD", "HTML", "JSON", "CSV")), labels
+    _shot(driver, lang, "runs_export")
+    assert not _exceptions(driver)
+    assert not _raw_keys(_main_text(driver)), _raw_keys(_main_text(driver))

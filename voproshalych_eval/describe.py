@@ -141,7 +141,7 @@ def models_words(run: Any) -> list[str]:
     """The model names of a run (embedder, generator, judges…), data as they are."""
     out: list[str] = []
     for _k, v in (_get(run, "models") or {}).items():
-        if v in (None, "", [], {}):
+        if v in (None, "", [], {}) or isinstance(v, bool):  # flags (``offline: true``) are not model names
             continue
         if isinstance(v, list | tuple):
             out.append("+".join(str(x) for x in v))

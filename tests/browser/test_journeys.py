@@ -24,6 +24,7 @@ import pytest
 from tests.browser.test_browser_smoke import (  # noqa: F401 - fixtures
     SCREENSHOTS,
     _exceptions,
+    _nav_link,
     _switch_language,
     _wait,
     _wait_rendered,
@@ -62,9 +63,15 @@ def _raw_keys(text: str) -> list[str]:
 
 
 def _open(drv: Any, url: str, page: str, lang: str) -> None:
-    drv.get(f"{url}/{page}")
-    _wait_rendered(drv, page)
+    """Open the app, switch the language, then go to ``page`` through its sidebar link (the session lives on)."""
+    drv.get(url)
+    _wait_rendered(drv, "the first page")
     _switch_language(drv, lang)
+    link = _nav_link(drv, page)
+    assert link is not None, f"no sidebar link to {page}"
+    link.click()
+    _wait(drv, lambda d: d.current_url.split("?")[0].rstrip("/").endswith(page), 30, f"the URL of {page}")
+    _wait_rendered(drv, page)
 
 
 def _click_key(drv: Any, key: str) -> None:
@@ -106,9 +113,12 @@ def test_tier1_run_comparison_and_the_best_run(driver: Any, app_url: str) -> Non
     _open(driver, app_url, "tier1_retrieval", lang)
     _click_key(driver, "t1_run")
     # the page shows the run it just made once it finishes: its verdict banner and its number
-    _wait(driver, lambda d: "Вердикт относительно базовых уровней" in _main_text(d) and "Показан запуск" in _main_text(d),
-          JOB_TIMEOUT, "the new Tier 1 run")
+    _wait(driver, lambda d: any(t.text.strip() == "Сводка" for t in d.find_elements(*_by('button[role="tab"]'))),
+          JOB_TIMEOUT, "the results of the new Tier 1 run")
     _wait_rendered(driver, "the Tier 1 results")
+    assert "Вердикт относительно базовых уровней" in _main_text(driver)
+    shown = driver.find_element(*_by(".st-key-pick_t1_run_id")).text
+    assert "#" in shown and "demo_golden" in shown, shown  # the run just made, named by its configuration
     _shot(driver, lang, "tier1_run")
     assert not _exceptions(driver)
     assert not _raw_keys(_main_text(driver)), _raw_keys(_main_text(driver))
@@ -144,8 +154,8 @@ def test_llm_tier_offline_is_not_compared(driver: Any, app_url: str) -> None:  #
     # the Offline box is ticked for the analyst (no LLM), not silently assumed
     assert driver.find_element(*_by(".st-key-t2_offline input")).is_selected()
     _click_key(driver, "t2_run")
-    _wait(driver, lambda d: "Offline — not compared" in _main_text(d) and "Showing run" in _main_text(d),
-          JOB_TIMEOUT, "the offline Tier 2 run")
+    _wait(driver, lambda d: "Offline — not compared" in _main_text(d) and "Showing run" in _main_text(d)
+          and bool(d.find_elements(*_by('[data-testid="stMetric"]'))), JOB_TIMEOUT, "the offline Tier 2 run")
     _wait_rendered(driver, "the Tier 2 results")
     _shot(driver, lang, "tier2_offline")
     text = _main_text(driver)

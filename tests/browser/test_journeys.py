@@ -113,8 +113,11 @@ def test_tier1_run_comparison_and_the_best_run(driver: Any, app_url: str) -> Non
     _open(driver, app_url, "tier1_retrieval", lang)
     _click_key(driver, "t1_run")
     # the page shows the run it just made once it finishes: its verdict banner and its number
-    _wait(driver, lambda d: any(t.text.strip() == "Сводка" for t in d.find_elements(*_by('button[role="tab"]'))),
-          JOB_TIMEOUT, "the results of the new Tier 1 run")
+    try:
+        _wait(driver, lambda d: any(t.text.strip() == "Сводка" for t in d.find_elements(*_by('button[role="tab"]'))),
+              JOB_TIMEOUT, "the results of the new Tier 1 run")
+    finally:
+        _shot(driver, lang, "tier1_after_run")
     _wait_rendered(driver, "the Tier 1 results")
     assert "Вердикт относительно базовых уровней" in _main_text(driver)
     shown = driver.find_element(*_by(".st-key-pick_t1_run_id")).text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import date
 
 import pandas as pd
@@ -14,15 +15,17 @@ from voproshalych_eval.analytics import (
     list_sources,
     run_real_users,
 )
+from voproshalych_eval.analytics.answers import ANSWER_CLASSES, CLASS_NAMES, AnswerRules, classify_answers
 from voproshalych_eval.analytics.report import coverage_gap_html, coverage_gap_markdown
 from voproshalych_eval.analytics.text_ru import CLASSIFIER_RULES
-from voproshalych_eval.analytics.topics import GAP_FORMULA
+from voproshalych_eval.analytics.topics import GAP_FORMULA, format_example, silhouette_verdict
 from voproshalych_eval.plots import real_users as charts
 from voproshalych_eval.ui import state
 from voproshalych_eval.ui.common import empty_state, metric_cards, page_header, table_with_download
 from voproshalych_eval.ui.i18n import lang, tr
 
 RESULT_KEY = "ru_result"
+RULES_KEY = "ru_answer_rules"
 
 page_header(
     tr("Реальные пользователи", "Real users"),
@@ -37,16 +40,26 @@ page_header(
         "досчитываются (с кэшем), n указано на каждой вкладке.\n\n"
         "- **Использование**: для каждого вопроса — текущий top-k поиска (pgvector). Покрытие = доля чанков, "
         "хоть раз попавших в top-k (0–1, больше — больше базы используется); @1 — то, что production отдаёт LLM.\n"
-        f"- **Темы**: KMeans по эмбеддингам, k по силуэту; названия — c-TF-IDF по нормализованным словам. "
-        f"Оценка пробела: `{GAP_FORMULA}` — больше значит «писать в первую очередь».\n"
+        "- **Ответы бота**: непустой ответ — ещё не ответ. «Ответ не найден.», «Что-то в вашем вопросе меня "
+        "смущает…», «Извините, но в предоставленном фрагменте…» и шаблоны приветствий считаются отказами; "
+        "**фактическая доля отвеченных** = только настоящие ответы. Правила видны и редактируются на вкладке.\n"
+        f"- **Темы**: KMeans по эмбеддингам, k по силуэту; названия — ключевые слова BERTopic (c-TF-IDF + MMR по "
+        f"леммам pymorphy3 без стоп-слов и слов-паразитов); примеры — ближайшие к центру темы без почти-дубликатов "
+        f"(×N — сколько вопросов темы их повторяют). Оценка пробела: `{GAP_FORMULA}` — больше значит «писать в "
+        f"первую очередь».\n"
         "- **Домен**: объём, пользователи, длины, оценки, слова и сленг, повторы, категории (правила), сессии.",
         "The real-user log is **analytics, not ground truth**: the page the bot chose is not a correct answer. "
         "Analyses use the **whole** filtered log: questions without a stored vector are embedded (cached); every "
         "tab states its n.\n\n"
         "- **Utilization**: the retriever's current top-k (pgvector) for every question. Coverage = share of "
         "chunks retrieved at least once (0–1, higher = more of the KB used); @1 is what production feeds the LLM.\n"
-        f"- **Topics**: KMeans over embeddings, k by silhouette; names by c-TF-IDF over normalised words. "
-        f"Gap score: `{GAP_FORMULA}` — higher means write it first.\n"
+        "- **Bot answers**: a non-empty answer is not yet an answer. \"Ответ не найден.\", \"Что-то в вашем вопросе "
+        "меня смущает…\", \"Извините, но в предоставленном фрагменте…\" and greeting templates count as declines; "
+        "the **effective answered rate** counts real answers only. The rules are shown and editable on the tab.\n"
+        f"- **Topics**: KMeans over embeddings, k by silhouette; names are BERTopic keywords (c-TF-IDF + MMR over "
+        f"pymorphy3 lemmas without stop words and filler); examples are the questions closest to the topic centre "
+        f"with near-duplicates folded (×N = how many questions of the topic repeat them). Gap score: "
+        f"`{GAP_FORMULA}` — higher means write it first.\n"
         "- **Domain**: volume, users, lengths, scores, terms and slang, repeats, categories (rules), sessions.",
     ),
 )
@@ -129,7 +142,7 @@ if run_clicked:
         with st.status(tr("Анализ журнала…", "Analysing the log…"), expanded=False) as status:
             res = run_real_users(engine, source=source, filters=filters, top_k=int(top_k),
                                  k_topics=int(k_topics) or None, pause_minutes=float(pause), lang=lang(),
-                                 progress=lambda m: status.write(m))
+                                 answer_rules=st.session_state.get(RULES_KEY), progress=lambda m: status.write(m))
             status.update(label=tr(f"Готово: n = {res.n_used}", f"Done: n = {res.n_used}"), state="complete")
         st.session_state[RESULT_KEY] = res
 
@@ -140,8 +153,17 @@ if res is None:
     st.stop()
 
 st.caption(tr(f"Запуск #{res.run_id} · источник {res.source}", f"Run #{res.run_id} · source {res.source}"))
-tab_u, tab_t, tab_d = st.tabs([tr("Использование чанков", "Chunk utilization"),
-                               tr("Темы и пробелы", "Topics & coverage gaps"), tr("Домен", "Domain")])
+tab_u, tab_t, tab_a, tab_d = st.tabs([tr("Использование чанков", "Chunk utilization"),
+                                      tr("Темы и пробелы", "Topics & coverage gaps"), tr("Ответы бота", "Bot answers"),
+                                      tr("Домен", "Domain")])
+
+
+def with_examples(df: pd.DataFrame) -> pd.DataFrame:
+    """Examples as one readable cell: "question ×14 | question ×3"."""
+    out = df.copy()
+    out["examples"] = [" | ".join(format_example(e, int(c)) for e, c in zip(ex, cnt, strict=True))
+                       for ex, cnt in zip(df["examples"], df["example_counts"], strict=True)]
+    return out.drop(columns=["example_counts"])
 
 # ---------------------------------------------------------------- utilization
 with tab_u:
@@ -173,7 +195,20 @@ with tab_t:
         empty_state("Нет результата.", "No result.")
     else:
         metric_cards({"n_topics": t.metrics["n_topics"], "best_silhouette": t.metrics["best_silhouette"],
-                      "n_clustered": t.metrics["n_clustered"], "answered_rate": t.metrics["answered_rate"]})
+                      "seed_ari_mean": t.metrics["seed_ari_mean"], "n_clustered": t.metrics["n_clustered"],
+                      "effective_answered_rate": t.metrics["effective_answered_rate"],
+                      "answered_rate": t.metrics["answered_rate"]})
+        st.caption(tr(
+            f"Силуэт {t.metrics['best_silhouette'] or 0:.2f}: {silhouette_verdict(t.metrics['best_silhouette'], 'ru')}. "
+            "Силуэт ∈ [−1, 1]: насколько вопрос ближе к своей теме, чем к соседней (> 0.5 — чёткие темы, "
+            "0.25–0.5 — различимые, < 0.25 — слабая структура). Устойчивость: средний скорректированный индекс Рэнда "
+            f"(ARI) между темами и KMeans с другими seed = {t.metrics['seed_ari_mean'] or 0:.2f} (1 — те же темы, "
+            "≈0 — случайное совпадение).",
+            f"Silhouette {t.metrics['best_silhouette'] or 0:.2f}: {silhouette_verdict(t.metrics['best_silhouette'], 'en')}. "
+            "Silhouette ∈ [−1, 1]: how much closer a question is to its own topic than to the next one (> 0.5 clear "
+            "topics, 0.25–0.5 distinguishable, < 0.25 weak structure). Stability: mean adjusted Rand index (ARI) "
+            f"between the topics and KMeans with other seeds = {t.metrics['seed_ari_mean'] or 0:.2f} (1 — the same "
+            "topics, ≈0 — chance agreement)."))
         st.subheader(tr("Пробелы в покрытии — что дописать", "Coverage gaps — what to write next"))
         st.caption(f"`{GAP_FORMULA}`")
         c1, c2 = st.columns(2)
@@ -181,12 +216,10 @@ with tab_t:
                            file_name="coverage_gaps.md", mime="text/markdown", key="ru_rep_md")
         c2.download_button(tr("⬇ Отчёт (HTML)", "⬇ Report (HTML)"), coverage_gap_html(res).encode("utf-8"),
                            file_name="coverage_gaps.html", mime="text/html", key="ru_rep_html")
-        gaps = t.gaps.copy()
-        gaps["examples"] = gaps["examples"].map(lambda xs: " | ".join(xs))
+        gaps = with_examples(t.gaps)
         chart(charts.gaps_bar(t.gaps, title=tr("Оценка пробела", "Gap score"), x_title="gap"), gaps, "coverage_gaps")
         table_with_download(gaps, "coverage_gaps_table")
-        topics = t.topics.copy()
-        topics["examples"] = topics["examples"].map(lambda xs: " | ".join(xs))
+        topics = with_examples(t.topics)
         topics["terms"] = topics["terms"].map(lambda xs: ", ".join(xs))
         chart(charts.topics_scatter(t.topics, title=tr("Темы: отвеченность и удалённость от базы",
                                                        "Topics: answered share vs distance to the KB"),
@@ -218,6 +251,62 @@ with tab_t:
         st.page_link("pages/tier0_embeddings.py", label=tr("Открыть пространство эмбеддингов (Tier 0)",
                                                            "Open the embedding-space explorer (Tier 0)"))
 
+# ---------------------------------------------------------------- bot answers
+with tab_a:
+    a = res.answers
+    n_caption(res)
+    if a is None:
+        empty_state("Нет результата.", "No result.")
+    else:
+        am = a.metrics()
+        metric_cards({"answered_rate": am["answered_rate"], "effective_answered_rate": am["effective_answered_rate"],
+                      "n_declined": am["n_declined"], "declined_share_of_answered": am["declined_share_of_answered"]})
+        st.caption(tr("Доля отвеченных (непустой ответ) − фактическая доля = отказы под видом ответа / n. Темы, пробелы "
+                      "и домен считают фактическую долю.",
+                      "Answered rate (non-empty answer) − effective rate = declines in disguise / n. Topics, gaps and "
+                      "the domain use the effective rate."))
+        classes = a.table()
+        classes["name"] = classes["class"].map(lambda c: tr(*CLASS_NAMES[c]))
+        table_with_download(classes[["class", "name", "rows", "share"]], "answer_classes")
+        st.subheader(tr("Самые частые ответы и их класс", "Most frequent answers and their class"))
+        st.caption(tr("Правило «частый шаблон»: один и тот же текст ≥ N раз без страницы или с ≥ M разных страниц — "
+                      "шаблон, а не ответ. Исправьте класс в таблице и нажмите «Применить правила»; темы и пробелы "
+                      "пересчитаются при следующем запуске анализа.",
+                      "The 'frequent template' rule: the same text given ≥ N times with no page or from ≥ M different "
+                      "pages is a template, not an answer. Fix a class in the table and press 'Apply rules'; topics "
+                      "and gaps are recomputed on the next analysis run."))
+        rules: AnswerRules = st.session_state.get(RULES_KEY) or a.rules
+        freq = st.data_editor(
+            a.frequent, hide_index=True, key="ru_answers_freq", disabled=["answer", "count", "pages", "rule"],
+            column_config={"class": st.column_config.SelectboxColumn(options=list(ANSWER_CLASSES), required=True),
+                           "answer": st.column_config.TextColumn(width="large")})
+        st.markdown(tr("**Шаблоны (регулярные выражения по нормализованному тексту)**",
+                       "**Patterns (regular expressions on the normalised text)**"))
+        pats = st.data_editor(pd.DataFrame(rules.patterns).reindex(columns=["class", "pattern", "max_chars", "note"]),
+                              hide_index=True, num_rows="dynamic", key="ru_answers_patterns",
+                              column_config={"class": st.column_config.SelectboxColumn(
+                                  options=["not_found", "refusal", "template", "answer"], required=True)})
+        c1, c2, c3 = st.columns(3)
+        min_count = c1.number_input("N", 2, 1000, int(rules.min_template_count), key="ru_tpl_count")
+        min_pages = c2.number_input("M", 2, 100, int(rules.min_template_pages), key="ru_tpl_pages")
+        if c3.button(tr("Применить правила", "Apply rules"), key="ru_rules_apply"):
+            overrides = dict(rules.overrides)
+            for _, r in freq.iterrows():
+                auto = a.frequent.loc[a.frequent["answer"] == r["answer"], "class"]
+                if len(auto) and r["class"] != auto.iloc[0]:
+                    overrides[str(r["answer"])] = str(r["class"])
+            patterns = [{k: v for k, v in row.items() if v is not None and not (isinstance(v, float) and pd.isna(v))}
+                        for row in pats.to_dict(orient="records") if row.get("pattern")]
+            with state.user_errors("Правила не применены", "Rules not applied"):
+                new_rules = AnswerRules(patterns=patterns, overrides=overrides, min_template_count=int(min_count),
+                                        min_template_pages=int(min_pages))
+                st.session_state[RULES_KEY] = new_rules
+                res.answers = classify_answers(res.log["answer"].tolist(), res.log["url"].tolist(), rules=new_rules)
+                st.rerun()
+        st.download_button(tr("⬇ Правила (JSON)", "⬇ Rules (JSON)"),
+                           json.dumps(rules.to_dict(), ensure_ascii=False, indent=1).encode("utf-8"),
+                           file_name="answer_rules.json", mime="application/json", key="ru_rules_dl")
+
 # ---------------------------------------------------------------- domain
 with tab_d:
     d = res.domain
@@ -227,7 +316,8 @@ with tab_d:
     else:
         m = d.metrics
         metric_cards({k: m[k] for k in ("n_questions_used", "unique_users", "questions_per_user_mean", "answered_rate",
-                                        "n_sessions", "turns_per_session_mean", "slang_share", "exact_repeat_share")})
+                                        "effective_answered_rate", "n_sessions", "turns_per_session_mean",
+                                        "slang_share", "exact_repeat_share")})
         if m.get("n_without_time"):
             st.caption(tr(f"Без времени: {m['n_without_time']} строк (в графиках по времени не показаны)",
                           f"No timestamp: {m['n_without_time']} rows (left out of time charts)"))
@@ -235,7 +325,9 @@ with tab_d:
                                           "volume_month": tr("месяц", "month")}, "ru_freq", index=2)
         T = d.tables
         chart(charts.volume(T[freq], title=tr("Вопросы и доля отвеченных", "Questions and answered rate"),
-                            rate_name=tr("доля отвеченных", "answered rate"), n_name=tr("вопросов", "questions")),
+                            rate_name=tr("доля отвеченных (непустой ответ)", "answered rate (non-empty answer)"),
+                            effective_name=tr("фактически отвечено", "effectively answered"),
+                            n_name=tr("вопросов", "questions")),
               T[freq], freq)
         c1, c2 = st.columns(2)
         with c1:

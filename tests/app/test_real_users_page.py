@@ -16,10 +16,18 @@ def test_real_users_page_runs(demo_engine) -> None:  # type: ignore[no-untyped-d
     at.number_input(key="ru_ktopics").set_value(8)
     at.button(key="ru_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    assert len(at.tabs) == 3
-    assert [t.label for t in at.tabs] == ["Chunk utilization", "Topics & coverage gaps", "Domain"]
+    assert [t.label for t in at.tabs] == ["Chunk utilization", "Topics & coverage gaps", "Bot answers", "Domain"]
     captions = " ".join(c.value for c in at.caption)
     assert "n = " in captions
     labels = {m.label for m in at.metric}
     assert "chunk_coverage" in labels and "n_topics" in labels
+    assert {"effective_answered_rate", "answered_rate", "n_declined", "seed_ari_mean"} <= labels
+    assert "×" in " ".join(str(d.value.to_csv()) for d in at.dataframe)  # examples carry repeat counts
     assert not at.error, [e.value for e in at.error]
+    # the bot-answer rules are shown and editable; applying them reclassifies without a new run
+    res = at.session_state["ru_result"]
+    before = res.answers.metrics()["effective_answered_rate"]
+    at.button(key="ru_rules_apply").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["ru_result"].answers.metrics()["effective_answered_rate"] == before
+    assert at.session_state["ru_answer_rules"].to_dict()["patterns"]

@@ -67,12 +67,67 @@ def test_topics_and_gaps(result) -> None:  # type: ignore[no-untyped-def]
     for terms in clusters["terms"]:
         assert terms and all(any("а" <= ch <= "я" for ch in term) or term.isascii() for term in terms)
     assert any(any("а" <= ch <= "я" for ch in name) for name in clusters["name"])
+    assert t.metrics["seed_ari_mean"] is not None and -1 <= t.metrics["seed_ari_mean"] <= 1
     gaps = t.gaps
     assert list(gaps["gap_rank"]) == list(range(1, len(gaps) + 1))
     ranked = gaps[~gaps["off_topic"]]["gap_score"].to_numpy()
     assert (np.diff(ranked) <= 1e-12).all()
     assert ((gaps["gap_score"] >= 0) & (gaps["gap_score"] <= 1)).all()
     assert all(len(ex) >= 1 for ex in gaps["examples"])
+
+
+def test_topic_names_have_no_stop_words_or_filler(result) -> None:  # type: ignore[no-untyped-def]
+    from voproshalych_eval.analytics import text_ru
+
+    clusters = result.topics.topics[result.topics.topics["kind"] == "cluster"]
+    for name, terms in zip(clusters["name"], clusters["terms"], strict=True):
+        words = [w.strip() for w in name.split(",")]
+        assert words == terms[: len(words)]
+        for w in terms:
+            assert w not in text_ru.STOP_WORDS, (name, w)
+            assert w not in text_ru.FILLER_WORDS, (name, w)
+            assert text_ru.lemma(w) not in text_ru.STOP_WORDS | text_ru.FILLER_WORDS, (name, w)
+        assert len(set(terms)) == len(terms)
+
+
+def test_examples_are_pairwise_below_the_near_duplicate_threshold(result) -> None:  # type: ignore[no-untyped-def]
+    from voproshalych_eval.analytics.topics import NEAR_THRESHOLD
+
+    t = result.topics
+    X = result.embeddings.vectors / np.linalg.norm(result.embeddings.vectors, axis=1, keepdims=True)
+    questions = result.log["question"].astype(str).to_numpy()
+    n_checked = 0
+    for _, r in t.topics.iterrows():
+        assert len(r["examples"]) == len(r["example_counts"]) >= 1
+        assert sum(r["example_counts"]) <= r["size"] and min(r["example_counts"]) >= 1
+        rows = [int(np.flatnonzero((questions == e) & (t.labels == r["topic"]))[0]) for e in r["examples"]]
+        E = X[rows]
+        S = E @ E.T
+        off = S[~np.eye(len(rows), dtype=bool)]
+        assert (off < NEAR_THRESHOLD).all(), (r["name"], r["examples"])
+        n_checked += len(rows) > 1
+    assert n_checked >= 5
+
+
+def test_effective_answered_rate_removes_exactly_the_declines(result) -> None:  # type: ignore[no-untyped-def]
+    a = result.answers
+    n = result.n_used
+    m = result.metrics
+    declined = int(a.declined.sum())
+    assert m["n_declined"] == declined > 0
+    assert m["answered_rate"] - m["effective_answered_rate"] == pytest.approx(declined / n, abs=1e-12)
+    assert result.topics.metrics["effective_answered_rate"] == pytest.approx(m["effective_answered_rate"])
+    assert result.domain.metrics["effective_answered_rate"] == pytest.approx(m["effective_answered_rate"])
+    # the demo log holds disguised declines like the production one (~8% of answered rows + templates)
+    answers = result.log["answer"].fillna("")
+    for text in ("Ответ не найден.", "Что-то в вашем вопросе меня смущает", "Извините, но в предоставленном фрагменте"):
+        hit = answers.str.startswith(text).to_numpy()
+        assert hit.any() and set(a.classes[hit]) <= {"not_found", "refusal"}, text
+    topics = result.topics.topics
+    assert np.allclose(topics["declined"], topics["size"] * (topics["answered_share"] - topics["effective_answered_share"]))
+    assert topics["declined"].sum() == declined
+    gaps = result.topics.gaps
+    assert {"answered_share", "effective_answered_share"} <= set(gaps.columns)
 
 
 def test_topics_k_override(demo_engine, result) -> None:  # type: ignore[no-untyped-def]
@@ -131,6 +186,7 @@ def test_filters(demo_engine, result) -> None:  # type: ignore[no-untyped-def]
 def test_report(result) -> None:  # type: ignore[no-untyped-def]
     md = coverage_gap_markdown(result)
     assert f"n = {result.n_used}" in md and str(result.topics.gaps.iloc[0]["name"]) in md
+    assert "фактически" in md
     page = coverage_gap_html(result)
     assert page.startswith("<!DOCTYPE html>") and "<script" not in page and "http" not in page.split("<body>")[0]
 

@@ -21,6 +21,7 @@ from sqlalchemy import Engine
 
 from voproshalych_eval import runs
 from voproshalych_eval.analytics import text_ru
+from voproshalych_eval.analytics.answers import AnswerClasses, AnswerRules, classify_answers
 from voproshalych_eval.analytics.domain import DomainResult, domain_analysis
 from voproshalych_eval.analytics.question_log import (
     LogEmbeddings,
@@ -50,6 +51,7 @@ class RealUsersResult:
     embeddings: LogEmbeddings | None
     retrieval: LogRetrieval | None
     categories: list[str]
+    answers: AnswerClasses | None = None
     utilization: UtilizationResult | None = None
     topics: TopicResult | None = None
     domain: DomainResult | None = None
@@ -77,6 +79,9 @@ class RealUsersResult:
             out["topics"] = self.topics.to_dict()
         if self.domain is not None:
             out["domain"] = self.domain.to_dict()
+        if self.answers is not None:
+            out["answers"] = {"metrics": self.answers.metrics(), "rules": self.answers.rules.to_dict(),
+                              "frequent": self.answers.frequent.to_dict(orient="records")}
         return out
 
 
@@ -93,6 +98,8 @@ def run_real_users(
     pause_minutes: float = 30.0,
     near_threshold: float = 0.92,
     slang: dict[str, str] | None = None,
+    answer_rules: AnswerRules | None = None,
+    k_stability_runs: int = 0,
     record: bool = True,
     lang: str = "ru",
     progress: Progress | None = None,
@@ -114,6 +121,7 @@ def run_real_users(
     normalizer = text_ru.SlangNormalizer(slang) if slang is not None else text_ru.SlangNormalizer()
     t = time.perf_counter()
     categories = text_ru.classify_many(df["question"].tolist(), slang=normalizer)
+    answer_classes = classify_answers(df["answer"].tolist(), df["url"].tolist(), rules=answer_rules)
     timings["classify"] = time.perf_counter() - t
 
     need_vectors = bool(set(analyses) & {"utilization", "topics", "domain"})
@@ -130,7 +138,7 @@ def run_real_users(
         ret = retrieve_log(engine, emb.vectors, k=top_k, model=emb.model)
         timings["retrieve"] = time.perf_counter() - t
 
-    res = RealUsersResult(source or "", filters, df, emb, ret, categories)
+    res = RealUsersResult(source or "", filters, df, emb, ret, categories, answer_classes)
     run = None
     if record:
         run = runs.create_run(
@@ -138,7 +146,7 @@ def run_real_users(
             "real_users",
             params={"analyses": list(analyses), "source": source, "filters": filters.describe(), "top_k": top_k,
                     "k_topics": k_topics, "k_range": list(k_range), "pause_minutes": pause_minutes,
-                    "near_threshold": near_threshold},
+                    "near_threshold": near_threshold, "answer_rules": answer_classes.rules.to_dict()},
             models={"embedder": emb.model if emb else None},
             dataset_name=f"question_log:{source}",
             n_items_total=len(df),
@@ -153,14 +161,19 @@ def run_real_users(
         if "topics" in analyses and emb is not None:
             t = time.perf_counter()
             say("Topics and coverage gaps…")
+            from voproshalych_eval.embeddings import cached_embedder
+
             res.topics = topic_coverage(df, emb.vectors, ret, k_topics=k_topics, k_range=k_range,
-                                        categories=categories, slang=normalizer, lang=lang)
+                                        categories=categories, answer_classes=answer_classes.classes,
+                                        slang=normalizer, embedder=cached_embedder(emb.model, engine),
+                                        k_stability_runs=k_stability_runs, lang=lang)
             timings["topics"] = time.perf_counter() - t
         if "domain" in analyses:
             t = time.perf_counter()
             say("Domain analysis…")
             res.domain = domain_analysis(df, emb.vectors if emb else None, pause_minutes=pause_minutes,
-                                         near_threshold=near_threshold, slang=normalizer, categories=categories)
+                                         near_threshold=near_threshold, slang=normalizer, categories=categories,
+                                         answer_classes=answer_classes.classes)
             timings["domain"] = time.perf_counter() - t
         res.metrics = _summary_metrics(res)
         res.timings = timings
@@ -192,6 +205,10 @@ def _clean(v: Any) -> Any:
 def _summary_metrics(res: RealUsersResult) -> dict[str, Any]:
     m: dict[str, Any] = {"n_questions_used": res.n_used,
                          "answered_rate": float(res.log["answered"].mean()) if res.n_used else None}
+    if res.answers is not None:
+        am = res.answers.metrics()
+        m["effective_answered_rate"] = am["effective_answered_rate"]
+        m["n_declined"] = am["n_declined"]
     if res.embeddings is not None:
         m["n_stored_embeddings"] = res.embeddings.n_stored
         m["n_embedded"] = res.embeddings.n_embedded
@@ -202,6 +219,7 @@ def _summary_metrics(res: RealUsersResult) -> dict[str, Any]:
     if res.topics is not None:
         m["n_topics"] = res.topics.metrics["n_topics"]
         m["best_silhouette"] = res.topics.metrics["best_silhouette"]
+        m["seed_ari_mean"] = res.topics.metrics["seed_ari_mean"]
         if len(res.topics.gaps):
             m["top_gap"] = str(res.topics.gaps.iloc[0]["name"])
     if res.domain is not None:

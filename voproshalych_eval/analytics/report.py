@@ -2,7 +2,9 @@
 
 What to write next in the knowledge base: the ranked coverage gaps (topics with many questions, a low
 answered share or a large distance to any chunk), each with its size, answered share, distance and
-example questions, plus the n the analysis used, the formula, and the never-retrieved chunks.
+example questions (near-duplicates folded, with their repeat count "×14"), plus the n the analysis used, the
+raw and the effective answered rate (declines in disguise removed), the formula, and the never-retrieved
+chunks.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from voproshalych_eval.analytics.topics import GAP_FORMULA
+from voproshalych_eval.analytics.topics import GAP_FORMULA, format_example
 
 
 def _pct(v: Any) -> str:
@@ -54,7 +56,8 @@ def coverage_gap_markdown(result: Any, *, top_n: int = 10) -> str:
         f"{c['emb'].get('n_stored', '—')}, досчитано {c['emb'].get('n_embedded', '—')} моделью "
         f"`{c['emb'].get('model', '—')}`).",
         "",
-        f"- Доля отвеченных: {_pct(m.get('answered_rate'))}",
+        f"- Доля отвеченных: {_pct(m.get('effective_answered_rate'))} фактически (настоящие ответы) · "
+        f"{_pct(m.get('answered_rate'))} по непустому ответу; отказов под видом ответа: {m.get('n_declined', '—')}",
         f"- Тем (KMeans, k по силуэту): {m.get('n_topics', '—')}",
         f"- Покрытие базы знаний (чанки в top-k / top-1): {_pct(m.get('chunk_coverage'))} / "
         f"{_pct(m.get('chunk_coverage@1'))}",
@@ -63,20 +66,22 @@ def coverage_gap_markdown(result: Any, *, top_n: int = 10) -> str:
         "",
         f"Оценка пробела: `{GAP_FORMULA}`. Больше — важнее.",
         "",
-        "| # | тема | вопросов | отвечено | расстояние до базы | оценка | примеры вопросов |",
+        "| # | тема | вопросов | отвечено фактически (непустой ответ) | расстояние до базы | оценка | примеры вопросов |",
         "|---|---|---|---|---|---|---|",
     ]
     for _, r in c["gaps"].iterrows():
-        ex = "; ".join(str(e).replace("|", "/") for e in r["examples"])
+        ex = "; ".join(format_example(str(e), int(k)).replace("|", "/")
+                       for e, k in zip(r["examples"], r["example_counts"], strict=True))
         lines.append(
-            f"| {int(r['gap_rank'])} | {r['name']} | {int(r['size'])} | {_pct(r['answered_share'])} | "
-            f"{_num(r['nearest_distance'])} | {_num(r['gap_score'])} | {ex} |"
+            f"| {int(r['gap_rank'])} | {r['name']} | {int(r['size'])} | {_pct(r['effective_answered_share'])} "
+            f"({_pct(r['answered_share'])}) | {_num(r['nearest_distance'])} | {_num(r['gap_score'])} | {ex} |"
         )
     if len(c["categories"]):
-        lines += ["", "## Сообщения вне тем (правила, не кластеры)", "", "| категория | сообщений | отвечено |",
-                  "|---|---|---|"]
+        lines += ["", "## Сообщения вне тем (правила, не кластеры)", "",
+                  "| категория | сообщений | отвечено фактически (непустой ответ) |", "|---|---|---|"]
         for _, r in c["categories"].iterrows():
-            lines.append(f"| {r['name']} | {int(r['size'])} | {_pct(r['answered_share'])} |")
+            lines.append(f"| {r['name']} | {int(r['size'])} | {_pct(r['effective_answered_share'])} "
+                         f"({_pct(r['answered_share'])}) |")
     if c["never"] is not None:
         lines += ["", f"## Чанки, которые не попадают в выдачу ни разу ({len(c['never'])})", ""]
         for _, r in c["never"].head(20).iterrows():
@@ -103,14 +108,15 @@ def coverage_gap_html(result: Any, *, top_n: int = 10) -> str:
     rows = []
     for _, r in c["gaps"].iterrows():
         width = int(120 * float(r["gap_score"]) / max_gap) if max_gap else 0
-        ex = "<br>".join(e(str(x)) for x in r["examples"])
+        ex = "<br>".join(e(format_example(str(x), int(k))) for x, k in zip(r["examples"], r["example_counts"], strict=True))
         rows.append(
             f"<tr><td>{int(r['gap_rank'])}</td><td><b>{e(str(r['name']))}</b></td><td>{int(r['size'])}</td>"
-            f"<td>{_pct(r['answered_share'])}</td><td>{_num(r['nearest_distance'])}</td>"
+            f"<td>{_pct(r['effective_answered_share'])} ({_pct(r['answered_share'])})</td><td>{_num(r['nearest_distance'])}</td>"
             f"<td><span class='bar' style='width:{width}px'></span> {_num(r['gap_score'])}</td><td>{ex}</td></tr>"
         )
     cat_rows = "".join(
-        f"<tr><td>{e(str(r['name']))}</td><td>{int(r['size'])}</td><td>{_pct(r['answered_share'])}</td></tr>"
+        f"<tr><td>{e(str(r['name']))}</td><td>{int(r['size'])}</td><td>{_pct(r['effective_answered_share'])} "
+        f"({_pct(r['answered_share'])})</td></tr>"
         for _, r in c["categories"].iterrows()
     )
     never = ""
@@ -129,15 +135,16 @@ def coverage_gap_html(result: Any, *, top_n: int = 10) -> str:
 <p><b>Использовано вопросов: n = {c['n']}</b> (весь журнал после фильтров; сохранённых векторов
 {c['emb'].get('n_stored', '—')}, досчитано {c['emb'].get('n_embedded', '—')} моделью
 <code>{e(str(c['emb'].get('model', '—')))}</code>).</p>
-<ul><li>Доля отвеченных: {_pct(m.get('answered_rate'))}</li>
+<ul><li>Доля отвеченных: {_pct(m.get('effective_answered_rate'))} фактически (настоящие ответы) ·
+{_pct(m.get('answered_rate'))} по непустому ответу; отказов под видом ответа: {m.get('n_declined', '—')}</li>
 <li>Тем (KMeans, k по силуэту): {m.get('n_topics', '—')}</li>
 <li>Покрытие базы знаний (чанки в top-k / top-1): {_pct(m.get('chunk_coverage'))} / {_pct(m.get('chunk_coverage@1'))}</li></ul>
 <h2>Что дописать в первую очередь</h2>
 <p class="muted">Оценка пробела: <code>{e(GAP_FORMULA)}</code>. Больше — важнее.</p>
-<table><tr><th>#</th><th>тема</th><th>вопросов</th><th>отвечено</th><th>расстояние до базы</th><th>оценка</th>
+<table><tr><th>#</th><th>тема</th><th>вопросов</th><th>отвечено фактически (непустой ответ)</th><th>расстояние до базы</th><th>оценка</th>
 <th>примеры вопросов</th></tr>{''.join(rows)}</table>
 <h2>Сообщения вне тем (правила, не кластеры)</h2>
-<table><tr><th>категория</th><th>сообщений</th><th>отвечено</th></tr>{cat_rows}</table>
+<table><tr><th>категория</th><th>сообщений</th><th>отвечено фактически (непустой ответ)</th></tr>{cat_rows}</table>
 {never}
 <p class="muted">Журнал реальных пользователей — источник аналитики, а не эталон для метрик поиска.</p>
 </body></html>

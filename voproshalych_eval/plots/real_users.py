@@ -89,12 +89,16 @@ def topic_map(coords: np.ndarray, labels: list[str], hover: list[str], *, title:
     return fig
 
 
-def volume(df: pd.DataFrame, *, title: str = "", rate_name: str = "answered rate", n_name: str = "questions") -> go.Figure:
-    """Questions per period (bars) and the answered rate (line, right axis)."""
+def volume(df: pd.DataFrame, *, title: str = "", rate_name: str = "answered rate",
+           effective_name: str = "effectively answered", n_name: str = "questions") -> go.Figure:
+    """Questions per period (bars), the raw and (when given) the effective answered rate (lines, right axis)."""
     fig = go.Figure()
     fig.add_bar(x=df["period"], y=df["questions"], name=n_name, marker_color=COLOR)
     fig.add_scatter(x=df["period"], y=df["answered_rate"], name=rate_name, yaxis="y2", mode="lines+markers",
-                    line={"color": ACCENT})
+                    line={"color": ACCENT, "dash": "dot"})
+    if "effective_answered_rate" in df:
+        fig.add_scatter(x=df["period"], y=df["effective_answered_rate"], name=effective_name, yaxis="y2",
+                        mode="lines+markers", line={"color": ACCENT})
     fig.update_layout(title=title, height=360, legend={"orientation": "h"},
                       yaxis2={"overlaying": "y", "side": "right", "range": [0, 1], "tickformat": ".0%"})
     return fig

@@ -20,8 +20,8 @@ def test_real_users_page_runs(demo_engine) -> None:  # type: ignore[no-untyped-d
     captions = " ".join(c.value for c in at.caption)
     assert "n = " in captions
     labels = {m.label for m in at.metric}
-    assert "chunk_coverage" in labels and "n_topics" in labels
-    assert {"effective_answered_rate", "answered_rate", "n_declined", "seed_ari_mean"} <= labels
+    assert "Chunk coverage" in labels and "Topics" in labels  # labels from the metric catalog
+    assert {"Effective answered share", "Answered share", "Declines in disguise", "Topic stability (ARI)"} <= labels
     assert "×" in " ".join(str(d.value.to_csv()) for d in at.dataframe)  # examples carry repeat counts
     assert not at.error, [e.value for e in at.error]
     # the bot-answer rules are shown and editable; applying them reclassifies without a new run

@@ -18,7 +18,14 @@ from voproshalych_eval.analytics import (
 from voproshalych_eval.analytics.answers import ANSWER_CLASSES, CLASS_NAMES, AnswerRules, classify_answers
 from voproshalych_eval.analytics.report import coverage_gap_html, coverage_gap_markdown
 from voproshalych_eval.analytics.text_ru import CLASSIFIER_RULES
-from voproshalych_eval.analytics.topics import GAP_FORMULA, format_example, silhouette_verdict
+from voproshalych_eval.analytics.topic_trends import (
+    MONTHS_EN,
+    MONTHS_RU,
+    STATUS_NAMES,
+    summary_lines,
+    topic_trends,
+)
+from voproshalych_eval.analytics.topics import GAP_FORMULA, format_example, month_of, silhouette_verdict
 from voproshalych_eval.plots import real_users as charts
 from voproshalych_eval.ui import state
 from voproshalych_eval.ui.common import empty_state, metric_cards, page_header, table_with_download
@@ -165,6 +172,42 @@ def with_examples(df: pd.DataFrame) -> pd.DataFrame:
                        for ex, cnt in zip(df["examples"], df["example_counts"], strict=True)]
     return out.drop(columns=["example_counts"])
 
+
+def render_changes(res: object, names: dict[int, str]) -> None:
+    """What changed: the chosen period vs the one before, topics over time, seasonal peaks."""
+    t = res.topics  # type: ignore[attr-defined]
+    st.subheader(tr("Что изменилось", "What changed"))
+    months = sorted(t.trends.monthly["period"].unique()) if t.trends is not None else []
+    if not months:
+        st.caption(tr("Нет вопросов с датой.", "No dated questions."))
+        return
+    c1, c2 = st.columns(2)
+    end = c1.selectbox(tr("Последний месяц периода", "Last month of the period"), months[::-1], key="ru_tr_end")
+    window = c2.number_input(tr("Месяцев в периоде", "Months in the period"), 1, 12, 1, key="ru_tr_window")
+    clustered = t.topics.loc[t.topics["kind"] == "cluster", "topic"].astype(int).tolist()
+    trends = topic_trends(t.labels, month_of(res.log["created_at"]), names,  # type: ignore[attr-defined]
+                          effective=res.answers.effective_answered if res.answers is not None else None,  # type: ignore[attr-defined]
+                          topics=clustered, end=end, window=int(window))
+    st.markdown("\n".join(f"- {x}" for x in summary_lines(trends, gaps=t.gaps, lang=lang())))
+    st.caption(tr("Статус темы: биномиальный тест доли темы сейчас против прошлого периода (α = 0.05); «новая» — "
+                  "≤ 1 вопроса раньше и ≥ 5 сейчас, «растёт» — доля выросла ≥ 1.5 раза.",
+                  "Topic status: binomial test of the topic's share now vs the previous period (α = 0.05); "
+                  "'emerging' — ≤ 1 question before and ≥ 5 now, 'growing' — the share grew ≥ 1.5 times."))
+    changes = trends.changes.copy()
+    changes["status_name"] = changes["status"].map(lambda x: tr(*STATUS_NAMES[x]))
+    table_with_download(changes, "topic_changes", key="ru_tr_changes")
+    moved = changes.loc[changes["status"].isin(["emerging", "growing"]), "topic"].astype(int).tolist()
+    share = trends.monthly[trends.monthly["topic"].isin(clustered)]
+    chart(charts.topic_trend(share, names, value="share", highlight=moved,
+                             title=tr("Темы по месяцам: доля вопросов месяца", "Topics by month: share of the month"),
+                             y_title=tr("доля месяца", "share of the month")), trends.monthly, "topic_trend")
+    if len(trends.peaks):
+        peaks = trends.peaks.copy()
+        peaks["peak_month_name"] = peaks["peak_month"].map(lambda m: (MONTHS_RU if lang() == "ru" else MONTHS_EN)[m - 1])
+        st.markdown(tr("**Сезонные пики** (доля темы в этом календарном месяце / её доля за всё время)",
+                       "**Seasonal peaks** (the topic's share in that calendar month / its share overall)"))
+        table_with_download(peaks, "topic_peaks", key="ru_tr_peaks")
+
 # ---------------------------------------------------------------- utilization
 with tab_u:
     u = res.utilization
@@ -227,7 +270,7 @@ with tab_t:
                                     y_title=tr("расстояние до ближайшего чанка", "distance to nearest chunk")),
               topics, "topics")
         names = dict(zip(t.topics["topic"], t.topics["name"], strict=True))
-        chart(charts.topic_trend(t.trend, names, title=tr("Темы по месяцам", "Topics by month")), t.trend, "topic_trend")
+        render_changes(res, names)
         st.subheader(tr("Все темы", "All topics"))
         table_with_download(topics, "topics_table")
         if len(t.k_scores):

@@ -120,9 +120,9 @@ def test_effective_answered_rate_removes_exactly_the_declines(result) -> None:  
     assert result.domain.metrics["effective_answered_rate"] == pytest.approx(m["effective_answered_rate"])
     # the demo log holds disguised declines like the production one (~8% of answered rows + templates)
     answers = result.log["answer"].fillna("")
-    for text in ("Ответ не найден.", "Что-то в вашем вопросе меня смущает", "Извините, но в предоставленном фрагменте"):
-        hit = answers.str.startswith(text).to_numpy()
-        assert hit.any() and set(a.classes[hit]) <= {"not_found", "refusal"}, text
+    for decline in ("Ответ не найден.", "Что-то в вашем вопросе меня смущает", "Извините, но в предоставленном фрагменте"):
+        hit = answers.str.startswith(decline).to_numpy()
+        assert hit.any() and set(a.classes[hit]) <= {"not_found", "refusal"}, decline
     topics = result.topics.topics
     assert np.allclose(topics["declined"], topics["size"] * (topics["answered_share"] - topics["effective_answered_share"]))
     assert topics["declined"].sum() == declined
@@ -136,6 +136,31 @@ def test_topics_k_override(demo_engine, result) -> None:  # type: ignore[no-unty
     t = topic_coverage(result.log, result.embeddings.vectors, result.retrieval, k_topics=5,
                        categories=result.categories)
     assert t.metrics["n_topics"] == 5 and t.params["k_chosen_by"] == "override"
+
+    # names a person gives are kept for later runs, matched by centroid: rename topic 0, merge topics 1 and 2
+    from voproshalych_eval.analytics import topic_memory as tm
+
+    model = result.embeddings.model
+    sizes = t.topics.set_index("topic")["size"]
+    g_rename = tm.remember(demo_engine, model, [t.centroids[0]], "  Мои  стипендии ")
+    tm.remember(demo_engine, model, [t.centroids[1], t.centroids[2]], "Объединённая тема")
+    try:
+        again = topic_coverage(result.log, result.embeddings.vectors, result.retrieval, k_topics=5,
+                               categories=result.categories, memory=tm.TopicMemory.load(demo_engine, model))
+        assert again.metrics["n_topics"] == 4 and again.metrics["n_user_named"] == 2
+        named = again.topics[again.topics["user_named"]].set_index("name")
+        assert named.loc["Мои стипендии", "size"] == sizes[0] and named.loc["Мои стипендии", "merged_from"] == 1
+        assert named.loc["Объединённая тема", "size"] == sizes[1] + sizes[2]
+        assert named.loc["Объединённая тема", "merged_from"] == 2
+        assert again.topics["size"].sum() == result.n_used
+        # a rename of a stored group updates every row of it; forgetting removes it
+        ids = list(named.loc["Объединённая тема", "stored_ids"])
+        assert tm.rename_group(demo_engine, ids[:1], "Новое имя") == 2
+        assert {n.name for n in tm.list_names(demo_engine, model)} == {"Мои стипендии", "Новое имя"}
+        assert {n.group_key for n in tm.list_names(demo_engine, model) if n.name == "Мои стипендии"} == {g_rename}
+    finally:
+        tm.forget(demo_engine, [n.id for n in tm.list_names(demo_engine, model)])
+    assert tm.list_names(demo_engine, model) == []
 
 
 def test_domain_counts_add_up(result) -> None:  # type: ignore[no-untyped-def]
@@ -189,6 +214,14 @@ def test_report(result) -> None:  # type: ignore[no-untyped-def]
     assert "фактически" in md
     page = coverage_gap_html(result)
     assert page.startswith("<!DOCTYPE html>") and "<script" not in page and "http" not in page.split("<body>")[0]
+    # what changed: topics over time and the emerging/growing topics of the latest month vs the one before
+    trends = result.topics.trends
+    assert trends is not None and trends.period == ["2026-05"] and trends.previous == ["2026-04"]
+    assert "## Что изменилось" in md and "Темы по месяцам" in md and "<h2>Что изменилось</h2>" in page
+    assert f"2026-05: {trends.totals['n_now']} вопросов против {trends.totals['n_prev']}" in md
+    for _, r in trends.changes[trends.changes["status"].isin(["emerging", "growing"])].iterrows():
+        assert str(r["name"]) in md
+    assert result.metrics["n_emerging_topics"] == len(trends.status_of("emerging"))
 
 
 CSV_GOOD = (

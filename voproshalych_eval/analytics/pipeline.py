@@ -161,12 +161,14 @@ def run_real_users(
         if "topics" in analyses and emb is not None:
             t = time.perf_counter()
             say("Topics and coverage gaps…")
+            from voproshalych_eval.analytics.topic_memory import TopicMemory
             from voproshalych_eval.embeddings import cached_embedder
 
             res.topics = topic_coverage(df, emb.vectors, ret, k_topics=k_topics, k_range=k_range,
                                         categories=categories, answer_classes=answer_classes.classes,
                                         slang=normalizer, embedder=cached_embedder(emb.model, engine),
-                                        k_stability_runs=k_stability_runs, lang=lang)
+                                        k_stability_runs=k_stability_runs,
+                                        memory=TopicMemory.load(engine, emb.model), lang=lang)
             timings["topics"] = time.perf_counter() - t
         if "domain" in analyses:
             t = time.perf_counter()
@@ -220,6 +222,8 @@ def _summary_metrics(res: RealUsersResult) -> dict[str, Any]:
         m["n_topics"] = res.topics.metrics["n_topics"]
         m["best_silhouette"] = res.topics.metrics["best_silhouette"]
         m["seed_ari_mean"] = res.topics.metrics["seed_ari_mean"]
+        m["n_emerging_topics"] = res.topics.metrics["n_emerging_topics"]
+        m["n_growing_topics"] = res.topics.metrics["n_growing_topics"]
         if len(res.topics.gaps):
             m["top_gap"] = str(res.topics.gaps.iloc[0]["name"])
     if res.domain is not None:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from voproshalych_eval.analytics.topic_trends import MONTHS_RU, STATUS_NAMES, TopicTrends, summary_lines
 from voproshalych_eval.analytics.topics import GAP_FORMULA, format_example
 
 
@@ -40,7 +41,74 @@ def _context(result: Any, top_n: int) -> dict[str, Any]:
         "gaps": gaps.head(top_n),
         "categories": topics.topics[topics.topics["kind"] == "category"] if topics is not None else pd.DataFrame(),
         "never": result.utilization.never_retrieved if result.utilization is not None else None,
+        "trends": topics.trends if topics is not None else None,
+        "all_gaps": gaps,
     }
+
+
+def _trend_table(trends: TopicTrends, months: int = 6, top_n: int = 8) -> tuple[list[str], list[list[str]]]:
+    """Share of the month of the largest topics over the last ``months`` months: (header, rows)."""
+    m = trends.monthly
+    if m.empty:
+        return [], []
+    last = sorted(m["period"].unique())[-months:]
+    top = m[m["period"].isin(last)].groupby("topic")["n"].sum().nlargest(top_n).index
+    piv = m[m["topic"].isin(top)].pivot_table(index="topic", columns="period", values="share", fill_value=0.0)
+    names = m.drop_duplicates("topic").set_index("topic")["name"]
+    rows = [[str(names.get(t, t))] + [_pct(piv.loc[t].get(p, 0.0)) for p in last] for t in top]
+    return ["тема"] + last, rows
+
+
+def _changes_markdown(c: dict[str, Any]) -> list[str]:
+    trends: TopicTrends | None = c["trends"]
+    if trends is None:
+        return []
+    lines = ["", "## Что изменилось", ""]
+    lines += [f"- {x}" for x in summary_lines(trends, gaps=c["all_gaps"], lang="ru")]
+    moved = trends.changes[trends.changes["status"] != "stable"]
+    if len(moved):
+        lines += ["", "| тема | статус | вопросов было → стало | доля было → стала | p |", "|---|---|---|---|---|"]
+        for _, r in moved.iterrows():
+            lines.append(f"| {r['name']} | {STATUS_NAMES[r['status']][0]} | {r['n_prev']} → {r['n_now']} | "
+                         f"{_pct(r['share_prev'])} → {_pct(r['share_now'])} | "
+                         f"{min(r['p_up'], r['p_down']):.3g} |")
+    head, rows = _trend_table(trends)
+    if rows:
+        lines += ["", "### Темы по месяцам (доля вопросов месяца)", "", "| " + " | ".join(head) + " |",
+                  "|" + "---|" * len(head)]
+        lines += ["| " + " | ".join(r) + " |" for r in rows]
+    if len(trends.peaks):
+        lines += ["", "### Сезонные пики", "", "| тема | месяц пика | во сколько раз выше обычного |", "|---|---|---|"]
+        for _, r in trends.peaks.head(10).iterrows():
+            lines.append(f"| {r['name']} | {MONTHS_RU[int(r['peak_month']) - 1]} | ×{r['lift']:.1f} |")
+    return lines
+
+
+def _changes_html(c: dict[str, Any]) -> str:
+    trends: TopicTrends | None = c["trends"]
+    if trends is None:
+        return ""
+    e = html.escape
+    items = "".join(f"<li>{e(x)}</li>" for x in summary_lines(trends, gaps=c["all_gaps"], lang="ru"))
+    out = f"<h2>Что изменилось</h2><ul>{items}</ul>"
+    moved = trends.changes[trends.changes["status"] != "stable"]
+    if len(moved):
+        rows = "".join(
+            f"<tr><td>{e(str(r['name']))}</td><td>{STATUS_NAMES[r['status']][0]}</td><td>{r['n_prev']} → {r['n_now']}</td>"
+            f"<td>{_pct(r['share_prev'])} → {_pct(r['share_now'])}</td><td>{min(r['p_up'], r['p_down']):.3g}</td></tr>"
+            for _, r in moved.iterrows())
+        out += ("<table><tr><th>тема</th><th>статус</th><th>вопросов было → стало</th><th>доля было → стала</th>"
+                f"<th>p</th></tr>{rows}</table>")
+    head, rows_t = _trend_table(trends)
+    if rows_t:
+        ths = "".join(f"<th>{e(h)}</th>" for h in head)
+        trs = "".join("<tr>" + "".join(f"<td>{e(x)}</td>" for x in r) + "</tr>" for r in rows_t)
+        out += f"<h3>Темы по месяцам (доля вопросов месяца)</h3><table><tr>{ths}</tr>{trs}</table>"
+    if len(trends.peaks):
+        trs = "".join(f"<tr><td>{e(str(r['name']))}</td><td>{MONTHS_RU[int(r['peak_month']) - 1]}</td>"
+                      f"<td>×{r['lift']:.1f}</td></tr>" for _, r in trends.peaks.head(10).iterrows())
+        out += f"<h3>Сезонные пики</h3><table><tr><th>тема</th><th>месяц пика</th><th>во сколько раз выше обычного</th></tr>{trs}</table>"
+    return out
 
 
 def coverage_gap_markdown(result: Any, *, top_n: int = 10) -> str:
@@ -82,6 +150,7 @@ def coverage_gap_markdown(result: Any, *, top_n: int = 10) -> str:
         for _, r in c["categories"].iterrows():
             lines.append(f"| {r['name']} | {int(r['size'])} | {_pct(r['effective_answered_share'])} "
                          f"({_pct(r['answered_share'])}) |")
+    lines += _changes_markdown(c)
     if c["never"] is not None:
         lines += ["", f"## Чанки, которые не попадают в выдачу ни разу ({len(c['never'])})", ""]
         for _, r in c["never"].head(20).iterrows():
@@ -145,6 +214,7 @@ def coverage_gap_html(result: Any, *, top_n: int = 10) -> str:
 <th>примеры вопросов</th></tr>{''.join(rows)}</table>
 <h2>Сообщения вне тем (правила, не кластеры)</h2>
 <table><tr><th>категория</th><th>сообщений</th><th>отвечено фактически (непустой ответ)</th></tr>{cat_rows}</table>
+{_changes_html(c)}
 {never}
 <p class="muted">Журнал реальных пользователей — источник аналитики, а не эталон для метрик поиска.</p>
 </body></html>

@@ -269,6 +269,7 @@ class TopicResult:
     params: dict[str, Any] = field(default_factory=dict)
     centroids: np.ndarray | None = None  # (n_clustered_topics, dim) unit centres of topics 0..k-1
     stability: dict[str, Any] = field(default_factory=dict)
+    trends: Any = None  # topic_trends.TopicTrends of the default period (the latest month vs the one before)
 
     def to_dict(self, *, max_rows: int = 30) -> dict[str, Any]:
         return {
@@ -280,6 +281,7 @@ class TopicResult:
                           for k, v in self.stability.items()},
             "topics": self.topics.head(max_rows).to_dict(orient="records"),
             "gaps": self.gaps.head(max_rows).to_dict(orient="records"),
+            "trends": self.trends.to_dict(max_rows=max_rows) if self.trends is not None else None,
         }
 
 
@@ -317,6 +319,8 @@ def topic_coverage(
     stability_seeds: tuple[int, ...] = (1, 2, 3),
     k_stability_runs: int = 0,
     memory: Any | None = None,
+    trend_end: str | None = None,
+    trend_window: int = 1,
     lang: str = "ru",
 ) -> TopicResult:
     """Topics, per-topic statistics and ranked coverage gaps for the whole filtered log (module docstring).
@@ -447,6 +451,7 @@ def topic_coverage(
                 "terms": keywords,
                 "user_named": bool(user_name),
                 "merged_from": renamed.get(t, {}).get("merged", 1),
+                "stored_ids": list(renamed.get(t, {}).get("stored_ids", [])),
                 "size": int(m.sum()),
                 "share": float(m.sum() / n) if n else 0.0,
                 "answered_share": float(answered[idx].mean()) if len(idx) else None,
@@ -493,7 +498,14 @@ def topic_coverage(
         "near_threshold": near_threshold,
         "classifier": "rule-based (text_ru.CLASSIFIER_RULES)",
     }
-    return TopicResult(labels, topics, gaps, trend, k_scores, metrics, params, centers, stability)
+    from voproshalych_eval.analytics.topic_trends import topic_trends
+
+    names = dict(zip(topics["topic"].astype(int), topics["name"], strict=True))
+    trends = topic_trends(labels, period, names, effective=effective, topics=list(range(k_chosen)),
+                          end=trend_end, window=trend_window)
+    metrics["n_emerging_topics"] = int((trends.changes["status"] == "emerging").sum())
+    metrics["n_growing_topics"] = int((trends.changes["status"] == "growing").sum())
+    return TopicResult(labels, topics, gaps, trend, k_scores, metrics, params, centers, stability, trends)
 
 
 def rank_gaps(topics: pd.DataFrame) -> pd.DataFrame:

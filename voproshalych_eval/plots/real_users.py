@@ -67,15 +67,23 @@ def topics_scatter(topics: pd.DataFrame, *, title: str = "", x_title: str = "", 
     return fig
 
 
-def topic_trend(trend: pd.DataFrame, names: dict[int, str], *, title: str = "", top_n: int = 8) -> go.Figure:
-    """Monthly questions of the largest topics."""
+def topic_trend(trend: pd.DataFrame, names: dict[int, str], *, title: str = "", top_n: int = 8,
+                value: str = "n", y_title: str = "", highlight: list[int] | None = None) -> go.Figure:
+    """Monthly questions (``value="n"``) or share of the month (``value="share"``) of the largest topics and
+    of the ``highlight`` topics (emerging / growing ones, drawn thicker)."""
     if trend.empty:
         return go.Figure().update_layout(title=title)
-    top = trend.groupby("topic")["n"].sum().nlargest(top_n).index
+    top = list(trend.groupby("topic")["n"].sum().nlargest(top_n).index)
+    top += [t for t in (highlight or []) if t not in top]
     d = trend[trend["topic"].isin(top)].copy()
     d["name"] = d["topic"].map(names).fillna(d["topic"].astype(str)).str.slice(0, 40)
-    fig = px.line(d, x="period", y="n", color="name", markers=True)
-    fig.update_layout(title=title, height=380, legend={"orientation": "h", "y": -0.3})
+    fig = px.line(d, x="period", y=value, color="name", markers=True)
+    for tr in fig.data:
+        if any(names.get(t, "")[:40] == tr.name for t in (highlight or [])):
+            tr.line.width = 4
+    fig.update_layout(title=title, height=400, legend={"orientation": "h", "y": -0.3}, yaxis_title=y_title)
+    if value == "share":
+        fig.update_yaxes(tickformat=".0%")
     return fig
 
 

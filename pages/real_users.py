@@ -173,6 +173,79 @@ def with_examples(df: pd.DataFrame) -> pd.DataFrame:
     return out.drop(columns=["example_counts"])
 
 
+def render_trust(res: object) -> None:
+    """Stability of the topics across seeds (ARI per seed) and, on demand, of k across samples."""
+    t = res.topics  # type: ignore[attr-defined]
+    seeds = t.stability.get("seeds") or {}
+    if seeds.get("ari"):
+        st.caption(tr(f"ARI с seed {seeds['seeds']}: " + ", ".join(f"{a:.2f}" for a in seeds["ari"])
+                      + f" (выборка {seeds['n']} вопросов).",
+                      f"ARI with seeds {seeds['seeds']}: " + ", ".join(f"{a:.2f}" for a in seeds["ari"])
+                      + f" (sample of {seeds['n']} questions)."))
+    if t.params.get("k_chosen_by") == "silhouette" and st.button(
+            tr("Проверить устойчивость k (3 другие выборки)", "Check the stability of k (3 other samples)"),
+            key="ru_k_stab"):
+        from voproshalych_eval.analytics.topics import k_stability, unit_rows
+
+        X = unit_rows(res.embeddings.vectors)[t.labels < t.metrics["n_topics"]]  # type: ignore[attr-defined]
+        with st.spinner(tr("Подбираю k на других выборках…", "Choosing k on other samples…")):
+            st.session_state["ru_k_stability"] = k_stability(X, k_range=tuple(t.params["k_range"]), runs=3)
+    ks = st.session_state.get("ru_k_stability")
+    if ks is not None:
+        st.caption(tr(f"k по силуэту на других выборках: {', '.join(map(str, ks['k']))} (в этом запуске "
+                      f"{t.metrics['n_topics']}). Сильный разброс — число тем выбрано неустойчиво.",
+                      f"k by silhouette on other samples: {', '.join(map(str, ks['k']))} (this run: "
+                      f"{t.metrics['n_topics']}). A wide spread means the number of topics is not stable."))
+        table_with_download(ks, "k_stability", key="ru_k_stab_tbl")
+
+
+def render_naming(res: object) -> None:
+    """Rename / merge topics; the names are stored with the topics' centroids and applied on later runs."""
+    from voproshalych_eval.analytics import topic_memory as tm
+
+    t = res.topics  # type: ignore[attr-defined]
+    model = res.embeddings.model  # type: ignore[attr-defined]
+    with st.expander(tr("Переименовать или объединить темы", "Rename or merge topics")):
+        st.caption(tr("Имена хранятся вместе с центроидом темы и применяются при следующих запусках к теме с "
+                      f"центроидом не дальше косинуса {tm.DEFAULT_THRESHOLD} (объединённые темы снова "
+                      "объединяются). Действуют со следующего запуска анализа.",
+                      "Names are stored with the topic's centroid and applied on later runs to the topic whose "
+                      f"centroid is within cosine {tm.DEFAULT_THRESHOLD} (merged topics are merged again). They "
+                      "take effect from the next analysis run."))
+        clusters = t.topics[t.topics["kind"] == "cluster"]
+        label_of = {int(r["topic"]): f"{int(r['topic'])}: {r['name']} ({int(r['size'])})" for _, r in clusters.iterrows()}
+        picked = st.multiselect(tr("Темы", "Topics"), list(label_of), format_func=label_of.get, key="ru_name_pick")
+        new_name = st.text_input(tr("Новое имя", "New name"), key="ru_name_text")
+        c1, c2 = st.columns(2)
+        rename = c1.button(tr("Переименовать", "Rename"), key="ru_name_rename", disabled=len(picked) != 1)
+        merge = c2.button(tr("Объединить", "Merge"), key="ru_name_merge", disabled=len(picked) < 2)
+        if rename or merge:
+            with state.user_errors("Имя не сохранено", "Name not saved"):
+                stored = {n.id: n for n in tm.list_names(engine, model)}
+                rows = clusters.set_index("topic")
+                centroids, replace = [], []
+                for topic in picked:
+                    ids = list(rows.loc[topic, "stored_ids"])
+                    if ids:  # a topic named before: keep its stored centroids (a merge stays a merge)
+                        centroids += [stored[i].centroid for i in ids if i in stored]
+                        replace += ids
+                    else:
+                        centroids.append(t.centroids[topic])
+                tm.remember(engine, model, centroids, new_name, replace_ids=replace,
+                            source=res.source)  # type: ignore[attr-defined]
+                st.success(tr("Сохранено: применится при следующем запуске анализа.",
+                              "Saved: applied on the next analysis run."))
+        names = tm.list_names(engine, model)
+        if names:
+            table = pd.DataFrame([{"id": n.id, "name": n.name, "group": n.group_key[:8]} for n in names])
+            table_with_download(table, "topic_names", key="ru_names_tbl")
+            drop = st.multiselect(tr("Удалить сохранённые имена (id)", "Delete stored names (id)"),
+                                  table["id"].tolist(), key="ru_names_drop")
+            if drop and st.button(tr("Удалить", "Delete"), key="ru_names_del"):
+                tm.forget(engine, drop)
+                st.rerun()
+
+
 def render_changes(res: object, names: dict[int, str]) -> None:
     """What changed: the chosen period vs the one before, topics over time, seasonal peaks."""
     t = res.topics  # type: ignore[attr-defined]
@@ -276,6 +349,8 @@ with tab_t:
         if len(t.k_scores):
             chart(charts.bar(t.k_scores, "k", "silhouette", title=tr("Выбор k: силуэт", "Choosing k: silhouette")),
                   t.k_scores, "k_silhouette")
+        render_trust(res)
+        render_naming(res)
         st.subheader(tr("Карта тем", "Topic map"))
         if st.button(tr("Построить карту (UMAP)", "Build the map (UMAP)"), key="ru_map"):
             with state.user_errors("Карта не построена", "Map failed"):

@@ -96,7 +96,8 @@ def silhouette_verdict(value: float | None, lang: str = "ru") -> str:
     return SILHOUETTE_GUIDE[-1][1 if lang == "ru" else 2]
 
 
-def _unit(X: np.ndarray) -> np.ndarray:
+def unit_rows(X: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (zero rows stay zero), float32."""
     X = np.asarray(X, dtype=np.float32)
     norms = np.linalg.norm(X, axis=1, keepdims=True)
     return np.ascontiguousarray(X / np.where(norms > 0, norms, 1.0), dtype=np.float32)
@@ -341,7 +342,7 @@ def topic_coverage(
     follow = np.fromiter((text_ru.is_follow_up(q) for q in questions), dtype=bool, count=n)
     groups[(cats == "question") & follow] = "follow_up"
     cluster_mask = ~np.isin(groups, CATEGORY_TOPICS)
-    U = _unit(vectors) if n else np.zeros((0, vectors.shape[1] if vectors.ndim == 2 else 0), np.float32)
+    U = unit_rows(vectors) if n else np.zeros((0, vectors.shape[1] if vectors.ndim == 2 else 0), np.float32)
     Xc = U[cluster_mask]
     labels = np.full(n, -1, dtype=np.int64)
     k_scores = pd.DataFrame(columns=["k", "silhouette", "inertia"])
@@ -375,7 +376,7 @@ def topic_coverage(
         m = labels == t
         if m.any():
             centers[t] = U[m].mean(axis=0)
-    centers = _unit(centers) if k_chosen else centers
+    centers = unit_rows(centers) if k_chosen else centers
     cat_ids: dict[str, int] = {}
     for j, c in enumerate(CATEGORY_TOPICS):
         m = groups == c

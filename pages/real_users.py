@@ -354,18 +354,24 @@ with tab_t:
         st.subheader(tr("Карта тем", "Topic map"))
         if st.button(tr("Построить карту (UMAP)", "Build the map (UMAP)"), key="ru_map"):
             with state.user_errors("Карта не построена", "Map failed"):
+                from voproshalych_eval.plots import embedding_space as maps
                 from voproshalych_eval.tiers.projection import project
 
                 ids = [f"{res.source}:{i}" for i in res.log["id"]]
                 proj = project(engine, res.embeddings.vectors, ids, model=res.embeddings.model, limit=5000)
                 rows = proj.rows
-                labels = [names.get(int(x), str(x))[:40] for x in t.labels[rows]]
-                hover = res.log["question"].iloc[rows].tolist()
-                coords_df = pd.DataFrame({"x": proj.coords[:, 0], "y": proj.coords[:, 1], "topic": labels,
-                                          "question": hover})
-                chart(charts.topic_map(proj.coords, labels, hover, title=tr("Вопросы, цвет — тема",
-                                                                             "Questions coloured by topic")),
-                      coords_df, "topic_map")
+                meta = pd.DataFrame({"row": rows, "point_id": [ids[i] for i in rows],
+                                     "text": res.log["question"].iloc[rows].to_numpy(),
+                                     "url": res.log["url"].iloc[rows].to_numpy(), "kind": "question",
+                                     "topic": [names.get(int(x), str(x))[:40] for x in t.labels[rows]]})
+                fig = maps.scatter_figure(proj.coords, meta, "topic", label_centres=True, color_title=tr("тема", "topic"),
+                                          title=tr("Вопросы, цвет — тема", "Questions coloured by topic"),
+                                          texts={"other": tr("прочие", "other"),
+                                                 "outside": tr("за рамкой (прижаты к краю)", "outside the frame (clipped)")})
+                if proj.subsampled:
+                    st.caption(tr(f"Случайная выборка {len(rows)} из {proj.n_total} вопросов.",
+                                  f"A random sample of {len(rows)} of {proj.n_total} questions."))
+                chart(fig, meta.assign(x=proj.coords[:, 0], y=proj.coords[:, 1]), "topic_map")
         st.page_link("pages/tier0_embeddings.py", label=tr("Открыть пространство эмбеддингов (Tier 0)",
                                                            "Open the embedding-space explorer (Tier 0)"))
 

@@ -1,4 +1,5 @@
-"""Charts of the Real users page: utilization long tail, coverage gaps, topic sizes/trends/map, domain charts.
+"""Charts of the Real users page: utilization long tail, coverage gaps, topic sizes and trends, domain charts
+(the topic map is :func:`voproshalych_eval.plots.embedding_space.scatter_figure`, one map for every page).
 
 Pure functions returning ``plotly.graph_objects.Figure``; texts are parameters (pages pass them in the
 user's language). Every builder takes the DataFrame the page also offers as a CSV download.
@@ -84,16 +85,6 @@ def topic_trend(trend: pd.DataFrame, names: dict[int, str], *, title: str = "", 
     fig.update_layout(title=title, height=400, legend={"orientation": "h", "y": -0.3}, yaxis_title=y_title)
     if value == "share":
         fig.update_yaxes(tickformat=".0%")
-    return fig
-
-
-def topic_map(coords: np.ndarray, labels: list[str], hover: list[str], *, title: str = "") -> go.Figure:
-    """UMAP 2-D map of questions coloured by topic."""
-    d = pd.DataFrame({"x": coords[:, 0], "y": coords[:, 1], "topic": labels, "q": hover})
-    fig = px.scatter(d, x="x", y="y", color="topic", hover_name="q", opacity=0.7)
-    fig.update_traces(marker={"size": 5})
-    fig.update_layout(title=title, height=560, legend={"font": {"size": 10}}, xaxis={"visible": False},
-                      yaxis={"visible": False})
     return fig
 
 

@@ -173,6 +173,30 @@ def with_examples(df: pd.DataFrame) -> pd.DataFrame:
     return out.drop(columns=["example_counts"])
 
 
+def render_llm_labels(res: object) -> dict[int, str]:
+    """Optional LLM-written topic labels (cached by the LLM client); shown beside the keyword names, marked."""
+    from voproshalych_eval.llm import default_client
+
+    key = f"ru_llm_labels_{res.run_id}"  # type: ignore[attr-defined]
+    client = default_client(engine=engine, lang=lang())
+    if client is None:
+        st.caption(tr("LLM не настроена (Настройки) — подписи тем только по ключевым словам.",
+                      "No LLM configured (Settings) — topic names come from keywords only."))
+        return {}
+    if st.button(tr("Подписать темы с помощью LLM", "Label the topics with an LLM"), key="ru_llm_labels"):
+        from voproshalych_eval.analytics.topic_names import llm_labels
+
+        with st.spinner(tr("LLM подписывает темы…", "The LLM is labelling the topics…")):
+            st.session_state[key] = llm_labels(res.topics.topics, client, lang=lang())  # type: ignore[attr-defined]
+    labels = st.session_state.get(key) or {}
+    if labels:
+        st.caption(tr(f"Столбец llm_label написан LLM ({client.models[0]}) по ключевым словам и примерам — это "
+                      "подсказка, не результат анализа.",
+                      f"The llm_label column is written by an LLM ({client.models[0]}) from keywords and examples — "
+                      "a hint, not an analysis result."))
+    return labels
+
+
 def render_trust(res: object) -> None:
     """Stability of the topics across seeds (ARI per seed) and, on demand, of k across samples."""
     t = res.topics  # type: ignore[attr-defined]
@@ -337,6 +361,9 @@ with tab_t:
         table_with_download(gaps, "coverage_gaps_table")
         topics = with_examples(t.topics)
         topics["terms"] = topics["terms"].map(lambda xs: ", ".join(xs))
+        labels = render_llm_labels(res)
+        if labels:
+            topics.insert(2, "llm_label", topics["topic"].map(labels))
         chart(charts.topics_scatter(t.topics, title=tr("Темы: отвеченность и удалённость от базы",
                                                        "Topics: answered share vs distance to the KB"),
                                     x_title=tr("доля отвеченных", "answered share"),

@@ -283,10 +283,19 @@ def test_imported_source_analysed_with_whole_log(demo_engine, tmp_path) -> None:
 def test_cli_real_users_and_import(demo_engine, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     from voproshalych_eval.cli import main
 
-    assert main(["real-users", "--analysis", "domain", "--json"]) == 0
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps({"overrides": {"Ответ не найден.": "answer"}}, ensure_ascii=False), encoding="utf-8")
+    assert main(["real-users", "--analysis", "domain", "--json", "--answer-rules", str(rules)]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["n_questions_used"] > 3000 and out["domain"]["metrics"]["n_questions_used"] == out["n_questions_used"]
     assert out["run_id"]
+    m = out["metrics"]
+    assert m["answered_rate"] - m["effective_answered_rate"] == pytest.approx(m["n_declined"] / out["n_questions_used"])
+    assert out["answers"]["rules"]["overrides"] == {"ответ не найден.": "answer"}
+    assert out["answers"]["metrics"]["n_answer_not_found"] > 0  # the other not-found wordings still count
+    rules.write_text("{\"patterns\": [{\"class\": \"refusal\", \"pattern\": \"(\"}]}", encoding="utf-8")
+    assert main(["real-users", "--analysis", "domain", "--answer-rules", str(rules)]) == 2
+    assert "rules.json" in capsys.readouterr().err
 
     p = tmp_path / "cli.csv"
     p.write_text(CSV_GOOD, encoding="utf-8")

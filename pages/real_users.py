@@ -128,6 +128,11 @@ with st.sidebar:
                                   data=upload.getvalue())
                 st.success(tr(f"Импортировано {rep.n_imported} из {rep.n_rows} строк в «{rep.source}»",
                               f"Imported {rep.n_imported} of {rep.n_rows} rows into '{rep.source}'"))
+                if rep.n_empty_questions:
+                    st.info(tr(f"Строк без текста вопроса: {rep.n_empty_questions} — учтены как события (сессии, "
+                               "пользователи), в текстовый анализ не входят.",
+                               f"Rows without question text: {rep.n_empty_questions} — counted as events (sessions, "
+                               "users), left out of text analyses."))
                 if rep.errors:
                     st.warning(tr(f"Пропущено строк: {rep.n_skipped}", f"Rows skipped: {rep.n_skipped}"))
                     st.dataframe(pd.DataFrame(rep.errors), hide_index=True)
@@ -282,8 +287,8 @@ def render_changes(res: object, names: dict[int, str]) -> None:
     end = c1.selectbox(tr("Последний месяц периода", "Last month of the period"), months[::-1], key="ru_tr_end")
     window = c2.number_input(tr("Месяцев в периоде", "Months in the period"), 1, 12, 1, key="ru_tr_window")
     clustered = t.topics.loc[t.topics["kind"] == "cluster", "topic"].astype(int).tolist()
-    trends = topic_trends(t.labels, month_of(res.log["created_at"]), names,  # type: ignore[attr-defined]
-                          effective=res.answers.effective_answered if res.answers is not None else None,  # type: ignore[attr-defined]
+    trends = topic_trends(t.labels, month_of(res.text_log["created_at"]), names,  # type: ignore[attr-defined]
+                          effective=res.text_effective_answered,  # type: ignore[attr-defined]
                           topics=clustered, end=end, window=int(window))
     st.markdown("\n".join(f"- {x}" for x in summary_lines(trends, gaps=t.gaps, lang=lang())))
     st.caption(tr("Статус темы: биномиальный тест доли темы сейчас против прошлого периода (α = 0.05); «новая» — "
@@ -384,12 +389,12 @@ with tab_t:
                 from voproshalych_eval.plots import embedding_space as maps
                 from voproshalych_eval.tiers.projection import project
 
-                ids = [f"{res.source}:{i}" for i in res.log["id"]]
+                ids = [f"{res.source}:{i}" for i in res.text_log["id"]]
                 proj = project(engine, res.embeddings.vectors, ids, model=res.embeddings.model, limit=5000)
                 rows = proj.rows
                 meta = pd.DataFrame({"row": rows, "point_id": [ids[i] for i in rows],
-                                     "text": res.log["question"].iloc[rows].to_numpy(),
-                                     "url": res.log["url"].iloc[rows].to_numpy(), "kind": "question",
+                                     "text": res.text_log["question"].iloc[rows].to_numpy(),
+                                     "url": res.text_log["url"].iloc[rows].to_numpy(), "kind": "question",
                                      "topic": [names.get(int(x), str(x))[:40] for x in t.labels[rows]]})
                 fig = maps.scatter_figure(proj.coords, meta, "topic", label_centres=True, color_title=tr("тема", "topic"),
                                           title=tr("Вопросы, цвет — тема", "Questions coloured by topic"),

@@ -96,7 +96,7 @@ def test_examples_are_pairwise_below_the_near_duplicate_threshold(result) -> Non
 
     t = result.topics
     X = result.embeddings.vectors / np.linalg.norm(result.embeddings.vectors, axis=1, keepdims=True)
-    questions = result.log["question"].astype(str).to_numpy()
+    questions = result.text_log["question"].astype(str).to_numpy()
     n_checked = 0
     for _, r in t.topics.iterrows():
         assert len(r["examples"]) == len(r["example_counts"]) >= 1
@@ -134,7 +134,7 @@ def test_effective_answered_rate_removes_exactly_the_declines(result) -> None:  
 def test_topics_k_override(demo_engine, result) -> None:  # type: ignore[no-untyped-def]
     from voproshalych_eval.analytics.topics import topic_coverage
 
-    t = topic_coverage(result.log, result.embeddings.vectors, result.retrieval, k_topics=5,
+    t = topic_coverage(result.text_log, result.embeddings.vectors, result.retrieval, k_topics=5,
                        categories=result.categories)
     assert t.metrics["n_topics"] == 5 and t.params["k_chosen_by"] == "override"
 
@@ -146,7 +146,7 @@ def test_topics_k_override(demo_engine, result) -> None:  # type: ignore[no-unty
     g_rename = tm.remember(demo_engine, model, [t.centroids[0]], "  Мои  стипендии ")
     tm.remember(demo_engine, model, [t.centroids[1], t.centroids[2]], "Объединённая тема")
     try:
-        again = topic_coverage(result.log, result.embeddings.vectors, result.retrieval, k_topics=5,
+        again = topic_coverage(result.text_log, result.embeddings.vectors, result.retrieval, k_topics=5,
                                categories=result.categories, memory=tm.TopicMemory.load(demo_engine, model))
         assert again.metrics["n_topics"] == 4 and again.metrics["n_user_named"] == 2
         named = again.topics[again.topics["user_named"]].set_index("name")
@@ -259,12 +259,13 @@ def test_import_bad_row_writes_nothing(demo_engine, tmp_path) -> None:  # type: 
     p.write_text(bad, encoding="utf-8")
     with pytest.raises(QuestionLogImportError) as err:
         import_file(demo_engine, p, source="t_import_bad")
-    assert err.value.row == 2 and err.value.field == "score"
-    assert "bad.csv" in str(err.value) and "row 2" in str(err.value)
+    # rows are spreadsheet rows: the header is row 1, the second data row is row 3
+    assert err.value.row == 3 and err.value.field == "score"
+    assert "bad.csv" in str(err.value) and "row 3" in str(err.value)
     assert "t_import_bad" not in list_sources(demo_engine)
     rep = import_file(demo_engine, p, source="t_import_bad", skip_bad_rows=True)
     assert (rep.n_imported, rep.n_skipped) == (2, 1)
-    assert rep.errors == [{"row": 2, "field": "score", "message": rep.errors[0]["message"]}]
+    assert rep.errors == [{"row": 3, "field": "score", "message": rep.errors[0]["message"]}]
     missing_q = tmp_path / "noq.csv"
     missing_q.write_text("id,answer\n1,x\n", encoding="utf-8")
     with pytest.raises(QuestionLogImportError) as err2:
@@ -306,6 +307,6 @@ def test_cli_real_users_and_import(demo_engine, tmp_path, capsys) -> None:  # ty
     bad.write_text(CSV_GOOD.replace("2025-09-01T10:05:00+05:00", "вчера"), encoding="utf-8")
     assert main(["import-questions", str(bad), "--source", "t_cli_bad"]) == 2
     err = capsys.readouterr().err
-    assert "row 2" in err and "created_at" in err
+    assert "row 3" in err and "created_at" in err
     assert main(["import-questions", str(bad), "--source", "t_cli_bad", "--skip-bad-rows", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["n_skipped"] == 1

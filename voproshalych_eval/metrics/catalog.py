@@ -511,6 +511,9 @@ _add(
            "lower"),
     _m("declined_share_of_answered", "Доля отказов среди ответов", "Declines among answers", SHARE, "lower", "rate",
        "отказы под видом ответа / непустые ответы", "declines in disguise / non-empty answers"),
+    _count("n_empty_questions", "Строк без текста вопроса", "Rows without question text",
+           "события без текста (стикер, пробелы): в сессиях и пользователях, не в текстовом анализе",
+           "events without text (a sticker, whitespace): in sessions and users, not in text analyses"),
     _count("n_stored_embeddings", "С сохранёнными эмбеддингами", "With stored embeddings",
            "вопросы с эмбеддингом в базе", "questions with an embedding in the database"),
     _count("n_embedded", "Досчитано эмбеддингов", "Embedded now", "эмбеддинги, посчитанные в этом запуске",
@@ -685,6 +688,8 @@ BLOCK_LABELS: dict[str, tuple[str, str]] = {
     "n_evaluated": ("в средних", "in the means"),
     "unanswerable_top_distance": ("вопросы без ответа", "unanswerable questions"),
     "hnsw": ("HNSW", "HNSW"),
+    "with_context": ("с контекстом", "with context"),
+    "without_context": ("без контекста", "without context"),
 }
 
 

@@ -289,7 +289,8 @@ def render_changes(res: object, names: dict[int, str]) -> None:
     clustered = t.topics.loc[t.topics["kind"] == "cluster", "topic"].astype(int).tolist()
     trends = topic_trends(t.labels, month_of(res.text_log["created_at"]), names,  # type: ignore[attr-defined]
                           effective=res.text_effective_answered,  # type: ignore[attr-defined]
-                          topics=clustered, end=end, window=int(window))
+                          topics=clustered, end=end, window=int(window),
+                          texts=res.text_log["question"].astype(str).tolist())  # type: ignore[attr-defined]
     st.markdown("\n".join(f"- {x}" for x in summary_lines(trends, gaps=t.gaps, lang=lang())))
     st.caption(tr("Статус темы: биномиальный тест доли темы сейчас против прошлого периода (α = 0.05); «новая» — "
                   "≤ 1 вопроса раньше и ≥ 5 сейчас, «растёт» — доля выросла ≥ 1.5 раза.",
@@ -298,6 +299,12 @@ def render_changes(res: object, names: dict[int, str]) -> None:
     changes = trends.changes.copy()
     changes["status_name"] = changes["status"].map(lambda x: tr(*STATUS_NAMES[x]))
     table_with_download(changes, "topic_changes", key="ru_tr_changes")
+    if len(trends.terms):
+        st.markdown(tr("**Новые слова в вопросах** (≤ 1 вопроса раньше, ≥ 5 сейчас, биномиальный тест): новая тема "
+                       "часто не образует свой кластер, а вливается в соседний.",
+                       "**New words in the questions** (≤ 1 question before, ≥ 5 now, binomial test): a new subject "
+                       "often joins a neighbouring cluster instead of forming its own."))
+        table_with_download(trends.terms, "emerging_terms", key="ru_tr_terms")
     moved = changes.loc[changes["status"].isin(["emerging", "growing"]), "topic"].astype(int).tolist()
     share = trends.monthly[trends.monthly["topic"].isin(clustered)]
     chart(charts.topic_trend(share, names, value="share", highlight=moved,

@@ -12,7 +12,9 @@ knowledge base does not cover, typos and student slang, seasonal peaks (January/
 September new students, scholarship deadlines), a growth trend, ~40% unanswered rows, ~11% rated
 rows (5 = thumbs up, 1 = thumbs down), and -- like the production log -- about 8% of the answered rows
 are the bot declining in disguise ("Ответ не найден.", "Что-то в вашем вопросе меня смущает…",
-"Извините, но в предоставленном фрагменте…"), stored as answers with the page that was retrieved. Answers are written from the facts of
+"Извините, но в предоставленном фрагменте…"), stored as answers with the page that was retrieved. In the
+last month a new subject appears (the university's mobile app, launched in May 2026, which the knowledge
+base does not cover yet): an emerging topic for the "what changed" analysis. Answers are written from the facts of
 ``data/knowledge_base.json`` (the texts live in this script; the knowledge base is not read).
 
 Usage::
@@ -604,6 +606,17 @@ DISGUISED_DECLINES: list[tuple[str, float]] = [
 ]
 DECLINE_SHARE = 0.08
 
+# A subject that appears at the end of the log (the mobile app launched in May 2026; the knowledge base does
+# not cover it yet): one early question in late April, then a burst in May.
+EMERGING_QUESTIONS: list[str] = [
+    "как войти в приложение СевГУ", "не приходит код для входа в приложение сгу", "приложение СевГУ не работает",
+    "где в приложении посмотреть зачетку", "как привязать студенческий в приложении", "приложение вылетает при входе",
+    "в приложении не показывается расписание", "где скачать приложение севгу", "приложение сгу для айфона есть?",
+    "как сменить пароль в приложении СевГУ", "почему в приложении нет моих оценок", "приложение просит код из смс, а смс не приходит",
+]
+EMERGING_MISFIRE = ("IT-uchetnye-zapisi", "Единая учётная запись студента даёт доступ к LMS, личному кабинету, "
+                                          "Wi-Fi и почте. Логин и первичный пароль выдаются в деканате вместе со студенческим билетом.")
+
 JAILBREAK_ANSWERS: list[str] = [
     "Извините, я могу отвечать только на вопросы об учёбе в СевГУ.",
     "Я помогаю студентам СевГУ с учебными вопросами и не могу выполнить эту просьбу.",
@@ -1047,6 +1060,28 @@ def disguise_declines(rows: list[Row], rng: random.Random, share: float = DECLIN
     return k
 
 
+def add_emerging_topic(rows: list[Row], users: list[dict], rng: random.Random, n_may: int = 55) -> int:
+    """Append the emerging subject (:data:`EMERGING_QUESTIONS`): one question in late April 2026, ``n_may`` in
+    May 2026, asked by new users, mostly unanswered (a few retriever misfires). Own ``rng``: the rest of the
+    log is generated as before."""
+    gen = Gen(0)
+    gen.rng = rng
+    starts = [datetime(2026, 4, 27, 14, 5, tzinfo=TZ)] + [
+        datetime(2026, 5, 1, tzinfo=TZ) + timedelta(days=rng.randrange(31), hours=rng.choice(range(8, 23)),
+                                                    minutes=rng.randrange(60)) for _ in range(n_may)]
+    for when in sorted(starts):
+        uidx = len(users)
+        q = gen.noisy(gen.pick(EMERGING_QUESTIONS, 0.75))
+        if rng.random() < 0.2:
+            rows.append(Row(q, EMERGING_MISFIRE[1], EMERGING_MISFIRE[0], "1" if rng.random() < 0.4 else "", uidx, when,
+                            False, "emerging:wrong"))
+        else:
+            rows.append(Row(q, "", "", "", uidx, when, False, "emerging"))
+        users.append({"idx": uidx, "first": when - timedelta(seconds=rng.randrange(1, 90)),
+                      "vk": rng.random() < 0.4, "sub": rng.random() < 0.37})
+    return len(starts)
+
+
 def write(out_dir: Path, rows: list[Row], users: list[dict], rng: random.Random, seed: int = 0) -> None:
     end = month_start(N_MONTHS)
     rows = [r for r in rows if r.ts < end]
@@ -1118,6 +1153,7 @@ def main() -> None:
     args = parser.parse_args()
     gen = Gen(args.seed)
     rows, users = gen.run(args.rows)
+    add_emerging_topic(rows, users, random.Random(args.seed + 2))
     rows = write(args.out, rows, users, gen.rng, args.seed)
     print(f"wrote {len(rows)} rows to {args.out / 'question_log.csv'}")
     if args.stats:

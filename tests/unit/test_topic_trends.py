@@ -78,3 +78,15 @@ def test_summary_mentions_the_numbers() -> None:
     assert "100%" in text and "(было 50%)" in text
     en = "\n".join(summary_lines(tr, lang="en"))
     assert "New topics" in en and "questions vs 80" in en
+
+
+def test_emerging_words_catch_a_subject_inside_an_existing_topic() -> None:
+    labels, months = _log({"2025-02": {0: 50}, "2025-03": {0: 60}})
+    texts = ["когда стипендия"] * 50 + ["когда стипендия"] * 52 + ["как войти в приложение СевГУ"] * 8
+    tr = topic_trends(labels, months, NAMES, texts=texts)
+    assert tr.changes.set_index("topic").loc[0, "status"] == "stable"  # the topic itself barely moved
+    terms = tr.terms.set_index("term")
+    assert set(terms.index) == {"войти", "приложение"} and terms.loc["приложение", "n_now"] == 8
+    assert terms.loc["приложение", "n_prev"] == 0 and terms.loc["приложение", "example"].startswith("как войти")
+    text = "\n".join(summary_lines(tr))
+    assert "Новые слова в вопросах: «войти» (0 → 8" in text and "«приложение» (0 → 8" in text

@@ -99,3 +99,10 @@ def test_names_are_distinctive_lemmas_without_stop_words(embedder) -> None:  # t
         for term in t.terms:
             assert term not in text_ru.STOP_WORDS and term not in text_ru.FILLER_WORDS
         assert len(t.terms) == len(set(t.terms))
+
+
+def test_caps_lock_rows_are_detected() -> None:
+    from voproshalych_eval.analytics.topics import caps_rows
+
+    got = caps_rows(["пАРУ ПЕРЕНЕСЛИ ГДЕ СМОТРЕТЬ", "Когда стипендия?", "ГДЕ", "ИМиКН-241 расписание", "LMS НЕ РАБОТАЕТ"])
+    assert got.tolist() == [True, False, False, False, True]

@@ -262,6 +262,7 @@ def _summary_metrics(res: RealUsersResult) -> dict[str, Any]:
         m["seed_ari_mean"] = res.topics.metrics["seed_ari_mean"]
         m["n_emerging_topics"] = res.topics.metrics["n_emerging_topics"]
         m["n_growing_topics"] = res.topics.metrics["n_growing_topics"]
+        m["n_emerging_terms"] = res.topics.metrics["n_emerging_terms"]
         if len(res.topics.gaps):
             m["top_gap"] = str(res.topics.gaps.iloc[0]["name"])
     if res.domain is not None:

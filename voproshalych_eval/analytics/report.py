@@ -72,6 +72,10 @@ def _changes_markdown(c: dict[str, Any]) -> list[str]:
             lines.append(f"| {r['name']} | {STATUS_NAMES[r['status']][0]} | {r['n_prev']} → {r['n_now']} | "
                          f"{_pct(r['share_prev'])} → {_pct(r['share_now'])} | "
                          f"{min(r['p_up'], r['p_down']):.3g} |")
+    if len(trends.terms):
+        lines += ["", "| новое слово | вопросов было → стало | пример вопроса |", "|---|---|---|"]
+        lines += [f"| {r['term']} | {r['n_prev']} → {r['n_now']} | {str(r['example']).replace('|', '/')} |"
+                  for _, r in trends.terms.head(10).iterrows()]
     head, rows = _trend_table(trends)
     if rows:
         lines += ["", "### Темы по месяцам (доля вопросов месяца)", "", "| " + " | ".join(head) + " |",
@@ -99,6 +103,10 @@ def _changes_html(c: dict[str, Any]) -> str:
             for _, r in moved.iterrows())
         out += ("<table><tr><th>тема</th><th>статус</th><th>вопросов было → стало</th><th>доля было → стала</th>"
                 f"<th>p</th></tr>{rows}</table>")
+    if len(trends.terms):
+        trs = "".join(f"<tr><td>{e(str(r['term']))}</td><td>{r['n_prev']} → {r['n_now']}</td><td>{e(str(r['example']))}</td></tr>"
+                      for _, r in trends.terms.head(10).iterrows())
+        out += f"<table><tr><th>новое слово</th><th>вопросов было → стало</th><th>пример вопроса</th></tr>{trs}</table>"
     head, rows_t = _trend_table(trends)
     if rows_t:
         ths = "".join(f"<th>{e(h)}</th>" for h in head)

@@ -13,6 +13,11 @@ timestamp are left out and counted) and, optionally, whether it got a real answe
   ``p_up`` / ``p_down`` are its one-sided p-values. Status: ``emerging`` — at most ``max_prev_emerging``
   questions before, at least ``min_count`` now and ``p_up < alpha``; ``growing`` — ``ratio >= min_ratio`` and
   ``p_up < alpha``; ``shrinking`` — ``ratio <= 1/min_ratio`` and ``p_down < alpha``; else ``stable``.
+* **Emerging words** (:attr:`TopicTrends.terms`, with ``texts``): a new subject often joins an existing
+  topic instead of forming its own cluster, so the same test runs on the words of the questions (lemmas
+  without stop words and filler, :func:`text_ru.topic_terms`; a question counts once per word): words with
+  at most ``max_prev_emerging`` questions before and at least ``min_count`` now (``p_up < alpha``) are
+  emerging, with an example question.
 * **Seasonal peaks** (:attr:`TopicTrends.peaks`): per topic and calendar month (all years together), the
   lift ``share of the topic among that calendar month's questions / the topic's share overall``; the peak is
   the calendar month with the largest lift among months with at least ``min_count`` of the topic's
@@ -34,6 +39,7 @@ MONTHS_RU = ["январь", "февраль", "март", "апрель", "ма
 MONTHS_EN = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
              "November", "December"]
 STATUSES = ("emerging", "growing", "shrinking", "stable")
+TERM_COLUMNS = ["term", "n_now", "n_prev", "p_up", "example"]
 STATUS_NAMES = {"emerging": ("новая", "emerging"), "growing": ("растёт", "growing"),
                 "shrinking": ("убывает", "shrinking"), "stable": ("без изменений", "stable")}
 
@@ -47,6 +53,7 @@ class TopicTrends:
     previous: list[str]  # months of the period before
     totals: dict[str, Any] = field(default_factory=dict)
     params: dict[str, Any] = field(default_factory=dict)
+    terms: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=TERM_COLUMNS))
 
     def status_of(self, status: str) -> pd.DataFrame:
         return self.changes[self.changes["status"] == status]
@@ -57,6 +64,7 @@ class TopicTrends:
                 "emerging": self.status_of("emerging")["name"].tolist(),
                 "growing": self.status_of("growing")["name"].tolist(),
                 "shrinking": self.status_of("shrinking")["name"].tolist(),
+                "emerging_terms": self.terms.head(max_rows).to_dict(orient="records"),
                 "peaks": self.peaks.head(max_rows).to_dict(orient="records")}
 
 
@@ -77,11 +85,13 @@ def topic_trends(
     min_ratio: float = 1.5,
     alpha: float = 0.05,
     max_prev_emerging: int = 1,
+    texts: list[str] | None = None,
 ) -> TopicTrends:
     """Monthly topic counts, changes of the chosen period vs the one before, seasonal peaks (module docstring).
 
     ``topics`` limits the changes and peaks to these topic ids (e.g. the clustered ones); ``end`` is the last
-    month of the period (``YYYY-MM``, default: the latest month in ``months``).
+    month of the period (``YYYY-MM``, default: the latest month in ``months``); ``texts`` (one per row) adds
+    the emerging words.
     """
     from scipy.stats import binomtest
 
@@ -165,7 +175,41 @@ def topic_trends(
         eb = eff[frame["period"].isin(previous).to_numpy()]
         totals["effective_answered_now"] = float(en.mean()) if len(en) else None
         totals["effective_answered_prev"] = float(eb.mean()) if len(eb) else None
-    return TopicTrends(monthly, changes, peaks, period, previous, totals, params)
+    terms = _emerging_terms(texts, per, period, previous, N, M, min_count=min_count, alpha=alpha,
+                            max_prev=max_prev_emerging) if texts is not None else pd.DataFrame(columns=TERM_COLUMNS)
+    return TopicTrends(monthly, changes, peaks, period, previous, totals, params, terms)
+
+
+def _emerging_terms(texts: list[str], per: pd.Series, period: list[str], previous: list[str], N: int, M: int, *,
+                    min_count: int, alpha: float, max_prev: int) -> pd.DataFrame:
+    from collections import Counter
+
+    from scipy.stats import binomtest
+
+    from voproshalych_eval.analytics.text_ru import topic_terms
+
+    now_c: Counter[str] = Counter()
+    prev_c: Counter[str] = Counter()
+    example: dict[str, str] = {}
+    months = per.astype(object).to_numpy()
+    for text, month in zip(texts, months, strict=True):
+        if month in period:
+            words = set(topic_terms(text))
+            now_c.update(words)
+            for w in words:
+                example.setdefault(w, str(text))
+        elif month in previous:
+            prev_c.update(set(topic_terms(text)))
+    rows = []
+    for w, a in now_c.items():
+        b = prev_c.get(w, 0)
+        if a < min_count or b > max_prev or not (N and M):
+            continue
+        p_up = float(binomtest(a, a + b, N / (N + M), alternative="greater").pvalue)
+        if p_up < alpha:
+            rows.append({"term": w, "n_now": a, "n_prev": b, "p_up": p_up, "example": example[w]})
+    out = pd.DataFrame(rows, columns=TERM_COLUMNS)
+    return out.sort_values(["n_now", "term"], ascending=[False, True]).reset_index(drop=True) if len(out) else out
 
 
 def _pct(v: float | None) -> str:
@@ -212,7 +256,12 @@ def summary_lines(trends: TopicTrends, *, gaps: pd.DataFrame | None = None, lang
         if len(d):
             items = ", ".join(f"«{r['name']}» ({r['n_prev']} → {r['n_now']})" for _, r in d.head(5).iterrows())
             lines.append(f"{ru_text}: {items}." if ru else f"{en_text}: {items}.")
-    if not len(trends.changes[trends.changes["status"] != "stable"]):
+    if len(trends.terms):
+        items = ", ".join(f"«{r['term']}» ({r['n_prev']} → {r['n_now']}, напр. «{r['example']}»)" if ru else
+                          f"'{r['term']}' ({r['n_prev']} → {r['n_now']}, e.g. '{r['example']}')"
+                          for _, r in trends.terms.head(5).iterrows())
+        lines.append(f"Новые слова в вопросах: {items}." if ru else f"New words in the questions: {items}.")
+    if not len(trends.changes[trends.changes["status"] != "stable"]) and not len(trends.terms):
         lines.append("Заметных изменений по темам нет (биномиальный тест, α = 0.05)." if ru
                      else "No notable topic changes (binomial test, α = 0.05).")
     cal_month = int(trends.period[-1][-2:])

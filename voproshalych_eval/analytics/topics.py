@@ -13,6 +13,11 @@ Every row of the log gets a topic (``n_used == len(log)``):
   ``sample_size`` questions (k-means++ starts); ``k_topics`` overrides it. The final KMeans runs on all clustered rows,
   initialised from the sample's centroids.
 
+Caps lock: case-sensitive embedders put questions typed with caps lock on ("пАРУ ПЕРЕНЕСЛИ ГДЕ СМОТРЕТЬ")
+into one cluster of their own whatever they ask about. With an ``embedder``, questions whose letters are
+mostly capitals (:func:`caps_rows`: at least 60% of at least 8 letters) are re-embedded in lower case for the
+topics (clustering, centres, examples); retrieval and the other analyses keep the stored vectors.
+
 Names: keywords by c-TF-IDF (distinctive) + MMR (diverse) over pymorphy3 lemmas without stop words and
 filler — BERTopic's representation pipeline, see :mod:`~voproshalych_eval.analytics.topic_names`.
 
@@ -101,6 +106,16 @@ def unit_rows(X: np.ndarray) -> np.ndarray:
     X = np.asarray(X, dtype=np.float32)
     norms = np.linalg.norm(X, axis=1, keepdims=True)
     return np.ascontiguousarray(X / np.where(norms > 0, norms, 1.0), dtype=np.float32)
+
+
+def caps_rows(texts: list[str], *, min_letters: int = 8, min_share: float = 0.6) -> np.ndarray:
+    """Rows typed with caps lock on: at least ``min_share`` of at least ``min_letters`` letters are capitals."""
+    out = np.zeros(len(texts), dtype=bool)
+    for i, t in enumerate(texts):
+        letters = [c for c in str(t) if c.isalpha()]
+        if len(letters) >= min_letters and sum(c.isupper() for c in letters) >= min_share * len(letters):
+            out[i] = True
+    return out
 
 
 def kmeans(X: np.ndarray, k: int, *, seed: int = 0, n_init: int = 1, init: np.ndarray | None = None) -> Any:
@@ -343,6 +358,10 @@ def topic_coverage(
     groups[(cats == "question") & follow] = "follow_up"
     cluster_mask = ~np.isin(groups, CATEGORY_TOPICS)
     U = unit_rows(vectors) if n else np.zeros((0, vectors.shape[1] if vectors.ndim == 2 else 0), np.float32)
+    caps = caps_rows(questions)
+    if embedder is not None and caps.any():
+        U = U.copy()
+        U[caps] = unit_rows(np.asarray(embedder.encode_queries([questions[i].lower() for i in np.flatnonzero(caps)])))
     Xc = U[cluster_mask]
     labels = np.full(n, -1, dtype=np.int64)
     k_scores = pd.DataFrame(columns=["k", "silhouette", "inertia"])
@@ -487,6 +506,7 @@ def topic_coverage(
         "seed_ari_mean": stability.get("seeds", {}).get("ari_mean"),
         "seed_ari_min": stability.get("seeds", {}).get("ari_min"),
         "n_user_named": int(sum(1 for r in renamed.values() if r.get("name"))),
+        "n_caps_lowercased": int(caps.sum()) if embedder is not None else 0,
     }
     params = {
         "k_topics": k_topics,
@@ -503,9 +523,11 @@ def topic_coverage(
 
     names = dict(zip(topics["topic"].astype(int), topics["name"], strict=True))
     trends = topic_trends(labels, period, names, effective=effective, topics=list(range(k_chosen)),
-                          end=trend_end, window=trend_window)
+                          end=trend_end, window=trend_window,
+                          texts=questions)
     metrics["n_emerging_topics"] = int((trends.changes["status"] == "emerging").sum())
     metrics["n_growing_topics"] = int((trends.changes["status"] == "growing").sum())
+    metrics["n_emerging_terms"] = int(len(trends.terms))
     return TopicResult(labels, topics, gaps, trend, k_scores, metrics, params, centers, stability, trends)
 
 

@@ -46,8 +46,8 @@ def main() -> int:
         engine = get_engine()
         load_demo(engine)
         chunks = tier0.load_vector_set(engine, "chunks", embedder="use-multilingual")
-        golden = tier0.load_vector_set(engine, "golden", embedder="use-multilingual")
-        ds = datasets.get_dataset(engine, int(datasets.list_datasets(engine, "golden")[0]["id"]), "golden")
+        golden = tier0.load_vector_set(engine, "golden", embedder="use-multilingual", dataset="demo_golden")
+        ds = datasets.get_dataset(engine, "demo_golden", "golden")
         relevant = [set(r.get("relevant_urls") or ([r["confluence_url"]] if r.get("confluence_url") else []))
                     for r in ds.records]
         urls = chunks.meta["url"].to_numpy()

@@ -19,8 +19,8 @@ def _golden_on_their_pages(coords: np.ndarray, chunk_urls: np.ndarray, relevant:
 
 def test_golden_questions_land_beside_their_pages_after_centring(demo_engine) -> None:  # type: ignore[no-untyped-def]
     chunks = tier0.load_vector_set(demo_engine, "chunks", embedder="use-multilingual")
-    golden = tier0.load_vector_set(demo_engine, "golden", embedder="use-multilingual")
-    ds = datasets.get_dataset(demo_engine, int(datasets.list_datasets(demo_engine, "golden")[0]["id"]), "golden")
+    golden = tier0.load_vector_set(demo_engine, "golden", embedder="use-multilingual", dataset="demo_golden")
+    ds = datasets.get_dataset(demo_engine, "demo_golden", "golden")
     relevant = [set(r.get("relevant_urls") or ([r["confluence_url"]] if r.get("confluence_url") else []))
                 for r in ds.records]
     assert len(relevant) == len(golden) and sum(map(bool, relevant)) >= 100

@@ -36,6 +36,8 @@ def register(sub: Any) -> None:
     p.add_argument("--k-stability", type=int, default=0,
                    help="also choose k by silhouette on this many other random samples (stability of k)")
     p.add_argument("--report", type=Path, default=None, help="write the coverage-gap report (.md or .html)")
+    p.add_argument("--snapshot", type=int, default=None,
+                   help="snapshot id of the knowledge base and log (default: the source's present content)")
     add_json_flag(p)
     p.set_defaults(func=cmd_real_users)
 
@@ -87,6 +89,7 @@ def cmd_real_users(args: Any) -> int:
         answer_rules=AnswerRules.from_file(args.answer_rules) if args.answer_rules else None,
         k_stability_runs=args.k_stability,
         progress=progress,
+        snapshot=args.snapshot,
     )
     out = res.to_dict()
     if args.report:

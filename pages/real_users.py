@@ -378,7 +378,7 @@ with tab_t:
             topics.insert(2, "llm_label", topics["topic"].map(labels))
         chart(charts.topics_scatter(t.topics, title=tr("Темы: отвеченность и удалённость от базы",
                                                        "Topics: answered share vs distance to the KB"),
-                                    x_title=tr("доля отвеченных", "answered share"),
+                                    x_title=tr("доля с настоящим ответом", "effective answered share"),
                                     y_title=tr("расстояние до ближайшего чанка", "distance to nearest chunk")),
               topics, "topics")
         names = dict(zip(t.topics["topic"], t.topics["name"], strict=True))

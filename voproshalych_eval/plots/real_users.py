@@ -43,23 +43,27 @@ def pages_bar(per_page: pd.DataFrame, *, title: str = "", topk_name: str = "top-
 
 
 def gaps_bar(gaps: pd.DataFrame, *, title: str = "", x_title: str = "", top_n: int = 15) -> go.Figure:
-    """Coverage-gap score of the top topics (hover: size, answered share, distance)."""
+    """Coverage-gap score of the top topics (hover: size, effective and raw answered share, distance)."""
     d = gaps.head(top_n).iloc[::-1]
+    eff = d["effective_answered_share"] if "effective_answered_share" in d else d["answered_share"]
     fig = go.Figure(go.Bar(
         y=d["name"], x=d["gap_score"], orientation="h", marker_color=ACCENT,
-        customdata=np.c_[d["size"], d["answered_share"].astype(float), d["nearest_distance"].astype(float)],
-        hovertemplate="%{y}<br>gap %{x:.3f}<br>n=%{customdata[0]}<br>answered %{customdata[1]:.0%}"
-                      "<br>distance %{customdata[2]:.3f}<extra></extra>",
+        customdata=np.c_[d["size"], eff.astype(float), d["answered_share"].astype(float),
+                         d["nearest_distance"].astype(float)],
+        hovertemplate="%{y}<br>gap %{x:.3f}<br>n=%{customdata[0]}<br>answered %{customdata[1]:.0%} "
+                      "(non-empty %{customdata[2]:.0%})<br>distance %{customdata[3]:.3f}<extra></extra>",
     ))
     fig.update_layout(title=title, xaxis_title=x_title, height=max(320, 28 * len(d)), margin={"l": 10})
     return fig
 
 
 def topics_scatter(topics: pd.DataFrame, *, title: str = "", x_title: str = "", y_title: str = "") -> go.Figure:
-    """Topics as bubbles: answered share (x) vs nearest-chunk distance (y), size = questions."""
+    """Topics as bubbles: effective answered share (x; the raw one without answer classes) vs nearest-chunk
+    distance (y), size = questions."""
     d = topics[topics["kind"] == "cluster"]
     fig = go.Figure(go.Scatter(
-        x=d["answered_share"], y=d["nearest_distance"], mode="markers", text=d["name"],
+        x=d["effective_answered_share"] if "effective_answered_share" in d else d["answered_share"],
+        y=d["nearest_distance"], mode="markers", text=d["name"],
         marker={"size": np.sqrt(d["size"].astype(float)) * 3, "color": d.get("gap_score"), "colorscale": "Reds",
                 "showscale": True, "line": {"width": 1, "color": "#444"}},
         hovertemplate="%{text}<br>answered %{x:.0%}<br>distance %{y:.3f}<extra></extra>",

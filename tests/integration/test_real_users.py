@@ -89,6 +89,12 @@ def test_topic_names_have_no_stop_words_or_filler(result) -> None:  # type: igno
             assert w not in text_ru.FILLER_WORDS, (name, w)
             assert text_ru.lemma(w) not in text_ru.STOP_WORDS | text_ru.FILLER_WORDS, (name, w)
         assert len(set(terms)) == len(terms)
+    # how far a name covers its topic: share of the topic's questions with a word of the name
+    from voproshalych_eval.analytics.topics import MIXED_NAME_COVERAGE
+
+    cov = clusters["name_coverage"].astype(float)
+    assert ((cov > 0) & (cov <= 1)).all() and cov.median() >= 0.5
+    assert (clusters["mixed"] == (cov < MIXED_NAME_COVERAGE)).all()
 
 
 def test_examples_are_pairwise_below_the_near_duplicate_threshold(result) -> None:  # type: ignore[no-untyped-def]

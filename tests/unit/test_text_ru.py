@@ -22,7 +22,7 @@ def test_stop_words_are_removed_and_forms_share_a_lemma() -> None:
     assert text_ru.terms("стипендии", lemmatize=False) == [text_ru.stem("стипендия")]
     assert "когда" in text_ru.STOP_WORDS and "пожалуйста" in text_ru.STOP_WORDS
     # the maintained lists (stop-words package): Russian and English function words
-    for w in ("тебя", "такое", "the", "this"):
+    for w in ("тебя", "такое", "the", "this", "из-за"):
         assert w in text_ru.STOP_WORDS
 
 

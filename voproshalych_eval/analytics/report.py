@@ -46,6 +46,14 @@ def _context(result: Any, top_n: int) -> dict[str, Any]:
     }
 
 
+def _topic_cell(r: Any) -> str:
+    """A topic's name, with a warning when the name covers few of its questions (a mixed topic)."""
+    name = str(r["name"])
+    if r.get("mixed"):
+        return f"{name} (смешанная тема: название есть лишь в {_pct(r.get('name_coverage'))} вопросов — смотрите примеры)"
+    return name
+
+
 def _trend_table(trends: TopicTrends, months: int = 6, top_n: int = 8) -> tuple[list[str], list[list[str]]]:
     """Share of the month of the largest topics over the last ``months`` months: (header, rows)."""
     m = trends.monthly
@@ -149,7 +157,7 @@ def coverage_gap_markdown(result: Any, *, top_n: int = 10) -> str:
         ex = "; ".join(format_example(str(e), int(k)).replace("|", "/")
                        for e, k in zip(r["examples"], r["example_counts"], strict=True))
         lines.append(
-            f"| {int(r['gap_rank'])} | {r['name']} | {int(r['size'])} | {_pct(r['effective_answered_share'])} "
+            f"| {int(r['gap_rank'])} | {_topic_cell(r)} | {int(r['size'])} | {_pct(r['effective_answered_share'])} "
             f"({_pct(r['answered_share'])}) | {_num(r['nearest_distance'])} | {_num(r['gap_score'])} | {ex} |"
         )
     if len(c["categories"]):
@@ -158,6 +166,8 @@ def coverage_gap_markdown(result: Any, *, top_n: int = 10) -> str:
         for _, r in c["categories"].iterrows():
             lines.append(f"| {r['name']} | {int(r['size'])} | {_pct(r['effective_answered_share'])} "
                          f"({_pct(r['answered_share'])}) |")
+    lines += ["", "_Смешанная тема — KMeans объединил вопросы на разные темы; слова названия встречаются меньше чем в "
+              "30% её вопросов. Читайте примеры._"] if len(c["gaps"]) and c["gaps"].get("mixed", pd.Series(dtype=bool)).any() else []
     lines += _changes_markdown(c)
     if c["never"] is not None:
         lines += ["", f"## Чанки, которые не попадают в выдачу ни разу ({len(c['never'])})", ""]
@@ -187,7 +197,7 @@ def coverage_gap_html(result: Any, *, top_n: int = 10) -> str:
         width = int(120 * float(r["gap_score"]) / max_gap) if max_gap else 0
         ex = "<br>".join(e(format_example(str(x), int(k))) for x, k in zip(r["examples"], r["example_counts"], strict=True))
         rows.append(
-            f"<tr><td>{int(r['gap_rank'])}</td><td><b>{e(str(r['name']))}</b></td><td>{int(r['size'])}</td>"
+            f"<tr><td>{int(r['gap_rank'])}</td><td><b>{e(_topic_cell(r))}</b></td><td>{int(r['size'])}</td>"
             f"<td>{_pct(r['effective_answered_share'])} ({_pct(r['answered_share'])})</td><td>{_num(r['nearest_distance'])}</td>"
             f"<td><span class='bar' style='width:{width}px'></span> {_num(r['gap_score'])}</td><td>{ex}</td></tr>"
         )

@@ -21,6 +21,11 @@ topics (clustering, centres, examples); retrieval and the other analyses keep th
 Names: keywords by c-TF-IDF (distinctive) + MMR (diverse) over pymorphy3 lemmas without stop words and
 filler — BERTopic's representation pipeline, see :mod:`~voproshalych_eval.analytics.topic_names`.
 
+Name coverage: the share of a topic's questions that contain at least one of the words of its name (as
+lemmas). A low value (below :data:`MIXED_NAME_COVERAGE`) marks a *mixed* topic — KMeans put questions on
+different subjects together (typical of a weak silhouette), and no keyword name can describe it; the page
+and the report say so instead of pretending the name fits.
+
 Examples (:func:`representative_examples`): the questions closest to the topic centre after removing
 near-duplicates — a question is skipped when its cosine similarity to an example already chosen is at
 least ``near_threshold`` (0.92, as in the domain analysis) or its content text (lemmas without stop words,
@@ -81,6 +86,7 @@ GAP_FORMULA = (
     "min–max scaled over topics)"
 )
 NEAR_THRESHOLD = 0.92
+MIXED_NAME_COVERAGE = 0.3
 SILHOUETTE_GUIDE = (
     (0.5, "сильная структура: темы чётко разделены", "strong structure: topics are clearly separated"),
     (0.25, "умеренная структура: темы различимы, границы размыты", "reasonable structure: topics differ, borders blur"),
@@ -455,6 +461,9 @@ def topic_coverage(
             name = user_name
         if not name:
             name = examples[0][:60] if examples else f"topic {t}"
+        name_words = set(keywords[:n_terms])
+        coverage = (float(np.mean([bool(name_words & set(content[i].split())) for i in idx]))
+                    if name_words and len(idx) else None)
         ids_t = retrieval_result.chunk_ids[idx] if retrieval_result is not None else np.zeros((0, 0), dtype=np.int64)
         urls_t = retrieval_result.urls[idx] if retrieval_result is not None else np.zeros((0, 0), dtype=object)
         series = trend[trend["topic"] == t].set_index("period")["n"].reindex(all_months).fillna(0)
@@ -469,6 +478,8 @@ def topic_coverage(
                 "name": name,
                 "kind": "category" if is_cat else "cluster",
                 "terms": keywords,
+                "name_coverage": coverage,
+                "mixed": bool(coverage is not None and coverage < MIXED_NAME_COVERAGE and not user_name),
                 "user_named": bool(user_name),
                 "merged_from": renamed.get(t, {}).get("merged", 1),
                 "stored_ids": list(renamed.get(t, {}).get("stored_ids", [])),
@@ -533,7 +544,8 @@ def topic_coverage(
 
 def rank_gaps(topics: pd.DataFrame) -> pd.DataFrame:
     """Coverage-gap ranking of the clustered topics (formula :data:`GAP_FORMULA`); off-topic topics last."""
-    cols = ["gap_rank", "topic", "name", "size", "answered_share", "effective_answered_share", "declined",
+    cols = ["gap_rank", "topic", "name", "name_coverage", "mixed", "size", "answered_share", "effective_answered_share",
+            "declined",
             "nearest_distance", "nearest_similarity", "dist_norm", "need", "gap_score", "thumbs_down",
             "distinct_pages", "off_topic", "examples", "example_counts"]
     cl = topics[topics["kind"] == "cluster"].copy() if len(topics) else topics.copy()

@@ -291,7 +291,9 @@ def render_changes(res: object, names: dict[int, str]) -> None:
                           effective=res.text_effective_answered,  # type: ignore[attr-defined]
                           topics=clustered, end=end, window=int(window),
                           texts=res.text_log["question"].astype(str).tolist())  # type: ignore[attr-defined]
-    st.markdown("\n".join(f"- {x}" for x in summary_lines(trends, gaps=t.gaps, lang=lang())))
+    from voproshalych_eval import markdown as md
+
+    st.markdown("\n".join(f"- {x}" for x in summary_lines(trends, gaps=t.gaps, lang=lang(), quote=md.literal)))
     st.caption(tr("Статус темы: биномиальный тест доли темы сейчас против прошлого периода (α = 0.05); «новая» — "
                   "≤ 1 вопроса раньше и ≥ 5 сейчас, «растёт» — доля выросла ≥ 1.5 раза.",
                   "Topic status: binomial test of the topic's share now vs the previous period (α = 0.05); "

@@ -231,7 +231,7 @@ def test_report(result) -> None:  # type: ignore[no-untyped-def]
     assert result.metrics["n_emerging_topics"] == len(trends.status_of("emerging"))
     # the demo's new subject (the mobile app, May 2026) shows as emerging words, in the page's and report's summary
     assert "приложение" in set(trends.terms["term"]) and result.metrics["n_emerging_terms"] == len(trends.terms)
-    assert "Новые слова в вопросах" in md and "«приложение»" in md
+    assert "Новые слова в вопросах" in md and "`приложение`" in md
 
 
 CSV_GOOD = (

@@ -15,8 +15,10 @@ from typing import Any
 
 import pandas as pd
 
+from voproshalych_eval import markdown as md
 from voproshalych_eval.analytics.topic_trends import MONTHS_RU, STATUS_NAMES, TopicTrends, summary_lines
 from voproshalych_eval.analytics.topics import GAP_FORMULA, format_example
+from voproshalych_eval.redaction import redact
 
 
 def _pct(v: Any) -> str:
@@ -48,7 +50,7 @@ def _context(result: Any, top_n: int) -> dict[str, Any]:
 
 def _topic_cell(r: Any) -> str:
     """A topic's name, with a warning when the name covers few of its questions (a mixed topic)."""
-    name = str(r["name"])
+    name = md.cell(str(r["name"]))
     if r.get("mixed"):
         return f"{name} (смешанная тема: название есть лишь в {_pct(r.get('name_coverage'))} вопросов — смотрите примеры)"
     return name
@@ -63,7 +65,7 @@ def _trend_table(trends: TopicTrends, months: int = 6, top_n: int = 8) -> tuple[
     top = m[m["period"].isin(last)].groupby("topic")["n"].sum().nlargest(top_n).index
     piv = m[m["topic"].isin(top)].pivot_table(index="topic", columns="period", values="share", fill_value=0.0)
     names = m.drop_duplicates("topic").set_index("topic")["name"]
-    rows = [[str(names.get(t, t))] + [_pct(piv.loc[t].get(p, 0.0)) for p in last] for t in top]
+    rows = [[str(names.get(t, t))] + [_pct(piv.loc[t].get(p, 0.0)) for p in last] for t in top]  # raw names
     return ["тема"] + last, rows
 
 
@@ -72,27 +74,27 @@ def _changes_markdown(c: dict[str, Any]) -> list[str]:
     if trends is None:
         return []
     lines = ["", "## Что изменилось", ""]
-    lines += [f"- {x}" for x in summary_lines(trends, gaps=c["all_gaps"], lang="ru")]
+    lines += [f"- {x}" for x in summary_lines(trends, gaps=c["all_gaps"], lang="ru", quote=md.literal)]
     moved = trends.changes[trends.changes["status"] != "stable"]
     if len(moved):
         lines += ["", "| тема | статус | вопросов было → стало | доля было → стала | p |", "|---|---|---|---|---|"]
         for _, r in moved.iterrows():
-            lines.append(f"| {r['name']} | {STATUS_NAMES[r['status']][0]} | {r['n_prev']} → {r['n_now']} | "
+            lines.append(f"| {md.cell(str(r['name']))} | {STATUS_NAMES[r['status']][0]} | {r['n_prev']} → {r['n_now']} | "
                          f"{_pct(r['share_prev'])} → {_pct(r['share_now'])} | "
                          f"{min(r['p_up'], r['p_down']):.3g} |")
     if len(trends.terms):
         lines += ["", "| новое слово | вопросов было → стало | пример вопроса |", "|---|---|---|"]
-        lines += [f"| {r['term']} | {r['n_prev']} → {r['n_now']} | {str(r['example']).replace('|', '/')} |"
+        lines += [f"| {md.cell(str(r['term']))} | {r['n_prev']} → {r['n_now']} | {md.cell(str(r['example']))} |"
                   for _, r in trends.terms.head(10).iterrows()]
     head, rows = _trend_table(trends)
     if rows:
         lines += ["", "### Темы по месяцам (доля вопросов месяца)", "", "| " + " | ".join(head) + " |",
                   "|" + "---|" * len(head)]
-        lines += ["| " + " | ".join(r) + " |" for r in rows]
+        lines += ["| " + " | ".join([md.cell(r[0])] + r[1:]) + " |" for r in rows]
     if len(trends.peaks):
         lines += ["", "### Сезонные пики", "", "| тема | месяц пика | во сколько раз выше обычного |", "|---|---|---|"]
         for _, r in trends.peaks.head(10).iterrows():
-            lines.append(f"| {r['name']} | {MONTHS_RU[int(r['peak_month']) - 1]} | ×{r['lift']:.1f} |")
+            lines.append(f"| {md.cell(str(r['name']))} | {MONTHS_RU[int(r['peak_month']) - 1]} | ×{r['lift']:.1f} |")
     return lines
 
 
@@ -128,17 +130,20 @@ def _changes_html(c: dict[str, Any]) -> str:
 
 
 def coverage_gap_markdown(result: Any, *, top_n: int = 10) -> str:
-    """The report as Markdown (Russian headings, numbers language-neutral)."""
+    """The report as Markdown (Russian headings, numbers language-neutral). Data (topic names, questions,
+    URLs, chunk texts) is written as code spans — HTML, images and links in it are never rendered —
+    and the whole text is redacted of secrets."""
     c = _context(result, top_n)
     m = c["metrics"]
     lines = [
         "# Вопрошалыч: пробелы в покрытии базы знаний",
         "",
-        f"Сформировано {c['generated']} · источник `{c['source']}` · фильтры: {c['filters'] or 'нет'}",
+        f"Сформировано {c['generated']} · источник {md.literal(c['source'])} · фильтры: "
+        f"{md.literal(c['filters']) if c['filters'] else 'нет'}",
         "",
         f"**Использовано вопросов: n = {c['n']}** (весь журнал после фильтров; сохранённых векторов "
         f"{c['emb'].get('n_stored', '—')}, досчитано {c['emb'].get('n_embedded', '—')} моделью "
-        f"`{c['emb'].get('model', '—')}`).",
+        f"{md.literal(c['emb'].get('model', '—'))}).",
         "",
         f"- Доля отвеченных: {_pct(m.get('effective_answered_rate'))} фактически (настоящие ответы) · "
         f"{_pct(m.get('answered_rate'))} по непустому ответу; отказов под видом ответа: {m.get('n_declined', '—')}",
@@ -154,7 +159,7 @@ def coverage_gap_markdown(result: Any, *, top_n: int = 10) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for _, r in c["gaps"].iterrows():
-        ex = "; ".join(format_example(str(e), int(k)).replace("|", "/")
+        ex = "; ".join(md.cell(str(e)) + (f" ×{int(k)}" if int(k) > 1 else "")
                        for e, k in zip(r["examples"], r["example_counts"], strict=True))
         lines.append(
             f"| {int(r['gap_rank'])} | {_topic_cell(r)} | {int(r['size'])} | {_pct(r['effective_answered_share'])} "
@@ -164,7 +169,7 @@ def coverage_gap_markdown(result: Any, *, top_n: int = 10) -> str:
         lines += ["", "## Сообщения вне тем (правила, не кластеры)", "",
                   "| категория | сообщений | отвечено фактически (непустой ответ) |", "|---|---|---|"]
         for _, r in c["categories"].iterrows():
-            lines.append(f"| {r['name']} | {int(r['size'])} | {_pct(r['effective_answered_share'])} "
+            lines.append(f"| {md.cell(str(r['name']))} | {int(r['size'])} | {_pct(r['effective_answered_share'])} "
                          f"({_pct(r['answered_share'])}) |")
     lines += ["", "_Смешанная тема — KMeans объединил вопросы на разные темы; слова названия встречаются меньше чем в "
               "30% её вопросов. Читайте примеры._"] if len(c["gaps"]) and c["gaps"].get("mixed", pd.Series(dtype=bool)).any() else []
@@ -172,9 +177,9 @@ def coverage_gap_markdown(result: Any, *, top_n: int = 10) -> str:
     if c["never"] is not None:
         lines += ["", f"## Чанки, которые не попадают в выдачу ни разу ({len(c['never'])})", ""]
         for _, r in c["never"].head(20).iterrows():
-            lines.append(f"- #{int(r['chunk_id'])} {r['url']}: {str(r['text'])[:160]}…")
+            lines.append(f"- #{int(r['chunk_id'])} {md.literal(r['url'])}: {md.literal(str(r['text'])[:160] + '…')}")
     lines += ["", "_Журнал реальных пользователей — источник аналитики, а не эталон для метрик поиска._", ""]
-    return "\n".join(lines)
+    return redact("\n".join(lines)) or ""
 
 
 _CSS = """
@@ -187,7 +192,8 @@ code{background:#f4f4f4;padding:0 .2rem}
 
 
 def coverage_gap_html(result: Any, *, top_n: int = 10) -> str:
-    """The report as one self-contained HTML page (inline CSS bars; no scripts, no CDN)."""
+    """The report as one self-contained HTML page (inline CSS bars; no scripts, no CDN); data HTML-escaped,
+    the whole page redacted of secrets."""
     c = _context(result, top_n)
     m = c["metrics"]
     e = html.escape
@@ -213,7 +219,7 @@ def coverage_gap_html(result: Any, *, top_n: int = 10) -> str:
             for _, r in c["never"].head(20).iterrows()
         )
         never = f"<h2>Чанки, которые не попадают в выдачу ни разу ({len(c['never'])})</h2><ul>{items}</ul>"
-    return f"""<!DOCTYPE html>
+    page = f"""<!DOCTYPE html>
 <html lang="ru"><head><meta charset="utf-8"><title>Вопрошалыч: пробелы в покрытии</title><style>{_CSS}</style></head>
 <body>
 <h1>Вопрошалыч: пробелы в покрытии базы знаний</h1>
@@ -237,3 +243,4 @@ def coverage_gap_html(result: Any, *, top_n: int = 10) -> str:
 <p class="muted">Журнал реальных пользователей — источник аналитики, а не эталон для метрик поиска.</p>
 </body></html>
 """
+    return redact(page) or ""

@@ -222,9 +222,16 @@ def _period_label(months: list[str]) -> str:
     return months[0] if len(months) == 1 else f"{months[0]} … {months[-1]}"
 
 
+def _guillemets(s: str) -> str:
+    return f"«{s}»"
+
+
 def summary_lines(trends: TopicTrends, *, gaps: pd.DataFrame | None = None, lang: str = "ru",
-                  top_n: int = 3) -> list[str]:
-    """A short "this period" summary for a product owner (plain sentences, numbers included)."""
+                  top_n: int = 3, quote: Any = _guillemets) -> list[str]:
+    """A short "this period" summary for a product owner (plain sentences, numbers included).
+
+    ``quote`` wraps every data value (topic names, words, example questions): ``«…»`` for plain text;
+    Markdown outputs pass ``voproshalych_eval.markdown.literal`` so that user text is never rendered."""
     ru = lang == "ru"
     t = trends.totals
     if not trends.period:
@@ -248,17 +255,17 @@ def summary_lines(trends: TopicTrends, *, gaps: pd.DataFrame | None = None, lang
     top = trends.changes.sort_values("n_now", ascending=False).head(top_n)
     top = top[top["n_now"] > 0]
     if len(top):
-        items = ", ".join(f"«{r['name']}» ({r['n_now']})" for _, r in top.iterrows())
+        items = ", ".join(f"{quote(str(r['name']))} ({r['n_now']})" for _, r in top.iterrows())
         lines.append(f"Больше всего спрашивали: {items}." if ru else f"Asked most: {items}.")
     for status, ru_text, en_text in (("emerging", "Новые темы", "New topics"),
                                      ("growing", "Растут", "Growing"), ("shrinking", "Убывают", "Shrinking")):
         d = trends.status_of(status)
         if len(d):
-            items = ", ".join(f"«{r['name']}» ({r['n_prev']} → {r['n_now']})" for _, r in d.head(5).iterrows())
+            items = ", ".join(f"{quote(str(r['name']))} ({r['n_prev']} → {r['n_now']})" for _, r in d.head(5).iterrows())
             lines.append(f"{ru_text}: {items}." if ru else f"{en_text}: {items}.")
     if len(trends.terms):
-        items = ", ".join(f"«{r['term']}» ({r['n_prev']} → {r['n_now']}, напр. «{r['example']}»)" if ru else
-                          f"'{r['term']}' ({r['n_prev']} → {r['n_now']}, e.g. '{r['example']}')"
+        items = ", ".join(f"{quote(str(r['term']))} ({r['n_prev']} → {r['n_now']}, "
+                          f"{'напр.' if ru else 'e.g.'} {quote(str(r['example']))})"
                           for _, r in trends.terms.head(5).iterrows())
         lines.append(f"Новые слова в вопросах: {items}." if ru else f"New words in the questions: {items}.")
     if not len(trends.changes[trends.changes["status"] != "stable"]) and not len(trends.terms):
@@ -267,13 +274,13 @@ def summary_lines(trends: TopicTrends, *, gaps: pd.DataFrame | None = None, lang
     cal_month = int(trends.period[-1][-2:])
     seasonal = trends.peaks[trends.peaks["peak_month"] == cal_month]
     if len(seasonal):
-        items = ", ".join(f"«{r['name']}» (×{r['lift']:.1f})" for _, r in seasonal.head(5).iterrows())
+        items = ", ".join(f"{quote(str(r['name']))} (×{r['lift']:.1f})" for _, r in seasonal.head(5).iterrows())
         lines.append(f"Сезонный пик в этом месяце обычно у: {items}." if ru
                      else f"Usually peaking in this calendar month: {items}.")
     if gaps is not None and len(gaps):
         g = gaps.iloc[0]
-        lines.append(f"Главный пробел в базе знаний: «{g['name']}» ({int(g['size'])} вопросов, настоящий ответ у "
-                     f"{_pct(g['effective_answered_share'])})." if ru else
-                     f"Top knowledge-base gap: '{g['name']}' ({int(g['size'])} questions, real answer for "
+        lines.append(f"Главный пробел в базе знаний: {quote(str(g['name']))} ({int(g['size'])} вопросов, настоящий "
+                     f"ответ у {_pct(g['effective_answered_share'])})." if ru else
+                     f"Top knowledge-base gap: {quote(str(g['name']))} ({int(g['size'])} questions, real answer for "
                      f"{_pct(g['effective_answered_share'])}).")
     return lines

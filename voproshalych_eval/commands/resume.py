@@ -53,7 +53,8 @@ def run_and_report(plan: Any, args: Any) -> tuple[int, Any]:
     prog = execute(eng, run_id, plan, on_progress=_printer(), concurrency=getattr(args, "concurrency", None))
     metrics = prog.metrics or {}
     emit({"run_id": run_id, "tier": plan.tier, "status": prog.status, "offline": plan.offline,
-          "n_done": prog.done, "n_failed": prog.failed, "tokens": prog.tokens, "metrics": metrics},
+          "n_done": prog.done, "n_failed": prog.failed, "tokens": prog.tokens, "cost_usd": prog.cost_usd,
+          "llm_usage": prog.llm, "metrics": metrics},
          args.json, human_summary(run_id, prog, metrics))
     return run_id, prog
 

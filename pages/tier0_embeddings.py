@@ -227,6 +227,12 @@ if proj_clicked:
             st.warning(tr("Сначала запустите расчёт метрик и дождитесь его окончания.",
                           "Run the metrics first and wait until they finish."))
         else:
+            ran = res.get("request") or {}
+            if any(ran.get(key) != request()[key] for key in ("source", "embedder", "filters")):
+                st.warning(tr("Векторы в боковой панели изменились после запуска: карта строится по векторам "
+                              "последнего запуска. Запустите расчёт метрик снова, чтобы увидеть новые.",
+                              "The vectors in the sidebar changed since the run: the map shows the last run's "
+                              "vectors. Run the metrics again to map the new ones."))
             vs = res["vector_set"]
             kinds = vs.meta["kind"].astype(str)
             p = proj.project_vector_set(

@@ -647,7 +647,10 @@ def format_eta(seconds: float | None) -> str:
 
 
 def summary_line(p: Progress) -> str:
+    from voproshalych_eval.llm.prices import format_cost
+
+    cost = f" · {format_cost(p.cost_usd)}" if p.llm else ""
     return (
-        f"[run {p.run_id}] {p.finished}/{p.total} (failed {p.failed}) · tokens {p.tokens} · "
+        f"[run {p.run_id}] {p.finished}/{p.total} (failed {p.failed}) · tokens {p.tokens}{cost} · "
         f"ETA {format_eta(p.eta_s)}" + (f" · {p.message}" if p.message else "")
     )

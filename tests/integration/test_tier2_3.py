@@ -138,7 +138,9 @@ def test_tier3_api_mode_and_gate(demo_engine, bot_chunk) -> None:  # type: ignor
         assert main([*args, "--api", bot.url, "--min-pass-rate", "1.01"]) == 1
     with FakeBot(answer=answer, chunks=[chunk], status=500) as bad:
         # the API fails on every item: the run is failed (not done), nothing passes
-        assert main([*args, "--api", bad.url, "--min-pass-rate", "0.1"]) == 1
+        assert main([*args, "--api", bad.url, "--min-pass-rate", "0.1", "--api-retries", "1", "--api-backoff", "0"]) == 1
+        assert len(bad.questions) == 3 * 2  # each 500 retried once
     last = runs.latest_run(demo_engine, "tier3", status="failed")
     assert last is not None and last.metrics["gate_pass_rate"] == 0.0 and last.metrics["n_failed_items"] == 3
+    assert last.metrics["errors_by_kind"] == {"http_5xx": 3} and last.metrics["error_rate"]["value"] == 1.0
     assert "every item failed" in last.error

@@ -335,7 +335,8 @@ _add(
        item_field="passed", baseline=0.80, margin=0.05, baseline_tiers=("tier3",),
        note="PASS verdicts of the seed-003 judge"),
     _m("gate_pass_rate", "Доля PASS для гейта", "Gate pass rate", SHARE, "higher", "rate",
-       "PASS / ВСЕ элементы (сбой = не прошёл)", "PASS / ALL items (a failure does not pass)"),
+       "прошедшие / ВСЕ элементы: ответ — при PASS; отказ бота проходит только на вопросе без ответа; сбой не проходит",
+       "passing / ALL items: an answer on PASS; a decline passes only on an unanswerable question; a failure never"),
     _m("min_pass_rate", "Порог гейта", "Gate threshold", SHARE, "none", "setting",
        "минимальная доля PASS для выкладки", "minimum pass rate for a deployment"),
     _m("avg_rag_judge_score", "Оценка RAG-судьи", "RAG judge score", SHARE, "higher", "mean",
@@ -389,6 +390,30 @@ _add(
     *_latency("latency", "Задержка", "Latency"),
 )
 
+# ---- Tier 3: outcomes of the bot's replies (voproshalych_eval.bot_api; rates over ALL items; ``answered_rate``
+# and ``error_rate`` share the real-user and judge tiers' entries)
+_add(
+    _m("not_found_rate", "Доля «не найдено»", "Not-found rate", SHARE, "none", "rate",
+       "отказы «не найдено» / все вопросы (верны на вопросах без ответа)",
+       "'not found' declines / all questions (right on unanswerable questions)"),
+    _m("banned_rate", "Доля запретов", "Banned rate", SHARE, "none", "rate",
+       "ответы, запрещённые судьёй показа / все вопросы", "answers banned by the show/no-show judge / all questions"),
+    _count("n_answered", "Ответов", "Answered", "вопросы с ответом (по ним средние судьи)",
+           "answered questions (the judge means are over these)"),
+    _count("n_not_found", "«Не найдено»", "Not found", "отказы «не найдено»", "'not found' declines"),
+    _count("n_banned", "Запретов", "Banned", "ответы, запрещённые судьёй показа", "answers banned by the show judge"),
+    _count("n_error", "Ошибок запроса", "Request errors", "вопросы без пригодного ответа API",
+           "questions without a usable API reply", "lower"),
+    _count("n_context_reconstructed", "Восстановленных контекстов", "Reconstructed contexts",
+           "ответы, для которых контекст взят из базы знаний по URL страницы",
+           "answers whose context was read from the knowledge base by the page URL"),
+    _count("n_answered_unanswerable", "Ответов на вопросы без ответа", "Answers to unanswerable questions",
+           "ответы бота на вопросы, для которых в базе нет ответа", "answers to questions the knowledge base cannot answer"),
+    _m("url_hit_rate", "Попадание в страницу", "Page hit rate", SHARE, "higher", "rate",
+       "доля ответов, чей URL страницы — релевантный", "share of answers whose page URL is a relevant one",
+       item_field="url_hit"),
+)
+
 # ---- judge metrics (seed 001, 002, 003, 004; judge_metrics runs)
 _add(
     _m("avg_rag_judge", "RAG-судья (сид 003)", "RAG judge (seed 003)", SHARE, "higher", "mean",
@@ -423,8 +448,10 @@ _add(
        "среднее всех оценок (нормировано к 0–1)", "mean of all scores (normalised to 0–1)"),
     _count("n_calls", "Вызовов", "Calls", "все вызовы судьи", "all judge calls"),
     _m("error_rate", "Доля сбоев API", "API failure rate", SHARE, "lower", "rate",
-       "сбои транспорта (таймаут, 429 после повторов, 5xx, соединение) / применимые вызовы",
-       "transport failures (timeout, 429 after retries, 5xx, connection) / applicable calls",
+       "сбои транспорта (таймаут, 429 после повторов, 5xx, соединение) / применимые вызовы "
+       "(Tier 3: вопросы без пригодного ответа API после повторов / все вопросы)",
+       "transport failures (timeout, 429 after retries, 5xx, connection) / applicable calls "
+       "(Tier 3: questions without a usable API reply after retries / all questions)",
        baseline=0.02, margin=0.03, baseline_tiers=("judge",), note="transport failures / applicable calls"),
     _m("parse_failure_rate", "Доля неразобранных ответов", "Parse failure rate", SHARE, "lower", "rate",
        "ответы, которые не удалось разобрать / применимые вызовы", "unparseable replies / applicable calls"),
@@ -586,6 +613,15 @@ GROUPS: dict[str, MetricSpec] = {
                                     "расстояние до первого найденного для вопросов без ответа (для порога «нет ответа»)",
                                     "distance of the top hit for unanswerable questions (for a no-answer threshold)"),
     "hnsw": _count("hnsw", "Параметр HNSW", "HNSW parameter", "параметр индекса", "index parameter", kind="setting"),
+    "errors_by_kind": _count("errors_by_kind", "Ошибок вида", "Errors of kind", "вопросы с ошибкой этого вида",
+                             "questions failed with this kind of error", "lower"),
+    "declines_by_reason": _count("declines_by_reason", "Отказов", "Declines", "отказы бота с этим текстом",
+                                 "the bot's declines with this body"),
+    "transport_failures": _count("transport_failures", "Сбоев транспорта", "Transport failures",
+                                 "все встреченные сбои этого вида, включая повторённые удачно",
+                                 "every failure of this kind met, retried ones included", "lower"),
+    "context_sources": _count("context_sources", "Контекстов из", "Contexts from",
+                              "ответы, чей контекст получен этим путём", "answers whose context came this way"),
     # every LLM run: ``cost_usd.<model>`` and ``cost_usd.total`` (llm/prices.py; None = unknown price or usage)
     "cost_usd": _m("cost_usd", "Стоимость, $", "Cost, $", USD, "none", "statistic",
                    "токены × цена модели за 1 млн (таблица цен); без цены — неизвестно",

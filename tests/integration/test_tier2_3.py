@@ -87,6 +87,9 @@ def test_tier2_offline_full_context(demo_engine) -> None:  # type: ignore[no-unt
     # FULL context: every relevant chunk's whole text, nothing cut
     assert not row["context_truncated"] and row["context_chars_used"] == row["context_chars_full"]
     assert sum(len(c) for c in row["contexts"]) == row["context_chars_full"]
+    # the reference contexts come from one knowledge-base snapshot, pinned in the run (a resume reads the same)
+    run = runs.get_run(demo_engine, run_id)
+    assert run.snapshot_id is not None and run.params["snapshot"] == run.snapshot_id
 
 
 def test_tier2_truncation_is_explicit(demo_engine) -> None:  # type: ignore[no-untyped-def]

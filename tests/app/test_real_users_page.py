@@ -55,3 +55,12 @@ def test_real_users_page_runs(demo_engine) -> None:  # type: ignore[no-untyped-d
         assert [n.name for n in tm.list_names(demo_engine, model)] == ["Моя тема"]
     finally:
         tm.forget(demo_engine, [n.id for n in tm.list_names(demo_engine, model)])
+
+    # the topic map stays after reruns; a search and a topic highlight their questions
+    at.button(key="ru_map").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.text_input(key="ru_map_search").set_value("стипенд").run()
+    assert not at.exception, [e.value for e in at.exception]
+    hits = [c.value for c in at.caption if c.value.startswith("Highlighted questions:")]
+    assert len(hits) == 1 and not hits[0].startswith("Highlighted questions: 0 ")
+    assert at.session_state["ru_topic_map"][0] == res.run_id

@@ -380,14 +380,27 @@ def render_topic_map(res: object, names: dict[int, str]) -> None:
         highlight = hit
         st.caption(tr(f"Подсвечено вопросов: {int(hit.sum())} из {len(meta)}.",
                       f"Highlighted questions: {int(hit.sum())} of {len(meta)}."))
+    # the points table under the map lists the highlighted questions (or all); rows picked there are starred
+    shown = (np.flatnonzero(highlight) if highlight is not None else np.arange(len(meta)))[:2000]
+    ev = st.session_state.get("ru_map_points")
+    sel = list(getattr(getattr(ev, "selection", None), "rows", []) or (ev or {}).get("selection", {}).get("rows", [])
+               if ev is not None else [])
+    picked = [int(shown[i]) for i in sel if int(i) < len(shown)]
     fig = maps.scatter_figure(proj.coords, meta, "topic", label_centres=True, color_title=tr("тема", "topic"),
-                              highlight=highlight, title=tr("Вопросы, цвет — тема", "Questions coloured by topic"),
+                              highlight=highlight, picked=picked, title=tr("Вопросы, цвет — тема", "Questions coloured by topic"),
                               texts={"other": tr("прочие", "other"),
                                      "outside": tr("за рамкой (прижаты к краю)", "outside the frame (clipped)")})
     if proj.subsampled:
         st.caption(tr(f"Случайная выборка {len(rows)} из {proj.n_total} вопросов.",
                       f"A random sample of {len(rows)} of {proj.n_total} questions."))
     chart(fig, meta.assign(x=proj.coords[:, 0], y=proj.coords[:, 1]), "topic_map")
+    st.caption(tr("Вопросы карты (первые 2000; поиск и тема сужают список): выбранные строки отмечены на карте "
+                  "звездой.",
+                  "Questions of the map (first 2,000; the search and the topic narrow the list): selected rows are "
+                  "starred on the map."))
+    st.dataframe(meta.iloc[shown][["point_id", "topic", "text", "url"]], hide_index=True, on_select="rerun",
+                 selection_mode="multi-row", key="ru_map_points", height=240,
+                 column_config={"text": st.column_config.TextColumn(width="large")})
 
 
 # ---------------------------------------------------------------- utilization

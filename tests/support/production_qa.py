@@ -11,6 +11,7 @@ The contract, exactly as production serves it:
 What the service answers is scripted per question: ``srv.answers[question] = (answer, url)`` or
 ``srv.declines[question] = "Answer banned"``; unscripted questions get ``Chunk not found``. Transport
 trouble is scripted per question as a queue of one-shot faults: ``srv.faults[question] = [500, 429, "drop"]``
+(``"echo"``: a 500 whose body repeats the request's ``X-`` headers)
 (a status code — ``429`` carries ``Retry-After: 0`` —, ``"drop"``: close the connection without a reply, or
 ``("sleep", seconds)``: answer only after a pause, to outlast a client's timeout).
 
@@ -106,6 +107,10 @@ class ProductionQA:
                 if fault == "drop":
                     self.close_connection = True
                     self.connection.shutdown(2)
+                    return
+                if fault == "echo":  # a misbehaving proxy: a 500 whose body repeats the request's X- headers
+                    echoed = {k: v for k, v in self.headers.items() if k.lower().startswith("x-")}
+                    self._send(500, "bad gateway; request headers: " + json.dumps(echoed), "text/plain; charset=utf-8")
                     return
                 if isinstance(fault, int):
                     extra = {"Retry-After": "0"} if fault == 429 else None

@@ -179,3 +179,18 @@ def test_redaction_keeps_variable_references_and_masks_values() -> None:
     assert redact('["Authorization: Bearer ${BOT_TOKEN}", "X-Api-Key: ${KEY}"]') == \
         '["Authorization: Bearer ${BOT_TOKEN}", "X-Api-Key: ${KEY}"]'
     assert redact("Authorization: Bearer abcdefghijk") == "Authorization: Bearer ***"
+
+
+def test_header_values_are_masked_whatever_the_variable_is_called() -> None:
+    """A header's value read from ``${VAR}`` is registered for redaction, even when the variable's name does not
+    look secret: an error body that echoes the request's headers is stored and logged without it."""
+    from voproshalych_eval.redaction import MASK, redact
+
+    value = "sess-7f3a9c2e1b-value"
+    with ProductionQA() as srv:
+        srv.faults["Эхо"] = ["echo"]
+        spec = BotApiSpec(srv.base_url + "/qa/", method="POST", body={"question": "{question}"},
+                          headers={"X-Bot-Session": "${QA_SESSION_VALUE}"}, retries=0)
+        reply = BotApiClient(spec, secret=lambda name: value if name == "QA_SESSION_VALUE" else None).ask("Эхо")
+    assert reply.outcome == "error" and reply.error_kind == "http_5xx" and value in reply.reason
+    assert value not in redact(reply.reason) and MASK in redact(reply.reason)

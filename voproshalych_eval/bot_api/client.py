@@ -25,6 +25,7 @@ from typing import Any
 from voproshalych_eval.bot_api.rate_limit import RateLimiter
 from voproshalych_eval.bot_api.reply import as_text, as_texts, json_path
 from voproshalych_eval.bot_api.spec import ENV_REF, BotApiSpec, OutcomeRule, classify
+from voproshalych_eval.redaction import register_secret
 
 MAX_PAUSE_S = 60.0
 BODY_EXCERPT = 200
@@ -130,6 +131,8 @@ class BotApiClient:
                 value = self._secret(m.group(1))
                 if value is None:
                     raise MissingVariable(name, m.group(1))
+                # whatever the variable is called, its value is masked in every log line, stored reply and error
+                register_secret(value)
                 return value
 
             out[name] = ENV_REF.sub(sub, template)

@@ -164,7 +164,7 @@ with tab_p:
                                                                     "recall", "f1_score", "cohen_kappa")}
                      for part in ("with_context", "without_context") if isinstance(m.get(part), dict)}
             if split:
-                st.markdown(tr("**С контекстом и без** (без контекста production проверяет ответы из кэша)",
+                st.markdown(tr("**С контекстом и без** (без контекста продакшен проверяет ответы из кэша)",
                                "**With and without context** (production judges cached answers without one)"))
                 parts = {"with_context": tr("с контекстом", "with context"), "without_context": tr("без контекста", "without context")}
                 split_df = pd.DataFrame(split).T.rename(index=parts).rename_axis("kind").reset_index()

@@ -96,6 +96,10 @@ if not turns.empty and st.checkbox(tr("Только попадания в кэш
 table_with_download(turns, f"ux_run{run.id}_turns", key=f"uxt{run.id}")
 
 
+def _yes_no(v: object) -> object:
+    return (tr("да", "yes") if v else tr("нет", "no")) if isinstance(v, bool) else v
+
+
 def _pairs(value: object, name: str) -> None:
     """Turn pairs as a readable table (never a JSON tree)."""
     if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
@@ -110,7 +114,7 @@ def _render(row: dict) -> None:
     for i, t in enumerate(row.get("turns") or []):
         st.markdown(f"**{i + 1}.** {t.get('question')}")
         extra = {k: t.get(k) for k in ("expected_url", "retrieved_url", "url", "cache_hit", "cache_distance") if t.get(k) is not None}
-        st.caption(" · ".join(f"{tables.header(k)}: {v}" for k, v in extra.items()))
+        st.caption(" · ".join(f"{tables.header(k)}: {_yes_no(v)}" for k, v in extra.items()))
         if t.get("answer"):
             st.write(t["answer"])
     if row.get("followup_pairs"):

@@ -65,6 +65,17 @@ PARAM_LABELS: dict[str, tuple[str, str]] = {
     "rrf_k": ("RRF k", "RRF k"), "fusion_depth": ("глубина слияния", "fusion depth"),
     "dim": ("размерность", "dimension"), "stored_model": ("модель векторов базы", "stored vectors' model"),
     "vectors": ("векторы", "vectors"), "seed": ("seed", "seed"), "n_neighbors": ("соседей", "neighbours"),
+    "api": ("запрос к API бота", "bot API request"), "api_profile": ("профиль API", "API profile"),
+    "api_preset": ("пресет API", "API preset"),
+    "api_method": ("HTTP-метод", "HTTP method"), "api_body": ("тело запроса", "request body"),
+    "api_headers": ("заголовки запроса", "request headers"), "answer_path": ("путь к ответу", "answer path"),
+    "url_path": ("путь к URL", "URL path"), "chunks_path": ("путь к чанкам", "chunks path"),
+    "http_timeout": ("тайм-аут HTTP, с", "HTTP timeout, s"), "api_rps": ("запросов в секунду", "requests per second"),
+    "api_retries": ("повторов запроса", "request retries"), "api_backoff": ("пауза между повторами, с", "retry backoff, s"),
+    "api_outcomes": ("исходы API", "API outcomes"), "context_from": ("контекст из", "context from"),
+    "context_k": ("чанков контекста", "context chunks"), "generator_model": ("модель генератора", "generator model"),
+    "system_prompt": ("системный промпт", "system prompt"), "n_items": ("элементов", "items"),
+    "bot_api": ("API бота", "bot API"),
 }
 
 #: parameter value -> (ru, en) for the values that are words of ours, not data
@@ -72,6 +83,8 @@ VALUE_LABELS: dict[str, dict[str, tuple[str, str]]] = {
     "retriever": {"vector": ("векторный поиск", "vector search"), "fts": ("полнотекстовый поиск", "full-text search"),
                   "hybrid": ("гибридный поиск", "hybrid search")},
     "mode": {"internal": ("внутренний конвейер", "internal pipeline"), "api": ("API бота", "bot API")},
+    "generator": {"bot API": ("API бота", "bot API")},
+    "context_from": {"page": ("страница", "page"), "retrieval": ("поиск", "retrieval"), "api": ("API", "API")},
     "source": {"chunks": ("чанки", "chunks"), "questions": ("вопросы журнала", "logged questions"),
                "both": ("чанки + вопросы", "chunks + questions"), "golden": ("золотой набор", "golden set"),
                "dialogs": ("набор диалогов", "dialog dataset"), "log": ("журнал вопросов", "question log")},
@@ -87,6 +100,9 @@ VALUE_LABELS: dict[str, dict[str, tuple[str, str]]] = {
 #: the parameters that make a configuration (shown in a run's one-line description), in this order
 CONFIG_ORDER = ("retriever", "source", "mode", "metric", "k", "top_k", "use_index", "repeats", "judge_aggregate",
                 "aggregate")
+
+#: entries of a run's ``models`` that describe a model rather than name one (shown in the provenance only)
+DETAIL_MODEL_KEYS = ("dim", "stored_model", "vectors")
 
 _TITLES: dict[str, tuple[str, str]] = {}
 
@@ -137,18 +153,20 @@ def _get(run: Any, name: str) -> Any:
     return getattr(run, name, None) if not isinstance(run, Mapping) else run.get(name)
 
 
-def models_words(run: Any) -> list[str]:
+def models_words(run: Any, lang: str = "ru") -> list[str]:
     """The model names of a run (embedder, generator, judges…), data as they are."""
     out: list[str] = []
     for _k, v in (_get(run, "models") or {}).items():
-        if v in (None, "", [], {}) or isinstance(v, bool):  # flags (``offline: true``) are not model names
+        if v in (None, "", [], {}) or isinstance(v, bool | Mapping):  # flags and specs (a bot API) are not names
+            continue
+        if _k in DETAIL_MODEL_KEYS:  # details of a model (its dimension, the stored vectors' label), not a name
             continue
         if isinstance(v, list | tuple):
             out.append("+".join(str(x) for x in v))
         elif isinstance(v, Mapping):
             out.append(", ".join(str(x) for x in v.values() if x))
         else:
-            out.append(str(v))
+            out.append(value_text(str(_k), v, lang))
     return list(dict.fromkeys(out))
 
 
@@ -167,9 +185,9 @@ def config_words(run: Any, lang: str = "ru") -> str:
         else:
             parts.append(f"{param_label(name, lang)} = {value_text(name, v, lang)}")
         if name == "retriever":  # the embedder right after the retriever
-            parts += models_words(run)
+            parts += models_words(run, lang)
     if not params.get("retriever"):
-        parts[0:0] = models_words(run)
+        parts[0:0] = models_words(run, lang)
     if _get(run, "offline"):
         parts.append(("офлайн", "offline")[lang == "en"])
     return " · ".join(dict.fromkeys(p for p in parts if p)) or "—"
@@ -195,12 +213,19 @@ def run_option(run: Any, lang: str = "ru", *, with_tier: bool = False) -> str:
     return " · ".join(bits) + f" · #{_get(run, 'id')}"
 
 
-def param_rows(params: Mapping[str, Any] | None, lang: str = "ru") -> list[tuple[str, str]]:
-    """``(label, value)`` of every parameter, for a definition list."""
-    return [(param_label(str(k), lang), value_text(str(k), v, lang)) for k, v in (params or {}).items()]
+def param_rows(params: Mapping[str, Any] | None, lang: str = "ru") -> list[tuple[str, Any]]:
+    """``(label, value)`` of every parameter, for a definition list; a nested specification (a bot API's
+    request, a filter set) is technical text and comes as ``("code", "key: value; …")``."""
+    rows: list[tuple[str, Any]] = []
+    for k, v in (params or {}).items():
+        if isinstance(v, Mapping):
+            rows.append((param_label(str(k), lang), ("code", "; ".join(f"{a}: {b}" for a, b in v.items()) or "—")))
+        else:
+            rows.append((param_label(str(k), lang), value_text(str(k), v, lang)))
+    return rows
 
 
-def provenance_rows(run: Any, lang: str = "ru") -> list[tuple[str, str]]:
+def provenance_rows(run: Any, lang: str = "ru") -> list[tuple[str, Any]]:
     """A run's configuration and provenance as ``(label, value)`` rows for a definition list (instead of a
     JSON tree): tier, dataset (and its hash), configuration, models, every parameter, prompts, code
     version, who started it, when it started and finished."""
@@ -214,7 +239,11 @@ def provenance_rows(run: Any, lang: str = "ru") -> list[tuple[str, str]]:
         (t("Конфигурация", "Configuration"), config_words(run, lang)),
     ]
     for role, model in (_get(run, "models") or {}).items():
-        rows.append((t("Модель", "Model") + f" ({param_label(str(role), lang)})", value_text(str(role), model, lang)))
+        if model in (None, "", [], {}):
+            continue
+        shown = ("code", "; ".join(f"{a}: {b}" for a, b in model.items())) if isinstance(model, Mapping) else value_text(
+            str(role), model, lang)
+        rows.append((t("Модель", "Model") + f" ({param_label(str(role), lang)})", shown))
     rows += param_rows(_get(run, "params"), lang)
     for name, digest in (_get(run, "prompts") or {}).items():
         rows.append((t("Промпт", "Prompt") + f" {name}", str(digest)[:12]))

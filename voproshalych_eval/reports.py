@@ -236,12 +236,12 @@ def document(data: dict[str, Any], *, lang: str = "en") -> tuple[str, list[tuple
     ]))
     tech = [(_w("t_id", lang), f"#{r['id']}"), (_w("t_label", lang), ("data", r.get("label") or "—")),
             (_w("t_hash", lang), ("code", r.get("dataset_hash") or "—")),
-            (_w("t_models", lang), ("data", ", ".join(models_words(r)) or "—")),
+            (_w("t_models", lang), ("data", ", ".join(models_words(r, lang)) or "—")),
             (_w("t_prompts", lang), ("code", "; ".join(f"{k}: {str(v)[:12]}" for k, v in (r.get("prompts") or {}).items()) or "—")),
             (_w("t_code", lang), ("code", r.get("code_version") or "—")),
             (_w("t_by", lang), ("data", r.get("created_by") or "—")),
             (_w("t_started", lang), str(r.get("started_at") or "—")), (_w("t_finished", lang), str(r.get("finished_at") or "—"))]
-    tech += [(f"{_w('t_params', lang)}: {k}", ("data", v)) for k, v in param_rows(r.get("params"), lang)]
+    tech += [(f"{_w('t_params', lang)}: {k}", v if isinstance(v, tuple) else ("data", v)) for k, v in param_rows(r.get("params"), lang)]
     sections.append((_w("tech", lang), [("dl", tech)]))
     return _title(data, lang), sections
 

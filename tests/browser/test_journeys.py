@@ -81,14 +81,14 @@ def _click_key(drv: Any, key: str) -> None:
 
 
 def _open_tab(drv: Any, label: str) -> None:
-    tab = _wait(drv, lambda d: next((t for t in d.find_elements(*_by('button[role="tab"]')) if t.text.strip() == label),
+    tab = _wait(drv, lambda d: next((t for t in d.find_elements(*_by('[role="tab"]')) if t.text.strip() == label),
                                     False), 60, f"tab {label!r}")
     tab.click()
     _wait_rendered(drv, f"tab {label}")
 
 
 def _selected_tab(drv: Any) -> str:
-    return next((t.text.strip() for t in drv.find_elements(*_by('button[role="tab"][aria-selected="true"]'))), "")
+    return next((t.text.strip() for t in drv.find_elements(*_by('[role="tab"][aria-selected="true"]'))), "")
 
 
 def _pick_options(drv: Any, key: str, texts: list[str]) -> None:
@@ -114,7 +114,7 @@ def test_tier1_run_comparison_and_the_best_run(driver: Any, app_url: str) -> Non
     _click_key(driver, "t1_run")
     # the page shows the run it just made once it finishes: its verdict banner and its number
     try:
-        _wait(driver, lambda d: any(t.text.strip() == "Сводка" for t in d.find_elements(*_by('button[role="tab"]'))),
+        _wait(driver, lambda d: any(t.text.strip() == "Сводка" for t in d.find_elements(*_by('[role="tab"]'))),
               JOB_TIMEOUT, "the results of the new Tier 1 run")
     finally:
         _shot(driver, lang, "tier1_after_run")

@@ -37,7 +37,8 @@ LATIN_TERMS = {
     "id", "yes", "no", "openai", "streamlit", "aspectcritic", "rubricsscore", "simplecriteriascore", "tf", "idf",
     "c-tf-idf", "d", "z", "bm25", "lasso", "sentence-transformers", "llama", "cpp", "gpu", "cpu", "sql", "tier",
     "ok", "ragas", "nli", "seed", "x", "y", "b", "a", "r", "f", "l", "m", "e", "g", "i", "j", "q", "t", "u", "v",
-    "w", "c", "h", "o", "ms", "min", "max", "std", "eps", "ε",
+    "w", "c", "h", "o", "ms", "min", "max", "std", "eps", "ε", "exp", "log", "sentence-bleu", "sacrebleu", "post",
+    "get", "http", "https",
 }
 
 _KEY_RE = re.compile(r"(?<![\w.@/-])([A-Za-z][A-Za-z0-9]*(?:[_@][A-Za-z0-9]+)+)(?![\w@/-])")

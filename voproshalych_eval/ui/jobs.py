@@ -227,7 +227,9 @@ def filter_items(
         out = out[mask]
     present = [c for c in score_cols if c in df.columns]
     if present:
-        col = cols[1].selectbox(tr("Низкая оценка по", "Low score on"), ["—", *present], key=f"{key}_lowcol")
+        names = {c: metric_label(c) for c in present}  # resolved now: format_func runs later too
+        col = cols[1].selectbox(tr("Низкая оценка по", "Low score on"), ["—", *present], key=f"{key}_lowcol",
+                                format_func=lambda c: names.get(c, c))
         if col != "—":
             thr = cols[1].slider(tr("ниже", "below"), 0.0, 1.0, 0.5, 0.05, key=f"{key}_lowthr")
             out = out[pd.to_numeric(out[col], errors="coerce") < thr]

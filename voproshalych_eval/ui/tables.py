@@ -67,6 +67,16 @@ COLUMN_LABELS: dict[str, tuple[str, str]] = {
     "n_not_applicable": ("Неприменимо", "Not applicable"), "effect_size": ("d_z", "d_z"),
     "status_a": ("Статус A", "Status A"), "status_b": ("Статус B", "Status B"), "level": ("Уровень", "Level"),
     "failure_rate": ("Доля провалов", "Failure rate"), "retrieved_instead": ("Найдено вместо", "Retrieved instead"),
+    "contexts": ("Контексты", "Contexts"), "judges": ("Судьи", "Judges"), "outcome": ("Исход", "Outcome"),
+    "preserved": ("Сохранён", "Preserved"), "answer_failures": ("Сбои ответа", "Answer failures"),
+    "context_chunk_ids": ("Чанки контекста", "Context chunks"),
+    "context_reconstructed": ("Контекст восстановлен", "Context reconstructed"),
+    "context_source": ("Источник контекста", "Context source"), "error_kind": ("Вид ошибки", "Error kind"),
+    "gate_pass": ("Ворота пройдены", "Gate passed"), "generation_model": ("Модель генерации", "Generation model"),
+    "http_status": ("HTTP-статус", "HTTP status"), "latency_s": ("Задержка, с", "Latency, s"),
+    "rate_limit_wait_s": ("Ожидание лимита, с", "Rate-limit wait, s"), "repeat_outcomes": ("Исходы повторов", "Repeat outcomes"),
+    "retrieved_chunk_ids": ("Найденные чанки", "Retrieved chunks"), "retrieved_chunk_id": ("Найденный чанк", "Retrieved chunk"),
+    "returned_url": ("Возвращённая страница", "Returned page"), "transport_failures": ("Сбои транспорта", "Transport failures"),
 }
 
 
@@ -146,4 +156,13 @@ def definition_list(rows: Mapping[str, Any] | list[tuple[str, Any]]) -> None:
     pairs = list(rows.items()) if isinstance(rows, Mapping) else list(rows)
     if not pairs:
         return
-    st.markdown("\n".join(f"- **{term}:** {_flat(value) if value not in (None, '') else '—'}" for term, value in pairs))
+    st.markdown("\n".join(f"- **{term}:** {_dl_value(value)}" for term, value in pairs))
+
+
+def _dl_value(value: Any) -> str:
+    """A definition's value: ``("code", text)`` as a code span (technical text), nested values flattened."""
+    if isinstance(value, tuple) and len(value) == 2 and value[0] == "code":
+        return "`" + str(value[1]).replace("`", "'") + "`"
+    if isinstance(value, Mapping):
+        return "`" + str(_flat(value)).replace("`", "'") + "`"
+    return "—" if value in (None, "") else str(_flat(value))

@@ -25,6 +25,7 @@ from tests.browser.test_browser_smoke import (  # noqa: F401 - fixtures
     SCREENSHOTS,
     _exceptions,
     _nav_link,
+    _script_idle,
     _switch_language,
     _wait,
     _wait_rendered,
@@ -114,8 +115,8 @@ def test_tier1_run_comparison_and_the_best_run(driver: Any, app_url: str) -> Non
     _click_key(driver, "t1_run")
     # the page shows the run it just made once it finishes: its verdict banner and its number
     try:
-        _wait(driver, lambda d: any(t.text.strip() == "Сводка" for t in d.find_elements(*_by('[role="tab"]'))),
-              JOB_TIMEOUT, "the results of the new Tier 1 run")
+        _wait(driver, lambda d: "Вердикт относительно базовых уровней" in _main_text(d)
+              and "Состояние: готов" in _main_text(d) and _script_idle(d), JOB_TIMEOUT, "the results of the new Tier 1 run")
     finally:
         _shot(driver, lang, "tier1_after_run")
     _wait_rendered(driver, "the Tier 1 results")
@@ -131,7 +132,8 @@ def test_tier1_run_comparison_and_the_best_run(driver: Any, app_url: str) -> Non
     before = len(_tags(driver, "t1_cmp_runs"))
     _click_key(driver, "t1_cmp_run")
     # both started runs join the comparison by themselves, and the Comparison view stays open
-    _wait(driver, lambda d: len(_tags(d, "t1_cmp_runs")) >= before + 2, JOB_TIMEOUT, "the compared runs")
+    _wait(driver, lambda d: len(_tags(d, "t1_cmp_runs")) >= before + 2 and "Ещё выполняются" not in _main_text(d)
+          and _script_idle(d), JOB_TIMEOUT, "the compared runs")
     _wait_rendered(driver, "the comparison")
     _shot(driver, lang, "tier1_comparison")
     assert _selected_tab(driver) == "Сравнение"
@@ -180,7 +182,7 @@ def test_runs_compare_and_export(driver: Any, app_url: str) -> None:  # noqa: F8
     _open_tab(driver, "Report and export")
     time.sleep(0.5)
     exports = driver.find_elements(*_by('[data-testid="stDownloadButton"]'))
-    labels = " ".join(e.text for e in exports)
+    labels = " ".join(e.get_attribute("textContent") or "" for e in exports)
     assert all(f in labels for f in ("MD", "HTML", "JSON", "CSV")), labels
     _shot(driver, lang, "runs_export")
     assert not _exceptions(driver)

@@ -54,6 +54,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Engine, text
 
+from voproshalych_eval.bilingual import text as bi
 from voproshalych_eval.db import snapshots
 from voproshalych_eval.db.errors import DimensionMismatchError, SchemaError
 from voproshalych_eval.db.production import parse_vector
@@ -450,7 +451,7 @@ def ensure_chunk_vectors(engine: Engine, embedder: Any, *, progress: Any = None,
             {"m": model, "d": int(embedder.dim)},
         ).all()
     if progress is not None and todo:
-        progress(f"Embedding {len(todo)} chunks with {model}…")
+        progress(bi(f"Эмбеддинг {len(todo)} чанков моделью {model}…", f"Embedding {len(todo)} chunks with {model}…"))
     if not todo:
         return 0
     vecs = embedder.encode_passages([r.text for r in todo])

@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import Engine
 
+from voproshalych_eval.bilingual import text as bi
 from voproshalych_eval.embeddings import cached_embedder
 from voproshalych_eval.jsonable import jsonable
 from voproshalych_eval.metrics import geometry
@@ -212,7 +213,7 @@ def _load_chunks(engine: Engine, model: str, use_stored: bool, say: Progress, sn
         notes.append(f"{len(df)} chunks: stored vectors from chunk.embedding ({X.shape[1]}-d, model {model})")
         df = df.drop(columns=["embedding"])
     else:
-        say(f"Embedding {len(df)} chunk texts with {model} (cached)…")
+        say(bi(f"Эмбеддинг {len(df)} текстов чанков моделью {model} (через кэш)…", f"Embedding {len(df)} chunk texts with {model} (cached)…"))
         X = cached_embedder(model, engine).encode_passages(df["text"].astype(str).tolist())
         notes.append(f"{len(df)} chunks: texts re-embedded with {model} ({X.shape[1]}-d) — stored vectors come "
                      "from another model")
@@ -288,7 +289,7 @@ def _load_golden(engine: Engine, model: str, dataset: str | None, say: Progress)
             raise Tier0Error("No golden dataset is stored yet: load the demo or import a golden file.")
         ds = datasets.get_dataset(engine, int(stored[0]["id"]), "golden")
     recs = ds.records
-    say(f"Embedding {len(recs)} golden questions with {model} (cached)…")
+    say(bi(f"Эмбеддинг {len(recs)} вопросов золотого набора моделью {model} (через кэш)…", f"Embedding {len(recs)} golden questions with {model} (cached)…"))
     X = cached_embedder(model, engine).encode_queries([str(r["question"]) for r in recs])
     urls = [r.get("confluence_url") or ((r.get("relevant_urls") or [None])[0]) for r in recs]
     meta = pd.DataFrame(
@@ -332,10 +333,10 @@ def load_vector_set(
     if source in ("chunks", "both"):
         if source == "both" and model.startswith("stored:"):
             raise Tier0Error("Chunks and questions in one space need a named embedder: choose one in the sidebar.")
-        say("Loading chunks…")
+        say(bi("Загрузка чанков…", "Loading chunks…"))
         parts.append(_load_chunks(engine, model, use_stored, say, snapshot))
     if source in ("questions", "both"):
-        say("Loading the question log…")
+        say(bi("Загрузка журнала вопросов…", "Loading the question log…"))
         parts.append(_load_questions(engine, model, use_stored, say, snapshot))
     if source == "golden":
         parts.append(_load_golden(engine, model, dataset, say))
@@ -618,7 +619,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
 
     def neighbours() -> tuple[np.ndarray, np.ndarray]:
         vs = vectors.get()
-        plan.say("Nearest neighbours, outliers and clusters…")
+        plan.say(bi("Ближайшие соседи, выбросы и кластеры…", "Nearest neighbours, outliers and clusters…"))
         plan.outputs["knn"] = attach_attributes(vs, k=k, metric=metric, n_clusters=n_clusters)
         return plan.outputs["knn"]
 
@@ -629,9 +630,9 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         if step == "per_kind" and vs.meta["kind"].nunique() < 2:
             return {"rows": [], "note": "one kind of point only"}
         if step == "metrics":
-            plan.say(f"Computing the metrics on {len(vs)} vectors ({vs.dim}-d, {metric})…")
+            plan.say(bi(f"Метрики по {len(vs)} векторам ({vs.dim}-d, {metric})…", f"Computing the metrics on {len(vs)} vectors ({vs.dim}-d, {metric})…"))
         elif step.startswith("per_"):
-            plan.say(f"Metrics per {step.removeprefix('per_')}…")
+            plan.say(bi(f"Метрики по группам: {step.removeprefix('per_')}…", f"Metrics per {step.removeprefix('per_')}…"))
         return analyse_step(step, vs, k=k, metric=metric, n_clusters=n_clusters, top_outliers=top, knn=knn)
 
     def finalize(records: list[dict[str, Any]]) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Engine
 
+from voproshalych_eval.bilingual import text as bi
 from voproshalych_eval.db import retrieval as R
 from voproshalych_eval.db import snapshots
 from voproshalych_eval.embeddings import cached_embedder
@@ -98,7 +99,8 @@ def _prepare_vectors(engine: Engine, embedder: Any, progress: Progress, snapshot
     stored = R.uses_stored_vectors(engine, embedder.name, dim=embedder.dim, snapshot=snapshot)
     if not stored:
         n = R.ensure_chunk_vectors(engine, embedder, progress=progress, snapshot=snapshot)
-        progress(f"Knowledge base vectors for {embedder.name}: {n} chunk(s) (re-)embedded into eval.chunk_vectors.")
+        progress(bi(f"Векторы базы знаний для {embedder.name}: переэмбеддено чанков — {n} (eval.chunk_vectors).",
+                    f"Knowledge base vectors for {embedder.name}: {n} chunk(s) (re-)embedded into eval.chunk_vectors."))
     return stored
 
 
@@ -131,7 +133,7 @@ def retrieve(
         raise ValueError("vector and hybrid retrieval need an embedder")
     if prepare_vectors:
         _prepare_vectors(engine, embedder, say, snapshot)
-    say(f"Embedding {len(qs)} questions with {embedder.name}…")
+    say(bi(f"Эмбеддинг {len(qs)} вопросов моделью {embedder.name}…", f"Embedding {len(qs)} questions with {embedder.name}…"))
     qvecs = embedder.encode_queries(qs)
     if retriever == "vector":
         return _vector_hits(engine, qvecs, embedder, k=k, use_index=use_index, ef_search=ef_search, snapshot=snapshot)
@@ -278,16 +280,16 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     plan: Plan
 
     def prepare() -> None:
-        plan.say(f"Knowledge base: snapshot {snap.label}.")
+        plan.say(bi(f"База знаний: снимок {snap.label}.", f"Knowledge base: snapshot {snap.label}."))
         if emb is not None:
             _prepare_vectors(engine, emb, plan.say, snap)
         if use_index and emb is not None:
-            plan.say("Building the HNSW index in the eval schema…")
+            plan.say(bi("Строится HNSW-индекс в служебной схеме…", "Building the HNSW index in the eval schema…"))
             R.build_hnsw_index(engine, model=emb.name, snapshot=snap, **hnsw_params)
 
     def questions_batch(indices: list[int]) -> list[dict[str, Any]]:
         qs = [str(ds.records[i]["question"]) for i in indices]
-        plan.say(f"Retrieving top-{depth} for {len(qs)} questions ({retriever})…")
+        plan.say(bi(f"Поиск top-{depth} для {len(qs)} вопросов ({retriever})…", f"Retrieving top-{depth} for {len(qs)} questions ({retriever})…"))
         hits = retrieve(engine, qs, retriever=retriever, embedder=emb, k=depth, use_index=use_index,
                         ef_search=ef_search, rrf_k=rrf_k, prepare_vectors=False, snapshot=snap)
         url_hits, _ = deepen_for_pages(
@@ -309,7 +311,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
 
     def repeat(r: int) -> dict[str, Any]:
         qs = [str(rec["question"]) for rec in ds.records]
-        plan.say(f"Consistency repeat {r}/{repeats}…")
+        plan.say(bi(f"Повтор для согласованности {r}/{repeats}…", f"Consistency repeat {r}/{repeats}…"))
         if use_index:  # a new random graph
             R.build_hnsw_index(engine, model=emb.name, snapshot=snap, **hnsw_params)  # type: ignore[union-attr]
         if external:

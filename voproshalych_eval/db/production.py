@@ -8,6 +8,7 @@ variant, a dimension or a table size.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -163,12 +164,16 @@ def create_tables(conn: Connection, *, dim: int, variant: ChunkVariant = "url") 
     )
 
 
-def read_chunks(engine: Engine, *, with_embeddings: bool = False) -> pd.DataFrame:
-    """All chunks as a DataFrame ``id, url, source_type, text`` (+ ``embedding`` as float32 arrays)."""
+def read_chunks(engine: Engine, *, with_embeddings: bool = False, ids: Sequence[int] | None = None) -> pd.DataFrame:
+    """All chunks (or those with the given ``ids``) as a DataFrame ``id, url, source_type, text``
+    (+ ``embedding`` as float32 arrays)."""
     schema = inspect_schema(engine)
     cols = schema.chunk_select("c") + (", c.embedding AS embedding" if with_embeddings else "")
+    where, params = "", {}
+    if ids is not None:
+        where, params = " WHERE c.id = ANY(:ids)", {"ids": sorted({int(i) for i in ids})}
     with engine.connect() as conn:
-        df = pd.read_sql_query(text(f"SELECT {cols} FROM public.chunk c ORDER BY c.id"), conn)
+        df = pd.read_sql_query(text(f"SELECT {cols} FROM public.chunk c{where} ORDER BY c.id"), conn, params=params)
     if with_embeddings:
         df["embedding"] = [parse_vector(v) for v in df["embedding"]]
     return df

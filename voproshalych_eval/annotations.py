@@ -44,6 +44,7 @@ __all__ = [
     "Review",
     "accept",
     "annotation_rows",
+    "confirmed_gaps",
     "edit",
     "export_annotations",
     "import_annotations",
@@ -575,3 +576,28 @@ def import_annotations(
             _upsert(conn, base.kind, base.name, key, upd)
     report.version_after = new.version
     return report
+
+
+def confirmed_gaps(engine: Engine) -> pd.DataFrame:
+    """Real questions a person labelled "not in the knowledge base", over the head of every golden dataset.
+
+    Columns ``question, dataset, item_key, n_asked, log_source, log_id``; one row per distinct question
+    (the first dataset that has it). These are the confirmed gaps of the coverage-gap report.
+    """
+    from voproshalych_eval.datasets import list_datasets
+
+    rows: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for d in sorted(list_datasets(engine, "golden", heads_only=True), key=lambda r: r["name"]):
+        ds = get_dataset(engine, int(d["id"]))
+        for key, rec in zip(ds.keys(), ds.records, strict=True):
+            if not rec.get("not_in_kb"):
+                continue
+            q = str(rec.get("question") or "").strip()
+            if not q or q.lower() in seen:
+                continue
+            seen.add(q.lower())
+            log = rec.get("log") or {}
+            rows.append({"question": q, "dataset": ds.name, "item_key": key, "n_asked": log.get("n_asked"),
+                         "log_source": log.get("source"), "log_id": log.get("id")})
+    return pd.DataFrame(rows, columns=["question", "dataset", "item_key", "n_asked", "log_source", "log_id"])

@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "real_users",
     "runs",
     "resume",
+    "dataset",
 )
 
 

@@ -544,3 +544,25 @@ def resolve(engine: Engine, path_or_name: str, kind: str) -> Dataset:
     if p.suffix.lower() in {".json", ".jsonl", ".csv"} or p.is_file():
         return store(engine, load_file(p, kind))
     return get_dataset(engine, path_or_name, kind)
+
+
+# ---------------------------------------------------------------- export
+
+GOLDEN_COLUMNS = ["id", "question", "ground_truth_answer", "chunk_id", "chunk_text", "confluence_url",
+                  "relevant_chunk_ids", "relevant_urls", "question_type", "question_source"]
+
+
+def export_csv(records: Sequence[dict[str, Any]]) -> str:
+    """Golden records as CSV text (the ``csv`` module: multi-line fields quoted; lists and objects as JSON
+    cells, which :func:`read_records` reads back). The seed's columns come first, other fields after."""
+    import io
+
+    extra = sorted({k for r in records for k in r} - set(GOLDEN_COLUMNS))
+    cols = GOLDEN_COLUMNS + extra
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
+    w.writeheader()
+    for r in records:
+        w.writerow({c: (json.dumps(v, ensure_ascii=False) if isinstance(v := r.get(c), list | dict) else ("" if v is None else v))
+                    for c in cols})
+    return buf.getvalue()

@@ -54,6 +54,7 @@ TIER_MODULES: dict[str, str] = {
     "judge": "voproshalych_eval.tiers.judge_stability",
     "judge_pipeline": "voproshalych_eval.tiers.judge_pipeline",
     "ux": "voproshalych_eval.tiers.ux",
+    "dataset_generation": "voproshalych_eval.generation.plan",
 }
 
 

@@ -10,7 +10,14 @@ import pytest
 
 from voproshalych_eval import annotations as A
 from voproshalych_eval import dataset_versions as dv
-from voproshalych_eval.datasets import ConcurrentEditError, Dataset, content_hash, get_dataset, list_datasets, store
+from voproshalych_eval.datasets import (
+    ConcurrentEditError,
+    Dataset,
+    content_hash,
+    get_dataset,
+    list_datasets,
+    store,
+)
 
 
 def _copy_of_demo(engine, n: int = 12) -> Dataset:  # type: ignore[no-untyped-def]
@@ -57,7 +64,7 @@ def test_review_reject_restore_accept_edit_chunks(demo_engine) -> None:  # type:
     with pytest.raises(ValueError, match="reason"):
         A.reject(demo_engine, ds, k1, "  ")
     r = A.reject(demo_engine, ds, k1, "ответ неверный")
-    assert r.version == 2 and k1 not in r.keys() and len(r) == len(ds) - 1
+    assert r.version == 2 and k1 not in list(r.keys()) and len(r) == len(ds) - 1
     rev = A.reviews(demo_engine, ds.name)[k1]
     assert rev.status == "rejected" and rev.reason == "ответ неверный" and rev.item["question"] == ds.records[1]["question"]
     A.accept(demo_engine, r, k0, notes="ок")

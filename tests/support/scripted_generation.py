@@ -5,10 +5,13 @@ mode recognises the generation prompts of :mod:`voproshalych_eval.llm.prompts` b
 
 * writes a question from content words of the focus sentence (every other word, so it does not copy the
   chunk) and uses the focus sentence as the reference answer;
-* injects defects deterministically (by a hash of the fragment and focus) so that every gate has
-  something to drop: a question that copies the chunk (``verbatim``), an answer the chunk does not
-  support (``support``), one repeated question (``near_duplicate_new``), and "unanswerable" questions
-  built only from the chunk's words (``answerable``);
+* with ``defect_every=k`` injects defects so that every gate has something to drop, chosen by a hash of
+  the fragment, the focus and the type (the same plan always gets the same defects, whatever the
+  concurrency): about one question in ``k`` is defective — one that copies the chunk (``factual``:
+  ``verbatim``), an answer the chunk does not support (``paraphrase``, ``follow_up``: ``support``), a
+  repeated question (``conditional``, ``multi_chunk``: ``near_duplicate_new``) — and about one
+  ``unanswerable`` question in ``k`` is built only from the chunk's words (``answerable``). ``injected``
+  counts them;
 * answers the faithfulness judge with the share of the answer's stems found in the context, and the
   answerability check with "answers" when most of the question's content stems are in the fragment.
 
@@ -28,16 +31,14 @@ from voproshalych_eval.llm.prompts import get_prompt
 GEN_TYPES = ("factual", "paraphrase", "multi_chunk", "conditional", "unanswerable", "follow_up")
 DUPLICATE_QUESTION = "Где найти расписание занятий на завтра?"
 UNSUPPORTED_ANSWER = "Это можно сделать на Луне в любое время суток совершенно бесплатно."
+DEFECTS = {"factual": "verbatim", "multi_chunk": "near_duplicate_new", "paraphrase": "support", "follow_up": "support",
+           "conditional": "near_duplicate_new"}
 _WORD = re.compile(r"\w+", re.UNICODE)
 _BLOCK = re.compile(r"<<<\n(.*?)\n>>>", re.S)
 
 
 def _prefix(name: str, lang: str) -> str:
     return get_prompt(name).template(lang).split("{", 1)[0][:80]
-
-
-def _digest(s: str) -> int:
-    return int(hashlib.sha256(s.encode("utf-8")).hexdigest()[:8], 16)
 
 
 def _content(sentence: str) -> list[str]:
@@ -56,12 +57,13 @@ def _stems(text: str) -> list[str]:
 
 
 class GenerationLLM(ScriptedOpenAI):
-    """See the module docstring. ``defects=False`` turns the injected defects off."""
+    """See the module docstring. ``defect_every=0`` (the default) injects no defect."""
 
-    def __init__(self, *args: Any, defects: bool = True, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, defect_every: int = 0, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.defects = defects
+        self.defect_every = int(defect_every)
         self.kinds: dict[str, int] = {}
+        self.injected: dict[str, int] = {}
         self._prefixes = {
             (name, lang): _prefix(name, lang)
             for name in (*(f"gen_{t}" for t in GEN_TYPES), "gen_answerability", "faithfulness")
@@ -89,12 +91,16 @@ class GenerationLLM(ScriptedOpenAI):
         return json.dumps(self._generate(kind.removeprefix("gen_"), user, lang), ensure_ascii=False)
 
     # ---------------------------------------------------------------- generation
+    def _inject(self, what: str) -> None:
+        with self._lock:
+            self.injected[what] = self.injected.get(what, 0) + 1
+
     def _generate(self, qtype: str, user: str, lang: str) -> dict[str, Any]:
         blocks = _BLOCK.findall(user)
         chunk = blocks[0] if blocks else ""
         m = re.search(r"«(.*?)»\n\n", user) if lang == "ru" else re.search(r'fragment: "(.*?)"\n\n', user)
         focus = m.group(1) if m else re.split(r"(?<=[.!?])\s+", chunk.strip())[0]
-        d = _digest(focus + "|" + chunk[:200] + "|" + qtype)
+        d = int(hashlib.sha256(f"{focus}|{chunk[:300]}|{qtype}".encode()).hexdigest()[:8], 16)
         w = _content(focus)
         a, b, c, e = _pick(w, 0, 2, 4, 6)
         answer = focus
@@ -115,17 +121,20 @@ class GenerationLLM(ScriptedOpenAI):
             first = re.split(r"(?<=[.!?])\s+", chunk.strip())[0]
             answer = f"{first} {s2}"
         else:  # unanswerable
-            if self.defects and d % 4 == 0:
+            if self.defect_every and d % self.defect_every == 1:
+                self._inject("answerable")
                 q = " ".join(_pick(w, 0, 1, 2, 3)) + "?"  # made of the chunk's own words: the chunk answers it
             else:
                 q = f"Можно ли оформить {a.lower()} {b.lower()} через мобильное приложение на Марсе?"
             return {"question": q, "answer": "В базе знаний нет такой информации."}
-        if self.defects:
-            if d % 16 == 1:
+        if self.defect_every and d % self.defect_every == 1:
+            defect = DEFECTS[qtype]
+            self._inject(defect)
+            if defect == "verbatim":
                 q = focus.rstrip(".") + "?"  # copies the chunk
-            elif d % 16 == 2:
+            elif defect == "support":
                 answer = UNSUPPORTED_ANSWER
-            elif d % 16 == 3:
+            else:
                 q = DUPLICATE_QUESTION
         out = {"question": q, "answer": answer}
         if qtype == "follow_up":

@@ -47,11 +47,11 @@ def test_near_duplicates_greedy_in_order() -> None:
 
 def test_select_kept_quota_coverage_and_spares() -> None:
     cands = [
-        ("s0001", "factual", False, "p1"),
-        ("s0002", "factual", False, "p1"),
-        ("s0003", "unanswerable", False, None),
-        ("s0004", "factual", True, "p2"),  # a spare, but the only question of page p2
-        ("s0005", "unanswerable", True, None),
+        ("s0001", "factual", False, ("p1",)),
+        ("s0002", "factual", False, ("p1",)),
+        ("s0003", "unanswerable", False, ()),
+        ("s0004", "factual", True, ("p2",)),  # a spare, but the only question of page p2
+        ("s0005", "unanswerable", True, ()),
     ]
     chosen = G.select_kept(cands, size=3, mix={"factual": 2, "unanswerable": 1})
     assert chosen == ["s0001", "s0003", "s0004"]  # p2 covered by its spare; quotas 2 + 1 respected
@@ -59,3 +59,15 @@ def test_select_kept_quota_coverage_and_spares() -> None:
     chosen = G.select_kept(cands[:2], size=2, mix={"factual": 1, "unanswerable": 1})
     assert chosen == ["s0001", "s0002"]
     assert G.select_kept([], size=5, mix={"factual": 1}) == []
+
+
+def test_select_kept_most_constrained_page_first() -> None:
+    # p2's only candidate is multi_chunk; p1 could take factual or multi_chunk: the greedy in plan order would
+    # spend the single multi_chunk quota on p1 and leave p2 uncovered
+    cands = [
+        ("s0001", "multi_chunk", False, ("p1", "p3")),
+        ("s0002", "factual", False, ("p1",)),
+        ("s0003", "multi_chunk", False, ("p2",)),
+    ]
+    chosen = G.select_kept(cands, size=2, mix={"factual": 1, "multi_chunk": 1})
+    assert chosen == ["s0002", "s0003"]

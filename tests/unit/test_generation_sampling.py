@@ -54,6 +54,9 @@ def test_uniform_covers_every_page_with_requested_mix() -> None:
     assert Counter(s.question_type for s in plan.slots) == {"factual": 20, "paraphrase": 20, "unanswerable": 20}
     # page-interleaved: the first 20 slots touch 20 different pages
     assert len({s.urls[0] for s in plan.slots[:20]}) == 20
+    # unanswerable slots never leave a page with fewer than two answerable ones
+    answerable = Counter(s.urls[0] for s in plan.slots if s.question_type != "unanswerable")
+    assert len(answerable) == 20 and min(answerable.values()) == 2
     assert plan.pages_total == 20 and plan.pages_planned == 20
     # within a page the chunks are used in turn: a 3-chunk page gets 3 different chunks
     three = [u for u, n in Counter(c.url for c in kb).items() if n == 3][0]
@@ -103,3 +106,12 @@ def test_filters_spares_and_errors() -> None:
         plan_slots(kb, size=0)
     few = plan_slots(_kb({f"p{i}": 1 for i in range(5)}), size=3)
     assert few.warnings and few.pages_planned == 3
+
+
+def test_spares_go_to_pages_with_fewest_core_slots() -> None:
+    kb = _kb({f"p{i:02d}": 2 for i in range(10)})
+    plan = plan_slots(kb, size=15, oversample=1 / 3, types="factual", seed=1)  # 15 core (5 pages get 2), 5 spares
+    core = Counter(s.urls[0] for s in plan.slots if not s.spare)
+    spare = Counter(s.urls[0] for s in plan.slots if s.spare)
+    assert sum(spare.values()) == 5
+    assert all(core[p] == 1 for p in spare)  # spares only where the core gave one slot

@@ -56,6 +56,8 @@ class RealUsersResult:
     run_id: int | None = None
     metrics: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    #: real questions a person labelled "not in the knowledge base" (realq datasets): confirmed gaps
+    confirmed_gaps: pd.DataFrame | None = None
 
     @property
     def n_used(self) -> int:
@@ -162,6 +164,10 @@ def run_real_users(
             res.domain = domain_analysis(df, emb.vectors if emb else None, pause_minutes=pause_minutes,
                                          near_threshold=near_threshold, slang=normalizer, categories=categories)
             timings["domain"] = time.perf_counter() - t
+        if "topics" in analyses:
+            from voproshalych_eval.annotations import confirmed_gaps
+
+            res.confirmed_gaps = confirmed_gaps(engine)
         res.metrics = _summary_metrics(res)
         res.timings = timings
         if run is not None:

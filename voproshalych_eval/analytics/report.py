@@ -38,6 +38,7 @@ def _context(result: Any, top_n: int) -> dict[str, Any]:
         "gaps": gaps.head(top_n),
         "categories": topics.topics[topics.topics["kind"] == "category"] if topics is not None else pd.DataFrame(),
         "never": result.utilization.never_retrieved if result.utilization is not None else None,
+        "confirmed": getattr(result, "confirmed_gaps", None),
     }
 
 
@@ -72,6 +73,14 @@ def coverage_gap_markdown(result: Any, *, top_n: int = 10) -> str:
             f"| {int(r['gap_rank'])} | {r['name']} | {int(r['size'])} | {_pct(r['answered_share'])} | "
             f"{_num(r['nearest_distance'])} | {_num(r['gap_score'])} | {ex} |"
         )
+    conf = c["confirmed"]
+    if conf is not None and len(conf):
+        lines += ["", f"## Подтверждённые пробелы: размечено «нет в базе знаний» ({len(conf)})", "",
+                  "Реальные вопросы, для которых аналитик подтвердил, что в базе знаний нет ответа (разметка realq).", "",
+                  "| вопрос | задан раз | набор данных |", "|---|---|---|"]
+        for _, r in conf.iterrows():
+            n = "—" if pd.isna(r["n_asked"]) else int(r["n_asked"])
+            lines.append(f"| {str(r['question']).replace('|', '/')} | {n} | {r['dataset']} |")
     if len(c["categories"]):
         lines += ["", "## Сообщения вне тем (правила, не кластеры)", "", "| категория | сообщений | отвечено |",
                   "|---|---|---|"]
@@ -113,6 +122,18 @@ def coverage_gap_html(result: Any, *, top_n: int = 10) -> str:
         f"<tr><td>{e(str(r['name']))}</td><td>{int(r['size'])}</td><td>{_pct(r['answered_share'])}</td></tr>"
         for _, r in c["categories"].iterrows()
     )
+    conf = c["confirmed"]
+    confirmed = ""
+    if conf is not None and len(conf):
+        crow = "".join(
+            f"<tr><td>{e(str(r['question']))}</td><td>{'—' if pd.isna(r['n_asked']) else int(r['n_asked'])}</td>"
+            f"<td>{e(str(r['dataset']))}</td></tr>"
+            for _, r in conf.iterrows()
+        )
+        confirmed = (f"<h2>Подтверждённые пробелы: размечено «нет в базе знаний» ({len(conf)})</h2>"
+                     "<p class='muted'>Реальные вопросы, для которых аналитик подтвердил, что в базе знаний нет ответа "
+                     "(разметка realq).</p><table><tr><th>вопрос</th><th>задан раз</th><th>набор данных</th></tr>"
+                     f"{crow}</table>")
     never = ""
     if c["never"] is not None:
         items = "".join(
@@ -136,6 +157,7 @@ def coverage_gap_html(result: Any, *, top_n: int = 10) -> str:
 <p class="muted">Оценка пробела: <code>{e(GAP_FORMULA)}</code>. Больше — важнее.</p>
 <table><tr><th>#</th><th>тема</th><th>вопросов</th><th>отвечено</th><th>расстояние до базы</th><th>оценка</th>
 <th>примеры вопросов</th></tr>{''.join(rows)}</table>
+{confirmed}
 <h2>Сообщения вне тем (правила, не кластеры)</h2>
 <table><tr><th>категория</th><th>сообщений</th><th>отвечено</th></tr>{cat_rows}</table>
 {never}

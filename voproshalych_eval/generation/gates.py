@@ -148,18 +148,19 @@ def max_pairwise_cosine(vectors: np.ndarray) -> float:
 
 
 def select_kept(
-    candidates: Sequence[tuple[str, str, bool, str | None]],
+    candidates: Sequence[tuple[str, str, bool, Sequence[str]]],
     *,
     size: int,
     mix: dict[str, float],
 ) -> list[str]:
-    """Choose at most ``size`` item keys from kept candidates ``(key, question_type, spare, page)``.
+    """Choose at most ``size`` item keys from kept candidates ``(key, question_type, spare, pages)``.
 
-    Quotas per type are the largest-remainder rounding of ``size`` over ``mix``. Candidates are taken in
-    plan order with non-spares first, in three passes: (1) one candidate for every page not yet covered
-    (``page`` None — unanswerable items — covers nothing), within the type quotas; (2) the rest of each
-    type's quota; (3) leftover capacity from any type (when some type has too few candidates).
-    Returns the chosen keys in plan order.
+    Quotas per type are the largest-remainder rounding of ``size`` over ``mix``; ``pages`` are the pages an
+    item covers (its relevant URLs; empty for unanswerable items). Three passes, candidates in plan order
+    with non-spares first: (1) cover every page once — the pages with the fewest candidates first, each
+    taking its first candidate whose type has quota left (the type with the most quota left wins a tie);
+    (2) fill each type's quota; (3) fill leftover capacity from any type (when a type has too few
+    candidates). Returns the chosen keys in plan order.
     """
     from voproshalych_eval.generation.sampling import largest_remainder
 
@@ -168,18 +169,27 @@ def select_kept(
     chosen: list[str] = []
     taken: set[str] = set()
     covered: set[str] = set()
-    for key, qtype, _spare, page in ordered:
-        if page is not None and page not in covered and quota.get(qtype, 0) > 0:
+    by_page: dict[str, list[tuple[str, str, bool, Sequence[str]]]] = {}
+    for c in ordered:
+        for pg in c[3]:
+            by_page.setdefault(pg, []).append(c)
+    for pg in sorted(by_page, key=lambda x: (len(by_page[x]), x)):
+        if pg in covered or len(chosen) >= size:
+            continue
+        options = [c for c in by_page[pg] if c[0] not in taken and quota.get(c[1], 0) > 0]
+        if not options:
+            continue
+        best = max(options, key=lambda c: (quota[c[1]], -ordered.index(c)))
+        quota[best[1]] -= 1
+        chosen.append(best[0])
+        taken.add(best[0])
+        covered.update(best[3])
+    for key, qtype, _spare, _pages in ordered:
+        if key not in taken and quota.get(qtype, 0) > 0 and len(chosen) < size:
             quota[qtype] -= 1
             chosen.append(key)
             taken.add(key)
-            covered.add(page)
-    for key, qtype, _spare, _page in ordered:
-        if key not in taken and quota.get(qtype, 0) > 0:
-            quota[qtype] -= 1
-            chosen.append(key)
-            taken.add(key)
-    for key, _qtype, _spare, _page in ordered:
+    for key, _qtype, _spare, _pages in ordered:
         if len(chosen) >= size:
             break
         if key not in taken:

@@ -436,7 +436,7 @@ def finalize_records(
         kept = survivors
     chosen = set(G.select_kept(
         [(k["slot"]["key"], k["question_type"], bool(k["slot"].get("spare")),
-          None if k["question_type"] == "unanswerable" else (k["slot"]["urls"] or [None])[0]) for k in kept],
+          () if k["question_type"] == "unanswerable" else tuple(k["slot"]["urls"])) for k in kept],
         size=size, mix=mix))
     report["n_surplus"] = len(kept) - len(chosen)
     kept = [k for k in kept if k["slot"]["key"] in chosen]

@@ -12,19 +12,24 @@ Strategies (over pages = distinct URLs, after the optional ``pages`` / ``source_
 
 Types: the counts per type are the largest-remainder rounding of ``size * weight / sum(weights)``; the
 types are laid over the slots in a smooth round robin, and slots are ordered page-interleaved (the
-first P slots touch P different pages), so every prefix of the plan covers pages and types evenly.
+first P slots touch P different pages), so every prefix of the plan covers pages and types evenly. A
+page takes an ``unanswerable`` slot only if at least two of its slots (core and spare) stay answerable
+— else the slot goes to the next page, and only leftovers are placed regardless — so every page gets
+questions with a relevant chunk, and a second one to spare, where the size allows.
 Within a page the chunks are used in turn (seeded starting point). ``multi_chunk`` takes a second chunk
 of the same page, or of the most related page (``related``) when the page has one chunk. ``unanswerable``
 uses its chunk only as the topic (relevant lists stay empty).
 
-``oversample`` adds spare slots (``ceil(size * oversample)``), planned the same way and marked
-``spare``; the generator keeps at most ``size`` items, preferring non-spare ones.
+``oversample`` adds spare slots (``ceil(size * oversample)``), planned the same way (but given first
+to the pages with the fewest core slots) and marked ``spare``; the generator keeps at most ``size``
+items, preferring non-spare ones.
 """
 
 from __future__ import annotations
 
 import math
 import random
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -216,21 +221,43 @@ def plan_slots(
             return take(o), o
         return None
 
-    for part, n in (("core", size), ("spare", n_spare)):
+    pc_core = _page_counts(page_order, n_chunks, size, strategy)
+    # spares go first to the pages that got the fewest core slots (stable within the seeded order)
+    spare_order = sorted(page_order, key=lambda pg: pc_core[pg])
+    pc_spare = _page_counts(spare_order, n_chunks, n_spare, strategy) if n_spare else dict.fromkeys(page_order, 0)
+    total = {pg: pc_core[pg] + pc_spare[pg] for pg in page_order}
+    unanswerable: dict[str, int] = dict.fromkeys(page_order, 0)
+
+    def needs_answerable(page: str) -> bool:
+        """A page takes an unanswerable slot only if at least two of its slots stay answerable."""
+        return total[page] - unanswerable[page] - 1 < 2
+
+    for part, n, part_order, pc in (("core", size, page_order, pc_core), ("spare", n_spare, spare_order, pc_spare)):
         if n == 0:
             continue
-        pc = _page_counts(page_order, n_chunks, n, strategy)
         type_counts = dict(zip(mix, largest_remainder(n, mix), strict=True))
-        type_seq = _smooth_round_robin({t: c for t, c in type_counts.items() if c > 0})
+        seq = deque(_smooth_round_robin({t: c for t, c in type_counts.items() if c > 0}))
         # page-interleaved order: round r visits every page that still has slots
         order: list[str] = []
         left = dict(pc)
         while any(left.values()):
-            for p in page_order:
+            for p in part_order:
                 if left[p] > 0:
                     order.append(p)
                     left[p] -= 1
-        for page, qtype in zip(order, type_seq, strict=True):
+        for page in order:
+            deferred: list[str] = []
+            qtype = None
+            while seq:
+                cand = seq.popleft()
+                if cand == "unanswerable" and needs_answerable(page):
+                    deferred.append(cand)
+                    continue
+                qtype = cand
+                break
+            if qtype is None:  # only unanswerable slots are left
+                qtype = deferred.pop(0)
+            seq.extendleft(reversed(deferred))
             idx = len(slots)
             first = take(page)
             ids, urls = [first], [page]
@@ -242,6 +269,8 @@ def plan_slots(
                 else:
                     ids.append(sec[0])
                     urls.append(sec[1])
+            if qtype == "unanswerable":
+                unanswerable[page] += 1
             focus = used.get(first, 0)
             used[first] = focus + 1
             slots.append(Slot(f"s{idx + 1:04d}", idx, qtype, tuple(ids), tuple(urls), focus, part == "spare"))

@@ -22,6 +22,7 @@ class PageSpec:
 OVERVIEW = ("Обзор", "Overview")
 QUALITY = ("Качество", "Quality")
 USERS = ("Пользователи", "Users")
+DATA = ("Данные", "Data")
 RUNS = ("Запуски", "Runs")
 
 PAGES: list[PageSpec] = [
@@ -34,6 +35,9 @@ PAGES: list[PageSpec] = [
     PageSpec("pages/judge_metrics.py", QUALITY, ("Метрики судей", "Judge metrics"), ":material/rule:"),
     PageSpec("pages/ux.py", QUALITY, ("UX", "UX"), ":material/forum:"),
     PageSpec("pages/real_users.py", USERS, ("Реальные пользователи", "Real users"), ":material/groups:"),
+    PageSpec("pages/datasets.py", DATA, ("Наборы данных", "Datasets"), ":material/dataset:"),
+    PageSpec("pages/dataset_review.py", DATA, ("Разметка наборов", "Dataset review"), ":material/fact_check:"),
+    PageSpec("pages/realq.py", DATA, ("Реальные вопросы", "Real questions"), ":material/label:"),
     PageSpec("pages/runs.py", RUNS, ("Запуски", "Runs"), ":material/history:"),
     PageSpec("pages/baselines.py", RUNS, ("Базовые уровни", "Baselines"), ":material/flag:"),
     PageSpec("pages/settings.py", RUNS, ("Настройки", "Settings"), ":material/settings:"),

@@ -17,16 +17,18 @@ EDITOR_KEY = "baselines_editor"
 page_header(
     tr("Базовые уровни", "Baselines"),
     tr(
-        "Одна таблица целевых значений качества для всех страниц, отчётов и CLI: шкала, направление и запас внимания.",
-        "One table of quality targets used by every page, report and the CLI: scale, direction and attention margin.",
+        "Одна таблица целевых значений качества для всех страниц, отчётов и CLI: значение и запас внимания.",
+        "One table of quality targets used by every page, report and the CLI: value and attention margin.",
     ),
     tr(
-        "Каждая строка — метрика уровня: базовое значение, **шкала** (0–1, 1–5, 0–100, …) и **направление** "
-        "(больше или меньше — лучше); запас внимания задаётся в единицах метрики. Метрики уровней со ссылками "
+        "Каждая строка — метрика уровня: базовое значение и запас внимания (в единицах метрики). **Шкала** "
+        "(0–1, 1–5, 0–100, …) и **направление** (больше или меньше — лучше) берутся из каталога метрик и здесь "
+        "только показаны; значение вне шкалы не сохраняется. Метрики уровней со ссылками "
         "на блоки (Tier 1: `chunk`/`url`) сверяются с базовым уровнем по имени метрики на обоих уровнях. "
         "Изменения сохраняются в базе данных кнопкой «Сохранить».\n\n" + bl.RULE_RU,
-        "Each row is a metric of a tier: the baseline value, its **scale** (0–1, 1–5, 0–100, …) and **direction** "
-        "(higher or lower is better); the attention margin is in the metric's own units. Tiers with levels "
+        "Each row is a metric of a tier: the baseline value and the attention margin (in the metric's own units). "
+        "The **scale** (0–1, 1–5, 0–100, …) and **direction** (higher or lower is better) come from the metric "
+        "catalog and are only shown here; a value outside the scale is not saved. Tiers with levels "
         "(Tier 1: `chunk`/`url`) are checked against the baseline of the metric's name at both levels. Edits are "
         "stored in the database with Save.\n\n" + bl.RULE_EN,
     ),
@@ -46,10 +48,14 @@ with state.user_errors("Не удалось открыть таблицу баз
             "tier": st.column_config.SelectboxColumn(tr("Уровень", "Tier"), options=TIER_KEYS, required=True),
             "metric": st.column_config.TextColumn(tr("Метрика", "Metric"), required=True),
             "value": st.column_config.NumberColumn(tr("Базовое значение", "Baseline"), format="%.3f", required=True),
-            "scale": st.column_config.SelectboxColumn(tr("Шкала", "Scale"), options=list(bl.SCALES), required=True),
-            "direction": st.column_config.SelectboxColumn(
-                tr("Лучше, когда", "Better when"), options=list(bl.DIRECTIONS), required=True,
-                help=tr("higher — больше лучше, lower — меньше лучше", "higher or lower is better"),
+            "scale": st.column_config.TextColumn(
+                tr("Шкала", "Scale"), disabled=True,
+                help=tr("Из каталога метрик; «?» — метрики нет в каталоге", "From the metric catalog; '?' — not catalogued"),
+            ),
+            "direction": st.column_config.TextColumn(
+                tr("Лучше, когда", "Better when"), disabled=True,
+                help=tr("Из каталога метрик: higher — больше лучше, lower — меньше лучше",
+                        "From the metric catalog: higher or lower is better"),
             ),
             "attention_margin": st.column_config.NumberColumn(
                 tr("Запас внимания", "Attention margin"), min_value=0.0, format="%.3f",

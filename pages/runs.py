@@ -8,6 +8,7 @@ import streamlit as st
 
 from voproshalych_eval import baselines as bl
 from voproshalych_eval import reports, runs
+from voproshalych_eval.metrics import catalog
 from voproshalych_eval.plots import runs as charts
 from voproshalych_eval.tiers.catalog import TIERS
 from voproshalych_eval.ui import state
@@ -156,9 +157,9 @@ with state.user_errors("Не удалось прочитать реестр за
                     b = bl.find_baseline(baselines, h_tier, h_metric)
                     st.plotly_chart(
                         charts.history_figure(
-                            hist, metric_label=metric_label(bl.bare_metric(h_metric)) if "." not in h_metric else h_metric,
+                            hist, metric_label=metric_label(h_metric),
                             baseline=b.value if b else None, attention_margin=b.attention_margin if b else None,
-                            direction=bl.direction_of(h_metric, b), color=TIER_COLORS.get(h_tier, "#00A67E"),
+                            direction=catalog.direction(h_metric), color=TIER_COLORS.get(h_tier, "#00A67E"),
                             baseline_label=tr("базовый уровень", "baseline"), run_label=tr("запуск", "run"),
                         ),
                         key="runs_hist_chart",

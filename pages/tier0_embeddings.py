@@ -16,12 +16,6 @@ from voproshalych_eval.ui.common import TIER_COLORS, download_buttons, empty_sta
 from voproshalych_eval.ui.i18n import metric_label, tr
 
 RESULT, PROJ = "tier0_result", "tier0_projection"
-EXTRA_LABELS = {
-    "mean_pairwise_cosine_similarity": ("Ср. косинусное сходство пар", "Mean pairwise cosine similarity"),
-    "top1_variance_share": ("Доля дисперсии 1-й компоненты", "Top-1 variance share"),
-    "top10_variance_share": ("Доля дисперсии 10 компонент", "Top-10 variance share"),
-    "near_duplicate_pairs": ("Пар почти-дубликатов", "Near-duplicate pairs"),
-}
 SOURCE_LABELS = {
     "chunks": ("Чанки базы знаний", "Knowledge-base chunks"),
     "questions": ("Вопросы пользователей (журнал)", "User questions (log)"),
@@ -42,7 +36,7 @@ COLOR_LABELS = {
 
 
 def label(key: str) -> str:
-    return tr(*EXTRA_LABELS[key]) if key in EXTRA_LABELS else metric_label(key)
+    return metric_label(key)
 
 
 def unit(key: str, metric: str) -> str:

@@ -56,6 +56,26 @@ def database_url_for(base_url: str, dbname: str) -> str:
     return f"{prefix}/{dbname}{sep}{query}"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _stored_metrics_are_catalogued() -> Iterator[None]:
+    """Every run any test finishes must store only metric keys the metric catalog knows
+    (``voproshalych_eval/metrics/catalog.py``): a tier that adds a key adds its catalog entry."""
+    from voproshalych_eval import runs
+    from voproshalych_eval.metrics import catalog
+
+    original = runs.finish_run
+
+    def checked(engine, run_id, metrics, **kwargs):  # type: ignore[no-untyped-def]
+        missing = catalog.uncatalogued(runs.flatten_metrics(metrics))
+        if missing:
+            raise AssertionError(f"run {run_id} stores metric keys missing from the metric catalog: {missing}")
+        return original(engine, run_id, metrics, **kwargs)
+
+    runs.finish_run = checked
+    yield
+    runs.finish_run = original
+
+
 @pytest.fixture(scope="session")
 def pg_url() -> str:
     return os.environ["DATABASE_URL"]

@@ -1,10 +1,10 @@
 """Quality baselines: one table (``eval.baselines``) used by the Overview, the Runs page, reports and the CLI.
 
-Each row is ``(tier, metric, value, scale, direction, attention_margin, note)``:
+Each row is ``(tier, metric, value, attention_margin, note)``. A metric's **scale** and **direction**
+are not stored here: they come from the metric catalog (:mod:`voproshalych_eval.metrics.catalog`), the
+one place they are written. A baseline for a metric the catalog does not know, for an informational
+metric (direction ``none``) or outside the metric's scale is refused when saved and reported when loaded.
 
-* ``scale`` — the metric's range as shown to users (``0–1``, ``1–5``, ``0–100``, ``0–2``, ``−1–1``,
-  ``count``); a baseline outside its scale is refused;
-* ``direction`` — ``higher`` or ``lower`` is better;
 * ``attention_margin`` — the width of the "attention" band, in the metric's own units.
 
 Status of one metric value ``v`` against baseline ``b`` with margin ``m`` (:func:`classify`):
@@ -20,8 +20,8 @@ Overall status of a run (:func:`run_status`), the rule shown in the app:
 3. no metric left → *insufficient data*; any metric critical → *critical*; else any attention →
    *attention*; else *good*.
 
-Defaults are seeded once (:func:`ensure_defaults`); after that the table belongs to the user: edits and
-deletions made in the app are kept.
+Defaults (the catalog's default baselines) are seeded once (:func:`ensure_defaults`); after that the
+table belongs to the user: edits and deletions made in the app are kept.
 """
 
 from __future__ import annotations
@@ -35,17 +35,9 @@ from typing import Any
 import pandas as pd
 from sqlalchemy import Engine, text
 
+from voproshalych_eval.metrics import catalog
+
 STATUSES = ("good", "attention", "critical", "insufficient")
-DIRECTIONS = ("higher", "lower")
-#: scale label -> (low, high) used to validate baseline values
-SCALES: dict[str, tuple[float, float]] = {
-    "0–1": (0.0, 1.0),
-    "1–5": (1.0, 5.0),
-    "0–100": (0.0, 100.0),
-    "0–2": (0.0, 2.0),
-    "−1–1": (-1.0, 1.0),
-    "count": (0.0, math.inf),
-}
 #: metrics computed over fewer valid items than this are not judged
 MIN_N = 5
 _SEEDED_KEY = "baselines_seeded"
@@ -53,17 +45,18 @@ _SEEDED_KEY = "baselines_seeded"
 RULE_RU = (
     "**Правило статуса.** Для метрики «больше — лучше»: значение ≥ базового уровня — 🟢 хорошо; ниже, но не "
     "более чем на запас внимания — 🟡 внимание; ещё ниже — 🔴 критично (для «меньше — лучше» наоборот). "
-    "Запас задаётся в единицах метрики. Статус запуска: судим только завершённые запуски по метрикам, у "
-    f"которых есть базовый уровень и не меньше {MIN_N} валидных элементов; нет таких метрик — "
-    "⚪ недостаточно данных; хотя бы одна критичная — 🔴 критично; иначе хотя бы одна «внимание» — "
-    "🟡 внимание; иначе 🟢 хорошо."
+    "Запас задаётся в единицах метрики; шкала и направление каждой метрики — из каталога метрик. Статус "
+    f"запуска: судим только завершённые запуски по метрикам, у которых есть базовый уровень и не меньше {MIN_N} "
+    "валидных элементов; нет таких метрик — ⚪ недостаточно данных; хотя бы одна критичная — 🔴 критично; "
+    "иначе хотя бы одна «внимание» — 🟡 внимание; иначе 🟢 хорошо."
 )
 RULE_EN = (
     "**Status rule.** For a higher-is-better metric: a value ≥ the baseline is 🟢 good; below it but within "
     "the attention margin is 🟡 attention; further below is 🔴 critical (mirrored for lower-is-better). "
-    "The margin is in the metric's own units. A run's status: only finished runs are judged, on their "
-    f"metrics that have a baseline and at least {MIN_N} valid items; no such metric — ⚪ insufficient data; "
-    "any critical — 🔴 critical; else any attention — 🟡 attention; else 🟢 good."
+    "The margin is in the metric's own units; each metric's scale and direction come from the metric catalog. "
+    f"A run's status: only finished runs are judged, on their metrics that have a baseline and at least {MIN_N} "
+    "valid items; no such metric — ⚪ insufficient data; any critical — 🔴 critical; else any attention — "
+    "🟡 attention; else 🟢 good."
 )
 
 STATUS_ICONS = {"good": "🟢", "attention": "🟡", "critical": "🔴", "insufficient": "⚪"}
@@ -76,55 +69,64 @@ STATUS_LABELS = {
 
 
 class BaselineError(ValueError):
-    """A baseline table that cannot be saved; the message is a sentence for the user."""
+    """A baseline table that cannot be saved or used; the message is a sentence for the user."""
 
 
 @dataclass(frozen=True)
 class Baseline:
+    """One row of the table; :attr:`scale` and :attr:`direction` are read from the metric catalog."""
+
     tier: str
     metric: str
     value: float
-    scale: str
-    direction: str
     attention_margin: float
     note: str | None = None
 
+    @property
+    def spec(self) -> catalog.MetricSpec:
+        return catalog.spec(self.metric)
+
+    @property
+    def scale(self) -> str:
+        return self.spec.scale.key
+
+    @property
+    def direction(self) -> str:
+        return self.spec.direction
+
     def to_dict(self) -> dict[str, Any]:
+        """The stored fields plus the catalog's ``scale`` and ``direction`` (for display)."""
+        return {**asdict(self), "scale": self.scale, "direction": self.direction}
+
+    def row(self) -> dict[str, Any]:
+        """The stored fields only."""
         return asdict(self)
 
 
-def _b(tier: str, metric: str, value: float, scale: str, direction: str, margin: float, note: str) -> Baseline:
-    return Baseline(tier, metric, value, scale, direction, margin, note)
-
-
-DEFAULT_BASELINES: tuple[Baseline, ...] = (
-    _b("tier0", "effective_dimensionality", 20.0, "count", "higher", 5.0,
-       "participation ratio of the spectrum; a collapse to few directions means anisotropic embeddings"),
-    _b("tier0", "avg_nn_distance", 0.15, "0–2", "higher", 0.05,
-       "cosine distance to the nearest neighbours; near 0 means near-duplicate chunks"),
-    _b("tier1", "hit_rate@5", 0.80, "0–1", "higher", 0.05, "chunk level; URL level uses the same baseline"),
-    _b("tier1", "mrr", 0.60, "0–1", "higher", 0.05, "chunk level; URL level uses the same baseline"),
-    _b("tier1", "ndcg@10", 0.65, "0–1", "higher", 0.05, "chunk level; URL level uses the same baseline"),
-    _b("tier1", "recall@10", 0.80, "0–1", "higher", 0.05, ""),
-    _b("tier2", "avg_faithfulness", 0.80, "0–1", "higher", 0.05, "LLM judge"),
-    _b("tier2", "avg_answer_relevance", 0.80, "0–1", "higher", 0.05, "LLM judge"),
-    _b("tier2", "avg_answer_correctness", 4.0, "1–5", "higher", 0.3, "LLM judge, seed scale 1–5"),
-    _b("tier2", "avg_rougeL_f", 0.30, "0–1", "higher", 0.05, "Unicode tokenizer"),
-    _b("tier2", "avg_bleu", 20.0, "0–100", "higher", 5.0, "sacrebleu"),
-    _b("tier3", "avg_e2e_score", 0.70, "0–1", "higher", 0.05, ""),
-    _b("tier3", "pass_rate", 0.80, "0–1", "higher", 0.05, "PASS verdicts of the seed-003 judge"),
-    _b("tier3", "avg_semantic_similarity", 0.75, "−1–1", "higher", 0.05, "cosine to the reference answer"),
-    _b("tier3", "avg_euclidean_distance", 0.70, "0–2", "lower", 0.10, "unit vectors; lower is better"),
-    _b("judge", "consistency_score", 0.90, "0–1", "higher", 0.05, "1 − normalised score std over repeats"),
-    _b("judge", "error_rate", 0.02, "0–1", "lower", 0.03, "failed calls / all calls"),
-    _b("judge_pipeline", "f1_score", 0.85, "0–1", "higher", 0.05, "show/no-show decision"),
-    _b("judge_pipeline", "accuracy", 0.85, "0–1", "higher", 0.05, "show/no-show decision"),
-    _b("ux", "cache_hit_rate", 0.80, "0–1", "higher", 0.10, "paraphrase pairs served from the cache"),
-    _b("ux", "context_preservation", 0.80, "0–1", "higher", 0.05, ""),
-    _b("real_users", "chunk_coverage", 0.50, "0–1", "higher", 0.10, "share of chunks retrieved at least once"),
+DEFAULT_BASELINES: tuple[Baseline, ...] = tuple(
+    Baseline(tier, metric, value, margin, note or None) for tier, metric, value, margin, note in catalog.default_baselines()
 )
 
+#: what the Baselines page shows: the stored fields and, read only, the catalog's scale and direction
 COLUMNS = ["tier", "metric", "value", "scale", "direction", "attention_margin", "note"]
+_STORED = ("tier", "metric", "value", "attention_margin", "note")
+
+
+def check(baseline: Baseline, where: str = "") -> Baseline:
+    """The baseline if the catalog accepts it, else :class:`BaselineError` (``where`` starts the message)."""
+    head = f"{where} ({baseline.metric})" if where else baseline.metric
+    spec = catalog.get(baseline.metric)
+    if spec is None:
+        raise BaselineError(f"{head}: the metric is not in the metric catalog; baselines need a catalogued metric.")
+    if spec.direction == "none":
+        raise BaselineError(f"{head}: the metric is informational (no better direction); it takes no baseline.")
+    if math.isnan(baseline.value):
+        raise BaselineError(f"{head}: the baseline value is empty.")
+    if not spec.scale.contains(baseline.value):
+        raise BaselineError(f"{head}: {baseline.value:g} is outside the scale {spec.scale.key}.")
+    if baseline.attention_margin < 0 or math.isnan(baseline.attention_margin):
+        raise BaselineError(f"{head}: the attention margin cannot be negative.")
+    return baseline
 
 
 # --------------------------------------------------------------------------------------------- storage
@@ -143,11 +145,11 @@ def ensure_defaults(engine: Engine, *, force: bool = False) -> int:
         for b in DEFAULT_BASELINES:
             n += conn.execute(
                 text(
-                    "INSERT INTO eval.baselines(tier, metric, value, scale, direction, attention_margin, note) "
-                    "VALUES (:tier, :metric, :value, :scale, :direction, :attention_margin, :note) "
+                    "INSERT INTO eval.baselines(tier, metric, value, attention_margin, note) "
+                    "VALUES (:tier, :metric, :value, :attention_margin, :note) "
                     "ON CONFLICT (tier, metric) DO NOTHING"
                 ),
-                b.to_dict(),
+                b.row(),
             ).rowcount
         conn.execute(
             text(
@@ -159,21 +161,28 @@ def ensure_defaults(engine: Engine, *, force: bool = False) -> int:
     return n
 
 
-def list_baselines(engine: Engine) -> list[Baseline]:
+def _stored(engine: Engine) -> list[Baseline]:
     ensure_defaults(engine)
     with engine.connect() as conn:
         rows = conn.execute(
-            text(
-                "SELECT tier, metric, value, scale, direction, attention_margin, note FROM eval.baselines "
-                "ORDER BY tier, metric"
-            )
+            text("SELECT tier, metric, value, attention_margin, note FROM eval.baselines ORDER BY tier, metric")
         ).all()
     return [Baseline(*r) for r in rows]
 
 
+def list_baselines(engine: Engine) -> list[Baseline]:
+    """Every stored baseline, each checked against the catalog (a bad row raises :class:`BaselineError`
+    naming it — fix it on the Baselines page)."""
+    return [check(b, f"Baseline {b.tier}/{b.metric}") for b in _stored(engine)]
+
+
 def baselines_frame(engine: Engine) -> pd.DataFrame:
-    """The table as a DataFrame with :data:`COLUMNS` (what the Baselines page edits)."""
-    rows = [b.to_dict() for b in list_baselines(engine)]
+    """The table as a DataFrame with :data:`COLUMNS` (what the Baselines page edits; rows are not checked,
+    so a bad row can be fixed there). ``scale``/``direction`` are the catalog's, ``?`` when it lacks the metric."""
+    rows = []
+    for b in _stored(engine):
+        spec = catalog.get(b.metric)
+        rows.append({**b.row(), "scale": spec.scale.key if spec else "?", "direction": spec.direction if spec else "?"})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -182,11 +191,13 @@ def _is_blank(v: Any) -> bool:
 
 
 def validate(frame: pd.DataFrame) -> list[Baseline]:
-    """Check an edited table; returns the baselines or raises :class:`BaselineError` naming the row."""
+    """Check an edited table; returns the baselines or raises :class:`BaselineError` naming the row.
+
+    ``scale`` and ``direction`` columns, if present, are ignored: they are the catalog's."""
     out: list[Baseline] = []
     seen: set[tuple[str, str]] = set()
     for i, row in enumerate(frame.to_dict("records"), start=1):
-        if all(_is_blank(row.get(c)) for c in COLUMNS):
+        if all(_is_blank(row.get(c)) for c in _STORED):
             continue  # an empty row added by the editor
         tier = str(row.get("tier") or "").strip()
         metric = str(row.get("metric") or "").strip()
@@ -195,26 +206,13 @@ def validate(frame: pd.DataFrame) -> list[Baseline]:
         if (tier, metric) in seen:
             raise BaselineError(f"Row {i}: {tier}/{metric} appears twice; keep one row per metric.")
         seen.add((tier, metric))
-        scale = str(row.get("scale") or "").strip()
-        if scale not in SCALES:
-            raise BaselineError(f"Row {i} ({metric}): scale must be one of {', '.join(SCALES)}.")
-        direction = str(row.get("direction") or "").strip()
-        if direction not in DIRECTIONS:
-            raise BaselineError(f"Row {i} ({metric}): direction must be 'higher' or 'lower'.")
         try:
             value = float(row.get("value"))
             margin = 0.0 if _is_blank(row.get("attention_margin")) else float(row.get("attention_margin"))
         except (TypeError, ValueError) as exc:
             raise BaselineError(f"Row {i} ({metric}): value and margin must be numbers.") from exc
-        if math.isnan(value):
-            raise BaselineError(f"Row {i} ({metric}): the baseline value is empty.")
-        lo, hi = SCALES[scale]
-        if not lo <= value <= hi:
-            raise BaselineError(f"Row {i} ({metric}): {value:g} is outside the scale {scale}.")
-        if margin < 0 or math.isnan(margin):
-            raise BaselineError(f"Row {i} ({metric}): the attention margin cannot be negative.")
         note = None if _is_blank(row.get("note")) else str(row.get("note"))
-        out.append(Baseline(tier, metric, value, scale, direction, margin, note))
+        out.append(check(Baseline(tier, metric, value, margin, note), f"Row {i}"))
     return out
 
 
@@ -226,10 +224,10 @@ def save_baselines(engine: Engine, frame: pd.DataFrame) -> int:
         for b in rows:
             conn.execute(
                 text(
-                    "INSERT INTO eval.baselines(tier, metric, value, scale, direction, attention_margin, note) "
-                    "VALUES (:tier, :metric, :value, :scale, :direction, :attention_margin, :note)"
+                    "INSERT INTO eval.baselines(tier, metric, value, attention_margin, note) "
+                    "VALUES (:tier, :metric, :value, :attention_margin, :note)"
                 ),
-                b.to_dict(),
+                b.row(),
             )
         conn.execute(
             text(
@@ -243,18 +241,17 @@ def save_baselines(engine: Engine, frame: pd.DataFrame) -> int:
 
 def set_baseline(engine: Engine, baseline: Baseline) -> None:
     """Insert or update one baseline (validated)."""
-    (b,) = validate(pd.DataFrame([baseline.to_dict()]))
+    b = check(baseline)
     ensure_defaults(engine)
     with engine.begin() as conn:
         conn.execute(
             text(
-                "INSERT INTO eval.baselines(tier, metric, value, scale, direction, attention_margin, note) "
-                "VALUES (:tier, :metric, :value, :scale, :direction, :attention_margin, :note) "
-                "ON CONFLICT (tier, metric) DO UPDATE SET value = EXCLUDED.value, scale = EXCLUDED.scale, "
-                "direction = EXCLUDED.direction, attention_margin = EXCLUDED.attention_margin, "
-                "note = EXCLUDED.note, updated_at = now()"
+                "INSERT INTO eval.baselines(tier, metric, value, attention_margin, note) "
+                "VALUES (:tier, :metric, :value, :attention_margin, :note) "
+                "ON CONFLICT (tier, metric) DO UPDATE SET value = EXCLUDED.value, "
+                "attention_margin = EXCLUDED.attention_margin, note = EXCLUDED.note, updated_at = now()"
             ),
-            b.to_dict(),
+            b.row(),
         )
 
 
@@ -282,18 +279,6 @@ def find_baseline(baselines: list[Baseline], tier: str, metric: str) -> Baseline
 
 def get_baseline(engine: Engine, tier: str, metric: str) -> Baseline | None:
     return find_baseline(list_baselines(engine), tier, metric)
-
-
-_LOWER_WORDS = ("distance", "error", "latency", "failure", "_std", "std_", "time", "duration", "rank",
-                "timing", "cost", "tokens")
-
-
-def direction_of(metric: str, baseline: Baseline | None = None) -> str:
-    """``higher`` or ``lower``: from the baseline when there is one, else from the metric's name."""
-    if baseline is not None:
-        return baseline.direction
-    name = bare_metric(metric).lower()
-    return "lower" if any(w in name for w in _LOWER_WORDS) else "higher"
 
 
 def classify(value: float | None, baseline: Baseline | None) -> str | None:
@@ -386,7 +371,8 @@ def evaluate_run(baselines: list[Baseline], tier: str, run_status_value: str, me
             n = found.get("n")
             skipped = n is not None and int(n) < MIN_N
             rows.append({
-                "metric": key, "value": found["value"], "n": n, "baseline": b.value, "scale": b.scale,
+                "metric": key, "label_ru": catalog.label(key, "ru"), "label_en": catalog.label(key, "en"),
+                "value": found["value"], "n": n, "baseline": b.value, "scale": b.scale,
                 "direction": b.direction, "attention_margin": b.attention_margin,
                 "status": "insufficient" if skipped else classify(found["value"], b),
             })

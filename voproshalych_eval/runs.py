@@ -407,16 +407,18 @@ def metrics_frame(run: Run, baselines: list[Any] | None = None) -> pd.DataFrame:
     """One row per aggregate of ``run``: value, n, failures, CI and — with ``baselines`` — its baseline
     (value, scale, direction, margin) and status."""
     from voproshalych_eval import baselines as bl
+    from voproshalych_eval.metrics import catalog
 
     rows = []
     for key, agg in flatten_metrics(run.metrics or {}).items():
         row: dict[str, Any] = {"metric": key, **agg}
         if baselines is not None:
             b = bl.find_baseline(baselines, run.tier, key)
+            scale = catalog.scale_of(key)
             row.update({
                 "baseline": b.value if b else None,
-                "scale": b.scale if b else None,
-                "direction": bl.direction_of(key, b),
+                "scale": scale.key if scale else None,
+                "direction": catalog.direction(key),
                 "status": bl.classify(agg.get("value"), b),
             })
         rows.append(row)
@@ -636,6 +638,7 @@ def compare_runs(
     a warning, since their items may not correspond.
     """
     from voproshalych_eval import baselines as bl
+    from voproshalych_eval.metrics import catalog
     from voproshalych_eval.metrics.statistics import paired_bootstrap_test, paired_permutation_test
 
     ra = run_a if isinstance(run_a, Run) else get_run(engine, run_a)
@@ -676,7 +679,7 @@ def compare_runs(
     rows = []
     for key, field_name in rows_spec:
         b = bl.find_baseline(baselines, rb.tier, key.removeprefix("item.") if field_name else key)
-        direction = bl.direction_of(key, b)
+        direction = catalog.direction(key.removeprefix("item."))
         va = (agg_a.get(key) or {}).get("value")
         vb = (agg_b.get(key) or {}).get("value")
         row: dict[str, Any] = {
@@ -704,7 +707,9 @@ def compare_runs(
                     "n_better": int((d > 1e-12).sum()), "n_worse": int((d < -1e-12).sum()),
                     "n_same": int((d.abs() <= 1e-12).sum()),
                 })
-                if res.significant:
+                if res.significant and direction == "none":
+                    row["verdict"] = "changed"  # an informational metric: no better direction
+                elif res.significant:
                     good = (res.mean_diff > 0) == (direction == "higher")
                     row["verdict"] = "better" if good else "worse"
                 else:

@@ -21,5 +21,5 @@ def test_real_users_page_runs(demo_engine) -> None:  # type: ignore[no-untyped-d
     captions = " ".join(c.value for c in at.caption)
     assert "n = " in captions
     labels = {m.label for m in at.metric}
-    assert "chunk_coverage" in labels and "n_topics" in labels
+    assert "Chunk coverage" in labels and "Topics" in labels  # labels from the metric catalog
     assert not at.error, [e.value for e in at.error]

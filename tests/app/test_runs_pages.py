@@ -98,7 +98,7 @@ def test_baselines_page_shows_rule_and_saves(engine: Any, two_runs: tuple[int, i
     at.button(key="baselines_save").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("Saved" in s.value for s in at.success)
-    bl.set_baseline(engine, bl.Baseline("tier1", "mrr", 0.95, "0–1", "higher", 0.05, "test"))
+    bl.set_baseline(engine, bl.Baseline("tier1", "mrr", 0.95, 0.05, "test"))
     try:
         at = _open("pages/baselines.py")
         assert bl.get_baseline(engine, "tier1", "mrr").value == 0.95

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _plan(n: int, work, finalize=None) -> executor.Plan:  # type: ignore[no-untyped-def]
     def fin(eng, run_id):  # type: ignore[no-untyped-def]
-        return {"n_recorded": len(executor.items_records(eng, run_id))}
+        return {"n_items": len(executor.items_records(eng, run_id))}
 
     return executor.Plan(tier="tier2", items=[(f"k{i:03d}", i) for i in range(n)], work=work,
                          finalize=finalize or fin, concurrency=4, params={"test": True})

@@ -17,6 +17,7 @@ from sqlalchemy import text
 
 from voproshalych_eval import baselines as bl
 from voproshalych_eval import reports, runs
+from voproshalych_eval.metrics import catalog
 from voproshalych_eval.metrics.statistics import summarize
 
 
@@ -162,7 +163,7 @@ def test_baselines_editable_and_statuses(engine: Any) -> None:
     bl.ensure_defaults(engine)
     frame = bl.baselines_frame(engine)
     assert {"tier1", "tier2", "tier3", "judge", "judge_pipeline", "ux", "real_users", "tier0"} <= set(frame["tier"])
-    assert set(frame["direction"]) <= {"higher", "lower"} and set(frame["scale"]) <= set(bl.SCALES)
+    assert set(frame["direction"]) <= {"higher", "lower"} and set(frame["scale"]) <= set(catalog.SCALES)
     correctness = frame.set_index(["tier", "metric"]).loc[("tier2", "avg_answer_correctness")]
     assert correctness["scale"] == "1–5" and correctness["value"] > 1  # never a 0–1 baseline for a 1–5 metric
 
@@ -176,8 +177,8 @@ def test_baselines_editable_and_statuses(engine: Any) -> None:
 
     edited = frame.copy()
     edited.loc[(edited["tier"] == "tier1") & (edited["metric"] == "mrr"), "value"] = 0.9
-    edited = pd.concat([edited, pd.DataFrame([{"tier": "tier1", "metric": "map", "value": 0.5, "scale": "0–1",
-                                               "direction": "higher", "attention_margin": 0.1, "note": None}])])
+    edited = pd.concat([edited, pd.DataFrame([{"tier": "tier1", "metric": "map", "value": 0.5,
+                                               "attention_margin": 0.1, "note": None}])])
     edited = edited[~((edited["tier"] == "ux") & (edited["metric"] == "cache_hit_rate"))]
     try:
         bl.save_baselines(engine, edited)
@@ -192,9 +193,15 @@ def test_baselines_editable_and_statuses(engine: Any) -> None:
         with pytest.raises(bl.BaselineError, match="outside the scale 1–5"):
             bl.save_baselines(engine, bad)
         bad = edited.copy()
-        bad.loc[bad["metric"] == "mrr", "direction"] = "up"
-        with pytest.raises(bl.BaselineError, match="direction"):
-            bl.save_baselines(engine, bad)
+        bad.loc[bad["metric"] == "mrr", "direction"] = "lower"  # read only: the catalog's direction stays
+        bl.save_baselines(engine, bad)
+        assert bl.get_baseline(engine, "tier1", "mrr").direction == "higher"
+        for metric, value, why in (("n_turns", 5.0, "informational"), ("no_such_metric", 0.5, "not in the metric catalog"),
+                                   ("avg_bleu", 0.3 * 1000, "outside the scale 0–100")):
+            bad = pd.concat([edited, pd.DataFrame([{"tier": "tier2", "metric": metric, "value": value,
+                                                    "attention_margin": 0.1}])])
+            with pytest.raises(bl.BaselineError, match=why):
+                bl.save_baselines(engine, bad)
         assert bl.get_baseline(engine, "tier1", "mrr").value == 0.9  # a refused save changes nothing
     finally:
         bl.reset_defaults(engine)

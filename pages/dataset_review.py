@@ -43,7 +43,7 @@ if not names:
 with st.sidebar:
     name = st.selectbox(tr("Набор", "Dataset"), names, key="rv_name")
     view = st.radio(tr("Вид", "View"), ["item", "table"], horizontal=True, key="rv_view",
-                    format_func=lambda v: tr("по одному", "one at a time") if v == "item" else tr("таблица", "table"))
+                    format_func={"item": tr("по одному", "one at a time"), "table": tr("таблица", "table")}.get)
 
 ds = datasets.get_dataset(eng, name, "golden")
 table = A.review_table(eng, ds)
@@ -54,7 +54,7 @@ for col, s in zip(c, ("pending", "accepted", "rejected"), strict=True):
     col.metric(tr(*STATUS[s]), counts.get(s, 0))
 
 if view == "table":
-    status_filter = st.multiselect(tr("Статус", "Status"), list(STATUS), default=list(STATUS), format_func=lambda s: tr(*STATUS[s]))
+    status_filter = st.multiselect(tr("Статус", "Status"), list(STATUS), default=list(STATUS), format_func={k: tr(*v) for k, v in STATUS.items()}.get)
     shown = table[table["status"].isin(status_filter)]
     cols = ["id", "status", "question", "ground_truth_answer", "relevant_chunk_ids", "question_type", "is_question_ok",
             "is_answer_ok", "is_chunk_ok", "reason", "notes"]
@@ -62,22 +62,26 @@ if view == "table":
     st.stop()
 
 keys = table["id"].tolist()
-idx_key = f"rv_idx_{name}"
-st.session_state.setdefault(idx_key, 0)
-st.session_state[idx_key] = min(st.session_state[idx_key], len(keys) - 1)
-nav = st.columns([1, 1, 3])
-if nav[0].button("← " + tr("Предыдущий", "Previous"), shortcut="Alt+K", disabled=st.session_state[idx_key] <= 0):
-    st.session_state[idx_key] -= 1
-    st.rerun()
-if nav[1].button(tr("Следующий", "Next") + " →", shortcut="Alt+J", disabled=st.session_state[idx_key] >= len(keys) - 1):
-    st.session_state[idx_key] += 1
-    st.rerun()
-pos = nav[2].number_input(tr("Элемент №", "Item no."), 1, len(keys), st.session_state[idx_key] + 1, key=f"rv_pos_{name}")
-if int(pos) - 1 != st.session_state[idx_key]:
-    st.session_state[idx_key] = int(pos) - 1
-    st.rerun()
+pos_key = f"rv_pos_{name}"
+st.session_state.setdefault(pos_key, 1)
+if st.session_state.pop("rv_advance", False):
+    st.session_state[pos_key] += 1
+st.session_state[pos_key] = min(max(1, int(st.session_state[pos_key])), len(keys))
 
-row = table.iloc[st.session_state[idx_key]].to_dict()
+
+def _move(step: int) -> None:
+    st.session_state[pos_key] = min(max(1, int(st.session_state[pos_key]) + step), len(keys))
+
+
+nav = st.columns([1, 1, 3])
+nav[0].button("← " + tr("Предыдущий", "Previous"), shortcut="Alt+K", key="rv_prev", on_click=_move, args=(-1,),
+              disabled=st.session_state[pos_key] <= 1)
+nav[1].button(tr("Следующий", "Next") + " →", shortcut="Alt+J", key="rv_next", on_click=_move, args=(1,),
+              disabled=st.session_state[pos_key] >= len(keys))
+nav[2].number_input(tr("Элемент №", "Item no."), 1, len(keys), key=pos_key)
+idx = int(st.session_state[pos_key]) - 1
+
+row = table.iloc[idx].to_dict()
 key = str(row["id"])
 rev = A.reviews(eng, ds.name).get(key)
 rec = ds.records[ds.keys().index(key)] if key in list(ds.keys()) else (rev.item if rev and rev.item else {})
@@ -135,7 +139,7 @@ with tabs[0]:
     if do_accept:
         with state.user_errors("Не удалось принять", "Could not accept"):
             A.accept(eng, ds, key, notes=notes, checks=checks)
-            st.session_state[idx_key] = min(st.session_state[idx_key] + 1, len(keys) - 1)
+            st.session_state["rv_advance"] = True
             st.rerun()
     if do_reject:
         if not reason.strip():

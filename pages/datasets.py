@@ -110,11 +110,11 @@ with tab_gen:
         c1, c2, c3 = st.columns(3)
         size = c1.number_input(tr("Сколько вопросов", "Number of questions"), 1, 5000, 50)
         strategy = c2.selectbox(tr("Распределение по страницам", "Sampling over pages"), ["uniform", "proportional"],
-                                format_func=lambda s: tr("поровну на страницу", "uniform per page") if s == "uniform"
-                                else tr("пропорционально числу чанков", "proportional to chunks"))
+                                format_func={"uniform": tr("поровну на страницу", "uniform per page"),
+                                             "proportional": tr("пропорционально числу чанков", "proportional to chunks")}.get)
         name = c3.text_input(tr("Имя набора (пусто — по времени)", "Dataset name (empty: by time)"), "")
         types = st.multiselect(tr("Типы вопросов (поровну)", "Question types (equal mix)"), list(TYPES), default=list(TYPES),
-                               format_func=lambda t: _t(TYPE_LABELS[t]))
+                               format_func={t: _t(TYPE_LABELS[t]) for t in TYPES}.get)
         pages = st.multiselect(tr("Только страницы (пусто — все)", "Only pages (empty: all)"), pages_all)
         stypes = st.multiselect(tr("Только типы источников", "Only source types"), source_types) if source_types else []
         c1, c2, c3, c4 = st.columns(4)
@@ -153,9 +153,8 @@ with tab_gen:
             c[1].metric(tr("Страниц покрыто", "Pages covered"), f"{m.get('pages_covered', 0)} / {m.get('pages_total', '—')}")
             c[2].metric(tr("Отброшено", "Dropped"), sum((m.get("dropped") or {}).values()))
             c[3].metric(tr("Токены", "Tokens"), m.get("tokens") or 0)
-            if m.get("dataset"):
-                st.success(tr(f"Сохранён набор **{m['dataset']}** v{m.get('version')}.",
-                              f"Stored dataset **{m['dataset']}** v{m.get('version')}."))
+            if m.get("dataset_ref"):
+                st.success(tr(f"Сохранён набор **{m['dataset_ref']}**.", f"Stored dataset **{m['dataset_ref']}**."))
             for w in m.get("warnings") or []:
                 st.info(w)
             col1, col2 = st.columns(2)

@@ -56,7 +56,7 @@ with st.sidebar:
 with st.expander(tr("Выбрать вопросы для разметки", "Pick questions to label"), expanded=False):
     with st.form("rq_pick"):
         c1, c2, c3 = st.columns(3)
-        strategy = c1.selectbox(tr("Как выбирать", "How to pick"), list(realq.STRATEGIES), format_func=lambda s: tr(*STRATEGY_LABELS[s]))
+        strategy = c1.selectbox(tr("Как выбирать", "How to pick"), list(realq.STRATEGIES), format_func={k: tr(*v) for k, v in STRATEGY_LABELS.items()}.get)
         n = c2.number_input(tr("Сколько", "How many"), 1, 500, 10)
         seed = c3.number_input(tr("Зерно", "Seed"), 0, 10_000, 0)
         topic = st.number_input(tr("Номер темы (для «по теме»)", "Topic id (for 'by topic')"), -1, 1000, -1)
@@ -95,8 +95,9 @@ with tab_one:
     pending = pool[pool["state"] == "pending"]["item_key"].tolist()
     others = pool[pool["state"] != "pending"]["item_key"].tolist()
     choices = pending + others
-    key = st.selectbox(tr("Вопрос", "Question"), choices, key="rq_key",
-                       format_func=lambda k: f"{k} · {tr(*STATE_LABELS[pool.set_index('item_key').loc[k, 'state']])}")
+    state_of = dict(zip(pool["item_key"], pool["state"], strict=True))
+    labels = {k: f"{k} · {tr(*STATE_LABELS[state_of[k]])}" for k in choices}
+    key = st.selectbox(tr("Вопрос", "Question"), choices, key="rq_key", format_func=labels.get)
     rev = A.reviews(eng, name).get(key)
     item = rev.item if rev and rev.item else {}
     log = item.get("log") or {}

@@ -128,10 +128,11 @@ def test_gates_drop_what_the_model_got_wrong(demo_engine, monkeypatch, capsys) -
 
 def test_offline_generation_is_labelled(demo_engine, capsys) -> None:  # type: ignore[no-untyped-def]
     name = "off_" + uuid.uuid4().hex[:6]
-    out = _cli(capsys, "generate", "--size", "20", "--types", "factual,paraphrase,conditional,follow_up", "--offline",
-               "--name", name, "--no-compare-existing", "--seed", "5")
+    pages = "https://wiki.sevgu-demo.ru/display/STUD/Stipendii,https://wiki.sevgu-demo.ru/display/STUD/Sport"
+    out = _cli(capsys, "generate", "--size", "8", "--types", "factual,paraphrase,conditional,follow_up", "--offline",
+               "--pages", pages, "--name", name, "--no-compare-existing", "--seed", "5")
     assert out["rc"] == 0 and out["offline"] is True and out["generator"] == "offline-templates"
-    assert out["n_items"] >= 15 and out["tokens"] == 0
+    assert out["n_items"] >= 6 and out["tokens"] == 0 and out["pages_covered"] == 2
     ds = get_dataset(demo_engine, name, "golden")
     assert all(r["generation"]["offline"] is True and r["generation"]["template"] for r in ds.records)
     assert "offline templates" in (ds.source or "")

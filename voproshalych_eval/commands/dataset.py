@@ -143,8 +143,10 @@ def cmd_generate(args: Any) -> int:
              + (" — OFFLINE template generator (not a substitute for an LLM-generated set)" if plan.offline else ""))
     prog = execute(eng, run_id, plan, on_progress=_printer(), concurrency=args.concurrency)
     m = dict(prog.metrics or {})
+    version = int(m["dataset_ref"].rsplit("@v", 1)[1]) if m.get("dataset_ref") else None
     out = {
-        "dataset": m.get("dataset"), "version": m.get("version"), "dataset_id": m.get("dataset_id"),
+        "dataset": m.get("dataset"), "version": version, "dataset_ref": m.get("dataset_ref"),
+        "dataset_hash": m.get("dataset_hash"),
         "n_items": m.get("n_items", 0), "pages_covered": m.get("pages_covered", 0), "pages_total": m.get("pages_total"),
         "by_type": m.get("by_type", {}), "dropped": m.get("dropped", {}), "run_id": run_id, "status": prog.status,
         "offline": plan.offline, "generator": m.get("generator"), "n_failed_items": prog.failed,

@@ -373,7 +373,11 @@ def finalize_records(
     params: Mapping[str, Any],
     embedder: Any,
 ) -> dict[str, Any]:
-    """Near-duplicate gate, selection and storage of the dataset; the run's report (see the module docstring)."""
+    """Near-duplicate gate, selection and storage of the dataset; the run's report (see the module docstring).
+
+    The report's numbers are counts (catalogued in :mod:`voproshalych_eval.metrics.catalog`); the stored
+    version is named by ``dataset_ref`` (``name@v3``) and ``dataset_hash``.
+    """
     from voproshalych_eval.datasets import Dataset, content_hash, store, validate_records
     from voproshalych_eval.db.production import read_chunks
 
@@ -393,9 +397,8 @@ def finalize_records(
     meta = dict(params.get("sampling") or {})
     report: dict[str, Any] = {
         "dataset": None,
-        "dataset_id": None,
+        "dataset_ref": None,
         "dataset_hash": None,
-        "version": None,
         "n_items": 0,
         "size_requested": size,
         "n_slots": len(slots),
@@ -453,7 +456,7 @@ def finalize_records(
                                source=f"generated ({'offline templates' if params.get('offline') else params.get('model')})"),
                action="generate", note=f"{len(recs)} items, {len(slots)} slots")
     report.update(
-        status="stored", dataset=ds.name, dataset_id=ds.id, dataset_hash=ds.content_hash, version=ds.version,
+        status="stored", dataset=ds.name, dataset_ref=f"{ds.name}@v{ds.version}", dataset_hash=ds.content_hash,
         n_items=len(recs),
         pages_covered=len({u for r in recs for u in r["relevant_urls"]}),
         by_type=dict(Counter(r["question_type"] for r in recs)),

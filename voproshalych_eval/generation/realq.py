@@ -48,7 +48,8 @@ def normalized(question: str) -> str:
 
 def _stratum(row: Any) -> str:
     outcome = "answered" if row.answered else "unanswered"
-    fb = "up" if row.score == 5 else "down" if row.score == 1 else "unrated"
+    score = None if pd.isna(row.score) else int(row.score)
+    fb = "up" if score == 5 else "down" if score == 1 else "unrated"
     return f"{outcome}/{fb}"
 
 
@@ -143,7 +144,7 @@ def candidates(
     if strategy == "unanswered":
         out = df[~df["answered"]]
     elif strategy == "thumbs_down":
-        out = df[df["score"] == 1]
+        out = df[df["score"].eq(1).fillna(False).astype(bool)]
     elif strategy == "random_stratified":
         out = _stratified(df.reset_index(drop=True), n, rng)
     else:

@@ -161,3 +161,25 @@ class GenerationLLM(ScriptedOpenAI):
         blocks = _BLOCK.findall(user)
         cont = content_containment(q, blocks[0] if blocks else "", STOP_WORDS)
         return {"answers": cont >= 0.75, "reason": f"scripted: containment {cont:.2f}"}
+
+
+def _main() -> None:  # pragma: no cover - used by benchmarks: the server in its own process
+    import argparse
+    import sys
+    import time
+
+    ap = argparse.ArgumentParser(description="Run the scripted generation LLM (real HTTP) until killed.")
+    ap.add_argument("--delay", type=float, default=0.0)
+    ap.add_argument("--defect-every", type=int, default=0)
+    a = ap.parse_args()
+    with GenerationLLM(delay=a.delay, defect_every=a.defect_every) as srv:
+        print(srv.base_url, flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            sys.exit(0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    _main()

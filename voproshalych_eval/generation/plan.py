@@ -9,8 +9,8 @@ exactly the slots it planned) and returns an executor plan whose work, per slot:
    (:mod:`voproshalych_eval.generation.templates`);
 2. applies the per-item gates (:mod:`voproshalych_eval.generation.gates`): ``verbatim``; ``support``
    (the judge's faithfulness of the answer against its source chunks — an LLM judge, or offline the
-   heuristic judge); for ``unanswerable`` items ``answerable`` (the nearest chunks are asked whether they
-   answer it).
+   heuristic judge; the judge model defaults to the generator); for ``unanswerable`` items ``answerable``
+   (the nearest chunk — ``answerability_k`` nearest — is asked whether it answers the question).
 
 An LLM or judge call that fails after its retries fails the item (retried by ``resume``); a failure is
 never a drop. :func:`finalize` reads all recorded items, drops near-duplicates (within the new set and
@@ -65,7 +65,7 @@ DEFAULTS: dict[str, Any] = {
     "concurrency": 8,
     "thresholds": dict(G.DEFAULT_THRESHOLDS),
     "compare_existing": True,
-    "answerability_k": 3,
+    "answerability_k": 1,
     "max_tokens": 600,
 }
 
@@ -178,7 +178,8 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Any:
     def _judge() -> Any:
         from voproshalych_eval.judges import get_judge
 
-        return get_judge(settings, engine, models=p["judge_models"], offline=True if offline else None, lang=lang,
+        models = None if offline else list(p["judge_models"] or [p["model"]])
+        return get_judge(settings, engine, models=models, offline=True if offline else None, lang=lang,
                          client=client, embedder=embedder.get())
 
     judge = Lazy(_judge)

@@ -566,3 +566,14 @@ def export_csv(records: Sequence[dict[str, Any]]) -> str:
         w.writerow({c: (json.dumps(v, ensure_ascii=False) if isinstance(v := r.get(c), list | dict) else ("" if v is None else v))
                     for c in cols})
     return buf.getvalue()
+
+
+def delete_dataset(engine: Engine, name: str, kind: str = "golden") -> int:
+    """Delete every version of dataset ``name`` with its review state; returns the contents deleted.
+
+    Runs that used it keep their results and its name and hash; their ``dataset_id`` becomes NULL.
+    """
+    with engine.begin() as conn:
+        conn.execute(text("DELETE FROM eval.dataset_reviews WHERE kind = :k AND name = :n"), {"k": kind, "n": name})
+        conn.execute(text("DELETE FROM eval.dataset_versions WHERE kind = :k AND name = :n"), {"k": kind, "n": name})
+        return conn.execute(text("DELETE FROM eval.datasets WHERE kind = :k AND name = :n"), {"k": kind, "n": name}).rowcount

@@ -8,6 +8,7 @@ import uuid
 
 from streamlit.testing.v1 import AppTest
 
+from tests.support.dataset_cleanup import drop_new_datasets  # noqa: F401 (autouse fixture)
 from voproshalych_eval import annotations as A
 from voproshalych_eval.config import PROJECT_ROOT
 from voproshalych_eval.datasets import Dataset, content_hash, get_dataset, store

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
+from tests.support.dataset_cleanup import drop_new_datasets  # noqa: F401 (autouse fixture)
 from tests.support.scripted_generation import GenerationLLM
 from voproshalych_eval.cli import main
 from voproshalych_eval.config import PROJECT_ROOT

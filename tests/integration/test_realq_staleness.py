@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from sqlalchemy import text
 
+from tests.support.dataset_cleanup import drop_new_datasets  # noqa: F401 (autouse fixture)
 from voproshalych_eval.datasets import Dataset, content_hash, get_dataset, store
 from voproshalych_eval.generation import realq
 from voproshalych_eval.generation.staleness import check_dataset, dataset_warning

@@ -150,7 +150,7 @@ def cmd_generate(args: Any) -> int:
         "n_items": m.get("n_items", 0), "pages_covered": m.get("pages_covered", 0), "pages_total": m.get("pages_total"),
         "by_type": m.get("by_type", {}), "dropped": m.get("dropped", {}), "run_id": run_id, "status": prog.status,
         "offline": plan.offline, "generator": m.get("generator"), "n_failed_items": prog.failed,
-        "tokens": m.get("tokens"), "cost": m.get("cost"), "warnings": m.get("warnings", []),
+        "tokens": m.get("tokens"), "cost_usd": m.get("cost_usd"), "warnings": m.get("warnings", []),
         "size_requested": m.get("size_requested"), "n_surplus": m.get("n_surplus"),
     }
     human = "\n".join([

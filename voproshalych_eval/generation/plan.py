@@ -414,7 +414,6 @@ def finalize_records(
         "offline": bool(params.get("offline")),
         "generator": params.get("model"),
         "tokens": tokens,
-        "cost": None,
         "thresholds": thresholds,
         "warnings": list(meta.get("warnings") or []),
     }

@@ -35,6 +35,14 @@ GATE_LABELS = {
     "near_duplicate_existing": ("дубликат существующего набора", "near-duplicate of an existing set"),
 }
 
+WARNINGS_RU = {
+    "size_below_pages": "Размер {size} меньше числа страниц ({pages}): не каждой странице достанется вопрос.",
+    "no_second_chunk": "Слот {slot}: нет второго чанка для вопроса из нескольких чанков; запланирован фактический.",
+    "incomplete": "Не сгенерировано слотов: {n}. Продолжите запуск, чтобы сохранить набор.",
+    "empty": "Ни один вопрос не прошёл фильтры; набор не сохранён.",
+    "pages_uncovered": "Страниц без вопросов: {n}.",
+}
+
 
 def _t(pair: tuple[str, str]) -> str:
     return tr(*pair)
@@ -156,7 +164,8 @@ with tab_gen:
             if m.get("dataset_ref"):
                 st.success(tr(f"Сохранён набор **{m['dataset_ref']}**.", f"Stored dataset **{m['dataset_ref']}**."))
             for w in m.get("warnings") or []:
-                st.info(w)
+                ru = WARNINGS_RU.get(w.get("code"), w.get("message", ""))
+                st.info(tr(ru.format(**{k: v for k, v in w.items() if k not in ("code", "message")}), w.get("message", "")))
             col1, col2 = st.columns(2)
             with col1:
                 st.markdown("**" + tr("По типам", "By type") + "**")

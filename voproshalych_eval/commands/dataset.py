@@ -161,7 +161,7 @@ def cmd_generate(args: Any) -> int:
         "by type: " + ", ".join(f"{k} {v}" for k, v in sorted(out["by_type"].items())),
         "dropped: " + ", ".join(f"{k} {v}" for k, v in out["dropped"].items() if v) + (" (none)" if not any(out["dropped"].values()) else ""),
         f"failed items: {prog.failed}; tokens: {out['tokens']}",
-        *[f"warning: {w}" for w in out["warnings"]],
+        *[f"warning: {w['message']}" for w in out["warnings"]],
     ])
     emit(out, args.json, human)
     return 0 if prog.status == "done" and out["dataset"] else 1

@@ -419,7 +419,8 @@ def finalize_records(
     }
     if missing:
         report["status"] = "incomplete"
-        report["warnings"].append(f"{len(missing)} slot(s) not generated yet: resume the run to store the dataset")
+        report["warnings"].append({"code": "incomplete", "n": len(missing),
+                                   "message": f"{len(missing)} slot(s) not generated yet: resume the run to store the dataset"})
         return report
     kept = [r["result"] for r in done if r["result"].get("kept")]
     if kept:
@@ -445,7 +446,7 @@ def finalize_records(
     kept = [k for k in kept if k["slot"]["key"] in chosen]
     if not kept:
         report["status"] = "empty"
-        report["warnings"].append("no item passed the gates; nothing was stored")
+        report["warnings"].append({"code": "empty", "message": "no item passed the gates; nothing was stored"})
         return report
     ids = sorted({int(i) for k in kept for i in k["generation"].get("source_chunk_ids") or []})
     df = read_chunks(engine, ids=ids)
@@ -462,6 +463,7 @@ def finalize_records(
         by_type=dict(Counter(r["question_type"] for r in recs)),
     )
     if report["pages_total"] and report["pages_covered"] < report["pages_total"]:
-        report["warnings"].append(f"{report['pages_total'] - report['pages_covered']} page(s) got no question")
+        n_unc = report["pages_total"] - report["pages_covered"]
+        report["warnings"].append({"code": "pages_uncovered", "n": n_unc, "message": f"{n_unc} page(s) got no question"})
     return report
 

@@ -80,7 +80,8 @@ class SamplingPlan:
     pages_total: int
     pages_planned: int
     by_type: dict[str, int]
-    warnings: list[str] = field(default_factory=list)
+    #: ``{"code", "message", ...}``: what the plan could not do (``size_below_pages``, ``no_second_chunk``)
+    warnings: list[dict[str, Any]] = field(default_factory=list)
 
 
 def largest_remainder(total: int, weights: Mapping[str, float] | Sequence[float]) -> list[int]:
@@ -190,9 +191,10 @@ def plan_slots(
     page_order = sorted(by_page)
     rng.shuffle(page_order)
     n_chunks = {p: len(v) for p, v in by_page.items()}
-    warnings: list[str] = []
+    warnings: list[dict[str, Any]] = []
     if strategy == "uniform" and size < len(page_order):
-        warnings.append(f"size {size} < {len(page_order)} pages: not every page can get a question")
+        warnings.append({"code": "size_below_pages", "size": size, "pages": len(page_order),
+                         "message": f"size {size} < {len(page_order)} pages: not every page can get a question"})
 
     n_spare = int(math.ceil(size * oversample)) if oversample else 0
     start = {p: rng.randrange(len(v)) for p, v in by_page.items()}
@@ -264,7 +266,8 @@ def plan_slots(
             if qtype == "multi_chunk":
                 sec = second_chunk(page, first)
                 if sec is None:
-                    warnings.append(f"slot {idx}: no second chunk for a multi_chunk question; planned as factual")
+                    warnings.append({"code": "no_second_chunk", "slot": idx + 1,
+                                     "message": f"slot {idx + 1}: no second chunk for a multi_chunk question; planned as factual"})
                     qtype = "factual"
                 else:
                     ids.append(sec[0])

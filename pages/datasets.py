@@ -164,6 +164,8 @@ with tab_gen:
             if m.get("dataset_ref"):
                 st.success(tr(f"Сохранён набор **{m['dataset_ref']}**.", f"Stored dataset **{m['dataset_ref']}**."))
             for w in m.get("warnings") or []:
+                if not isinstance(w, dict):
+                    w = {"code": None, "message": str(w)}
                 ru = WARNINGS_RU.get(w.get("code"), w.get("message", ""))
                 st.info(tr(ru.format(**{k: v for k, v in w.items() if k not in ("code", "message")}), w.get("message", "")))
             col1, col2 = st.columns(2)

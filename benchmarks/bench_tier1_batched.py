@@ -5,11 +5,10 @@
 
 Data: synthetic unit float32 vectors (a mixture of 100 Gaussian clusters around a shared direction,
 like text embeddings, ``--noise`` sets how tight the clusters are; ~1% exact duplicate chunks so
-that ties occur), fixed seed, in a *temporary
-database* created on the configured server (``DATABASE_URL``'s server, else the embedded one) and
-dropped at the end. The demo database is not touched. The chunk table is production's
-(``confluence_url`` variant); the tool's guard treats it as production (read-only), the HNSW index
-goes on a copy in the ``eval`` schema.
+that ties occur), fixed seed, in a *temporary source database* (production's ``chunk`` table,
+``confluence_url`` variant) created on the store's server, snapshotted into a *temporary store
+database*; both are dropped at the end. Searches run on the snapshot, as the app's do; the HNSW index
+goes on a copy in the store.
 
 Baseline: :func:`voproshalych_eval.db.retrieval.search_one` for each question — one SQLAlchemy
 ``cosine_distance`` query per question, i.e. what production does. Batched:
@@ -65,7 +64,7 @@ def main() -> None:
         args.queries, args.chunks = 100, 2000
 
     from voproshalych_eval.config import Settings, get_settings
-    from voproshalych_eval.db import get_engine, production
+    from voproshalych_eval.db import get_engine, production, snapshots
     from voproshalych_eval.db import retrieval as R
     from voproshalych_eval.db.engine import database_url
     from voproshalych_eval.metrics.retrieval import recall_against_exact
@@ -76,6 +75,7 @@ def main() -> None:
     admin = create_engine(_admin_url(server), isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
         conn.execute(text(f'CREATE DATABASE "{name}"'))
+        conn.execute(text(f'CREATE DATABASE "{name}_store"'))
     url = _db_url(server, name)
     try:
         rng = np.random.default_rng(args.seed)
@@ -101,9 +101,12 @@ def main() -> None:
             )
             conn.execute(text("ANALYZE public.chunk"))
         raw.dispose()
-        engine = get_engine(Settings(home=settings.home, database_url=url))
+        engine = get_engine(Settings(home=settings.home, database_url=url, store_url=_db_url(server, name + "_store")))
+        t0 = time.perf_counter()
+        snap = snapshots.take(engine)
+        print(f"snapshot #{snap.id} of {snap.n_chunks} chunks taken in {time.perf_counter() - t0:.2f} s")
         with engine.connect() as conn:  # warm the table into shared buffers for every contender alike
-            conn.execute(text("SELECT count(*) FROM public.chunk WHERE vector_dims(embedding) > 0")).scalar()
+            conn.execute(text(f"SELECT count(*) FROM {snap.chunks_table} WHERE vector_dims(embedding) > 0")).scalar()
 
         print(f"{args.queries} queries x {args.chunks} chunks, {args.dim}-d, top-{args.k}, cluster noise {args.noise}")
         t0 = time.perf_counter()
@@ -140,6 +143,7 @@ def main() -> None:
         reset_engines()
         with admin.connect() as conn:
             conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}_store" WITH (FORCE)'))
         admin.dispose()
 
 

@@ -27,11 +27,33 @@ s = state.settings()
 
 st.subheader(tr("Источник данных", "Data source"))
 if s.embedded:
-    st.markdown(tr("Встроенная PostgreSQL + pgvector (каталог данных приложения).",
-                   "Embedded PostgreSQL + pgvector (the app's data folder)."))
+    st.markdown(tr("Источник: демо-база (`voproshalych_demo`), читается только в read-only транзакциях.",
+                   "Source: the demo database (`voproshalych_demo`), read only through read-only transactions."))
 else:
-    st.markdown(tr("Внешняя база: ", "External database: ") + f"`{s.database_label}`")
+    st.markdown(tr("Источник (только чтение): ", "Source (read only): ") + f"`{s.database_label}`")
+st.markdown(tr("Хранилище приложения: ", "The app's store: ")
+            + (tr("встроенная PostgreSQL + pgvector (каталог данных приложения)",
+                  "embedded PostgreSQL + pgvector (the app's data folder)") if s.embedded_store else f"`{s.store_label}`"))
 st.caption(tr("Логин и пароль базы данных не отображаются.", "Database user and password are not displayed."))
+with state.user_errors("Не удалось прочитать снимок базы знаний", "Could not read the knowledge-base snapshot"):
+    from voproshalych_eval.db import snapshots
+
+    snap = snapshots.current(state.engine())
+    if snap is None:
+        st.info(tr("Снимка базы знаний ещё нет.", "No knowledge-base snapshot yet."))
+    else:
+        st.markdown(
+            tr("Текущий снимок: ", "Current snapshot: ")
+            + f"**#{snap.id}** `{snap.short_hash}` · {snap.taken_at:%Y-%m-%d %H:%M} · "
+            + tr(f"{snap.n_chunks} чанков, {snap.n_pages} страниц, {snap.n_questions} вопросов в логе",
+                 f"{snap.n_chunks} chunks, {snap.n_pages} pages, {snap.n_questions} logged questions")
+        )
+    if st.button(tr("Снять снимок сейчас", "Take a snapshot now"), key="settings_take_snapshot"):
+        taken = snapshots.take(state.engine())
+        st.success(
+            (tr("Источник не изменился: снимок ", "The source is unchanged: snapshot ") if taken.reused
+             else tr("Новый снимок ", "New snapshot ")) + f"#{taken.id} ({taken.short_hash})"
+        )
 
 st.subheader(tr("Эмбеддеры", "Embedders"))
 with state.user_errors("Не удалось прочитать сведения об эмбеддерах", "Could not read embedder information"):
@@ -47,9 +69,10 @@ with state.user_errors("Не удалось прочитать сведения 
                      tr("Размерность", "Dimension"): None, tr("Текущий", "Current"): "✓"})
     st.dataframe(pd.DataFrame(rows), hide_index=True)
     try:
-        from voproshalych_eval.demo import stored_embedding_model
+        from voproshalych_eval.db import snapshots as _snapshots
 
-        stored = stored_embedding_model(state.engine())
+        _snap = _snapshots.current(state.engine())
+        stored = {"model": _snap.stored_model, "dim": _snap.chunk_dim} if _snap and _snap.stored_model else None
     except Exception:  # noqa: BLE001
         stored = None
     if stored:

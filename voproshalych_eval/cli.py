@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 COMMAND_MODULES = (
     "core",
+    "snapshot",
     "tier0",
     "tier1",
     "judge",

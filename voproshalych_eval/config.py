@@ -2,6 +2,10 @@
 
 Precedence: environment variable > `secrets.toml` > default. Secrets (database passwords, API keys)
 are read here and nowhere else; `Settings.__repr__` never shows them.
+
+Two databases: the SOURCE (``DATABASE_URL``: the bot's production database, only ever read; unset = the
+demo database next to the store) and the STORE (``VOPROSHALYCH_EVAL_STORE_URL``: the app's own database;
+unset = the embedded PostgreSQL server in ``<home>/pgdata``).
 """
 
 from __future__ import annotations
@@ -50,7 +54,12 @@ class Settings:
     """Runtime settings. Build with :func:`get_settings` (cached) or :meth:`from_env`."""
 
     home: Path
+    #: the SOURCE: the bot's production database (``DATABASE_URL``), read only through read-only
+    #: transactions; None = the demo database next to the store
     database_url: str | None = field(default=None, repr=False)
+    #: the STORE: where the app keeps its own state (``VOPROSHALYCH_EVAL_STORE_URL``); None = the
+    #: embedded PostgreSQL server in ``<home>/pgdata``
+    store_url: str | None = field(default=None, repr=False)
     embedder: str = DEFAULT_EMBEDDER
     stored_embedding_model: str | None = None
     language: str = "ru"
@@ -58,7 +67,18 @@ class Settings:
 
     @property
     def embedded(self) -> bool:
+        """True when the source is the demo database (no ``DATABASE_URL``)."""
         return not self.database_url
+
+    @property
+    def source_url(self) -> str | None:
+        """The configured source URL (``DATABASE_URL``); None means the demo database."""
+        return self.database_url
+
+    @property
+    def embedded_store(self) -> bool:
+        """True when the store is the embedded server in the home folder."""
+        return not self.store_url
 
     @property
     def pgdata(self) -> Path:
@@ -69,8 +89,21 @@ class Settings:
         return self.home / "cache"
 
     @property
+    def logs_dir(self) -> Path:
+        return self.home / "logs"
+
+    @property
     def database_label(self) -> str:
+        """The source without credentials (host, port, database), or ``embedded`` for the demo."""
         return describe_database_url(self.database_url)
+
+    @property
+    def source_label(self) -> str:
+        return describe_database_url(self.database_url) if self.database_url else "demo (embedded)"
+
+    @property
+    def store_label(self) -> str:
+        return describe_database_url(self.store_url)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -91,6 +124,7 @@ class Settings:
         return cls(
             home=home,
             database_url=pick("DATABASE_URL", "database_url"),
+            store_url=pick("VOPROSHALYCH_EVAL_STORE_URL", "store_url"),
             embedder=pick("VOPROSHALYCH_EVAL_EMBEDDER", "embedder", DEFAULT_EMBEDDER),
             stored_embedding_model=pick("VOPROSHALYCH_EVAL_STORED_MODEL", "stored_embedding_model"),
             language=pick("VOPROSHALYCH_EVAL_LANG", "language", "ru"),

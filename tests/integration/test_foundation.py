@@ -1,4 +1,4 @@
-"""Foundation against a real PostgreSQL + pgvector: schema, guard, cache, dimensions, demo load, CLI."""
+"""Foundation against a real PostgreSQL + pgvector: store schema, source reading, cache, dimensions, demo, CLI."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from sqlalchemy import text
 from voproshalych_eval.db.errors import DimensionMismatchError, ProductionWriteError
 from voproshalych_eval.db.guard import production_table_written
 from voproshalych_eval.db.migrate import current_revisions
-from voproshalych_eval.db.production import check_dimension, inspect_schema, read_chunks
+from voproshalych_eval.db.production import check_dimension, inspect_schema, inspect_source, read_chunks
 
 EVAL_TABLES = {
     "meta", "embedding_cache", "chunk_vectors", "llm_cache", "llm_calls", "datasets", "dataset_items",
-    "runs", "run_items", "projections", "baselines", "question_log",
+    "runs", "run_items", "projections", "baselines", "question_log", "snapshots", "snapshot_chunks", "snapshot_log",
 }
 
 
@@ -37,6 +37,7 @@ def test_eval_schema_created_by_migrations(engine) -> None:  # type: ignore[no-u
 
     # every branch of the migrations is applied (upgrade runs all heads)
     assert current_revisions(engine) == set(ScriptDirectory.from_config(alembic_config()).get_heads())
+    assert "0002_snapshots" in current_revisions(engine)
 
 
 def test_migrations_are_idempotent(engine) -> None:  # type: ignore[no-untyped-def]
@@ -88,35 +89,48 @@ def _make_production_db(url: str, *, variant: str, dim: int = 8) -> None:
 
 
 @pytest.mark.parametrize("variant", ["confluence_url", "url"])
-def test_production_tables_are_read_never_written(fresh_db_url: str, fresh_engine, variant: str) -> None:  # type: ignore[no-untyped-def]
+def test_production_tables_are_read_into_a_snapshot_never_written(fresh_db_url: str, fresh_engine, variant: str) -> None:  # type: ignore[no-untyped-def]
+    from voproshalych_eval.db import snapshots
+    from voproshalych_eval.db.engine import source_for
+
     _make_production_db(fresh_db_url, variant=variant)
+    source = source_for(fresh_engine)
+    assert inspect_source(source).chunk_variant == variant
+    snap = snapshots.take(fresh_engine)
+    assert snap.chunk_variant == variant and snap.chunk_dim == 8 and snap.n_chunks == 1 and snap.n_questions == 1
     schema = inspect_schema(fresh_engine)
-    assert schema.chunk_variant == variant and schema.chunk_dim == 8
+    assert schema.source_variant == variant and schema.chunk_variant == "url" and schema.chunk_dim == 8
     df = read_chunks(fresh_engine, with_embeddings=True)
     assert list(df.columns[:4]) == ["id", "url", "source_type", "text"]
     assert df.loc[0, "url"] == "https://wiki/p1"
     assert df.loc[0, "embedding"].shape == (8,)
+    assert df.attrs["snapshot_id"] == snap.id
     for stmt in (
         "INSERT INTO chunk(id, text, embedding) VALUES (2, 'x', NULL)",
         "UPDATE question_answer SET score = 5",
         "DELETE FROM question_answer",
         'INSERT INTO "user"(id) VALUES (5)',
     ):
-        with pytest.raises(ProductionWriteError, match="production"), fresh_engine.begin() as conn:
+        with pytest.raises(ProductionWriteError), source.begin() as conn:
             conn.execute(text(stmt))
     with _raw(fresh_db_url) as conn:
         assert conn.execute("SELECT count(*) FROM question_answer WHERE score IS NULL").fetchone()[0] == 1
-    # the app's own schema stays writable
+        # the app created nothing in the source: no eval schema, no extra table
+        assert conn.execute("SELECT to_regnamespace('eval') IS NULL").fetchone()[0]
+        assert conn.execute("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").fetchone()[0] == 3
+    # the app's own store stays writable
     with fresh_engine.begin() as conn:
         conn.execute(text("INSERT INTO eval.meta(key, value) VALUES ('probe', '1'::jsonb)"))
 
 
-def test_demo_refuses_a_production_database(fresh_db_url: str, fresh_engine) -> None:  # type: ignore[no-untyped-def]
-    from voproshalych_eval.demo import load_demo
+def test_demo_is_never_loaded_into_a_configured_source(fresh_db_url: str, fresh_engine) -> None:  # type: ignore[no-untyped-def]
+    from voproshalych_eval.demo import DemoNotAvailableError, load_demo
 
     _make_production_db(fresh_db_url, variant="confluence_url")
-    with pytest.raises(ProductionWriteError, match="production tables"):
+    with pytest.raises(DemoNotAvailableError, match="DATABASE_URL"):
         load_demo(fresh_engine)
+    with _raw(fresh_db_url) as conn:
+        assert conn.execute("SELECT count(*) FROM chunk").fetchone()[0] == 1
 
 
 def test_embedding_cache_hit_makes_no_model_call(engine) -> None:  # type: ignore[no-untyped-def]
@@ -152,12 +166,16 @@ def test_dimension_mismatch_is_a_clear_error(demo_engine) -> None:  # type: igno
 
 
 def test_demo_load_is_idempotent(demo_engine) -> None:  # type: ignore[no-untyped-def]
+    from voproshalych_eval.db import snapshots
     from voproshalych_eval.db.production import table_counts
     from voproshalych_eval.demo import load_demo
 
     before = table_counts(demo_engine)
+    n_snapshots = len(snapshots.list_snapshots(demo_engine))
     result = load_demo(demo_engine, embedder_name="use-multilingual")
     assert result["already_loaded"] is True
+    assert result["snapshot_id"] == snapshots.current_id(demo_engine)
+    assert len(snapshots.list_snapshots(demo_engine)) == n_snapshots  # same content, same snapshot
     assert table_counts(demo_engine) == before
     assert result["chunks"] == before["chunks"] >= 150
     assert result["golden_questions"] >= 120 and result["log_questions"] >= 3000 and result["judge_labels"] >= 80
@@ -166,8 +184,15 @@ def test_demo_load_is_idempotent(demo_engine) -> None:  # type: ignore[no-untype
     assert n == 3
 
 
-def test_demo_tables_are_app_owned_and_writable(demo_engine) -> None:  # type: ignore[no-untyped-def]
-    with demo_engine.begin() as conn:
+def test_demo_source_is_read_through_the_read_only_path(demo_engine) -> None:  # type: ignore[no-untyped-def]
+    from voproshalych_eval.db.engine import source_for
+
+    source = source_for(demo_engine)
+    assert source.url.database == "voproshalych_demo"
+    with source.connect() as conn:
+        assert conn.execute(text("SELECT current_setting('default_transaction_read_only')")).scalar() == "on"
+        assert conn.execute(text("SELECT count(*) FROM chunk")).scalar() >= 150
+    with pytest.raises(ProductionWriteError), source.begin() as conn:
         conn.execute(text("UPDATE question_answer SET updated_at = updated_at WHERE id = -1"))
 
 
@@ -182,19 +207,24 @@ def test_cli_demo_and_status_json(demo_engine, capsys) -> None:  # type: ignore[
     status = json.loads(capsys.readouterr().out)
     assert status["embedder"] == {"name": "use-multilingual", "dimension": 512, "builtin": True}
     assert status["counts"]["chunks"] == demo["chunks"]
+    assert status["source"]["kind"] == "demo" and status["source"]["changed_since_snapshot"] is False
+    assert status["snapshot"]["id"] == demo["snapshot_id"] and len(status["snapshot"]["content_hash"]) == 64
+    assert status["snapshot"]["n_chunks"] == demo["chunks"] and status["snapshot"]["taken_at"]
     assert "password" not in json.dumps(status) and "postgres:@" not in json.dumps(status)
 
 
 def test_embedded_server_in_home(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from voproshalych_eval.config import Settings
     from voproshalych_eval.db import engine as engine_mod
+    from voproshalych_eval.db import server
 
     settings = Settings(home=tmp_path / "home", database_url=None)
     eng = engine_mod.get_engine(settings)
     with eng.connect() as conn:
         assert conn.execute(text("SELECT extversion FROM pg_extension WHERE extname = 'vector'")).scalar()
     assert (tmp_path / "home" / "pgdata" / "PG_VERSION").is_file()
-    key = str(settings.pgdata)
+    assert (tmp_path / "home" / "logs" / "embedded-postgres.log").is_file()
     eng.dispose()
-    engine_mod._engines.pop(engine_mod.database_url(settings), None)
-    engine_mod._servers.pop(key).cleanup()  # type: ignore[attr-defined]
+    engine_mod._engines.pop(engine_mod.store_url(settings), None)
+    server.stop(settings.pgdata)
+    assert server.running_servers(settings.pgdata) == []

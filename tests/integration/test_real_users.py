@@ -25,10 +25,11 @@ def result(demo_engine):  # type: ignore[no-untyped-def]
     return run_real_users(demo_engine, k_range=(6, 14))
 
 
-def test_whole_log_is_used(demo_engine, result) -> None:  # type: ignore[no-untyped-def]
-    with demo_engine.connect() as conn:
+def test_whole_log_is_used(demo_source, result) -> None:  # type: ignore[no-untyped-def]
+    with demo_source.connect() as conn:
         n_rows = conn.execute(text("SELECT count(*) FROM public.question_answer")).scalar()
         n_stored = conn.execute(text("SELECT count(*) FROM public.question_answer WHERE embedding IS NOT NULL")).scalar()
+    assert result.snapshot["n_questions"] == n_rows and result.snapshot["n_questions_with_embedding"] == n_stored
     assert n_stored < n_rows / 5  # like production: only a minority had stored embeddings
     assert result.n_used == n_rows
     assert result.embeddings.n_used == n_rows

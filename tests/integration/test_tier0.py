@@ -13,9 +13,9 @@ from voproshalych_eval.metrics import geometry
 from voproshalych_eval.tiers import projection, tier0
 
 
-def test_chunks_metrics_and_run(demo_engine) -> None:  # type: ignore[no-untyped-def]
+def test_chunks_metrics_and_run(demo_engine, demo_source) -> None:  # type: ignore[no-untyped-def]
     res = tier0.run_tier0(demo_engine, source="chunks", k=5, n_clusters=4, top_outliers=5)
-    with demo_engine.connect() as conn:
+    with demo_source.connect() as conn:
         n_chunks = conn.execute(text("SELECT count(*) FROM public.chunk")).scalar()
     assert res["n"] == n_chunks
     assert set(tier0.SEED_METRICS) <= set(res["metrics"])
@@ -38,8 +38,8 @@ def test_chunks_metrics_and_run(demo_engine) -> None:  # type: ignore[no-untyped
     assert run.n_items_total == n_chunks
 
 
-def test_questions_use_the_whole_log(demo_engine) -> None:  # type: ignore[no-untyped-def]
-    with demo_engine.connect() as conn:
+def test_questions_use_the_whole_log(demo_engine, demo_source) -> None:  # type: ignore[no-untyped-def]
+    with demo_source.connect() as conn:
         n_log = conn.execute(text("SELECT count(*) FROM public.question_answer")).scalar()
         n_stored = conn.execute(text("SELECT count(*) FROM public.question_answer WHERE embedding IS NOT NULL")).scalar()
     assert 0 < n_stored < n_log
@@ -89,12 +89,11 @@ def test_knn_with_self_matches_umap_convention() -> None:
 PROD_DIM = 1024
 
 
-def test_production_style_1024d(fresh_db_url) -> None:  # type: ignore[no-untyped-def]
-    """A database shaped like production: chunk(confluence_url, embedding vector(1024)), no app metadata."""
+def test_production_style_1024d(fresh_db_url, fresh_engine) -> None:  # type: ignore[no-untyped-def]
+    """A source shaped like production: chunk(confluence_url, embedding vector(1024)), no app metadata."""
     import psycopg
 
-    from voproshalych_eval.config import Settings
-    from voproshalych_eval.db import get_engine
+    from voproshalych_eval.db import snapshots
 
     rng = np.random.default_rng(3)
     centres = rng.normal(size=(6, PROD_DIM))
@@ -111,7 +110,8 @@ def test_production_style_1024d(fresh_db_url) -> None:  # type: ignore[no-untype
         )
         with conn.cursor() as cur:
             cur.executemany("INSERT INTO public.chunk(id, confluence_url, text, embedding) VALUES (%s, %s, %s, %s::vector)", rows)
-    eng = get_engine(Settings(home=__import__("pathlib").Path(fresh_db_url.split("host=")[-1]).parent / "home-prod", database_url=fresh_db_url))
+    eng = fresh_engine
+    snapshots.take(eng)
     res = tier0.run_tier0(eng, source="chunks", n_clusters=3, top_outliers=3)
     assert res["dim"] == PROD_DIM and res["n"] == 120
     assert res["model"].startswith("stored:chunk.embedding") and "1024" in res["model"]

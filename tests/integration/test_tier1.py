@@ -39,7 +39,7 @@ def test_batched_equals_per_query_loop_on_demo(demo_engine, qvecs) -> None:  # t
         assert batched == loop, strategy
     assert all(len(h) == 10 and [x.rank for x in h] == list(range(1, 11)) for h in loop)
     assert all(h[i].distance <= h[i + 1].distance for h in loop for i in range(9))
-    assert R.search_vectors(demo_engine, qvecs, k=10, model=STORED) == loop  # stored model -> public.chunk
+    assert R.search_vectors(demo_engine, qvecs, k=10, model=STORED) == loop  # stored model -> stored vectors
 
 
 def test_fts_finds_russian_matches_with_stemming(demo_engine) -> None:  # type: ignore[no-untyped-def]
@@ -103,16 +103,16 @@ class _FakeEmbedder:
 
 
 @pytest.mark.parametrize("variant", ["confluence_url", "url"])
-def test_both_chunk_variants_batched_fts_reembedding_hnsw(fresh_db_url, variant: str) -> None:  # type: ignore[no-untyped-def]
-    from voproshalych_eval.config import Settings
-    from voproshalych_eval.db import get_engine
+def test_both_chunk_variants_batched_fts_reembedding_hnsw(fresh_db_url, fresh_engine, variant: str) -> None:  # type: ignore[no-untyped-def]
+    from voproshalych_eval.db import snapshots
     from voproshalych_eval.metrics.retrieval import recall_against_exact
 
     rng = np.random.default_rng(1)
     vectors = rng.standard_normal((60, 8)).astype(np.float32)
     vectors[5] = vectors[4]  # a tie, broken by id
     _production_db(fresh_db_url, variant, vectors)
-    eng = get_engine(Settings(home=Path("/tmp"), database_url=fresh_db_url))
+    eng = fresh_engine
+    snapshots.take(eng)
     queries = np.vstack([vectors[4], rng.standard_normal((29, 8)).astype(np.float32)])
     loop = [R.search_one(eng, q, k=7) for q in queries]
     assert [h.chunk_id for h in loop[0][:2]] == [5, 6] and loop[0][0].distance == pytest.approx(0.0, abs=1e-6)
@@ -123,21 +123,21 @@ def test_both_chunk_variants_batched_fts_reembedding_hnsw(fresh_db_url, variant:
     fts = R.search_fts(eng, ["где жить иногородним", "пересдачи экзаменов"], k=3)
     assert fts[0] and fts[0][0].chunk_id % 4 == 2 and fts[1][0].chunk_id % 4 == 3
 
-    # a non-stored embedder: the knowledge base is re-embedded into eval.chunk_vectors, only once
+    # a non-stored embedder: the knowledge base is re-embedded into eval.chunk_vectors, each distinct text once
     fake = _FakeEmbedder()
-    assert R.ensure_chunk_vectors(eng, fake) == 60
+    assert R.ensure_chunk_vectors(eng, fake) == 4  # 60 chunks over 4 distinct texts
     assert R.ensure_chunk_vectors(eng, fake) == 0
     fq = fake.encode_queries(["общежитие", "стипендия", "пересдача"])
     assert R.search_vectors(eng, fq, k=5, model=fake.name) == [R.search_one(eng, q, k=5, model=fake.name) for q in fq]
 
-    # HNSW on a copy in the eval schema; production's chunk table gets no index and no write
+    # HNSW on a copy in the store; the source's chunk table gets no index and no write
     info = R.build_hnsw_index(eng, m=8, ef_construction=32)
-    assert info["table"].startswith("eval.ann_") and info["n"] == 60
+    assert info["table"].startswith("eval.ann_s") and info["n"] == 60
     approx = R.search_vectors(eng, queries, k=7, use_index=True, ef_search=40)
     rec = recall_against_exact([[h.chunk_id for h in a] for a in approx], [[h.chunk_id for h in e] for e in loop], k=7)
     assert 0.0 <= rec <= 1.0
-    with eng.connect() as conn:
-        idx = conn.execute(text("SELECT indexdef FROM pg_indexes WHERE schemaname = 'public' AND tablename = 'chunk'")).scalars().all()
+    with psycopg.connect(fresh_db_url) as conn:
+        idx = [r[0] for r in conn.execute("SELECT indexdef FROM pg_indexes WHERE tablename = 'chunk'")]
     assert not any("hnsw" in d for d in idx)
     with pytest.raises(Exception, match="dimension|-d"):
         R.search_vectors(eng, np.ones((1, 5), dtype=np.float32), k=3)
@@ -168,6 +168,12 @@ def test_run_recorded_with_items_levels_and_unanswerable(demo_engine, golden) ->
 
     run = runs.get_run(demo_engine, res.run_id)
     assert run.status == "done" and run.tier == "tier1" and run.dataset_hash == golden.content_hash
+    # the run names the knowledge-base snapshot it searched, in its result and its record
+    from voproshalych_eval.db import snapshots
+
+    current = snapshots.current(demo_engine)
+    assert res.snapshot["id"] == current.id and res.snapshot["content_hash"] == current.content_hash
+    assert run.params["snapshot"] == {"id": current.id, "content_hash": current.content_hash}
     assert run.params["retriever"] == "vector" and run.models["embedder"] == STORED
     assert run.metrics["chunk"]["mrr"]["value"] == pytest.approx(res.metrics["chunk"]["mrr"])
     items = runs.run_items(demo_engine, res.run_id)

@@ -58,6 +58,8 @@ class RealUsersResult:
     timings: dict[str, float] = field(default_factory=dict)
     #: real questions a person labelled "not in the knowledge base" (realq datasets): confirmed gaps
     confirmed_gaps: pd.DataFrame | None = None
+    #: the knowledge-base snapshot analysed (``Snapshot.to_json()``; its log too for the bot's own log)
+    snapshot: dict[str, Any] | None = None
 
     @property
     def n_used(self) -> int:
@@ -66,6 +68,7 @@ class RealUsersResult:
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "run_id": self.run_id,
+            "snapshot": self.snapshot,
             "source": self.source,
             "filters": self.filters.describe(),
             "n_questions_used": self.n_used,
@@ -98,18 +101,27 @@ def run_real_users(
     record: bool = True,
     lang: str = "ru",
     progress: Progress | None = None,
+    snapshot: int | None = None,
 ) -> RealUsersResult:
-    """Run the requested analyses over the whole filtered log; record a ``real_users`` run when ``record``."""
+    """Run the requested analyses over the whole filtered log; record a ``real_users`` run when ``record``.
+
+    ``snapshot``: the snapshot of the knowledge base (and of the bot's log) to analyse; default: the
+    source's present content, taken when it changed (:func:`voproshalych_eval.db.snapshots.for_run`).
+    """
     say = progress or (lambda m: log.info(m))
     unknown = set(analyses) - set(ANALYSES)
     if unknown:
         raise ValueError(f"unknown analyses {sorted(unknown)}; choose from {', '.join(ANALYSES)}")
+    from voproshalych_eval.db import snapshots
+
     filters = filters or LogFilters()
-    source = source or default_source(engine)
+    snap = snapshots.for_run(engine, snapshot, progress=say)
+    say(f"Knowledge base and log: snapshot {snap.label}.")
+    source = source or default_source(engine, snapshot=snap)
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     say("Reading the question log…")
-    df = read_log(engine, source=source, filters=filters)
+    df = read_log(engine, source=source, filters=filters, snapshot=snap)
     timings["read"] = time.perf_counter() - t0
     if df.empty:
         raise LookupError("No questions match the filters (period, answered, score, source). Widen the filters.")
@@ -123,16 +135,16 @@ def run_real_users(
     ret: LogRetrieval | None = None
     if need_vectors:
         t = time.perf_counter()
-        emb = embed_log(engine, df, embedder_name=embedder_name, progress=say)
+        emb = embed_log(engine, df, embedder_name=embedder_name, progress=say, snapshot=snap)
         timings["embed"] = time.perf_counter() - t
         say(f"{emb.n_used} questions: {emb.n_stored} stored vectors, {emb.n_embedded} embedded with {emb.model}.")
     if emb is not None and set(analyses) & {"utilization", "topics"}:
         t = time.perf_counter()
         say(f"Retrieving the top-{top_k} chunks of every question…")
-        ret = retrieve_log(engine, emb.vectors, k=top_k, model=emb.model)
+        ret = retrieve_log(engine, emb.vectors, k=top_k, model=emb.model, snapshot=snap)
         timings["retrieve"] = time.perf_counter() - t
 
-    res = RealUsersResult(source or "", filters, df, emb, ret, categories)
+    res = RealUsersResult(source or "", filters, df, emb, ret, categories, snapshot=snap.to_json())
     run = None
     if record:
         run = runs.create_run(
@@ -140,7 +152,8 @@ def run_real_users(
             "real_users",
             params={"analyses": list(analyses), "source": source, "filters": filters.describe(), "top_k": top_k,
                     "k_topics": k_topics, "k_range": list(k_range), "pause_minutes": pause_minutes,
-                    "near_threshold": near_threshold},
+                    "near_threshold": near_threshold,
+                    "snapshot": {"id": snap.id, "content_hash": snap.content_hash}},
             models={"embedder": emb.model if emb else None},
             dataset_name=f"question_log:{source}",
             n_items_total=len(df),
@@ -150,7 +163,7 @@ def run_real_users(
         if "utilization" in analyses and ret is not None:
             t = time.perf_counter()
             say("Chunk utilization…")
-            res.utilization = utilization_for_log(engine, df, ret)
+            res.utilization = utilization_for_log(engine, df, ret, snapshot=snap)
             timings["utilization"] = time.perf_counter() - t
         if "topics" in analyses and emb is not None:
             t = time.perf_counter()

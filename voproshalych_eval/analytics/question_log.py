@@ -2,8 +2,9 @@
 filter, import exports, and embed the whole log.
 
 Sources: ``"question_answer"`` (:data:`PRODUCTION_SOURCE`) is the bot's own table (production or the demo),
-read in place and never written; any other name is a log imported from a file into
-``eval.question_log`` (``source`` column).
+read from its snapshot in the store (``eval.snapshot_log_<id>``; default: the current snapshot, named in
+``df.attrs["snapshot_id"]``); any other name is a log imported from a file into ``eval.question_log``
+(``source`` column).
 
 Every analysis works on the **whole** filtered log: :func:`embed_log` takes the stored embedding of a
 row when the embedder is the model that filled the table, and embeds every other question with the
@@ -62,18 +63,27 @@ class LogFilters:
         return {k: (v.isoformat() if isinstance(v, date) else v) for k, v in asdict(self).items() if v is not None}
 
 
-def list_sources(engine: Engine) -> list[str]:
-    """Available log sources: ``question_answer`` (when the table exists) and imported source names."""
+def _snapshot_has_log(engine: Engine, snapshot: Any = None) -> bool:
+    from voproshalych_eval.db.errors import SnapshotError
+
+    try:
+        return production.inspect_schema(engine, snapshot=snapshot).has_question_answer
+    except SnapshotError:
+        return False
+
+
+def list_sources(engine: Engine, *, snapshot: Any = None) -> list[str]:
+    """Available log sources: ``question_answer`` (when the snapshot has the table) and imported source names."""
     out: list[str] = []
-    if production.inspect_schema(engine).has_question_answer:
+    if _snapshot_has_log(engine, snapshot):
         out.append(PRODUCTION_SOURCE)
     with engine.connect() as conn:
         out += [r[0] for r in conn.execute(text("SELECT DISTINCT source FROM eval.question_log ORDER BY 1"))]
     return out
 
 
-def default_source(engine: Engine) -> str | None:
-    sources = list_sources(engine)
+def default_source(engine: Engine, *, snapshot: Any = None) -> str | None:
+    sources = list_sources(engine, snapshot=snapshot)
     return sources[0] if sources else None
 
 
@@ -82,12 +92,14 @@ def read_log(
     *,
     source: str | None = None,
     filters: LogFilters | None = None,
+    snapshot: Any = None,
 ) -> pd.DataFrame:
     """The log as a DataFrame (:data:`LOG_COLUMNS` + ``answered``, ``has_stored_embedding``), filters applied.
 
-    Ordered by ``created_at`` (rows without one last), then ``id``.
+    Ordered by ``created_at`` (rows without one last), then ``id``. The bot's own log is read from a
+    snapshot (``snapshot``: id or ``Snapshot``, default the current one); ``df.attrs["snapshot_id"]`` names it.
     """
-    source = source or default_source(engine)
+    source = source or default_source(engine, snapshot=snapshot)
     if source is None:
         raise LookupError(
             "No question log: the database has no 'question_answer' table and nothing was imported. "
@@ -115,13 +127,18 @@ def read_log(
         if None in f.scores:
             conds.append("q.score IS NULL")
         where.append("(" + (" OR ".join(conds) or "false") + ")")
+    snapshot_id = None
     if source == PRODUCTION_SOURCE:
-        if not production.inspect_schema(engine).has_question_answer:
-            raise LookupError("The database has no 'question_answer' table.")
+        from voproshalych_eval.db import snapshots
+
+        snap = snapshots.resolve(engine, snapshot)
+        if not snap.has_question_answer:
+            raise LookupError(f"Snapshot {snap.label} has no 'question_answer' table (the source had none).")
+        snapshot_id = snap.id
         sql = (
-            "SELECT :src AS source, q.id, q.question, q.answer, q.confluence_url AS url, q.score, q.user_id, "
+            "SELECT :src AS source, q.id, COALESCE(q.question, '') AS question, q.answer, q.url, q.score, q.user_id, "
             "COALESCE(q.stop_point, false) AS stop_point, q.created_at, (q.embedding IS NOT NULL) AS "
-            "has_stored_embedding FROM public.question_answer q"
+            f"has_stored_embedding FROM {snap.log_table} q"
         )
     else:
         sql = (
@@ -142,7 +159,9 @@ def read_log(
     df["score"] = df["score"].astype("Int64")
     df["user_id"] = df["user_id"].astype("Int64")
     df["stop_point"] = df["stop_point"].fillna(False).astype(bool)
-    return df.reset_index(drop=True)
+    df = df.reset_index(drop=True)
+    df.attrs["snapshot_id"] = snapshot_id
+    return df
 
 
 # ---------------------------------------------------------------------------------------------
@@ -165,7 +184,7 @@ class LogEmbeddings:
         return {"model": self.model, "n_used": self.n_used, "n_stored": self.n_stored, "n_embedded": self.n_embedded}
 
 
-def analysis_embedder_name(engine: Engine, requested: str | None = None) -> str:
+def analysis_embedder_name(engine: Engine, requested: str | None = None, *, snapshot: Any = None) -> str:
     """The embedder analytics should use: the requested one, else the model that filled ``chunk.embedding``
     (so that questions and chunks share one space), else the configured default."""
     if requested:
@@ -173,7 +192,7 @@ def analysis_embedder_name(engine: Engine, requested: str | None = None) -> str:
     from voproshalych_eval.config import get_settings
     from voproshalych_eval.db.retrieval import stored_model_name
 
-    return stored_model_name(engine) or get_settings().embedder
+    return stored_model_name(engine, snapshot=snapshot) or get_settings().embedder
 
 
 def embed_log(
@@ -182,18 +201,23 @@ def embed_log(
     *,
     embedder_name: str | None = None,
     progress: Progress | None = None,
+    snapshot: Any = None,
 ) -> LogEmbeddings:
-    """Vectors for every row of ``df``: stored ``question_answer.embedding`` where it was made by the same
-    model, the cached embedder (``encode_queries``) for all the rest. Never silently drops a row."""
+    """Vectors for every row of ``df``: stored ``question_answer.embedding`` (from the snapshot ``df`` was read
+    from, ``df.attrs["snapshot_id"]``, else ``snapshot``) where it was made by the same model, the cached
+    embedder (``encode_queries``) for all the rest. Never silently drops a row."""
+    from voproshalych_eval.db import snapshots
     from voproshalych_eval.db.retrieval import stored_model_name
     from voproshalych_eval.embeddings import cached_embedder
 
-    name = analysis_embedder_name(engine, embedder_name)
+    if df.attrs.get("snapshot_id") is not None:
+        snapshot = df.attrs["snapshot_id"]
+    name = analysis_embedder_name(engine, embedder_name, snapshot=snapshot)
     emb = cached_embedder(name, engine)
     n = len(df)
     out = np.zeros((n, emb.dim), dtype=np.float32)
     have = np.zeros(n, dtype=bool)
-    stored_model = stored_model_name(engine)
+    stored_model = stored_model_name(engine, snapshot=snapshot)
     if (
         n
         and stored_model == name
@@ -203,10 +227,11 @@ def embed_log(
     ):
         ids = df.loc[df["has_stored_embedding"], "id"].astype(int).tolist()
         pos = {int(i): k for k, i in enumerate(df["id"].astype(int).tolist())}
+        log_table = snapshots.resolve(engine, snapshot).log_table
         with engine.connect() as conn:
             for s in range(0, len(ids), 5000):
                 rows = conn.execute(
-                    text("SELECT id, embedding FROM public.question_answer WHERE id = ANY(:ids)"),
+                    text(f"SELECT id, embedding FROM {log_table} WHERE id = ANY(:ids)"),
                     {"ids": ids[s : s + 5000]},
                 )
                 for qid, vec in rows:

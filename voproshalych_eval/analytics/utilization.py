@@ -43,8 +43,9 @@ class LogRetrieval:
         return 1.0 - self.distances[:, 0] if self.distances.size else np.zeros(0)
 
 
-def retrieve_log(engine: Engine, vectors: np.ndarray, *, k: int, model: str) -> LogRetrieval:
-    """Top-``k`` chunks for every row's vector through the one retrieval query builder (batched).
+def retrieve_log(engine: Engine, vectors: np.ndarray, *, k: int, model: str, snapshot: Any = None) -> LogRetrieval:
+    """Top-``k`` chunks for every row's vector through the one retrieval query builder (batched), in a
+    snapshot of the knowledge base (default: the current one).
 
     When ``model`` did not fill ``chunk.embedding``, the knowledge base is re-embedded into
     ``eval.chunk_vectors`` first (cached; only changed chunks).
@@ -52,10 +53,10 @@ def retrieve_log(engine: Engine, vectors: np.ndarray, *, k: int, model: str) -> 
     from voproshalych_eval.db import retrieval
 
     n = vectors.shape[0]
-    if not retrieval.uses_stored_vectors(engine, model, dim=int(vectors.shape[1]) if n else None):
+    if not retrieval.uses_stored_vectors(engine, model, dim=int(vectors.shape[1]) if n else None, snapshot=snapshot):
         from voproshalych_eval.embeddings import cached_embedder
 
-        retrieval.ensure_chunk_vectors(engine, cached_embedder(model, engine))
+        retrieval.ensure_chunk_vectors(engine, cached_embedder(model, engine), snapshot=snapshot)
         search_model: str | None = model
     else:
         search_model = None
@@ -65,7 +66,7 @@ def retrieve_log(engine: Engine, vectors: np.ndarray, *, k: int, model: str) -> 
     if n == 0:
         return LogRetrieval(ids, urls, dist, k, model)
     uniq, inverse = np.unique(np.ascontiguousarray(vectors, dtype=np.float32), axis=0, return_inverse=True)
-    hits = retrieval.search_vectors(engine, uniq, k=k, model=search_model)
+    hits = retrieval.search_vectors(engine, uniq, k=k, model=search_model, snapshot=snapshot)
     u_ids = np.full((len(uniq), k), -1, dtype=np.int64)
     u_urls = np.full((len(uniq), k), None, dtype=object)
     u_dist = np.full((len(uniq), k), np.nan, dtype=np.float64)
@@ -181,7 +182,7 @@ def chunk_utilization(
 
 
 def utilization_for_log(
-    engine: Engine, log: pd.DataFrame, retrieval_result: LogRetrieval, **kwargs: Any
+    engine: Engine, log: pd.DataFrame, retrieval_result: LogRetrieval, *, snapshot: Any = None, **kwargs: Any
 ) -> UtilizationResult:
-    """:func:`chunk_utilization` with the chunks read from the configured database."""
-    return chunk_utilization(log, retrieval_result, production.read_chunks(engine), **kwargs)
+    """:func:`chunk_utilization` with the chunks read from a snapshot of the knowledge base (default: current)."""
+    return chunk_utilization(log, retrieval_result, production.read_chunks(engine, snapshot=snapshot), **kwargs)

@@ -12,13 +12,13 @@ from voproshalych_eval.config import PROJECT_ROOT, get_settings
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("demo", help="load the demo corpus into the database (idempotent)")
+    p = sub.add_parser("demo", help="load the demo corpus into the demo source database and snapshot it (idempotent)")
     p.add_argument("--force", action="store_true", help="reload even if already loaded")
     p.add_argument("--embedder", default=None, help="embedder for the demo vectors (default: configured)")
     add_json_flag(p)
     p.set_defaults(func=cmd_demo)
 
-    p = sub.add_parser("status", help="data source, embedder and counts")
+    p = sub.add_parser("status", help="source, store, current snapshot, embedder and counts")
     add_json_flag(p)
     p.set_defaults(func=cmd_status)
 
@@ -33,37 +33,73 @@ def cmd_demo(args: Any) -> int:
     from voproshalych_eval.demo import load_demo
 
     settings = get_settings()
+    if settings.database_url:
+        raise RuntimeError(
+            "A source database is configured (DATABASE_URL): the demo is a source of its own and is not loaded. "
+            "Unset DATABASE_URL to work on the demo."
+        )
     result = load_demo(engine(), embedder_name=args.embedder or settings.embedder, force=args.force, progress=progress)
     human = "\n".join(f"{k}: {v}" for k, v in result.items())
     emit(result, args.json, human)
     return 0
 
 
-def status_snapshot() -> dict[str, Any]:
-    from voproshalych_eval.db.production import inspect_schema, table_counts
-    from voproshalych_eval.demo import stored_embedding_model
+def _source_info(settings: Any) -> dict[str, Any]:
+    from urllib.parse import urlsplit
+
+    if not settings.database_url:
+        from voproshalych_eval.db.engine import database_name, demo_url
+
+        return {"kind": "demo", "host": "embedded" if settings.embedded_store else urlsplit(settings.store_url).hostname,
+                "database": database_name(demo_url(settings))}
+    parts = urlsplit(settings.database_url)
+    return {"kind": "url", "host": parts.hostname or "local socket", "database": settings.database_label}
+
+
+def _server_pid(settings: Any) -> int | None:
+    """PID of the embedded PostgreSQL server of the home (None for a store given by URL)."""
+    if not settings.embedded_store:
+        return None
+    from voproshalych_eval.db.server import running_servers
+
+    pids = running_servers(settings.pgdata)
+    return pids[0] if len(pids) == 1 else None
+
+
+def status_snapshot(*, check_source: bool = True) -> dict[str, Any]:
+    """What ``status`` reports: source (no credentials), store, current snapshot, embedder, counts."""
+    from voproshalych_eval.db import snapshots
+    from voproshalych_eval.db.production import table_counts
     from voproshalych_eval.embeddings import BUILTIN_EMBEDDERS
 
     settings = get_settings()
     eng = engine()
-    schema = inspect_schema(eng)
+    snap = snapshots.current(eng)
     dims = {"use-multilingual": 512, "e5-small": 384}
+    source = _source_info(settings)
+    if check_source:
+        source["changed_since_snapshot"] = snapshots.source_changed(eng) if snap is not None else None
     return {
-        "data_source": {
-            "kind": "embedded" if settings.embedded else "url",
-            "database": settings.database_label,
+        "source": source,
+        "store": {
+            "kind": "embedded" if settings.embedded_store else "url",
+            "database": str(settings.pgdata) if settings.embedded_store else settings.store_label,
+            "server_pid": _server_pid(settings),
         },
+        "snapshot": snap.to_json() if snap is not None else None,
+        "n_snapshots": len(snapshots.list_snapshots(eng)),
         "embedder": {
             "name": settings.embedder,
             "dimension": dims.get(settings.embedder),
             "builtin": settings.embedder in BUILTIN_EMBEDDERS,
         },
         "stored_vectors": {
-            "model": (stored_embedding_model(eng) or {}).get("model"),
-            "chunk_dimension": schema.chunk_dim,
-            "chunk_variant": schema.chunk_variant,
+            "model": snap.stored_model if snap else None,
+            "chunk_dimension": snap.chunk_dim if snap else None,
+            "chunk_variant": snap.chunk_variant if snap else None,
         },
-        "counts": table_counts(eng),
+        "counts": table_counts(eng) if snap is not None else {"chunks": None, "pages": None, "questions": None,
+                                                               "users": None},
     }
 
 
@@ -73,8 +109,20 @@ def cmd_status(args: Any) -> int:
         from voproshalych_eval.embeddings import get_embedder
 
         snap["embedder"]["dimension"] = get_embedder(snap["embedder"]["name"]).dim
+    src, store, cur = snap["source"], snap["store"], snap["snapshot"]
+    changed = src.get("changed_since_snapshot")
+    if cur is None:
+        snap_line = "snapshot: none yet (voproshalych-eval demo, or voproshalych-eval snapshot take)"
+    else:
+        snap_line = (
+            f"snapshot: #{cur['id']} {cur['content_hash'][:12]} taken {cur['taken_at'][:19]} — {cur['n_chunks']} chunks, "
+            f"{cur['n_pages']} pages, {cur['n_questions']} logged questions"
+            + (" (the source has changed since: voproshalych-eval snapshot take)" if changed else "")
+        )
     human = (
-        f"database: {snap['data_source']['database']} ({snap['data_source']['kind']})\n"
+        f"source: {src['kind']} {src['database']} (host {src['host']}, read-only)\n"
+        f"store: {store['kind']} {store['database']}\n"
+        f"{snap_line}\n"
         f"embedder: {snap['embedder']['name']} ({snap['embedder']['dimension']}-d)\n"
         f"stored vectors: {snap['stored_vectors']}\n"
         + "\n".join(f"{k}: {v}" for k, v in snap["counts"].items())
@@ -84,7 +132,7 @@ def cmd_status(args: Any) -> int:
 
 
 def cmd_serve(args: Any) -> int:
-    if not args.no_demo:
+    if not args.no_demo and not get_settings().database_url:
         from voproshalych_eval.demo import load_demo
 
         load_demo(engine(), embedder_name=get_settings().embedder, progress=progress)

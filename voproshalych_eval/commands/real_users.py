@@ -88,7 +88,8 @@ def cmd_real_users(args: Any) -> int:
         args.report.write_text(body, encoding="utf-8")
         out["report"] = str(args.report)
     m = res.metrics
-    lines = [f"run #{res.run_id} · source {res.source} · n = {res.n_used} questions used "
+    snap = f" · snapshot #{res.snapshot['id']} ({res.snapshot['content_hash'][:12]})" if res.snapshot else ""
+    lines = [f"run #{res.run_id} · source {res.source}{snap} · n = {res.n_used} questions used "
              f"({m.get('n_stored_embeddings', 0)} stored vectors, {m.get('n_embedded', 0)} embedded)"]
     for k in ("answered_rate", "chunk_coverage", "chunk_coverage@1", "n_never_retrieved", "n_topics",
               "unique_users", "n_sessions"):

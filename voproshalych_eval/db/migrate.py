@@ -25,11 +25,19 @@ def alembic_config(engine: Engine | None = None) -> Config:
     return cfg
 
 
+#: advisory lock key serialising migrators (and first-time extension creation) on one database
+MIGRATION_LOCK = 727274
+
+
 def upgrade(engine: Engine, revision: str = "heads") -> None:
-    """Create the ``eval`` schema if needed and upgrade it to ``revision`` (default: all heads)."""
+    """Create the ``vector`` extension and the ``eval`` schema if needed, upgrade to ``revision`` (default: all heads).
+
+    Concurrent callers (several app processes starting at once) are serialised by an advisory lock
+    taken before anything is created, so none of them sees a half-made schema or a duplicate-key error.
+    """
     with _lock, engine.begin() as conn:
-        # serialise concurrent migrators (several app processes on one database)
-        conn.execute(text("SELECT pg_advisory_xact_lock(727274)"))
+        conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": MIGRATION_LOCK})
+        conn.execute(text("CREATE EXTENSION IF NOT EXISTS vector"))
         conn.execute(text("CREATE SCHEMA IF NOT EXISTS eval"))
         cfg = alembic_config()
         cfg.attributes["connection"] = conn

@@ -1,16 +1,19 @@
-"""Production-compatible tables (``chunk``, ``question_answer``, ``user``): create (demo only), inspect, read.
+"""Production-compatible tables (``chunk``, ``question_answer``, ``user``): inspect a source, create (demo
+only), and read the knowledge base from its snapshot in the store.
 
 Two ``chunk`` variants exist in production: the original one with ``confluence_url``, and a later one
-that renames it to ``url`` and adds ``source_type``. :func:`inspect_schema` detects which one a
-database holds; every reader goes through :class:`ProductionSchema` so that SQL never hard-codes a
-variant, a dimension or a table size.
+that renames it to ``url`` and adds ``source_type``. :func:`inspect_source` detects which one a source
+database holds (used when a snapshot is taken). Snapshots normalise both to ``id, url, source_type,
+text, embedding``; the readers here (:func:`inspect_schema`, :func:`read_chunks`, :func:`table_counts`)
+take the STORE engine and read a snapshot (default: the current one, see
+:mod:`voproshalych_eval.db.snapshots`), so SQL never hard-codes a variant, a dimension or a table size.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -31,6 +34,8 @@ class ProductionSchema:
     has_question_answer: bool
     question_dim: int | None
     has_user: bool
+    #: the variant of the source's ``chunk`` table (snapshots are always normalised to ``url``)
+    source_variant: ChunkVariant | None = None
 
     @property
     def chunk_url_column(self) -> str:
@@ -61,8 +66,8 @@ def _vector_dim(conn: Connection, table: str, column: str = "embedding") -> int 
     return int(row.split("(", 1)[1].rstrip(")"))
 
 
-def inspect_schema(engine: Engine | Connection) -> ProductionSchema:
-    """Detect the production tables, the ``chunk`` variant and the stored vector dimensions."""
+def inspect_source(engine: Engine | Connection) -> ProductionSchema:
+    """Detect a SOURCE's production tables, its ``chunk`` variant and the stored vector dimensions."""
 
     def _run(conn: Connection) -> ProductionSchema:
         tables = {
@@ -101,6 +106,7 @@ def inspect_schema(engine: Engine | Connection) -> ProductionSchema:
             has_question_answer="question_answer" in tables,
             question_dim=_vector_dim(conn, "question_answer") if "question_answer" in tables else None,
             has_user="user" in tables,
+            source_variant=variant,
         )
 
     if isinstance(engine, Connection):
@@ -164,18 +170,52 @@ def create_tables(conn: Connection, *, dim: int, variant: ChunkVariant = "url") 
     )
 
 
-def read_chunks(engine: Engine, *, with_embeddings: bool = False, ids: Sequence[int] | None = None) -> pd.DataFrame:
-    """All chunks (or those with the given ``ids``) as a DataFrame ``id, url, source_type, text``
-    (+ ``embedding`` as float32 arrays)."""
-    schema = inspect_schema(engine)
-    cols = schema.chunk_select("c") + (", c.embedding AS embedding" if with_embeddings else "")
+def inspect_schema(engine: Engine, *, snapshot: Any = None) -> ProductionSchema:
+    """What the knowledge base of a snapshot holds (store engine; default: the current snapshot).
+
+    The snapshot's tables are normalised: ``chunk_variant`` is ``"url"`` (``source_variant`` keeps the
+    source's own variant), so :meth:`ProductionSchema.chunk_select` works on them.
+    """
+    from voproshalych_eval.db import snapshots
+
+    snap = snapshots.resolve(engine, snapshot)
+    return ProductionSchema(
+        has_chunk=snap.has_chunk,
+        chunk_variant="url" if snap.has_chunk else None,
+        chunk_dim=snap.chunk_dim,
+        has_question_answer=snap.has_question_answer,
+        question_dim=snap.question_dim,
+        has_user=snap.has_user,
+        source_variant=snap.chunk_variant,  # type: ignore[arg-type]
+    )
+
+
+def read_chunks(
+    engine: Engine, *, with_embeddings: bool = False, snapshot: Any = None, ids: Iterable[int] | None = None
+) -> pd.DataFrame:
+    """Chunks of a snapshot as a DataFrame ``id, url, source_type, text`` (+ ``embedding`` as float32 arrays).
+
+    ``engine`` is the store; ``snapshot`` an id or :class:`~voproshalych_eval.db.snapshots.Snapshot`
+    (default: the current one); ``ids`` restricts to those chunk ids. ``df.attrs["snapshot_id"]`` names it.
+    """
+    from voproshalych_eval.db import snapshots
+
+    snap = snapshots.resolve(engine, snapshot)
+    cols = "c.id AS id, c.url AS url, c.source_type AS source_type, c.text AS text" + (
+        ", c.embedding AS embedding" if with_embeddings else ""
+    )
     where, params = "", {}
     if ids is not None:
-        where, params = " WHERE c.id = ANY(:ids)", {"ids": sorted({int(i) for i in ids})}
-    with engine.connect() as conn:
-        df = pd.read_sql_query(text(f"SELECT {cols} FROM public.chunk c{where} ORDER BY c.id"), conn, params=params)
+        where, params = "WHERE c.id = ANY(:ids)", {"ids": sorted({int(i) for i in ids})}
+    if not snap.has_chunk:
+        df = pd.DataFrame(columns=["id", "url", "source_type", "text"] + (["embedding"] if with_embeddings else []))
+    else:
+        with engine.connect() as conn:
+            df = pd.read_sql_query(text(f"SELECT {cols} FROM {snap.chunks_table} c {where} ORDER BY c.id"), conn,
+                                   params=params)
     if with_embeddings:
         df["embedding"] = [parse_vector(v) for v in df["embedding"]]
+    df.attrs["snapshot_id"] = snap.id
     return df
 
 
@@ -195,17 +235,19 @@ def vector_literal(vec: np.ndarray | list[float]) -> str:
     return "[" + ",".join(f"{float(x):.8g}" for x in np.asarray(vec).ravel()) + "]"
 
 
-def table_counts(engine: Engine) -> dict[str, int | None]:
-    """Row counts of the production-compatible tables (None where a table is absent)."""
-    schema = inspect_schema(engine)
-    out: dict[str, int | None] = {"chunks": None, "pages": None, "questions": None, "users": None}
-    with engine.connect() as conn:
-        if schema.has_chunk:
-            url = schema.chunk_url_column
-            out["chunks"] = conn.execute(text("SELECT count(*) FROM public.chunk")).scalar()
-            out["pages"] = conn.execute(text(f"SELECT count(DISTINCT {url}) FROM public.chunk")).scalar()
-        if schema.has_question_answer:
-            out["questions"] = conn.execute(text("SELECT count(*) FROM public.question_answer")).scalar()
-        if schema.has_user:
-            out["users"] = conn.execute(text('SELECT count(*) FROM public."user"')).scalar()
-    return out
+def table_counts(engine: Engine, *, snapshot: Any = None) -> dict[str, int | None]:
+    """Row counts of the knowledge base and log in a snapshot (None where the source had no such table;
+    all None when the store has no snapshot and none can be taken)."""
+    from voproshalych_eval.db import snapshots
+    from voproshalych_eval.db.errors import SnapshotError
+
+    try:
+        snap = snapshots.resolve(engine, snapshot)
+    except SnapshotError:
+        return {"chunks": None, "pages": None, "questions": None, "users": None}
+    return {
+        "chunks": snap.n_chunks if snap.has_chunk else None,
+        "pages": snap.n_pages if snap.has_chunk else None,
+        "questions": snap.n_questions if snap.has_question_answer else None,
+        "users": snap.n_users if snap.has_user else None,
+    }

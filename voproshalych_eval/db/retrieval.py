@@ -4,14 +4,19 @@ Production retrieval is ``SELECT ... FROM chunk ORDER BY embedding <=> :q LIMIT 
 ``cosine_distance``; pgvector cosine distance ``1 - a·b / (|a| |b|)``, exact sequential scan, no ANN
 index). Everything here reproduces that ranking, adding only a deterministic tie-break on ``id``.
 
-Vector sources
-    * the stored vectors ``public.chunk.embedding`` when ``model`` is None or is the model that filled
-      that column (:func:`stored_model_name`: the demo's record in ``eval.meta``, else the setting
-      ``stored_embedding_model``, else "same dimension" as a last resort);
-    * otherwise the knowledge base re-embedded by that model into ``eval.chunk_vectors``
-      (:func:`ensure_chunk_vectors`);
-    * with ``use_index=True`` a copy of those vectors in an ``eval.ann_*`` table carrying an HNSW index
-      (:func:`build_hnsw_index`). Production tables are never written or indexed.
+Every function takes the STORE engine and searches a **snapshot** of the knowledge base
+(:mod:`voproshalych_eval.db.snapshots`): ``snapshot=`` an id or a ``Snapshot``, default the current
+one. The source database itself is never searched, written or indexed.
+
+Vector sources (within the snapshot)
+    * the stored vectors (the copy of ``chunk.embedding``, ``eval.snapshot_chunks_<id>.embedding``)
+      when ``model`` is None or is the model that filled that column (:func:`stored_model_name`: recorded
+      with the snapshot — the demo's model, or the setting ``stored_embedding_model`` — else "same
+      dimension" as a last resort);
+    * otherwise the knowledge base re-embedded by that model into ``eval.chunk_vectors`` (keyed by the
+      text's sha256, so snapshots share the vectors of unchanged texts; :func:`ensure_chunk_vectors`);
+    * with ``use_index=True`` a copy of those vectors in an ``eval.ann_s<id>_*`` table carrying an HNSW
+      index (:func:`build_hnsw_index`).
 
 Batched exact search (:func:`search_vectors`), two strategies with identical results:
     * ``"sql"`` — one statement per batch of up to 200 queries:
@@ -41,6 +46,7 @@ Hybrid (:func:`hybrid`): reciprocal rank fusion of the vector and FTS rankings
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -49,9 +55,17 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Engine, text
 
-from voproshalych_eval.db.errors import DimensionMismatchError
-from voproshalych_eval.db.production import ProductionSchema, inspect_schema, parse_vector
-from voproshalych_eval.embeddings.cache import text_hash
+from voproshalych_eval.db import snapshots
+from voproshalych_eval.db.errors import DimensionMismatchError, SchemaError
+from voproshalych_eval.db.production import parse_vector
+from voproshalych_eval.db.snapshots import Snapshot
+
+SnapshotRef = int | Snapshot | None
+
+
+def text_hash(value: str) -> str:
+    """sha256 hex digest of the UTF-8 text (the key of ``eval.chunk_vectors``; same as the snapshot's ``text_hash``)."""
+    return hashlib.sha256(value.encode("utf-8")).hexdigest()
 
 __all__ = [
     "BATCH_SIZE",
@@ -66,6 +80,7 @@ __all__ = [
     "search_vectors",
     "stored_model_name",
     "uses_stored_vectors",
+    "vectors_label",
 ]
 
 #: Queries per SQL statement (bounds the statement size).
@@ -89,32 +104,42 @@ class Hit:
 # ---------------------------------------------------------------- vector sources
 
 
-def stored_model_name(engine: Engine) -> str | None:
-    """Name of the model that filled ``public.chunk.embedding``, when known."""
-    from voproshalych_eval.config import get_settings
-    from voproshalych_eval.demo import stored_embedding_model
+def stored_model_name(engine: Engine, *, snapshot: SnapshotRef = None) -> str | None:
+    """Name of the model that filled the stored chunk vectors of a snapshot, when known.
+
+    Recorded with the snapshot (the demo's model; for a production source the ``stored_embedding_model``
+    setting at the time), else the present setting.
+    """
+    from voproshalych_eval.db.engine import settings_for
+    from voproshalych_eval.db.errors import SnapshotError
 
     try:
-        stored = stored_embedding_model(engine)
-    except Exception:  # noqa: BLE001 - eval.meta unreadable: fall back to the setting
-        stored = None
-    if stored and stored.get("model"):
-        return str(stored["model"])
-    return get_settings().stored_embedding_model
+        snap = snapshots.resolve(engine, snapshot)
+    except SnapshotError:
+        snap = None
+    if snap is not None and snap.stored_model:
+        return snap.stored_model
+    return settings_for(engine).stored_embedding_model
 
 
-def uses_stored_vectors(engine: Engine, model: str | None, *, dim: int | None = None) -> bool:
-    """Whether ``model``'s questions are searched against ``public.chunk.embedding`` (else ``eval.chunk_vectors``).
+def uses_stored_vectors(engine: Engine, model: str | None, *, dim: int | None = None, snapshot: SnapshotRef = None) -> bool:
+    """Whether ``model``'s questions are searched against the stored vectors (else ``eval.chunk_vectors``).
 
     True when ``model`` is None or the stored model; when the stored model is unknown (a production
     database without the ``stored_embedding_model`` setting), when ``dim`` equals the stored dimension.
     """
     if model is None:
         return True
-    stored = stored_model_name(engine)
+    snap = snapshots.resolve(engine, snapshot)
+    stored = stored_model_name(engine, snapshot=snap)
     if stored is not None:
         return model == stored
-    return dim is not None and dim == inspect_schema(engine).chunk_dim
+    return dim is not None and dim == snap.chunk_dim
+
+
+def vectors_label(engine: Engine, model: str | None, *, dim: int | None = None, snapshot: SnapshotRef = None) -> str:
+    """Where ``model``'s chunk vectors come from, for run records: ``stored`` or ``eval.chunk_vectors``."""
+    return "stored chunk.embedding" if uses_stored_vectors(engine, model, dim=dim, snapshot=snapshot) else "eval.chunk_vectors"
 
 
 @dataclass(frozen=True)
@@ -129,21 +154,31 @@ class _Source:
     description: str
 
 
-def _source(engine: Engine, schema: ProductionSchema, model: str | None, *, use_index: bool, dim: int | None) -> _Source:
-    url = f"c.{schema.chunk_url_column}"
+def _require_chunks(snap: Snapshot) -> None:
+    if not snap.has_chunk:
+        raise SchemaError(
+            f"Snapshot {snap.label} has no knowledge base (the source had no 'chunk' table). Load the demo data "
+            "(voproshalych-eval demo) or point DATABASE_URL at a database with the bot's knowledge base."
+        )
+
+
+def _source(engine: Engine, snap: Snapshot, model: str | None, *, use_index: bool, dim: int | None) -> _Source:
+    _require_chunks(snap)
+    stored = uses_stored_vectors(engine, model, dim=dim, snapshot=snap)
     if use_index:
-        table = ann_table_name(model if not uses_stored_vectors(engine, model, dim=dim) else None)
+        table = ann_table_name(None if stored else model, snapshot=snap.id)
         if not _table_exists(engine, table):
             raise LookupError(
-                f"No HNSW index for {model or 'the stored vectors'}: call build_hnsw_index(engine, model=...) first."
+                f"No HNSW index for {model or 'the stored vectors'} in snapshot #{snap.id}: call "
+                "build_hnsw_index(engine, model=...) first."
             )
         return _Source(f"{table} c", "c.embedding", "c.url", "", {}, f"HNSW copy {table}")
-    if uses_stored_vectors(engine, model, dim=dim):
-        return _Source("public.chunk c", "c.embedding", url, "", {}, "public.chunk.embedding")
+    if stored:
+        return _Source(f"{snap.chunks_table} c", "c.embedding", "c.url", "", {}, f"snapshot #{snap.id} stored vectors")
     return _Source(
-        "eval.chunk_vectors v JOIN public.chunk c ON c.id = v.chunk_id",
+        f"{snap.chunks_table} c JOIN eval.chunk_vectors v ON v.text_hash = c.text_hash",
         "v.embedding",
-        url,
+        "c.url",
         "WHERE v.model = :model",
         {"model": model},
         f"eval.chunk_vectors[{model}]",
@@ -200,6 +235,7 @@ def search_vectors(
     ef_search: int | None = None,
     strategy: str = "auto",
     batch_size: int = BATCH_SIZE,
+    snapshot: SnapshotRef = None,
 ) -> list[list[Hit]]:
     """Top-``k`` chunks per question vector, best first, by pgvector cosine distance (batched).
 
@@ -211,13 +247,14 @@ def search_vectors(
         ef_search: HNSW ``ef_search`` (default pgvector's 40; raised to at least ``k``).
         strategy: ``"auto"``, ``"sql"`` or ``"prefilter"`` (exact search only; same results).
         batch_size: questions per SQL statement.
+        snapshot: the snapshot searched (id or ``Snapshot``; default: the current one).
     """
     _check_k(k)
     q = _as_matrix(query_vectors)
     if q.shape[0] == 0:
         return []
-    schema = inspect_schema(engine)
-    src = _source(engine, schema, model, use_index=use_index, dim=int(q.shape[1]))
+    snap = snapshots.resolve(engine, snapshot)
+    src = _source(engine, snap, model, use_index=use_index, dim=int(q.shape[1]))
     _check_dim(engine, src, int(q.shape[1]))
     if use_index:
         return _search_hnsw(engine, src, q, k=k, ef_search=ef_search, batch_size=batch_size)
@@ -359,7 +396,9 @@ def _search_hnsw(
     ]
 
 
-def search_one(engine: Engine, query_vector: np.ndarray, *, k: int, model: str | None = None) -> list[Hit]:
+def search_one(
+    engine: Engine, query_vector: np.ndarray, *, k: int, model: str | None = None, snapshot: SnapshotRef = None
+) -> list[Hit]:
     """Reference implementation: one SQLAlchemy ``cosine_distance`` query for one question (production's path).
 
     ``select(chunk).order_by(chunk.c.embedding.cosine_distance(q), chunk.c.id).limit(k)``; used as the
@@ -370,18 +409,21 @@ def search_one(engine: Engine, query_vector: np.ndarray, *, k: int, model: str |
 
     _check_k(k)
     q = np.asarray(query_vector, dtype=np.float32).ravel()
-    schema = inspect_schema(engine)
-    url_col = schema.chunk_url_column
-    chunk = table("chunk", column("id"), column(url_col), column("embedding", Vector()), schema="public")
-    if uses_stored_vectors(engine, model, dim=int(q.shape[0])):
+    snap = snapshots.resolve(engine, snapshot)
+    _require_chunks(snap)
+    chunk = table(
+        f"snapshot_chunks_{snap.id}", column("id"), column("url"), column("text_hash"), column("embedding", Vector()),
+        schema="eval",
+    )
+    if uses_stored_vectors(engine, model, dim=int(q.shape[0]), snapshot=snap):
         emb = chunk.c.embedding
-        stmt = select(chunk.c.id, chunk.c[url_col], emb.cosine_distance(q).label("distance"))
+        stmt = select(chunk.c.id, chunk.c.url, emb.cosine_distance(q).label("distance"))
     else:
-        vec = table("chunk_vectors", column("model"), column("chunk_id"), column("embedding", Vector()), schema="eval")
+        vec = table("chunk_vectors", column("model"), column("text_hash"), column("embedding", Vector()), schema="eval")
         emb = vec.c.embedding
         stmt = (
-            select(chunk.c.id, chunk.c[url_col], emb.cosine_distance(q).label("distance"))
-            .select_from(vec.join(chunk, chunk.c.id == vec.c.chunk_id))
+            select(chunk.c.id, chunk.c.url, emb.cosine_distance(q).label("distance"))
+            .select_from(vec.join(chunk, chunk.c.text_hash == vec.c.text_hash))
             .where(vec.c.model == model)
         )
     stmt = stmt.order_by(emb.cosine_distance(q), chunk.c.id).limit(k)
@@ -393,72 +435,69 @@ def search_one(engine: Engine, query_vector: np.ndarray, *, k: int, model: str |
 # ---------------------------------------------------------------- re-embedding and HNSW
 
 
-def ensure_chunk_vectors(engine: Engine, embedder: Any, *, progress: Any = None) -> int:
-    """Re-embed the knowledge base into ``eval.chunk_vectors`` for ``embedder`` (model = ``embedder.name``).
+def ensure_chunk_vectors(engine: Engine, embedder: Any, *, progress: Any = None, snapshot: SnapshotRef = None) -> int:
+    """Re-embed the knowledge base of a snapshot into ``eval.chunk_vectors`` for ``embedder`` (model = ``embedder.name``).
 
-    Only chunks that are missing or whose text changed (sha256 of the text) are embedded, through
-    ``embedder.encode_passages`` (pass a cached embedder to use ``eval.embedding_cache``); vectors of
-    chunks that no longer exist are deleted. Returns the number of chunks (re-)embedded.
+    Only texts without a vector of this model and dimension (by sha256 of the text) are embedded, through
+    ``embedder.encode_passages`` (pass a cached embedder to use ``eval.embedding_cache``); vectors are
+    shared by every snapshot holding the same text. Returns the number of texts (re-)embedded.
     """
-    schema = inspect_schema(engine)
+    snap = snapshots.resolve(engine, snapshot)
+    _require_chunks(snap)
     model = embedder.name
     with engine.connect() as conn:
-        chunks = conn.execute(text(f"SELECT {schema.chunk_select('c')} FROM public.chunk c ORDER BY c.id")).all()
-        have = dict(
-            conn.execute(
-                text("SELECT chunk_id, text_hash FROM eval.chunk_vectors WHERE model = :m AND dim = :d"),
-                {"m": model, "d": int(embedder.dim)},
-            ).all()
-        )
-    todo = [(int(r.id), r.text, text_hash(r.text)) for r in chunks if have.get(int(r.id)) != text_hash(r.text)]
+        todo = conn.execute(
+            text(
+                f"SELECT DISTINCT ON (c.text_hash) c.text_hash, c.text FROM {snap.chunks_table} c "
+                "LEFT JOIN eval.chunk_vectors v ON v.model = :m AND v.text_hash = c.text_hash AND v.dim = :d "
+                "WHERE v.text_hash IS NULL ORDER BY c.text_hash"
+            ),
+            {"m": model, "d": int(embedder.dim)},
+        ).all()
     if progress is not None and todo:
         progress(f"Embedding {len(todo)} chunks with {model}…")
-    vecs = embedder.encode_passages([t for _, t, _ in todo]) if todo else np.zeros((0, embedder.dim))
-    current = [int(r.id) for r in chunks]
+    if not todo:
+        return 0
+    vecs = embedder.encode_passages([r.text for r in todo])
     with engine.begin() as conn:
         conn.execute(
-            text("DELETE FROM eval.chunk_vectors WHERE model = :m AND (dim <> :d OR NOT (chunk_id = ANY(:ids)))"),
-            {"m": model, "d": int(embedder.dim), "ids": current},
+            text(
+                "INSERT INTO eval.chunk_vectors(model, text_hash, dim, embedding) VALUES (:m, :h, :d, :e) "
+                "ON CONFLICT (model, text_hash) DO UPDATE SET dim = excluded.dim, embedding = excluded.embedding"
+            ),
+            [
+                {"m": model, "h": r.text_hash.strip(), "d": int(v.shape[0]), "e": np.asarray(v, dtype=np.float32)}
+                for r, v in zip(todo, vecs, strict=True)
+            ],
         )
-        if todo:
-            conn.execute(
-                text(
-                    "INSERT INTO eval.chunk_vectors(model, chunk_id, text_hash, dim, embedding) "
-                    "VALUES (:m, :c, :h, :d, :e) ON CONFLICT (model, chunk_id) DO UPDATE SET "
-                    "text_hash = excluded.text_hash, dim = excluded.dim, embedding = excluded.embedding"
-                ),
-                [
-                    {"m": model, "c": cid, "h": h, "d": int(v.shape[0]), "e": np.asarray(v, dtype=np.float32)}
-                    for (cid, _, h), v in zip(todo, vecs, strict=True)
-                ],
-            )
     return len(todo)
 
 
-def ann_table_name(model: str | None) -> str:
-    """``eval.ann_<slug>``: the HNSW copy of the vectors of ``model`` (None: the stored vectors)."""
-    slug = re.sub(r"[^a-z0-9]+", "_", (model or "stored").lower()).strip("_")[:40]
-    return f"eval.ann_{slug}_{text_hash(model or '')[:8]}"
+def ann_table_name(model: str | None, *, snapshot: int | Snapshot) -> str:
+    """``eval.ann_s<snapshot>_<slug>``: the HNSW copy of the vectors of ``model`` (None: the stored vectors)."""
+    sid = snapshot.id if isinstance(snapshot, Snapshot) else int(snapshot)
+    slug = re.sub(r"[^a-z0-9]+", "_", (model or "stored").lower()).strip("_")[:36]
+    return f"eval.ann_s{sid}_{slug}_{text_hash(model or '')[:8]}"
 
 
 def build_hnsw_index(
-    engine: Engine, *, model: str | None = None, m: int = 16, ef_construction: int = 64
+    engine: Engine, *, model: str | None = None, m: int = 16, ef_construction: int = 64, snapshot: SnapshotRef = None
 ) -> dict[str, Any]:
-    """Copy the vectors of ``model`` into ``eval.ann_*`` and build an HNSW (cosine) index on the copy.
+    """Copy the vectors of ``model`` in a snapshot into ``eval.ann_s<id>_*`` and build an HNSW (cosine) index on it.
 
-    The copy (``id, url, embedding vector(dim)``) is rebuilt on every call, so it reflects the current
-    vectors; production tables are never indexed. Returns ``{"table", "n", "dim", "m", "ef_construction"}``.
+    The copy (``id, url, embedding vector(dim)``) is rebuilt on every call (a new random graph).
+    Returns ``{"table", "n", "dim", "m", "ef_construction", "snapshot_id"}``.
     """
-    schema = inspect_schema(engine)
-    stored = uses_stored_vectors(engine, model)
-    src = _source(engine, schema, None if stored else model, use_index=False, dim=None)
+    snap = snapshots.resolve(engine, snapshot)
+    stored = uses_stored_vectors(engine, model, snapshot=snap)
+    src = _source(engine, snap, None if stored else model, use_index=False, dim=None)
     dim = _stored_dim(engine, src)
     if dim is None:
         raise LookupError(f"No vectors to index for {model or 'the stored model'} (run ensure_chunk_vectors first).")
-    table = ann_table_name(None if stored else model)
+    table = ann_table_name(None if stored else model, snapshot=snap)
     with engine.begin() as conn:
         conn.execute(text(f"DROP TABLE IF EXISTS {table}"))
-        conn.execute(text(f"CREATE TABLE {table} (id integer PRIMARY KEY, url text NOT NULL, embedding vector({dim}) NOT NULL)"))
+        conn.execute(text(f"CREATE TABLE {table} (id integer PRIMARY KEY, url text, embedding vector({dim}) NOT NULL)"))
         conn.execute(
             text(
                 f"INSERT INTO {table}(id, url, embedding) SELECT c.id, {src.url}, "
@@ -474,30 +513,34 @@ def build_hnsw_index(
         )
         n = conn.execute(text(f"SELECT count(*) FROM {table}")).scalar_one()
         conn.execute(text(f"ANALYZE {table}"))
-    return {"table": table, "n": int(n), "dim": dim, "m": m, "ef_construction": ef_construction}
+    return {"table": table, "n": int(n), "dim": dim, "m": m, "ef_construction": ef_construction, "snapshot_id": snap.id}
 
 
-def drop_hnsw_index(engine: Engine, *, model: str | None = None) -> None:
-    """Drop the HNSW copy of ``model``'s vectors (if any)."""
-    stored = uses_stored_vectors(engine, model)
+def drop_hnsw_index(engine: Engine, *, model: str | None = None, snapshot: SnapshotRef = None) -> None:
+    """Drop the HNSW copy of ``model``'s vectors in a snapshot (if any)."""
+    snap = snapshots.resolve(engine, snapshot)
+    stored = uses_stored_vectors(engine, model, snapshot=snap)
     with engine.begin() as conn:
-        conn.execute(text(f"DROP TABLE IF EXISTS {ann_table_name(None if stored else model)}"))
+        conn.execute(text(f"DROP TABLE IF EXISTS {ann_table_name(None if stored else model, snapshot=snap)}"))
 
 
 # ---------------------------------------------------------------- full-text search and hybrid
 
 
-def search_fts(engine: Engine, queries: Sequence[str], *, k: int, batch_size: int = BATCH_SIZE) -> list[list[Hit]]:
+def search_fts(
+    engine: Engine, queries: Sequence[str], *, k: int, batch_size: int = BATCH_SIZE, snapshot: SnapshotRef = None
+) -> list[list[Hit]]:
     """Top-``k`` chunks per question by PostgreSQL Russian full-text search (OR of the question's lexemes).
 
     ``distance = 1 / (1 + ts_rank)``; ties broken by ``id``. A question with no lexeme (only stop
     words) or no matching chunk gets an empty list.
     """
     _check_k(k)
-    schema = inspect_schema(engine)
+    snap = snapshots.resolve(engine, snapshot)
+    _require_chunks(snap)
     sql = text(
         "WITH docs AS MATERIALIZED ("
-        f"SELECT c.id, c.{schema.chunk_url_column} AS url, to_tsvector('russian', c.text) AS tsv FROM public.chunk c), "
+        f"SELECT c.id, c.url AS url, to_tsvector('russian', c.text) AS tsv FROM {snap.chunks_table} c), "
         "qs AS (SELECT q.i, CAST(replace(CAST(plainto_tsquery('russian', q.t) AS text), '&', '|') AS tsquery) AS tq "
         "FROM unnest(CAST(:qs AS text[])) WITH ORDINALITY AS q(t, i)) "
         "SELECT qs.i, h.id, h.url, h.distance FROM qs CROSS JOIN LATERAL ("

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
 
 from voproshalych_eval import datasets
 from voproshalych_eval.metrics.statistics import percentiles, summarize
@@ -37,22 +37,19 @@ def select_items(ds: datasets.Dataset, *, limit: int | None = None, only: Sequen
     return pairs
 
 
-def chunk_texts(engine: Engine, ids: Iterable[int]) -> dict[int, dict[str, Any]]:
-    """``{chunk id: {"text", "url"}}`` read from the knowledge base (either schema variant)."""
-    from voproshalych_eval.db.production import inspect_schema
+def chunk_texts(engine: Engine, ids: Iterable[int], *, snapshot: Any = None) -> dict[int, dict[str, Any]]:
+    """``{chunk id: {"text", "url"}}`` read from a snapshot of the knowledge base (default: the current one)."""
+    from voproshalych_eval.db.errors import SnapshotError
+    from voproshalych_eval.db.production import read_chunks
 
     wanted = sorted({int(i) for i in ids})
     if not wanted:
         return {}
-    schema = inspect_schema(engine)
-    if not schema.has_chunk:
+    try:
+        df = read_chunks(engine, ids=wanted, snapshot=snapshot)
+    except SnapshotError:  # no knowledge base at all: callers fall back to the dataset's chunk_text
         return {}
-    with engine.connect() as conn:
-        rows = conn.execute(
-            text(f"SELECT {schema.chunk_select('c')} FROM public.chunk c WHERE c.id = ANY(:ids)"),
-            {"ids": wanted},
-        ).all()
-    return {int(r.id): {"url": r.url, "text": r.text} for r in rows}
+    return {int(r.id): {"url": r.url, "text": r.text} for r in df.itertuples(index=False)}
 
 
 def full_reference_context(

@@ -34,6 +34,7 @@ from sqlalchemy import Engine
 from voproshalych_eval import runs
 from voproshalych_eval.datasets import Dataset, resolve, store
 from voproshalych_eval.db import retrieval as R
+from voproshalych_eval.db import snapshots
 from voproshalych_eval.metrics.retrieval import (
     evaluate_retrieval,
     first_relevant_rank,
@@ -81,6 +82,8 @@ class Tier1Result:
     retrieval_consistency: dict[str, Any]
     hnsw: dict[str, Any] | None
     items: list[dict[str, Any]] = field(repr=False)
+    #: the knowledge-base snapshot the run searched (``Snapshot.to_json()``)
+    snapshot: dict[str, Any] | None = None
 
     def to_json(self, *, with_items: bool = False) -> dict[str, Any]:
         out = asdict(self)
@@ -89,12 +92,12 @@ class Tier1Result:
         return out
 
 
-def default_embedder_name(engine: Engine) -> str:
+def default_embedder_name(engine: Engine, *, snapshot: R.SnapshotRef = None) -> str:
     """The stored model when the app knows it and can load it, else the configured embedder."""
     from voproshalych_eval.config import get_settings
     from voproshalych_eval.embeddings import BUILTIN_EMBEDDERS
 
-    stored = R.stored_model_name(engine)
+    stored = R.stored_model_name(engine, snapshot=snapshot)
     if stored and (stored in BUILTIN_EMBEDDERS or stored.startswith(("st:", "openai:"))):
         return stored
     return get_settings().embedder
@@ -108,16 +111,18 @@ def _vector_hits(
     k: int,
     use_index: bool,
     ef_search: int | None,
+    snapshot: R.SnapshotRef = None,
 ) -> list[list[R.Hit]]:
     model = embedder.name
-    return R.search_vectors(engine, qvecs, k=k, model=model, use_index=use_index, ef_search=ef_search)
+    return R.search_vectors(engine, qvecs, k=k, model=model, use_index=use_index, ef_search=ef_search,
+                            snapshot=snapshot)
 
 
-def _prepare_vectors(engine: Engine, embedder: Any, progress: Progress) -> bool:
+def _prepare_vectors(engine: Engine, embedder: Any, progress: Progress, snapshot: R.SnapshotRef = None) -> bool:
     """Re-embed the knowledge base into ``eval.chunk_vectors`` when ``embedder`` did not fill ``chunk.embedding``."""
-    stored = R.uses_stored_vectors(engine, embedder.name, dim=embedder.dim)
+    stored = R.uses_stored_vectors(engine, embedder.name, dim=embedder.dim, snapshot=snapshot)
     if not stored:
-        n = R.ensure_chunk_vectors(engine, embedder, progress=progress)
+        n = R.ensure_chunk_vectors(engine, embedder, progress=progress, snapshot=snapshot)
         progress(f"Knowledge base vectors for {embedder.name}: {n} chunk(s) (re-)embedded into eval.chunk_vectors.")
     return stored
 
@@ -133,24 +138,26 @@ def retrieve(
     ef_search: int | None = None,
     rrf_k: int = 60,
     progress: Progress | None = None,
+    snapshot: R.SnapshotRef = None,
 ) -> list[list[R.Hit]]:
-    """Top-``k`` hits per question with one retriever (``vector``, ``fts`` or ``hybrid``)."""
+    """Top-``k`` hits per question with one retriever (``vector``, ``fts`` or ``hybrid``) in a snapshot
+    of the knowledge base (default: the current one)."""
     say = progress or (lambda _m: None)
     if retriever not in RETRIEVERS:
         raise ValueError(f"unknown retriever {retriever!r}; use one of {', '.join(RETRIEVERS)}")
     qs = [str(q) for q in questions]
     if retriever == "fts":
-        return R.search_fts(engine, qs, k=k)
+        return R.search_fts(engine, qs, k=k, snapshot=snapshot)
     if embedder is None:
         raise ValueError("vector and hybrid retrieval need an embedder")
-    _prepare_vectors(engine, embedder, say)
+    _prepare_vectors(engine, embedder, say, snapshot)
     say(f"Embedding {len(qs)} questions with {embedder.name}…")
     qvecs = embedder.encode_queries(qs)
     if retriever == "vector":
-        return _vector_hits(engine, qvecs, embedder, k=k, use_index=use_index, ef_search=ef_search)
+        return _vector_hits(engine, qvecs, embedder, k=k, use_index=use_index, ef_search=ef_search, snapshot=snapshot)
     depth = max(k, R.FUSION_DEPTH)
-    vec = _vector_hits(engine, qvecs, embedder, k=depth, use_index=use_index, ef_search=ef_search)
-    fts = R.search_fts(engine, qs, k=depth)
+    vec = _vector_hits(engine, qvecs, embedder, k=depth, use_index=use_index, ef_search=ef_search, snapshot=snapshot)
+    fts = R.search_fts(engine, qs, k=depth, snapshot=snapshot)
     return R.hybrid(vec, fts, k=k, rrf_k=rrf_k)
 
 
@@ -172,6 +179,7 @@ def _consistency(
     first: list[list[R.Hit]],
     rrf_k: int,
     say: Progress,
+    snapshot: R.SnapshotRef = None,
 ) -> dict[str, Any]:
     """retrieval_consistency where it can vary; ``applicable=False`` with the reason elsewhere."""
     external = embedder is not None and str(embedder.name).startswith("openai:")
@@ -194,16 +202,17 @@ def _consistency(
     for r in range(1, repeats):
         say(f"Consistency repeat {r + 1}/{repeats}…")
         if use_index:
-            R.build_hnsw_index(engine, model=embedder.name, **hnsw_params)  # new random graph
+            R.build_hnsw_index(engine, model=embedder.name, snapshot=snapshot, **hnsw_params)  # new random graph
         if external:
             qvecs = getattr(embedder, "model", embedder).encode_queries(questions)  # bypass the cache: a fresh call
             hits = _vector_hits(engine, qvecs, embedder, k=max(k, R.FUSION_DEPTH) if retriever == "hybrid" else k,
-                                use_index=use_index, ef_search=ef_search)
+                                use_index=use_index, ef_search=ef_search, snapshot=snapshot)
             if retriever == "hybrid":
-                hits = R.hybrid(hits, R.search_fts(engine, questions, k=max(k, R.FUSION_DEPTH)), k=k, rrf_k=rrf_k)
+                fts = R.search_fts(engine, questions, k=max(k, R.FUSION_DEPTH), snapshot=snapshot)
+                hits = R.hybrid(hits, fts, k=k, rrf_k=rrf_k)
         else:
             hits = retrieve(engine, questions, retriever=retriever, embedder=embedder, k=k, use_index=use_index,
-                            ef_search=ef_search, rrf_k=rrf_k)
+                            ef_search=ef_search, rrf_k=rrf_k, snapshot=snapshot)
         for lst, h in zip(runs_per_query, hits, strict=True):
             lst.append(_ids(h))
     source = "HNSW index rebuilt for every repeat" if use_index else "external embedding API called again (no cache)"
@@ -239,6 +248,7 @@ def run_tier1(
     n_resamples: int = 2000,
     label: str | None = None,
     progress: Progress | None = None,
+    snapshot: R.SnapshotRef = None,
 ) -> Tier1Result:
     """Run Tier 1 on a golden dataset and record it (tier ``tier1``) with its per-question items.
 
@@ -249,6 +259,9 @@ def run_tier1(
         k: retrieval depth (metrics at @1, @3, @5, @10 use the first positions; ``k >= 10`` recommended).
         use_index: search an HNSW copy in the ``eval`` schema; its recall@k against exact search is reported.
         repeats: repeated runs for ``retrieval_consistency`` (HNSW / external API only).
+        snapshot: the knowledge-base snapshot to search (id); default: the source's present content
+            (a new snapshot is taken when it changed; see :func:`voproshalych_eval.db.snapshots.for_run`).
+            The run records it (``params["snapshot"]``) and the result names it (``Tier1Result.snapshot``).
     """
     say = progress or (lambda _m: None)
     if retriever not in RETRIEVERS:
@@ -258,13 +271,15 @@ def run_tier1(
     ds = _as_dataset(engine, dataset)
     questions = [str(r["question"]) for r in ds.records]
     keys = ds.keys()
+    snap = snapshots.for_run(engine, snapshot, progress=say)
+    say(f"Knowledge base: snapshot {snap.label}.")
 
     emb = None
     if retriever != "fts":
         from voproshalych_eval.embeddings import cached_embedder
 
         if embedder is None:
-            embedder = default_embedder_name(engine)
+            embedder = default_embedder_name(engine, snapshot=snap)
         emb = cached_embedder(embedder, engine) if isinstance(embedder, str) else embedder
     hnsw_params = {"m": hnsw_m, "ef_construction": hnsw_ef_construction}
     params: dict[str, Any] = {
@@ -273,6 +288,7 @@ def run_tier1(
         "use_index": use_index,
         "repeats": repeats,
         "distance": "cosine (pgvector <=>)" if retriever != "fts" else "1 / (1 + ts_rank)",
+        "snapshot": {"id": snap.id, "content_hash": snap.content_hash},
     }
     if use_index and retriever != "fts":
         params.update({"hnsw": hnsw_params, "ef_search": max(int(ef_search or 40), k)})
@@ -285,8 +301,8 @@ def run_tier1(
         models = {
             "embedder": emb.name,
             "dim": emb.dim,
-            "stored_model": R.stored_model_name(engine),
-            "vectors": "public.chunk.embedding" if R.uses_stored_vectors(engine, emb.name, dim=emb.dim) else "eval.chunk_vectors",
+            "stored_model": R.stored_model_name(engine, snapshot=snap),
+            "vectors": R.vectors_label(engine, emb.name, dim=emb.dim, snapshot=snap),
         }
     run = runs.create_run(
         engine,
@@ -301,18 +317,19 @@ def run_tier1(
     )
     try:
         if use_index and emb is not None:
-            _prepare_vectors(engine, emb, say)
+            _prepare_vectors(engine, emb, say, snap)
             say("Building the HNSW index in the eval schema…")
-            R.build_hnsw_index(engine, model=emb.name, **hnsw_params)
+            R.build_hnsw_index(engine, model=emb.name, snapshot=snap, **hnsw_params)
         say(f"Retrieving top-{k} for {len(questions)} questions ({retriever})…")
         hits = retrieve(
             engine, questions, retriever=retriever, embedder=emb, k=k, use_index=use_index, ef_search=ef_search,
-            rrf_k=rrf_k, progress=say,
+            rrf_k=rrf_k, progress=say, snapshot=snap,
         )
         hnsw_info = None
         if use_index and emb is not None:
             say("Exact search for the HNSW recall…")
-            exact = retrieve(engine, questions, retriever=retriever, embedder=emb, k=k, use_index=False, rrf_k=rrf_k)
+            exact = retrieve(engine, questions, retriever=retriever, embedder=emb, k=k, use_index=False, rrf_k=rrf_k,
+                             snapshot=snap)
             hnsw_info = {
                 f"recall@{k}_vs_exact": recall_against_exact([_ids(h) for h in hits], [_ids(h) for h in exact], k=k),
                 **hnsw_params,
@@ -320,7 +337,7 @@ def run_tier1(
             }
         consistency = _consistency(
             engine, questions, retriever=retriever, embedder=emb, k=k, use_index=use_index, ef_search=ef_search,
-            repeats=repeats, hnsw_params=hnsw_params, first=hits, rrf_k=rrf_k, say=say,
+            repeats=repeats, hnsw_params=hnsw_params, first=hits, rrf_k=rrf_k, say=say, snapshot=snap,
         )
         say("Computing metrics…")
         result = _evaluate(ds, keys, questions, hits, k=k, n_resamples=n_resamples)
@@ -353,6 +370,7 @@ def run_tier1(
         retrieval_consistency=consistency,
         hnsw=hnsw_info,
         items=result["items"],
+        snapshot=snap.to_json(),
     )
 
 

@@ -27,7 +27,7 @@ def render_sidebar() -> None:
     s = state.settings()
     with st.sidebar:
         st.divider()
-        source = tr("встроенная PostgreSQL", "embedded PostgreSQL") if s.embedded else s.database_label
+        source = tr("демо (встроенная PostgreSQL)", "demo (embedded PostgreSQL)") if s.embedded else s.database_label
         st.markdown(f"**{tr('База данных', 'Database')}:** {source}")
         st.markdown(f"**{tr('Эмбеддер', 'Embedder')}:** `{state.current_embedder_name()}`")
         ok, desc = llm_status()

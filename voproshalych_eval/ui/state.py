@@ -29,9 +29,10 @@ def settings() -> Settings:
 
 
 def engine() -> Engine:
-    """The app's database engine (embedded server or ``DATABASE_URL``), migrated."""
+    """The app's store engine (embedded server or ``VOPROSHALYCH_EVAL_STORE_URL``), migrated; its source is
+    ``DATABASE_URL`` or the demo database."""
     s = get_settings()
-    return _engine_for(s.database_url or str(s.pgdata))
+    return _engine_for(f"{s.store_url or s.pgdata}|{s.database_url or 'demo'}")
 
 
 @st.cache_resource(show_spinner=False)

@@ -291,7 +291,8 @@ def load_file(path: str | Path, kind: str, *, name: str | None = None) -> Datase
 # ``eval.datasets`` rows are immutable and content-addressed (kind, name, content hash). A *version*
 # (``eval.dataset_versions``) is a numbered entry of a dataset name pointing at one of those rows, with
 # its parent, the action that made it, a note, a summary of the changes and the knowledge-base
-# references (chunk text hash and URL of every referenced chunk) at that moment. The newest version is
+# references (chunk text hash and URL of every referenced chunk, and the id of the knowledge-base snapshot they
+# were read from) at that moment. The newest version is
 # the dataset's *head*; a name resolves to its head, ``name@v3`` to version 3, ``name@<hash prefix>``
 # to the version with that content. Editing functions live in :mod:`voproshalych_eval.dataset_versions`.
 
@@ -319,27 +320,23 @@ def referenced_chunk_ids(records: Sequence[dict[str, Any]]) -> list[int]:
     return sorted(ids)
 
 
-def kb_refs(conn: Any, records: Sequence[dict[str, Any]]) -> dict[str, list[str | None]]:
-    """``{chunk id: [sha256 of its text, url]}`` of the referenced chunks as the knowledge base has them now.
+def kb_refs(conn: Any, records: Sequence[dict[str, Any]], snapshot_id: int | None = None
+            ) -> tuple[dict[str, list[str | None]], int | None]:
+    """``({chunk id: [sha256 of its text, url]}, snapshot id)`` of the referenced chunks in the knowledge-base
+    snapshot ``snapshot_id`` (default: the current one). Chunks missing from it are absent; ``({}, None)``
+    when there is no snapshot."""
+    from voproshalych_eval.db import snapshots
 
-    Chunks missing from the knowledge base are absent from the mapping. Empty when there is no chunk table.
-    """
-    from voproshalych_eval.db.production import inspect_schema
-
+    snap = snapshots.get(conn, snapshot_id) if snapshot_id is not None else snapshots.current(conn)
+    if snap is None:
+        return {}, None
     ids = referenced_chunk_ids(records)
-    if not ids:
-        return {}
-    schema = inspect_schema(conn)
-    if not schema.has_chunk:
-        return {}
+    if not ids or not snap.has_chunk:
+        return {}, snap.id
     rows = conn.execute(
-        text(
-            f"SELECT c.id, encode(sha256(convert_to(c.text, 'UTF8')), 'hex') AS h, c.{schema.chunk_url_column} AS url "
-            "FROM public.chunk c WHERE c.id = ANY(:ids)"
-        ),
-        {"ids": ids},
+        text(f"SELECT c.id, c.text_hash, c.url FROM {snap.chunks_table} c WHERE c.id = ANY(:ids)"), {"ids": ids}
     ).all()
-    return {str(int(r.id)): [r.h, r.url] for r in rows}
+    return {str(int(r.id)): [str(r.text_hash).strip(), r.url] for r in rows}, snap.id
 
 
 def _head(conn: Any, kind: str, name: str) -> Any:
@@ -362,6 +359,7 @@ def register_version(
     parent_id: int | None = None,
     changes: dict[str, Any] | None = None,
     expected_head: int | None = None,
+    snapshot_id: int | None = None,
 ) -> int:
     """Make ``dataset_id`` the head of ``(kind, name)`` unless it already is; returns its version number.
 
@@ -378,15 +376,16 @@ def register_version(
         return int(head.version)
     version = 1 if head is None else int(head.version) + 1
     parent = parent_id if parent_id is not None else (int(head.dataset_id) if head is not None else None)
-    refs = kb_refs(conn, ds.records) if ds.kind == "golden" else {}
+    refs, snap_id = kb_refs(conn, ds.records, snapshot_id) if ds.kind == "golden" else ({}, None)
     conn.execute(
         text(
             "INSERT INTO eval.dataset_versions(kind, name, version, dataset_id, parent_id, action, note, changes, "
-            "kb_refs, created_by) VALUES (:k, :n, :v, :d, :p, :a, :note, CAST(:c AS jsonb), CAST(:r AS jsonb), :u)"
+            "kb_refs, kb_snapshot_id, created_by) VALUES (:k, :n, :v, :d, :p, :a, :note, CAST(:c AS jsonb), "
+            "CAST(:r AS jsonb), :s, :u)"
         ),
         {
             "k": ds.kind, "n": ds.name, "v": version, "d": int(dataset_id), "p": parent, "a": action, "note": note,
-            "c": json.dumps(changes or {}, ensure_ascii=False), "r": json.dumps(refs), "u": _user(),
+            "c": json.dumps(changes or {}, ensure_ascii=False), "r": json.dumps(refs), "s": snap_id, "u": _user(),
         },
     )
     return version
@@ -405,15 +404,17 @@ def store(
     parent_id: int | None = None,
     changes: dict[str, Any] | None = None,
     expected_head: int | None = None,
+    snapshot_id: int | None = None,
 ) -> Dataset:
     """Store a dataset in one transaction and make it the head version of its name; returns it with id and version.
 
     Idempotent: the same kind + name + content is stored once (a content equal to an older version makes
-    that row the head again, as a new version); storing the current head again changes nothing.
+    that row the head again, as a new version); storing the current head again changes nothing. The
+    version's knowledge-base references are read from snapshot ``snapshot_id`` (default: the current one).
     """
     with engine.begin() as conn:
         return store_in(conn, ds, action=action, note=note, parent_id=parent_id, changes=changes,
-                        expected_head=expected_head)
+                        expected_head=expected_head, snapshot_id=snapshot_id)
 
 
 def store_in(
@@ -425,6 +426,7 @@ def store_in(
     parent_id: int | None = None,
     changes: dict[str, Any] | None = None,
     expected_head: int | None = None,
+    snapshot_id: int | None = None,
 ) -> Dataset:
     """:func:`store` inside the caller's transaction ``conn`` (so that other writes commit with it or not at all)."""
     existing = conn.execute(
@@ -452,7 +454,8 @@ def store_in(
             ],
         )
     version = register_version(
-        conn, ds, did, action=action, note=note, parent_id=parent_id, changes=changes, expected_head=expected_head
+        conn, ds, did, action=action, note=note, parent_id=parent_id, changes=changes, expected_head=expected_head,
+        snapshot_id=snapshot_id,
     )
     return Dataset(ds.name, ds.kind, ds.records, ds.content_hash, ds.source, int(did), version)
 

@@ -6,7 +6,6 @@ import uuid
 
 import pandas as pd
 import pytest
-from sqlalchemy import text
 
 from tests.support.dataset_cleanup import drop_new_datasets  # noqa: F401 (autouse fixture)
 from voproshalych_eval.datasets import Dataset, content_hash, get_dataset, store
@@ -83,34 +82,67 @@ def test_label_real_questions_tier1_and_gap_report(demo_engine) -> None:  # type
     assert "Подтверждённые пробелы" in coverage_gap_html(ru)
 
 
-def test_editing_a_chunk_flags_the_datasets_that_use_it(demo_engine) -> None:  # type: ignore[no-untyped-def]
-    demo = get_dataset(demo_engine, "demo_golden", "golden")
-    recs = [dict(r) for r in demo.records[:6]]
-    recs[5] = {**recs[5], "id": "gone", "chunk_id": 987654, "relevant_chunk_ids": [987654]}
-    ds = store(demo_engine, Dataset("st_" + uuid.uuid4().hex[:6], "golden", recs, content_hash(recs), source="test"))
-    first = check_dataset(demo_engine, ds, suggest=False)
-    assert [a.item_key for a in first.affected] == ["gone"] and first.by_kind()["missing"] == 1
-    target = int(recs[0]["chunk_id"])
-    with demo_engine.connect() as conn:
-        old = conn.execute(text("SELECT text FROM public.chunk WHERE id = :i"), {"i": target}).scalar_one()
-    users = {r["id"] for r in recs if target in (r.get("relevant_chunk_ids") or []) or r.get("chunk_id") == target}
-    try:
-        with demo_engine.begin() as conn:
-            conn.execute(text("UPDATE public.chunk SET text = :t WHERE id = :i"), {"t": old + " Дополнено.", "i": target})
-        rep = check_dataset(demo_engine, ds.name)
-        changed = {a.item_key for a in rep.affected if any(p["kind"] == "changed" for p in a.problems)}
-        assert changed == users
-        item = next(a for a in rep.affected if a.item_key in users)
-        # the likely new chunk: same page, most similar to the old text — the edited chunk itself here
-        assert item.suggestion is not None and item.suggestion["chunk_id"] == target
-        assert item.suggestion["url"] == recs[0]["confluence_url"]
-        warn = dataset_warning(demo_engine, ds.id)
-        assert warn is not None and warn["stale"] and warn["n_items_affected"] == len(users) + 1
-        # other datasets that do not use the chunk are not flagged for it
-        other = [dict(r) for r in demo.records if target not in (r.get("relevant_chunk_ids") or [])][:3]
-        ok = store(demo_engine, Dataset("st_" + uuid.uuid4().hex[:6], "golden", other, content_hash(other), source="t"))
-        assert not check_dataset(demo_engine, ok, suggest=False).stale
-    finally:
-        with demo_engine.begin() as conn:
-            conn.execute(text("UPDATE public.chunk SET text = :t WHERE id = :i"), {"t": old, "i": target})
-    assert not any(a.item_key in users for a in check_dataset(demo_engine, ds, suggest=False).affected)
+def _source(url: str) -> None:
+    """A small production-like source: three pages, one of them with a single chunk."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        conn.execute("CREATE TABLE chunk (id integer PRIMARY KEY, confluence_url text NOT NULL, text text NOT NULL, "
+                     "embedding vector(4) NOT NULL, created_at timestamptz, updated_at timestamptz)")
+        rows = [(1, "https://wiki/stip", "Академическая стипендия выплачивается до 25 числа каждого месяца.", "[1,0,0,0]"),
+                (2, "https://wiki/stip", "Повышенная стипендия назначается за достижения в учёбе и науке.", "[0.9,0.1,0,0]"),
+                (3, "https://wiki/dorm", "Общежитие предоставляется иногородним студентам очной формы.", "[0,1,0,0]"),
+                (4, "https://wiki/exam", "Пересдача проходит по графику кафедры после сессии.", "[0,0,1,0]")]
+        for r in rows:
+            conn.execute("INSERT INTO chunk(id, confluence_url, text, embedding) VALUES (%s, %s, %s, %s::vector)", r)
+
+
+def test_editing_a_chunk_flags_the_datasets_that_use_it(fresh_db_url, fresh_engine) -> None:  # type: ignore[no-untyped-def]
+    import psycopg
+
+    from voproshalych_eval.db import snapshots
+    from voproshalych_eval.generation.staleness import check_all
+
+    _source(fresh_db_url)
+    first = snapshots.take(fresh_engine)
+    from voproshalych_eval.db.production import read_chunks
+
+    kb = read_chunks(fresh_engine).set_index("id")
+
+    def item(i: str, cid: int) -> dict:
+        return {"id": i, "question": f"Вопрос {i}?", "ground_truth_answer": kb.loc[cid, "text"], "chunk_id": cid,
+                "chunk_text": kb.loc[cid, "text"], "confluence_url": kb.loc[cid, "url"]}
+
+    recs = [item("a", 1), item("b", 3), item("c", 4)]
+    ds = store(fresh_engine, Dataset("uses_1_3", "golden", recs, content_hash(recs)))
+    other = [item("x", 4)]
+    untouched = store(fresh_engine, Dataset("uses_4", "golden", other, content_hash(other)))
+    assert not check_dataset(fresh_engine, ds, suggest=False).stale
+    with psycopg.connect(fresh_db_url, autocommit=True) as conn:  # the knowledge base is edited in production
+        conn.execute("UPDATE chunk SET text = 'Академическая стипендия выплачивается до 20 числа.' WHERE id = 1")
+        conn.execute("DELETE FROM chunk WHERE id = 3")
+    second = snapshots.take(fresh_engine)
+    assert second.id != first.id and snapshots.current(fresh_engine).id == second.id
+    rep = check_dataset(fresh_engine, ds.name)
+    by = {a.item_key: a for a in rep.affected}
+    assert set(by) == {"a", "b"} and rep.stale and rep.snapshot_id == second.id
+    assert [p["kind"] for p in by["a"].problems] == ["changed"]
+    assert {p["kind"] for p in by["b"].problems} == {"missing", "url_gone"}
+    # the likely new chunk: the same page, most similar to the old text — the edited chunk 1, not chunk 2
+    assert by["a"].suggestion is not None and by["a"].suggestion["chunk_id"] == 1
+    assert by["a"].suggestion["url"] == "https://wiki/stip"
+    # the page of b is gone: the nearest chunk of the whole knowledge base is suggested
+    assert by["b"].suggestion is not None and by["b"].suggestion["chunk_id"] in {1, 2, 4}
+    assert rep.by_kind() == {"missing": 1, "changed": 1, "url_changed": 0, "url_gone": 1}
+    # a run on the old snapshot used the dataset as it was: no warning; on the new one, a warning
+    assert dataset_warning(fresh_engine, ds.id, snapshot=first.id) is None
+    warn = dataset_warning(fresh_engine, ds.id)
+    assert warn is not None and warn["n_items_affected"] == 2 and warn["snapshot_id"] == second.id
+    assert dataset_warning(fresh_engine, untouched.id) is None
+    assert {r.dataset: r.stale for r in check_all(fresh_engine)} == {"uses_1_3": True, "uses_4": False}
+    # fixing the item (the suggested chunk) makes a new version that is up to date
+    from voproshalych_eval import annotations as A
+
+    fixed = A.edit(fresh_engine, ds.name, "a", relevant_chunk_ids=[by["a"].suggestion["chunk_id"]])
+    assert "a" not in {x.item_key for x in check_dataset(fresh_engine, fixed, suggest=False).affected}

@@ -1,8 +1,9 @@
 """Synthetic golden-set generation as a run: sampling plan -> one item per slot -> gates -> a stored dataset.
 
 :func:`build_plan` (also used by ``resume``) reads the knowledge base, plans the slots
-(:mod:`voproshalych_eval.generation.sampling`; frozen in the run's parameters, so a resumed run writes
-exactly the slots it planned) and returns an executor plan whose work, per slot:
+(:mod:`voproshalych_eval.generation.sampling`; frozen in the run's parameters with the knowledge-base
+snapshot the run reads, so a resumed run writes exactly the slots it planned from the same chunks) and
+returns an executor plan whose work, per slot:
 
 1. writes a candidate — with the configured LLM (the type's prompt of :mod:`voproshalych_eval.llm.prompts`,
    structured JSON reply, temperature recorded) or, offline, with the labelled template generator
@@ -74,12 +75,12 @@ def default_name() -> str:
     return "synthetic_" + datetime.now(UTC).strftime("%Y%m%d_%H%M%S")
 
 
-def _chunks(engine: Engine) -> list[dict[str, Any]]:
-    from voproshalych_eval.db.production import inspect_schema, read_chunks
+def _chunks(engine: Engine, snapshot: Any) -> list[dict[str, Any]]:
+    from voproshalych_eval.db.production import read_chunks
 
-    if not inspect_schema(engine).has_chunk:
-        raise LookupError("The database has no knowledge base (table 'chunk'); load the demo or connect a database.")
-    df = read_chunks(engine)
+    if not snapshot.has_chunk:
+        raise LookupError("The knowledge-base snapshot has no chunks; load the demo or connect a database with a 'chunk' table.")
+    df = read_chunks(engine, snapshot=snapshot)
     if df.empty:
         raise LookupError("The knowledge base is empty: there is nothing to generate questions from.")
     return [
@@ -89,14 +90,12 @@ def _chunks(engine: Engine) -> list[dict[str, Any]]:
     ]
 
 
-def related_pages(engine: Engine, pages: list[str]) -> dict[str, list[str]]:
+def related_pages(engine: Engine, pages: list[str], snapshot: Any) -> dict[str, list[str]]:
     """For each page, the other pages by decreasing cosine of their centroids (mean of the stored chunk vectors)."""
-    from voproshalych_eval.db.production import inspect_schema, parse_vector
+    from voproshalych_eval.db.production import parse_vector
 
-    schema = inspect_schema(engine)
-    url = schema.chunk_url_column
     with engine.connect() as conn:
-        rows = conn.execute(text(f"SELECT c.{url} AS url, avg(c.embedding) AS v FROM public.chunk c GROUP BY c.{url}")).all()
+        rows = conn.execute(text(f"SELECT c.url AS url, avg(c.embedding) AS v FROM {snapshot.chunks_table} c GROUP BY c.url")).all()
     vecs = {str(r.url): parse_vector(r.v) for r in rows if r.v is not None}
     keys = [p for p in pages if p in vecs]
     if len(keys) < 2:
@@ -135,7 +134,12 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Any:
     p["lang"] = lang
     mix = parse_type_mix(p["types"])
     p["types"] = mix
-    chunks = _chunks(engine)
+    from voproshalych_eval.db import snapshots
+
+    # one knowledge-base snapshot per run (a resume reads the one the run started with)
+    snap = snapshots.resolve(engine, int(p["snapshot_id"])) if p.get("snapshot_id") else snapshots.for_run(engine)
+    p["snapshot_id"] = snap.id
+    chunks = _chunks(engine, snap)
     kb = {c["id"]: c for c in chunks}
     pages_all = sorted({c["url"] for c in chunks})
     client = None if p["offline"] is True else default_client(settings, engine)
@@ -154,7 +158,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Any:
         slots = [Slot.from_dict(s) for s in p["slots"]]
         meta = dict(p.get("sampling") or {})
     else:
-        related = related_pages(engine, pages_all) if "multi_chunk" in mix else {}
+        related = related_pages(engine, pages_all, snap) if "multi_chunk" in mix else {}
         sp = plan_slots(
             [ChunkInfo(c["id"], c["url"], c["source_type"]) for c in chunks], size=int(p["size"]), types=mix,
             strategy=p["strategy"], pages=p["pages"], source_types=p["source_types"], oversample=float(p["oversample"]),
@@ -188,8 +192,8 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Any:
         from voproshalych_eval.db import retrieval as R
 
         emb = embedder.get()
-        if not R.uses_stored_vectors(engine, emb.name, dim=emb.dim):
-            R.ensure_chunk_vectors(engine, emb)
+        if not R.uses_stored_vectors(engine, emb.name, dim=emb.dim, snapshot=snap):
+            R.ensure_chunk_vectors(engine, emb, snapshot=snap)
         return True
 
     search_ready = Lazy(_search_ready)
@@ -283,7 +287,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Any:
         search_ready.get()
         emb = embedder.get()
         qv = emb.encode_queries([question])
-        hits = R.search_vectors(engine, np.asarray(qv), k=int(p["answerability_k"]), model=emb.name)[0]
+        hits = R.search_vectors(engine, np.asarray(qv), k=int(p["answerability_k"]), model=emb.name, snapshot=snap)[0]
         out, tokens = [], 0
         for h in hits:
             ctext = kb.get(h.chunk_id, {}).get("text") or ""
@@ -449,13 +453,13 @@ def finalize_records(
         report["warnings"].append({"code": "empty", "message": "no item passed the gates; nothing was stored"})
         return report
     ids = sorted({int(i) for k in kept for i in k["generation"].get("source_chunk_ids") or []})
-    df = read_chunks(engine, ids=ids)
+    df = read_chunks(engine, ids=ids, snapshot=params.get("snapshot_id"))
     kb_texts = {int(r.id): {"text": r.text, "url": r.url} for r in df.itertuples(index=False)}
     recs = validate_records([_record(k, kb_texts, str(params.get("lang") or "ru")) for k in kept], "golden",
                             file=f"generated {params['name']}")
     ds = store(engine, Dataset(str(params["name"]), "golden", recs, content_hash(recs),
                                source=f"generated ({'offline templates' if params.get('offline') else params.get('model')})"),
-               action="generate", note=f"{len(recs)} items, {len(slots)} slots")
+               action="generate", note=f"{len(recs)} items, {len(slots)} slots", snapshot_id=params.get("snapshot_id"))
     report.update(
         status="stored", dataset=ds.name, dataset_ref=f"{ds.name}@v{ds.version}", dataset_hash=ds.content_hash,
         n_items=len(recs),

@@ -1,8 +1,9 @@
 """Datasets true to a changing knowledge base: which items reference chunks that changed, and what to use now.
 
 A golden dataset version remembers, for every chunk it references, the sha256 of the chunk's text and
-its URL at the moment the version was made (``eval.dataset_versions.kb_refs``). :func:`check_dataset`
-compares that — and each item's own ``chunk_text`` — with the knowledge base as it is now:
+its URL in the knowledge-base snapshot that was current when the version was made
+(``eval.dataset_versions.kb_refs`` / ``kb_snapshot_id``). :func:`check_dataset` compares that — and each
+item's own ``chunk_text`` — with a snapshot (default: the current one; a run passes its own):
 
 * ``missing`` — the chunk id is gone (re-split, deleted);
 * ``changed`` — the chunk's text differs from the one the version saw (hash), or from the item's own
@@ -18,7 +19,6 @@ question. A suggestion is only a suggestion: applying it is an edit (a new versi
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
@@ -51,6 +51,7 @@ class StaleReport:
     n_items: int
     affected: list[AffectedItem] = field(default_factory=list)
     n_refs_checked: int = 0
+    snapshot_id: int | None = None
 
     @property
     def stale(self) -> bool:
@@ -62,16 +63,13 @@ class StaleReport:
 
     def summary(self) -> dict[str, Any]:
         return {"dataset": self.dataset, "version": self.version, "dataset_id": self.dataset_id, "stale": self.stale,
-                "n_items": self.n_items, "n_items_affected": len(self.affected), "by_kind": self.by_kind()}
+                "n_items": self.n_items, "n_items_affected": len(self.affected), "by_kind": self.by_kind(),
+                "snapshot_id": self.snapshot_id}
 
     def to_dict(self) -> dict[str, Any]:
         d = self.summary()
         d["affected"] = [asdict(a) for a in self.affected]
         return d
-
-
-def _sha(s: str) -> str:
-    return hashlib.sha256(s.encode("utf-8")).hexdigest()
 
 
 def version_refs(engine: Engine, dataset_id: int) -> dict[int, tuple[str | None, str | None]]:
@@ -84,17 +82,21 @@ def version_refs(engine: Engine, dataset_id: int) -> dict[int, tuple[str | None,
     return {int(k): (v[0], v[1]) for k, v in (row or {}).items()}
 
 
-def _current(engine: Engine, ids: list[int]) -> tuple[dict[int, dict[str, Any]], set[str]]:
-    from voproshalych_eval.db.production import inspect_schema, read_chunks
+def _current(engine: Engine, ids: list[int], snapshot: Any) -> tuple[dict[int, dict[str, Any]], set[str], Any]:
+    """``({id: {text, url, hash}}, urls of the snapshot, snapshot)`` of the chunks ``ids`` in ``snapshot``."""
+    from voproshalych_eval.db import snapshots
 
-    schema = inspect_schema(engine)
-    if not schema.has_chunk:
-        return {}, set()
-    df = read_chunks(engine, ids=ids) if ids else None
-    cur = {int(r.id): {"text": str(r.text), "url": str(r.url)} for r in df.itertuples(index=False)} if df is not None else {}
+    snap = snapshots.resolve(engine, snapshot)
+    if not snap.has_chunk:
+        return {}, set(), snap
     with engine.connect() as conn:
-        urls = {str(u) for u in conn.execute(text(f"SELECT DISTINCT c.{schema.chunk_url_column} FROM public.chunk c")).scalars()}
-    return cur, urls
+        rows = conn.execute(
+            text(f"SELECT c.id, c.text, c.url, c.text_hash FROM {snap.chunks_table} c WHERE c.id = ANY(:ids)"),
+            {"ids": ids},
+        ).all() if ids else []
+        urls = {str(u) for u in conn.execute(text(f"SELECT DISTINCT c.url FROM {snap.chunks_table} c")).scalars()}
+    cur = {int(r.id): {"text": str(r.text), "url": str(r.url), "hash": str(r.text_hash).strip()} for r in rows}
+    return cur, urls, snap
 
 
 def find_problems(
@@ -117,7 +119,7 @@ def find_problems(
             if cur is None:
                 problems.append({"chunk_id": cid, "kind": "missing", "old_url": old_url or rec.get("confluence_url")})
                 continue
-            changed = old_hash is not None and _sha(cur["text"]) != old_hash
+            changed = old_hash is not None and cur["hash"] != old_hash
             own = rec.get("chunk_text") or ""
             if cid == rec.get("chunk_id") and own and cur["text"] != own and not cur["text"].startswith(own):
                 changed = True
@@ -125,7 +127,7 @@ def find_problems(
                 problems.append({"chunk_id": cid, "kind": "changed", "url": cur["url"]})
             if old_url is not None and cur["url"] != old_url:
                 problems.append({"chunk_id": cid, "kind": "url_changed", "old_url": old_url, "new_url": cur["url"]})
-        for u in rec.get("relevant_urls") or []:
+        for u in dict.fromkeys([*(rec.get("relevant_urls") or []), *([rec["confluence_url"]] if rec.get("confluence_url") else [])]):
             if urls_now and str(u) not in urls_now:
                 problems.append({"chunk_id": None, "kind": "url_gone", "old_url": str(u)})
         if problems:
@@ -133,19 +135,18 @@ def find_problems(
     return out
 
 
-def _suggest(engine: Engine, rec: Mapping[str, Any], problems: list[dict[str, Any]], embedder: Any) -> dict[str, Any] | None:
+def _suggest(engine: Engine, rec: Mapping[str, Any], problems: list[dict[str, Any]], embedder: Any,
+             snap: Any) -> dict[str, Any] | None:
     from voproshalych_eval.db.production import read_chunks
 
     url = rec.get("confluence_url") or next((p.get("old_url") for p in problems if p.get("old_url")), None)
     old_text = rec.get("chunk_text") or f"{rec.get('question') or ''} {rec.get('ground_truth_answer') or ''}"
     if url:
-        from voproshalych_eval.db.production import inspect_schema
-
-        col = inspect_schema(engine).chunk_url_column
         with engine.connect() as conn:
-            ids = [int(x) for x in conn.execute(text(f"SELECT id FROM public.chunk WHERE {col} = :u ORDER BY id"), {"u": url}).scalars()]
+            ids = [int(x) for x in conn.execute(text(f"SELECT id FROM {snap.chunks_table} WHERE url = :u ORDER BY id"),
+                                                {"u": url}).scalars()]
         if ids:
-            df = read_chunks(engine, ids=ids)
+            df = read_chunks(engine, ids=ids, snapshot=snap)
             texts = df["text"].astype(str).tolist()
             cand = np.asarray(embedder.encode_passages(texts), dtype=np.float32)
             q = np.asarray(embedder.encode_passages([old_text]), dtype=np.float32)[0]
@@ -155,24 +156,27 @@ def _suggest(engine: Engine, rec: Mapping[str, Any], problems: list[dict[str, An
                     "how": "same page, most similar to the old chunk text"}
     from voproshalych_eval.db import retrieval as R
 
-    if not R.uses_stored_vectors(engine, embedder.name, dim=embedder.dim):
-        R.ensure_chunk_vectors(engine, embedder)
+    if not R.uses_stored_vectors(engine, embedder.name, dim=embedder.dim, snapshot=snap):
+        R.ensure_chunk_vectors(engine, embedder, snapshot=snap)
     hits = R.search_vectors(engine, np.asarray(embedder.encode_queries([str(rec.get("question") or old_text)])), k=1,
-                            model=embedder.name)[0]
+                            model=embedder.name, snapshot=snap)[0]
     if not hits:
         return None
     return {"chunk_id": hits[0].chunk_id, "url": hits[0].url, "similarity": round(1.0 - hits[0].distance, 4),
             "how": "page gone: nearest chunk of the knowledge base to the question"}
 
 
-def check_dataset(engine: Engine, ds: Dataset | str | int, *, suggest: bool = True, embedder: Any = None) -> StaleReport:
-    """Staleness of a golden dataset version (default: the head of a name) against the knowledge base now."""
+def check_dataset(engine: Engine, ds: Dataset | str | int, *, suggest: bool = True, embedder: Any = None,
+                  snapshot: Any = None) -> StaleReport:
+    """Staleness of a golden dataset version (default: the head of a name) against a knowledge-base snapshot
+    (default: the current one)."""
     if not isinstance(ds, Dataset):
         ds = get_dataset(engine, ds, "golden")
     refs = version_refs(engine, ds.id) if ds.id is not None else {}
     ids = sorted(set(referenced_chunk_ids(ds.records)) | set(refs))
-    current, urls_now = _current(engine, ids)
-    rep = StaleReport(ds.name, ds.version, ds.id, ds.content_hash, len(ds.records), n_refs_checked=len(ids))
+    current, urls_now, snap = _current(engine, ids, snapshot)
+    rep = StaleReport(ds.name, ds.version, ds.id, ds.content_hash, len(ds.records), n_refs_checked=len(ids),
+                      snapshot_id=snap.id)
     found = find_problems(ds.records, refs, current, urls_now)
     if found and suggest and embedder is None:
         from voproshalych_eval.config import get_settings
@@ -180,7 +184,7 @@ def check_dataset(engine: Engine, ds: Dataset | str | int, *, suggest: bool = Tr
 
         embedder = cached_embedder(get_settings().embedder, engine)
     for key, rec, problems in found:
-        sug = _suggest(engine, rec, problems, embedder) if suggest else None
+        sug = _suggest(engine, rec, problems, embedder, snap) if suggest else None
         rep.affected.append(AffectedItem(key, str(rec.get("question") or ""), problems, sug))
     return rep
 
@@ -190,15 +194,15 @@ def check_all(engine: Engine, *, suggest: bool = False) -> list[StaleReport]:
     return [check_dataset(engine, int(d["id"]), suggest=suggest) for d in list_datasets(engine, "golden", heads_only=True)]
 
 
-def dataset_warning(engine: Engine, dataset_id: int | None) -> dict[str, Any] | None:
-    """The summary of :func:`check_dataset` (no suggestions) when the dataset ``dataset_id`` is stale, else None.
-
-    Shown with every run on that dataset version.
-    """
+def dataset_warning(engine: Engine, dataset_id: int | None, snapshot: Any = None) -> dict[str, Any] | None:
+    """The summary of :func:`check_dataset` (no suggestions) when the dataset ``dataset_id`` is stale against
+    ``snapshot`` (a run's own snapshot; default the current one), else None. Shown with runs on that version."""
     if dataset_id is None:
         return None
+    from voproshalych_eval.db.errors import SnapshotError
+
     try:
-        rep = check_dataset(engine, int(dataset_id), suggest=False)
-    except LookupError:
+        rep = check_dataset(engine, int(dataset_id), suggest=False, snapshot=snapshot)
+    except (LookupError, SnapshotError):
         return None
     return rep.summary() if rep.stale else None

@@ -32,8 +32,9 @@ def upgrade() -> None:
             note text,
             changes jsonb NOT NULL DEFAULT '{}'::jsonb,
             -- {chunk_id: [sha256 of the chunk text, url]} of every chunk the version references, read from
-            -- the knowledge base when the version was made (what "stale" is measured against)
+            -- the current knowledge-base snapshot when the version was made (what "stale" is measured against)
             kb_refs jsonb NOT NULL DEFAULT '{}'::jsonb,
+            kb_snapshot_id integer,
             created_by text,
             created_at timestamptz NOT NULL DEFAULT now(),
             UNIQUE (kind, name, version)

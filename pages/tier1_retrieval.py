@@ -13,7 +13,7 @@ from voproshalych_eval.datasets import DatasetError, list_datasets, load_file, s
 from voproshalych_eval.embeddings import BUILTIN_EMBEDDERS
 from voproshalych_eval.plots import retrieval as charts
 from voproshalych_eval.tiers import tier1
-from voproshalych_eval.ui import state
+from voproshalych_eval.ui import jobs, state
 from voproshalych_eval.ui.common import empty_state, metric_cards, page_header, table_with_download
 from voproshalych_eval.ui.i18n import tr
 
@@ -127,6 +127,7 @@ if missing_fields:
     items = items.iloc[0:0]
 m = run.metrics or {}
 st.subheader(tr(f"Запуск #{run.id}", f"Run #{run.id}") + f" · {tier1.run_config_label(run)} · {run.dataset_name}")
+jobs.stale_dataset_warning(run)
 ne = m.get("n_evaluated") or {}
 st.caption(
     tr(f"Вопросов: {run.n_items_total}; оценено: {ne.get('questions')}; без ответа (исключены): {m.get('n_unanswerable')}.",

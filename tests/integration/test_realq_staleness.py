@@ -146,3 +146,35 @@ def test_editing_a_chunk_flags_the_datasets_that_use_it(fresh_db_url, fresh_engi
 
     fixed = A.edit(fresh_engine, ds.name, "a", relevant_chunk_ids=[by["a"].suggestion["chunk_id"]])
     assert "a" not in {x.item_key for x in check_dataset(fresh_engine, fixed, suggest=False).affected}
+
+
+def test_a_run_on_a_stale_dataset_carries_a_visible_warning(fresh_db_url, fresh_engine, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    import psycopg
+
+    from voproshalych_eval.db import snapshots
+    from voproshalych_eval.generation.staleness import run_warning
+    from voproshalych_eval.runs import get_run
+
+    _source(fresh_db_url)
+    snapshots.take(fresh_engine)
+    from voproshalych_eval.db.production import read_chunks
+
+    kb = read_chunks(fresh_engine).set_index("id")
+    recs = [{"id": "a", "question": "Когда выплачивают стипендию?", "ground_truth_answer": "До 25 числа.", "chunk_id": 1,
+             "chunk_text": kb.loc[1, "text"], "confluence_url": kb.loc[1, "url"], "relevant_chunk_ids": [1],
+             "relevant_urls": [kb.loc[1, "url"]]}]
+    store(fresh_engine, Dataset("stale_run", "golden", recs, content_hash(recs)))
+    with psycopg.connect(fresh_db_url, autocommit=True) as conn:
+        conn.execute("UPDATE chunk SET text = 'Стипендия выплачивается до 20 числа.' WHERE id = 1")
+    import voproshalych_eval.commands.tier1 as tier1_command
+    from voproshalych_eval.cli import main
+
+    monkeypatch.setattr(tier1_command, "engine", lambda: fresh_engine)  # the CLI on this test's store
+    assert main(["tier1", "--dataset", "stale_run", "--retriever", "fts", "--k", "3", "--json"]) == 0
+    out = capsys.readouterr()
+    res = json.loads(out.out)
+    assert res["dataset_warning"]["stale"] and res["dataset_warning"]["n_items_affected"] == 1
+    assert "is stale" in out.err
+    assert run_warning(fresh_engine, get_run(fresh_engine, res["run_id"])) is not None

@@ -52,8 +52,14 @@ def run_and_report(plan: Any, args: Any) -> tuple[int, Any]:
     progress(f"run {run_id} ({plan.tier}): {len(plan.items)} items" + (" — OFFLINE heuristics" if plan.offline else ""))
     prog = execute(eng, run_id, plan, on_progress=_printer(), concurrency=getattr(args, "concurrency", None))
     metrics = prog.metrics or {}
+    from voproshalych_eval.generation.staleness import dataset_warning, warning_text
+
+    warn = dataset_warning(eng, plan.dataset_id)
+    if warn:
+        progress("WARNING: " + warning_text(warn))
     emit({"run_id": run_id, "tier": plan.tier, "status": prog.status, "offline": plan.offline,
-          "n_done": prog.done, "n_failed": prog.failed, "tokens": prog.tokens, "metrics": metrics},
+          "n_done": prog.done, "n_failed": prog.failed, "tokens": prog.tokens, "metrics": metrics,
+          "dataset_warning": warn},
          args.json, human_summary(run_id, prog, metrics))
     return run_id, prog
 

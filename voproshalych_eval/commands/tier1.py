@@ -72,6 +72,11 @@ def cmd_tier1(args: Any) -> int:
         "retrieval_consistency": res.retrieval_consistency,
         "hnsw": res.hnsw,
     }
+    from voproshalych_eval.generation.staleness import dataset_warning, warning_text
+
+    out["dataset_warning"] = dataset_warning(eng, res.dataset.get("id"), (res.snapshot or {}).get("id"))
+    if out["dataset_warning"]:
+        progress("WARNING: " + warning_text(out["dataset_warning"]))
     if args.export_run:
         run_file = Path(args.export_run)
         qrels_file = run_file.with_name(run_file.name + ".qrels")

@@ -206,3 +206,24 @@ def dataset_warning(engine: Engine, dataset_id: int | None, snapshot: Any = None
     except (LookupError, SnapshotError):
         return None
     return rep.summary() if rep.stale else None
+
+
+def run_warning(engine: Engine, run: Any) -> dict[str, Any] | None:
+    """:func:`dataset_warning` for a recorded run: its dataset version against the snapshot the run read
+    (``params["snapshot"]["id"]`` or ``params["snapshot_id"]``; the current one when the run names none)."""
+    params = getattr(run, "params", None) or {}
+    snap = (params.get("snapshot") or {}).get("id") if isinstance(params.get("snapshot"), Mapping) else None
+    snap = snap or params.get("snapshot_id") or getattr(run, "snapshot_id", None)
+    return dataset_warning(engine, getattr(run, "dataset_id", None), snapshot=snap)
+
+
+def warning_text(warn: Mapping[str, Any], lang: str = "en") -> str:
+    """One sentence for a stale-dataset warning, in ``lang``."""
+    kinds = ", ".join(f"{k} {v}" for k, v in (warn.get("by_kind") or {}).items() if v)
+    if lang == "ru":
+        return (f"Набор «{warn.get('dataset')}» v{warn.get('version')} устарел относительно базы знаний "
+                f"(снимок #{warn.get('snapshot_id')}): {warn.get('n_items_affected')} из {warn.get('n_items')} элементов "
+                f"ссылаются на изменённые или удалённые чанки ({kinds}). Исправьте набор на странице «Наборы данных».")
+    return (f"Dataset '{warn.get('dataset')}' v{warn.get('version')} is stale against the knowledge base "
+            f"(snapshot #{warn.get('snapshot_id')}): {warn.get('n_items_affected')} of {warn.get('n_items')} items reference "
+            f"changed or deleted chunks ({kinds}). Fix it on the Datasets page or with `dataset stale`.")

@@ -259,10 +259,8 @@ with tab_io:
     iname = st.text_input(tr("Имя (пусто — имя файла)", "Name (empty: the file name)"), key="io_ds_name")
     if up2 is not None and st.button(tr("Сохранить набор", "Store the dataset"), key="io_store"):
         with state.user_errors("Набор не сохранён", "The dataset was not stored"):
-            recs, rows = datasets.read_records(up2.name, data=up2.getvalue())
-            valid = datasets.validate_records(recs, "golden", file=up2.name, rows=rows)
             nm = iname.strip() or up2.name.rsplit(".", 1)[0]
-            stored = datasets.store(eng, datasets.Dataset(nm, "golden", valid, datasets.content_hash(valid), source=up2.name))
+            stored = datasets.store(eng, datasets.load_file(up2.name, "golden", name=nm, data=up2.getvalue()))
             st.success(tr(f"Сохранён {stored.name} v{stored.version} ({len(stored)} элементов).",
                           f"Stored {stored.name} v{stored.version} ({len(stored)} items)."))
 

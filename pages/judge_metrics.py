@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -60,7 +58,7 @@ with st.sidebar:
     if source == "file":
         upload = st.file_uploader(tr("JSON или JSONL (user_input, response, reference, retrieved_contexts)",
                                      "JSON or JSONL (user_input, response, reference, retrieved_contexts)"),
-                                  type=["json", "jsonl"], key="jm_upload")
+                                  type=["json", "jsonl", "csv"], key="jm_upload")
     limit = st.number_input(tr("Не больше примеров", "At most samples"), 1, 5000, 20, key="jm_limit")
     if models_available:
         models = st.multiselect(tr("Модели-судьи", "Judge models"), models_available, default=models_available[:1],
@@ -109,11 +107,11 @@ def demo_samples() -> list[dict[str, Any]]:
 
 if run:
     with state.user_errors("Не удалось выполнить оценку", "Evaluation failed"):
-        from voproshalych_eval.commands.judge import read_samples, run_judge_metric
+        from voproshalych_eval.commands.judge import read_rubrics, read_samples, run_judge_metric
         from voproshalych_eval.judges import get_judge
 
         if "rubrics" in cfg:
-            cfg["rubrics"] = json.loads(cfg["rubrics"])
+            cfg["rubrics"] = read_rubrics(cfg["rubrics"])
         if source == "demo":
             samples = demo_samples()
             name = "demo_judge"
@@ -121,10 +119,7 @@ if run:
             samples, name = [], None
             st.warning(tr("Загрузите файл с примерами.", "Upload a sample file."))
         else:
-            suffix = Path(upload.name).suffix or ".json"
-            with tempfile.NamedTemporaryFile("wb", suffix=suffix, delete=False) as fh:
-                fh.write(upload.getvalue())
-            samples, name = read_samples(fh.name), upload.name
+            samples, name = read_samples(upload.name, data=upload.getvalue()), upload.name
         samples = samples[: int(limit)]
         if samples:
             judge = get_judge(s, state.engine(), models=models or None, aggregate=aggregate, use_cache=use_cache,

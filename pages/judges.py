@@ -134,6 +134,13 @@ with tab_p:
                 metric_cards({k: m[k] for k in ("benchmark_accuracy", "benchmark_precision", "benchmark_recall",
                                                 "benchmark_f1_score", "benchmark_cohen_kappa") if m.get(k) is not None})
             st.dataframe(pd.DataFrame(m.get("accuracy_by_kind") or {}).T)
+            split = {part: {k: (m.get(part) or {}).get(k) for k in ("n_items", "n_valid", "accuracy", "precision",
+                                                                    "recall", "f1_score", "cohen_kappa")}
+                     for part in ("with_context", "without_context") if isinstance(m.get(part), dict)}
+            if split:
+                st.markdown(tr("**С контекстом и без** (без контекста production проверяет ответы из кэша)",
+                               "**With and without context** (production judges cached answers without one)"))
+                st.dataframe(pd.DataFrame(split).T)
             json_download(m, f"judge_pipeline_run{run.id}_metrics", key=f"jpm{run.id}")
         df = jobs.items_frame(run.id)
         if not df.empty:

@@ -108,6 +108,11 @@ with st.sidebar:
                                   data=upload.getvalue())
                 st.success(tr(f"Импортировано {rep.n_imported} из {rep.n_rows} строк в «{rep.source}»",
                               f"Imported {rep.n_imported} of {rep.n_rows} rows into '{rep.source}'"))
+                if rep.n_empty_questions:
+                    st.info(tr(f"Строк без текста вопроса: {rep.n_empty_questions} — учтены как события (сессии, "
+                               "пользователи), в текстовый анализ не входят.",
+                               f"Rows without question text: {rep.n_empty_questions} — counted as events (sessions, "
+                               "users), left out of text analyses."))
                 if rep.errors:
                     st.warning(tr(f"Пропущено строк: {rep.n_skipped}", f"Rows skipped: {rep.n_skipped}"))
                     st.dataframe(pd.DataFrame(rep.errors), hide_index=True)

@@ -34,7 +34,8 @@ import pandas as pd
 from sqlalchemy import Engine, text
 
 from voproshalych_eval import dataset_versions as dv
-from voproshalych_eval.datasets import Dataset, DatasetError, get_dataset, read_records
+from voproshalych_eval.datasets import Dataset, DatasetError, get_dataset
+from voproshalych_eval.record_files import FieldError, RecordFileError, as_bool, as_int, read_file
 
 __all__ = [
     "ANNOTATION_COLUMNS",
@@ -363,20 +364,10 @@ class _RowError(ValueError):
 
 
 def _parse_check(v: Any, name: str) -> bool | None:
-    if v is None:
-        return None
-    if isinstance(v, bool):
-        return v
-    if isinstance(v, int | float) and v in (0, 1):
-        return bool(v)
-    s = str(v).strip().lower()
-    if not s:
-        return None
-    if s in _TRUE:
-        return True
-    if s in _FALSE:
-        return False
-    raise _RowError(name, f"'{name}' must be 1/0 (yes/no, true/false, да/нет) or empty, got {v!r}")
+    try:
+        return as_bool(v, name)
+    except FieldError as exc:
+        raise _RowError(name, f"'{name}' must be 1/0 (true/false, yes/no, да/нет) or empty, got {v!r}") from exc
 
 
 def _parse_ids(v: Any) -> list[int] | None:
@@ -395,15 +386,13 @@ def _parse_ids(v: Any) -> list[int] | None:
         raise _RowError("relevant_chunk_ids", f"must be a list of chunk ids, got {v!r}")
     out = []
     for x in v:
-        if isinstance(x, bool):
-            raise _RowError("relevant_chunk_ids", f"{x!r} is not a chunk id")
         try:
-            f = float(str(x).strip())
-        except ValueError:
+            n = as_int(x, "relevant_chunk_ids")
+        except FieldError:
             raise _RowError("relevant_chunk_ids", f"{x!r} is not a chunk id") from None
-        if not f.is_integer():
+        if n is None:
             raise _RowError("relevant_chunk_ids", f"{x!r} is not a chunk id")
-        out.append(int(f))
+        out.append(n)
     return out
 
 
@@ -432,10 +421,11 @@ def import_annotations(
     p = Path(path)
     fname = p.name
     try:
-        records, rownums = read_records(p, data=data)
-    except DatasetError as exc:
-        raise AnnotationImportError(fname, [{"row": exc.row, "field": exc.field, "message": exc.message}]) from None
-    if not records:
+        f = read_file(p, data=data, skip_bad_rows=True, name=fname)
+    except RecordFileError as exc:
+        raise AnnotationImportError(fname, [exc.to_dict()]) from None
+    records, rownums = f.records, f.rows
+    if not records and not f.bad_rows:
         raise AnnotationImportError(fname, [], "the file has no rows")
     names = {str(r.get("dataset")).strip() for r in records if r.get("dataset") not in (None, "")}
     if dataset is None:
@@ -452,7 +442,7 @@ def import_annotations(
     rejected_keys = {k for k, r in revs.items() if r.status == "rejected" and r.item and k not in key_pos}
     all_ids = set()
     parsed: list[tuple[int, dict[str, Any]]] = []
-    errors: list[dict[str, Any]] = []
+    errors: list[dict[str, Any]] = [e.to_dict() for e in f.bad_rows]  # rows the reader could not use
     seen: dict[str, int] = {}
     for rec, rown in zip(records, rownums, strict=True):
         try:

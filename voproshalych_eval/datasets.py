@@ -3,38 +3,51 @@
 Kinds and their fields (the golden format is the seed's):
 
 - ``golden`` — question, ground_truth_answer, chunk_id, chunk_text, confluence_url,
-  relevant_chunk_ids, relevant_urls (+ optional id, question_type);
-- ``judge`` — question, context, answer, label (1 show / 0 no-show), rationale (+ id, kind);
+  relevant_chunk_ids, relevant_urls (+ optional id, question_type, question_source). The earlier
+  benchmark's files load as they are (``syn_…`` ids, ``question_source``, no ``relevant_chunk_ids``);
+  an item whose ``chunk_text`` was cut (exactly :data:`EARLIER_CHUNK_TEXT_CUT` characters, or a strict
+  prefix of the knowledge-base text of its chunk) gets ``chunk_text_truncated: true``;
+- ``judge`` — question, context (may be empty: production judges cached answers without one),
+  answer, label (1 show / 0 no-show) or ``ground_truth_show`` (true/false), rationale (+ id, kind);
 - ``dialogs`` — dialog_id, turns [{question, ...}], paraphrase_of;
 - ``samples`` — seed 004's Sample: user_input, response, reference, retrieved_contexts.
 
-Validation stops at the first problem with :class:`DatasetError` naming the file, the row (1-based;
-for CSV the line number including the header) and the field; nothing is stored half-way.
+Files are read by the one reader, :mod:`voproshalych_eval.record_files`. Validation stops at the first
+problem with :class:`DatasetError` naming the file, the row (CSV: the spreadsheet row, header = 1;
+JSONL: the line; JSON: the element) and the field; nothing is stored half-way. Values are never
+silently altered: text is kept as written, integers must be integers within PostgreSQL's ``integer``.
 Datasets are versioned by the sha256 of their canonical JSON.
 """
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, text
 
+from voproshalych_eval.record_files import (
+    FieldError,
+    RecordFileError,
+    as_bool,
+    as_int,
+    as_json_value,
+    as_text,
+    file_format,
+    read_file,
+)
+
 DATASET_KINDS = ("golden", "judge", "dialogs", "samples")
+EARLIER_CHUNK_TEXT_CUT = 500
+"""The earlier benchmark stored ``chunk_text`` cut to this many characters."""
 
-
-class DatasetError(ValueError):
-    """A dataset file is malformed: names the file, the row and the field."""
-
-    def __init__(self, file: str, row: int | None, field: str | None, message: str) -> None:
-        self.file, self.row, self.field, self.message = file, row, field, message
-        where = file + (f", row {row}" if row is not None else "") + (f", field '{field}'" if field else "")
-        super().__init__(f"{where}: {message}")
+DatasetError = RecordFileError
+"""A dataset file is malformed: names the file, the row and the field (the reader's error type)."""
 
 
 @dataclass(frozen=True)
@@ -67,183 +80,151 @@ def content_hash(records: Sequence[dict[str, Any]]) -> str:
     return hashlib.sha256(canon.encode("utf-8")).hexdigest()
 
 
-# ---------------------------------------------------------------- reading files
-
-
-def _parse_csv_value(field: str, value: str) -> Any:
-    if field in {"relevant_chunk_ids", "relevant_urls", "retrieved_contexts", "turns"}:
-        v = value.strip()
-        if not v:
-            return []
-        if v.startswith("["):
-            return json.loads(v)
-        parts = [p.strip() for p in v.replace(";", "|").split("|") if p.strip()]
-        return parts
-    return value
-
-
-JSON_LIST_KEYS = ("items", "samples", "data", "questions", "records", "question_answer")
-
-
-def read_records(path: str | Path, *, data: bytes | None = None) -> tuple[list[dict[str, Any]], list[int]]:
-    """Read a JSON array, JSONL or CSV file (or its bytes, ``data``, e.g. an upload named ``path``).
-
-    Returns the records and their row numbers in the file (CSV: line number including the header;
-    JSONL: line number; JSON: position). A JSON object holding a list under one of :data:`JSON_LIST_KEYS`
-    is accepted. Problems raise :class:`DatasetError` naming the file and, where known, the row.
-    """
-    p = Path(path)
-    name = str(p)
-    if data is None and not p.is_file():
-        raise DatasetError(name, None, None, "file not found")
-    try:
-        raw = (data if data is not None else p.read_bytes()).decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise DatasetError(name, None, None, "the file is not UTF-8 text") from None
-    suffix = p.suffix.lower()
-    if suffix == ".csv":
-        reader = csv.DictReader(raw.splitlines())
-        if not reader.fieldnames:
-            raise DatasetError(name, None, None, "the CSV file has no header row")
-        records, rows = [], []
-        for i, row in enumerate(reader, start=2):
-            try:
-                records.append({k: _parse_csv_value(k, v or "") for k, v in row.items() if k is not None})
-            except json.JSONDecodeError as exc:
-                raise DatasetError(name, i, None, f"invalid JSON list in a cell: {exc.msg}") from None
-            rows.append(i)
-        return records, rows
-    if suffix == ".jsonl":
-        records, rows = [], []
-        for i, line in enumerate(raw.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(name, i, None, f"invalid JSON: {exc.msg} (column {exc.colno})") from None
-            if not isinstance(obj, dict):
-                raise DatasetError(name, i, None, "each line must be a JSON object")
-            records.append(obj)
-            rows.append(i)
-        return records, rows
-    if suffix != ".json":
-        raise DatasetError(name, None, None, f"unsupported file type '{suffix}' (use .json, .jsonl or .csv)")
-    try:
-        parsed = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise DatasetError(name, None, None, f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
-    if isinstance(parsed, dict):
-        for k in JSON_LIST_KEYS:
-            if isinstance(parsed.get(k), list):
-                parsed = parsed[k]
-                break
-    if not isinstance(parsed, list):
-        raise DatasetError(name, None, None, "expected a JSON array of objects")
-    for i, obj in enumerate(parsed, start=1):
-        if not isinstance(obj, dict):
-            raise DatasetError(name, i, None, "expected a JSON object")
-    return list(parsed), list(range(1, len(parsed) + 1))
-
-
-# ---------------------------------------------------------------- validation
+# ---------------------------------------------------------------- value checks
 
 Validator = Callable[[dict[str, Any], Callable[[str, str], DatasetError]], dict[str, Any]]
+Err = Callable[[str, str], DatasetError]
 
 
-def _req_str(rec: dict[str, Any], f: str, err: Callable[[str, str], DatasetError], *, allow_empty: bool = False) -> str:
-    if f not in rec or rec[f] is None:
-        raise err(f, "is required")
-    v = rec[f]
-    if not isinstance(v, str):
-        raise err(f, f"must be a string, got {type(v).__name__}")
-    if not allow_empty and not v.strip():
-        raise err(f, "must not be empty")
-    return v
-
-
-def _opt_int(rec: dict[str, Any], f: str, err: Callable[[str, str], DatasetError]) -> int | None:
-    v = rec.get(f)
-    if v in (None, ""):
-        return None
-    if isinstance(v, bool):
-        raise err(f, "must be an integer")
+def _field(err: Err, check: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Run a :mod:`record_files` value check; its FieldError becomes this row's DatasetError."""
     try:
-        return int(v)
-    except (TypeError, ValueError):
-        raise err(f, f"must be an integer, got {v!r}") from None
+        return check(*args, **kwargs)
+    except FieldError as exc:
+        raise err(exc.field or "", exc.message) from None
 
 
-def _list(rec: dict[str, Any], f: str, err: Callable[[str, str], DatasetError], conv: Callable[[Any], Any]) -> list[Any]:
-    v = rec.get(f, [])
-    if v in (None, ""):
+def _req_str(rec: dict[str, Any], f: str, err: Err, *, allow_empty: bool = False) -> str:
+    return _field(err, as_text, rec.get(f), f, required=True, allow_blank=allow_empty)
+
+
+def _opt_str(rec: dict[str, Any], f: str, err: Err) -> str | None:
+    return _field(err, as_text, rec.get(f), f)
+
+
+def _opt_int(rec: dict[str, Any], f: str, err: Err) -> int | None:
+    return _field(err, as_int, rec.get(f), f)
+
+
+_SPLIT_IDS = re.compile(r"[;|,\s]+")
+_SPLIT_URLS = re.compile(r"[;|\s]+")
+
+
+def _list(rec: dict[str, Any], f: str, err: Err, item: str) -> list[Any]:
+    """A list field: a JSON array, or (in a CSV cell) JSON text; ids and URLs may also be separated by
+    ``;`` / ``|`` (ids also by commas); a text list cell without ``[`` is one element. ``item``: int, url, text."""
+    v = _field(err, as_json_value, rec.get(f), f)
+    if v is None or (isinstance(v, str) and not v.strip()):
         return []
+    if isinstance(v, str):
+        if item == "text":
+            v = [v]
+        else:
+            v = [p for p in (_SPLIT_IDS if item == "int" else _SPLIT_URLS).split(v.strip()) if p]
     if not isinstance(v, list):
         raise err(f, f"must be a list, got {type(v).__name__}")
     out = []
     for j, x in enumerate(v):
-        try:
-            out.append(conv(x))
-        except (TypeError, ValueError):
-            raise err(f, f"element {j + 1} ({x!r}) has the wrong type") from None
+        if item == "int":
+            try:
+                n = as_int(x, f)
+            except FieldError as exc:
+                raise err(f, f"element {j + 1}: {exc.message}") from None
+            if n is None:
+                raise err(f, f"element {j + 1} is empty")
+            out.append(n)
+        elif not isinstance(x, str):
+            raise err(f, f"element {j + 1} must be a string, got {type(x).__name__}")
+        else:
+            out.append(x)
     return out
 
 
-def _validate_golden(rec: dict[str, Any], err: Callable[[str, str], DatasetError]) -> dict[str, Any]:
+def _check_id(rec: dict[str, Any], err: Err) -> None:
+    for f in ("id", "dialog_id"):
+        v = rec.get(f)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (str, int))):
+            raise err(f, f"must be a string or an integer, got {type(v).__name__}")
+
+
+def _validate_golden(rec: dict[str, Any], err: Err) -> dict[str, Any]:
     out = dict(rec)
+    _check_id(rec, err)
     out["question"] = _req_str(rec, "question", err)
     out["ground_truth_answer"] = _req_str(rec, "ground_truth_answer", err, allow_empty=True)
     out["chunk_id"] = _opt_int(rec, "chunk_id", err)
-    out["chunk_text"] = rec.get("chunk_text") or ""
-    if not isinstance(out["chunk_text"], str):
-        raise err("chunk_text", "must be a string")
-    out["confluence_url"] = rec.get("confluence_url") or None
-    out["relevant_chunk_ids"] = _list(rec, "relevant_chunk_ids", err, int)
-    out["relevant_urls"] = _list(rec, "relevant_urls", err, str)
+    out["chunk_text"] = _opt_str(rec, "chunk_text", err) or ""
+    out["confluence_url"] = _opt_str(rec, "confluence_url", err) or None
+    for f in ("question_type", "question_source"):
+        if f in rec:
+            out[f] = _opt_str(rec, f, err)
+    out["relevant_chunk_ids"] = _list(rec, "relevant_chunk_ids", err, "int")
+    out["relevant_urls"] = _list(rec, "relevant_urls", err, "url")
     if out["chunk_id"] is not None and not out["relevant_chunk_ids"]:
         out["relevant_chunk_ids"] = [out["chunk_id"]]
     if out["confluence_url"] and not out["relevant_urls"]:
         out["relevant_urls"] = [out["confluence_url"]]
+    given = _field(err, as_bool, rec.get("chunk_text_truncated"), "chunk_text_truncated")
+    if given or len(out["chunk_text"]) == EARLIER_CHUNK_TEXT_CUT:
+        out["chunk_text_truncated"] = True
+    elif given is False:
+        out["chunk_text_truncated"] = False
     return out
 
 
-def _validate_judge(rec: dict[str, Any], err: Callable[[str, str], DatasetError]) -> dict[str, Any]:
+def _validate_judge(rec: dict[str, Any], err: Err) -> dict[str, Any]:
     out = dict(rec)
-    for f in ("question", "context", "answer"):
+    _check_id(rec, err)
+    for f in ("question", "answer"):
         out[f] = _req_str(rec, f, err)
-    label = rec.get("label")
-    if isinstance(label, str) and label.strip().lower() in {"1", "0", "true", "false", "show", "no_show", "yes", "no"}:
-        label = label.strip().lower() in {"1", "true", "show", "yes"}
-    if label not in (0, 1, True, False):
-        raise err("label", f"must be 1 (show) or 0 (no-show), got {rec.get('label')!r}")
-    out["label"] = int(bool(label))
-    out["rationale"] = rec.get("rationale") or ""
+    out["context"] = _opt_str(rec, "context", err) or ""
+    label = _field(err, as_bool, rec.get("label"), "label")
+    show = _field(err, as_bool, rec.get("ground_truth_show"), "ground_truth_show")
+    if label is None and show is None:
+        raise err("label", f"is required: 1 (show) or 0 (no-show), or ground_truth_show true/false; got {rec.get('label')!r}")
+    if label is not None and show is not None and label != show:
+        raise err("ground_truth_show", f"disagrees with label ({rec.get('label')!r} vs {rec.get('ground_truth_show')!r})")
+    out["label"] = int(label if label is not None else bool(show))
+    out["rationale"] = _opt_str(rec, "rationale", err) or ""
     return out
 
 
-def _validate_dialog(rec: dict[str, Any], err: Callable[[str, str], DatasetError]) -> dict[str, Any]:
+def _validate_dialog(rec: dict[str, Any], err: Err) -> dict[str, Any]:
     out = dict(rec)
+    _check_id(rec, err)
     out["dialog_id"] = str(rec.get("dialog_id") or "") or None
     if not out["dialog_id"]:
         raise err("dialog_id", "is required")
-    turns = rec.get("turns")
+    turns = _field(err, as_json_value, rec.get("turns"), "turns")
     if not isinstance(turns, list) or not turns:
         raise err("turns", "must be a non-empty list of {question: ...} objects")
     for j, t in enumerate(turns):
         if not isinstance(t, dict) or not isinstance(t.get("question"), str) or not t["question"].strip():
             raise err("turns", f"turn {j + 1} must be an object with a non-empty 'question'")
+    out["turns"] = turns
     return out
 
 
-def _validate_sample(rec: dict[str, Any], err: Callable[[str, str], DatasetError]) -> dict[str, Any]:
+def _validate_sample(rec: dict[str, Any], err: Err) -> dict[str, Any]:
     out = dict(rec)
+    _check_id(rec, err)
     out["user_input"] = _req_str(rec, "user_input", err)
     for f in ("response", "reference"):
-        v = rec.get(f)
-        if v is not None and not isinstance(v, str):
-            raise err(f, "must be a string")
-        out[f] = v
-    out["retrieved_contexts"] = _list(rec, "retrieved_contexts", err, str)
+        out[f] = _opt_str(rec, f, err)
+    out["retrieved_contexts"] = _list(rec, "retrieved_contexts", err, "text")
+    return out
+
+
+def flag_truncated_chunk_texts(records: Sequence[dict[str, Any]], kb_texts: Mapping[int, str]) -> list[dict[str, Any]]:
+    """Golden records with ``chunk_text_truncated: true`` where ``chunk_text`` is a strict prefix of (or
+    shorter than and contained at the start of) the knowledge-base text of ``chunk_id``."""
+    out = []
+    for r in records:
+        kb = kb_texts.get(r["chunk_id"]) if r.get("chunk_id") is not None else None
+        ct = r.get("chunk_text") or ""
+        if kb is not None and ct and len(ct) < len(kb) and kb.startswith(ct.rstrip()) and not r.get("chunk_text_truncated"):
+            r = {**r, "chunk_text_truncated": True}
+        out.append(r)
     return out
 
 
@@ -278,11 +259,12 @@ def validate_records(records: Sequence[dict[str, Any]], kind: str, *, file: str 
     return out
 
 
-def load_file(path: str | Path, kind: str, *, name: str | None = None) -> Dataset:
-    """Read and validate a dataset file."""
+def load_file(path: str | Path, kind: str, *, name: str | None = None, data: bytes | None = None,
+              encoding: str | None = None) -> Dataset:
+    """Read (:func:`record_files.read_file`) and validate a dataset file (or its bytes ``data``)."""
     p = Path(path)
-    records, rows = read_records(p)
-    valid = validate_records(records, kind, file=str(p), rows=rows)
+    f = read_file(p, data=data, encoding=encoding)
+    valid = validate_records(f.records, kind, file=f.file, rows=f.rows)
     return Dataset(name=name or p.stem, kind=kind, records=valid, content_hash=content_hash(valid), source=str(p))
 
 
@@ -428,7 +410,12 @@ def store_in(
     expected_head: int | None = None,
     snapshot_id: int | None = None,
 ) -> Dataset:
-    """:func:`store` inside the caller's transaction ``conn`` (so that other writes commit with it or not at all)."""
+    """:func:`store` inside the caller's transaction ``conn`` (so that other writes commit with it or not at all).
+
+    Stores of one kind + name are serialised (a transaction-scoped advisory lock), so two concurrent
+    imports of the same file leave one stored version, not two."""
+    conn.execute(text("SELECT pg_advisory_xact_lock(hashtext('eval.datasets'), hashtext(:k || '/' || :n))"),
+                 {"k": ds.kind, "n": ds.name})
     existing = conn.execute(
         text("SELECT id FROM eval.datasets WHERE kind = :k AND name = :n AND content_hash = :h"),
         {"k": ds.kind, "n": ds.name, "h": ds.content_hash},
@@ -544,9 +531,32 @@ def get_dataset(engine: Engine, ref: int | str, kind: str | None = None) -> Data
 def resolve(engine: Engine, path_or_name: str, kind: str) -> Dataset:
     """A dataset from a file path (validated and stored) or the name/id of a stored one."""
     p = Path(path_or_name)
-    if p.suffix.lower() in {".json", ".jsonl", ".csv"} or p.is_file():
-        return store(engine, load_file(p, kind))
+    if file_format(p) is not None or p.is_file():
+        ds = load_file(p, kind)
+        if kind == "golden":
+            ds = with_kb_truncation_flags(engine, ds)
+        return store(engine, ds)
     return get_dataset(engine, path_or_name, kind)
+
+
+def with_kb_truncation_flags(engine: Engine, ds: Dataset) -> Dataset:
+    """``ds`` with :func:`flag_truncated_chunk_texts` applied against the chunk texts of the knowledge base's
+    current snapshot (unchanged when there is none)."""
+    from voproshalych_eval.db.errors import SnapshotError
+    from voproshalych_eval.db.production import read_chunks
+
+    ids = sorted({int(r["chunk_id"]) for r in ds.records if r.get("chunk_id") is not None and r.get("chunk_text")})
+    if not ids:
+        return ds
+    try:
+        df = read_chunks(engine, ids=ids)
+    except SnapshotError:
+        return ds
+    kb = {int(i): str(t) for i, t in zip(df["id"], df["text"], strict=True)}
+    records = flag_truncated_chunk_texts(ds.records, kb)
+    if records == ds.records:
+        return ds
+    return Dataset(ds.name, ds.kind, records, content_hash(records), ds.source, ds.id)
 
 
 # ---------------------------------------------------------------- export
@@ -558,6 +568,7 @@ GOLDEN_COLUMNS = ["id", "question", "ground_truth_answer", "chunk_id", "chunk_te
 def export_csv(records: Sequence[dict[str, Any]]) -> str:
     """Golden records as CSV text (the ``csv`` module: multi-line fields quoted; lists and objects as JSON
     cells, which :func:`read_records` reads back). The seed's columns come first, other fields after."""
+    import csv
     import io
 
     extra = sorted({k for r in records for k in r} - set(GOLDEN_COLUMNS))

@@ -30,7 +30,7 @@ from sqlalchemy import Engine, text
 
 from voproshalych_eval import datasets
 from voproshalych_eval.config import PROJECT_ROOT
-from voproshalych_eval.db import production, snapshots
+from voproshalych_eval.db import meta, production, snapshots
 from voproshalych_eval.db.engine import (
     admin_engine,
     database_name,
@@ -55,8 +55,8 @@ DEMO_FILES = {
     "dialogs": "dialogs.json",
 }
 #: ``eval.meta`` key: what the loader wrote into the demo database (files, embedder, content hashes)
-DEMO_META_KEY = "demo_source"
-STORED_MODEL_META_KEY = snapshots.DEMO_STORED_MODEL_KEY
+DEMO_META_KEY = meta.DEMO_KEY
+STORED_MODEL_META_KEY = meta.STORED_MODEL_KEY
 QUESTION_EMBEDDING_EVERY = 12  # like production: only a minority of logged questions carry an embedding
 #: advisory lock key (on the store) serialising demo loaders
 LOAD_LOCK = 727275
@@ -80,8 +80,7 @@ def _files_hash(data_dir: Path) -> str:
 
 def stored_embedding_model(engine: Engine) -> dict[str, Any] | None:
     """``{"model": name, "dim": d}`` of the model that filled the demo's ``chunk.embedding``, when loaded."""
-    value = get_meta(engine, STORED_MODEL_META_KEY)
-    return dict(value) if value else None
+    return meta.stored_embedding_model(engine)
 
 
 def demo_state(engine: Engine) -> dict[str, Any] | None:

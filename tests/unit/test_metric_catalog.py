@@ -25,6 +25,7 @@ def _tier_outputs() -> dict[str, dict]:
     st = [tr.stability_item(i, {"a": [1.0, 0.5, 1.0], "b": [1.0, None, 0.0]}) for i in range(3)]
     out["judge"] = judge_stability.aggregate(st, models=["a", "b"], metric="faithfulness")
     jp = [tr.pipeline_item(i, label=i % 2, verdict=i % 2) for i in range(4)] + [tr.pipeline_item(5, label=1, verdict=None)]
+    jp += [tr.pipeline_item(6 + i, label=i % 2, verdict=1, context="") for i in range(2)]  # cached answers
     out["judge_pipeline"] = judge_pipeline.aggregate(jp)
     out["ux_dialogs"] = ux.aggregate([tr.ux_dialog_item(i, same=i % 2 == 0) for i in range(4)], source="dialogs")
     out["ux_log"] = ux.aggregate([tr.ux_log_item(i) for i in range(3)], source="log")

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from voproshalych_eval.analytics import text_ru
-from voproshalych_eval.analytics.question_log import SCORE_DOWN, SCORE_UP
+from voproshalych_eval.analytics.question_log import SCORE_DOWN, SCORE_UP, is_empty_question
 
 DEFAULT_TZ = "Asia/Yekaterinburg"
 WEEKDAYS_RU = ["пн", "вт", "ср", "чт", "пт", "сб", "вс"]
@@ -108,12 +108,22 @@ def domain_analysis(
     slang: text_ru.SlangNormalizer | None = None,
     categories: list[str] | None = None,
 ) -> DomainResult:
-    """All domain tables for a log (see the module docstring). ``vectors`` enable near-duplicate clusters."""
+    """All domain tables for a log (see the module docstring). ``vectors`` enable near-duplicate clusters.
+
+    Rows without question text (:func:`question_log.is_empty_question`) count as events (volume, users,
+    scores, sessions) and are left out of the text tables (lengths, terms, slang, repeats, categories),
+    whose shares are over ``n_text_questions``. ``vectors`` and ``categories``, when given, have one
+    entry per row with text, in log order (:func:`question_log.text_rows`).
+    """
     n = len(log)
     slang = slang or text_ru.SlangNormalizer()
     tables: dict[str, pd.DataFrame] = {}
-    questions = log["question"].astype(str).tolist()
-    answered = log["answered"].to_numpy(bool)
+    answered_all = log["answered"].to_numpy(bool)
+    has_text = ~log["question"].map(is_empty_question).to_numpy(bool)
+    tlog = log.loc[has_text]
+    n_text = len(tlog)
+    questions = tlog["question"].astype(str).tolist()
+    answered = answered_all[has_text]
     ts = log["created_at"]
     has_ts = ts.notna()
     local = ts[has_ts].dt.tz_convert(tz)
@@ -123,7 +133,7 @@ def domain_analysis(
         if not len(local):
             return pd.DataFrame(columns=["period", "questions", "answered", "answered_rate", "users"])
         per = local.dt.tz_localize(None).dt.to_period(freq).dt.start_time
-        g = pd.DataFrame({"period": per, "answered": answered[has_ts.to_numpy()],
+        g = pd.DataFrame({"period": per, "answered": answered_all[has_ts.to_numpy()],
                           "user": log.loc[has_ts, "user_id"].to_numpy()}).groupby("period")
         out = pd.DataFrame({"questions": g.size(), "answered": g["answered"].sum(), "users": g["user"].nunique()})
         out["answered_rate"] = out["answered"] / out["questions"]
@@ -147,8 +157,8 @@ def domain_analysis(
     )
 
     # ---- lengths
-    chars = log["question"].astype(str).str.len()
-    words = pd.Series([len(text_ru.tokenize(q)) for q in questions], index=log.index, dtype="int64")
+    chars = tlog["question"].astype(str).str.len()
+    words = pd.Series([len(text_ru.tokenize(q)) for q in questions], index=tlog.index, dtype="int64")
     tables["lengths"] = pd.DataFrame({"chars": chars.to_numpy(), "words": words.to_numpy(), "answered": answered})
 
     # ---- scores
@@ -163,7 +173,7 @@ def domain_analysis(
 
     # ---- terms and bigrams
     docs, vocab = text_ru.document_terms(questions, slang=slang)
-    all_mask = np.ones(n, dtype=bool)
+    all_mask = np.ones(n_text, dtype=bool)
     for label, mask in (("all", all_mask), ("answered", answered), ("unanswered", ~answered)):
         t = _top_terms(docs, vocab, mask, top_n=top_n, bigram=False)
         t.insert(0, "subset", label)
@@ -185,24 +195,24 @@ def domain_analysis(
         if found:
             any_slang += cnt
     tables["slang_usage"] = pd.DataFrame(
-        [{"slang": k, "normal_form": slang.slang[k], "questions": c, "share": c / n if n else 0.0}
+        [{"slang": k, "normal_form": slang.slang[k], "questions": c, "share": c / n_text if n_text else 0.0}
          for k, c in slang_rows.most_common()],
         columns=["slang", "normal_form", "questions", "share"],
     )
 
     # ---- repeats
-    norm = pd.Series([text_ru.normalize(q) for q in questions], index=log.index)
+    norm = pd.Series([text_ru.normalize(q) for q in questions], index=tlog.index)
     vc = norm.value_counts()
     exact = vc[vc > 1]
     tables["exact_repeats"] = pd.DataFrame({"question": exact.index, "count": exact.to_numpy()})
     near_rows: list[dict[str, Any]] = []
     n_near_clusters = None
     rows_in_near = None
-    if vectors is not None and n:
+    if vectors is not None and n_text:
         from voproshalych_eval.metrics.geometry import near_duplicate_pairs
 
         uniq_texts = list(vc.index)
-        first_row = pd.Series(np.arange(n), index=norm.to_numpy()).groupby(level=0).first()
+        first_row = pd.Series(np.arange(n_text), index=norm.to_numpy()).groupby(level=0).first()
         U = np.asarray(vectors)[first_row.reindex(uniq_texts).to_numpy()]
         pairs = near_duplicate_pairs(U, threshold=near_threshold, limit=5_000_000) if len(U) > 1 else []
         comp = _union_find_components(len(uniq_texts), pairs)
@@ -225,7 +235,7 @@ def domain_analysis(
     cats = categories if categories is not None else text_ru.classify_many(questions, slang=slang)
     cc = Counter(cats)
     tables["categories"] = pd.DataFrame(
-        [{"category": c, "questions": cc.get(c, 0), "share": cc.get(c, 0) / n if n else 0.0,
+        [{"category": c, "questions": cc.get(c, 0), "share": cc.get(c, 0) / n_text if n_text else 0.0,
           "answered_rate": float(answered[np.asarray(cats) == c].mean()) if cc.get(c) else None}
          for c in text_ru.CATEGORIES],
     )
@@ -240,26 +250,28 @@ def domain_analysis(
 
     metrics: dict[str, Any] = {
         "n_questions_used": n,
+        "n_text_questions": n_text,
+        "n_empty_questions": n - n_text,
         "n_without_time": int((~has_ts).sum()),
         "unique_users": int(per_user.size),
         "questions_per_user_mean": float(per_user.mean()) if len(per_user) else None,
         "questions_per_user_median": float(per_user.median()) if len(per_user) else None,
-        "answered_rate": float(answered.mean()) if n else None,
+        "answered_rate": float(answered_all.mean()) if n else None,
         "rated_share": float(s.notna().mean()) if n else None,
         "thumbs_up": int((s == SCORE_UP).sum()),
         "thumbs_down": int((s == SCORE_DOWN).sum()),
-        "mean_question_chars": float(chars.mean()) if n else None,
-        "median_question_chars": float(chars.median()) if n else None,
-        "slang_share": any_slang / n if n else None,
-        "exact_repeat_share": float(exact.sum() / n) if n else None,
+        "mean_question_chars": float(chars.mean()) if n_text else None,
+        "median_question_chars": float(chars.median()) if n_text else None,
+        "slang_share": any_slang / n_text if n_text else None,
+        "exact_repeat_share": float(exact.sum() / n_text) if n_text else None,
         "n_exact_repeat_groups": int(len(exact)),
         "n_near_duplicate_clusters": n_near_clusters,
-        "near_duplicate_share": (rows_in_near / n) if (rows_in_near is not None and n) else None,
+        "near_duplicate_share": (rows_in_near / n_text) if (rows_in_near is not None and n_text) else None,
         "n_sessions": int(turns.size),
         "turns_per_session_mean": float(turns.mean()) if len(turns) else None,
         "peak_month": str(tables["volume_month"].sort_values("questions").iloc[-1]["period"].date())
         if len(tables["volume_month"]) else None,
-        **{f"share_{c}": (cc.get(c, 0) / n if n else None) for c in text_ru.CATEGORIES},
+        **{f"share_{c}": (cc.get(c, 0) / n_text if n_text else None) for c in text_ru.CATEGORIES},
     }
     params = {"tz": tz, "pause_minutes": pause_minutes, "near_threshold": near_threshold,
               "classifier": "rule-based (text_ru.CLASSIFIER_RULES)", "n_slang_entries": len(slang.slang)}

@@ -28,6 +28,7 @@ from voproshalych_eval.analytics.question_log import (
     default_source,
     embed_log,
     read_log,
+    text_rows,
 )
 from voproshalych_eval.analytics.topics import TopicResult, topic_coverage
 from voproshalych_eval.analytics.utilization import (
@@ -47,6 +48,9 @@ class RealUsersResult:
     source: str
     filters: LogFilters
     log: pd.DataFrame
+    """Every row of the filtered log (events: sessions and user counts); ``text_log`` = rows with question
+    text, which the text analyses (embeddings, retrieval, utilization, topics, terms) use."""
+    text_log: pd.DataFrame
     embeddings: LogEmbeddings | None
     retrieval: LogRetrieval | None
     categories: list[str]
@@ -65,6 +69,10 @@ class RealUsersResult:
     def n_used(self) -> int:
         return len(self.log)
 
+    @property
+    def n_empty_questions(self) -> int:
+        return len(self.log) - len(self.text_log)
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "run_id": self.run_id,
@@ -72,6 +80,7 @@ class RealUsersResult:
             "source": self.source,
             "filters": self.filters.describe(),
             "n_questions_used": self.n_used,
+            "n_empty_questions": self.n_empty_questions,
             "embeddings": self.embeddings.info() if self.embeddings else None,
             "metrics": self.metrics,
             "timings": {k: round(v, 3) for k, v in self.timings.items()},
@@ -125,17 +134,22 @@ def run_real_users(
     timings["read"] = time.perf_counter() - t0
     if df.empty:
         raise LookupError("No questions match the filters (period, answered, score, source). Widen the filters.")
+    tdf, n_empty = text_rows(df)
+    if n_empty:
+        say(f"{n_empty} rows have no question text: counted as events (sessions, users), left out of text analyses.")
+    if tdf.empty and set(analyses) & {"utilization", "topics"}:
+        raise LookupError("No row with question text matches the filters. Widen the filters.")
     normalizer = text_ru.SlangNormalizer(slang) if slang is not None else text_ru.SlangNormalizer()
     t = time.perf_counter()
-    categories = text_ru.classify_many(df["question"].tolist(), slang=normalizer)
+    categories = text_ru.classify_many(tdf["question"].tolist(), slang=normalizer)
     timings["classify"] = time.perf_counter() - t
 
     need_vectors = bool(set(analyses) & {"utilization", "topics", "domain"})
     emb: LogEmbeddings | None = None
     ret: LogRetrieval | None = None
-    if need_vectors:
+    if need_vectors and not tdf.empty:
         t = time.perf_counter()
-        emb = embed_log(engine, df, embedder_name=embedder_name, progress=say, snapshot=snap)
+        emb = embed_log(engine, tdf, embedder_name=embedder_name, progress=say, snapshot=snap)
         timings["embed"] = time.perf_counter() - t
         say(f"{emb.n_used} questions: {emb.n_stored} stored vectors, {emb.n_embedded} embedded with {emb.model}.")
     if emb is not None and set(analyses) & {"utilization", "topics"}:
@@ -144,7 +158,7 @@ def run_real_users(
         ret = retrieve_log(engine, emb.vectors, k=top_k, model=emb.model, snapshot=snap)
         timings["retrieve"] = time.perf_counter() - t
 
-    res = RealUsersResult(source or "", filters, df, emb, ret, categories, snapshot=snap.to_json())
+    res = RealUsersResult(source or "", filters, df, tdf, emb, ret, categories, snapshot=snap.to_json())
     run = None
     if record:
         run = runs.create_run(
@@ -163,12 +177,12 @@ def run_real_users(
         if "utilization" in analyses and ret is not None:
             t = time.perf_counter()
             say("Chunk utilization…")
-            res.utilization = utilization_for_log(engine, df, ret, snapshot=snap)
+            res.utilization = utilization_for_log(engine, tdf, ret, snapshot=snap)
             timings["utilization"] = time.perf_counter() - t
         if "topics" in analyses and emb is not None:
             t = time.perf_counter()
             say("Topics and coverage gaps…")
-            res.topics = topic_coverage(df, emb.vectors, ret, k_topics=k_topics, k_range=k_range,
+            res.topics = topic_coverage(tdf, emb.vectors, ret, k_topics=k_topics, k_range=k_range,
                                         categories=categories, slang=normalizer, lang=lang)
             timings["topics"] = time.perf_counter() - t
         if "domain" in analyses:
@@ -209,7 +223,7 @@ def _clean(v: Any) -> Any:
 
 
 def _summary_metrics(res: RealUsersResult) -> dict[str, Any]:
-    m: dict[str, Any] = {"n_questions_used": res.n_used,
+    m: dict[str, Any] = {"n_questions_used": res.n_used, "n_empty_questions": res.n_empty_questions,
                          "answered_rate": float(res.log["answered"].mean()) if res.n_used else None}
     if res.embeddings is not None:
         m["n_stored_embeddings"] = res.embeddings.n_stored

@@ -24,8 +24,16 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import Engine, text
 
-from voproshalych_eval.datasets import DatasetError, read_records
 from voproshalych_eval.db import production
+from voproshalych_eval.record_files import (
+    FieldError,
+    RecordFileError,
+    as_bool,
+    as_datetime,
+    as_int,
+    as_text,
+    read_file,
+)
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +44,7 @@ SCORE_UP, SCORE_DOWN = 5, 1
 Progress = Callable[[str], None]
 
 
-class QuestionLogImportError(DatasetError):
+class QuestionLogImportError(RecordFileError):
     """An import file is malformed: names the file, the row (1-based data row) and the field."""
 
 
@@ -94,7 +102,9 @@ def read_log(
     filters: LogFilters | None = None,
     snapshot: Any = None,
 ) -> pd.DataFrame:
-    """The log as a DataFrame (:data:`LOG_COLUMNS` + ``answered``, ``has_stored_embedding``), filters applied.
+    """The log as a DataFrame (:data:`LOG_COLUMNS` + ``answered``, ``has_stored_embedding``,
+    ``is_empty_question``), filters applied. Rows without question text are kept: they are events of
+    sessions and users; text analyses take :func:`text_rows`.
 
     Ordered by ``created_at`` (rows without one last), then ``id``. The bot's own log is read from a
     snapshot (``snapshot``: id or ``Snapshot``, default the current one); ``df.attrs["snapshot_id"]`` names it.
@@ -154,6 +164,7 @@ def read_log(
         df = pd.read_sql_query(text(sql), conn, params=params)
     df["created_at"] = pd.to_datetime(df["created_at"], utc=True)
     df["question"] = df["question"].fillna("").astype(str)
+    df["is_empty_question"] = df["question"].str.strip().eq("")
     df["answer"] = df["answer"].where(df["answer"].notna(), None)
     df["answered"] = df["answer"].fillna("").astype(str).str.strip().ne("")
     df["score"] = df["score"].astype("Int64")
@@ -162,6 +173,13 @@ def read_log(
     df = df.reset_index(drop=True)
     df.attrs["snapshot_id"] = snapshot_id
     return df
+
+
+def text_rows(df: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """``(rows with question text, number of rows without)``: what text analyses (topics, embeddings,
+    classification) work on, and the count they report as left out. Index reset; order kept."""
+    empty = df["question"].map(is_empty_question) if "is_empty_question" not in df else df["is_empty_question"]
+    return df.loc[~empty.astype(bool)].reset_index(drop=True), int(empty.sum())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -267,110 +285,42 @@ class ImportReport:
     n_imported: int
     n_skipped: int
     replaced: int = 0
+    n_empty_questions: int = 0
     errors: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-_TRUE = {"true", "t", "1", "yes", "y", "да"}
-_FALSE = {"false", "f", "0", "no", "n", "нет", ""}
-
-
-def _read_records(path: Path, data: bytes | None = None) -> list[dict[str, Any]]:
-    """The file's records through the one reader, :func:`voproshalych_eval.datasets.read_records`."""
-    try:
-        return read_records(path, data=data)[0]
-    except QuestionLogImportError:
-        raise
-    except DatasetError as exc:
-        raise QuestionLogImportError(path.name, exc.row, exc.field, exc.message) from None
-
-
-def _opt_str(v: Any) -> str | None:
-    if v is None:
-        return None
-    s = str(v).strip()
-    return s or None
-
-
-def _opt_int(v: Any, field_name: str) -> int | None:
-    if v is None or (isinstance(v, str) and not v.strip()):
-        return None
-    if isinstance(v, bool):
-        raise ValueError(f"'{field_name}' must be an integer, got {v!r}")
-    try:
-        f = float(str(v).strip())
-    except ValueError as exc:
-        raise ValueError(f"'{field_name}' must be an integer, got {v!r}") from exc
-    if not f.is_integer():
-        raise ValueError(f"'{field_name}' must be an integer, got {v!r}")
-    return int(f)
-
-
-def _parse_bool(v: Any) -> bool:
-    if v is None:
-        return False
-    if isinstance(v, bool):
-        return v
-    s = str(v).strip().lower()
-    if s in _TRUE:
-        return True
-    if s in _FALSE:
-        return False
-    raise ValueError(f"'stop_point' must be true/false, got {v!r}")
-
-
-def _parse_ts(v: Any) -> datetime | None:
-    if v is None or (isinstance(v, str) and not v.strip()):
-        return None
-    s = str(v).strip().replace("Z", "+00:00")
-    try:
-        ts = datetime.fromisoformat(s)
-    except ValueError as exc:
-        raise ValueError(f"'created_at' must be an ISO date-time (2025-09-01T10:00:00+05:00), got {v!r}") from exc
-    return ts if ts.tzinfo is not None else ts.replace(tzinfo=UTC)
+def is_empty_question(question: Any) -> bool:
+    """A logged event without question text (a sticker, whitespace): kept in sessions and user counts,
+    left out of every text analysis (topics, embeddings, classification)."""
+    return question is None or not str(question).strip()
 
 
 def validate_record(rec: Mapping[str, Any], row_number: int) -> dict[str, Any]:
-    """One export row → a ``eval.question_log`` row; raises ``(field, message)`` as ValueError args."""
+    """One export row → an ``eval.question_log`` row (values as written: nothing stripped or rounded).
+
+    Raises :class:`record_files.FieldError` (field, message). An empty or whitespace ``question`` is
+    valid (an event without text, see :func:`is_empty_question`); a missing ``id`` is the row's number
+    in the file (``row_number``), so it stays the same whatever other rows are skipped.
+    """
     out: dict[str, Any] = {}
-    q = _opt_str(rec.get("question"))
-    if q is None:
-        raise _FieldError("question", "the question is missing or empty")
-    out["question"] = q
-    try:
-        out["id"] = _opt_int(rec.get("id"), "id")
-    except ValueError as exc:
-        raise _FieldError("id", str(exc)) from exc
+    q = as_text(rec.get("question"), "question")
+    out["question"] = q if q is not None else ""
+    out["id"] = as_int(rec.get("id"), "id")
     if out["id"] is None:
         out["id"] = row_number
-    out["answer"] = _opt_str(rec.get("answer"))
-    url = rec.get("confluence_url") if rec.get("confluence_url") not in (None, "") else rec.get("url")
-    out["url"] = _opt_str(url)
-    for name in ("score", "user_id"):
-        try:
-            out[name] = _opt_int(rec.get(name), name)
-        except ValueError as exc:
-            raise _FieldError(name, str(exc)) from exc
+    out["answer"] = as_text(rec.get("answer"), "answer") or None
+    url_field = "confluence_url" if rec.get("confluence_url") not in (None, "") else "url"
+    out["url"] = as_text(rec.get(url_field), url_field) or None
+    out["score"] = as_int(rec.get("score"), "score")
     if out["score"] is not None and not 1 <= out["score"] <= 5:
-        raise _FieldError("score", f"'score' must be between 1 and 5 (5 = thumbs up, 1 = thumbs down), got {out['score']}")
-    try:
-        out["stop_point"] = _parse_bool(rec.get("stop_point"))
-    except ValueError as exc:
-        raise _FieldError("stop_point", str(exc)) from exc
-    try:
-        out["created_at"] = _parse_ts(rec.get("created_at"))
-    except ValueError as exc:
-        raise _FieldError("created_at", str(exc)) from exc
+        raise FieldError("score", f"must be between 1 and 5 (5 = thumbs up, 1 = thumbs down), got {out['score']}")
+    out["user_id"] = as_int(rec.get("user_id"), "user_id")
+    out["stop_point"] = bool(as_bool(rec.get("stop_point"), "stop_point"))
+    out["created_at"] = as_datetime(rec.get("created_at"), "created_at")
     return out
-
-
-class _FieldError(ValueError):
-    def __init__(self, field_name: str, message: str) -> None:
-        self.field = field_name
-        self.message = message
-        super().__init__(message)
 
 
 def import_file(
@@ -380,14 +330,20 @@ def import_file(
     source: str | None = None,
     skip_bad_rows: bool = False,
     data: bytes | None = None,
+    encoding: str | None = None,
 ) -> ImportReport:
     """Import a CSV / JSONL / JSON export of ``question_answer`` into ``eval.question_log`` under ``source``.
 
-    Columns: ``question`` (required), ``id``, ``answer``, ``confluence_url`` or ``url``, ``score`` (1–5),
-    ``user_id``, ``created_at`` (ISO), ``stop_point``; others are ignored. All or nothing: the first
-    bad row raises :class:`QuestionLogImportError` (file, row, field) and nothing is written, unless
-    ``skip_bad_rows`` — then bad rows are left out and listed in the report. Re-importing a source
-    replaces it (in the same transaction). ``data`` passes the file's bytes (uploads).
+    Columns: ``question`` (required column; an empty value is an event without text, imported and
+    counted in ``n_empty_questions``), ``id``, ``answer``, ``confluence_url`` or ``url``, ``score`` (1–5),
+    ``user_id``, ``created_at`` (ISO; may be empty), ``stop_point``; others (``updated_at``, …) are ignored.
+    The file is read by :func:`record_files.read_file` (``encoding`` for non-UTF-8 files).
+
+    All or nothing: the first bad row raises :class:`QuestionLogImportError` (file, row, field) and
+    nothing is written. With ``skip_bad_rows`` bad rows are left out and listed in the report — but an
+    import with no good row raises and replaces nothing. Re-importing a source replaces it in one
+    transaction; imports into one source are serialised by an advisory lock, so two concurrent imports
+    end with exactly one file's rows. ``data`` passes the file's bytes (uploads).
     """
     p = Path(path)
     src = (source or p.stem).strip()
@@ -397,28 +353,44 @@ def import_file(
         raise QuestionLogImportError(
             p.name, None, "source", f"'{PRODUCTION_SOURCE}' is the bot's own table; choose another source name"
         )
-    records = _read_records(p, data)
-    if not records:
+    try:
+        f = read_file(p, data=data, encoding=encoding, skip_bad_rows=skip_bad_rows, name=p.name)
+    except QuestionLogImportError:
+        raise
+    except RecordFileError as exc:
+        raise QuestionLogImportError(exc.file, exc.row, exc.field, exc.message, line=exc.line) from None
+    n_rows = len(f.records) + len(f.bad_rows)
+    if not n_rows:
         raise QuestionLogImportError(p.name, None, None, "the file has no rows")
-    columns = set().union(*(r.keys() for r in records))
-    if "question" not in columns:
+    if "question" not in f.columns and f.records:
         raise QuestionLogImportError(p.name, None, "question", "required column 'question' is missing")
     rows: list[dict[str, Any]] = []
-    errors: list[dict[str, Any]] = []
+    errors: list[dict[str, Any]] = [e.to_dict() for e in f.bad_rows]
     seen: dict[int, int] = {}
-    for i, rec in enumerate(records, start=1):
+    for rec, row_no in zip(f.records, f.rows, strict=True):
         try:
-            row = validate_record(rec, i)
+            if "question" not in rec:
+                raise FieldError("question", "the row has no 'question' field")
+            row = validate_record(rec, row_no)
             if row["id"] in seen:
-                raise _FieldError("id", f"duplicate id {row['id']} (first seen in row {seen[row['id']]})")
-            seen[row["id"]] = i
-        except _FieldError as exc:
+                raise FieldError("id", f"duplicate id {row['id']} (first seen in row {seen[row['id']]})")
+            seen[row["id"]] = row_no
+        except FieldError as exc:
             if not skip_bad_rows:
-                raise QuestionLogImportError(p.name, i, exc.field, exc.message) from None
-            errors.append({"row": i, "field": exc.field, "message": exc.message})
+                raise QuestionLogImportError(p.name, row_no, exc.field, exc.message) from None
+            errors.append({"row": row_no, "field": exc.field, "message": exc.message})
             continue
         rows.append({**row, "source": src})
+    errors.sort(key=lambda e: e["row"] if e["row"] is not None else 0)
+    if not rows:
+        first = errors[0] if errors else None
+        detail = f"; first: row {first['row']}, field '{first['field']}': {first['message']}" if first else ""
+        raise QuestionLogImportError(
+            p.name, None, None,
+            f"no good rows ({len(errors)} bad{detail}); nothing imported, source '{src}' left unchanged",
+        )
     with engine.begin() as conn:
+        conn.execute(text("SELECT pg_advisory_xact_lock(hashtext('eval.question_log'), hashtext(:s))"), {"s": src})
         replaced = conn.execute(text("DELETE FROM eval.question_log WHERE source = :s"), {"s": src}).rowcount
         for s in range(0, len(rows), 5000):
             conn.execute(
@@ -429,7 +401,8 @@ def import_file(
                 ),
                 rows[s : s + 5000],
             )
-    return ImportReport(p.name, src, len(records), len(rows), len(errors), max(replaced, 0), errors)
+    n_empty = sum(1 for r in rows if is_empty_question(r["question"]))
+    return ImportReport(p.name, src, n_rows, len(rows), len(errors), max(replaced, 0), n_empty, errors)
 
 
 def delete_source(engine: Engine, source: str) -> int:

@@ -20,8 +20,6 @@ question); every rule is listed in :data:`CLASSIFIER_RULES` so that the UI can s
 
 from __future__ import annotations
 
-import csv
-import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -168,25 +166,39 @@ DEFAULT_SLANG: dict[str, str] = {
 DEFAULT_SLANG = {k: v for k, v in DEFAULT_SLANG.items() if k != v}
 
 
-def load_slang(path: str | Path, *, merge_defaults: bool = True) -> dict[str, str]:
-    """Read a slang dictionary from JSON (``{"слово": "норма"}``) or CSV (``slang,normal``).
+SLANG_HEADERS = {"slang", "word", "сленг", "слово"}
+
+
+def load_slang(path: str | Path, *, merge_defaults: bool = True, data: bytes | None = None) -> dict[str, str]:
+    """Read a slang dictionary from JSON (``{"слово": "норма"}``) or CSV (``slang,normal``; the header row
+    may be left out), through the one file reader (:mod:`voproshalych_eval.record_files`): errors name the
+    file, the row and the field.
 
     With ``merge_defaults`` the file's entries extend/override :data:`DEFAULT_SLANG`.
     """
+    from voproshalych_eval.record_files import RecordFileError, read_file, read_json_object
+
     p = Path(path)
+    entries: dict[str, str] = {}
     if p.suffix.lower() == ".json":
-        data = json.loads(p.read_text(encoding="utf-8"))
-        if not isinstance(data, dict):
-            raise ValueError(f"{p}: a JSON slang dictionary must be an object {{slang: normal form}}")
-        entries = {normalize(str(k)): normalize(str(v)) for k, v in data.items()}
+        obj = read_json_object(p, data=data, name=p.name)
+        for k, v in obj.items():
+            if not isinstance(v, str) or not v.strip():
+                raise RecordFileError(p.name, None, k, "the normal form must be non-empty text")
+            entries[normalize(str(k))] = normalize(v)
     else:
-        with p.open(encoding="utf-8", newline="") as fh:
-            reader = csv.reader(fh)
-            entries = {}
-            for i, row in enumerate(reader, start=1):
-                if len(row) < 2 or (i == 1 and row[0].strip().lower() in {"slang", "word"}):
-                    continue
-                entries[normalize(row[0])] = normalize(row[1])
+        f = read_file(p, data=data, name=p.name)
+        if len(f.columns) < 2:
+            raise RecordFileError(p.name, 1, None, "expected two columns: slang, normal form")
+        key, val = f.columns[0], f.columns[1]
+        pairs = [] if key.strip().lower() in SLANG_HEADERS else [(1, key, val)]  # no header row: the first is an entry
+        pairs += [(row, rec[key], rec[val]) for rec, row in zip(f.records, f.rows, strict=True)]
+        for row, k, v in pairs:
+            if not k.strip():
+                continue
+            if not v.strip():
+                raise RecordFileError(p.name, row, val, f"no normal form for {k!r}")
+            entries[normalize(k)] = normalize(v)
     return {**(DEFAULT_SLANG if merge_defaults else {}), **entries}
 
 

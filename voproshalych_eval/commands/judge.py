@@ -10,7 +10,6 @@ Output: one result per sample and an aggregate (mean, 95% CI, n, failures); the 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,9 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser("judge", help="run a judge metric (faithfulness, aspect_critic, ...) on a file of samples")
     p.add_argument("--metric", required=True, choices=sorted(METRICS))
-    p.add_argument("--input", required=True, help="JSON array or JSONL of samples (user_input, response, reference, retrieved_contexts)")
+    p.add_argument("--input", required=True,
+                   help="JSON array, JSONL or CSV of samples (user_input, response, reference, retrieved_contexts)")
+    p.add_argument("--encoding", default=None, help="encoding of --input when it is not UTF-8 (e.g. cp1251)")
     p.add_argument("--models", default=None, help="comma-separated judge models (default: first configured)")
     p.add_argument("--aggregate", default="average", choices=AGGREGATORS, help="multi-model aggregator")
     p.add_argument("--threshold", type=float, default=None, help="pass threshold (rag_judge default 0.5)")
@@ -39,38 +40,51 @@ def register(sub: Any) -> None:
     p.set_defaults(func=cmd_judge)
 
 
-def read_samples(path: str | Path) -> list[dict[str, Any]]:
-    """Samples from a JSON array (or {"samples": [...]}) or JSONL file; errors name the file and row."""
-    from voproshalych_eval.judges import Sample
+_SAMPLE_FIELDS = {"user_input": "user_input", "retrieved_contexts": "retrieved_contexts", "response": "response",
+                  "reference": "reference"}
 
-    p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"input file not found: {p}")
-    text = p.read_text(encoding="utf-8")
-    stripped = text.lstrip()
-    rows: list[Any]
-    if stripped.startswith("[") or stripped.startswith("{") and p.suffix.lower() == ".json":
-        data = json.loads(text)
-        rows = data.get("samples", []) if isinstance(data, dict) else data
-    else:
-        rows = []
-        for i, line in enumerate(text.splitlines(), 1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"{p.name}, line {i}: not valid JSON ({exc.msg})") from None
+
+def read_samples(path: str | Path, *, data: bytes | None = None, encoding: str | None = None,
+                 name: str | None = None) -> list[dict[str, Any]]:
+    """Samples from a JSON array (or {"samples": [...]}), JSONL or CSV file, read by the one file reader
+    (:func:`record_files.read_file`); every problem is a ``RecordFileError`` naming the file, row and field.
+    A CSV ``retrieved_contexts`` cell holds a JSON array of strings (or one context)."""
+    from voproshalych_eval.judges import Sample
+    from voproshalych_eval.record_files import FieldError, RecordFileError, as_json_value, read_file
+
+    f = read_file(path, data=data, encoding=encoding, name=name or Path(path).name)
     out = []
-    for i, r in enumerate(rows, 1):
-        if not isinstance(r, dict):
-            raise ValueError(f"{p.name}, sample {i}: must be an object")
+    for rec, row in zip(f.records, f.rows, strict=True):
+        r = dict(rec)
         try:
-            out.append(Sample.from_dict(r).to_dict() | ({"id": r["id"]} if "id" in r else {}))
+            for k in ("retrieved_contexts", "retrievedContexts", "contexts"):
+                if k in r:
+                    r[k] = as_json_value(r[k], k)
+            if "id" in r and (isinstance(r["id"], bool) or not isinstance(r["id"], (str, int))):
+                raise FieldError("id", f"must be a string or an integer, got {type(r['id']).__name__}")
+            sample = Sample.from_dict(r)
+        except FieldError as exc:
+            raise f.error(row, exc) from None
         except ValueError as exc:
-            raise ValueError(f"{p.name}, sample {i}: {exc}") from None
+            first = str(exc).split(" ", 1)[0]
+            raise RecordFileError(f.file, row, _SAMPLE_FIELDS.get(first), str(exc)) from None
+        out.append(sample.to_dict() | ({"id": r["id"]} if r.get("id") not in (None, "") else {}))
     if not out:
-        raise ValueError(f"{p.name}: no samples")
+        raise RecordFileError(f.file, None, None, "no samples")
     return out
+
+
+def read_rubrics(src: str) -> dict[str, str]:
+    """Rubrics from a JSON file or inline JSON: ``{"score1_description": "...", ...}`` (string values)."""
+    from voproshalych_eval.record_files import RecordFileError, parse_json_object, read_json_object
+
+    inline = src.lstrip().startswith("{")
+    name = "--rubrics" if inline else Path(src).name
+    obj = parse_json_object(src, name) if inline else read_json_object(src, name=name)
+    for k, v in obj.items():
+        if not isinstance(v, str) or not v.strip():
+            raise RecordFileError(name, None, k, "a rubric description must be non-empty text")
+    return obj
 
 
 def metric_config(metric: str, args: Any) -> dict[str, Any]:
@@ -85,8 +99,7 @@ def metric_config(metric: str, args: Any) -> dict[str, Any]:
     if metric == "rubrics_score":
         if not args.rubrics:
             raise ValueError("--rubrics is required for rubrics_score")
-        src = args.rubrics
-        cfg["rubrics"] = json.loads(Path(src).read_text(encoding="utf-8") if Path(src).is_file() else src)
+        cfg["rubrics"] = read_rubrics(args.rubrics)
     if metric == "response_relevancy":
         cfg["n_questions"] = args.n_questions
     thresholded = ("faithfulness", "answer_relevance", "answer_correctness", "e2e_score", "semantic_similarity")
@@ -154,7 +167,7 @@ def cmd_judge(args: Any) -> int:
     from voproshalych_eval.judges import get_judge
 
     settings = get_settings()
-    samples = read_samples(args.input)
+    samples = read_samples(args.input, encoding=args.encoding)
     cfg = metric_config(args.metric, args)
     eng = engine()
     models = [m.strip() for m in args.models.split(",") if m.strip()] if args.models else None

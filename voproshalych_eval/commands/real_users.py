@@ -31,6 +31,8 @@ def register(sub: Any) -> None:
     p.add_argument("--pause-minutes", type=float, default=30.0, help="session split at pauses longer than this")
     p.add_argument("--slang", type=Path, default=None, help="slang dictionary (JSON or CSV) merged with the defaults")
     p.add_argument("--report", type=Path, default=None, help="write the coverage-gap report (.md or .html)")
+    p.add_argument("--snapshot", type=int, default=None,
+                   help="snapshot id of the knowledge base and log (default: the source's present content)")
     add_json_flag(p)
     p.set_defaults(func=cmd_real_users)
 
@@ -40,7 +42,9 @@ def register(sub: Any) -> None:
     )
     p.add_argument("file", type=Path)
     p.add_argument("--source", default=None, help="source name (default: the file name without extension)")
-    p.add_argument("--skip-bad-rows", action="store_true", help="skip invalid rows and report them")
+    p.add_argument("--skip-bad-rows", action="store_true",
+                   help="skip invalid rows and report them (an import with no good row still changes nothing)")
+    p.add_argument("--encoding", default=None, help="the file's encoding when it is not UTF-8 (e.g. cp1251)")
     add_json_flag(p)
     p.set_defaults(func=cmd_import)
 
@@ -77,6 +81,7 @@ def cmd_real_users(args: Any) -> int:
         pause_minutes=args.pause_minutes,
         slang=load_slang(args.slang) if args.slang else None,
         progress=progress,
+        snapshot=args.snapshot,
     )
     out = res.to_dict()
     if args.report:
@@ -107,9 +112,12 @@ def cmd_real_users(args: Any) -> int:
 def cmd_import(args: Any) -> int:
     from voproshalych_eval.analytics import import_file
 
-    rep = import_file(engine(), args.file, source=args.source, skip_bad_rows=args.skip_bad_rows)
+    rep = import_file(engine(), args.file, source=args.source, skip_bad_rows=args.skip_bad_rows,
+                      encoding=args.encoding)
     human = (f"imported {rep.n_imported} of {rep.n_rows} rows into source '{rep.source}'"
              + (f", skipped {rep.n_skipped}" if rep.n_skipped else "")
+             + (f"; {rep.n_empty_questions} rows without question text (kept as events, left out of text analyses)"
+                if rep.n_empty_questions else "")
              + (f" (replaced {rep.replaced} earlier rows)" if rep.replaced else ""))
     for e in rep.errors[:20]:
         human += f"\n  row {e['row']}, field '{e['field']}': {e['message']}"

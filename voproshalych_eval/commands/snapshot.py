@@ -31,7 +31,8 @@ def register(sub: Any) -> None:
     add_json_flag(q)
     q.set_defaults(func=cmd_diff)
 
-    q = ssub.add_parser("use", help="make a snapshot current (readers and pages use it by default)")
+    q = ssub.add_parser("use", help="make a snapshot current (pages and readers use it by default; runs take the "
+                        "source's present content unless given --snapshot)")
     q.add_argument("id", type=int)
     add_json_flag(q)
     q.set_defaults(func=cmd_use)

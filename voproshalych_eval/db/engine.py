@@ -31,6 +31,8 @@ from voproshalych_eval.db.errors import SourceNotReadOnlyError, StoreError
 
 log = logging.getLogger(__name__)
 
+#: seconds to wait for the source server (an unreachable production host must not hang a page)
+SOURCE_CONNECT_TIMEOUT = 10
 #: name of the demo source database next to the embedded store (``postgres`` database)
 DEMO_DATABASE = "voproshalych_demo"
 
@@ -199,12 +201,15 @@ def make_source_engine(url: str, *, text_check: bool = True) -> Engine:
     """A read-only engine on ``url`` (see :mod:`voproshalych_eval.db.guard`); not cached."""
     from voproshalych_eval.db.guard import READ_ONLY_OPTION, install_source_guard
 
+    connect_args: dict[str, object] = {"prepare_threshold": 0}  # extended protocol: one statement at a time
+    if "connect_timeout" not in dict(parse_qsl(urlsplit(url).query)):
+        connect_args["connect_timeout"] = SOURCE_CONNECT_TIMEOUT
     engine = create_engine(
         _sqlalchemy_url(_with_option(url, READ_ONLY_OPTION)),
         pool_pre_ping=True,
         pool_size=2,
         max_overflow=2,
-        connect_args={"prepare_threshold": 0},
+        connect_args=connect_args,
     )
     event.listen(engine, "connect", _check_session_read_only)
     event.listen(engine, "connect", _register_vector_if_present)

@@ -46,7 +46,6 @@ Hybrid (:func:`hybrid`): reciprocal rank fusion of the vector and FTS rankings
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -59,13 +58,9 @@ from voproshalych_eval.db import snapshots
 from voproshalych_eval.db.errors import DimensionMismatchError, SchemaError
 from voproshalych_eval.db.production import parse_vector
 from voproshalych_eval.db.snapshots import Snapshot
+from voproshalych_eval.db.text_keys import text_hash
 
 SnapshotRef = int | Snapshot | None
-
-
-def text_hash(value: str) -> str:
-    """sha256 hex digest of the UTF-8 text (the key of ``eval.chunk_vectors``; same as the snapshot's ``text_hash``)."""
-    return hashlib.sha256(value.encode("utf-8")).hexdigest()
 
 __all__ = [
     "BATCH_SIZE",

@@ -32,11 +32,11 @@ from typing import Any
 from sqlalchemy import Connection, Engine, text
 
 from voproshalych_eval.db.errors import SnapshotError
+from voproshalych_eval.db.meta import CURRENT_SNAPSHOT_KEY as CURRENT_META_KEY
+from voproshalych_eval.db.meta import STORED_MODEL_KEY as DEMO_STORED_MODEL_KEY
 
 log = logging.getLogger(__name__)
 
-CURRENT_META_KEY = "current_snapshot"
-DEMO_STORED_MODEL_KEY = "stored_embedding_model"
 #: advisory lock key serialising snapshot takers on one store
 TAKE_LOCK = 727276
 
@@ -191,8 +191,18 @@ def _len_field(expr: str) -> str:
     return f"length({expr})::text, ':', {expr}, '|'"
 
 
-def _vec(expr: str | None) -> str:
-    return f"coalesce(vector_send({expr}), '\\x'::bytea)" if expr else "'\\x'::bytea"
+def _vec(expr: str | None, schema: str | None) -> str:
+    return f"coalesce({schema}.vector_send({expr}), '\\x'::bytea)" if expr and schema else "'\\x'::bytea"
+
+
+def _vector_schema(conn: Connection) -> str | None:
+    """The (quoted) schema of the ``vector`` extension in a database, or None when it is not installed."""
+    return conn.execute(
+        text(
+            "SELECT quote_ident(n.nspname) FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace "
+            "WHERE e.extname = 'vector'"
+        )
+    ).scalar()
 
 
 def _ts(expr: str | None) -> str:
@@ -213,6 +223,8 @@ class _SourceShape:
     log: dict[str, str | None]
     chunk_dim: int | None
     question_dim: int | None
+    #: quoted schema of the ``vector`` extension (None: not installed, so no vector columns)
+    vector_schema: str | None = None
 
 
 def _shape(conn: Connection, qualifier: str = "public") -> _SourceShape:
@@ -253,27 +265,32 @@ def _shape(conn: Connection, qualifier: str = "public") -> _SourceShape:
         "updated_at": pick("question_answer", "updated_at"),
         "embedding": pick("question_answer", "embedding"),
     }
+    vector_schema = _vector_schema(conn)
+    if vector_schema is None:
+        chunk["embedding"] = log_cols["embedding"] = None
     chunk_dim, question_dim = schema.chunk_dim, schema.question_dim
     if chunk_dim is None and schema.has_chunk and chunk["embedding"]:  # untyped ``vector`` column
-        chunk_dim = conn.execute(text(f"SELECT max(vector_dims(embedding)) FROM {qualifier}.chunk")).scalar()
+        chunk_dim = conn.execute(text(f"SELECT max({vector_schema}.vector_dims(embedding)) FROM {qualifier}.chunk")).scalar()
     if question_dim is None and schema.has_question_answer and log_cols["embedding"]:
-        question_dim = conn.execute(text(f"SELECT max(vector_dims(embedding)) FROM {qualifier}.question_answer")).scalar()
+        question_dim = conn.execute(
+            text(f"SELECT max({vector_schema}.vector_dims(embedding)) FROM {qualifier}.question_answer")
+        ).scalar()
     return _SourceShape(
         schema.has_chunk, schema.chunk_variant, schema.has_question_answer, schema.has_user,
-        chunk, log_cols, chunk_dim, question_dim,
+        chunk, log_cols, chunk_dim, question_dim, vector_schema,
     )
 
 
-def _chunk_row_hash(c: dict[str, str | None]) -> str:
+def _chunk_row_hash(c: dict[str, str | None], vs: str | None) -> str:
     parts = ", ".join(_len_field(f"CAST({c[k]} AS text)" if c[k] else "NULL::text") for k in ("url", "source_type", "text"))
-    return f"sha256(convert_to(concat(id::text, '|', {parts}), 'UTF8') || {_vec(c['embedding'])})"
+    return f"sha256(convert_to(concat(id::text, '|', {parts}), 'UTF8') || {_vec(c['embedding'], vs)})"
 
 
-def _log_row_hash(q: dict[str, str | None]) -> str:
+def _log_row_hash(q: dict[str, str | None], vs: str | None) -> str:
     fields = [f"CAST({q[k]} AS text)" if q[k] else "NULL::text" for k in ("question", "answer", "url", "score", "user_id", "stop_point")]
     fields += [_ts(q["created_at"]), _ts(q["updated_at"])]
     parts = ", ".join(_len_field(f) for f in fields)
-    return f"sha256(convert_to(concat(id::text, '|', {parts}), 'UTF8') || {_vec(q['embedding'])})"
+    return f"sha256(convert_to(concat(id::text, '|', {parts}), 'UTF8') || {_vec(q['embedding'], vs)})"
 
 
 def _agg_hash(row_hash: str, table: str) -> str:
@@ -292,7 +309,7 @@ def _hashes(conn: Connection, shape: _SourceShape, chunk_table: str, log_table: 
     if shape.has_chunk:
         url = shape.chunk["url"]
         sel += [
-            f"{_agg_hash(_chunk_row_hash(shape.chunk), chunk_table)} AS chunks_hash",
+            f"{_agg_hash(_chunk_row_hash(shape.chunk, shape.vector_schema), chunk_table)} AS chunks_hash",
             f"(SELECT count(*) FROM {chunk_table}) AS n_chunks",
             f"(SELECT count(DISTINCT {url}) FROM {chunk_table}) AS n_pages",
         ]
@@ -301,7 +318,7 @@ def _hashes(conn: Connection, shape: _SourceShape, chunk_table: str, log_table: 
     if shape.has_question_answer:
         emb = shape.log["embedding"]
         sel += [
-            f"{_agg_hash(_log_row_hash(shape.log), log_table)} AS log_hash",
+            f"{_agg_hash(_log_row_hash(shape.log, shape.vector_schema), log_table)} AS log_hash",
             f"(SELECT count(*) FROM {log_table}) AS n_questions",
             f"(SELECT count({emb}) FROM {log_table}) AS n_questions_with_embedding" if emb else "0 AS n_questions_with_embedding",
         ]
@@ -414,7 +431,7 @@ def take(
                 },
             ).scalar_one()
             _copy(sconn, conn, shape, int(sid))
-            stored = _store_shape(shape)
+            stored = replace(_store_shape(shape), vector_schema=_vector_schema(conn))
             check = _hashes(conn, stored, f"eval.snapshot_chunks_{sid}", f"eval.snapshot_log_{sid}", None)
             if (check["chunks_hash"], check["log_hash"]) != (hashes["chunks_hash"], hashes["log_hash"]):
                 raise SnapshotError(
@@ -457,6 +474,8 @@ def _copy(src: Connection, dst: Connection, shape: _SourceShape, sid: int) -> No
     dst.execute(text(f"CREATE TABLE eval.snapshot_chunks_{sid} PARTITION OF eval.snapshot_chunks FOR VALUES IN ({sid})"))
     dst.execute(text(f"CREATE TABLE eval.snapshot_log_{sid} PARTITION OF eval.snapshot_log FOR VALUES IN ({sid})"))
 
+    vector = f"{shape.vector_schema}.vector" if shape.vector_schema else "text"  # a binary NULL has no type
+
     def col(expr: str | None, typ: str) -> str:
         return f"CAST({expr} AS {typ})" if expr else f"CAST(NULL AS {typ})"
 
@@ -466,7 +485,7 @@ def _copy(src: Connection, dst: Connection, shape: _SourceShape, sid: int) -> No
         copies.append((
             f"SELECT {sid}::integer, id::integer, {col(c['url'], 'text')}, {col(c['source_type'], 'text')}, "
             f"text::text, CAST(encode(sha256(convert_to(text, 'UTF8')), 'hex') AS char(64)), "
-            f"{col(c['embedding'], 'vector')}, {col(c['created_at'], 'timestamptz')}, "
+            f"{col(c['embedding'], vector)}, {col(c['created_at'], 'timestamptz')}, "
             f"{col(c['updated_at'], 'timestamptz')} FROM public.chunk ORDER BY id",
             f"eval.snapshot_chunks_{sid} (snapshot_id, id, url, source_type, text, text_hash, embedding, created_at, "
             "updated_at)",
@@ -477,7 +496,7 @@ def _copy(src: Connection, dst: Connection, shape: _SourceShape, sid: int) -> No
             f"SELECT {sid}::integer, id::integer, {col(q['question'], 'text')}, {col(q['answer'], 'text')}, "
             f"{col(q['url'], 'text')}, {col(q['score'], 'integer')}, {col(q['user_id'], 'integer')}, "
             f"{col(q['stop_point'], 'boolean')}, {col(q['created_at'], 'timestamptz')}, "
-            f"{col(q['updated_at'], 'timestamptz')}, {col(q['embedding'], 'vector')} FROM public.question_answer "
+            f"{col(q['updated_at'], 'timestamptz')}, {col(q['embedding'], vector)} FROM public.question_answer "
             "ORDER BY id",
             f"eval.snapshot_log_{sid} (snapshot_id, id, question, answer, url, score, user_id, stop_point, created_at, "
             "updated_at, embedding)",

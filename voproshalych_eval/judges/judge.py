@@ -41,7 +41,8 @@ METRICS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "rubrics_score": (("response",), ("rubrics",)),
     "response_relevancy": (("response",), ("response_relevancy",)),
     "semantic_similarity": (("response", "reference"), ()),
-    "show_no_show": (("response", "retrieved_contexts"), ("show_no_show",)),
+    # an empty context is legitimate here: production judges cached answers without one
+    "show_no_show": (("response",), ("show_no_show", "show_no_show_no_context")),
 }
 
 #: run-level aggregate keys (the seed's naming style)
@@ -472,23 +473,32 @@ class Judge:
 
     # ------------------------------------------------------------------ production show/no-show
     def show_no_show(self, question: str, context: str, answer: str) -> EvaluationResult:
-        """The production judge: ``Yes`` (1.0, show) or ``No: reason`` (0.0); anything else is a parse failure."""
+        """The production judge: ``Yes`` (1.0, show) or ``No: reason`` (0.0); anything else is a parse failure.
+
+        An empty ``context`` uses the production prompt without a context (``show_no_show_no_context``), as
+        production does for cached answers; ``details["with_context"]`` says which was used."""
         t0 = time.perf_counter()
         scale = "binary (Yes=1 / No=0)"
+        with_context = bool(context and context.strip())
         if self.offline:
             text = self.heuristic.show_no_show(question, context, answer)
             v = parse_verdict(text)
             assert v is not None
             return self._offline_result("show_no_show", t0, 1.0 if v[0] else 0.0, f"[{OFFLINE_LABEL}] {text}",
-                                        scale=scale, details={"verdict": "Yes" if v[0] else "No", "reason": v[1]})
-        msgs = [{"role": "user", "content": render("show_no_show", lang=self.lang, question=question, context=context,
-                                                   answer=answer)}]
+                                        scale=scale, details={"verdict": "Yes" if v[0] else "No", "reason": v[1],
+                                                              "with_context": with_context})
+        if with_context:
+            content = render("show_no_show", lang=self.lang, question=question, context=context, answer=answer)
+        else:
+            content = render("show_no_show_no_context", lang=self.lang, question=question, answer=answer)
+        msgs = [{"role": "user", "content": content}]
 
         def extract(text: str) -> tuple[float, str, dict[str, Any]]:
             v = parse_verdict(text)
             if v is None:
                 raise _Failure("parse_error", "reply is neither 'Yes' nor 'No: reason'", text)
-            return (1.0 if v[0] else 0.0), v[1], {"verdict": "Yes" if v[0] else "No", "reason": v[1]}
+            return (1.0 if v[0] else 0.0), v[1], {"verdict": "Yes" if v[0] else "No", "reason": v[1],
+                                                  "with_context": with_context}
 
         res = self._run_llm("show_no_show", msgs, schema=None, extract=extract, scale=scale, t0=t0)
         res.passed = None if res.score is None else res.score >= 0.5

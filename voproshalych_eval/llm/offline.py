@@ -167,8 +167,10 @@ class OfflineJudge:
             f"{k}={'—' if v is None else f'{v:.2f}'}" for k, v in parts.items()), parts)
 
     def show_no_show(self, question: str, context: str, answer: str) -> str:
-        """``Yes`` or ``No: <reason>`` (the production verdict format)."""
-        f = self.faithfulness(answer, [context]).score
+        """``Yes`` or ``No: <reason>`` (the production verdict format). Without a context (cached answers)
+        only the relevance rule applies."""
+        with_context = bool(context and context.strip())
+        f = self.faithfulness(answer, [context]).score if with_context else 1.0
         r = self.answer_relevance(question, answer).score
         if f is None or r is None:
             return "No: " + self._t("пустой ответ", "empty answer")

@@ -123,6 +123,22 @@ _EN["show_no_show"] = (
     "Reply with exactly one line: \"Yes\" if it may be shown, or \"No: <short reason>\" if not. No other text."
 )
 
+# the same judge without a context: production calls it so for answers reused from the similar-question
+# cache (``assess_answer(question, answer)``); a label set with an empty context is judged with this one
+_RU["show_no_show_no_context"] = (
+    "Ты проверяешь ответ чат-бота университета перед отправкой пользователю.\n\n"
+    "Вопрос пользователя:\n{question}\n\nОтвет бота:\n{answer}\n\n"
+    "Можно ли показать этот ответ пользователю: отвечает ли он на вопрос, корректен ли и уместен ли?\n"
+    "Ответь строго одной строкой: «Yes», если ответ можно показать, или «No: <краткая причина>», если нельзя. "
+    "Никакого другого текста."
+)
+_EN["show_no_show_no_context"] = (
+    "You check a university chatbot's answer before it is sent to the user.\n\n"
+    "User question:\n{question}\n\nBot answer:\n{answer}\n\n"
+    "May this answer be shown to the user: does it answer the question, and is it correct and appropriate?\n"
+    "Reply with exactly one line: \"Yes\" if it may be shown, or \"No: <short reason>\" if not. No other text."
+)
+
 # ---------------------------------------------------------------- seed 003: the RAG judge
 _RU["rag_judge"] = """Ты выступаешь в роли judge-модели для оценки качества ответа RAG-системы.
 
@@ -493,6 +509,7 @@ _DESCRIPTIONS = {
     "generation_system": "System prompt of the production bot (generation)",
     "generation_user": "User message for generation from a context",
     "show_no_show": "Production show/no-show judge: 'Yes' or 'No: reason'",
+    "show_no_show_no_context": "Production show/no-show judge without a context (cached answers)",
     "rag_judge": "RAG judge of seed 003 (answer_correctness, groundedness, error_message)",
     "faithfulness": "Faithfulness / groundedness, 0–1",
     "answer_relevance": "Answer relevance, 0–1",

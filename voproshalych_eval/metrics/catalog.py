@@ -503,6 +503,9 @@ _add(
            "questions actually analysed"),
     _m("answered_rate", "Доля с ответом", "Answered share", SHARE, "higher", "rate",
        "доля вопросов, получивших ответ", "share of questions that got an answer"),
+    _count("n_empty_questions", "Строк без текста вопроса", "Rows without question text",
+           "события без текста (стикер, пробелы): в сессиях и пользователях, не в текстовом анализе",
+           "events without text (a sticker, whitespace): in sessions and users, not in text analyses"),
     _count("n_stored_embeddings", "С сохранёнными эмбеддингами", "With stored embeddings",
            "вопросы с эмбеддингом в базе", "questions with an embedding in the database"),
     _count("n_embedded", "Досчитано эмбеддингов", "Embedded now", "эмбеддинги, посчитанные в этом запуске",
@@ -688,6 +691,8 @@ BLOCK_LABELS: dict[str, tuple[str, str]] = {
     "n_evaluated": ("в средних", "in the means"),
     "unanswerable_top_distance": ("вопросы без ответа", "unanswerable questions"),
     "hnsw": ("HNSW", "HNSW"),
+    "with_context": ("с контекстом", "with context"),
+    "without_context": ("без контекста", "without context"),
 }
 
 

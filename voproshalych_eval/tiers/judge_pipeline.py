@@ -11,6 +11,12 @@ Positive class = show. Over the items with a valid verdict: ``accuracy``, ``prec
 ``parse_failure_rate``, ``error_rate``, ``latency_p50/p95/p99``. Accuracy per ``kind`` of item
 shows which hard negatives fool the judge.
 
+An empty ``context`` is a legitimate input: production judges answers reused from its similar-question
+cache without any context (``assess_answer(question, answer)``), so such items are judged with the
+production prompt *without* context (``show_no_show_no_context``; a custom prompt gets an empty
+``{context}``). Every classification metric is reported overall and split: ``with_context.*`` and
+``without_context.*`` (e.g. ``with_context.f1_score``), with the n of each part.
+
 Calibration (``calibrate=True``): the benchmark judge (seed-003 ``rag_judge``, PASS/FAIL at
 ``threshold``) is run on the same items and compared with the human labels the same way
 (``benchmark_*`` keys) — how far the benchmark judge can be trusted on this data.
@@ -91,6 +97,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     threshold = float(p["threshold"])
 
     def work(record: dict[str, Any]) -> ItemResult:
+        with_context = bool(str(record.get("context") or "").strip())
         if p["prompt"]:
             res = custom_show_no_show(judge, p["prompt"], record["question"], record["context"], record["answer"])
         else:
@@ -103,6 +110,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
             "label": int(record["label"]),
             "kind": record.get("kind"),
             "rationale": record.get("rationale"),
+            "with_context": with_context,
             "verdict": None if verdict is None else int(verdict),
             "correct": None if verdict is None else int(verdict) == int(record["label"]),
             "reason": res.get("explanation"),
@@ -110,7 +118,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
             "failure_kind": None if verdict is not None else ("error" if res.get("error") else "parse"),
         }
         tokens = sh.tokens_of(res)
-        if bench is not None:
+        if bench is not None and with_context:  # the benchmark judge grounds in a context: none, no verdict
             sample = sh.make_sample(record["question"], record["answer"], None, [record["context"]])
             b = sh.judge_call(bench.rag_judge, sample, threshold=threshold)
             bv = _verdict(b)
@@ -171,6 +179,18 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
         valid = [r for r in sub if r.get("correct") is not None]
         by_kind[k] = {"n": len(sub), "accuracy": (sum(1 for r in valid if r["correct"]) / len(valid)) if valid else None}
     m["accuracy_by_kind"] = by_kind
+    for part, want in (("with_context", True), ("without_context", False)):
+        sub = [r for r in res if _has_context(r) is want]
+        m[part] = {"n_items": len(sub), **classification([r["label"] for r in sub], [r.get("verdict") for r in sub])}
     if any("benchmark_verdict" in r for r in res):
-        m.update(classification(labels, [r.get("benchmark_verdict") for r in res], prefix="benchmark_"))
+        bench = [r for r in res if "benchmark_verdict" in r]
+        m.update(classification([r["label"] for r in bench], [r.get("benchmark_verdict") for r in bench],
+                                prefix="benchmark_"))
     return m
+
+
+def _has_context(r: Mapping[str, Any]) -> bool:
+    """Whether an item was judged with a context (older records lack the flag: read it from the context)."""
+    if "with_context" in r:
+        return bool(r["with_context"])
+    return bool(str(r.get("context") or "").strip())

@@ -85,7 +85,7 @@ with state.user_errors("Не удалось открыть таблицу баз
         run = runs.latest_run(engine, tier)
         if run is None:
             continue
-        res = bl.evaluate_run(baselines, tier, run.status, run.metrics or {})
+        res = bl.evaluate_run(baselines, tier, run.status, run.metrics or {}, offline=bool(run.offline))
         rows.append({
             "tier": tier, "run": f"#{run.id}",
             "status": f"{bl.STATUS_ICONS[res.status]} {tr(*bl.STATUS_LABELS[res.status])}",

@@ -28,20 +28,28 @@ page_header(
         "or several models.",
     ),
     tr(
-        "Все оценки на шкале 0–1, больше — лучше (1–5 нормируется как (s−1)/4; шкала указана у каждого результата). "
-        "Оценки нескольких моделей сводятся агрегатором: среднее, медиана, большинство (1, если больше половины "
-        "моделей ≥ 0.5), минимум, максимум, консенсус (все модели ответили и расходятся не более чем на 0.1, "
-        "иначе оценки нет). Ответ, который не удалось разобрать, — это сбой: он не превращается в оценку, "
-        "исключается из среднего и показан отдельно. Карточка: среднее, n, сбои и 95% бутстреп-интервал.",
-        "All scores are on 0–1, higher is better (1–5 answers are normalised (s−1)/4; each result shows its scale). "
-        "Several models are combined by an aggregator: average, median, majority (1 if more than half of the models "
-        "score ≥ 0.5), min, max, consensus (every model answered and they differ by at most 0.1, else no score). "
-        "A reply that could not be parsed is a failure: never a score, excluded from the mean and shown separately. "
+        "Каждая метрика — на своей шкале, больше — лучше: корректность ответа — 1–5 (как в сиде), RubricsScore — "
+        "целый уровень рубрики, семантическое сходство — косинус −1…1, остальные — 0–1 (шкала указана у каждого "
+        "результата). Оценки нескольких моделей сводятся агрегатором: среднее, медиана (нижняя — всегда оценка "
+        "какой-то модели), большинство, минимум, максимум, консенсус. Оценка выставляется, только если ответил "
+        "кворум: все модели для минимума, максимума и консенсуса, строгое большинство для остальных (и для "
+        "голосов strictness); оценка неполным кворумом помечена как частичная. Сбой — транспорт (таймаут, 429, "
+        "5xx, соединение) или неразобранный ответ — не превращается в оценку и считается отдельно по видам; "
+        "пример без нужного поля — «неприменимо», не сбой; пустой ответ получает наименьшую оценку шкалы. "
+        "Карточка: среднее, n, сбои и 95% бутстреп-интервал.",
+        "Each metric is on its own scale, higher is better: answer correctness on 1–5 (as in the seed), "
+        "RubricsScore the integer rubric level, semantic similarity a cosine −1…1, the rest 0–1 (each result shows "
+        "its scale). Several models are combined by an aggregator: average, median (the lower one — always a score "
+        "some model gave), majority, min, max, consensus. A score is given only when a quorum answered: every "
+        "model for min, max and consensus, a strict majority otherwise (and for strictness votes); a score from "
+        "an incomplete quorum is marked partial. A failure — transport (timeout, 429, 5xx, connection) or an "
+        "unparseable reply — is never a score and is counted by kind; a sample missing a required field is "
+        "'not applicable', not a failure; an empty answer gets the scale's lowest score. "
         "The card shows the mean, n, failures and the 95% bootstrap CI.",
     ),
 )
 
-from voproshalych_eval.judges import AGGREGATORS, METRICS  # noqa: E402
+from voproshalych_eval.judges import AGGREGATORS, JUDGE_METRICS, Option  # noqa: E402
 from voproshalych_eval.llm.providers import all_models, configured_providers  # noqa: E402
 
 s = state.settings()
@@ -50,7 +58,9 @@ models_available = all_models(providers)
 
 with st.sidebar:
     st.subheader(tr("Метрика судьи", "Judge metric"))
-    metric = st.selectbox(tr("Метрика", "Metric"), list(METRICS), key="jm_metric")
+    metric = st.selectbox(tr("Метрика", "Metric"), list(JUDGE_METRICS), key="jm_metric",
+                          format_func=lambda m: JUDGE_METRICS[m].label(s.language if s.language in ("ru", "en") else "ru"))
+    st.caption(tr(JUDGE_METRICS[metric].description_ru, JUDGE_METRICS[metric].description_en))
     source = st.radio(tr("Примеры", "Samples"), ["demo", "file"], key="jm_source",
                       format_func=lambda x: tr("демо-набор (show/no-show)", "demo set (show/no-show)") if x == "demo"
                       else tr("загрузить файл", "upload a file"))
@@ -69,31 +79,43 @@ with st.sidebar:
     aggregate = st.selectbox(tr("Агрегатор моделей", "Model aggregator"), AGGREGATORS, key="jm_agg")
     use_cache = st.checkbox(tr("Использовать кэш ответов", "Use the response cache"), True, key="jm_cache")
 
+DEFAULT_RUBRICS = {f"score{i}_description": d for i, d in enumerate(
+    [tr("Неверно или не по теме", "Wrong or off-topic"), tr("Много ошибок", "Many errors"),
+     tr("Частично верно", "Partly right"), tr("Верно, мелкие пропуски", "Right, minor gaps"),
+     tr("Полностью верно и полно", "Fully right and complete")], start=1)}
+
+
+def option_widget(o: Option, key: str) -> Any:
+    """One widget per option of the judge-metric table (its type, bounds and labels say which)."""
+    label, help_ = tr(o.ru, o.en), tr(o.help_ru, o.help_en) or None
+    if o.kind == "text":
+        return st.text_input(label, tr("Ответ вежлив и по существу?", "Is the answer polite and to the point?"),
+                             key=key, help=help_)
+    if o.kind == "int":
+        return st.slider(label, int(o.low or 1), int(o.high or 10), int(o.default or o.low or 1), key=key, help=help_)
+    if o.kind == "float" and o.name == "threshold":
+        use = st.checkbox(tr("Порог прохождения", "Pass threshold"), o.default is not None, key=f"{key}_use")
+        lo, hi = float(o.low or 0.0), float(o.high or 1.0)
+        value = st.slider(label, lo, hi, float(o.default if o.default is not None else (lo + hi) / 2),
+                          (hi - lo) / 20, key=key, help=help_)
+        return value if use else None
+    if o.kind == "float":
+        return st.number_input(label, value=float(o.default or 0.0), key=key, help=help_)
+    if o.kind == "json":
+        return st.text_area(label, json.dumps(DEFAULT_RUBRICS, ensure_ascii=False, indent=1), key=key, help=help_)
+    if o.kind == "list":
+        from voproshalych_eval.embeddings import BUILTIN_EMBEDDERS
+
+        current = state.current_embedder_name()
+        choices = list(dict.fromkeys([current, *BUILTIN_EMBEDDERS]))
+        return st.multiselect(label, choices, default=[current], key=key, help=help_) or None
+    raise ValueError(f"no widget for option kind {o.kind!r}")
+
+
 cfg: dict[str, Any] = {}
 with st.form("jm_form"):
-    if metric in ("aspect_critic", "simple_criteria_score"):
-        cfg["definition"] = st.text_input(tr("Критерий", "Criterion"),
-                                          tr("Ответ вежлив и по существу?", "Is the answer polite and to the point?"))
-        cfg["strictness"] = st.slider(tr("Число прогонов (strictness)", "Runs (strictness)"), 1, 5, 1)
-    if metric == "simple_criteria_score":
-        c1, c2 = st.columns(2)
-        cfg["min_score"] = c1.number_input(tr("Минимум шкалы", "Scale minimum"), value=0.0)
-        cfg["max_score"] = c2.number_input(tr("Максимум шкалы", "Scale maximum"), value=5.0)
-    if metric == "rubrics_score":
-        default_rubrics = {f"score{i}_description": d for i, d in enumerate(
-            [tr("Неверно или не по теме", "Wrong or off-topic"), tr("Много ошибок", "Many errors"),
-             tr("Частично верно", "Partly right"), tr("Верно, мелкие пропуски", "Right, minor gaps"),
-             tr("Полностью верно и полно", "Fully right and complete")], start=1)}
-        cfg["rubrics"] = st.text_area(tr("Рубрики (JSON)", "Rubrics (JSON)"),
-                                      json.dumps(default_rubrics, ensure_ascii=False, indent=1))
-    if metric in ("faithfulness", "answer_relevance", "answer_correctness", "e2e_score", "rag_judge",
-                  "semantic_similarity"):
-        use_thr = st.checkbox(tr("Порог прохождения", "Pass threshold"), metric == "rag_judge")
-        thr = st.slider(tr("Порог", "Threshold"), 0.0, 1.0, 0.5, 0.05)
-        if use_thr:
-            cfg["threshold"] = thr
-    if metric == "response_relevancy":
-        cfg["n_questions"] = st.slider(tr("Сколько вопросов генерировать", "Questions to generate"), 1, 5, 3)
+    for opt in JUDGE_METRICS[metric].options:
+        cfg[opt.name] = option_widget(opt, f"jm_opt_{metric}_{opt.name}")
     run = st.form_submit_button(tr("Запустить", "Run"), type="primary")
 
 
@@ -110,8 +132,9 @@ if run:
         from voproshalych_eval.commands.judge import read_rubrics, read_samples, run_judge_metric
         from voproshalych_eval.judges import get_judge
 
-        if "rubrics" in cfg:
+        if isinstance(cfg.get("rubrics"), str):
             cfg["rubrics"] = read_rubrics(cfg["rubrics"])
+        cfg = JUDGE_METRICS[metric].resolve({k: v for k, v in cfg.items() if v is not None})
         if source == "demo":
             samples = demo_samples()
             name = "demo_judge"
@@ -122,7 +145,8 @@ if run:
             samples, name = read_samples(upload.name, data=upload.getvalue()), upload.name
         samples = samples[: int(limit)]
         if samples:
-            judge = get_judge(s, state.engine(), models=models or None, aggregate=aggregate, use_cache=use_cache,
+            llm_models = (models or None) if JUDGE_METRICS[metric].prompt is not None else None
+            judge = get_judge(s, state.engine(), models=llm_models, aggregate=aggregate, use_cache=use_cache,
                               lang=s.language if s.language in ("ru", "en") else "ru",
                               embedder=state.embedder(state.current_embedder_name()))
             bar = st.progress(0.0, text=tr("Оценка…", "Evaluating…"))
@@ -144,7 +168,8 @@ else:
     rows = []
     for r in out["results"]:
         row = {"item_key": r["item_key"], "user_input": r["user_input"], "score": r["score"], "passed": r["passed"],
-               "scale": r["scale"], "failures": len(r["failures"])}
+               "scale": r["scale"], "failure_kind": r.get("failure_kind"), "partial": r.get("partial"),
+               "answered": f"{r.get('n_answered', 0)}/{r.get('n_asked', 0)}", "failures": len(r["failures"])}
         row.update({f"model:{m}": v for m, v in r["per_model"].items()})
         rows.append(row)
     df = pd.DataFrame(rows)

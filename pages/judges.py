@@ -63,13 +63,22 @@ with tab_s:
     else:
         jobs.run_caption(run)
         m = run.metrics or {}
+        if m.get("not_applicable"):
+            st.info(tr(f"Метрика «{m.get('metric')}» неприменима к этому набору: у элементов нет нужного поля (например, "
+                       f"эталонного ответа). Это не сбои судьи: {m.get('n_not_applicable')} вызовов не оценивались.",
+                       f"The metric '{m.get('metric')}' does not apply to this set: its items lack a field it needs "
+                       f"(e.g. the reference answer). These are not judge failures: {m.get('n_not_applicable')} calls "
+                       "were not scored."))
         if m:
             metric_cards({k: m[k] for k in ("consistency_score", "avg_score_std", "flip_rate", "exact_agreement_rate",
                                             "error_rate", "parse_failure_rate", "latency_p50", "latency_p95", "latency_p99",
                                             "inter_judge_cohen_kappa", "inter_judge_fleiss_kappa", "intra_judge_fleiss_kappa")
                           if k in m and m[k] is not None})
-            st.caption(tr(f"Вызовов: {m.get('n_calls')}, токенов: {m.get('tokens')}, метрика: {m.get('metric')}",
-                          f"Calls: {m.get('n_calls')}, tokens: {m.get('tokens')}, metric: {m.get('metric')}"))
+            kinds = ", ".join(f"{k} {n}" for k, n in (m.get("failure_kinds") or {}).items() if n)
+            st.caption(tr(f"Вызовов: {m.get('n_calls')}, неприменимо: {m.get('n_not_applicable', 0)}, токенов: "
+                          f"{m.get('tokens')}, метрика: {m.get('metric')}" + (f"; по видам: {kinds}" if kinds else ""),
+                          f"Calls: {m.get('n_calls')}, not applicable: {m.get('n_not_applicable', 0)}, tokens: "
+                          f"{m.get('tokens')}, metric: {m.get('metric')}" + (f"; by kind: {kinds}" if kinds else "")))
             if len(m.get("per_model") or {}) > 1:
                 st.plotly_chart(per_model_bars(m["per_model"], "consistency_score", color=TIER_COLORS["judge"]))
             json_download(m, f"judge_run{run.id}_metrics", key=f"jsm{run.id}")

@@ -26,6 +26,7 @@ VERDICTS = {
     "better": ("🟢 лучше", "🟢 better"),
     "worse": ("🔴 хуже", "🔴 worse"),
     "no significant difference": ("⚪ нет значимой разницы", "⚪ no significant difference"),
+    "changed": ("🔵 изменилась (у метрики нет «лучше»)", "🔵 changed (the metric has no better direction)"),
     "no per-item data": ("— нет данных по элементам", "— no per-item data"),
     "no valid pairs": ("— нет валидных пар", "— no valid pairs"),
 }
@@ -45,15 +46,17 @@ page_header(
     tr(
         "Каждый запуск хранит уровень, набор данных и его хэш, модели, хэши промптов, параметры, версию кода, "
         "агрегаты с 95% доверительными интервалами и результаты по элементам. **Сравнение** ставит запуск B "
-        "против эталонного A на одних и тех же элементах: разность B − A, её 95% бутстреп-интервал и парный "
-        "перестановочный тест (p < 0,05 — значимо). «Лучше»/«хуже» учитывают направление метрики из таблицы "
-        "базовых уровней (больше или меньше — лучше). Запуск, который числится выполняющимся, но давно не подавал "
+        "против эталонного A на одних и тех же элементах: разность B − A, её 95% бутстреп-интервал, парный "
+        "перестановочный тест и размер эффекта (d_z Коэна с 95% интервалом). Метрик сравнивается много сразу, "
+        "поэтому вывод делается по p с поправкой Холма (p_adj < 0,05 — значимо; исходное p тоже показано). "
+        "«Лучше»/«хуже» учитывают направление метрики из каталога метрик (больше или меньше — лучше). Запуск, который числится выполняющимся, но давно не подавал "
         "сигнал, показан как **прерван** (его процесс завершился) — его можно продолжить на странице уровня.",
         "Every run stores its tier, dataset and its hash, models, prompt hashes, parameters, code version, "
         "aggregates with 95% confidence intervals and per-item results. **Compare** puts run B against the "
-        "reference run A on the same items: the difference B − A, its 95% bootstrap interval and a paired "
-        "permutation test (p < 0.05 is significant). Better/worse follow the metric's direction from the "
-        "baselines table (higher or lower is better). A run still marked running whose heartbeat is old is shown "
+        "reference run A on the same items: the difference B − A, its 95% bootstrap interval, a paired "
+        "permutation test and the effect size (Cohen's d_z with a 95% interval). Many metrics are compared at "
+        "once, so the verdict uses Holm-adjusted p-values (p_adj < 0.05 is significant; the raw p is shown too). "
+        "Better/worse follow the metric's direction from the metric catalog (higher or lower is better). A run still marked running whose heartbeat is old is shown "
         "as **interrupted** (its process died) — resume it on its tier page.",
     ),
 )
@@ -111,7 +114,7 @@ with state.user_errors("Не удалось прочитать реестр за
         )
     else:
         table = runs.runs_frame(filtered, stale_after_minutes=f_stale)
-        table.insert(3, "quality", [_status_badge(bl.evaluate_run(baselines, r.tier, r.status, r.metrics or {}).status)
+        table.insert(3, "quality", [_status_badge(bl.evaluate_run(baselines, r.tier, r.status, r.metrics or {}, offline=bool(r.offline)).status)
                                     for r in filtered])
         table["status"] = table["status"].map(_state_label)
         st.subheader(tr(f"Запуски ({len(filtered)} из {len(everything)})", f"Runs ({len(filtered)} of {len(everything)})"))
@@ -159,7 +162,7 @@ with state.user_errors("Не удалось прочитать реестр за
                         charts.history_figure(
                             hist, metric_label=metric_label(h_metric),
                             baseline=b.value if b else None, attention_margin=b.attention_margin if b else None,
-                            direction=catalog.direction(h_metric), color=TIER_COLORS.get(h_tier, "#00A67E"),
+                            direction=catalog.direction(h_metric), scale=catalog.scale_of(h_metric), lang=lang(), color=TIER_COLORS.get(h_tier, "#00A67E"),
                             baseline_label=tr("базовый уровень", "baseline"), run_label=tr("запуск", "run"),
                         ),
                         key="runs_hist_chart",
@@ -235,12 +238,17 @@ with state.user_errors("Не удалось прочитать реестр за
                                 "ci_low": st.column_config.NumberColumn("CI 2.5%", format="%.4f"),
                                 "ci_high": st.column_config.NumberColumn("CI 97.5%", format="%.4f"),
                                 "p_value": st.column_config.NumberColumn("p", format="%.4f"),
+                                "p_adjusted": st.column_config.NumberColumn(
+                                    tr("p (Холм)", "p (Holm)"), format="%.4f",
+                                    help=tr("p с поправкой Холма на число сравниваемых метрик",
+                                            "p adjusted (Holm) for the number of metrics compared")),
+                                "effect_size": st.column_config.NumberColumn("d_z", format="%.2f"),
                                 "verdict": tr("Вывод", "Verdict"),
                             },
                         )
                         if len(tested):
                             st.plotly_chart(
-                                charts.diff_figure(m, x_title=tr("B − A (95% ДИ)", "B − A (95% CI)"),
+                                charts.diff_figure(m, x_title=tr("B − A (95% ДИ)", "B − A (95% CI)"), lang=lang(),
                                                    verdict_labels={k: tr(*v) for k, v in VERDICTS.items()}),
                                 key="runs_cmp_chart",
                             )
@@ -275,7 +283,7 @@ with state.user_errors("Не удалось прочитать реестр за
                 rid = st.selectbox(tr("Запуск", "Run"), list(by_id_all), format_func=lambda i: _run_option(by_id_all[i]),
                                    key="runs_rep_run")
                 run = by_id_all[rid]
-                overall = bl.evaluate_run(baselines, run.tier, run.status, run.metrics or {})
+                overall = bl.evaluate_run(baselines, run.tier, run.status, run.metrics or {}, offline=bool(run.offline))
                 c = st.columns(3)
                 c[0].metric(tr("Статус качества", "Quality status"), _status_badge(overall.status))
                 c[1].metric(tr("Состояние", "State"), _state_label(runs.run_state(run, stale_after_minutes=f_stale)))
@@ -299,7 +307,7 @@ with state.user_errors("Не удалось прочитать реестр за
                 if len(mf):
                     st.dataframe(mf, hide_index=True)
                     if mf["value"].notna().any() and len(mf) <= 60:
-                        st.plotly_chart(charts.metrics_figure(mf, baseline_label=tr("базовый уровень", "baseline")),
+                        st.plotly_chart(charts.metrics_figure(mf, baseline_label=tr("базовый уровень", "baseline"), lang=lang()),
                                         key="runs_rep_chart")
                 else:
                     empty_state("У запуска нет агрегатов.", "The run has no aggregates.")

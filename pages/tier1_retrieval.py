@@ -168,7 +168,8 @@ with tab_q:
             shown = shown[shown["failed"]]
         evaluated = table[table["relevant_chunk_ids"] != ""]
         ranks = [None if pd.isna(r) else int(r) for r in evaluated["first_relevant_rank"]]
-        st.plotly_chart(charts.first_rank_histogram(ranks, k=int((run.params or {}).get("k", 10)), not_found_label=tr("не найден", "not found"),
+        depth = (run.params or {}).get("retrieved_depth") or (run.params or {}).get("k", 10)
+        st.plotly_chart(charts.first_rank_histogram(ranks, k=int(depth), not_found_label=tr("не найден", "not found"),
                                                     x_title=tr("Ранг первого релевантного чанка", "Rank of the first relevant chunk"),
                                                     y_title=tr("Вопросов", "Questions")), key="t1_ranks")
         table_with_download(shown, f"tier1_run{run.id}_questions", key="t1_questions")

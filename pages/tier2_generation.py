@@ -15,7 +15,7 @@ from voproshalych_eval.ui.common import (
     page_header,
     table_with_download,
 )
-from voproshalych_eval.ui.i18n import tr
+from voproshalych_eval.ui.i18n import lang, metric_label, tr
 
 KEY = "tier2_run_id"
 SCORES = ["faithfulness", "answer_relevance", "answer_correctness", "rouge1_f", "rouge2_f", "rougeL_f"]
@@ -26,13 +26,17 @@ page_header(
        "How well the model answers when it is given the whole correct context."),
     tr(
         "Генератор отвечает по **полному** эталонному контексту (все релевантные чанки, без обрезки; обрезка — только "
-        "явная, в параметрах). Фактичность, релевантность и корректность — оценки судьи на шкале 0–1 (корректность "
-        "спрашивается по 1–5 и переводится в 0–1), больше — лучше. ROUGE-F — 0–1, BLEU и chrF — 0–100, больше — лучше. "
+        "явная, в параметрах). Фактичность и релевантность — оценки судьи на шкале 0–1, корректность — на шкале сида "
+        "1–5, больше — лучше. ROUGE-F — 0–1, BLEU и chrF — 0–100, больше — лучше; полосы чтения сида («BLEU > 50 — очень "
+        "хорошо, 20–40 — приемлемо») относятся к корпусному BLEU, показанному рядом со средним BLEU по ответам. Пустой "
+        "ответ получает 0 по ROUGE/BLEU и наименьшую оценку судьи — он не выпадает из средних. "
         "`response_exact_match_rate` и `response_semantic_consistency` — **самосогласованность** повторов между собой, "
         "не совпадение с эталоном. У каждой метрики: n, число сбоев (не превращаются в оценку) и 95% ДИ.",
         "The generator answers from the **full** reference context (all relevant chunks, never cut; a cut is explicit "
-        "and recorded). Faithfulness, relevance and correctness are judge scores on 0–1 (correctness is asked on 1–5 "
-        "and mapped to 0–1), higher is better. ROUGE-F is 0–1, BLEU and chrF 0–100, higher is better. "
+        "and recorded). Faithfulness and relevance are judge scores on 0–1, correctness on the seed's 1–5, higher is "
+        "better. ROUGE-F is 0–1, BLEU and chrF 0–100, higher is better; the seed's reading bands ('BLEU > 50 very "
+        "good, 20–40 acceptable') are about corpus BLEU, shown beside the mean sentence BLEU. An empty answer scores 0 "
+        "on ROUGE/BLEU and the judges' lowest score — it never drops out of the means. "
         "`response_exact_match_rate` and `response_semantic_consistency` are **self-consistency** of repeats with "
         "each other, not agreement with the reference. Each metric shows n, failures (never turned into a score) and "
         "the 95% CI.",
@@ -71,18 +75,20 @@ jobs.run_caption(run)
 m = run.metrics or {}
 if m:
     keys = [k for k in ("avg_faithfulness", "avg_answer_relevance", "avg_answer_correctness", "avg_rouge1_f", "avg_rouge2_f",
-                        "avg_rougeL_f", "avg_bleu", "avg_chrf", "response_exact_match_rate", "response_semantic_consistency") if k in m]
+                        "avg_rougeL_f", "avg_bleu", "corpus_bleu", "avg_chrf", "response_exact_match_rate",
+                        "response_semantic_consistency") if k in m]
     metric_cards({k: m[k] for k in keys})
     st.caption(tr(f"Элементов: {m.get('n_items')}, не выполнено: {m.get('n_failed_items')}, контекст обрезан: {m.get('n_context_truncated')}",
                   f"Items: {m.get('n_items')}, failed: {m.get('n_failed_items')}, context cut: {m.get('n_context_truncated')}"))
-    st.plotly_chart(metric_intervals(m, [k for k in keys if k not in ("avg_bleu", "avg_chrf")], color=TIER_COLORS["tier2"],
-                                     title=tr("Средние и 95% ДИ (шкала 0–1)", "Means and 95% CI (0–1 scale)")))
+    st.plotly_chart(metric_intervals(m, keys, color=TIER_COLORS["tier2"], labels={k: metric_label(k) for k in keys},
+                                     lang=lang(), title=tr("Средние и 95% ДИ (по шкалам)", "Means and 95% CI (by scale)")))
     json_download(m, f"tier2_run{run.id}_metrics", key=f"t2m{run.id}")
 
 df = jobs.items_frame(run.id)
 if df.empty:
     st.stop()
-st.plotly_chart(score_distributions(df, SCORES, color=TIER_COLORS["tier2"], title=tr("Оценки по вопросам", "Per-question scores")))
+st.plotly_chart(score_distributions(df, SCORES, color=TIER_COLORS["tier2"], lang=lang(),
+                                    title=tr("Оценки по вопросам", "Per-question scores")))
 st.subheader(tr("Вопросы", "Questions"))
 filtered = jobs.filter_items(df, key="t2", score_cols=SCORES, disagreement=jobs.per_model_spread())
 table_with_download(jobs.flat_table(filtered, ["question", "question_type", *SCORES, "bleu", "chrf", "response_exact_match",

@@ -15,7 +15,7 @@ from voproshalych_eval.ui.common import (
     page_header,
     table_with_download,
 )
-from voproshalych_eval.ui.i18n import tr
+from voproshalych_eval.ui.i18n import lang, tr
 
 KEY = "tier3_run_id"
 SCORES = ["rag_score", "e2e_score", "semantic_similarity", "rougeL_f"]
@@ -85,13 +85,14 @@ if m:
     if lat:
         st.caption(tr("Задержка ответа, с: ", "Answer latency, s: ") + ", ".join(f"{k} {v:.3f}" for k, v in lat.items()))
     st.plotly_chart(metric_intervals(m, ["pass_rate", "avg_e2e_score", "avg_rougeL_f", "retrieval_hit_rate"],
-                                     color=TIER_COLORS["tier3"], title=tr("Средние и 95% ДИ", "Means and 95% CI")))
+                                     color=TIER_COLORS["tier3"], lang=lang(), title=tr("Средние и 95% ДИ", "Means and 95% CI")))
     json_download(m, f"tier3_run{run.id}_metrics", key=f"t3m{run.id}")
 
 df = jobs.items_frame(run.id)
 if df.empty:
     st.stop()
-st.plotly_chart(score_distributions(df, SCORES, color=TIER_COLORS["tier3"], title=tr("Оценки по вопросам", "Per-question scores")))
+st.plotly_chart(score_distributions(df, SCORES, color=TIER_COLORS["tier3"], lang=lang(),
+                                    title=tr("Оценки по вопросам", "Per-question scores")))
 st.subheader(tr("Вопросы", "Questions"))
 filtered = jobs.filter_items(df, key="t3", score_cols=SCORES, disagreement=jobs.per_model_spread())
 if "passed" in filtered.columns and st.checkbox(tr("Только FAIL", "FAIL only"), key="t3_fail"):

@@ -15,9 +15,10 @@ Status of one metric value ``v`` against baseline ``b`` with margin ``m`` (:func
 Overall status of a run (:func:`run_status`), the rule shown in the app:
 
 1. only a finished (``done``) run is judged; any other run is *insufficient data*;
-2. the run's metrics that have a baseline for its tier are looked up (a block such as Tier 1's
+2. a run produced by offline substitutes is never judged (*insufficient data*, and says why);
+3. the run's metrics that have a baseline for its tier are looked up (a block such as Tier 1's
    ``chunk``/``url`` is searched too); a metric with fewer than :data:`MIN_N` valid items is skipped;
-3. no metric left → *insufficient data*; any metric critical → *critical*; else any attention →
+4. no metric left → *insufficient data*; any metric critical → *critical*; else any attention →
    *attention*; else *good*.
 
 Defaults (the catalog's default baselines) are seeded once (:func:`ensure_defaults`); after that the
@@ -351,13 +352,20 @@ def _exact(metrics: Mapping[str, Any], key: str) -> dict[str, Any] | None:
 class RunStatus:
     status: str
     metrics: list[dict[str, Any]]
+    reason: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"status": self.status, "metrics": self.metrics}
+        return {"status": self.status, "metrics": self.metrics, "reason": self.reason}
 
 
-def evaluate_run(baselines: list[Baseline], tier: str, run_status_value: str, metrics: Mapping[str, Any]) -> RunStatus:
-    """Pure core of :func:`run_status` (see the module docstring for the rule)."""
+#: why an offline run is never judged (its numbers come from heuristic substitutes, not an LLM)
+OFFLINE_REASON = "offline substitutes (heuristic judge / extractive generator): never compared to a baseline"
+
+
+def evaluate_run(baselines: list[Baseline], tier: str, run_status_value: str, metrics: Mapping[str, Any], *,
+                 offline: bool = False) -> RunStatus:
+    """Pure core of :func:`run_status` (see the module docstring for the rule). An ``offline`` run is never
+    compared to a baseline: every row's status is ``None`` and the run is *insufficient data*."""
     rows: list[dict[str, Any]] = []
     blocks = [k for k, v in metrics.items() if isinstance(v, Mapping) and "value" not in v]
     for b in baselines:
@@ -376,6 +384,10 @@ def evaluate_run(baselines: list[Baseline], tier: str, run_status_value: str, me
                 "direction": b.direction, "attention_margin": b.attention_margin,
                 "status": "insufficient" if skipped else classify(found["value"], b),
             })
+    if offline:
+        for r in rows:
+            r["status"] = None
+        return RunStatus("insufficient", rows, OFFLINE_REASON)
     if run_status_value != "done":
         return RunStatus("insufficient", rows)
     judged = [r["status"] for r in rows if r["status"] in ("good", "attention", "critical")]
@@ -392,5 +404,5 @@ def evaluate_run(baselines: list[Baseline], tier: str, run_status_value: str, me
 
 def run_status(engine: Engine, run: Any) -> RunStatus:
     """Overall status of a run (a :class:`voproshalych_eval.runs.Run`) against the baselines."""
-    return evaluate_run(list_baselines(engine), run.tier, run.status, run.metrics or {})
+    return evaluate_run(list_baselines(engine), run.tier, run.status, run.metrics or {}, offline=bool(run.offline))
 

@@ -58,7 +58,8 @@ def overview_snapshot(engine: Engine, settings: Settings) -> dict[str, Any]:
     for info in TIERS.values():
         run = latest_run(engine, info.key)
         values = {k: _metric_value(run.metrics, k) for k in info.key_metrics} if run else {}
-        status = {k: bl.classify(v, bl.find_baseline(table, info.key, k)) for k, v in values.items()} if run else {}
+        # offline substitutes are never compared to a baseline
+        status = {k: bl.classify(v, bl.find_baseline(table, info.key, k)) for k, v in values.items()} if run and not run.offline else {}
         trend_key = next((k for k in info.key_metrics if values.get(k) is not None), None)
         baseline = bl.find_baseline(table, info.key, trend_key) if trend_key else None
         tiers.append({
@@ -68,7 +69,7 @@ def overview_snapshot(engine: Engine, settings: Settings) -> dict[str, Any]:
             "values": values,
             "status": status,
             "baselines": {k: (b.value if (b := bl.find_baseline(table, info.key, k)) else None) for k in values},
-            "run_status": bl.evaluate_run(table, info.key, run.status, run.metrics or {}).status if run else None,
+            "run_status": bl.evaluate_run(table, info.key, run.status, run.metrics or {}, offline=bool(run.offline)).status if run else None,
             "trend": {"metric": trend_key, "values": _trend(engine, info.key, trend_key) if trend_key else [],
                       "baseline": baseline.value if baseline else None},
         })

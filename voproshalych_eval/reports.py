@@ -52,7 +52,21 @@ def _md_table(rows: list[dict[str, Any]], cols: list[str]) -> str:
 _META_FIELDS = ("id", "tier", "label", "state", "dataset_name", "dataset_hash", "models", "prompts", "params",
                 "code_version", "created_by", "started_at", "finished_at", "offline", "n_items_total",
                 "n_items_done", "n_items_failed", "error")
-_METRIC_COLS = ["metric", "value", "n", "n_failed", "ci_low", "ci_high", "baseline", "scale", "direction", "status"]
+_METRIC_COLS = ["metric", "label", "value", "n", "n_failed", "n_partial", "ci_low", "ci_high", "baseline", "scale",
+                "direction", "status", "reading"]
+
+
+def _with_catalog(rows: list[dict[str, Any]], lang: str) -> list[dict[str, Any]]:
+    """Metric rows with their catalog label and the seed's reading of the value (where the seed gives bands)."""
+    from voproshalych_eval.metrics import catalog
+
+    out = []
+    for row in rows:
+        spec = catalog.get(str(row.get("metric")))
+        value = row.get("value")
+        out.append({**row, "label": catalog.label(str(row.get("metric")), lang),
+                    "reading": spec.band(value, lang) if spec is not None and isinstance(value, int | float) else None})
+    return out
 
 
 def _status_text(status: str, lang: str) -> str:
@@ -86,7 +100,7 @@ def to_markdown(data: dict[str, Any], *, lang: str = "en") -> str:
     parts.append(f"\n## Baseline status: {_status_text(status['status'], lang)}\n")
     parts.append((status["rule_en"] if lang == "en" else status["rule_ru"]) + "\n")
     parts.append("\n## Aggregates (95% CI)\n")
-    parts.append(_md_table(data["metrics"], _METRIC_COLS))
+    parts.append(_md_table(_with_catalog(data["metrics"], lang), _METRIC_COLS))
     parts.append(f"\n## Failures ({len(data['failures'])})\n")
     parts.append(_md_table(data["failures"], ["item_key", "error"]))
     items = data["items"]
@@ -159,7 +173,7 @@ def to_html(data: dict[str, Any], *, lang: str = "en") -> str:
         f'<h2>Baseline status: <span class="badge">{html.escape(_status_text(status["status"], lang))}</span></h2>',
         f"<p>{rule}</p>",
         "<h2>Aggregates (95% CI)</h2>",
-        _html_table(data["metrics"], _METRIC_COLS),
+        _html_table(_with_catalog(data["metrics"], lang), _METRIC_COLS),
         plots,
         f"<h2>Failures ({len(data['failures'])})</h2>",
         _html_table(data["failures"], ["item_key", "error"]),

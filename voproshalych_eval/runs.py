@@ -373,7 +373,7 @@ def stale_runs(engine: Engine, *, stale_after_minutes: float | None = None) -> l
 # ------------------------------------------------------------------------------------- metrics
 
 
-_AGG_KEYS = ("value", "n", "n_failed", "ci_low", "ci_high")
+_AGG_KEYS = ("value", "n", "n_failed", "n_partial", "n_not_applicable", "ci_low", "ci_high")
 
 
 def _is_number(v: Any) -> bool:
@@ -399,7 +399,7 @@ def flatten_metrics(metrics: Mapping[str, Any], *, prefix: str = "", max_depth: 
             elif max_depth > 1:
                 out.update(flatten_metrics(v, prefix=f"{name}.", max_depth=max_depth - 1))
         elif _is_number(v):
-            out[name] = {"value": float(v), "n": None, "n_failed": None, "ci_low": None, "ci_high": None}
+            out[name] = dict.fromkeys(_AGG_KEYS) | {"value": float(v)}
     return out
 
 
@@ -434,8 +434,9 @@ def metric_history(
     dataset_name: str | None = None,
     limit: int = 200,
 ) -> pd.DataFrame:
-    """``run_id, started_at, value, ci_low, ci_high, n, dataset_name, models, label`` of the finished
-    runs of ``tier`` that have ``metric``, oldest first."""
+    """``run_id, started_at, value, ci_low, ci_high, n, dataset_name, models, config, label`` of the finished
+    runs of ``tier`` that have ``metric``, oldest first. ``config`` (:func:`config_label`) names the run's
+    configuration; a history chart draws one line per configuration, never joining two."""
     rows = []
     for run in list_runs(engine, tier=tier, status="done", dataset_name=dataset_name, limit=limit):
         agg = flatten_metrics(run.metrics or {}).get(metric)
@@ -444,10 +445,26 @@ def metric_history(
         rows.append({
             "run_id": run.id, "started_at": run.started_at, "value": agg["value"], "ci_low": agg.get("ci_low"),
             "ci_high": agg.get("ci_high"), "n": agg.get("n"), "dataset_name": run.dataset_name,
-            "models": models_label(run), "label": run.label,
+            "models": models_label(run), "config": config_label(run), "label": run.label,
         })
-    cols = ["run_id", "started_at", "value", "ci_low", "ci_high", "n", "dataset_name", "models", "label"]
+    cols = ["run_id", "started_at", "value", "ci_low", "ci_high", "n", "dataset_name", "models", "config", "label"]
     return pd.DataFrame(rows, columns=cols).sort_values("run_id").reset_index(drop=True)
+
+
+#: run parameters that make a different configuration (beside the models, the dataset and the offline flag)
+CONFIG_PARAMS = ("retriever", "k", "use_index", "mode", "top_k", "metric", "judge_aggregate", "source", "repeats")
+
+
+def config_label(run: Run) -> str:
+    """The run's configuration on one line: dataset, models, the configuring parameters, offline."""
+    p = run.params or {}
+    parts = [f"dataset={run.dataset_name}"] if run.dataset_name else []
+    if run.models:
+        parts.append(models_label(run))
+    parts += [f"{k}={p[k]}" for k in CONFIG_PARAMS if p.get(k) is not None]
+    if run.offline:
+        parts.append("offline")
+    return ", ".join(parts) or "—"
 
 
 def models_label(run: Run) -> str:
@@ -566,6 +583,7 @@ class Comparison:
     items: pd.DataFrame  # item_key, text, status_a, status_b, outputs, then <field>.a / <field>.b per metric
     n_only_a: int
     n_only_b: int
+    correction: str = "holm"
 
     def item_diff(self, metric: str) -> pd.DataFrame:
         """Per-item diff of one metric: ``item_key, text, a, b, diff, change`` (better/worse/same/failed…),
@@ -579,6 +597,7 @@ class Comparison:
             "warnings": self.warnings,
             "n_only_a": self.n_only_a,
             "n_only_b": self.n_only_b,
+            "correction": self.correction,
             "metrics": frame_records(self.metrics),
         }
         if with_items:
@@ -626,20 +645,30 @@ def compare_runs(
     method: str = "permutation",
     n_resamples: int = 10_000,
     seed: int = 0,
+    correction: str = "holm",
 ) -> Comparison:
     """Compare run ``b`` with the reference run ``a``.
 
     Every metric gets ``a``, ``b``, ``diff = b − a`` and, when its per-item values exist in both runs,
     a paired test on the items present in both (``metrics.statistics.paired_permutation_test`` by default,
-    ``method="bootstrap"`` for the paired bootstrap): the mean per-item difference with its 95% CI, the
-    p-value and a verdict — ``better`` / ``worse`` (significant at 5 %, in the metric's direction from
-    the baselines) or ``no significant difference``. Items without a value on either side (failed, or
+    ``method="bootstrap"`` for the paired bootstrap): the mean per-item difference with its 95% CI, the raw
+    p-value, the p-value adjusted for testing all these metrics at once (``p_adjusted``: Holm–Bonferroni by
+    default, ``correction="fdr_bh"`` for Benjamini–Hochberg), the standardised effect size (Cohen's d_z with a
+    bootstrap CI) and a verdict on the ADJUSTED p — ``better`` / ``worse`` (significant at 5 %, in the metric's
+    direction from the metric catalog), ``changed`` (a metric with no better direction) or
+    ``no significant difference``. Items without a value on either side (failed, or
     not applicable such as an unanswerable question) are left out of the test (``n_unpaired``). Runs of another tier or dataset are compared anyway with
     a warning, since their items may not correspond.
     """
     from voproshalych_eval import baselines as bl
     from voproshalych_eval.metrics import catalog
-    from voproshalych_eval.metrics.statistics import paired_bootstrap_test, paired_permutation_test
+    from voproshalych_eval.metrics.statistics import (
+        ALPHA,
+        adjust_pvalues,
+        paired_bootstrap_test,
+        paired_effect_size,
+        paired_permutation_test,
+    )
 
     ra = run_a if isinstance(run_a, Run) else get_run(engine, run_a)
     rb = run_b if isinstance(run_b, Run) else get_run(engine, run_b)
@@ -700,29 +729,37 @@ def compare_runs(
             row["n_unpaired"] = int((~valid).sum())
             if valid.any():
                 res = test(xa.tolist(), xb.tolist(), n_resamples=n_resamples, seed=seed)
+                eff = paired_effect_size(xa.tolist(), xb.tolist(), n_resamples=min(n_resamples, 2000), seed=seed)
                 d = (xb[valid] - xa[valid]) * (1 if direction == "higher" else -1)
                 row.update({
                     "paired_mean_diff": res.mean_diff, "ci_low": res.ci_low, "ci_high": res.ci_high,
-                    "p_value": res.p_value, "n_pairs": res.n, "significant": res.significant, "method": res.method,
+                    "p_value": res.p_value, "n_pairs": res.n, "method": res.method,
+                    "effect_size": eff.d_z, "effect_ci_low": eff.ci_low, "effect_ci_high": eff.ci_high,
                     "n_better": int((d > 1e-12).sum()), "n_worse": int((d < -1e-12).sum()),
                     "n_same": int((d.abs() <= 1e-12).sum()),
                 })
-                if res.significant and direction == "none":
-                    row["verdict"] = "changed"  # an informational metric: no better direction
-                elif res.significant:
-                    good = (res.mean_diff > 0) == (direction == "higher")
-                    row["verdict"] = "better" if good else "worse"
-                else:
-                    row["verdict"] = "no significant difference"
             else:
                 row["verdict"] = "no valid pairs"
         if va is not None and vb is not None:
             row["diff"] = vb - va
         rows.append(row)
+    # several metrics are tested at once: the verdicts use Holm-adjusted p-values (raw p kept)
+    for row, adj in zip(rows, adjust_pvalues([r["p_value"] for r in rows], method=correction), strict=True):
+        row["p_adjusted"] = adj
+        if adj is None:
+            continue
+        row["significant"] = adj < ALPHA
+        if not row["significant"]:
+            row["verdict"] = "no significant difference"
+        elif row["direction"] == "none":
+            row["verdict"] = "changed"  # an informational metric: no better direction
+        else:
+            good = (row["paired_mean_diff"] > 0) == (row["direction"] == "higher")
+            row["verdict"] = "better" if good else "worse"
     metrics = pd.DataFrame(rows, columns=[
         "metric", "item_field", "direction", "a", "b", "diff", "paired_mean_diff", "ci_low", "ci_high",
-        "p_value", "n_pairs", "n_unpaired", "n_better", "n_worse", "n_same", "significant", "verdict",
-        "method", "status_a", "status_b",
+        "p_value", "p_adjusted", "effect_size", "effect_ci_low", "effect_ci_high", "n_pairs", "n_unpaired",
+        "n_better", "n_worse", "n_same", "significant", "verdict", "method", "status_a", "status_b",
     ])
     metrics = (metrics.assign(_t=metrics["n_pairs"] == 0).sort_values(["_t", "metric"], kind="stable")
                .drop(columns="_t").reset_index(drop=True))
@@ -744,7 +781,7 @@ def compare_runs(
         items[f"{f}.a"] = _numeric(ia.loc[common], f) if common else []
         items[f"{f}.b"] = _numeric(ib.loc[common], f) if common else []
     return Comparison(ra, rb, warnings, metrics, items.reset_index(), len(set(ia.index) - set(common)),
-                      len(set(ib.index) - set(common)))
+                      len(set(ib.index) - set(common)), correction)
 
 
 def item_diff(comparison: Comparison, metric: str) -> pd.DataFrame:
@@ -799,7 +836,7 @@ def export_data(engine: Engine, run_id: int, *, stale_after_minutes: float | Non
     baselines = bl.list_baselines(engine)
     items = item_table(engine, run_id)
     counts = count_items(engine, run_id)
-    overall = bl.evaluate_run(baselines, run.tier, run.status, run.metrics or {})
+    overall = bl.evaluate_run(baselines, run.tier, run.status, run.metrics or {}, offline=bool(run.offline))
     failures = items[items["status"] != "done"].reset_index()[["item_key", "error"]] if len(items) else pd.DataFrame(
         columns=["item_key", "error"])
     meta = _run_brief(run) | {

@@ -73,6 +73,13 @@ def test_compare_verdict_and_item_diff(engine: Any, pair: tuple[int, int, str]) 
     row = cmp.metrics.set_index("metric").loc["chunk.mrr"]
     assert row["item_field"] == "metrics_chunk.mrr"
     assert row["verdict"] == "better" and bool(row["significant"]) and row["p_value"] < 0.05
+    assert row["p_adjusted"] < 0.05 and row["p_adjusted"] >= row["p_value"] and cmp.correction == "holm"
+    assert row["effect_size"] > 0.8 and row["effect_ci_low"] <= row["effect_size"] <= row["effect_ci_high"]
+    # Holm over every tested metric: m tests, the smallest raw p multiplied by m (then capped/monotone)
+    tested = cmp.metrics[cmp.metrics["p_value"].notna()]
+    from statsmodels.stats.multitest import multipletests
+
+    assert np.allclose(tested["p_adjusted"], multipletests(tested["p_value"], method="holm")[1])
     assert row["n_pairs"] == 39 and row["n_unpaired"] == 1  # the failed item is left out of the test
     assert row["ci_low"] <= row["paired_mean_diff"] <= row["ci_high"] and row["ci_low"] > 0
     assert row["n_worse"] == 1 and row["n_better"] == 38
@@ -152,6 +159,7 @@ def test_exports_are_complete_and_self_contained(engine: Any, pair: tuple[int, i
     assert "Plotly" in html and "Вопрос номер 0?" in html and "model-b" in html
     md = reports.render(data, "md", lang="ru")
     assert md.startswith("# Run #") and "| chunk.mrr |" in md and "Правило статуса" in md
+    assert "| MRR · чанки |" in md  # the catalog label in the report language
     assert json.loads(reports.render(data, "json"))["run"]["id"] == b
     items_csv = pd.read_csv(pd.io.common.StringIO(reports.render(data, "csv")))
     assert len(items_csv) == 40 and "metrics_chunk.mrr" in items_csv.columns and (items_csv["run_id"] == b).all()
@@ -277,7 +285,8 @@ def test_two_real_tier1_runs_on_the_demo(demo_engine: Any) -> None:
     assert mrr["item_field"] == "metrics_chunk.mrr" and mrr["n_pairs"] > 100
     assert mrr["verdict"] in ("better", "worse", "no significant difference")
     assert mrr["ci_low"] <= mrr["paired_mean_diff"] <= mrr["ci_high"]
-    assert (mrr["verdict"] != "no significant difference") == (mrr["p_value"] < 0.05)
+    assert (mrr["verdict"] != "no significant difference") == (mrr["p_adjusted"] < 0.05)  # Holm-adjusted
+    assert mrr["p_adjusted"] >= mrr["p_value"]
     assert np.isclose(mrr["a"], a.metrics["chunk"]["mrr"]) and np.isclose(mrr["b"], b.metrics["chunk"]["mrr"])
     assert "url.mrr" in rows.index
     diff = cmp.item_diff("chunk.mrr")

@@ -100,7 +100,13 @@ def test_changes_make_a_new_snapshot_and_old_runs_stay_reproducible(fresh_db_url
     assert snapshots.current(fresh_engine).id == a.id
     with pytest.raises(SnapshotError, match="current"):
         snapshots.delete(fresh_engine, a.id)
-    snapshots.delete(fresh_engine, b.id)
+    from voproshalych_eval import runs
+
+    run = runs.create_run(fresh_engine, "tier1", params={"snapshot": {"id": b.id, "content_hash": b.content_hash}})
+    with pytest.raises(SnapshotError, match="1 recorded run"):
+        snapshots.delete(fresh_engine, b.id)
+    assert snapshots.runs_reading(fresh_engine, b.id) == 1 and run.id
+    snapshots.delete(fresh_engine, b.id, force=True)
     assert [s.id for s in snapshots.list_snapshots(fresh_engine)] == [a.id]
     with pytest.raises(SnapshotError, match="no snapshot"):
         snapshots.get(fresh_engine, b.id)

@@ -185,6 +185,29 @@ def test_run_recorded_with_items_levels_and_unanswerable(demo_engine, golden) ->
     assert una["metrics_chunk"].isna().all() and una["top_distance"].notna().all()
 
 
+def test_answer_depth_3_still_retrieves_to_the_largest_cut_off(demo_engine, golden) -> None:  # type: ignore[no-untyped-def]
+    from voproshalych_eval import runs
+    from voproshalych_eval.tiers.tier1 import run_tier1
+
+    res = run_tier1(demo_engine, golden, retriever="vector", embedder=STORED, k=3, n_resamples=100)
+    assert res.params["retrieved_depth"] == 10 and res.params["cutoffs"] == [1, 3, 5, 10]
+    items = runs.run_items(demo_engine, res.run_id)
+    assert all(len(ids) == 10 for ids in items["retrieved_ids"])
+    deep = items[items["first_relevant_rank"].fillna(0).between(4, 10)]
+    assert len(deep), "the demo set has answers ranked 4–10"
+    for _, row in deep.iterrows():  # found below the answer depth: still a hit at @5 / @10, never @3
+        rank = int(row["first_relevant_rank"])
+        assert row["metrics_chunk"]["hit_rate@3"] == 0.0 and row["metrics_chunk"]["hit_rate@10"] == 1.0
+        assert row["metrics_chunk"]["hit_rate@5"] == (1.0 if rank <= 5 else 0.0)
+    # URL level @K over the first K distinct pages: chunks retrieved deeper until 10 pages are there
+    # (or the stated cap of 200 chunks / the whole collection is reached)
+    from voproshalych_eval.db.production import read_chunks
+
+    n_pages = read_chunks(demo_engine, snapshot=res.snapshot["id"])["url"].nunique()
+    assert all(len(u) >= min(10, n_pages) for u in items["url_ranking"]) or res.params["url_retrieved_depth_max"] == 200
+    assert res.params["url_retrieved_depth_max"] > 10
+
+
 def test_hnsw_run_reports_recall_and_consistency(demo_engine, golden) -> None:  # type: ignore[no-untyped-def]
     from voproshalych_eval.tiers.tier1 import run_tier1
 

@@ -34,3 +34,22 @@ def test_settings_lists_provider_without_secret(demo_engine, scripted_openai_env
     assert "sk-test-secret-123" not in page_text
     at.button[0].click().run()
     assert not at.exception and at.success, [e.value for e in at.error]
+
+
+def test_judge_metric_widgets_come_from_the_table(demo_engine) -> None:  # type: ignore[no-untyped-def]
+    from voproshalych_eval.judges import JUDGE_METRICS
+
+    at = _page("pages/judge_metrics.py")
+    for key, spec in JUDGE_METRICS.items():
+        at.sidebar.selectbox(key="jm_metric").set_value(key).run()
+        assert not at.exception, (key, [e.value for e in at.exception])
+        shown = {w.key for w in [*at.slider, *at.text_input, *at.text_area, *at.number_input, *at.multiselect]
+                 if w.key and w.key.startswith(f"jm_opt_{key}_")}
+        assert shown == {f"jm_opt_{key}_{o.name}" for o in spec.options}, key
+    # a free-form criterion on the offline judge: every sample "not applicable", never a failure
+    at.sidebar.selectbox(key="jm_metric").set_value("rubrics_score").run()
+    at.sidebar.number_input(key="jm_limit").set_value(2).run()
+    at.button[0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    agg = at.session_state["jm_result"]["aggregate"]
+    assert agg["n_not_applicable"] == 2 and agg["n_failed"] == 0

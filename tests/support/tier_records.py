@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+#: an answer long enough for 4-gram BLEU (a one-word answer has no 4-gram: corpus BLEU 0 even when identical)
+LONG = "Стипендию выплачивают 25 числа каждого месяца на карту студента."
+
 
 def rec(key: str, result: dict[str, Any] | None, status: str = "done", error: str | None = None) -> dict[str, Any]:
     return {"item_key": key, "status": status, "error": error, "result": result or {}}
@@ -23,7 +26,7 @@ def judged(score: float | None, *, kind: str | None = None, passed: bool | None 
 
 
 def tier2_item(i: int, *, faithfulness: float | None = 1.0, relevance: float | None = 1.0,
-               correctness: float | None = 5.0, answer: str = "Ответ.", reference: str = "Ответ.",
+               correctness: float | None = 5.0, answer: str = LONG, reference: str = LONG,
                qtype: str = "factoid") -> dict[str, Any]:
     from voproshalych_eval.tiers import _shared as sh
 

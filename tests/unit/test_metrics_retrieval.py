@@ -245,3 +245,12 @@ def test_agreement_with_pytrec_eval() -> None:
             assert ndcg_at_k(ranking, relevant, k=k) == pytest.approx(ref[f"ndcg_cut_{k}"], abs=1e-9)
         assert reciprocal_rank(ranking, relevant) == pytest.approx(ref["recip_rank"], abs=1e-9)
         assert average_precision(ranking, relevant) == pytest.approx(ref["map"], abs=1e-9)
+
+
+def test_cut_offs_above_the_retrieval_depth_are_omitted_not_reported() -> None:
+    # 3 results asked for: @5 and @10 would score a list as if that depth had been retrieved
+    ev = evaluate_retrieval([[1, 2, 3]], [[5]], depth=3)
+    assert set(ev.means) == {"hit_rate@1", "hit_rate@3", "recall@1", "recall@3", "precision@1", "precision@3", "mrr", "map"}
+    assert ev.omitted_ks == [5, 10]
+    with pytest.raises(ValueError, match="depth must be a positive integer"):
+        evaluate_retrieval([[1]], [[1]], depth=0)

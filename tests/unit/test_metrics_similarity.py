@@ -39,7 +39,7 @@ def test_zero_vector_raises_clear_error() -> None:
         cosine_similarity([0, 0], [1, 0])
     with pytest.raises(ValueError, match="zero vector"):
         semantic_similarity_score([1, 0], [0, 0])
-    with pytest.raises(ValueError, match="zero vectors"):
+    with pytest.raises(ValueError, match="row 1 of A is a zero vector"):
         rowwise_cosine([[1, 0], [0, 0]], [[1, 0], [1, 1]])
 
 

@@ -112,7 +112,7 @@ def test_summarize_single_value() -> None:
 def test_aggregate_to_dict() -> None:
     agg = summarize([0.2, 0.4])
     d = agg.to_dict()
-    assert set(d) == {"value", "n", "n_failed", "ci_low", "ci_high"}
+    assert set(d) == {"value", "n", "n_failed", "ci_low", "ci_high", "n_partial", "n_not_applicable", "failure_kinds"}
     assert d["value"] == pytest.approx(0.3)
     assert d["n"] == 2
 
@@ -227,3 +227,42 @@ def test_percentiles_custom_qs_and_failures() -> None:
         percentiles([None])
     with pytest.raises(ValueError):
         percentiles([1.0], qs=(101,))
+
+
+def test_summarize_counts_failure_kinds_partial_and_not_applicable() -> None:
+    values = [1.0, 0.0, None, None, None, 0.5, None]
+    kinds = [None, "empty_answer", "transport", "parse", "not_applicable", None, None]
+    partial = [False, False, False, False, False, True, False]
+    agg = summarize(values, kinds=kinds, partial=partial, n_resamples=100)
+    assert agg.value == pytest.approx(0.5)  # the empty answer is scored 0, never left out
+    assert (agg.n, agg.n_failed, agg.n_not_applicable, agg.n_partial) == (3, 3, 1, 1)
+    fk = agg.failure_kinds
+    assert (fk["transport"], fk["parse"], fk["error"], fk["not_applicable"], fk["empty_answer"]) == (1, 1, 1, 1, 1)
+    assert agg.n_total == 7
+    with pytest.raises(ValueError, match="differ in length"):
+        summarize([1.0], kinds=[None, None])
+
+
+def test_holm_and_bh_adjusted_pvalues_by_hand() -> None:
+    from voproshalych_eval.metrics.statistics import adjust_pvalues
+
+    raw = [0.01, 0.04, 0.03, 0.20]
+    # Holm: sorted 0.01, 0.03, 0.04, 0.20 -> 4*0.01, 3*0.03, 2*0.04 (monotone max), 1*0.20
+    assert adjust_pvalues(raw) == pytest.approx([0.04, 0.09, 0.09, 0.20])
+    # Benjamini–Hochberg: p_(i) * m / i, monotone from the top: 0.04, 0.0533, 0.0533, 0.20
+    assert adjust_pvalues(raw, method="fdr_bh") == pytest.approx([0.04, 0.16 / 3, 0.16 / 3, 0.20])
+    assert adjust_pvalues([None, 0.5]) == [None, 0.5]
+    with pytest.raises(ValueError, match="unknown correction"):
+        adjust_pvalues(raw, method="bonferroni-ish")
+
+
+def test_paired_effect_size_is_cohens_dz() -> None:
+    from voproshalych_eval.metrics.statistics import paired_effect_size
+
+    a = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+    b = [0.2, 0.25, 0.45, 0.5, 0.55, 0.8]
+    d = np.subtract(b, a)
+    eff = paired_effect_size(a, b, n_resamples=500)
+    assert eff.d_z == pytest.approx(d.mean() / d.std(ddof=1)) and eff.n == 6
+    assert eff.ci_low <= eff.d_z <= eff.ci_high
+    assert paired_effect_size([0.1, 0.2], [0.2, 0.3]).d_z is None  # every difference equal: s_d = 0

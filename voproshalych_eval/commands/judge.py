@@ -1,8 +1,13 @@
 """``judge``: run one judge metric over a file of samples (JSON array or JSONL, Sample fields in snake case).
 
     voproshalych-eval judge --metric faithfulness --input samples.jsonl [--models a,b] [--aggregate median]
-        [--threshold 0.7] [--definition "..."] [--min-score 0 --max-score 5] [--strictness 3]
-        [--rubrics rubrics.json] [--no-cache] [--offline] [--lang en] [--json]
+        [--quorum all|majority|any|N] [--vote-quorum ...] [--threshold 0.7] [--definition "..."]
+        [--min-score 0 --max-score 5] [--strictness 3] [--rubrics rubrics.json] [--embedders a,b]
+        [--no-cache] [--offline] [--lang en] [--json]
+
+The metric flags come from the judge-metric table (``judges/judge_metrics.py``): each applies to the
+metrics that have the option, and a flag a metric does not take is an error. For ``semantic_similarity``
+``--models`` names the embedding models (seed 002) and ``--aggregate`` combines them.
 
 Output: one result per sample and an aggregate (mean, 95% CI, n, failures); the run is recorded (tier
 ``judge_metrics``) with every item.
@@ -17,22 +22,31 @@ from voproshalych_eval.commands.common import add_json_flag, emit, engine, progr
 
 
 def register(sub: Any) -> None:
-    from voproshalych_eval.judges import AGGREGATORS, METRICS
+    from voproshalych_eval.judges import AGGREGATORS, JUDGE_METRICS
+    from voproshalych_eval.judges.base import QUORUMS
 
     p = sub.add_parser("judge", help="run a judge metric (faithfulness, aspect_critic, ...) on a file of samples")
-    p.add_argument("--metric", required=True, choices=sorted(METRICS))
+    p.add_argument("--metric", required=True, choices=sorted(JUDGE_METRICS))
     p.add_argument("--input", required=True,
                    help="JSON array, JSONL or CSV of samples (user_input, response, reference, retrieved_contexts)")
     p.add_argument("--encoding", default=None, help="encoding of --input when it is not UTF-8 (e.g. cp1251)")
-    p.add_argument("--models", default=None, help="comma-separated judge models (default: first configured)")
+    p.add_argument("--models", default=None, help="comma-separated judge models (default: first configured); for "
+                   "semantic_similarity: the embedding models (seed 002 'models')")
     p.add_argument("--aggregate", default="average", choices=AGGREGATORS, help="multi-model aggregator")
-    p.add_argument("--threshold", type=float, default=None, help="pass threshold (rag_judge default 0.5)")
-    p.add_argument("--definition", default=None, help="criterion for aspect_critic / simple_criteria_score")
-    p.add_argument("--min-score", type=float, default=0.0)
-    p.add_argument("--max-score", type=float, default=5.0)
-    p.add_argument("--strictness", type=int, default=1)
-    p.add_argument("--n-questions", type=int, default=3, help="response_relevancy: questions to generate")
-    p.add_argument("--rubrics", default=None, help="JSON file or JSON object {score1_description: ..., ...}")
+    p.add_argument("--quorum", default=None, help=f"models that must answer: {', '.join(QUORUMS)} or a number "
+                   "(default: all for min/max/consensus, a strict majority otherwise)")
+    p.add_argument("--vote-quorum", default=None, help="strictness votes of one model that must answer (default: "
+                   "a strict majority)")
+    # one flag per option of the judge-metric table; each applies only to the metrics that have it
+    options: dict[str, tuple[Any, list[str]]] = {}
+    for spec in JUDGE_METRICS.values():
+        for o in spec.options:
+            options.setdefault(o.name, (o, []))[1].append(spec.key)
+    for name, (o, metrics) in options.items():
+        kind = {"int": int, "float": float}.get(o.kind, str)
+        extra = " (JSON file or JSON object)" if o.kind == "json" else " (comma-separated)" if o.kind == "list" else ""
+        p.add_argument(o.flag, dest=f"opt_{name}", type=kind, default=None, metavar=name.upper(),
+                       help=f"{o.help_en or o.en}{extra}; for {', '.join(metrics)}")
     p.add_argument("--no-cache", action="store_true", help="fresh LLM calls (stability runs)")
     p.add_argument("--offline", action="store_true", help="use the offline heuristic judge")
     p.add_argument("--lang", default=None, choices=["ru", "en"], help="prompt/explanation language")
@@ -88,26 +102,32 @@ def read_rubrics(src: str) -> dict[str, str]:
 
 
 def metric_config(metric: str, args: Any) -> dict[str, Any]:
+    """The metric's options from the CLI flags (checked against the judge-metric table); a flag the metric does
+    not take is an error, never silently ignored."""
+    from voproshalych_eval.judges import JUDGE_METRICS
+
+    spec = JUDGE_METRICS[metric]
+    names = {o.name for o in spec.options}
     cfg: dict[str, Any] = {}
-    if metric in ("aspect_critic", "simple_criteria_score"):
-        if not args.definition:
-            raise ValueError(f"--definition is required for {metric}")
-        cfg["definition"] = args.definition
-        cfg["strictness"] = args.strictness
-    if metric == "simple_criteria_score":
-        cfg["min_score"], cfg["max_score"] = args.min_score, args.max_score
-    if metric == "rubrics_score":
-        if not args.rubrics:
-            raise ValueError("--rubrics is required for rubrics_score")
-        cfg["rubrics"] = read_rubrics(args.rubrics)
-    if metric == "response_relevancy":
-        cfg["n_questions"] = args.n_questions
-    thresholded = ("faithfulness", "answer_relevance", "answer_correctness", "e2e_score", "semantic_similarity")
-    if metric in thresholded and args.threshold is not None:
-        cfg["threshold"] = args.threshold
-    if metric == "rag_judge":
-        cfg["threshold"] = 0.5 if args.threshold is None else args.threshold
-    return cfg
+    for key, value in vars(args).items():
+        if not key.startswith("opt_") or value is None:
+            continue
+        name = key.removeprefix("opt_")
+        if name not in names:
+            flag = "--" + name.replace("_", "-")
+            raise ValueError(f"{flag} does not apply to {metric} (its options: "
+                             f"{', '.join(o.flag for o in spec.options) or 'none'})")
+        opt = spec.option(name)
+        if opt is not None and opt.kind == "json" and isinstance(value, str):
+            value = read_rubrics(value)  # a JSON file or an inline JSON object, read by the one file reader
+        cfg[name] = value
+    if spec.prompt is None and "embedders" in names and getattr(args, "models", None):
+        cfg["embedders"] = args.models  # seed 002: the models of Semantic Similarity are embedding models
+    return spec.resolve(cfg)
+
+
+def _quorum(value: str | None) -> str | int | None:
+    return int(value) if value is not None and value.isdigit() else value
 
 
 def run_judge_metric(eng: Any, metric: str, samples: list[dict[str, Any]], *, judge: Any, cfg: dict[str, Any],
@@ -116,7 +136,6 @@ def run_judge_metric(eng: Any, metric: str, samples: list[dict[str, Any]], *, ju
     from voproshalych_eval import runs
     from voproshalych_eval.datasets import content_hash
     from voproshalych_eval.judges import METRIC_KEYS
-    from voproshalych_eval.metrics.statistics import summarize
 
     run = runs.create_run(
         eng, "judge_metrics",
@@ -135,14 +154,13 @@ def run_judge_metric(eng: Any, metric: str, samples: list[dict[str, Any]], *, ju
             if r is None:
                 continue
             d = r.to_dict() | {"item_key": key, "user_input": s["user_input"]}
-            runs.record_item(eng, run.id, key, d, status="done" if r.score is not None else "failed",
-                             error=None if r.score is not None else "; ".join(f.get("message", "") for f in r.failures)[:500])
+            ok = r.score is not None or r.failure_kind == "not_applicable"  # not applicable: nothing to retry
+            runs.record_item(eng, run.id, key, d, status="done" if ok else "failed",
+                             error=None if ok else f"{r.failure_kind}: " + "; ".join(
+                                 str(f.get("message", "")) for f in r.failures)[:500])
             items.append(d)
-        agg = summarize([r.score if r is not None else None for r in results])
-        metrics: dict[str, Any] = {METRIC_KEYS[metric]: agg.to_dict()}
-        passed = [r.passed for r in results if r is not None and r.passed is not None]
-        if passed:
-            metrics["pass_rate"] = summarize([float(p) for p in passed]).to_dict()
+        metrics = judge_metric_aggregates(metric, [r for r in results if r is not None])
+        agg_d = metrics[METRIC_KEYS[metric]]
         status = "cancelled" if cancel is not None and cancel.is_set() else "done"
         runs.finish_run(eng, run.id, metrics, status=status)
     except BaseException as exc:
@@ -157,9 +175,33 @@ def run_judge_metric(eng: Any, metric: str, samples: list[dict[str, Any]], *, ju
         "label": "offline heuristic" if judge.offline else None,
         "config": cfg,
         "results": items,
-        "aggregate": {**agg.to_dict(), "key": METRIC_KEYS[metric], "n_failures": agg.n_failed},
+        "aggregate": {**agg_d, "key": METRIC_KEYS[metric], "n_failures": agg_d["n_failed"]},
         "metrics": metrics,
     }
+
+
+def judge_metric_aggregates(metric: str, results: list[Any]) -> dict[str, Any]:
+    """Run-level aggregates of a judge metric over its results: ``avg_<metric>`` on the metric's own scale
+    (with failure kinds, not-applicable and partial counts), its 0–1 twin where the scale is not 0–1 and the
+    twin is useful (``avg_rubrics_score_norm``), and the ``pass_rate`` of the results with a verdict."""
+    from voproshalych_eval.judges import METRIC_KEYS
+    from voproshalych_eval.metrics.statistics import summarize
+
+    def kind(r: Any) -> str | None:
+        return "empty_answer" if r.empty_answer else r.failure_kind
+
+    kinds = [kind(r) for r in results]
+    partial = [r.partial for r in results]
+    out: dict[str, Any] = {
+        METRIC_KEYS[metric]: summarize([r.score for r in results], kinds=kinds, partial=partial).to_dict()}
+    if metric == "rubrics_score":
+        out[f"{METRIC_KEYS[metric]}_norm"] = summarize([r.score_norm for r in results], kinds=kinds,
+                                                       partial=partial).to_dict()
+    passed = [r.passed for r in results if r.passed is not None]
+    if passed:
+        out["pass_rate"] = summarize([float(p) for p in passed]).to_dict()
+    out["n_partial"] = sum(1 for r in results if r.partial)
+    return out
 
 
 def cmd_judge(args: Any) -> int:
@@ -171,8 +213,13 @@ def cmd_judge(args: Any) -> int:
     cfg = metric_config(args.metric, args)
     eng = engine()
     models = [m.strip() for m in args.models.split(",") if m.strip()] if args.models else None
-    judge = get_judge(settings, eng, models=models, aggregate=args.aggregate, offline=True if args.offline else None,
-                      use_cache=not args.no_cache, lang=args.lang or settings.language)
+    from voproshalych_eval.judges import JUDGE_METRICS
+
+    llm_models = models if JUDGE_METRICS[args.metric].prompt is not None else None
+    judge = get_judge(settings, eng, models=llm_models, aggregate=args.aggregate,
+                      offline=True if args.offline else None, use_cache=not args.no_cache,
+                      lang=args.lang or settings.language, quorum=_quorum(args.quorum),
+                      vote_quorum=_quorum(args.vote_quorum))
     if judge.offline:
         progress("No LLM provider configured (or --offline): using the offline heuristic judge.")
     progress(f"judge {args.metric}: {len(samples)} samples, models {', '.join(judge.models)}")
@@ -190,6 +237,9 @@ def cmd_judge(args: Any) -> int:
     for r in out["results"]:
         lines.append(f"  [{r['item_key']}] score={f(r['score'])}" + (f" passed={r['passed']}" if r["passed"] is not None else "")
                      + (f" failures={len(r['failures'])}" if r["failures"] else ""))
-    lines.append(f"{a['key']} = {f(a['value'])} (95% CI {f(a['ci_low'])}–{f(a['ci_high'])}, n={a['n']}, failures={a['n_failed']})")
+    kinds = ", ".join(f"{k} {n}" for k, n in (a.get("failure_kinds") or {}).items() if n)
+    lines.append(f"{a['key']} = {f(a['value'])} (95% CI {f(a['ci_low'])}–{f(a['ci_high'])}, n={a['n']}, "
+                 f"failures={a['n_failed']}, partial={a.get('n_partial', 0)}, "
+                 f"not applicable={a.get('n_not_applicable', 0)}" + (f"; {kinds}" if kinds else "") + ")")
     emit(out, args.json, "\n".join(lines))
     return 0

@@ -122,13 +122,17 @@ def cmd_compare(args: Any) -> int:
     out["item_diff_metric"] = metric
     out["item_diff"] = runs.frame_records(diff) if diff is not None else []
     lines = [f"B = run #{args.run_b} against A = run #{args.run_a}"] + [f"warning: {w}" for w in cmp.warnings]
-    lines.append(f"{'metric':<34} {'A':>9} {'B':>9} {'B−A':>9} {'95% CI (paired)':>21} {'p':>7} {'n':>5}  verdict")
+    lines.append(f"verdicts on {cmp.correction}-adjusted p-values (p_adj); raw p kept; d_z = Cohen's effect size")
+    lines.append(f"{'metric':<34} {'A':>9} {'B':>9} {'B−A':>9} {'95% CI (paired)':>21} {'p':>7} {'p_adj':>7} "
+                 f"{'d_z':>6} {'n':>5}  verdict")
     for m in cmp.metrics.to_dict("records"):
         ci = f"[{_fmt(m['ci_low'])}; {_fmt(m['ci_high'])}]" if m["n_pairs"] else "—"
         p = f"{m['p_value']:.4f}" if m["n_pairs"] else "—"
+        padj = f"{m['p_adjusted']:.4f}" if m["n_pairs"] and m.get("p_adjusted") is not None else "—"
+        dz = f"{m['effect_size']:.2f}" if m.get("effect_size") is not None and m["effect_size"] == m["effect_size"] else "—"
         lines.append(
             f"{m['metric'][:34]:<34} {_fmt(m['a']):>9} {_fmt(m['b']):>9} {_fmt(m['diff']):>9} {ci:>21} {p:>7} "
-            f"{m['n_pairs']:>5}  {m['verdict']}"
+            f"{padj:>7} {dz:>6} {m['n_pairs']:>5}  {m['verdict']}"
         )
     if diff is not None:
         for label in ("worse", "better"):

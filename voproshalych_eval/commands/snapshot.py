@@ -37,8 +37,9 @@ def register(sub: Any) -> None:
     add_json_flag(q)
     q.set_defaults(func=cmd_use)
 
-    q = ssub.add_parser("delete", help="delete a snapshot that is not current")
+    q = ssub.add_parser("delete", help="delete a snapshot that is not current and that no run read")
     q.add_argument("id", type=int)
+    q.add_argument("--force", action="store_true", help="delete even if recorded runs read it")
     add_json_flag(q)
     q.set_defaults(func=cmd_delete)
 
@@ -123,6 +124,6 @@ def cmd_use(args: Any) -> int:
 def cmd_delete(args: Any) -> int:
     from voproshalych_eval.db import snapshots
 
-    snapshots.delete(engine(), args.id)
+    snapshots.delete(engine(), args.id, force=args.force)
     emit({"deleted": args.id}, args.json, f"snapshot #{args.id} deleted")
     return 0

@@ -15,7 +15,9 @@ def register(sub: Any) -> None:
     p.add_argument("--dataset", default="demo_golden", help="golden dataset file (JSON/JSONL/CSV) or stored name/id")
     p.add_argument("--retriever", choices=("vector", "fts", "hybrid"), default="vector")
     p.add_argument("--embedder", default=None, help="embedder name (default: the model of the stored vectors)")
-    p.add_argument("--k", type=int, default=10, help="retrieval depth (default 10)")
+    p.add_argument("--k", type=int, default=10, help="answer depth: the top-k the generator gets (default 10); chunks "
+                   "are always retrieved to at least the largest cut-off")
+    p.add_argument("--cutoffs", default="1,3,5,10", help="the K of the @K metrics, comma-separated (default 1,3,5,10)")
     p.add_argument("--hnsw", action="store_true", help="search an HNSW index (built in the eval schema) and report its recall")
     p.add_argument("--ef-search", type=int, default=None, help="HNSW ef_search (default 40)")
     p.add_argument("--repeats", type=int, default=1, help="repeats for retrieval_consistency (HNSW / external API)")
@@ -49,6 +51,7 @@ def cmd_tier1(args: Any) -> int:
         retriever=args.retriever,
         embedder=args.embedder,
         k=args.k,
+        cutoffs=[int(c) for c in str(args.cutoffs).split(",") if c.strip()],
         use_index=args.hnsw,
         ef_search=args.ef_search,
         repeats=args.repeats,

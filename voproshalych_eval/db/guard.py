@@ -35,19 +35,10 @@ from sqlalchemy import Engine, event
 
 from voproshalych_eval.db.errors import ProductionWriteError, SourceNotReadOnlyError
 
-PRODUCTION_TABLES = ("chunk", "question_answer", "user")
-
 #: the connection option every source connection starts with
 READ_ONLY_OPTION = "-c default_transaction_read_only=on"
 #: the query run before each statement on a source connection (pins the transaction read-only)
 READ_ONLY_CHECK = "SELECT current_setting('transaction_read_only')"
-
-_IDENT = r'(?:"?public"?\s*\.\s*)?"?(chunk|question_answer|user)"?(?![\w.])'
-_WRITE_RE = re.compile(
-    r"^\s*(?:with\b.*?\)\s*)?(?:insert\s+into|update|delete\s+from|truncate(?:\s+table)?|"
-    r"alter\s+table(?:\s+if\s+exists)?|drop\s+table(?:\s+if\s+exists)?|copy)\s+(?:only\s+)?" + _IDENT,
-    re.IGNORECASE | re.DOTALL,
-)
 
 _READING_KEYWORDS = {"select", "with", "show", "values", "table", "explain", "copy"}
 _MODIFYING_RE = re.compile(r"\b(insert|update|delete|merge|truncate|create|drop|alter|grant|revoke|call|do)\b", re.I)
@@ -57,12 +48,6 @@ _SIDE_DOORS_RE = re.compile(
     r"|\bfrom\s+stdin\b|\bto\s+program\b|\bfrom\s+program\b|\bnextval\b|\bsetval\b|\bpg_terminate_backend\b",
     re.I,
 )
-
-
-def production_table_written(statement: str) -> str | None:
-    """Return the production table a SQL statement would visibly modify, or None (a text heuristic)."""
-    match = _WRITE_RE.search(statement)
-    return match.group(1).lower() if match else None
 
 
 def _skip_noise(sql: str) -> str:

@@ -1,15 +1,22 @@
-"""Sample, EvaluationResult and the multi-model aggregators.
+"""Sample, EvaluationResult and the multi-model aggregators with their quorum.
 
-Aggregators (over per-model scores; failed models — ``None`` — are excluded unless said otherwise):
+Aggregators (over per-model scores, or over the ``strictness`` runs of one model; failed entries —
+``None`` — never count as a score):
 
-* ``average`` — arithmetic mean; ``median`` — median (robust to one outlier model);
-* ``majority_voting`` — 1.0 if more than half of the scores are >= 0.5 (a "true" vote), else 0.0;
+* ``average`` — arithmetic mean; ``median`` — the *lower* median (with an even number of answers the
+  lower middle value, so the result is always a score some run or model gave);
+* ``majority_voting`` — the top of the scale (1.0 on 0–1) if more than half of the answers are "true"
+  (a score in the upper half of the scale), else the bottom (0.0);
 * ``min`` (strictest) / ``max`` (most lenient);
-* ``consensus`` — every model answered and all scores lie within ``tolerance`` (default 0.1; for binary
-  verdicts that means identical) -> their mean; otherwise ``None`` with the failure ``no consensus``.
-  A failed model breaks consensus (agreement of all models cannot be shown without it).
+* ``consensus`` — all scores within ``tolerance`` of the scale's width (default 0.1: 0.1 on 0–1,
+  0.4 on 1–5; for binary verdicts: identical) -> their mean; otherwise ``None`` with ``no_consensus``.
 
-All scores are on 0–1; ``EvaluationResult.scale`` says how the model was asked (``"0–1"``, ``"1–5 -> 0–1"``...).
+**Quorum** (:func:`required_answers`): a score is given only when enough of the asked votes/models
+answered — by default *all* for ``min``, ``max`` and ``consensus`` (a missing model could be the
+strictest, the most lenient or the dissenting one), a *strict majority* (more than half of those asked)
+for ``average``, ``median`` and ``majority_voting``; ``quorum`` may be ``"all"``, ``"majority"``, ``"any"``
+or a number. Short of the quorum the result is ``None`` with the failure ``no_quorum``. A score given by
+a quorum short of every one asked is *partial* (``EvaluationResult.partial``, ``n_partial`` in aggregates).
 """
 
 from __future__ import annotations
@@ -21,6 +28,84 @@ from typing import Any
 
 AGGREGATORS = ("average", "median", "majority_voting", "min", "max", "consensus")
 CONSENSUS_TOLERANCE = 0.1
+QUORUMS = ("all", "majority", "any")
+#: the default quorum of each aggregator
+DEFAULT_QUORUM = {"average": "majority", "median": "majority", "majority_voting": "majority",
+                  "min": "all", "max": "all", "consensus": "all"}
+
+
+def required_answers(method: str, n_asked: int, quorum: str | int | None = None) -> int:
+    """How many of ``n_asked`` votes/models must answer for ``method`` to give a score."""
+    rule = DEFAULT_QUORUM[method] if quorum is None else quorum
+    if isinstance(rule, bool) or not isinstance(rule, int | str):
+        raise ValueError(f"quorum must be one of {', '.join(QUORUMS)} or a number, got {rule!r}")
+    if isinstance(rule, int):
+        if rule < 1:
+            raise ValueError(f"a numeric quorum must be >= 1, got {rule}")
+        return min(rule, n_asked)
+    if rule == "all":
+        return n_asked
+    if rule == "majority":
+        return n_asked // 2 + 1
+    if rule == "any":
+        return min(1, n_asked)
+    raise ValueError(f"quorum must be one of {', '.join(QUORUMS)} or a number, got {rule!r}")
+
+
+@dataclass(frozen=True)
+class Combined:
+    """The outcome of an aggregator: ``score`` (or ``None`` and ``reason``/``kind``) and who answered."""
+
+    score: float | None
+    reason: str | None
+    kind: str | None
+    n_asked: int
+    n_answered: int
+
+    @property
+    def partial(self) -> bool:
+        return self.score is not None and self.n_answered < self.n_asked
+
+
+def combine(values: Sequence[float | None], method: str = "average", *, quorum: str | int | None = None,
+            tolerance: float = CONSENSUS_TOLERANCE, scale: tuple[float, float] = (0.0, 1.0)) -> Combined:
+    """Aggregate per-model (or per-run) scores on ``scale`` with a quorum; see the module doc."""
+    method = method.lower()
+    if method not in AGGREGATORS:
+        raise ValueError(f"unknown aggregator '{method}'; use one of {', '.join(AGGREGATORS)}")
+    lo, hi = float(scale[0]), float(scale[1])
+    valid = [float(v) for v in values if v is not None]
+    n, k = len(values), len(valid)
+    if not valid:
+        return Combined(None, "no valid score", None, n, 0)
+    need = required_answers(method, n, quorum)
+    if k < need:
+        return Combined(None, f"no quorum: {k} of {n} answered, {need} needed for {method}", "no_quorum", n, k)
+    if method == "average":
+        score = sum(valid) / k
+    elif method == "median":
+        score = float(statistics.median_low(valid))
+    elif method == "majority_voting":
+        mid = lo + (hi - lo) / 2
+        score = hi if sum(v >= mid for v in valid) > k / 2 else lo
+    elif method == "min":
+        score = min(valid)
+    elif method == "max":
+        score = max(valid)
+    else:  # consensus
+        spread, allowed = max(valid) - min(valid), tolerance * (hi - lo)
+        if spread > allowed + 1e-12:
+            return Combined(None, f"no consensus: scores differ by {spread:.3f} > {allowed:g}", "no_consensus", n, k)
+        score = sum(valid) / k
+    return Combined(score, None, None, n, k)
+
+
+def aggregate_scores(values: Sequence[float | None], method: str = "average", *, quorum: str | int | None = None,
+                     tolerance: float = CONSENSUS_TOLERANCE,
+                     scale: tuple[float, float] = (0.0, 1.0)) -> tuple[float | None, str | None]:
+    """:func:`combine` as ``(score, failure_reason)``."""
+    c = combine(values, method, quorum=quorum, tolerance=tolerance, scale=scale)
+    return c.score, c.reason
 
 
 @dataclass
@@ -62,7 +147,15 @@ class Sample:
 
 @dataclass
 class EvaluationResult:
-    """The outcome of one metric on one sample. ``score`` is on 0–1 or ``None`` (then ``failures`` says why)."""
+    """The outcome of one metric on one sample.
+
+    ``score`` is on the metric's own scale (``score_range``; ``scale`` names it: 0–1, the seed's 1–5 for
+    answer correctness, the integer level for RubricsScore, −1–1 for a cosine) or ``None`` — then
+    ``failure_kind`` (:mod:`voproshalych_eval.metrics.failures`) and ``failures`` say why. ``score_norm`` is
+    the same score on 0–1. ``n_asked`` / ``n_answered`` count the calls (models × runs) asked and answered;
+    ``partial`` is a score given by a quorum short of all of them. ``empty_answer`` marks a response that
+    was empty and scored the scale's lowest value by rule.
+    """
 
     metric: str
     score: float | None
@@ -78,40 +171,29 @@ class EvaluationResult:
     offline: bool = False
     aggregate: str = "average"
     details: dict[str, Any] = field(default_factory=dict)
+    score_range: tuple[float, float] = (0.0, 1.0)
+    n_asked: int = 0
+    n_answered: int = 0
+    partial: bool = False
+    failure_kind: str | None = None
+    empty_answer: bool = False
 
     @property
     def failed(self) -> bool:
-        return self.score is None
+        return self.score is None and self.failure_kind != "not_applicable"
+
+    @property
+    def score_norm(self) -> float | None:
+        """``score`` on 0–1: ``(score − low) / (high − low)`` of ``score_range``."""
+        if self.score is None:
+            return None
+        lo, hi = self.score_range
+        return (self.score - lo) / (hi - lo) if hi > lo else None
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
+        d["score_range"] = list(self.score_range)
+        d["score_norm"] = self.score_norm
         if self.offline:
             d["label"] = "offline heuristic"
         return d
-
-
-def aggregate_scores(values: Sequence[float | None], method: str = "average", *,
-                     tolerance: float = CONSENSUS_TOLERANCE) -> tuple[float | None, str | None]:
-    """Aggregate per-model (or per-run) scores. Returns ``(score, failure_reason)``; see the module doc."""
-    method = method.lower()
-    if method not in AGGREGATORS:
-        raise ValueError(f"unknown aggregator '{method}'; use one of {', '.join(AGGREGATORS)}")
-    valid = [float(v) for v in values if v is not None]
-    if not valid:
-        return None, "no valid score"
-    if method == "average":
-        return sum(valid) / len(valid), None
-    if method == "median":
-        return float(statistics.median(valid)), None
-    if method == "majority_voting":
-        return (1.0 if sum(v >= 0.5 for v in valid) > len(valid) / 2 else 0.0), None
-    if method == "min":
-        return min(valid), None
-    if method == "max":
-        return max(valid), None
-    # consensus
-    if len(valid) < len(values):
-        return None, "no consensus: a model failed"
-    if max(valid) - min(valid) > tolerance + 1e-12:
-        return None, f"no consensus: scores differ by {max(valid) - min(valid):.3f} > {tolerance}"
-    return sum(valid) / len(valid), None

@@ -45,7 +45,9 @@ __all__ = [
     "get",
     "is_catalogued",
     "label",
+    "for_item_field",
     "scale_of",
+    "scale_of_item_field",
     "spec",
     "uncatalogued",
 ]
@@ -678,6 +680,21 @@ def direction(key: str) -> str:
 
 def scale_of(key: str) -> Scale | None:
     found = get(key)
+    return found.scale if found is not None else None
+
+
+def for_item_field(field_name: str) -> MetricSpec | None:
+    """The entry whose per-item field is ``field_name`` (``answer_correctness`` -> ``avg_answer_correctness``);
+    a dotted field (``metrics_chunk.mrr``) is looked up by its last segment; then the key itself."""
+    bare = field_name.rsplit(".", 1)[-1]
+    by_field = [e for e in _ENTRIES if e.item_field == bare and e.item_field not in ("score", "score_norm")]
+    if by_field:
+        return by_field[0]
+    return get(bare) or get(f"avg_{bare}")
+
+
+def scale_of_item_field(field_name: str) -> Scale | None:
+    found = for_item_field(field_name)
     return found.scale if found is not None else None
 
 

@@ -18,6 +18,8 @@ from itertools import combinations
 
 import numpy as np
 
+from voproshalych_eval.metrics.validation import check_matrix, unit_rows
+
 __all__ = [
     "exact_agreement_rate",
     "exact_match_rate",
@@ -98,18 +100,11 @@ def mean_pairwise_cosine(vectors_per_item: Sequence[np.ndarray]) -> float:
         raise ValueError("mean_pairwise_cosine needs at least one item")
     item_means: list[float] = []
     for i, vectors in enumerate(vectors_per_item):
-        arr = np.asarray(vectors, dtype=float)
-        if arr.ndim != 2:
-            raise ValueError(f"item {i}: expected an (R, d) array, got shape {arr.shape}")
+        arr = check_matrix(vectors, f"item {i}")
         r = arr.shape[0]
         if r < 2:
             raise ValueError(f"item {i} has {r} repeat(s); self-consistency needs at least 2")
-        if not np.all(np.isfinite(arr)):
-            raise ValueError(f"item {i}: embeddings contain NaN or infinity")
-        norms = np.linalg.norm(arr, axis=1)
-        if np.any(norms == 0):
-            raise ValueError(f"item {i}: zero embedding vector, cosine undefined")
-        unit = arr / norms[:, None]
+        unit = unit_rows(arr, f"item {i}")
         gram = unit @ unit.T
         upper = gram[np.triu_indices(r, k=1)]
         item_means.append(float(np.clip(upper.mean(), -1.0, 1.0)))

@@ -28,6 +28,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from voproshalych_eval.metrics.validation import check_matrix, unit_rows
+
 Metric = Literal["cosine", "euclidean"]
 
 __all__ = [
@@ -51,26 +53,8 @@ _CHECK_ROWS = 65_536  # rows per chunk when validating / computing per-row quant
 
 
 def _as_matrix(X: Any, name: str = "X") -> np.ndarray:
-    """Return ``X`` as a float64 ``(N, D)`` array (no copy when it already is one).
-
-    Raises ``ValueError`` for a wrong shape, an empty input or a row holding NaN/inf (the message
-    names the first such row).
-    """
-    arr = np.asarray(X)
-    if arr.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D array of shape (N, D), got shape {arr.shape}")
-    if arr.shape[0] < 1 or arr.shape[1] < 1:
-        raise ValueError(f"{name} must have at least one row and one column, got shape {arr.shape}")
-    if not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)
-            or arr.dtype == np.bool_):
-        raise ValueError(f"{name} must be numeric, got dtype {arr.dtype}")
-    if np.issubdtype(arr.dtype, np.floating):
-        for s in range(0, arr.shape[0], _CHECK_ROWS):
-            bad = ~np.isfinite(arr[s : s + _CHECK_ROWS]).all(axis=1)
-            if bad.any():
-                row = s + int(np.argmax(bad))
-                raise ValueError(f"row {row} of {name} contains NaN or inf")
-    return np.ascontiguousarray(arr, dtype=np.float64)
+    """``X`` as a float64 ``(N, D)`` array (see :func:`voproshalych_eval.metrics.validation.check_matrix`)."""
+    return check_matrix(X, name)
 
 
 def _row_norms(Xf: np.ndarray) -> np.ndarray:
@@ -83,11 +67,7 @@ def _row_norms(Xf: np.ndarray) -> np.ndarray:
 
 def _unit_rows(Xf: np.ndarray, norms: np.ndarray, *, name: str = "X") -> np.ndarray:
     """Rows divided by their norms; a zero row raises ``ValueError`` naming it."""
-    zero = norms == 0.0
-    if zero.any():
-        row = int(np.argmax(zero))
-        raise ValueError(f"row {row} of {name} is a zero vector: cosine distance is undefined for it")
-    return Xf / norms[:, None]
+    return unit_rows(Xf, name, norms=norms)
 
 
 def _check_metric(metric: str) -> None:

@@ -44,6 +44,7 @@ from itertools import combinations
 from typing import TypeVar
 
 from voproshalych_eval.metrics.statistics import Aggregate, summarize
+from voproshalych_eval.metrics.validation import check_positive_int
 
 __all__ = [
     "DEFAULT_KS",
@@ -84,8 +85,7 @@ def to_url_ranking(retrieved_urls: Sequence[str]) -> list[str]:
 
 
 def _check_k(k: int) -> None:
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"k must be a positive integer, got {k!r}")
+    check_positive_int(k, "k")
 
 
 def _relevant_set(relevant: Collection[Hashable]) -> set[Hashable]:
@@ -222,6 +222,7 @@ class RetrievalEvaluation:
         means: mean of each metric over the evaluated queries (empty when none was evaluable).
         n_evaluated: number of queries in the means.
         n_unanswerable: number of queries excluded because they have no relevant id.
+        omitted_ks: cut-offs left out because they exceed the retrieval depth.
     """
 
     per_query: list[dict[str, float] | None]
@@ -229,6 +230,7 @@ class RetrievalEvaluation:
     n_evaluated: int
     n_unanswerable: int
     keys: list[str] = field(default_factory=list)
+    omitted_ks: list[int] = field(default_factory=list)
 
     def values(self, key: str) -> list[float]:
         """Per-query values of one metric over the evaluated queries."""
@@ -251,15 +253,27 @@ def evaluate_retrieval(
     *,
     ks: Sequence[int] = DEFAULT_KS,
     ndcg_ks: Sequence[int] = DEFAULT_NDCG_KS,
+    depth: int | None = None,
 ) -> RetrievalEvaluation:
     """Per-query :func:`retrieval_metrics` and their means over a query set.
 
     ``rankings[i]`` is the ranked list for query i and ``qrels[i]`` its relevant ids. Queries with
     no relevant id are unanswerable: ``per_query[i] is None``, excluded from the means, counted in
     ``n_unanswerable``. Each mean is ``(1/|Q_eval|) * sum_q metric(q)`` and lies in [0, 1].
+
+    ``depth`` is how many results were *asked for* per query: a cut-off above it cannot be computed
+    (the list would be scored as if that depth had been retrieved) and is left out — never reported
+    under its @K name (``omitted_ks``). A list shorter than ``depth`` because the collection ran out is
+    scored as usual (the missing positions are non-relevant, as in ``trec_eval``).
     """
     if len(rankings) != len(qrels):
         raise ValueError(f"rankings and qrels differ in length: {len(rankings)} != {len(qrels)}")
+    omitted: list[int] = []
+    if depth is not None:
+        check_positive_int(depth, "depth")
+        omitted = sorted({k for k in (*ks, *ndcg_ks) if k > depth})
+        ks = [k for k in ks if k <= depth]
+        ndcg_ks = [k for k in ndcg_ks if k <= depth]
     per_query: list[dict[str, float] | None] = []
     for ranking, relevant in zip(rankings, qrels, strict=True):
         if len(set(relevant)) == 0:
@@ -280,6 +294,7 @@ def evaluate_retrieval(
         n_evaluated=len(evaluated),
         n_unanswerable=len(per_query) - len(evaluated),
         keys=keys,
+        omitted_ks=omitted,
     )
 
 

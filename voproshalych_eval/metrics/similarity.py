@@ -16,11 +16,21 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from voproshalych_eval.metrics.validation import (
+    check_matrix,
+    check_same_shape,
+    check_vector,
+    unit_rows,
+    unit_vector,
+)
+
 __all__ = [
     "cosine_similarity",
+    "cosine_to_rows",
     "dot_similarity",
     "euclidean_distance",
     "is_unit_norm",
+    "response_relevancy_score",
     "rowwise_cosine",
     "semantic_similarity_score",
 ]
@@ -28,21 +38,9 @@ __all__ = [
 ArrayLike1D = Sequence[float] | np.ndarray
 
 
-def _vector(x: ArrayLike1D, name: str) -> np.ndarray:
-    arr = np.asarray(x, dtype=float)
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be a 1-D vector, got shape {arr.shape}")
-    if arr.size == 0:
-        raise ValueError(f"{name} is empty")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} contains NaN or infinity")
-    return arr
-
-
 def _pair(a: ArrayLike1D, b: ArrayLike1D) -> tuple[np.ndarray, np.ndarray]:
-    va, vb = _vector(a, "a"), _vector(b, "b")
-    if va.shape != vb.shape:
-        raise ValueError(f"vectors differ in dimension: {va.shape[0]} != {vb.shape[0]}")
+    va, vb = check_vector(a, "a"), check_vector(b, "b")
+    check_same_shape(va, vb)
     return va, vb
 
 
@@ -52,10 +50,7 @@ def cosine_similarity(a: ArrayLike1D, b: ArrayLike1D) -> float:
     Raises ``ValueError`` for a zero vector (cosine undefined), mismatched dimensions or NaN.
     """
     va, vb = _pair(a, b)
-    na, nb = float(np.linalg.norm(va)), float(np.linalg.norm(vb))
-    if na == 0.0 or nb == 0.0:
-        raise ValueError("cosine similarity is undefined for a zero vector (an empty or failed embedding?)")
-    return float(np.clip(np.dot(va, vb) / (na * nb), -1.0, 1.0))
+    return float(np.clip(np.dot(unit_vector(va, "a"), unit_vector(vb, "b")), -1.0, 1.0))
 
 
 def rowwise_cosine(A: np.ndarray | Sequence[Sequence[float]], B: np.ndarray | Sequence[Sequence[float]]) -> np.ndarray:
@@ -63,21 +58,38 @@ def rowwise_cosine(A: np.ndarray | Sequence[Sequence[float]], B: np.ndarray | Se
 
     ``A`` and ``B`` must both have shape ``(n, d)``. A zero row raises ``ValueError`` naming the row.
     """
-    a = np.asarray(A, dtype=float)
-    b = np.asarray(B, dtype=float)
-    if a.ndim != 2 or b.ndim != 2:
-        raise ValueError(f"rowwise_cosine expects 2-D arrays, got shapes {a.shape} and {b.shape}")
-    if a.shape != b.shape:
-        raise ValueError(f"shape mismatch: {a.shape} != {b.shape}")
-    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
-        raise ValueError("inputs contain NaN or infinity")
-    na = np.linalg.norm(a, axis=1)
-    nb = np.linalg.norm(b, axis=1)
-    zero = np.flatnonzero((na == 0) | (nb == 0))
-    if zero.size:
-        raise ValueError(f"cosine similarity is undefined for zero vectors (rows {zero[:10].tolist()})")
-    sims = np.einsum("ij,ij->i", a, b) / (na * nb)
+    a, b = check_matrix(A, "A"), check_matrix(B, "B")
+    check_same_shape(a, b, ("A", "B"))
+    sims = np.einsum("ij,ij->i", unit_rows(a, "A"), unit_rows(b, "B"))
     return np.clip(sims, -1.0, 1.0)
+
+
+def cosine_to_rows(query: ArrayLike1D, rows: np.ndarray | Sequence[Sequence[float]]) -> np.ndarray:
+    """Cosine of one ``query`` vector with every row of ``rows`` (shape ``(n,)``, in [-1, 1])."""
+    q = unit_vector(check_vector(query, "query"), "query")
+    m = check_matrix(rows, "rows")
+    if m.shape[1] != q.shape[0]:
+        raise ValueError(f"query and rows differ in dimension: {q.shape[0]} != {m.shape[1]}")
+    return np.clip(unit_rows(m, "rows") @ q, -1.0, 1.0)
+
+
+def response_relevancy_score(question: ArrayLike1D, generated: np.ndarray | Sequence[Sequence[float]], *,
+                             noncommittal: bool = False) -> tuple[float, list[float]]:
+    r"""Response Relevancy (seed 001): mean cosine of the user question with the questions generated
+    from the answer.
+
+    .. math:: 	ext{score} = rac{1}{n}\sum_{i=1}^{n} \maxigl(0, \cos(e_q, e_{g_i})igr)
+
+    Negative cosines count as 0 (the seed reads the cosine on 0–1), so the score is in [0, 1]; a
+    noncommittal answer scores 0. Returns ``(score, raw cosines)``. Higher is better; the seed reads
+    90–100% "answers directly", 70–90% "mostly", 50–70% "partly", below 50% "does not answer".
+
+    >>> response_relevancy_score([1.0, 0.0], [[1.0, 0.0], [0.0, 1.0]])
+    (0.5, [1.0, 0.0])
+    """
+    cos = cosine_to_rows(question, generated)
+    score = 0.0 if noncommittal else float(np.mean(np.clip(cos, 0.0, 1.0)))
+    return score, [float(c) for c in cos]
 
 
 def euclidean_distance(a: ArrayLike1D, b: ArrayLike1D) -> float:

@@ -4,7 +4,8 @@ Conventions used throughout:
 
 * A *failure* (a judge reply that could not be parsed, an API error, ...) is passed as ``None``
   (``NaN`` is treated the same way). It is never turned into a score: aggregates exclude it and
-  report how many there were.
+  report how many there were, per kind when the kinds are given (:mod:`voproshalych_eval.metrics.failures`).
+  A ``None`` of kind ``not_applicable`` is not a failure: it is counted in ``n_not_applicable`` only.
 * Confidence intervals are percentile-bootstrap intervals computed with a seeded
   ``numpy.random.Generator``; the same inputs and seed always give the same interval.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from itertools import product
 from typing import Any
 
@@ -21,10 +22,13 @@ import numpy as np
 
 __all__ = [
     "Aggregate",
+    "EffectSize",
     "PairedTestResult",
+    "adjust_pvalues",
     "bootstrap_ci",
     "clean_values",
     "paired_bootstrap_test",
+    "paired_effect_size",
     "paired_permutation_test",
     "percentiles",
     "summarize",
@@ -44,9 +48,14 @@ class Aggregate:
     Attributes:
         value: mean of the valid values, ``None`` when there is none.
         n: number of valid values the mean is computed over.
-        n_failed: number of failed items (``None``/``NaN`` inputs), excluded from the mean.
+        n_failed: number of failed items (``None``/``NaN`` inputs that are not ``not_applicable``),
+            excluded from the mean.
         ci_low, ci_high: percentile-bootstrap confidence interval of the mean (``None`` when
             ``n == 0``; equal to ``value`` when ``n == 1``).
+        n_partial: valid values given by a quorum but not by every vote/model asked.
+        n_not_applicable: items the metric does not apply to (neither valid nor failed).
+        failure_kinds: ``{kind: n}`` per failure kind (``transport``, ``parse``, …) plus
+            ``not_applicable`` and ``empty_answer`` (an empty answer is valid, scored, and counted here).
     """
 
     value: float | None
@@ -54,14 +63,18 @@ class Aggregate:
     n_failed: int
     ci_low: float | None
     ci_high: float | None
+    n_partial: int = 0
+    n_not_applicable: int = 0
+    failure_kinds: dict[str, int] = field(default_factory=dict)
 
     @property
     def n_total(self) -> int:
-        """All items, valid and failed."""
-        return self.n + self.n_failed
+        """All items, valid, failed and not applicable."""
+        return self.n + self.n_failed + self.n_not_applicable
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain ``dict`` with the keys ``value, n, n_failed, ci_low, ci_high`` (JSON-serialisable)."""
+        """Plain ``dict`` with the keys ``value, n, n_failed, ci_low, ci_high, n_partial, n_not_applicable,
+        failure_kinds`` (JSON-serialisable)."""
         return asdict(self)
 
 
@@ -206,25 +219,57 @@ def bootstrap_ci(
 def summarize(
     values: Sequence[float | None],
     *,
+    kinds: Sequence[str | None] | None = None,
+    partial: Sequence[bool] | None = None,
     n_resamples: int = 2000,
     confidence: float = 0.95,
     seed: int = 0,
 ) -> Aggregate:
-    r"""Mean over items with sample size, failure count and a bootstrap CI.
+    r"""Mean over items with sample size, failure counts (per kind) and a bootstrap CI.
 
     .. math:: \bar x = \frac{1}{n} \sum_{i \in V} x_i, \qquad V = \{i : x_i \ne \text{None}, \text{NaN}\}
 
     ``None``/``NaN`` entries are failures: excluded from the mean and counted in ``n_failed``.
-    When no value is valid the result has ``value=None`` and no interval.
+    ``kinds[i]`` (optional, aligned with ``values``) names item i's failure kind
+    (:data:`voproshalych_eval.metrics.failures.KINDS`; a missing kind of a failed item counts as
+    ``error``): ``not_applicable`` items are counted in ``n_not_applicable`` instead of ``n_failed``;
+    ``empty_answer`` on a valid item is only counted. ``partial[i]`` marks a valid value given by a
+    quorum short of every vote asked (``n_partial``). When no value is valid the result has
+    ``value=None`` and no interval.
     """
-    arr, n_failed = clean_values(values)
+    from voproshalych_eval.metrics.failures import count
+    from voproshalych_eval.metrics.validation import check_consistent_length
+
+    vals = list(values)
+    ks: list[str | None] = list(kinds) if kinds is not None else [None] * len(vals)
+    parts = list(partial) if partial is not None else [False] * len(vals)
+    check_consistent_length(("values", vals), ("kinds", ks), ("partial", parts))
+    tally: list[str | None] = []
+    n_na = n_partial = 0
+    kept: list[float | None] = []
+    for v, k, p in zip(vals, ks, parts, strict=True):
+        missing = _is_missing(v)
+        if missing and k == "not_applicable":
+            n_na += 1
+            tally.append(k)
+            continue
+        kept.append(v)
+        if missing:
+            tally.append(k or "error")
+        else:
+            tally.append(k if k == "empty_answer" else None)
+            n_partial += bool(p)
+    arr, n_failed = clean_values(kept)
+    kinds_count = count(tally) if kinds is not None else {}
     if arr.size == 0:
-        return Aggregate(value=None, n=0, n_failed=n_failed, ci_low=None, ci_high=None)
+        return Aggregate(value=None, n=0, n_failed=n_failed, ci_low=None, ci_high=None, n_partial=0,
+                         n_not_applicable=n_na, failure_kinds=kinds_count)
     mean = float(arr.mean())
     low, high = bootstrap_ci(arr, n_resamples=n_resamples, confidence=confidence, seed=seed)
     # Guard against floating-point noise putting the mean a hair outside the interval.
     low, high = min(low, mean), max(high, mean)
-    return Aggregate(value=mean, n=int(arr.size), n_failed=n_failed, ci_low=low, ci_high=high)
+    return Aggregate(value=mean, n=int(arr.size), n_failed=n_failed, ci_low=low, ci_high=high, n_partial=n_partial,
+                     n_not_applicable=n_na, failure_kinds=kinds_count)
 
 
 def _paired_differences(
@@ -371,3 +416,91 @@ def percentiles(
             raise ValueError(f"percentile must be in [0, 100], got {q}")
     result = np.percentile(arr, list(qs))
     return {_percentile_key(q): float(v) for q, v in zip(qs, result, strict=True)}
+
+
+#: multiple-comparison corrections :func:`adjust_pvalues` accepts (statsmodels ``multipletests`` names)
+CORRECTIONS = {"holm": "Holm–Bonferroni (family-wise error rate)", "fdr_bh": "Benjamini–Hochberg (false discovery rate)"}
+
+
+def adjust_pvalues(p_values: Sequence[float | None], *, method: str = "holm") -> list[float | None]:
+    r"""p-values adjusted for testing several metrics at once (``statsmodels.stats.multitest.multipletests``).
+
+    ``holm`` (default) controls the family-wise error rate: with the m raw p-values sorted
+    :math:`p_{(1)} \le \dots \le p_{(m)}`,
+
+    .. math:: \tilde p_{(i)} = \min\Bigl(1, \max_{j \le i} (m - j + 1)\, p_{(j)}\Bigr)
+
+    ``fdr_bh`` (Benjamini–Hochberg) controls the false discovery rate instead. ``None`` entries (no test)
+    stay ``None`` and do not count in m. The result is in input order; each adjusted value is >= its raw one.
+
+    >>> adjust_pvalues([0.01, 0.04, None, 0.03])
+    [0.03, 0.06, None, 0.06]
+    """
+    if method not in CORRECTIONS:
+        raise ValueError(f"unknown correction {method!r}; use one of {', '.join(CORRECTIONS)}")
+    idx = [i for i, p in enumerate(p_values) if p is not None and not math.isnan(float(p))]
+    out: list[float | None] = [None] * len(p_values)
+    if not idx:
+        return out
+    from statsmodels.stats.multitest import multipletests
+
+    raw = [float(p_values[i]) for i in idx]  # type: ignore[arg-type]
+    for p in raw:
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"p-values must be in [0, 1], got {p}")
+    adjusted = multipletests(raw, alpha=ALPHA, method=method)[1]
+    for i, v in zip(idx, adjusted, strict=True):
+        out[i] = round(float(v), 15)
+    return out
+
+
+@dataclass(frozen=True)
+class EffectSize:
+    """Standardised paired effect size (Cohen's :math:`d_z`) with a percentile-bootstrap CI."""
+
+    d_z: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def paired_effect_size(
+    a: Sequence[float | None],
+    b: Sequence[float | None],
+    *,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> EffectSize:
+    r"""Cohen's :math:`d_z` of the paired differences :math:`d_i = b_i - a_i` with a bootstrap CI.
+
+    .. math:: d_z = \frac{\bar d}{s_d}, \qquad s_d = \sqrt{\tfrac{1}{n-1}\sum_i (d_i - \bar d)^2}
+
+    Unit-free, so metrics on different scales (shares, 1–5 scores, BLEU points) compare; by convention
+    |d_z| ≈ 0.2 small, 0.5 medium, 0.8 large. Pairs with a failure on either side are dropped. ``None``
+    (no effect size) with fewer than 2 pairs or when every difference is the same (``s_d = 0``); the CI is
+    the percentile interval over resamples whose :math:`s_d > 0`.
+    """
+    _check_confidence(confidence)
+    _check_resamples(n_resamples)
+    diffs = _paired_differences(a, b)
+    n = int(diffs.size)
+    sd = float(diffs.std(ddof=1)) if n >= 2 else 0.0
+    tiny = 1e-12 * max(1.0, float(np.abs(diffs).max()))  # rounding noise is not spread
+    if n < 2 or sd <= tiny:
+        return EffectSize(None, None, None, n)
+    dz = float(diffs.mean()) / sd
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n, size=(n_resamples, n))
+    res = diffs[idx]
+    sds = res.std(axis=1, ddof=1)
+    ok = sds > tiny
+    if not ok.any():
+        return EffectSize(dz, None, None, n)
+    dist = res.mean(axis=1)[ok] / sds[ok]
+    alpha = 1.0 - confidence
+    low, high = np.quantile(dist, [alpha / 2.0, 1.0 - alpha / 2.0])
+    return EffectSize(dz, min(float(low), dz), max(float(high), dz), n)

@@ -8,33 +8,53 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
+from voproshalych_eval.metrics import catalog
+from voproshalych_eval.plots.scales import faceted, facets, scale_title, style_axis
+
 DEFAULT_COLOR = "#EF553B"
 
 
-def metric_intervals(metrics: Mapping[str, Any], keys: Sequence[str], *, color: str = DEFAULT_COLOR, title: str = "") -> go.Figure:
-    """Mean of each metric with its 95% bootstrap CI as an error bar (only metrics on a 0–1 scale)."""
-    names, values, lo, hi = [], [], [], []
-    for k in keys:
-        a = metrics.get(k)
-        if isinstance(a, Mapping) and a.get("value") is not None:
-            names.append(k)
+def _value(a: Any) -> float | None:
+    v = a.get("value") if isinstance(a, Mapping) else a
+    return None if v is None or isinstance(v, bool) else float(v)
+
+
+def metric_intervals(metrics: Mapping[str, Any], keys: Sequence[str], *, color: str = DEFAULT_COLOR, title: str = "",
+                     labels: Mapping[str, str] | None = None, lang: str = "en") -> go.Figure:
+    """Mean of each metric with its 95% bootstrap CI as an error bar, one panel per catalog scale (a 1–5 score
+    or BLEU on 0–100 never shares an axis with 0–1 shares)."""
+    shown = [k for k in keys if _value(metrics.get(k)) is not None]
+    groups = facets(shown)
+    fig = faceted(len(groups), titles=[scale_title(sc, lang) for sc, _ in groups])
+    for i, (sc, ks) in enumerate(groups):
+        names, values, lo, hi = [], [], [], []
+        for k in ks:
+            a = metrics[k] if isinstance(metrics[k], Mapping) else {"value": metrics[k]}
+            names.append((labels or {}).get(k, k))
             values.append(a["value"])
             lo.append(a["value"] - (a.get("ci_low") if a.get("ci_low") is not None else a["value"]))
             hi.append((a.get("ci_high") if a.get("ci_high") is not None else a["value"]) - a["value"])
-    fig = go.Figure(go.Bar(x=names, y=values, marker_color=color,
-                           error_y={"type": "data", "symmetric": False, "array": hi, "arrayminus": lo}))
-    fig.update_layout(title=title, yaxis={"range": [0, 1.05]}, margin={"t": 40, "b": 40}, height=340)
+        fig.add_trace(go.Bar(x=names, y=values, marker_color=color, showlegend=False,
+                             error_y={"type": "data", "symmetric": False, "array": hi, "arrayminus": lo}), row=1, col=i + 1)
+        style_axis(fig, sc, i, lang=lang)
+    fig.update_layout(title=title, margin={"t": 60, "b": 40}, height=340)
     return fig
 
 
-def score_distributions(df: pd.DataFrame, columns: Sequence[str], *, color: str = DEFAULT_COLOR, title: str = "") -> go.Figure:
-    """Per-item score distributions (box + points) of several metrics."""
-    fig = go.Figure()
-    for c in columns:
-        if c in df.columns:
+def score_distributions(df: pd.DataFrame, columns: Sequence[str], *, color: str = DEFAULT_COLOR, title: str = "",
+                        labels: Mapping[str, str] | None = None, lang: str = "en") -> go.Figure:
+    """Per-item score distributions (box + points) of several metrics, one panel per catalog scale of the
+    per-item field (answer correctness on 1–5 apart from 0–1 scores)."""
+    present = [c for c in columns if c in df.columns]
+    groups = facets(present, item_fields=True)
+    fig = faceted(len(groups), titles=[scale_title(sc, lang) for sc, _ in groups])
+    for i, (sc, cols) in enumerate(groups):
+        for c in cols:
             vals = pd.to_numeric(df[c], errors="coerce").dropna()
-            fig.add_trace(go.Box(y=vals, name=c, boxpoints="all", jitter=0.4, marker_color=color, line_color=color))
-    fig.update_layout(title=title, showlegend=False, margin={"t": 40, "b": 40}, height=360)
+            fig.add_trace(go.Box(y=vals, name=(labels or {}).get(c, c), boxpoints="all", jitter=0.4, marker_color=color,
+                                 line_color=color, showlegend=False), row=1, col=i + 1)
+        style_axis(fig, sc, i, lang=lang)
+    fig.update_layout(title=title, showlegend=False, margin={"t": 60, "b": 40}, height=360)
     return fig
 
 
@@ -48,29 +68,33 @@ def confusion_matrix(cm: Mapping[str, int], *, labels: tuple[str, str] = ("show"
     return fig
 
 
-def per_model_bars(per_model: Mapping[str, Mapping[str, Any]], key: str, *, color: str = DEFAULT_COLOR, title: str = "") -> go.Figure:
-    """One bar per judge model for a stability metric (numbers or aggregates)."""
+def per_model_bars(per_model: Mapping[str, Mapping[str, Any]], key: str, *, color: str = DEFAULT_COLOR, title: str = "",
+                   lang: str = "en") -> go.Figure:
+    """One bar per judge model for a stability metric (numbers or aggregates), on the metric's catalog scale."""
     names, vals = [], []
     for m, d in per_model.items():
-        v = d.get(key)
-        v = v.get("value") if isinstance(v, Mapping) else v
+        v = _value(d.get(key))
         if v is not None:
             names.append(m)
             vals.append(v)
     fig = go.Figure(go.Bar(x=names, y=vals, marker_color=color))
     fig.update_layout(title=title or key, height=300, margin={"t": 40, "b": 40})
+    sc = catalog.scale_of(key)
+    if sc is not None:
+        ax = catalog.axis(sc, lang)
+        fig.update_yaxes(title_text=sc.label(lang), **({"range": list(ax.range)} if ax.range else {}))
     return fig
 
 
-def rate_bars(metrics: Mapping[str, Any], keys: Sequence[str], *, color: str = DEFAULT_COLOR, title: str = "") -> go.Figure:
-    """Rates (numbers or aggregates) side by side."""
-    names, vals = [], []
-    for k in keys:
-        v = metrics.get(k)
-        v = v.get("value") if isinstance(v, Mapping) else v
-        if v is not None:
-            names.append(k)
-            vals.append(v)
-    fig = go.Figure(go.Bar(x=names, y=vals, marker_color=color))
-    fig.update_layout(title=title, yaxis={"range": [0, 1.05]}, height=320, margin={"t": 40, "b": 40})
+def rate_bars(metrics: Mapping[str, Any], keys: Sequence[str], *, color: str = DEFAULT_COLOR, title: str = "",
+              labels: Mapping[str, str] | None = None, lang: str = "en") -> go.Figure:
+    """Metrics (numbers or aggregates) side by side, one panel per catalog scale (rates apart from counts)."""
+    shown = [k for k in keys if _value(metrics.get(k)) is not None]
+    groups = facets(shown)
+    fig = faceted(len(groups), titles=[scale_title(sc, lang) for sc, _ in groups])
+    for i, (sc, ks) in enumerate(groups):
+        fig.add_trace(go.Bar(x=[(labels or {}).get(k, k) for k in ks], y=[_value(metrics[k]) for k in ks],
+                             marker_color=color, showlegend=False), row=1, col=i + 1)
+        style_axis(fig, sc, i, lang=lang)
+    fig.update_layout(title=title, height=320, margin={"t": 60, "b": 40})
     return fig

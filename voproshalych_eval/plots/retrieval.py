@@ -14,6 +14,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from voproshalych_eval.plots.scales import faceted, facets, scale_title, style_axis
+
 LEVEL_COLORS = {"chunk": "#00A67E", "url": "#636EFA"}
 
 
@@ -29,35 +31,43 @@ def metrics_by_level(
     *,
     level_names: Mapping[str, str] | None = None,
     title: str = "",
+    lang: str = "en",
 ) -> go.Figure:
-    """Grouped bars: one group per metric key, one bar per level, 95% CI as error bars (scale 0–1)."""
-    fig = go.Figure()
-    for level, raw_block in aggregates.items():
-        # a stored metric is an Aggregate dict or a plain number
-        block = {k: v if isinstance(v, Mapping) else {"value": v} for k, v in raw_block.items()}
-        vals = [block.get(k, {}).get("value") for k in keys]
-        fig.add_bar(
-            name=(level_names or {}).get(level, level),
-            x=list(keys),
-            y=vals,
-            error_y=_err(vals, [block.get(k, {}).get("ci_low") for k in keys], [block.get(k, {}).get("ci_high") for k in keys]),
-            marker_color=LEVEL_COLORS.get(level),
-        )
-    fig.update_layout(barmode="group", title=title, yaxis={"range": [0, 1.05]}, legend={"orientation": "h"}, height=380)
+    """Grouped bars: one group per metric key, one bar per level, 95% CI as error bars; one panel per catalog
+    scale (every ranking metric is on 0–1; anything else gets its own panel)."""
+    groups = facets(list(keys))
+    fig = faceted(len(groups), titles=[scale_title(sc, lang) for sc, _ in groups] if len(groups) > 1 else ())
+    for i, (sc, ks) in enumerate(groups):
+        for level, raw_block in aggregates.items():
+            # a stored metric is an Aggregate dict or a plain number
+            block = {k: v if isinstance(v, Mapping) else {"value": v} for k, v in raw_block.items()}
+            vals = [block.get(k, {}).get("value") for k in ks]
+            fig.add_trace(go.Bar(
+                name=(level_names or {}).get(level, level), x=list(ks), y=vals, legendgroup=level, showlegend=i == 0,
+                error_y=_err(vals, [block.get(k, {}).get("ci_low") for k in ks], [block.get(k, {}).get("ci_high") for k in ks]),
+                marker_color=LEVEL_COLORS.get(level),
+            ), row=1, col=i + 1)
+        style_axis(fig, sc, i, lang=lang)
+    fig.update_layout(barmode="group", title=title, legend={"orientation": "h"}, height=380)
     return fig
 
 
-def comparison_bars(df: pd.DataFrame, *, metric_col: str = "metric", title: str = "") -> go.Figure:
-    """Grouped bars comparing configurations: ``df`` has ``config, metric, value, ci_low, ci_high``."""
-    fig = go.Figure()
+def comparison_bars(df: pd.DataFrame, *, metric_col: str = "metric", title: str = "", lang: str = "en") -> go.Figure:
+    """Grouped bars comparing configurations: ``df`` has ``config, metric, value, ci_low, ci_high``; one panel per
+    catalog scale of the metrics."""
     metrics = list(dict.fromkeys(df[metric_col])) if not df.empty else []
-    for config, part in df.groupby("config", sort=False):
-        part = part.set_index(metric_col).reindex(metrics)
-        vals = [None if pd.isna(v) else float(v) for v in part["value"]]
-        lows = [None if pd.isna(v) else float(v) for v in part["ci_low"]]
-        highs = [None if pd.isna(v) else float(v) for v in part["ci_high"]]
-        fig.add_bar(name=str(config), x=metrics, y=vals, error_y=_err(vals, lows, highs))
-    fig.update_layout(barmode="group", title=title, yaxis={"range": [0, 1.05]}, legend={"orientation": "h"}, height=400)
+    groups = facets(metrics)
+    fig = faceted(len(groups), titles=[scale_title(sc, lang) for sc, _ in groups] if len(groups) > 1 else ())
+    for i, (sc, ms) in enumerate(groups):
+        for config, part in df.groupby("config", sort=False):
+            part = part.set_index(metric_col).reindex(ms)
+            vals = [None if pd.isna(v) else float(v) for v in part["value"]]
+            lows = [None if pd.isna(v) else float(v) for v in part["ci_low"]]
+            highs = [None if pd.isna(v) else float(v) for v in part["ci_high"]]
+            fig.add_trace(go.Bar(name=str(config), x=ms, y=vals, error_y=_err(vals, lows, highs), legendgroup=str(config),
+                                 showlegend=i == 0), row=1, col=i + 1)
+        style_axis(fig, sc, i, lang=lang)
+    fig.update_layout(barmode="group", title=title, legend={"orientation": "h"}, height=400)
     return fig
 
 

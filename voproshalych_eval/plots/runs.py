@@ -11,6 +11,9 @@ from collections.abc import Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
+from voproshalych_eval.metrics import catalog
+from voproshalych_eval.plots.scales import faceted, facets, scale_title, style_axis
+
 GOOD, ATTENTION, CRITICAL, NEUTRAL = "#2CA02C", "#FFB000", "#D62728", "#7F7F7F"
 VERDICT_COLORS = {"better": GOOD, "worse": CRITICAL}
 
@@ -26,28 +29,39 @@ def history_figure(
     title: str = "",
     baseline_label: str = "baseline",
     run_label: str = "run",
+    scale: catalog.Scale | None = None,
+    lang: str = "en",
 ) -> go.Figure:
-    """A metric over runs (x = run start, y = value with its 95% CI as error bars), the baseline as a
-    dashed line and the attention band shaded. ``history`` has ``run_id, started_at, value, ci_low, ci_high``."""
+    """A metric over runs (x = run start, y = value with its 95% CI as error bars), ONE LINE PER CONFIGURATION
+    (``history["config"]``; two configurations are never joined), the baseline as a dashed line and the
+    attention band shaded; the y axis is the metric's catalog ``scale``. ``history`` has ``run_id, started_at,
+    value, ci_low, ci_high`` (and ``config``)."""
     fig = go.Figure()
     if len(history):
-        hi = (history["ci_high"] - history["value"]).where(history["ci_high"].notna())
-        lo = (history["value"] - history["ci_low"]).where(history["ci_low"].notna())
-        fig.add_trace(go.Scatter(
-            x=history["started_at"], y=history["value"], mode="lines+markers", name=metric_label,
-            line={"color": color},
-            error_y={"type": "data", "array": hi.fillna(0), "arrayminus": lo.fillna(0), "visible": bool(hi.notna().any())},
-            customdata=history[["run_id"]].to_numpy(),
-            hovertemplate=f"{run_label} #%{{customdata[0]}}<br>%{{x}}<br>{metric_label} = %{{y:.4f}}<extra></extra>",
-        ))
+        configs = history["config"] if "config" in history else pd.Series("", index=history.index)
+        palette = [color, "#636EFA", "#EF553B", "#AB63FA", "#FFA15A", "#19D3F3", "#FF6692", "#B6E880"]
+        for i, (cfg, part) in enumerate(history.groupby(configs, sort=False)):
+            hi = (part["ci_high"] - part["value"]).where(part["ci_high"].notna())
+            lo = (part["value"] - part["ci_low"]).where(part["ci_low"].notna())
+            fig.add_trace(go.Scatter(
+                x=part["started_at"], y=part["value"], mode="lines+markers", name=str(cfg) or metric_label,
+                line={"color": palette[i % len(palette)]},
+                error_y={"type": "data", "array": hi.fillna(0), "arrayminus": lo.fillna(0), "visible": bool(hi.notna().any())},
+                customdata=part[["run_id"]].to_numpy(),
+                hovertemplate=f"{run_label} #%{{customdata[0]}}<br>%{{x}}<br>{metric_label} = %{{y:.4f}}<extra>{cfg}</extra>",
+            ))
     if baseline is not None:
         fig.add_hline(y=baseline, line_dash="dash", line_color=NEUTRAL,
                       annotation_text=f"{baseline_label} {baseline:g}", annotation_position="top left")
         if attention_margin:
             y0, y1 = (baseline - attention_margin, baseline) if direction == "higher" else (baseline, baseline + attention_margin)
             fig.add_hrect(y0=y0, y1=y1, fillcolor=ATTENTION, opacity=0.15, line_width=0)
+    yaxis: dict[str, object] = {"title": metric_label + (f" ({scale.label(lang)})" if scale else "")}
+    if scale is not None and (ax := catalog.axis(scale, lang)).range is not None:
+        yaxis["range"] = list(ax.range)
     fig.update_layout(title=title or None, height=380, margin={"l": 40, "r": 20, "t": 50 if title else 20, "b": 40},
-                      yaxis_title=metric_label, showlegend=False)
+                      yaxis=yaxis, showlegend=len(history) > 0 and history.get("config", pd.Series()).nunique() > 1,
+                      legend={"orientation": "h", "y": -0.2})
     return fig
 
 
@@ -57,25 +71,34 @@ def diff_figure(
     title: str = "",
     x_title: str = "B − A",
     verdict_labels: dict[str, str] | None = None,
+    lang: str = "en",
 ) -> go.Figure:
-    """Paired mean differences (B − A) with their 95% CIs, one row per metric that has per-item values;
-    coloured by verdict (better / worse / no significant difference)."""
+    """Paired mean differences (B − A) with their 95% CIs, one row per metric that has per-item values, one
+    panel per catalog scale of the metric (a difference in BLEU points never shares an axis with a difference
+    in shares); coloured by verdict (better / worse / no significant difference)."""
     rows = metrics[metrics["paired_mean_diff"].notna()].iloc[::-1]
+    groups = facets([k.removeprefix("item.") for k in rows["metric"]])
     labels = verdict_labels or {}
-    fig = go.Figure()
-    for verdict in rows["verdict"].unique():
-        part = rows[rows["verdict"] == verdict]
-        fig.add_trace(go.Scatter(
-            x=part["paired_mean_diff"], y=part["metric"], mode="markers", name=labels.get(verdict, verdict),
-            marker={"color": VERDICT_COLORS.get(verdict, NEUTRAL), "size": 10},
-            error_x={"type": "data", "array": part["ci_high"] - part["paired_mean_diff"],
-                     "arrayminus": part["paired_mean_diff"] - part["ci_low"]},
-            customdata=part[["p_value", "n_pairs"]].to_numpy(),
-            hovertemplate="%{y}: %{x:.4f}<br>p = %{customdata[0]:.4f}, n = %{customdata[1]}<extra></extra>",
-        ))
-    fig.add_vline(x=0, line_color=NEUTRAL)
-    fig.update_layout(title=title or None, height=max(240, 60 + 28 * len(rows)), xaxis_title=x_title,
-                      margin={"l": 40, "r": 20, "t": 50 if title else 20, "b": 40}, legend={"orientation": "h"})
+    fig = faceted(len(groups), horizontal=True, titles=[scale_title(sc, lang) for sc, _ in groups])
+    seen: set[str] = set()
+    for i, (_sc, ks) in enumerate(groups):
+        part_all = rows[rows["metric"].str.removeprefix("item.").isin(ks)]
+        for verdict in part_all["verdict"].unique():
+            part = part_all[part_all["verdict"] == verdict]
+            fig.add_trace(go.Scatter(
+                x=part["paired_mean_diff"], y=part["metric"], mode="markers", name=labels.get(verdict, verdict),
+                marker={"color": VERDICT_COLORS.get(verdict, NEUTRAL), "size": 10}, legendgroup=verdict,
+                showlegend=verdict not in seen,
+                error_x={"type": "data", "array": part["ci_high"] - part["paired_mean_diff"],
+                         "arrayminus": part["paired_mean_diff"] - part["ci_low"]},
+                customdata=part[["p_value", "n_pairs"]].to_numpy(),
+                hovertemplate="%{y}: %{x:.4f}<br>p = %{customdata[0]:.4f}, n = %{customdata[1]}<extra></extra>",
+            ), row=i + 1, col=1)
+            seen.add(verdict)
+        fig.add_vline(x=0, line_color=NEUTRAL, row=i + 1, col=1)
+        fig.update_xaxes(title_text=x_title, row=i + 1, col=1)
+    fig.update_layout(title=title or None, height=max(240, 80 * len(groups) + 28 * len(rows)),
+                      margin={"l": 40, "r": 20, "t": 50 if title else 30, "b": 40}, legend={"orientation": "h"})
     return fig
 
 
@@ -84,25 +107,32 @@ def metrics_figure(
     *,
     title: str = "",
     baseline_label: str = "baseline",
+    lang: str = "en",
 ) -> go.Figure:
     """A run's aggregates with their 95% CIs (``metric, value, ci_low, ci_high``; optional ``baseline``,
-    ``status``) as horizontal markers, the baselines as grey diamonds."""
+    ``status``) as horizontal markers, the baselines as grey diamonds; one panel per catalog scale (counts,
+    seconds, 1–5 scores and shares each on their own axis)."""
     rows = metrics[metrics["value"].notna()].iloc[::-1]
-    status_col = rows["status"] if "status" in rows else pd.Series(None, index=rows.index)
-    colors = [{"good": GOOD, "attention": ATTENTION, "critical": CRITICAL}.get(s, "#1F77B4") for s in status_col]
-    has_ci = rows["ci_low"].notna() & rows["ci_high"].notna()
-    fig = go.Figure(go.Scatter(
-        x=rows["value"], y=rows["metric"], mode="markers", marker={"color": colors, "size": 10}, name="value",
-        error_x={"type": "data", "array": (rows["ci_high"] - rows["value"]).where(has_ci, 0),
-                 "arrayminus": (rows["value"] - rows["ci_low"]).where(has_ci, 0)},
-        hovertemplate="%{y}: %{x:.4f}<extra></extra>",
-    ))
-    if "baseline" in rows and rows["baseline"].notna().any():
-        b = rows[rows["baseline"].notna()]
-        fig.add_trace(go.Scatter(x=b["baseline"], y=b["metric"], mode="markers", name=baseline_label,
-                                 marker={"symbol": "diamond-open", "color": NEUTRAL, "size": 12}))
-    fig.update_layout(title=title or None, height=max(240, 60 + 26 * len(rows)), showlegend=False,
-                      margin={"l": 40, "r": 20, "t": 50 if title else 20, "b": 40})
+    groups = facets(list(rows["metric"]))
+    fig = faceted(len(groups), horizontal=True, titles=[scale_title(sc, lang) for sc, _ in groups])
+    for i, (sc, ks) in enumerate(groups):
+        part = rows[rows["metric"].isin(ks)]
+        status_col = part["status"] if "status" in part else pd.Series(None, index=part.index)
+        colors = [{"good": GOOD, "attention": ATTENTION, "critical": CRITICAL}.get(s, "#1F77B4") for s in status_col]
+        has_ci = part["ci_low"].notna() & part["ci_high"].notna()
+        fig.add_trace(go.Scatter(
+            x=part["value"], y=part["metric"], mode="markers", marker={"color": colors, "size": 10}, name="value",
+            error_x={"type": "data", "array": (part["ci_high"] - part["value"]).where(has_ci, 0),
+                     "arrayminus": (part["value"] - part["ci_low"]).where(has_ci, 0)},
+            hovertemplate="%{y}: %{x:.4f}<extra></extra>",
+        ), row=i + 1, col=1)
+        if "baseline" in part and part["baseline"].notna().any():
+            b = part[part["baseline"].notna()]
+            fig.add_trace(go.Scatter(x=b["baseline"], y=b["metric"], mode="markers", name=baseline_label,
+                                     marker={"symbol": "diamond-open", "color": NEUTRAL, "size": 12}), row=i + 1, col=1)
+        style_axis(fig, sc, i, horizontal=True, lang=lang)
+    fig.update_layout(title=title or None, height=max(240, 80 * len(groups) + 26 * len(rows)), showlegend=False,
+                      margin={"l": 40, "r": 20, "t": 50 if title else 30, "b": 40})
     return fig
 
 

@@ -8,7 +8,8 @@ item. Its reply is parsed STRICTLY by the LLM layer (``Yes`` or ``No: reason``; 
 
 Positive class = show. Over the items with a valid verdict: ``accuracy``, ``precision``, ``recall``,
 ``f1_score``, the confusion matrix, ``cohen_kappa`` (verdicts vs human labels); over all calls:
-``parse_failure_rate``, ``error_rate``, ``latency_p50/p95/p99``. Accuracy per ``kind`` of item
+``error_rate`` (transport failures: timeout, 429 after retries, 5xx, connection), ``parse_failure_rate``
+(replies that are not a verdict), ``failure_kinds`` (every kind), ``latency_p50/p95/p99``. Accuracy per ``kind`` of item
 shows which hard negatives fool the judge.
 
 An empty ``context`` is a legitimate input: production judges answers reused from its similar-question
@@ -115,7 +116,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
             "correct": None if verdict is None else int(verdict) == int(record["label"]),
             "reason": res.get("explanation"),
             "show_no_show": res,
-            "failure_kind": None if verdict is not None else ("error" if res.get("error") else "parse"),
+            "failure_kind": None if verdict is not None else (sh.judge_kind(res) or "error"),
         }
         tokens = sh.tokens_of(res)
         if bench is not None and with_context:  # the benchmark judge grounds in a context: none, no verdict
@@ -168,8 +169,14 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
     n_calls = len(res)
     m["n_items"] = len(records)
     m["n_failed_items"] = sh.n_failed_items(records)
-    m["parse_failure_rate"] = sum(1 for r in res if r.get("failure_kind") == "parse") / n_calls if n_calls else None
-    m["error_rate"] = sum(1 for r in res if r.get("failure_kind") == "error") / n_calls if n_calls else None
+    from voproshalych_eval.metrics.failures import category, count
+
+    kinds = count([category(r.get("failure_kind")) if r.get("failure_kind") else None for r in res]
+                  + sh.failed_item_kinds(records))
+    m["failure_kinds"] = kinds
+    # transport failures (timeout, 429 after retries, 5xx, connection) and unparseable replies, over the calls made
+    m["error_rate"] = kinds["transport"] / n_calls if n_calls else None
+    m["parse_failure_rate"] = kinds["parse"] / n_calls if n_calls else None
     m["accuracy_ci"] = sh.agg([None if r.get("correct") is None else float(r["correct"]) for r in res])
     m.update(sh.latency_percentiles([r.get("show_no_show", {}).get("duration_s") for r in res], "latency"))
     m["tokens"] = sum(sh.tokens_of(r.get("show_no_show", {})) + sh.tokens_of(r.get("benchmark", {}) or {}) for r in res)

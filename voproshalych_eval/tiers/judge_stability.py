@@ -1,17 +1,22 @@
 """Tier Judge — stability of the benchmark judge (seed 000, section 8).
 
 Each item (question, context, answer) is judged R times (default 5) by every judge model with the
-cache OFF, so every repeat is a real call. Per model:
+cache OFF, so every repeat is a real call. Scores are read on 0–1, normalised by the judged metric's own
+scale (answer correctness is asked on 1–5). Per model:
 
 * ``avg_score_std`` — mean over items of the population std of the item's valid repeat scores;
-* ``consistency_score`` — ``1 − avg_score_std / max_std`` where ``max_std = (hi − lo) / 2`` is the
-  largest std a score on the scale [lo, hi] can have; 1.0 = every repeat identical, 0 = maximal
+* ``consistency_score`` — ``1 − avg_score_std / max_std`` where ``max_std = 0.5`` is the largest std a
+  score on 0–1 can have; 1.0 = every repeat identical, 0 = maximal
   spread. (Not the same number as ``exact_agreement_rate``: small jitter lowers it only a little.)
 * ``exact_agreement_rate`` — share of items whose repeats are all equal;
 * ``flip_rate`` — share of items whose pass/fail verdict (score ≥ threshold) changes between repeats;
 * ``intra_judge_fleiss_kappa`` — Fleiss' kappa of the verdicts, the repeats acting as raters;
-* ``error_rate`` — calls that failed (API/transport) / all calls; ``parse_failure_rate`` — replies
-  that came back but could not be parsed / all calls (both are failures, never scores);
+* ``error_rate`` — calls that failed in transport (timeout, 429 after retries, 5xx, connection) / the
+  applicable calls; ``parse_failure_rate`` — replies that came back but could not be parsed / the
+  applicable calls (both are failures, never scores); ``failure_kinds`` counts every kind;
+* ``n_not_applicable`` — calls the metric does not apply to (e.g. answer correctness on a set without
+  reference answers): not failures, left out of every rate — a set where nothing applies says so
+  (``not_applicable``) instead of showing a 100 % error rate;
 * ``latency_p50/p95/p99`` over ALL calls (seconds), ``tokens`` in total.
 
 Across models (two or more): ``inter_judge_cohen_kappa`` (two models) and
@@ -56,20 +61,10 @@ def _record_to_sample(record: Mapping[str, Any], kind: str) -> tuple[str, str | 
 
 
 def _classify_failure(res: Mapping[str, Any]) -> str | None:
-    """``None`` (valid score), ``"error"`` (the call failed) or ``"parse"`` (a reply that could not be parsed)."""
-    if res.get("score") is not None:
-        return None
-    fails = res.get("failures") or []
-    kinds = {str(f.get("kind") or f.get("type") or "").lower() for f in fails if isinstance(f, Mapping)}
-    if any("parse" in k or "schema" in k or "json" in k for k in kinds):
-        return "parse"
-    if any(k for k in kinds):
-        return "error"
-    text = " ".join(str(f) for f in fails).lower()
-    looks_error = res.get("error") or any(w in text for w in ("error", "timeout", "status", "connection", "http", "refused"))
-    if looks_error and "parse" not in text and "json" not in text:
-        return "error"
-    return "parse"
+    """``None`` (a score, an empty answer included) or the failure kind of one call (``transport``, ``parse``,
+    ``not_applicable``, …; see :mod:`voproshalych_eval.metrics.failures`)."""
+    kind = sh.judge_kind(res)
+    return None if kind == "empty_answer" else kind
 
 
 def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
@@ -131,15 +126,29 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     )
 
 
-def _scale(calls: Sequence[Mapping[str, Any]], metric: str) -> tuple[float, float]:
-    """Judge scores are reported on 0–1 by the LLM layer (``scale`` says how the model was asked)."""
-    return 0.0, 1.0
+def _scale(metric: str) -> tuple[float, float]:
+    """The judged metric's own scale (answer correctness 1–5, the rest 0–1), from the judge-metric table."""
+    from voproshalych_eval.judges import JUDGE_METRICS
+
+    spec = JUDGE_METRICS[metric]
+    sc = spec.scale(spec.resolve({}))
+    return sc.low, sc.high
 
 
-def _verdict(call: Mapping[str, Any], threshold: float) -> bool | None:
+def _norm(call: Mapping[str, Any], lo: float, hi: float) -> float | None:
+    """A call's score on 0–1 (its ``score_norm`` when stored, else normalised by the metric's scale)."""
+    if call.get("score") is None:
+        return None
+    if call.get("score_norm") is not None:
+        return float(call["score_norm"])
+    return (float(call["score"]) - lo) / (hi - lo)
+
+
+def _verdict(call: Mapping[str, Any], threshold: float, lo: float = 0.0, hi: float = 1.0) -> bool | None:
+    """Pass/fail of one call: its own ``passed``, else its normalised score ≥ ``threshold`` (on 0–1)."""
     if call.get("passed") is not None:
         return bool(call["passed"])
-    s = call.get("score")
+    s = _norm(call, lo, hi)
     return None if s is None else s >= threshold
 
 
@@ -152,35 +161,48 @@ def _majority(verdicts: Sequence[bool | None]) -> bool | None:
 
 
 def model_metrics(items: Sequence[Sequence[Mapping[str, Any]]], *, metric: str, threshold: float | None) -> dict[str, Any]:
-    """Stability metrics of ONE judge model; ``items[i]`` holds item i's repeat calls."""
+    """Stability metrics of ONE judge model; ``items[i]`` holds item i's repeat calls.
+
+    Scores are read on 0–1 (normalised by the judged metric's scale); ``threshold`` is on the metric's own
+    scale. Calls the metric does not apply to (a required field missing) are *not applicable*: they are
+    neither scores nor failures, and the rates are over the applicable calls (``None`` when there is none).
+    """
     from voproshalych_eval.metrics.classification import fleiss_kappa
     from voproshalych_eval.metrics.consistency import exact_agreement_rate, flip_rate, score_std_per_item
+    from voproshalych_eval.metrics.failures import count
 
     all_calls = [c for item in items for c in item]
-    lo, hi = _scale(all_calls, metric)
-    thr = threshold if threshold is not None else (lo + hi) / 2
-    scores = [[c.get("score") for c in item] for item in items]
+    lo, hi = _scale(metric)
+    thr = 0.5 if threshold is None else (float(threshold) - lo) / (hi - lo)
+    applicable = [[c for c in item if c.get("failure_kind") != "not_applicable"] for item in items]
+    applicable = [item for item in applicable if item]
+    calls = [c for item in applicable for c in item]
+    scores = [[_norm(c, lo, hi) for c in item] for item in applicable]
     stds = score_std_per_item(scores)
     std_agg = sh.agg(stds)
-    max_std = (hi - lo) / 2 or 1.0
+    max_std = 0.5  # the largest std of scores on [0, 1]
     cons = [None if s is None else max(0.0, 1.0 - s / max_std) for s in stds]
-    verdicts = [[_verdict(c, thr) for c in item] for item in items]
-    n_calls = len(all_calls)
-    n_err = sum(1 for c in all_calls if c.get("failure_kind") == "error")
-    n_parse = sum(1 for c in all_calls if c.get("failure_kind") == "parse")
+    verdicts = [[_verdict(c, thr, lo, hi) for c in item] for item in applicable]
+    kinds = count(c.get("failure_kind") for c in all_calls)
+    n_calls, n_app = len(all_calls), len(calls)
     out: dict[str, Any] = {
         "consistency_score": sh.agg(cons),
         "avg_score_std": std_agg,
-        "avg_score": sh.agg([c.get("score") for c in all_calls]),
+        "avg_score": sh.agg([_norm(c, lo, hi) for c in calls]),
         "n_calls": n_calls,
-        "error_rate": n_err / n_calls if n_calls else None,
-        "parse_failure_rate": n_parse / n_calls if n_calls else None,
-        "n_errors": n_err,
-        "n_parse_failures": n_parse,
+        "n_not_applicable": n_calls - n_app,
+        "error_rate": kinds["transport"] / n_app if n_app else None,
+        "parse_failure_rate": kinds["parse"] / n_app if n_app else None,
+        "n_errors": kinds["transport"],
+        "n_parse_failures": kinds["parse"],
+        "failure_kinds": kinds,
+        "n_partial": sum(1 for c in calls if c.get("partial")),
         "tokens": sum(sh.tokens_of(c) for c in all_calls),
         "scale": [lo, hi],
         "verdict_threshold": thr,
     }
+    if not n_app:
+        out["not_applicable"] = "every call lacks a field the metric needs (e.g. the reference answer)"
     try:
         out["exact_agreement_rate"] = exact_agreement_rate(scores)
     except ValueError:
@@ -191,7 +213,7 @@ def model_metrics(items: Sequence[Sequence[Mapping[str, Any]]], *, metric: str, 
         out["flip_rate"] = None
     full = [[bool(v) for v in item] for item in verdicts if item and all(v is not None for v in item)]
     out["intra_judge_fleiss_kappa"] = fleiss_kappa(full) if full else None
-    out.update(sh.latency_percentiles([c.get("duration_s") for c in all_calls], "latency"))
+    out.update(sh.latency_percentiles([c.get("duration_s") for c in calls], "latency"))
     return out
 
 
@@ -206,8 +228,9 @@ def aggregate(records: list[dict[str, Any]], *, models: Sequence[str], metric: s
             continue
         per_model[m] = model_metrics(items, metric=metric, threshold=threshold)
         thr = per_model[m]["verdict_threshold"]
-        majority[m] = [_majority([_verdict(c, thr) for c in item]) for item in items]
-        means[m] = [sh.agg([c.get("score") for c in item])["value"] for item in items]
+        lo, hi = _scale(metric)
+        majority[m] = [_majority([_verdict(c, thr, lo, hi) for c in item]) for item in items]
+        means[m] = [sh.agg([_norm(c, lo, hi) for c in item])["value"] for item in items]
     out: dict[str, Any] = {}
     if per_model:
         first = per_model[next(iter(per_model))]

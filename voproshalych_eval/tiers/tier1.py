@@ -36,6 +36,7 @@ from voproshalych_eval.datasets import Dataset, resolve, store
 from voproshalych_eval.db import retrieval as R
 from voproshalych_eval.db import snapshots
 from voproshalych_eval.metrics.retrieval import (
+    DEFAULT_KS,
     evaluate_retrieval,
     first_relevant_rank,
     recall_against_exact,
@@ -58,6 +59,10 @@ __all__ = [
 RETRIEVERS = ("vector", "fts", "hybrid")
 LEVELS = ("chunk", "url")
 TIER = "tier1"
+#: the cut-offs K reported at both levels (``hit_rate@K``, ``recall@K``, ``precision@K``; NDCG at K >= 5)
+CUTOFFS: tuple[int, ...] = DEFAULT_KS
+#: URL level: the first K distinct pages are looked for among at most this many chunks per question
+URL_CHUNK_CAP = 200
 
 Progress = Callable[[str], None]
 
@@ -165,6 +170,40 @@ def _ids(hits: Sequence[R.Hit]) -> list[int]:
     return [h.chunk_id for h in hits]
 
 
+def retrieval_depth(k: int, cutoffs: Sequence[int] = CUTOFFS) -> int:
+    """Chunks retrieved per question: at least the largest reported cut-off, whatever the answer depth ``k``."""
+    return max(int(k), *(int(c) for c in cutoffs))
+
+
+def deepen_for_pages(
+    questions: Sequence[str],
+    hits: list[list[R.Hit]],
+    fetch: Callable[[list[str], int], list[list[R.Hit]]],
+    *,
+    pages: int,
+    cap: int = URL_CHUNK_CAP,
+) -> tuple[list[list[R.Hit]], int]:
+    """Hits deep enough for the URL level: each question's list holds ``pages`` distinct pages, unless the
+    collection ran out or ``cap`` chunks were retrieved. Questions short of pages are retrieved again,
+    three times deeper each round (``fetch(questions, depth)``). Returns the hits and the deepest depth used."""
+    out = list(hits)
+    depth = max((len(h) for h in hits), default=0)
+    used = depth
+
+    def short(i: int, d: int) -> bool:
+        return len(to_url_ranking([x.url for x in out[i]])) < pages and len(out[i]) >= d
+
+    need = [i for i in range(len(out)) if short(i, depth)]
+    while need and depth < cap:
+        depth = min(cap, max(depth + 1, depth * 3))
+        again = fetch([questions[i] for i in need], depth)
+        for i, h in zip(need, again, strict=True):
+            out[i] = h
+        used = depth
+        need = [i for i in need if short(i, depth)]
+    return out, used
+
+
 def _consistency(
     engine: Engine,
     questions: list[str],
@@ -248,6 +287,8 @@ def run_tier1(
     n_resamples: int = 2000,
     label: str | None = None,
     progress: Progress | None = None,
+    cutoffs: Sequence[int] = CUTOFFS,
+    url_chunk_cap: int = URL_CHUNK_CAP,
     snapshot: R.SnapshotRef = None,
 ) -> Tier1Result:
     """Run Tier 1 on a golden dataset and record it (tier ``tier1``) with its per-question items.
@@ -256,7 +297,11 @@ def run_tier1(
         dataset: a :class:`Dataset` of kind ``golden`` or a path / stored name (``demo_golden``).
         retriever: ``vector`` (embedder + pgvector), ``fts`` (Russian full-text search) or ``hybrid`` (RRF).
         embedder: an embedder object or name (default: :func:`default_embedder_name`); unused by ``fts``.
-        k: retrieval depth (metrics at @1, @3, @5, @10 use the first positions; ``k >= 10`` recommended).
+        k: the answer depth (top-k the generator would get). Chunks are retrieved to
+            ``max(k, max(cutoffs))`` so every reported cut-off is computed on a list that deep.
+        cutoffs: the K of the ``@K`` metrics (default 1, 3, 5, 10).
+        url_chunk_cap: URL-level @K is over the first K distinct pages; questions whose chunks hold fewer
+            pages are retrieved deeper, up to this many chunks.
         use_index: search an HNSW copy in the ``eval`` schema; its recall@k against exact search is reported.
         repeats: repeated runs for ``retrieval_consistency`` (HNSW / external API only).
         snapshot: the knowledge-base snapshot to search (id); default: the source's present content
@@ -282,16 +327,23 @@ def run_tier1(
             embedder = default_embedder_name(engine, snapshot=snap)
         emb = cached_embedder(embedder, engine) if isinstance(embedder, str) else embedder
     hnsw_params = {"m": hnsw_m, "ef_construction": hnsw_ef_construction}
+    cutoffs = sorted({int(c) for c in cutoffs})
+    if not cutoffs or any(c < 1 for c in cutoffs):
+        raise ValueError(f"cut-offs must be positive integers, got {cutoffs!r}")
+    depth = retrieval_depth(k, cutoffs)
     params: dict[str, Any] = {
         "retriever": retriever,
         "k": k,
+        "cutoffs": cutoffs,
+        "retrieved_depth": depth,
+        "url_chunk_cap": url_chunk_cap,
         "use_index": use_index,
         "repeats": repeats,
         "distance": "cosine (pgvector <=>)" if retriever != "fts" else "1 / (1 + ts_rank)",
         "snapshot": {"id": snap.id, "content_hash": snap.content_hash},
     }
     if use_index and retriever != "fts":
-        params.update({"hnsw": hnsw_params, "ef_search": max(int(ef_search or 40), k)})
+        params.update({"hnsw": hnsw_params, "ef_search": max(int(ef_search or 40), depth)})
     if retriever == "hybrid":
         params.update({"rrf_k": rrf_k, "fusion_depth": max(k, R.FUSION_DEPTH), "fts_config": "russian"})
     if retriever == "fts":
@@ -320,11 +372,17 @@ def run_tier1(
             _prepare_vectors(engine, emb, say, snap)
             say("Building the HNSW index in the eval schema…")
             R.build_hnsw_index(engine, model=emb.name, snapshot=snap, **hnsw_params)
-        say(f"Retrieving top-{k} for {len(questions)} questions ({retriever})…")
+        say(f"Retrieving top-{depth} for {len(questions)} questions ({retriever})…")
         hits = retrieve(
-            engine, questions, retriever=retriever, embedder=emb, k=k, use_index=use_index, ef_search=ef_search,
+            engine, questions, retriever=retriever, embedder=emb, k=depth, use_index=use_index, ef_search=ef_search,
             rrf_k=rrf_k, progress=say, snapshot=snap,
         )
+        url_hits, url_depth = deepen_for_pages(
+            questions, hits, lambda qs, d: retrieve(engine, qs, retriever=retriever, embedder=emb, k=d,
+                                                    use_index=use_index, ef_search=ef_search, rrf_k=rrf_k,
+                                                    snapshot=snap),
+            pages=max(cutoffs), cap=max(url_chunk_cap, depth))
+        params["url_retrieved_depth_max"] = url_depth
         hnsw_info = None
         if use_index and emb is not None:
             say("Exact search for the HNSW recall…")
@@ -333,14 +391,15 @@ def run_tier1(
             hnsw_info = {
                 f"recall@{k}_vs_exact": recall_against_exact([_ids(h) for h in hits], [_ids(h) for h in exact], k=k),
                 **hnsw_params,
-                "ef_search": max(int(ef_search or 40), k),
+                "ef_search": max(int(ef_search or 40), depth),
             }
         consistency = _consistency(
             engine, questions, retriever=retriever, embedder=emb, k=k, use_index=use_index, ef_search=ef_search,
             repeats=repeats, hnsw_params=hnsw_params, first=hits, rrf_k=rrf_k, say=say, snapshot=snap,
         )
         say("Computing metrics…")
-        result = _evaluate(ds, keys, questions, hits, k=k, n_resamples=n_resamples)
+        result = _evaluate(ds, keys, questions, hits, k=k, n_resamples=n_resamples, cutoffs=cutoffs, depth=depth,
+                           url_hits=url_hits)
         metrics_store: dict[str, Any] = {
             "chunk": result["ci"]["chunk"],
             "url": result["ci"]["url"],
@@ -375,15 +434,21 @@ def run_tier1(
 
 
 def _evaluate(
-    ds: Dataset, keys: list[str], questions: list[str], hits: list[list[R.Hit]], *, k: int, n_resamples: int
+    ds: Dataset, keys: list[str], questions: list[str], hits: list[list[R.Hit]], *, k: int, n_resamples: int,
+    cutoffs: Sequence[int] = CUTOFFS, depth: int | None = None, url_hits: list[list[R.Hit]] | None = None,
 ) -> dict[str, Any]:
+    """Metrics at both levels. Chunk level: the ``depth`` chunks asked for (cut-offs above it are omitted);
+    URL level: the distinct pages of ``url_hits`` (retrieved deeper for that), its @K over the first K pages."""
+    ks = tuple(cutoffs)
+    ndcg_ks = tuple(c for c in ks if c >= 5) or (max(ks),)
+    url_hits = url_hits if url_hits is not None else hits
     chunk_rank = [_ids(h) for h in hits]
-    url_rank = [to_url_ranking([x.url for x in h]) for h in hits]
+    url_rank = [to_url_ranking([x.url for x in h]) for h in url_hits]
     chunk_rel = [[int(x) for x in (r.get("relevant_chunk_ids") or [])] for r in ds.records]
     url_rel = [[str(x) for x in (r.get("relevant_urls") or [])] for r in ds.records]
     evals = {
-        "chunk": evaluate_retrieval(chunk_rank, chunk_rel),
-        "url": evaluate_retrieval(url_rank, url_rel),
+        "chunk": evaluate_retrieval(chunk_rank, chunk_rel, ks=ks, ndcg_ks=ndcg_ks, depth=depth),
+        "url": evaluate_retrieval(url_rank, url_rel, ks=ks, ndcg_ks=ndcg_ks),
     }
     ci = {lvl: {key: agg.to_dict() for key, agg in ev.aggregates(n_resamples=n_resamples).items()} for lvl, ev in evals.items()}
     metrics = {lvl: dict(ev.means) for lvl, ev in evals.items()}
@@ -401,6 +466,7 @@ def _evaluate(
             "first_relevant_rank_url": first_relevant_rank(url_rank[i], url_rel[i]) if url_rel[i] else None,
             "retrieved_ids": chunk_rank[i],
             "retrieved_urls": [x.url for x in h],
+            "url_ranking": url_rank[i],
             "retrieved_distances": [x.distance for x in h],
             "top_distance": top,
             "relevant_chunk_ids": chunk_rel[i],
@@ -517,7 +583,8 @@ def export_trec(engine: Engine, run_id: int, run_path: str | Path, qrels_path: s
             docs = [str(x) for x in row["retrieved_ids"]]
             rel = [str(x) for x in row["relevant_chunk_ids"]]
         else:
-            docs = to_url_ranking([str(x) for x in row["retrieved_urls"]])
+            ranked = row.get("url_ranking")
+            docs = [str(x) for x in ranked] if isinstance(ranked, list) else to_url_ranking([str(x) for x in row["retrieved_urls"]])
             rel = [str(x) for x in row["relevant_urls"]]
         n = len(docs)
         run_lines += [f"{qid} Q0 {d} {rank} {n + 1 - rank} {tag}" for rank, d in enumerate(docs, start=1)]

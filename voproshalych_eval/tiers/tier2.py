@@ -48,7 +48,7 @@ DEFAULTS: dict[str, Any] = {
 }
 
 JUDGE_METRICS = ("faithfulness", "answer_relevance", "answer_correctness")
-OVERLAP = ("rouge1_f", "rouge2_f", "rougeL_f", "bleu", "chrf")
+OVERLAP = sh.OVERLAP_KEYS
 
 
 def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
@@ -143,11 +143,14 @@ def _embedder(name: str, engine: Engine) -> Any:
 
 
 def aggregate(records: list[dict[str, Any]], *, repeats: int = 1) -> dict[str, Any]:
-    """Seed-named aggregates over all recorded items (failed items count as failures of every metric)."""
+    """Seed-named aggregates over all recorded items on the seed's scales (answer correctness 1–5, BLEU
+    0–100): failed items count as failures of every metric, by kind; an empty answer is scored (judges:
+    the scale's lowest by rule; overlap: 0), never left out; ``corpus_bleu`` beside the mean sentence BLEU."""
     res = sh.done_results(records)
     nf = sh.n_failed_items(records)
-    m: dict[str, Any] = {f"avg_{k}": sh.agg(sh.column(res, k, nf)) for k in JUDGE_METRICS}
-    m.update({f"avg_{k}": sh.agg(sh.column(res, k, nf)) for k in OVERLAP})
+    m: dict[str, Any] = {f"avg_{k}": sh.judged_agg(res, records, k) for k in JUDGE_METRICS}
+    m.update(sh.overlap_aggs(res, records))
+    m.update(sh.item_outcomes(res, records, JUDGE_METRICS))
     if repeats >= 2:
         m["response_exact_match_rate"] = sh.agg(sh.column(res, "response_exact_match", nf))
         m["response_semantic_consistency"] = sh.agg(sh.column(res, "response_semantic_consistency", nf))

@@ -60,7 +60,7 @@ DEFAULTS: dict[str, Any] = {
     "concurrency": 4,
     "offline": None,
 }
-OVERLAP = ("rouge1_f", "rouge2_f", "rougeL_f", "bleu", "chrf")
+OVERLAP = sh.OVERLAP_KEYS
 
 
 def api_request_url(api_url: str, question: str) -> str:
@@ -168,9 +168,11 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         sample = sh.make_sample(question, answer, reference, contexts)
         rag = sh.judge_call(judge.rag_judge, sample, threshold=threshold)
         e2e = sh.judge_call(judge.e2e_score, sample)
-        vecs = embedder.get().encode_passages([answer, reference]) if answer and reference else None
+        vecs = embedder.get().encode_passages([answer, reference]) if answer.strip() and reference else None
         from voproshalych_eval.metrics.similarity import cosine_similarity, euclidean_distance
 
+        # an empty answer shares no meaning with the reference: cosine 0 (orthogonal), distance √2 of unit vectors
+        empty = reference and not answer.strip()
         relevant = {int(i) for i in (record.get("relevant_chunk_ids") or [])}
         retrieved = first.get("retrieved_chunk_ids")
         out: dict[str, Any] = {
@@ -190,8 +192,9 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
             "passed": rag.get("passed"),
             "error_message": rag.get("explanation") if rag.get("passed") is False else "",
             "e2e_score": e2e.get("score"),
-            "semantic_similarity": cosine_similarity(vecs[0], vecs[1]) if vecs is not None else None,
-            "euclidean_distance": euclidean_distance(vecs[0], vecs[1]) if vecs is not None else None,
+            "semantic_similarity": cosine_similarity(vecs[0], vecs[1]) if vecs is not None else (0.0 if empty else None),
+            "euclidean_distance": euclidean_distance(vecs[0], vecs[1]) if vecs is not None else (
+                2 ** 0.5 if empty else None),
             **sh.overlap_scores(answer, reference, stem=bool(p["stem"])),
         }
         if repeats >= 2 and len(ok) >= 2:
@@ -238,14 +241,16 @@ def aggregate(records: list[dict[str, Any]], *, repeats: int = 1, min_pass_rate:
     """Seed-named aggregates over all recorded items, plus the pass rate and the gate."""
     res = sh.done_results(records)
     nf = sh.n_failed_items(records)
+    sim_kinds = [sh.overlap_kind(r) for r in res] + sh.failed_item_kinds(records)
     m: dict[str, Any] = {
-        "pass_rate": sh.agg(sh.column(res, "passed", nf)),
-        "avg_e2e_score": sh.agg(sh.column(res, "e2e_score", nf)),
-        "avg_rag_judge_score": sh.agg(sh.column(res, "rag_score", nf)),
-        "avg_semantic_similarity": sh.agg(sh.column(res, "semantic_similarity", nf)),
-        "avg_euclidean_distance": sh.agg(sh.column(res, "euclidean_distance", nf)),
+        "pass_rate": sh.judged_agg(res, records, "rag_judge", "passed"),
+        "avg_e2e_score": sh.judged_agg(res, records, "e2e_score"),
+        "avg_rag_judge_score": sh.judged_agg(res, records, "rag_judge", "rag_score"),
+        "avg_semantic_similarity": sh.agg(sh.column(res, "semantic_similarity", nf), kinds=sim_kinds),
+        "avg_euclidean_distance": sh.agg(sh.column(res, "euclidean_distance", nf), kinds=sim_kinds),
     }
-    m.update({f"avg_{k}": sh.agg(sh.column(res, k, nf)) for k in OVERLAP})
+    m.update(sh.overlap_aggs(res, records))
+    m.update(sh.item_outcomes(res, records, ("rag_judge", "e2e_score")))
     hits = sh.column(res, "retrieval_hit")
     if any(h is not None for h in hits):
         m["retrieval_hit_rate"] = sh.agg(hits)

@@ -291,6 +291,8 @@ def _rate(values: Sequence[bool | None]) -> dict[str, Any]:
 
 
 def aggregate(records: list[dict[str, Any]], *, source: str) -> dict[str, Any]:
+    from voproshalych_eval.metrics.failures import count
+
     res = sh.done_results(records)
     turns = [t for r in res for t in r.get("turns", [])]
     cache_vals = [t.get("cache_hit") for t in turns if t.get("cache_hit") is not None]
@@ -303,6 +305,7 @@ def aggregate(records: list[dict[str, Any]], *, source: str) -> dict[str, Any]:
         "multi_turn_source_agreement": _rate([rp["same_page"] for r in res for rp in r.get("reask_pairs", [])]),
         "n_items": len(records),
         "n_failed_items": sh.n_failed_items(records),
+        "failure_kinds": count(sh.failed_item_kinds(records)),
         "n_turns": len(turns),
         "source": source,
     }

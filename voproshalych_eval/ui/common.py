@@ -70,7 +70,15 @@ def metric_cards(aggregates: Mapping[str, Mapping[str, Any] | Any], *, columns: 
                     if agg.get("n") is not None:
                         help_parts.append(f"n = {agg['n']}")
                     if agg.get("n_failed"):
-                        help_parts.append(tr("сбоев", "failures") + f" = {agg['n_failed']}")
+                        kinds = ", ".join(f"{k} {n}" for k, n in (agg.get("failure_kinds") or {}).items()
+                                          if n and k not in ("not_applicable", "empty_answer"))
+                        help_parts.append(tr("сбоев", "failures") + f" = {agg['n_failed']}" + (f" ({kinds})" if kinds else ""))
+                    if agg.get("n_partial"):
+                        help_parts.append(tr("частичных", "partial") + f" = {agg['n_partial']}")
+                    if agg.get("n_not_applicable"):
+                        help_parts.append(tr("неприменимо", "not applicable") + f" = {agg['n_not_applicable']}")
+                    if (agg.get("failure_kinds") or {}).get("empty_answer"):
+                        help_parts.append(tr("пустых ответов", "empty answers") + f" = {agg['failure_kinds']['empty_answer']}")
                     if agg.get("ci_low") is not None and agg.get("ci_high") is not None:
                         help_parts.append(f"95% CI [{_fmt(agg['ci_low'], digits)}; {_fmt(agg['ci_high'], digits)}]")
                     st.metric(metric_label(key), _fmt(agg.get("value"), digits), help=None)

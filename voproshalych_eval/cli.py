@@ -10,8 +10,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import re
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 COMMAND_MODULES = (
     "core",
@@ -30,14 +32,37 @@ COMMAND_MODULES = (
 )
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter, except that a bare ``%`` in a help string ("95% CI") never crashes ``--help``:
+    when %-formatting fails, lone percent signs are escaped and the string formatted again."""
+
+    def _expand_help(self, action: argparse.Action) -> str:
+        try:
+            return super()._expand_help(action)
+        except (ValueError, TypeError, KeyError):
+            params = {**vars(action), "prog": self._prog}
+            text = re.sub(r"%(?!\()", "%%", self._get_help_string(action) or "")
+            try:
+                return text % params
+            except (ValueError, TypeError, KeyError):
+                return self._get_help_string(action) or ""
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """The project's parser class: the tolerant :class:`HelpFormatter` for itself and every subparser."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="voproshalych-eval",
         description="Evaluation and analytics workbench for Russian-language RAG on PostgreSQL + pgvector.",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="verbose logging on stderr")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.required = True
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgumentParser)
     for name in COMMAND_MODULES:
         try:
             module = importlib.import_module(f"voproshalych_eval.commands.{name}")
@@ -50,15 +75,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from voproshalych_eval.redaction import configure_logging, redact, uninstall_record_factory
+
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        stream=sys.stderr,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
-    for noisy in ("httpx", "alembic", "numba", "urllib3", "openai"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    if getattr(args, "func", None) is None:  # no command: the command list
+        parser.print_help()
+        return 0
+    root = logging.getLogger()
+    before = list(root.handlers)
+    handler = configure_logging(verbose=args.verbose)  # redacting handler on stderr (also for the SDK's loggers)
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
@@ -67,8 +93,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - one sentence for the user, traceback with -v
         if args.verbose:
             logging.exception("command failed")
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {redact(str(exc))}", file=sys.stderr)
         return 2
+    finally:
+        if handler is not None and handler not in before:  # in-process callers get the logging they had
+            root.removeHandler(handler)
+            uninstall_record_factory()
 
 
 if __name__ == "__main__":  # pragma: no cover

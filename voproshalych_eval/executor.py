@@ -14,7 +14,10 @@ exactly like an uninterrupted one). :func:`execute` runs a plan:
   "interrupted — resume" (:func:`run_state`);
 * cancellation is a :class:`threading.Event`: no new item starts, the run becomes ``cancelled``
   (items already in flight still record themselves when they finish);
-* ``on_progress`` receives :class:`Progress` snapshots (counts, rate, ETA, tokens so far).
+* ``on_progress`` receives :class:`Progress` snapshots (counts, rate, ETA, tokens and money so far, per
+  model: every LLM call made inside an item's work counts on the execution's usage meter and is logged
+  under the run id — :mod:`voproshalych_eval.llm.usage`); the finished run's metrics get ``cost_usd``
+  per model and in total, from the call log (every execution of the run counts).
 
 :func:`resume` rebuilds the plan from the run's stored parameters (each tier module exposes
 ``build_plan(engine, params)``), deletes the run's *failed* items so they are retried, and executes
@@ -39,6 +42,7 @@ from typing import Any
 from sqlalchemy import Engine, text
 
 from voproshalych_eval import runs
+from voproshalych_eval.llm.usage import UsageMeter, metering
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +104,8 @@ class Progress:
     failed: int = 0
     skipped: int = 0  # items already recorded when this execution started
     tokens: int = 0  # tokens spent by this execution
+    cost_usd: float | None = 0.0  # money spent by this execution's LLM calls; None = unknown (a price or usage missing)
+    llm: dict[str, Any] | None = None  # per model: calls, cached, prompt/completion tokens, cost_usd (None = unknown)
     elapsed_s: float = 0.0
     status: str = "running"
     last_error: str | None = None
@@ -203,12 +209,26 @@ def execute(
     prog.skipped = prog.finished
     lock = threading.Lock()
     t0 = time.perf_counter()
+    meter = UsageMeter()
+    prices: dict[str, Any] = {}
+
+    def update_cost() -> None:
+        used = meter.snapshot()
+        if not used:
+            return
+        from voproshalych_eval.llm.prices import price_table, summarize_usage
+
+        if not prices:
+            prices.update(price_table(engine))
+        summary = summarize_usage(used, prices)
+        prog.llm, prog.cost_usd = summary["per_model"], summary["cost_usd"]
 
     def emit() -> None:
         if on_progress is None:
             return
         with lock:
             prog.elapsed_s = time.perf_counter() - t0
+            update_cost()
             snap = Progress(**{k: getattr(prog, k) for k in prog.__dataclass_fields__})
         try:
             on_progress(snap)
@@ -219,7 +239,8 @@ def execute(
         if cancel.is_set():
             return
         try:
-            out = plan.work(payload)
+            with metering(meter, run_id):
+                out = plan.work(payload)
             res = out if isinstance(out, ItemResult) else ItemResult(dict(out))
         except Exception as exc:  # noqa: BLE001 - recorded as a failed item, retried on resume
             log.debug("item %s failed:\n%s", key, traceback.format_exc())
@@ -289,7 +310,7 @@ def execute(
     stop_beat.set()
 
     try:
-        metrics = plan.finalize(engine, run_id)
+        metrics = with_cost(engine, run_id, plan.finalize(engine, run_id))
     except Exception as exc:  # noqa: BLE001
         log.exception("finalize failed for run %s", run_id)
         runs.fail_run(engine, run_id, "aggregation failed: " + _short_error(exc))
@@ -304,8 +325,28 @@ def execute(
         runs.finish_run(engine, run_id, metrics, status="done")
         prog.status = "done"
     prog.metrics = metrics
+    with lock:
+        update_cost()
     emit()
     return prog
+
+
+def with_cost(engine: Engine, run_id: int, metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """``metrics`` plus ``cost_usd``: per model ``{"value": USD or None (unknown), tokens, calls}`` and
+    ``total``, from the run's logged LLM calls (nothing added for a run without LLM calls)."""
+    from voproshalych_eval.llm.prices import run_usage
+
+    out = dict(metrics)
+    used = run_usage(engine, run_id)
+    if used["per_model"]:
+        cost: dict[str, Any] = {m: {"value": u["cost_usd"], "prompt_tokens": u["prompt_tokens"],
+                                    "completion_tokens": u["completion_tokens"], "calls": u["calls"],
+                                    "cached": u["cached"], "price_known": u["price"] is not None}
+                                for m, u in used["per_model"].items()}
+        cost["total"] = {"value": used["cost_usd"], "prompt_tokens": used["prompt_tokens"],
+                         "completion_tokens": used["completion_tokens"]}
+        out["cost_usd"] = cost
+    return out
 
 
 def run_plan(
@@ -510,8 +551,11 @@ def format_eta(seconds: float | None) -> str:
 
 
 def summary_line(p: Progress) -> str:
+    from voproshalych_eval.llm.prices import format_cost
+
+    cost = f" · {format_cost(p.cost_usd)}" if p.llm else ""
     return (
-        f"[run {p.run_id}] {p.finished}/{p.total} (failed {p.failed}) · tokens {p.tokens} · "
+        f"[run {p.run_id}] {p.finished}/{p.total} (failed {p.failed}) · tokens {p.tokens}{cost} · "
         f"ETA {format_eta(p.eta_s)}"
     )
 

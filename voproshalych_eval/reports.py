@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 from sqlalchemy import Engine
 
+from voproshalych_eval import markdown as md
 from voproshalych_eval.baselines import STATUS_ICONS, STATUS_LABELS
 
 FORMATS = ("json", "md", "html", "csv")
@@ -32,21 +33,6 @@ def _fmt(v: Any, digits: int = 4) -> str:
     if isinstance(v, dict | list):
         return json.dumps(v, ensure_ascii=False)
     return str(v)
-
-
-def _md_cell(v: Any, width: int = 120) -> str:
-    s = " ".join(_fmt(v).split())
-    if len(s) > width:
-        s = s[: width - 1] + "…"
-    return s.replace("|", "\\|")
-
-
-def _md_table(rows: list[dict[str, Any]], cols: list[str]) -> str:
-    if not rows:
-        return "_—_\n"
-    out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    out += ["| " + " | ".join(_md_cell(r.get(c)) for c in cols) + " |" for r in rows]
-    return "\n".join(out) + "\n"
 
 
 _META_FIELDS = ("id", "tier", "label", "state", "dataset_name", "dataset_hash", "models", "prompts", "params",
@@ -89,25 +75,29 @@ def _item_cols(items: list[dict[str, Any]]) -> list[str]:
 
 
 def to_markdown(data: dict[str, Any], *, lang: str = "en") -> str:
-    """The report as Markdown (tables; the per-item table is cut to the first 200 rows, noted)."""
+    """The report as Markdown (tables; the per-item table is cut to the first 200 rows, noted).
+
+    Every data field (questions, answers, labels, errors...) is a code span (:mod:`voproshalych_eval.markdown`):
+    HTML, images and links from the data are shown as text, never rendered."""
     r = data["run"]
     status = data["baseline_status"]
-    parts = [f"# {_title(data)}\n"]
+    title = f"Run #{r['id']} · {r['tier']}" + (f" · {md.literal(r['label'])}" if r.get("label") else "")
+    parts = [f"# {title}\n"]
     if r.get("offline"):
         parts.append("> ⚠️ Offline substitutes (heuristic judge / extractive generator) produced these numbers.\n")
     parts.append("## Metadata\n")
-    parts.append(_md_table([{"field": k, "value": r.get(k)} for k in _META_FIELDS], ["field", "value"]))
+    parts.append(md.table([{"field": k, "value": r.get(k)} for k in _META_FIELDS], ["field", "value"]))
     parts.append(f"\n## Baseline status: {_status_text(status['status'], lang)}\n")
     parts.append((status["rule_en"] if lang == "en" else status["rule_ru"]) + "\n")
     parts.append("\n## Aggregates (95% CI)\n")
-    parts.append(_md_table(_with_catalog(data["metrics"], lang), _METRIC_COLS))
+    parts.append(md.table(_with_catalog(data["metrics"], lang), _METRIC_COLS))
     parts.append(f"\n## Failures ({len(data['failures'])})\n")
-    parts.append(_md_table(data["failures"], ["item_key", "error"]))
+    parts.append(md.table(data["failures"], ["item_key", "error"]))
     items = data["items"]
     parts.append(f"\n## Items ({len(items)})\n")
     if len(items) > _MAX_ITEMS_MD:
         parts.append(f"_First {_MAX_ITEMS_MD} of {len(items)} rows; the full table is in the CSV/JSON export._\n\n")
-    parts.append(_md_table(items[:_MAX_ITEMS_MD], _item_cols(items)))
+    parts.append(md.table(items[:_MAX_ITEMS_MD], _item_cols(items)))
     return "\n".join(parts)
 
 
@@ -210,7 +200,12 @@ def to_csv(data: dict[str, Any], *, part: str = "items") -> str:
 
 
 def render(data: dict[str, Any], fmt: str, *, lang: str = "en", part: str = "items") -> str:
-    """The report of ``data`` (from ``runs.export_data``) in ``fmt``: json, md, html or csv."""
+    """The report of ``data`` (from ``runs.export_data``) in ``fmt``: json, md, html or csv.
+
+    Every string of ``data`` is redacted first (configured keys, credentials in URLs, auth headers)."""
+    from voproshalych_eval.redaction import redact_obj
+
+    data = redact_obj(data)
     if fmt == "json":
         return to_json(data)
     if fmt == "md":

@@ -20,6 +20,7 @@ import pandas as pd
 from sqlalchemy import Engine, text
 
 from voproshalych_eval.config import PROJECT_ROOT
+from voproshalych_eval.redaction import redact, redact_obj
 
 RUN_STATUSES = ("running", "done", "failed", "cancelled")
 #: statuses shown to users: the stored ones plus ``interrupted`` (running with a stale heartbeat)
@@ -57,7 +58,8 @@ def code_version() -> str | None:
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=_default)
+    """JSON for the store; every string redacted of secrets (configured keys, URL credentials, auth headers)."""
+    return json.dumps(redact_obj(value), ensure_ascii=False, default=_default)
 
 
 def _default(o: Any) -> Any:
@@ -174,7 +176,7 @@ def record_item(
                 "INSERT INTO eval.run_items(run_id, item_key, status, result, error) "
                 "VALUES (:r, :k, :s, CAST(:res AS jsonb), :e) ON CONFLICT (run_id, item_key) DO NOTHING"
             ),
-            {"r": run_id, "k": str(item_key), "s": status, "res": _json(dict(result)), "e": error},
+            {"r": run_id, "k": str(item_key), "s": status, "res": _json(dict(result)), "e": redact(error)},
         )
         conn.execute(text("UPDATE eval.runs SET heartbeat_at = now() WHERE id = :r"), {"r": run_id})
     return res.rowcount == 1
@@ -183,7 +185,7 @@ def record_item(
 def record_items(engine: Engine, run_id: int, items: Iterable[tuple[str, Mapping[str, Any], str, str | None]]) -> int:
     """Write many finished items in one transaction: ``(item_key, result, status, error)``; returns rows added."""
     rows = [
-        {"r": run_id, "k": str(k), "s": s, "res": _json(dict(res)), "e": e} for k, res, s, e in items
+        {"r": run_id, "k": str(k), "s": s, "res": _json(dict(res)), "e": redact(e)} for k, res, s, e in items
     ]
     if not rows:
         return 0
@@ -224,7 +226,7 @@ def set_status(engine: Engine, run_id: int, status: str, *, error: str | None = 
                 "UPDATE eval.runs SET status = :s, error = :e, "
                 "finished_at = CASE WHEN :f THEN now() ELSE NULL END WHERE id = :r"
             ),
-            {"s": status, "e": error, "f": finished, "r": run_id},
+            {"s": status, "e": redact(error), "f": finished, "r": run_id},
         )
 
 

@@ -80,18 +80,18 @@ def test_json_schema_rejected_fallback_remembered(scripted_openai: ScriptedOpenA
     scripted_openai.reject_json_schema = status
     c = make_client(scripted_openai)
     r = c.complete(msg("f"), model="m2", schema=SCHEMA)
-    assert r.mode == "json_object" and r.parsed == {"score": 0.8, "explanation": "ok"}
-    assert c.structured_mode("m2") == "json_object"
+    assert r.mode == "json_object_schema" and r.parsed == {"score": 0.8, "explanation": "ok"}
+    assert c.structured_mode("m2") == "json_object_schema"
     n = scripted_openai.count
     c.complete(msg("g"), model="m2", schema=SCHEMA)
     assert scripted_openai.count == n + 1  # no second json_schema probe
-    assert scripted_openai.requests[-1]["response_format"]["type"] == "json_object"
+    assert scripted_openai.requests[-1]["response_format"] == {"type": "json_object", "schema": SCHEMA}
     assert "JSON Schema:" in scripted_openai.requests[-1]["messages"][-1]["content"]
 
 
 def test_json_object_rejected_falls_back_to_text(scripted_openai: ScriptedOpenAI) -> None:
     c = make_client(scripted_openai)
-    scripted_openai.script(Reply.error(400), Reply.error(400), Reply.prose({"score": 0.4, "explanation": "x"}))
+    scripted_openai.script(Reply.error(400), Reply.error(400), Reply.error(400), Reply.prose({"score": 0.4, "explanation": "x"}))
     r = c.complete(msg("h"), model="m3", schema=SCHEMA)
     assert r.mode == "text" and r.parsed["score"] == 0.4
     assert "response_format" not in scripted_openai.requests[-1]

@@ -15,8 +15,24 @@ of their range, default 0.8), ``Yes`` to show/no-show prompts, and a short deter
 generation prompts. ``srv.reject_json_schema = 400`` (or 500, as llama.cpp does) rejects requests whose
 ``response_format.type == "json_schema"``. ``srv.delay`` adds latency to every reply.
 
-The server records every request (``srv.requests``), counts them (``srv.count``) and tracks the
-maximum number of requests in flight (``srv.max_in_flight``).
+The server records every request (``srv.requests``; their headers in ``srv.headers_seen`` and paths with
+query strings in ``srv.paths``), counts them (``srv.count``) and tracks the maximum number of requests
+in flight (``srv.max_in_flight``).
+
+Quirks of real providers, each switched on by an attribute (and cleared by :meth:`ScriptedOpenAI.reset`):
+
+* ``reasoning_field = True`` — the text comes in ``message.reasoning_content`` and ``content`` is empty
+  (reasoning models behind some providers);
+* ``refuse_max_tokens = True`` — HTTP 400 "Unsupported parameter: 'max_tokens' ... use
+  'max_completion_tokens'" (OpenAI's o-series / gpt-5);
+* ``accept_formats = {"json_object"}`` — only these ``response_format`` types are accepted (422 for others,
+  as Mistral does for ``json_schema``); ``set()`` refuses every response format (400);
+  ``strict_formats = True`` additionally refuses extra keys in it (``{"type": "json_object", "schema": ...}``);
+* ``omit_usage = True`` — replies without ``usage``;
+* ``Reply.no_choices()`` — a 200 reply whose ``choices`` is empty; ``Reply.raw(status, text)`` — an error
+  body in any shape (``{"detail": ...}``, ``{"error": "..."}``, plain text);
+* ``echo_auth = True`` — every text the server produces carries the ``Authorization`` header and the query
+  string it received (a misbehaving server echoing credentials back).
 """
 
 from __future__ import annotations
@@ -39,7 +55,7 @@ import pytest
 class Reply:
     """One scripted behaviour."""
 
-    kind: str  # json | text | prose | garbage | empty | status | smart
+    kind: str  # json | text | prose | garbage | empty | status | smart | raw | no_choices
     body: Any = None
     status: int = 200
     retry_after: float | None = None
@@ -81,6 +97,16 @@ class Reply:
     def smart(cls) -> Reply:
         return cls("smart")
 
+    @classmethod
+    def no_choices(cls) -> Reply:
+        """HTTP 200 with ``"choices": []`` (and an error object, as OpenRouter sends when the upstream fails)."""
+        return cls("no_choices")
+
+    @classmethod
+    def raw(cls, status: int, text: str, content_type: str = "application/json") -> Reply:
+        """An arbitrary body (a non-OpenAI error shape, plain text, HTML)."""
+        return cls("raw", text, status=status, headers={"Content-Type": content_type})
+
 
 def _fill(schema: dict[str, Any], frac: float, seed: str) -> Any:
     t = schema.get("type")
@@ -104,6 +130,17 @@ def _fill(schema: dict[str, Any], frac: float, seed: str) -> Any:
     return None
 
 
+def _echo(obj: Any, echo: str) -> Any:
+    """Append ``echo`` to every string of a filled schema object (enum strings left alone)."""
+    if not echo:
+        return obj
+    if isinstance(obj, dict):
+        return {k: _echo(v, echo) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_echo(v, echo) for v in obj]
+    return obj + echo if isinstance(obj, str) and obj in ("ok", "недостаточно обосновано") else obj
+
+
 _SCHEMA_RE = re.compile(r"JSON Schema: ")
 
 
@@ -116,6 +153,9 @@ class ScriptedOpenAI:
         self.model_scores: dict[str, float] = {}
         self.default_score = 0.8
         self.requests: list[dict[str, Any]] = []
+        self.headers_seen: list[dict[str, str]] = []
+        self.paths: list[str] = []
+        self._quirks_off()
         self.in_flight = 0
         self.max_in_flight = 0
         self._queue: deque[Reply] = deque()
@@ -123,6 +163,14 @@ class ScriptedOpenAI:
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+
+    def _quirks_off(self) -> None:
+        self.reasoning_field = False
+        self.refuse_max_tokens = False
+        self.accept_formats: set[str] | None = None
+        self.strict_formats = False
+        self.omit_usage = False
+        self.echo_auth = False
 
     # ---------------------------------------------------------------- control
     def script(self, *replies: Reply, model: str | None = None) -> ScriptedOpenAI:
@@ -133,6 +181,9 @@ class ScriptedOpenAI:
     def reset(self) -> None:
         with self._lock:
             self.requests.clear()
+            self.headers_seen.clear()
+            self.paths.clear()
+            self._quirks_off()
             self._queue.clear()
             self._model_queues.clear()
             self.max_in_flight = 0
@@ -176,7 +227,7 @@ class ScriptedOpenAI:
                     body = json.loads(raw or b"{}")
                 except json.JSONDecodeError:
                     body = {}
-                status, payload, headers, delay = srv._handle(body)
+                status, payload, headers, delay = srv._handle(body, dict(self.headers.items()), self.path)
                 with srv._lock:
                     srv.in_flight += 1
                     srv.max_in_flight = max(srv.max_in_flight, srv.in_flight)
@@ -191,9 +242,11 @@ class ScriptedOpenAI:
                         srv.in_flight -= 1
 
             def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-                data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+                headers = dict(headers or {})
+                ctype = headers.pop("Content-Type", "application/json")
+                data = (payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)).encode("utf-8")
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", ctype)
                 self.send_header("Content-Length", str(len(data)))
                 for k, v in (headers or {}).items():
                     self.send_header(k, v)
@@ -231,29 +284,54 @@ class ScriptedOpenAI:
                 return self._queue.popleft()
         return Reply.smart()
 
-    def _handle(self, body: dict[str, Any]) -> tuple[int, Any, dict[str, str], float]:
+    def _handle(self, body: dict[str, Any], headers: dict[str, str] | None = None,
+                path: str = "/v1/chat/completions") -> tuple[int, Any, dict[str, str], float]:
         model = str(body.get("model", ""))
+        headers = {k.lower(): v for k, v in (headers or {}).items()}
         with self._lock:
             self.requests.append(body)
+            self.headers_seen.append(headers)
+            self.paths.append(path)
+        echo = f" [auth: {headers.get('authorization', '')} query: {path.partition('?')[2]}]" if self.echo_auth else ""
         rf = body.get("response_format") or {}
         if self.reject_json_schema and rf.get("type") == "json_schema":
-            return self.reject_json_schema, {"error": {"message": "json_schema is not supported"}}, {}, self.delay
+            return self.reject_json_schema, {"error": {"message": "json_schema is not supported" + echo}}, {}, self.delay
+        if rf and self.accept_formats is not None:
+            if not self.accept_formats:
+                return 400, {"error": {"message": "response_format is not supported", "type": "invalid_request_error"}}, {}, self.delay
+            if rf.get("type") not in self.accept_formats or (self.strict_formats and set(rf) - {"type"}):
+                return 422, {"object": "error", "message": {"detail": [{"type": "extra_forbidden",
+                             "loc": ["body", "response_format"], "msg": "Extra inputs are not permitted"}]},
+                             "type": "invalid_request_message_error"}, {}, self.delay
+        if self.refuse_max_tokens and "max_tokens" in body:
+            return 400, {"error": {
+                "message": "Unsupported parameter: 'max_tokens' is not supported with this model. "
+                           "Use 'max_completion_tokens' instead.",
+                "type": "invalid_request_error", "param": "max_tokens", "code": "unsupported_parameter"}}, {}, self.delay
         reply = self._next(model)
         delay = self.delay + reply.delay
         if reply.kind == "status":
-            headers = {}
+            out_headers = {}
             if reply.retry_after is not None:
-                headers["Retry-After"] = str(reply.retry_after)
-            return reply.status, reply.body, headers, delay
+                out_headers["Retry-After"] = str(reply.retry_after)
+            payload = reply.body
+            if echo and isinstance(payload, dict):
+                payload = {"error": {**payload.get("error", {}), "message": str(payload.get("error", {}).get("message", "")) + echo}}
+            return reply.status, payload, out_headers, delay
+        if reply.kind == "raw":
+            return reply.status, str(reply.body) + echo, dict(reply.headers), delay
+        if reply.kind == "no_choices":
+            return 200, {"id": "gen-scripted", "object": "chat.completion", "created": int(time.time()), "model": model,
+                         "choices": [], "error": {"message": "upstream provider error", "code": 502}}, {}, delay
         if reply.kind == "json":
             content = json.dumps(reply.body, ensure_ascii=False)
         elif reply.kind == "text":
-            content = reply.body
+            content = reply.body + echo if reply.body else reply.body
         else:
-            content = self.smart_content(body)
+            content = self.smart_content(body, echo=echo)
         return 200, self._completion(model, content, body), {}, delay
 
-    def smart_content(self, body: dict[str, Any]) -> str:
+    def smart_content(self, body: dict[str, Any], echo: str = "") -> str:
         """Deterministic valid content for a request (see the module docstring)."""
         model = str(body.get("model", ""))
         frac = self.model_scores.get(model, self.default_score)
@@ -273,24 +351,29 @@ class ScriptedOpenAI:
                 except json.JSONDecodeError:
                     schema = None
         if isinstance(schema, dict):
-            return json.dumps(_fill(schema, frac, model), ensure_ascii=False)
+            return json.dumps(_echo(_fill(schema, frac, model), echo), ensure_ascii=False)
         if "No: " in text and "Yes" in text:  # the production show/no-show prompt
-            return "Yes" if frac >= 0.5 else "No: ответ не опирается на контекст"
+            return ("Yes" if frac >= 0.5 else "No: ответ не опирается на контекст") + (f"\n{echo}" if echo else "")
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
-        return f"Тестовый ответ модели {model} ({digest})."
+        return f"Тестовый ответ модели {model} ({digest}).{echo}"
 
-    @staticmethod
-    def _completion(model: str, content: str, body: dict[str, Any]) -> dict[str, Any]:
+    def _completion(self, model: str, content: str, body: dict[str, Any]) -> dict[str, Any]:
         n_prompt = sum(len(str(m.get("content", "")).split()) for m in body.get("messages") or [])
-        return {
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        if self.reasoning_field:
+            message = {"role": "assistant", "content": "", "reasoning_content": content}
+        out: dict[str, Any] = {
             "id": "chatcmpl-scripted",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": n_prompt, "completion_tokens": len(content.split()),
                       "total_tokens": n_prompt + len(content.split())},
         }
+        if self.omit_usage:
+            del out["usage"]
+        return out
 
 
 @pytest.fixture

@@ -13,7 +13,9 @@ from typing import Any
 
 import pandas as pd
 
+from voproshalych_eval import markdown as md
 from voproshalych_eval.analytics.topics import GAP_FORMULA
+from voproshalych_eval.redaction import redact
 
 
 def _pct(v: Any) -> str:
@@ -43,17 +45,20 @@ def _context(result: Any, top_n: int) -> dict[str, Any]:
 
 
 def coverage_gap_markdown(result: Any, *, top_n: int = 10) -> str:
-    """The report as Markdown (Russian headings, numbers language-neutral)."""
+    """The report as Markdown (Russian headings, numbers language-neutral). Data (topic names, questions,
+    URLs, chunk texts) is written as code spans — HTML, images and links in it are never rendered —
+    and the whole text is redacted of secrets."""
     c = _context(result, top_n)
     m = c["metrics"]
     lines = [
         "# Вопрошалыч: пробелы в покрытии базы знаний",
         "",
-        f"Сформировано {c['generated']} · источник `{c['source']}` · фильтры: {c['filters'] or 'нет'}",
+        f"Сформировано {c['generated']} · источник {md.literal(c['source'])} · фильтры: "
+        f"{md.literal(c['filters']) if c['filters'] else 'нет'}",
         "",
         f"**Использовано вопросов: n = {c['n']}** (весь журнал после фильтров; сохранённых векторов "
         f"{c['emb'].get('n_stored', '—')}, досчитано {c['emb'].get('n_embedded', '—')} моделью "
-        f"`{c['emb'].get('model', '—')}`).",
+        f"{md.literal(c['emb'].get('model', '—'))}).",
         "",
         f"- Доля отвеченных: {_pct(m.get('answered_rate'))}",
         f"- Тем (KMeans, k по силуэту): {m.get('n_topics', '—')}",
@@ -68,9 +73,9 @@ def coverage_gap_markdown(result: Any, *, top_n: int = 10) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for _, r in c["gaps"].iterrows():
-        ex = "; ".join(str(e).replace("|", "/") for e in r["examples"])
+        ex = "; ".join(md.cell(str(e)) for e in r["examples"])
         lines.append(
-            f"| {int(r['gap_rank'])} | {r['name']} | {int(r['size'])} | {_pct(r['answered_share'])} | "
+            f"| {int(r['gap_rank'])} | {md.cell(str(r['name']))} | {int(r['size'])} | {_pct(r['answered_share'])} | "
             f"{_num(r['nearest_distance'])} | {_num(r['gap_score'])} | {ex} |"
         )
     conf = c["confirmed"]
@@ -85,13 +90,13 @@ def coverage_gap_markdown(result: Any, *, top_n: int = 10) -> str:
         lines += ["", "## Сообщения вне тем (правила, не кластеры)", "", "| категория | сообщений | отвечено |",
                   "|---|---|---|"]
         for _, r in c["categories"].iterrows():
-            lines.append(f"| {r['name']} | {int(r['size'])} | {_pct(r['answered_share'])} |")
+            lines.append(f"| {md.cell(str(r['name']))} | {int(r['size'])} | {_pct(r['answered_share'])} |")
     if c["never"] is not None:
         lines += ["", f"## Чанки, которые не попадают в выдачу ни разу ({len(c['never'])})", ""]
         for _, r in c["never"].head(20).iterrows():
-            lines.append(f"- #{int(r['chunk_id'])} {r['url']}: {str(r['text'])[:160]}…")
+            lines.append(f"- #{int(r['chunk_id'])} {md.literal(r['url'])}: {md.literal(str(r['text'])[:160] + '…')}")
     lines += ["", "_Журнал реальных пользователей — источник аналитики, а не эталон для метрик поиска._", ""]
-    return "\n".join(lines)
+    return redact("\n".join(lines)) or ""
 
 
 _CSS = """
@@ -104,7 +109,8 @@ code{background:#f4f4f4;padding:0 .2rem}
 
 
 def coverage_gap_html(result: Any, *, top_n: int = 10) -> str:
-    """The report as one self-contained HTML page (inline CSS bars; no scripts, no CDN)."""
+    """The report as one self-contained HTML page (inline CSS bars; no scripts, no CDN); data HTML-escaped,
+    the whole page redacted of secrets."""
     c = _context(result, top_n)
     m = c["metrics"]
     e = html.escape
@@ -141,7 +147,7 @@ def coverage_gap_html(result: Any, *, top_n: int = 10) -> str:
             for _, r in c["never"].head(20).iterrows()
         )
         never = f"<h2>Чанки, которые не попадают в выдачу ни разу ({len(c['never'])})</h2><ul>{items}</ul>"
-    return f"""<!DOCTYPE html>
+    page = f"""<!DOCTYPE html>
 <html lang="ru"><head><meta charset="utf-8"><title>Вопрошалыч: пробелы в покрытии</title><style>{_CSS}</style></head>
 <body>
 <h1>Вопрошалыч: пробелы в покрытии базы знаний</h1>
@@ -164,3 +170,4 @@ def coverage_gap_html(result: Any, *, top_n: int = 10) -> str:
 <p class="muted">Журнал реальных пользователей — источник аналитики, а не эталон для метрик поиска.</p>
 </body></html>
 """
+    return redact(page) or ""

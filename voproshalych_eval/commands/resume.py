@@ -58,8 +58,8 @@ def run_and_report(plan: Any, args: Any) -> tuple[int, Any]:
     if warn:
         progress("WARNING: " + warning_text(warn))
     emit({"run_id": run_id, "tier": plan.tier, "status": prog.status, "offline": plan.offline,
-          "n_done": prog.done, "n_failed": prog.failed, "tokens": prog.tokens, "metrics": metrics,
-          "dataset_warning": warn},
+          "n_done": prog.done, "n_failed": prog.failed, "tokens": prog.tokens, "cost_usd": prog.cost_usd,
+          "llm_usage": prog.llm, "metrics": metrics, "dataset_warning": warn},
          args.json, human_summary(run_id, prog, metrics))
     return run_id, prog
 

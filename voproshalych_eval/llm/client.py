@@ -8,19 +8,33 @@ Every call goes through :meth:`LLMClient.complete` (or :meth:`LLMClient.acomplet
   of requests in flight (``concurrency``, default 8);
 * 429, 5xx, timeouts and connection errors are retried with exponential backoff (initial 2 s, x2,
   max 30 s, +-25 % jitter), honouring ``Retry-After``; then :class:`LLMCallError` with a ``kind``;
-* with a ``schema`` the structured-output chain json_schema -> json_object -> text is walked once per
-  (provider, model) and the working mode remembered (:mod:`voproshalych_eval.llm.structured`); an
-  unparseable reply is ``LLMCallError("parse_error")`` with the raw text kept;
-* every call (cached or not, failed or not) is logged in ``eval.llm_calls`` with latency and tokens.
+* with a ``schema`` the structured-output chain json_schema -> json_object with schema -> json_object ->
+  text is walked once per (provider, model) and the working mode remembered
+  (:mod:`voproshalych_eval.llm.structured`); an unparseable reply is ``LLMCallError("parse_error")`` with
+  the raw text kept;
+* every call (cached or not, failed or not) is logged in ``eval.llm_calls`` with latency and tokens, and
+  counted per model on the usage meter of the run it belongs to (:mod:`voproshalych_eval.llm.usage`).
 
-Secrets never appear in exceptions, logs or the database: error messages are scrubbed of key values.
+Real providers' quirks handled here (each has a test against the scripted server): a reply whose text is
+in ``reasoning_content`` with an empty ``content`` (reasoning models); ``max_tokens`` refused in favour of
+``max_completion_tokens`` (switched once per model and remembered); ``json_schema`` or any
+``response_format`` unsupported (the chain above); no ``usage`` in the reply (tokens unknown, counted);
+a 200 reply with no ``choices`` (retried as a server error); error bodies in any shape (the server's
+message is extracted from OpenAI's ``{"error": {"message"}}``, ``{"error": "..."}``, ``{"detail": ...}``,
+``{"message": ...}`` or plain text); per-provider extra headers (OpenRouter's ``HTTP-Referer`` /
+``X-Title``). A base URL's query string (``?api-key=...``) is sent as query parameters of every request.
+
+Secrets never appear in exceptions, logs, the cache or returned replies: every text is scrubbed of the
+configured key values (:mod:`voproshalych_eval.redaction`) before it is stored or returned.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import functools
+import json
 import logging
 import os
 import random
@@ -33,14 +47,19 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Engine
 
+from voproshalych_eval import redaction
+from voproshalych_eval.llm import usage as usage_meter
 from voproshalych_eval.llm.cache import CallLog, LLMCache, cache_key
 from voproshalych_eval.llm.providers import (
     NO_KEY,
     Provider,
+    ProviderConfigError,
     all_models,
     configured_providers,
+    has_user_info,
     llm_options,
     resolve_api_key,
+    split_base_url,
 )
 from voproshalych_eval.llm.structured import (
     MODES,
@@ -144,8 +163,48 @@ class ClientStats:
     failures: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    no_usage: int = 0  # successful uncached calls whose reply had no ``usage``
     latencies_s: list[float] = field(default_factory=list)
     failure_kinds: dict[str, int] = field(default_factory=dict)
+    per_model: usage_meter.UsageMeter = field(default_factory=usage_meter.UsageMeter)
+
+
+class _NoChoices(Exception):
+    """A 200 reply without ``choices`` (OpenRouter does this when the upstream model fails)."""
+
+    def __init__(self, body: str | None) -> None:
+        super().__init__("HTTP 200 without choices")
+        self.body = body
+
+
+_MAX_COMPLETION = "max_completion_tokens"
+
+
+def server_message(exc: Exception) -> str | None:
+    """The server's own error message, whatever the shape of the error body (first 300 characters)."""
+    resp = getattr(exc, "response", None)
+    raw = None
+    if resp is not None:
+        with contextlib.suppress(Exception):
+            raw = resp.text
+    if not raw:
+        body = getattr(exc, "body", None)
+        raw = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False) if body is not None else None
+    if not raw:
+        return None
+    try:
+        data = json.loads(raw)
+    except (ValueError, TypeError):
+        return " ".join(raw.split())[:300] or None
+    for path in (("error", "message"), ("error",), ("detail",), ("message",), ("msg",), ("title",), ("errors",)):
+        cur: Any = data
+        for k in path:
+            cur = cur.get(k) if isinstance(cur, dict) else None
+        if isinstance(cur, str) and cur.strip():
+            return " ".join(cur.split())[:300]
+        if isinstance(cur, list | dict) and cur and path != ("error",):
+            return json.dumps(cur, ensure_ascii=False)[:300]
+    return " ".join(raw.split())[:300]
 
 
 def _retry_after(exc: Exception) -> float | None:
@@ -219,7 +278,9 @@ class LLMClient:
         self._lock = threading.Lock()
         self._sdk_clients: dict[str, Any] = {}
         self._modes: dict[tuple[str, str], str] = {}
+        self._token_param: dict[tuple[str, str], str] = {}
         self._keys: list[str] = []
+        self._secret_values: list[str] | None = None
         self._async_pool: ThreadPoolExecutor | None = None
         self._rng = random.Random()
 
@@ -251,44 +312,81 @@ class LLMClient:
             if client is None:
                 from openai import OpenAI
 
+                base, query = split_base_url(provider.base_url, provider.name)
                 key = resolve_api_key(provider, self.settings) or NO_KEY
+                if key != NO_KEY and has_user_info(base):
+                    raise ProviderConfigError(
+                        f"provider {provider.name!r}: the base URL carries user:password (sent as HTTP Basic auth) and "
+                        f"an API key is set too ({provider.api_key_env}); the HTTP client would send only the Basic "
+                        "auth and drop the key — keep one of them"
+                    )
                 if key != NO_KEY:
                     self._keys.append(key)
-                client = OpenAI(base_url=provider.base_url, api_key=key, timeout=self.timeout, max_retries=0)
+                    self._secret_values = None
+                client = OpenAI(base_url=base, api_key=key, timeout=self.timeout, max_retries=0,
+                                default_query=query or None, default_headers=dict(provider.headers) or None)
                 self._sdk_clients[provider.name] = client
             return client
+
+    def secret_values(self) -> list[str]:
+        """Values scrubbed from replies, errors and the cache: configured keys, the providers' keys and the
+        credentials in their base URLs."""
+        vals = self._secret_values
+        if vals is None:
+            found = redaction.configured_secrets(secrets=getattr(self.settings, "secrets", None))
+            found.update(self._keys)
+            for p in self.providers:
+                found.update(redaction.url_secrets(p.base_url))
+                found.update(v for v in p.headers.values() if v)
+            vals = sorted((v for v in found if len(v) >= redaction.MIN_SECRET_LEN), key=len, reverse=True)
+            self._secret_values = vals
+        return vals
 
     def _scrub(self, s: str | None) -> str | None:
         if s is None:
             return None
-        for k in self._keys:
-            if k and k in s:
-                s = s.replace(k, "***")
-        return s
+        return redaction.redact(s, self.secret_values())
 
     # ----------------------------------------------------------------- one HTTP call with retries
     def _request(self, provider: Provider, model_id: str, messages: list[dict[str, Any]], params: dict[str, Any],
                  *, no_retry_status: set[int] | frozenset[int] = frozenset()) -> tuple[Any, int]:
         sdk = self._sdk(provider)
+        tkey = (provider.name, model_id)
         attempt = 0
         while True:
             attempt += 1
+            sent = dict(params)
+            if self._token_param.get(tkey) == _MAX_COMPLETION and "max_tokens" in sent:
+                sent[_MAX_COMPLETION] = sent.pop("max_tokens")
             try:
                 with self._sem:
                     with self._lock:
                         self.stats.http_requests += 1
-                    resp = sdk.chat.completions.create(model=model_id, messages=messages, **params)
+                    resp = sdk.chat.completions.create(model=model_id, messages=messages, **sent)
+                if not getattr(resp, "choices", None):
+                    raise _NoChoices(_dump(resp))
                 return resp, attempt
             except Exception as exc:  # noqa: BLE001 - classified below
-                kind, status = classify(exc)
-                body = None
-                r = getattr(exc, "response", None)
-                if r is not None:
-                    try:
-                        body = r.text[:500]
-                    except Exception:  # noqa: BLE001
-                        body = None
-                msg = self._scrub(f"HTTP {status}" if status else type(exc).__name__)
+                if isinstance(exc, _NoChoices):
+                    kind, status, body, detail = "server_error", 200, exc.body, "no choices in the reply"
+                else:
+                    kind, status = classify(exc)
+                    body = None
+                    r = getattr(exc, "response", None)
+                    if r is not None:
+                        try:
+                            body = r.text[:500]
+                        except Exception:  # noqa: BLE001
+                            body = None
+                    detail = server_message(exc)
+                if (kind == "bad_request" and "max_tokens" in sent and _MAX_COMPLETION in (detail or body or "")
+                        and self._token_param.get(tkey) != _MAX_COMPLETION):
+                    log.info("%s refuses max_tokens; using max_completion_tokens from now on", model_id)
+                    with self._lock:
+                        self._token_param[tkey] = _MAX_COMPLETION
+                    continue
+                head = f"HTTP {status}" if status else type(exc).__name__
+                msg = self._scrub(f"{head}: {detail}" if detail else head)
                 retryable = kind in RETRYABLE and (status not in no_retry_status)
                 if not retryable or attempt >= self.retry.max_attempts:
                     raise LLMCallError(
@@ -319,7 +417,12 @@ class LLMClient:
         Raises :class:`LLMCallError` after retries (``parse_error`` keeps the raw reply).
         """
         provider, model_id = self.route(model)
-        params_key: dict[str, Any] = {"provider": provider.name, "temperature": temperature, "max_tokens": max_tokens}
+        meter, ctx_run = usage_meter.current()
+        run_id = run_id if run_id is not None else ctx_run
+        # the endpoint (scheme, host, port, path; no credentials) is part of the key: another server with the
+        # same model name never answers from this one's cache
+        params_key: dict[str, Any] = {"provider": provider.name, "endpoint": provider.endpoint,
+                                      "temperature": temperature, "max_tokens": max_tokens}
         if schema is not None:
             params_key["schema"] = schema
         if cache_salt:
@@ -334,6 +437,9 @@ class LLMClient:
                 latency = time.perf_counter() - t0
                 with self._lock:
                     self.stats.cached += 1
+                self.stats.per_model.add(model_id, None, None, cached=True)
+                if meter is not None:
+                    meter.add(model_id, None, None, cached=True)
                 self.call_log.record(
                     run_id=run_id, provider=provider.name, model=model_id, purpose=purpose, status="ok", attempts=0,
                     latency_ms=latency * 1000, prompt_tokens=hit.get("prompt_tokens"),
@@ -360,10 +466,18 @@ class LLMClient:
             )
             raise
         resp.latency_s = time.perf_counter() - t0
+        secrets = self.secret_values()
+        resp.text = redaction.scrub_values(resp.text, secrets)
+        resp.parsed = redaction.scrub_obj(resp.parsed, secrets) if resp.parsed is not None else None
         with self._lock:
             self.stats.prompt_tokens += resp.prompt_tokens or 0
             self.stats.completion_tokens += resp.completion_tokens or 0
+            if resp.prompt_tokens is None and resp.completion_tokens is None:
+                self.stats.no_usage += 1
             self.stats.latencies_s.append(resp.latency_s)
+        self.stats.per_model.add(model_id, resp.prompt_tokens, resp.completion_tokens, cached=False)
+        if meter is not None:
+            meter.add(model_id, resp.prompt_tokens, resp.completion_tokens, cached=False)
         self.call_log.record(
             run_id=run_id, provider=provider.name, model=model_id, purpose=purpose, status="ok",
             attempts=resp.attempts, latency_ms=resp.latency_s * 1000, prompt_tokens=resp.prompt_tokens,
@@ -371,7 +485,7 @@ class LLMClient:
         )
         if use_cache:
             self.cache.put(
-                key, model_id, {"messages": messages, "params": params_key},
+                key, model_id, redaction.scrub_obj({"messages": messages, "params": params_key}, secrets),
                 {"text": resp.text, "parsed": resp.parsed, "prompt_tokens": resp.prompt_tokens,
                  "completion_tokens": resp.completion_tokens, "mode": resp.mode},
             )
@@ -429,7 +543,8 @@ class LLMClient:
                     self._async_pool = ThreadPoolExecutor(max_workers=max(16, self.concurrency * 2),
                                                           thread_name_prefix="llm-async")
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._async_pool, functools.partial(self.complete, messages, **kwargs))
+        ctx = contextvars.copy_context()  # the caller's usage meter / run id follow the call
+        return await loop.run_in_executor(self._async_pool, ctx.run, functools.partial(self.complete, messages, **kwargs))
 
     def map_concurrent(
         self,
@@ -457,15 +572,23 @@ class LLMClient:
             return {"ok": False, "model": model, "latency_s": time.perf_counter() - t0, "reply": None,
                     "error": f"{exc.kind}: {exc.message}"}
 
-    def usage(self) -> dict[str, Any]:
-        """Totals of this client: calls, HTTP requests, cache hits, failures, tokens."""
+    def usage(self, *, with_cost: bool = False) -> dict[str, Any]:
+        """Totals of this client: calls, HTTP requests, cache hits, failures, tokens (and calls whose reply had
+        no usage). ``with_cost``: also ``per_model`` tokens and money and the total ``cost_usd`` (None =
+        unknown) from the price table (:mod:`voproshalych_eval.llm.prices`)."""
         with self._lock:
             s = self.stats
-            return {
+            out = {
                 "calls": s.calls, "http_requests": s.http_requests, "cached": s.cached, "failures": s.failures,
-                "prompt_tokens": s.prompt_tokens, "completion_tokens": s.completion_tokens,
+                "prompt_tokens": s.prompt_tokens, "completion_tokens": s.completion_tokens, "no_usage": s.no_usage,
                 "failure_kinds": dict(s.failure_kinds),
             }
+        if with_cost:
+            from voproshalych_eval.llm.prices import price_table, summarize_usage
+
+            summary = summarize_usage(self.stats.per_model.snapshot(), price_table(self.engine, self.settings))
+            out.update(per_model=summary["per_model"], cost_usd=summary["cost_usd"])
+        return out
 
     def close(self) -> None:
         for c in self._sdk_clients.values():
@@ -500,7 +623,8 @@ def map_concurrent(
 
     done = 0
     with ThreadPoolExecutor(max_workers=max(1, min(concurrency, total)), thread_name_prefix="llm-map") as pool:
-        futures = [pool.submit(run, i) for i in range(total)]
+        # each item runs in a copy of the caller's context: the run's usage meter and run id follow it
+        futures = [pool.submit(contextvars.copy_context().run, run, i) for i in range(total)]
         for fut in as_completed(futures):
             i, res = fut.result()
             results[i] = res
@@ -514,11 +638,27 @@ def map_concurrent(
 
 
 def _text(resp: Any) -> str:
+    """The reply's text: ``content``, or — reasoning models served with an empty ``content`` — the
+    ``reasoning_content`` (or ``reasoning``) field."""
     try:
-        content = resp.choices[0].message.content
+        message = resp.choices[0].message
     except (AttributeError, IndexError, TypeError):
         return ""
+    content = getattr(message, "content", None)
+    if content and content.strip():
+        return content
+    extra = getattr(message, "model_extra", None) or {}
+    for name in ("reasoning_content", "reasoning"):
+        value = getattr(message, name, None) or extra.get(name)
+        if isinstance(value, str) and value.strip():
+            return value
     return content or ""
+
+
+def _dump(resp: Any) -> str | None:
+    with contextlib.suppress(Exception):
+        return json.dumps(resp.model_dump(), ensure_ascii=False)[:500]
+    return None
 
 
 def _response(resp: Any, text: str, parsed: dict[str, Any] | None, model: str, provider: str, attempts: int,

@@ -11,6 +11,12 @@ Configured in ``.streamlit/secrets.toml``::
     base_url = "https://openrouter.ai/api/v1"
     api_key_env = "OPENROUTER_API_KEY"      # read from the environment or from the top level of secrets.toml
     models = ["google/gemini-2.5-flash", "openai/gpt-4o-mini"]
+    headers = { "HTTP-Referer" = "https://example.org", "X-Title" = "Voproshalych eval" }  # optional
+
+A base URL may carry query parameters (``https://host/openai/v1?api-version=2024-06-01&api-key=...``): they
+are sent with every request (:func:`split_base_url`); user-info (``https://user:pass@host/v1``) is sent as
+HTTP Basic auth by the HTTP client — which then drops the API key, so a provider with both is refused.
+Both are masked in logs and never stored.
 
 When no provider is listed, the SDK's own ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` variables define a
 provider named ``default`` whose models come from ``VOPROSHALYCH_EVAL_LLM_MODELS`` (comma list) or
@@ -28,6 +34,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 DEFAULT_MODELS = ["gpt-4o-mini"]
+#: The SDK's endpoint when no base URL is given.
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
 #: Placeholder key for local servers that need none (the SDK refuses an empty key).
 NO_KEY = "not-needed"
 
@@ -40,12 +48,20 @@ class Provider:
     base_url: str | None
     api_key_env: str | None = None
     models: list[str] = field(default_factory=list)
+    #: extra request headers (OpenRouter's optional ``HTTP-Referer`` / ``X-Title`` attribution)
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def endpoint(self) -> str:
+        """The base URL without credentials (scheme, host, port, path): what the cache key and the UI use."""
+        return public_url(self.base_url or DEFAULT_BASE_URL) or DEFAULT_BASE_URL
 
     def describe(self) -> dict[str, Any]:
         """Public description (no key): name, host of the base URL, key variable name, models."""
         return {
             "name": self.name,
             "base_url": public_url(self.base_url),
+            "headers": sorted(self.headers),
             "api_key_env": self.api_key_env,
             "api_key_set": resolve_api_key(self) is not None,
             "models": list(self.models),
@@ -63,6 +79,46 @@ def public_url(url: str | None) -> str | None:
     if p.port:
         host += f":{p.port}"
     return urlunsplit((p.scheme, host, p.path, "", ""))
+
+
+class ProviderConfigError(ValueError):
+    """A provider's configuration cannot work (the message names the provider, never a credential)."""
+
+
+def has_user_info(url: str | None) -> bool:
+    """Whether ``url`` carries ``user[:password]@`` (sent as HTTP Basic auth by the HTTP client)."""
+    from urllib.parse import urlsplit
+
+    try:
+        return bool(url) and "@" in urlsplit(url).netloc  # type: ignore[arg-type]
+    except ValueError:
+        return False
+
+
+def split_base_url(url: str | None, provider: str = "default") -> tuple[str | None, dict[str, str]]:
+    """``(base URL without query, query parameters)``: the SDK appends ``/chat/completions`` to the base URL's
+    path, so a query left in it would make ``/v1?api-key=K/chat/completions``. The parameters are sent as
+    the client's default query instead. A fragment, a repeated parameter or a non-HTTP scheme is refused."""
+    if not url:
+        return url, {}
+    from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+    try:
+        p = urlsplit(url.strip())
+        _ = p.port  # raises on a malformed port
+    except ValueError as exc:
+        raise ProviderConfigError(f"provider {provider!r}: malformed base URL ({exc})") from None
+    shown = public_url(url)
+    if p.scheme not in ("http", "https") or not p.hostname:
+        raise ProviderConfigError(f"provider {provider!r}: base URL {shown!r} must be http(s)://host[:port]/path")
+    if p.fragment:
+        raise ProviderConfigError(f"provider {provider!r}: base URL {shown} has a '#fragment'; remove it")
+    pairs = parse_qsl(p.query, keep_blank_values=True)
+    names = [k for k, _ in pairs]
+    dup = sorted({k for k in names if names.count(k) > 1})
+    if dup:
+        raise ProviderConfigError(f"provider {provider!r}: base URL {shown} repeats query parameter(s) {', '.join(dup)}")
+    return urlunsplit((p.scheme, p.netloc, p.path, "", "")), dict(pairs)
 
 
 def _secrets(settings: Any) -> Mapping[str, Any]:
@@ -132,12 +188,14 @@ def configured_providers(settings: Any = None, env: Mapping[str, str] | None = N
             base = e.get("base_url") or e.get("base-url")
             if not base:
                 continue
+            headers = e.get("headers")
             providers.append(
                 Provider(
                     name=str(e.get("name") or f"provider{i + 1}"),
                     base_url=str(base),
                     api_key_env=(e.get("api_key_env") or e.get("api-key-env") or None),
                     models=_models(e.get("models") or e.get("chat_models") or e.get("chat-models")) or list(DEFAULT_MODELS),
+                    headers={str(k): str(v) for k, v in headers.items()} if isinstance(headers, Mapping) else {},
                 )
             )
     if providers:

@@ -3,9 +3,11 @@
 Modes, tried in order per (provider, model) and remembered once one works:
 
 1. ``json_schema`` — ``response_format={"type": "json_schema", "json_schema": {...}}`` (OpenAI, vLLM, ...);
-2. ``json_object`` — ``response_format={"type": "json_object", "schema": {...}}`` with the schema also
-   written in the prompt (llama.cpp's server rejects ``json_schema`` with HTTP 500 but accepts this);
-3. ``text`` — no response format; the schema is in the prompt and the reply is parsed strictly.
+2. ``json_object_schema`` — ``response_format={"type": "json_object", "schema": {...}}`` with the schema also
+   written in the prompt (llama-cpp-python's server constrains the reply to the schema this way);
+3. ``json_object`` — plain ``{"type": "json_object"}`` (JSON mode of OpenAI, Mistral, DeepSeek, whose
+   validators refuse the extra ``schema`` key), schema in the prompt;
+4. ``text`` — no response format; the schema is in the prompt and the reply is parsed strictly.
 
 Whatever the mode, the reply is parsed by :func:`parse_structured`: the first JSON object in the text
 (prose or a code fence around it is tolerated), then the schema's required fields, types, ranges and
@@ -17,7 +19,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-MODES = ("json_schema", "json_object", "text")
+MODES = ("json_schema", "json_object_schema", "json_object", "text")
 
 
 class ParseError(ValueError):
@@ -46,8 +48,10 @@ def response_format(mode: str, schema: dict[str, Any], name: str = "result") -> 
     """The ``response_format`` request parameter for a mode (None for ``text``)."""
     if mode == "json_schema":
         return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": False}}
-    if mode == "json_object":
+    if mode == "json_object_schema":
         return {"type": "json_object", "schema": schema}
+    if mode == "json_object":
+        return {"type": "json_object"}
     return None
 
 

@@ -88,10 +88,11 @@ INV_DISTANCE = Scale("1/distance", 0.0, INF, "1 / расстояние", "1 / di
 COUNT = Scale("count", 0.0, INF, "количество", "count")
 SECONDS = Scale("seconds", 0.0, INF, "секунды", "seconds")
 LEVEL = Scale("level", 0.0, INF, "уровень рубрики (целое)", "rubric level (integer)")
+USD = Scale("usd", 0.0, INF, "доллары США", "US dollars")
 
 #: every scale by key (chart facets, the Baselines page)
 SCALES: dict[str, Scale] = {s.key: s for s in (SHARE, LIKERT, PERCENT, SIGNED, DIST2, DISTANCE, INV_DISTANCE,
-                                               COUNT, SECONDS, LEVEL)}
+                                               COUNT, SECONDS, LEVEL, USD)}
 
 Band = tuple[float, float, str, str]  # low, high, ru, en
 
@@ -585,6 +586,10 @@ GROUPS: dict[str, MetricSpec] = {
                       "кандидаты, отброшенные этим фильтром качества", "candidates this quality gate dropped"),
     "thresholds": _count("thresholds", "Порог фильтра", "Gate threshold", "порог фильтра качества", "quality gate threshold",
                          kind="setting"),
+    # every LLM run: ``cost_usd.<model>`` and ``cost_usd.total`` (llm/prices.py; None = unknown price or usage)
+    "cost_usd": _m("cost_usd", "Стоимость, $", "Cost, $", USD, "none", "statistic",
+                   "токены × цена модели за 1 млн (таблица цен); без цены — неизвестно",
+                   "tokens × the model's price per 1M (price table); no price → unknown"),
 }
 
 #: key families for cut-offs other than the defaults (no default baseline)

@@ -17,9 +17,10 @@ import pandas as pd
 import streamlit as st
 
 from voproshalych_eval import executor, runs
+from voproshalych_eval.llm.prices import format_cost
 from voproshalych_eval.ui import state
 from voproshalych_eval.ui.common import offline_badge
-from voproshalych_eval.ui.i18n import tr
+from voproshalych_eval.ui.i18n import lang, tr
 
 log = logging.getLogger(__name__)
 POLL_SECONDS = 1.0
@@ -61,11 +62,16 @@ def _progress_view(job: executor.Job) -> None:
     )
     with st.status(label, state="running" if job.alive else ("error" if p.status == "failed" else "complete"), expanded=True):
         st.progress(min(p.finished / total, 1.0))
-        cols = st.columns(4)
+        cols = st.columns(5)
         cols[0].metric(tr("Готово", "Done"), p.done)
         cols[1].metric(tr("Ошибки", "Failed"), p.failed)
         cols[2].metric(tr("Осталось", "ETA"), executor.format_eta(p.eta_s))
         cols[3].metric(tr("Токены", "Tokens"), p.tokens)
+        cols[4].metric(tr("Стоимость", "Cost"), format_cost(p.cost_usd, lang()) if p.llm else "—")
+        if p.llm:
+            st.caption(" · ".join(
+                f"{m}: {u['prompt_tokens']}+{u['completion_tokens']} " + tr("ток.", "tok.") + f", {format_cost(u['cost_usd'], lang())}"
+                for m, u in p.llm.items()))
         if p.last_error:
             st.caption(tr("Последняя ошибка: ", "Last error: ") + str(p.last_error)[:300])
         if job.alive and st.button(tr("Отменить", "Cancel"), key=f"cancel_{p.run_id}"):

@@ -161,6 +161,10 @@ with tab_gen:
             c[1].metric(tr("Страниц покрыто", "Pages covered"), f"{m.get('pages_covered', 0)} / {m.get('pages_total', '—')}")
             c[2].metric(tr("Отброшено", "Dropped"), sum((m.get("dropped") or {}).values()))
             c[3].metric(tr("Токены", "Tokens"), m.get("tokens") or 0)
+            cost = ((m.get("cost_usd") or {}).get("total") or {}).get("value") if isinstance(m.get("cost_usd"), dict) else None
+            if m.get("cost_usd"):
+                st.caption(tr("Стоимость: ", "Cost: ") + (f"${cost:.4f}" if cost is not None
+                                                          else tr("неизвестна (нет цены модели)", "unknown (no price for the model)")))
             if m.get("dataset_ref"):
                 st.success(tr(f"Сохранён набор **{m['dataset_ref']}**.", f"Stored dataset **{m['dataset_ref']}**."))
             for w in m.get("warnings") or []:

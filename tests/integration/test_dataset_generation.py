@@ -46,7 +46,7 @@ def test_generate_with_scripted_llm(demo_engine, gen_llm, capsys) -> None:  # ty
     name = "gen_" + uuid.uuid4().hex[:6]
     model = "gen-" + uuid.uuid4().hex[:6]  # a fresh model name: no LLM-cache hits from other tests
     out = _cli(capsys, "generate", "--size", "30", "--name", name, "--model", model)
-    assert out["rc"] == 0 and out["dataset"] == name and out["status"] == "done" and out["offline"] is False
+    assert out["rc"] == 0 and out["dataset"] == name and out["status"] == "done" and out["offline"] is False, json.dumps(out, ensure_ascii=False)[:3000]
     # the requested size and type mix (30 over six types = 5 each), every page of the demo covered
     assert out["n_items"] == 30
     assert out["by_type"] == dict.fromkeys(("factual", "paraphrase", "multi_chunk", "conditional", "unanswerable", "follow_up"), 5)
@@ -54,6 +54,7 @@ def test_generate_with_scripted_llm(demo_engine, gen_llm, capsys) -> None:  # ty
     # the report counts every gate (this scripted model makes no mistakes: see the next test for drops)
     assert set(out["dropped"]) >= {"verbatim", "support", "answerable", "near_duplicate_new", "near_duplicate_existing"}
     assert out["tokens"] > 0 and out["n_failed_items"] == 0
+    assert "cost_usd" in out and out["cost_usd"] is None  # the scripted model has no price: unknown, never 0
     ds = get_dataset(demo_engine, name, "golden")
     assert len(ds) == 30 and ds.version == 1
     from voproshalych_eval.db.production import read_chunks

@@ -76,12 +76,12 @@ class GenerationLLM(ScriptedOpenAI):
                 return name, lang
         return None, "ru"
 
-    def smart_content(self, body: dict[str, Any]) -> str:
+    def smart_content(self, body: dict[str, Any], echo: str = "") -> str:
         msgs = body.get("messages") or []
         user = next((str(m.get("content", "")) for m in reversed(msgs) if m.get("role") == "user"), "")
         kind, lang = self._kind(user)
         if kind is None:
-            return super().smart_content(body)
+            return super().smart_content(body, echo=echo)
         with self._lock:
             self.kinds[kind] = self.kinds.get(kind, 0) + 1
         if kind == "faithfulness":

@@ -144,13 +144,15 @@ def cmd_generate(args: Any) -> int:
     prog = execute(eng, run_id, plan, on_progress=_printer(), concurrency=args.concurrency)
     m = dict(prog.metrics or {})
     version = int(m["dataset_ref"].rsplit("@v", 1)[1]) if m.get("dataset_ref") else None
+    cost = m.get("cost_usd")
+    total_cost = (cost.get("total") or {}).get("value") if isinstance(cost, dict) else cost
     out = {
         "dataset": m.get("dataset"), "version": version, "dataset_ref": m.get("dataset_ref"),
         "dataset_hash": m.get("dataset_hash"),
         "n_items": m.get("n_items", 0), "pages_covered": m.get("pages_covered", 0), "pages_total": m.get("pages_total"),
         "by_type": m.get("by_type", {}), "dropped": m.get("dropped", {}), "run_id": run_id, "status": prog.status,
         "offline": plan.offline, "generator": m.get("generator"), "n_failed_items": prog.failed,
-        "tokens": m.get("tokens"), "cost_usd": m.get("cost_usd"), "warnings": m.get("warnings", []),
+        "tokens": m.get("tokens"), "cost_usd": total_cost, "warnings": m.get("warnings", []),
         "size_requested": m.get("size_requested"), "n_surplus": m.get("n_surplus"),
     }
     human = "\n".join([
@@ -160,7 +162,8 @@ def cmd_generate(args: Any) -> int:
         f"pages covered: {out['pages_covered']} of {out['pages_total']}",
         "by type: " + ", ".join(f"{k} {v}" for k, v in sorted(out["by_type"].items())),
         "dropped: " + ", ".join(f"{k} {v}" for k, v in out["dropped"].items() if v) + (" (none)" if not any(out["dropped"].values()) else ""),
-        f"failed items: {prog.failed}; tokens: {out['tokens']}",
+        f"failed items: {prog.failed}; tokens: {out['tokens']}; cost: "
+        + ("unknown (no price for the model)" if total_cost is None and not plan.offline else f"${total_cost or 0:.4f}"),
         *[f"warning: {w['message']}" for w in out["warnings"]],
     ])
     emit(out, args.json, human)

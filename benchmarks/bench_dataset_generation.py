@@ -52,14 +52,14 @@ def _calls(eng, run_id: int) -> tuple[int, int]:  # type: ignore[no-untyped-def]
     """(LLM HTTP calls of the run, longest sequential chain of one item) from the call log and the items."""
     from sqlalchemy import text
 
-    from voproshalych_eval.executor import items_records
+    from voproshalych_eval.runs import item_records
 
     with eng.connect() as conn:
         n = conn.execute(text("SELECT count(*) FROM eval.llm_calls WHERE purpose = 'dataset_generation' "
                               "AND created_at >= (SELECT started_at FROM eval.runs WHERE id = :r) AND NOT cached"),
                          {"r": run_id}).scalar_one()
     chain = 0
-    for r in items_records(eng, run_id):
+    for r in item_records(eng, run_id):
         res = r["result"]
         k = 1 + (1 if "support" in res.get("gates", {}) else 0) + len((res.get("gates", {}).get("answerable") or {}).get("checked") or [])
         chain = max(chain, k)

@@ -6,12 +6,12 @@ import streamlit as st
 
 from voproshalych_eval import baselines as bl
 from voproshalych_eval import runs
-from voproshalych_eval.tiers.catalog import TIERS
+from voproshalych_eval.plans import PLANS
 from voproshalych_eval.ui import state
 from voproshalych_eval.ui.common import page_header
 from voproshalych_eval.ui.i18n import tr
 
-TIER_KEYS = [*TIERS, "judge_metrics"]
+TIER_KEYS = [s.key for s in PLANS]
 EDITOR_KEY = "baselines_editor"
 
 page_header(

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval.ui import state
+from voproshalych_eval import executor, runs
+from voproshalych_eval.ui import jobs, state
 from voproshalych_eval.ui.common import (
     empty_state,
     json_download,
@@ -53,6 +55,7 @@ from voproshalych_eval.judges import AGGREGATORS, JUDGE_METRICS, Option  # noqa:
 from voproshalych_eval.llm.providers import all_models, configured_providers  # noqa: E402
 
 s = state.settings()
+RUN_KEY = "jm_run_id"
 providers = configured_providers(s)
 models_available = all_models(providers)
 
@@ -119,41 +122,47 @@ with st.form("jm_form"):
     run = st.form_submit_button(tr("Запустить", "Run"), type="primary")
 
 
-def demo_samples() -> list[dict[str, Any]]:
+def samples_dataset() -> int | None:
+    """The samples to judge, stored as a dataset (the demo show/no-show set, or the uploaded file)."""
+    from voproshalych_eval.commands.judge import read_samples
     from voproshalych_eval.datasets import get_dataset
+    from voproshalych_eval.tiers.judge_metrics import samples_from_judge_set, store_samples
 
-    ds = get_dataset(state.engine(), "demo_judge", "judge")
-    return [{"id": r.get("id", i), "user_input": r["question"], "response": r["answer"], "reference": None,
-             "retrieved_contexts": [r["context"]]} for i, r in enumerate(ds.records)]
+    if source == "demo":
+        return store_samples(state.engine(), samples_from_judge_set(get_dataset(state.engine(), "demo_judge", "judge")),
+                             "demo_judge_samples").id
+    if upload is None:
+        st.warning(tr("Загрузите файл с примерами.", "Upload a sample file."))
+        return None
+    samples = read_samples(upload.name, data=upload.getvalue())
+    return store_samples(state.engine(), samples, Path(upload.name).stem).id
 
 
 if run:
     with state.user_errors("Не удалось выполнить оценку", "Evaluation failed"):
-        from voproshalych_eval.commands.judge import read_rubrics, read_samples, run_judge_metric
-        from voproshalych_eval.judges import get_judge
+        from voproshalych_eval.commands.judge import read_rubrics
+        from voproshalych_eval.tiers.judge_metrics import build_plan
 
         if isinstance(cfg.get("rubrics"), str):
             cfg["rubrics"] = read_rubrics(cfg["rubrics"])
         cfg = JUDGE_METRICS[metric].resolve({k: v for k, v in cfg.items() if v is not None})
-        if source == "demo":
-            samples = demo_samples()
-            name = "demo_judge"
-        elif upload is None:
-            samples, name = [], None
-            st.warning(tr("Загрузите файл с примерами.", "Upload a sample file."))
-        else:
-            samples, name = read_samples(upload.name, data=upload.getvalue()), upload.name
-        samples = samples[: int(limit)]
-        if samples:
-            llm_models = (models or None) if JUDGE_METRICS[metric].prompt is not None else None
-            judge = get_judge(s, state.engine(), models=llm_models, aggregate=aggregate, use_cache=use_cache,
-                              lang=s.language if s.language in ("ru", "en") else "ru",
-                              embedder=state.embedder(state.current_embedder_name()))
-            bar = st.progress(0.0, text=tr("Оценка…", "Evaluating…"))
-            out = run_judge_metric(state.engine(), metric, samples, judge=judge, cfg=cfg, dataset_name=name,
-                                   progress_cb=None)
-            bar.progress(1.0, text=tr("Готово", "Done"))
-            st.session_state["jm_result"] = out
+        dataset_id = samples_dataset()
+        if dataset_id is not None:
+            params = {"dataset": dataset_id, "metric": metric, "models": models or None, "aggregate": aggregate,
+                      "use_cache": use_cache, "config": cfg, "limit": int(limit),
+                      "lang": s.language if s.language in ("ru", "en") else "ru"}
+            if jobs.start(lambda: build_plan(state.engine(), params), RUN_KEY) is not None:
+                st.session_state.pop("jm_result", None)
+
+jobs.job_panel(RUN_KEY)
+run_id = st.session_state.get(RUN_KEY)
+job = executor.get_job(run_id)
+if job is not None and not job.alive and (st.session_state.get("jm_result") or {}).get("run_id") != run_id:
+    from voproshalych_eval.tiers.judge_metrics import run_summary
+
+    finished = runs.get_run(state.engine(), int(run_id))
+    if finished is not None and finished.status != "running":
+        st.session_state["jm_result"] = run_summary(finished, runs.item_records(state.engine(), finished.id))
 
 out = st.session_state.get("jm_result")
 if not out:

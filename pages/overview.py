@@ -56,7 +56,8 @@ with state.user_errors("Не удалось открыть базу данных
                     st.caption(tr("Запусков ещё нет", "No runs yet"))
                     continue
                 run = tier["run"]
-                st.caption(f"#{run['id']} · {run['finished_at']:%Y-%m-%d %H:%M}" + (" · " + tr("офлайн", "offline") if run["offline"] else ""))
+                st.caption(f"#{run['id']} · {run['finished_at']:%Y-%m-%d %H:%M}" + (" · " + tr("офлайн", "offline") if run["offline"] else "")
+                           + (" · ⚠️ " + tr("смешанный запуск", "mixed run") if run.get("mixed") else ""))
                 rs = tier.get("run_status")
                 if rs:
                     st.markdown(f"{STATUS_ICONS.get(rs, '')} {tr(*STATUS_LABELS[rs])}")

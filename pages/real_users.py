@@ -7,22 +7,23 @@ from datetime import date
 import pandas as pd
 import streamlit as st
 
+from voproshalych_eval import executor, runs
 from voproshalych_eval.analytics import (
     LogFilters,
     QuestionLogImportError,
+    build_plan,
     import_file,
     list_sources,
-    run_real_users,
 )
 from voproshalych_eval.analytics.report import coverage_gap_html, coverage_gap_markdown
 from voproshalych_eval.analytics.text_ru import CLASSIFIER_RULES
 from voproshalych_eval.analytics.topics import GAP_FORMULA
 from voproshalych_eval.plots import real_users as charts
-from voproshalych_eval.ui import state
+from voproshalych_eval.ui import jobs, state
 from voproshalych_eval.ui.common import empty_state, metric_cards, page_header, table_with_download
 from voproshalych_eval.ui.i18n import lang, tr
 
-RESULT_KEY = "ru_result"
+RESULT_KEY, RUN_KEY = "ru_result", "ru_run_id"
 
 page_header(
     tr("Реальные пользователи", "Real users"),
@@ -74,6 +75,10 @@ def n_caption(res: object, what_ru: str = "вопросов", what_en: str = "qu
         tr(f" · сохранённых векторов {emb.n_stored}, досчитано {emb.n_embedded} ({emb.model})",
            f" · {emb.n_stored} stored vectors, {emb.n_embedded} embedded ({emb.model})") if emb else ""
     )
+    n_empty = getattr(res, "n_empty_questions", 0)
+    if n_empty:
+        extra += tr(f" · без текста вопроса {n_empty} (в сессиях и пользователях, не в текстовом анализе)",
+                    f" · {n_empty} without question text (in sessions and users, not in text analyses)")
     st.caption(f"n = {res.n_used} {tr(what_ru, what_en)}" + extra)  # type: ignore[attr-defined]
 
 
@@ -130,13 +135,20 @@ if run_clicked:
     scores = tuple(None if s == "unrated" else int(s) for s in score_opts) or None
     filters = LogFilters(start=start if isinstance(start, date) else None, end=end if isinstance(end, date) else None,
                          answered={"all": None, "yes": True, "no": False}[answered_opt], scores=scores)
-    with state.user_errors("Анализ не выполнен", "Analysis failed"):
-        with st.status(tr("Анализ журнала…", "Analysing the log…"), expanded=False) as status:
-            res = run_real_users(engine, source=source, filters=filters, top_k=int(top_k),
-                                 k_topics=int(k_topics) or None, pause_minutes=float(pause), lang=lang(),
-                                 progress=lambda m: status.write(m))
-            status.update(label=tr(f"Готово: n = {res.n_used}", f"Done: n = {res.n_used}"), state="complete")
-        st.session_state[RESULT_KEY] = res
+    params = {"source": source, "filters": filters.describe(), "top_k": int(top_k), "k_topics": int(k_topics) or None,
+              "pause_minutes": float(pause), "lang": lang()}
+    if jobs.start(lambda: build_plan(engine, params), RUN_KEY) is not None:
+        st.session_state.pop(RESULT_KEY, None)
+
+# the analyses run as a background job of the engine (each step an item of the run); show it when done
+jobs.job_panel(RUN_KEY)
+job = executor.get_job(st.session_state.get(RUN_KEY))
+if job is not None and not job.alive and RESULT_KEY not in st.session_state:
+    finished = runs.get_run(engine, job.run_id)
+    if job.plan.outputs.get("result") is not None and finished is not None and finished.status == "done":
+        st.session_state[RESULT_KEY] = job.plan.outputs["result"]
+    elif finished is not None:
+        st.error(tr("Анализ не выполнен: ", "Analysis failed: ") + str(finished.error or job.error or finished.status))
 
 res = st.session_state.get(RESULT_KEY)
 if res is None:

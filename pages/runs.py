@@ -7,21 +7,15 @@ from typing import Any
 import streamlit as st
 
 from voproshalych_eval import baselines as bl
-from voproshalych_eval import reports, runs
+from voproshalych_eval import executor, reports, runs
 from voproshalych_eval.metrics import catalog
+from voproshalych_eval.plans import SPECS as TIERS
 from voproshalych_eval.plots import runs as charts
-from voproshalych_eval.tiers.catalog import TIERS
 from voproshalych_eval.ui import state
 from voproshalych_eval.ui.common import TIER_COLORS, download_buttons, empty_state, json_download, page_header
 from voproshalych_eval.ui.i18n import lang, metric_label, tr
+from voproshalych_eval.ui.jobs import mixed_warning, state_label
 
-STATE_LABELS = {
-    "running": ("выполняется", "running"),
-    "interrupted": ("прерван", "interrupted"),
-    "done": ("готов", "done"),
-    "failed": ("ошибка", "failed"),
-    "cancelled": ("отменён", "cancelled"),
-}
 VERDICTS = {
     "better": ("🟢 лучше", "🟢 better"),
     "worse": ("🔴 хуже", "🔴 worse"),
@@ -62,10 +56,6 @@ page_header(
 )
 
 
-def _state_label(s: str) -> str:
-    return tr(*STATE_LABELS.get(s, (s, s)))
-
-
 def _run_option(r: runs.Run) -> str:
     when = f"{r.started_at:%Y-%m-%d %H:%M}" if r.started_at else "—"
     bits = [f"#{r.id}", r.tier, r.dataset_name or "—", runs.models_label(r)[:60] or "—", when]
@@ -89,13 +79,9 @@ with state.user_errors("Не удалось прочитать реестр за
                               key="runs_f_dataset")
         f_model = st.text_input(tr("Модель содержит", "Model contains"), key="runs_f_model")
         f_period = st.date_input(tr("Период", "Period"), value=(), key="runs_f_period")
-        state_names = {s: _state_label(s) for s in runs.RUN_STATES}  # resolved now: format_func runs later too
+        state_names = {s: state_label(s) for s in runs.RUN_STATES}  # resolved now: format_func runs later too
         f_status = st.multiselect(tr("Статус", "Status"), list(runs.RUN_STATES), format_func=state_names.get,
                                   key="runs_f_status")
-        f_stale = st.number_input(
-            tr("«Прерван», если нет сигнала дольше, мин", "Interrupted after no heartbeat for, min"),
-            min_value=1.0, max_value=1440.0, value=float(runs.STALE_AFTER_MINUTES), step=1.0, key="runs_f_stale",
-        )
 
     since = until = None
     if isinstance(f_period, tuple | list) and len(f_period) >= 1:
@@ -103,7 +89,7 @@ with state.user_errors("Не удалось прочитать реестр за
         until = f_period[1] if len(f_period) > 1 else None
     filtered = runs.list_runs(
         engine, tier=f_tiers or None, status=f_status or None, dataset_name=f_ds or None, model=f_model or None,
-        since=since, until=until, stale_after_minutes=f_stale, limit=5000,
+        since=since, until=until, alive=executor.job_alive, limit=5000,
     )
     baselines = bl.list_baselines(engine)
 
@@ -113,10 +99,10 @@ with state.user_errors("Не удалось прочитать реестр за
             "No runs yet: run any tier from its page or with `voproshalych-eval tier1 …`.",
         )
     else:
-        table = runs.runs_frame(filtered, stale_after_minutes=f_stale)
+        table = runs.runs_frame(filtered, alive=executor.job_alive)
         table.insert(3, "quality", [_status_badge(bl.evaluate_run(baselines, r.tier, r.status, r.metrics or {}, offline=bool(r.offline)).status)
                                     for r in filtered])
-        table["status"] = table["status"].map(_state_label)
+        table["status"] = table["status"].map(state_label)
         st.subheader(tr(f"Запуски ({len(filtered)} из {len(everything)})", f"Runs ({len(filtered)} of {len(everything)})"))
         st.dataframe(
             table, hide_index=True, height=min(420, 38 + 35 * max(len(table), 1)),
@@ -215,6 +201,8 @@ with state.user_errors("Не удалось прочитать реестр за
                         cmp: runs.Comparison = stored[1]
                         for w in cmp.warnings:
                             st.warning(w)
+                        mixed_warning(cmp.run_a)
+                        mixed_warning(cmp.run_b)
                         if cmp.run_a.offline or cmp.run_b.offline:
                             st.warning("⚠️ " + tr("Один из запусков получен офлайн-заменителями (не LLM).",
                                                  "One of the runs was produced by offline substitutes (not an LLM)."))
@@ -286,7 +274,7 @@ with state.user_errors("Не удалось прочитать реестр за
                 overall = bl.evaluate_run(baselines, run.tier, run.status, run.metrics or {}, offline=bool(run.offline))
                 c = st.columns(3)
                 c[0].metric(tr("Статус качества", "Quality status"), _status_badge(overall.status))
-                c[1].metric(tr("Состояние", "State"), _state_label(runs.run_state(run, stale_after_minutes=f_stale)))
+                c[1].metric(tr("Состояние", "State"), state_label(runs.run_state(run, alive=executor.job_alive)))
                 counts = runs.count_items(engine, rid)
                 c[2].metric(tr("Элементов: готово / сбоев", "Items: done / failed"), f"{counts['done']} / {counts['failed']}")
                 with st.expander(tr("Правило статуса", "Status rule")):
@@ -294,6 +282,7 @@ with state.user_errors("Не удалось прочитать реестр за
                 if run.offline:
                     st.warning("⚠️ " + tr("Числа получены офлайн-заменителями (не LLM).",
                                          "Numbers produced by offline substitutes (not an LLM)."))
+                mixed_warning(run)
                 if run.error:
                     st.error(tr("Ошибка запуска: ", "Run error: ") + run.error)
                 meta: dict[str, Any] = {

@@ -7,15 +7,16 @@ import json
 import pandas as pd
 import streamlit as st
 
+from voproshalych_eval import executor, runs
 from voproshalych_eval.embeddings import BUILTIN_EMBEDDERS
 from voproshalych_eval.plots import embedding_space as charts
 from voproshalych_eval.tiers import projection as proj
 from voproshalych_eval.tiers import tier0
-from voproshalych_eval.ui import state
+from voproshalych_eval.ui import jobs, state
 from voproshalych_eval.ui.common import TIER_COLORS, download_buttons, empty_state, json_download, page_header
 from voproshalych_eval.ui.i18n import metric_label, tr
 
-RESULT, PROJ = "tier0_result", "tier0_projection"
+RESULT, PROJ, RUN_KEY = "tier0_result", "tier0_projection", "t0_run_id"
 SOURCE_LABELS = {
     "chunks": ("Чанки базы знаний", "Knowledge-base chunks"),
     "questions": ("Вопросы пользователей (журнал)", "User questions (log)"),
@@ -163,30 +164,50 @@ def request() -> dict:
             "filters": current_filters()}
 
 
-def do_run(status) -> dict:  # type: ignore[no-untyped-def]
+def start_run() -> None:
+    """Tier 0 runs as a background job (its steps are the run's items); the page shows it when done."""
     req = request()
-    res = tier0.run_tier0(
-        state.engine(), source=req["source"], embedder=None if req["embedder"] == tier0.STORED else req["embedder"],
-        k=req["k"], metric=req["metric"], filters=req["filters"], n_clusters=req["n_clusters"], progress=status.write,
-    )
-    res["request"] = req
+    params = {**req, "embedder": None if req["embedder"] == tier0.STORED else req["embedder"]}
+    if jobs.start(lambda: tier0.build_plan(state.engine(), params), RUN_KEY) is not None:
+        st.session_state[f"{RUN_KEY}_request"] = req
+        st.session_state.pop(RESULT, None)
+        st.session_state.pop(PROJ, None)
+
+
+def finished_result() -> dict | None:
+    """The result of the run started here, once its job is done (with the in-memory vectors for the map)."""
+    res = st.session_state.get(RESULT)
+    run_id = st.session_state.get(RUN_KEY)
+    job = executor.get_job(run_id)
+    if job is None or job.alive or (res is not None and res.get("run_id") == run_id):
+        return res
+    eng = state.engine()
+    run = runs.get_run(eng, int(run_id))
+    if run is None or run.status != "done":
+        st.error(tr(f"Tier 0 (запуск #{run_id}) не выполнен: ", f"Tier 0 (run #{run_id}) did not finish: ")
+                 + str((run.error if run else None) or job.error or (run.status if run else "")))
+        return res
+    res = tier0.result(run, runs.item_records(eng, run.id), job.plan.outputs)
+    res["request"] = st.session_state.get(f"{RUN_KEY}_request")
     st.session_state[RESULT] = res
-    st.session_state.pop(PROJ, None)
     return res
 
 
 # ----------------------------------------------------------------------------------------- actions
-if run_clicked or proj_clicked:
+if run_clicked:
+    start_run()
+jobs.job_panel(RUN_KEY)
+finished_result()
+if proj_clicked:
     with (
         state.user_errors("Не удалось выполнить Tier 0", "Tier 0 failed"),
         st.status(tr("Считаю…", "Computing…"), expanded=True) as status,
     ):
         res = st.session_state.get(RESULT)
-        if run_clicked or res is None or res.get("request") != request():
-            res = do_run(status)
-            status.write(tr(f"Метрики готовы: n = {res['n']}, запуск #{res['run_id']}",
-                            f"Metrics ready: n = {res['n']}, run #{res['run_id']}"))
-        if proj_clicked:
+        if res is None or res.get("vector_set") is None:
+            st.warning(tr("Сначала запустите расчёт метрик и дождитесь его окончания.",
+                          "Run the metrics first and wait until they finish."))
+        else:
             vs = res["vector_set"]
             p = proj.project_vector_set(
                 state.engine(), vs, n_components=int(n_components), n_neighbors=int(n_neighbors),

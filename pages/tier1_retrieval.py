@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import runs
+from voproshalych_eval import executor, runs
 from voproshalych_eval.datasets import DatasetError, list_datasets, load_file, store
 from voproshalych_eval.embeddings import BUILTIN_EMBEDDERS
 from voproshalych_eval.plots import retrieval as charts
@@ -97,19 +97,18 @@ with st.sidebar:
     run_clicked = st.button(tr("Запустить", "Run"), type="primary", key="t1_run", disabled=dataset_id is None)
 
 if run_clicked and dataset_id is not None:
-    with state.user_errors("Запуск Tier 1 не удался", "The Tier 1 run failed"):
-        from voproshalych_eval.datasets import get_dataset
+    params = {"dataset": int(dataset_id), "retriever": retriever, "embedder": None if retriever == "fts" else embedder_name,
+              "k": k, "use_index": use_index and retriever != "fts", "repeats": repeats}
+    jobs.start(lambda: tier1.build_plan(engine, params), "t1_run_id")
 
-        with st.status(tr("Tier 1: выполняется…", "Tier 1: running…"), expanded=True) as status:
-            emb = None if retriever == "fts" else state.embedder(embedder_name)
-            res = tier1.run_tier1(engine, get_dataset(engine, int(dataset_id)), retriever=retriever, embedder=emb, k=k,
-                                  use_index=use_index and retriever != "fts", repeats=repeats, progress=status.write)
-            status.update(label=tr(f"Готово: запуск #{res.run_id}", f"Done: run #{res.run_id}"), state="complete", expanded=False)
-        st.session_state["t1_run_id"] = res.run_id
-
+jobs.job_panel("t1_run_id")
 run_id = st.session_state.get("t1_run_id")
-if run_id is None:
-    latest = runs.latest_run(engine, "tier1")
+remembered = runs.get_run(engine, int(run_id)) if run_id is not None else None
+if remembered is None or executor.job_alive(remembered.id) or remembered.status not in (*runs.FINISHED, "cancelled"):
+    if remembered is not None and remembered.status != "running":
+        st.warning(tr(f"Запуск #{remembered.id}: {jobs.state_label(remembered.status)}. {remembered.error or ''}",
+                      f"Run #{remembered.id}: {jobs.state_label(remembered.status)}. {remembered.error or ''}"))
+    latest = runs.latest_run(engine, "tier1", status=runs.FINISHED)
     run_id = latest.id if latest else None
 if run_id is None:
     empty_state("Запусков Tier 1 ещё нет: выберите набор и нажмите «Запустить» на боковой панели.",
@@ -117,6 +116,7 @@ if run_id is None:
     st.stop()
 
 run = runs.get_run(engine, int(run_id))
+jobs.mixed_warning(run)
 items = runs.run_items(engine, int(run_id))
 missing_fields = tier1.missing_item_fields(items)
 if missing_fields:
@@ -208,21 +208,16 @@ with tab_cmp:
     configs = [("vector", e) for e in BUILTIN_EMBEDDERS] + [("fts", None), ("hybrid", tier1.default_embedder_name(engine))]
     chosen = st.multiselect(tr("Конфигурации", "Configurations"), configs, default=[], key="t1_cmp_cfg",
                             format_func=lambda c: f"{c[0]}" + (f" · {c[1]}" if c[1] else ""))
-    if st.button(tr("Запустить сравнение", "Run comparison"), key="t1_cmp_run", disabled=not chosen):
-        with state.user_errors("Сравнение не удалось", "The comparison failed"):
-            with st.status(tr("Сравнение…", "Comparing…"), expanded=True) as status:
-                from voproshalych_eval.datasets import get_dataset
-
-                ds = get_dataset(engine, int(run.dataset_id)) if run.dataset_id else None
-                new_ids = []
-                for retr, emb_name in chosen:
-                    status.write(f"{retr} {emb_name or ''}")
-                    r = tier1.run_tier1(engine, ds, retriever=retr, embedder=state.embedder(emb_name) if emb_name else None,
-                                        k=int((run.params or {}).get("k", 10)), progress=status.write)
-                    new_ids.append(r.run_id)
-                status.update(state="complete", expanded=False)
-            st.session_state["t1_cmp_ids"] = [*st.session_state.get("t1_cmp_ids", []), *new_ids]
-    same = [r for r in runs.list_runs(engine, tier="tier1", status="done", dataset_hash=run.dataset_hash, limit=50)]
+    if st.button(tr("Запустить сравнение", "Run comparison"), key="t1_cmp_run", disabled=not chosen or not run.dataset_id):
+        for n, (retr, emb_name) in enumerate(chosen):
+            cfg = {"dataset": int(run.dataset_id), "retriever": retr, "embedder": emb_name,
+                   "k": int((run.params or {}).get("k", 10))}
+            new_id = jobs.start(lambda cfg=cfg: tier1.build_plan(engine, cfg), f"t1_cmp_job{n}")
+            if new_id is not None:
+                st.session_state["t1_cmp_ids"] = [*st.session_state.get("t1_cmp_ids", []), new_id]
+    for n in range(len(chosen)):
+        jobs.job_panel(f"t1_cmp_job{n}")
+    same = [r for r in runs.list_runs(engine, tier="tier1", status=runs.FINISHED, dataset_hash=run.dataset_hash, limit=50)]
     labels = {tier1.run_config_label(r): r for r in same}
     default = [tier1.run_config_label(r) for r in same if r.id in {run.id, *st.session_state.get("t1_cmp_ids", [])}]
     picked = st.multiselect(tr("Запуски на этом наборе", "Runs on this dataset"), list(labels), default=default, key="t1_cmp_runs")
@@ -235,12 +230,15 @@ with tab_cmp:
         table_with_download(wide, f"tier1_comparison_{level}", key="t1_cmp_tbl")
         if len(sel) == 2:
             metric = st.selectbox(tr("Метрика для парного теста", "Metric for the paired test"), ["mrr", "hit_rate@1", "hit_rate@5", "ndcg@10"], key="t1_cmp_metric")
-            test = tier1.compare_tier1_runs(engine, sel[0].id, sel[1].id, metric=metric, level=level)
-            b = test["bootstrap"]
-            verdict = tr("разница значима", "the difference is significant") if test["significant"] else tr("значимой разницы нет", "no significant difference")
-            st.markdown(f"Δ {metric} = **{b['mean_diff']:+.3f}** [{b['ci_low']:+.3f}; {b['ci_high']:+.3f}], "
-                        f"p (bootstrap) = {b['p_value']:.4f}, p (permutation) = {test['permutation']['p_value']:.4f}, "
-                        f"n = {test['n_pairs']} → {verdict}")
+            with state.user_errors("Сравнение не удалось", "The comparison failed"):
+                cmp = runs.compare_runs(engine, sel[0].id, sel[1].id)
+                row = cmp.metrics.set_index("metric").loc[f"{level}.{metric}"]
+                if row["n_pairs"]:
+                    verdict = (tr("разница значима", "the difference is significant") if row["significant"]
+                               else tr("значимой разницы нет", "no significant difference"))
+                    st.markdown(f"Δ {metric} = **{row['paired_mean_diff']:+.3f}** [{row['ci_low']:+.3f}; {row['ci_high']:+.3f}], "
+                                f"p ({tr('перестановочный тест', 'permutation test')}) = {row['p_value']:.4f}, "
+                                f"n = {int(row['n_pairs'])} → {verdict}")
 
 with tab_thr:
     if table is not None:

@@ -1,8 +1,10 @@
 """The ``voproshalych-eval`` command.
 
 Each feature registers its subcommands from its own module in ``voproshalych_eval.commands``
-(``register(subparsers)``). With ``--json`` a command prints exactly one JSON object on stdout; progress
-and logs go to stderr. Errors print one sentence on stderr and exit with status 2.
+(``register(subparsers)``); the list of modules comes from the plan registry. With ``--json`` a command
+prints exactly one JSON object on stdout; progress and logs go to stderr. Errors print one sentence on
+stderr and exit with status 2; a command that executes a run exits with the status of its outcome
+(:data:`voproshalych_eval.commands.common.EXIT_CODES_HELP`).
 """
 
 from __future__ import annotations
@@ -15,21 +17,12 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-COMMAND_MODULES = (
-    "core",
-    "snapshot",
-    "tier0",
-    "tier1",
-    "judge",
-    "tier2",
-    "tier3",
-    "judges",
-    "ux",
-    "real_users",
-    "runs",
-    "resume",
-    "dataset",
-)
+from voproshalych_eval.commands.common import EXIT_CODES_HELP, EXIT_ERROR, EXIT_INTERRUPTED
+from voproshalych_eval.plans import commands as plan_commands
+
+#: CLI command modules (``voproshalych_eval.commands.<name>``): the setup and snapshot commands, the plans'
+#: commands from the plan registry, then the run-registry commands
+COMMAND_MODULES = ("core", "snapshot", *plan_commands(), "runs", "resume")
 
 
 class HelpFormatter(argparse.HelpFormatter):
@@ -48,6 +41,10 @@ class HelpFormatter(argparse.HelpFormatter):
                 return self._get_help_string(action) or ""
 
 
+class RawDescriptionHelpFormatter(HelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """:class:`HelpFormatter` keeping the description and epilog as written (the exit-code table)."""
+
+
 class ArgumentParser(argparse.ArgumentParser):
     """The project's parser class: the tolerant :class:`HelpFormatter` for itself and every subparser."""
 
@@ -60,6 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(
         prog="voproshalych-eval",
         description="Evaluation and analytics workbench for Russian-language RAG on PostgreSQL + pgvector.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=RawDescriptionHelpFormatter,
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="verbose logging on stderr")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgumentParser)
@@ -89,12 +88,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print("Interrupted.", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - one sentence for the user, traceback with -v
         if args.verbose:
             logging.exception("command failed")
         print(f"error: {redact(str(exc))}", file=sys.stderr)
-        return 2
+        return EXIT_ERROR
     finally:
         if handler is not None and handler not in before:  # in-process callers get the logging they had
             root.removeHandler(handler)

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -22,8 +24,40 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_EMBEDDER = "use-multilingual"
 
 
+#: Every environment variable the app reads, and what it sets. They are read here only (:func:`env`).
+ENV_VARS: dict[str, str] = {
+    "VOPROSHALYCH_EVAL_HOME": "the app's home folder (embedded database, caches); default ./.home",
+    "DATABASE_URL": "the SOURCE: the bot's PostgreSQL (read only), instead of the demo database",
+    "VOPROSHALYCH_EVAL_STORE_URL": "the STORE: a PostgreSQL for the app's own state, instead of the embedded server",
+    "VOPROSHALYCH_EVAL_EMBEDDER": "the default embedder (use-multilingual, e5-small, st:<dir>, openai:<model>)",
+    "VOPROSHALYCH_EVAL_STORED_MODEL": "the model that filled chunk.embedding, when the database does not say",
+    "VOPROSHALYCH_EVAL_LANG": "the interface language (ru, en)",
+    "VOPROSHALYCH_EVAL_MAX_FAILURE_SHARE": "failed share above which a finished run is done_with_failures (0.1)",
+    "VOPROSHALYCH_EVAL_SECRETS": "the path of secrets.toml",
+    "OPENAI_BASE_URL": "the default LLM endpoint (when secrets.toml lists no provider)",
+    "OPENAI_API_KEY": "its key",
+    "VOPROSHALYCH_EVAL_LLM_MODELS": "comma-separated models of the default endpoint",
+    "VOPROSHALYCH_EVAL_LLM_CONCURRENCY": "LLM calls in flight at once",
+    "VOPROSHALYCH_EVAL_LLM_TIMEOUT": "seconds per LLM call",
+    "VOPROSHALYCH_EVAL_EMBEDDINGS_BASE_URL": "the endpoint of openai:<model> embedders (default OPENAI_BASE_URL)",
+    "VOPROSHALYCH_EVAL_EMBEDDINGS_API_KEY": "its key (default OPENAI_API_KEY)",
+}
+
+
+def env(name: str, default: str | None = None) -> str | None:
+    """The value of environment variable ``name`` (the one reader of the environment; see :data:`ENV_VARS`).
+
+    Provider key variables named in ``secrets.toml`` (``api_key_env``) are read through here too."""
+    return os.environ.get(name, default)
+
+
+def environ() -> Mapping[str, str]:
+    """A read-only snapshot of the environment (for functions that take an ``env`` mapping)."""
+    return MappingProxyType(dict(os.environ))
+
+
 def _secrets_paths() -> list[Path]:
-    explicit = os.environ.get("VOPROSHALYCH_EVAL_SECRETS")
+    explicit = env("VOPROSHALYCH_EVAL_SECRETS")
     paths = [Path(explicit)] if explicit else []
     paths += [Path.cwd() / ".streamlit" / "secrets.toml", PROJECT_ROOT / ".streamlit" / "secrets.toml"]
     return paths
@@ -49,6 +83,16 @@ def describe_database_url(url: str | None) -> str:
     return f"{host}{port}/{db}"
 
 
+def _share(value: Any) -> float:
+    try:
+        share = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"VOPROSHALYCH_EVAL_MAX_FAILURE_SHARE must be a number in [0, 1], got {value!r}") from None
+    if not 0.0 <= share <= 1.0:
+        raise ValueError(f"VOPROSHALYCH_EVAL_MAX_FAILURE_SHARE must be in [0, 1], got {share}")
+    return share
+
+
 @dataclass(frozen=True)
 class Settings:
     """Runtime settings. Build with :func:`get_settings` (cached) or :meth:`from_env`."""
@@ -63,6 +107,8 @@ class Settings:
     embedder: str = DEFAULT_EMBEDDER
     stored_embedding_model: str | None = None
     language: str = "ru"
+    #: a finished run with a larger share of failed items is ``done_with_failures``
+    max_failure_share: float = 0.1
     secrets: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
@@ -107,7 +153,7 @@ class Settings:
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
-        env = dict(os.environ if env is None else env)
+        env = dict(environ() if env is None else env)
         secrets = load_secrets()
         general = secrets.get("voproshalych_eval", {}) if isinstance(secrets.get("voproshalych_eval"), dict) else {}
 
@@ -128,6 +174,7 @@ class Settings:
             embedder=pick("VOPROSHALYCH_EVAL_EMBEDDER", "embedder", DEFAULT_EMBEDDER),
             stored_embedding_model=pick("VOPROSHALYCH_EVAL_STORED_MODEL", "stored_embedding_model"),
             language=pick("VOPROSHALYCH_EVAL_LANG", "language", "ru"),
+            max_failure_share=_share(pick("VOPROSHALYCH_EVAL_MAX_FAILURE_SHARE", "max_failure_share", 0.1)),
             secrets=secrets,
         )
 

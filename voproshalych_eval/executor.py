@@ -1,30 +1,34 @@
-"""Runs that survive: per-item work off the Streamlit script thread, every item written at once.
+"""The one engine: every plan (each tier, real-user analytics, judge metrics, tools) runs here.
 
-A tier describes its work as a :class:`Plan` — the item keys with their payloads, a ``work`` function
-turning one payload into an :class:`ItemResult`, and a ``finalize`` function computing the run's
-aggregates from *all* recorded items (read back from ``eval.run_items``, so a resumed run aggregates
-exactly like an uninterrupted one). :func:`execute` runs a plan:
+A plan module describes its work as a :class:`~voproshalych_eval.plans.Plan` (items, per-item or
+per-batch work, aggregation; see :mod:`voproshalych_eval.plans`). :func:`execute` runs it:
 
 * in a thread pool (``concurrency`` workers; LLM calls are I/O bound), either in the foreground (CLI)
   or in a background thread (:func:`start_background`, the app) — the same code either way;
-* each finished item is written with :func:`runs.record_item` from the worker that produced it, at
-  once, keyed by ``(run_id, item_key)``: a crash, a rerun or a resume never loses or duplicates one;
-* a heartbeat thread touches ``eval.runs.heartbeat_at`` every few seconds, so a run whose process
-  was killed (``kill -9``) is recognisable: status ``running`` with a stale heartbeat, shown as
-  "interrupted — resume" (:func:`run_state`);
-* cancellation is a :class:`threading.Event`: no new item starts, the run becomes ``cancelled``
-  (items already in flight still record themselves when they finish);
-* ``on_progress`` receives :class:`Progress` snapshots (counts, rate, ETA, tokens and money so far, per
-  model: every LLM call made inside an item's work counts on the execution's usage meter and is logged
-  under the run id — :mod:`voproshalych_eval.llm.usage`); the finished run's metrics get ``cost_usd``
-  per model and in total, from the call log (every execution of the run counts).
+* items go to the workers one by one, or in batches of ``plan.batch_size`` when the plan has a
+  ``work_batch`` (vectorised work such as batched retrieval); every item is written with
+  :func:`runs.record_items` as soon as it (or its batch) finishes, keyed by ``(run_id, item_key)``: a
+  crash, a rerun or a resume never loses or duplicates one;
+* one process executes a run at a time: the run's PostgreSQL advisory lock is held for the whole
+  execution (:func:`runs.execution_lock`); a second caller gets "already running (pid …)";
+* a heartbeat thread touches the run every :data:`runs.HEARTBEAT_SECONDS`, so a run whose process was
+  killed is recognisable (:func:`run_state`: the one staleness rule of :mod:`runs`, with this
+  process's jobs as the liveness check);
+* cancellation is a :class:`threading.Event`: no new item starts; the run becomes ``cancelled``;
+* ``on_progress`` receives :class:`Progress` snapshots (counts, rate, ETA, the plan's message, tokens and
+  money so far per model: every LLM call made inside an item's work counts on the execution's usage meter
+  and is logged under the run id — :mod:`voproshalych_eval.llm.usage`); the finished run's metrics get
+  ``cost_usd`` per model and in total, from the call log (every execution of the run counts);
+* the outcome tells the truth (:func:`runs.outcome`): every item failed → ``failed``; more failed than
+  the allowed share → ``done_with_failures``; else ``done``.
 
-:func:`resume` rebuilds the plan from the run's stored parameters (each tier module exposes
-``build_plan(engine, params)``), deletes the run's *failed* items so they are retried, and executes
-only the keys not yet recorded.
+:func:`resume` rebuilds the plan from the run's stored parameters and its frozen dataset (by id, never
+a path), compares the rebuilt configuration with the frozen one and refuses (:class:`ResumeRefused`,
+naming what differs) unless ``force`` — then the run is marked *mixed*. It deletes the run's failed
+items so they are retried and executes only the keys not yet recorded.
 
-Background jobs live in a module-level registry keyed by run id (:func:`get_job`): a Streamlit rerun
-or a reopened tab keeps only the run id in ``st.session_state`` and reattaches to the job here.
+Background jobs live in a module-level registry keyed by run id (:func:`get_job`): a Streamlit rerun or
+a reopened tab keeps only the run id in ``st.session_state`` and reattaches to the job here.
 """
 
 from __future__ import annotations
@@ -34,64 +38,42 @@ import logging
 import threading
 import time
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
 
 from voproshalych_eval import runs
 from voproshalych_eval.llm.usage import UsageMeter, metering
+from voproshalych_eval.plans import ItemResult, Plan, config_differences, spec
+from voproshalych_eval.runs import AlreadyRunning
+
+__all__ = [
+    "AlreadyRunning",
+    "ItemResult",
+    "Job",
+    "Plan",
+    "Progress",
+    "ResumeRefused",
+    "active_jobs",
+    "cancel_run",
+    "create_run",
+    "execute",
+    "get_job",
+    "resume",
+    "resume_background",
+    "run_plan",
+    "run_state",
+    "start_background",
+]
 
 log = logging.getLogger(__name__)
 
-HEARTBEAT_SECONDS = 5.0
-#: A ``running`` run whose heartbeat is older than this, and which no job of this process runs, is
-#: considered interrupted (its process died).
-STALE_AFTER_SECONDS = 30.0
 
-#: tier key -> module exposing ``build_plan(engine, params) -> Plan`` (used by :func:`resume`).
-TIER_MODULES: dict[str, str] = {
-    "tier2": "voproshalych_eval.tiers.tier2",
-    "tier3": "voproshalych_eval.tiers.tier3",
-    "judge": "voproshalych_eval.tiers.judge_stability",
-    "judge_pipeline": "voproshalych_eval.tiers.judge_pipeline",
-    "ux": "voproshalych_eval.tiers.ux",
-    "dataset_generation": "voproshalych_eval.generation.plan",
-}
-
-
-@dataclass
-class ItemResult:
-    """Outcome of one item: its JSON-serialisable result, status and the tokens it spent."""
-
-    result: dict[str, Any]
-    status: str = "done"
-    error: str | None = None
-    tokens: int = 0
-
-
-@dataclass
-class Plan:
-    """What a run does: items (key, payload), the per-item work and the aggregation."""
-
-    tier: str
-    items: list[tuple[str, Any]]
-    work: Callable[[Any], ItemResult | Mapping[str, Any]]
-    finalize: Callable[[Engine, int], dict[str, Any]]
-    concurrency: int = 4
-    params: dict[str, Any] = field(default_factory=dict)
-    models: dict[str, Any] = field(default_factory=dict)
-    prompts: dict[str, Any] = field(default_factory=dict)
-    dataset_id: int | None = None
-    dataset_name: str | None = None
-    dataset_hash: str | None = None
-    offline: bool = False
-    label: str | None = None
-
-    def keys(self) -> list[str]:
-        return [k for k, _ in self.items]
+class ResumeRefused(ValueError):
+    """The current configuration cannot reproduce the run; the message names what differs."""
 
 
 @dataclass
@@ -109,6 +91,7 @@ class Progress:
     elapsed_s: float = 0.0
     status: str = "running"
     last_error: str | None = None
+    message: str | None = None  # what the plan is doing right now ("embedding 5,000 questions…")
     metrics: dict[str, Any] | None = None
 
     @property
@@ -138,8 +121,18 @@ class Progress:
 ProgressCallback = Callable[[Progress], None]
 
 
+def _max_failure_share(plan: Plan) -> float:
+    if plan.max_failure_share is not None:
+        return float(plan.max_failure_share)
+    if plan.params.get("max_failure_share") is not None:
+        return float(plan.params["max_failure_share"])
+    from voproshalych_eval.config import get_settings
+
+    return float(get_settings().max_failure_share)
+
+
 def create_run(engine: Engine, plan: Plan) -> int:
-    """Register the plan as a new ``running`` run; returns its id."""
+    """Register the plan as a new ``running`` run with its frozen configuration; returns its id."""
     keys = plan.keys()
     if len(set(keys)) != len(keys):
         dup = sorted({k for k in keys if keys.count(k) > 1})[:5]
@@ -156,26 +149,19 @@ def create_run(engine: Engine, plan: Plan) -> int:
         n_items_total=len(plan.items),
         offline=plan.offline,
         label=plan.label,
+        config=plan.config(),
+        snapshot_id=plan.snapshot_id,
     )
     return run.id
-
-
-def heartbeat(engine: Engine, run_id: int) -> None:
-    with engine.begin() as conn:
-        conn.execute(text("UPDATE eval.runs SET heartbeat_at = now() WHERE id = :r"), {"r": run_id})
-
-
-def _set_running(engine: Engine, run_id: int) -> None:
-    with engine.begin() as conn:
-        conn.execute(
-            text("UPDATE eval.runs SET status = 'running', error = NULL, finished_at = NULL, heartbeat_at = now() WHERE id = :r"),
-            {"r": run_id},
-        )
 
 
 def _short_error(exc: BaseException) -> str:
     msg = f"{type(exc).__name__}: {exc}"
     return msg[:1000]
+
+
+def _as_result(out: Any) -> ItemResult:
+    return out if isinstance(out, ItemResult) else ItemResult(dict(out))
 
 
 def execute(
@@ -186,26 +172,47 @@ def execute(
     cancel: threading.Event | None = None,
     on_progress: ProgressCallback | None = None,
     concurrency: int | None = None,
-    heartbeat_s: float = HEARTBEAT_SECONDS,
+    heartbeat_s: float = runs.HEARTBEAT_SECONDS,
+    retry_failed: bool = False,
+    mixed_reason: str | None = None,
 ) -> Progress:
     """Run the plan's missing items for ``run_id`` and finalize; returns the last progress snapshot.
 
-    Items already recorded (done) are skipped. Each item is recorded as soon as it finishes; an
-    exception in ``work`` records the item as ``failed`` with the error (retried by :func:`resume`).
-    When every item is recorded the run is closed with ``finalize``'s aggregates; when cancelled
-    the run is marked ``cancelled`` (aggregates over what finished are still stored).
+    Holds the run's execution lock throughout (:class:`AlreadyRunning` when another process has it).
+    Items already recorded are skipped (failed ones are first deleted with ``retry_failed``). Each item
+    is recorded as soon as it (or its batch) finishes; an exception in the work records it as
+    ``failed`` with the error. When every item is recorded the run is closed with ``finalize``'s
+    aggregates and :func:`runs.outcome`; when cancelled it becomes ``cancelled`` (aggregates over what
+    finished are still stored).
     """
-    cancel = cancel or threading.Event()
+    with runs.execution_lock(engine, run_id):
+        if mixed_reason:
+            runs.mark_mixed(engine, run_id, mixed_reason)
+        if retry_failed:
+            runs.forget_failed_items(engine, run_id)
+        return _execute_locked(engine, run_id, plan, cancel=cancel or threading.Event(), on_progress=on_progress,
+                               concurrency=concurrency, heartbeat_s=heartbeat_s)
+
+
+def _batches(todo: Sequence[tuple[str, Any]], size: int) -> list[list[tuple[str, Any]]]:
+    return [list(todo[i : i + size]) for i in range(0, len(todo), size)]
+
+
+def _execute_locked(
+    engine: Engine,
+    run_id: int,
+    plan: Plan,
+    *,
+    cancel: threading.Event,
+    on_progress: ProgressCallback | None,
+    concurrency: int | None,
+    heartbeat_s: float,
+) -> Progress:
     workers = max(1, int(concurrency or plan.concurrency or 1))
     counts = runs.count_items(engine, run_id)
     recorded = runs.completed_keys(engine, run_id, include_failed=True)
     todo = [(k, p) for k, p in plan.items if k not in recorded]
-    prog = Progress(
-        run_id=run_id,
-        total=len(plan.items),
-        done=counts.get("done", 0),
-        failed=counts.get("failed", 0),
-    )
+    prog = Progress(run_id=run_id, total=len(plan.items), done=counts.get("done", 0), failed=counts.get("failed", 0))
     prog.skipped = prog.finished
     lock = threading.Lock()
     t0 = time.perf_counter()
@@ -235,44 +242,87 @@ def execute(
         except Exception:  # noqa: BLE001 - a broken progress display must not kill the run
             log.exception("progress callback failed")
 
-    def one(key: str, payload: Any) -> None:
+    def note(message: str) -> None:
+        with lock:
+            prog.message = message
+        emit()
+
+    def record(done_items: list[tuple[str, ItemResult]]) -> None:
+        added = runs.record_items(engine, run_id, [(k, r.result, r.status, r.error) for k, r in done_items])
+        with lock:
+            for key, r in done_items:
+                prog.tokens += int(r.tokens or 0)
+                if key in added:  # a key recorded meanwhile by someone else is not counted twice
+                    if r.status == "done":
+                        prog.done += 1
+                    else:
+                        prog.failed += 1
+                        prog.last_error = r.error
+        emit()
+
+    def failed(exc: BaseException) -> ItemResult:
+        log.debug("work failed:\n%s", traceback.format_exc())
+        return ItemResult({}, status="failed", error=_short_error(exc))
+
+    def task(batch: list[tuple[str, Any]]) -> None:
         if cancel.is_set():
             return
+        if plan.work_batch is None:
+            key, payload = batch[0]
+            try:
+                with metering(meter, run_id):
+                    res = _as_result(plan.work(payload))  # type: ignore[misc]
+            except Exception as exc:  # noqa: BLE001 - recorded as a failed item, retried on resume
+                res = failed(exc)
+            record([(key, res)])
+            return
+        pending = list(batch)
         try:
             with metering(meter, run_id):
-                out = plan.work(payload)
-            res = out if isinstance(out, ItemResult) else ItemResult(dict(out))
-        except Exception as exc:  # noqa: BLE001 - recorded as a failed item, retried on resume
-            log.debug("item %s failed:\n%s", key, traceback.format_exc())
-            res = ItemResult({}, status="failed", error=_short_error(exc))
-        added = runs.record_item(engine, run_id, key, res.result, status=res.status, error=res.error)
-        with lock:
-            prog.tokens += int(res.tokens or 0)
-            if added:
-                if res.status == "done":
-                    prog.done += 1
-                else:
-                    prog.failed += 1
-                    prog.last_error = res.error
-        emit()
+                outs: Iterable[Any] = plan.work_batch([p for _, p in batch])
+                if isinstance(outs, Iterator):  # a generator does its work as it is consumed: meter that too
+                    outs = _metered(outs, meter, run_id)
+            if isinstance(outs, list | tuple):
+                if len(outs) != len(batch):
+                    raise RuntimeError(f"work_batch returned {len(outs)} results for {len(batch)} items")
+                record([(k, _as_result(o)) for (k, _), o in zip(batch, outs, strict=True)])
+                pending = []
+            else:
+                for out in outs:
+                    if not pending:
+                        raise RuntimeError("work_batch yielded more results than items")
+                    key, _ = pending.pop(0)
+                    record([(key, _as_result(out))])
+                if pending:
+                    raise RuntimeError(f"work_batch yielded {len(batch) - len(pending)} results for {len(batch)} items")
+        except Exception as exc:  # noqa: BLE001 - the batch's remaining items fail (retried on resume)
+            res = failed(exc)
+            if pending:
+                record([(k, res) for k, _ in pending])
 
     stop_beat = threading.Event()
 
     def beat() -> None:
         while not stop_beat.wait(heartbeat_s):
             try:
-                heartbeat(engine, run_id)
+                runs.heartbeat(engine, run_id)
             except Exception:  # noqa: BLE001
                 log.warning("heartbeat failed for run %s", run_id)
 
-    _set_running(engine, run_id)
+    runs.mark_running(engine, run_id)
+    plan.run_id = run_id
+    plan.listen(note)
     beater = threading.Thread(target=beat, name=f"heartbeat-{run_id}", daemon=True)
     beater.start()
     emit()
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"run{run_id}")
     try:
+        if todo and plan.prepare is not None and not cancel.is_set():
+            with metering(meter, run_id):
+                plan.prepare()
+        tasks = _batches(todo, plan.batch_size) if plan.work_batch is not None else [[kp] for kp in todo]
         pending: set[Future[None]] = set()
-        it = iter(todo)
+        it = iter(tasks)
         exhausted = False
         while True:
             while not exhausted and not cancel.is_set() and len(pending) < workers * 2:
@@ -280,7 +330,7 @@ def execute(
                 if nxt is None:
                     exhausted = True
                     break
-                pending.add(pool.submit(one, nxt[0], nxt[1]))
+                pending.add(pool.submit(task, nxt))
             if not pending:
                 break
             if cancel.is_set():
@@ -289,11 +339,12 @@ def execute(
                 break
             finished, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
             for f in finished:
-                f.result()  # ``one`` never raises except on database errors: let those surface
+                f.result()  # ``task`` never raises except on database errors: let those surface
     except BaseException as exc:
         cancel.set()
         pool.shutdown(wait=False, cancel_futures=True)
         stop_beat.set()
+        plan.listen(None)
         interrupted = isinstance(exc, KeyboardInterrupt)
         try:
             if interrupted:
@@ -306,11 +357,12 @@ def execute(
         prog.last_error = _short_error(exc)
         emit()
         raise
-    pool.shutdown(wait=not cancel.is_set(), cancel_futures=True)
+    pool.shutdown(wait=True, cancel_futures=True)
     stop_beat.set()
+    plan.listen(None)
 
     try:
-        metrics = with_cost(engine, run_id, plan.finalize(engine, run_id))
+        metrics = with_cost(engine, run_id, plan.finalize(runs.item_records(engine, run_id)))
     except Exception as exc:  # noqa: BLE001
         log.exception("finalize failed for run %s", run_id)
         runs.fail_run(engine, run_id, "aggregation failed: " + _short_error(exc))
@@ -318,17 +370,33 @@ def execute(
         prog.last_error = _short_error(exc)
         emit()
         raise
-    if cancel.is_set():
-        runs.finish_run(engine, run_id, metrics, status="cancelled")
-        prog.status = "cancelled"
-    else:
-        runs.finish_run(engine, run_id, metrics, status="done")
-        prog.status = "done"
+    final_counts = runs.count_items(engine, run_id)
+    status = runs.outcome(final_counts, cancelled=cancel.is_set(), max_failure_share=_max_failure_share(plan))
+    error = None
+    if status == "failed":
+        error = f"every item failed ({final_counts.get('failed', 0)}); last error: {prog.last_error}"
+    elif status == "done_with_failures":
+        error = (f"{final_counts.get('failed', 0)} of {final_counts.get('done', 0) + final_counts.get('failed', 0)} "
+                 f"items failed (more than {_max_failure_share(plan):.0%})")
+    runs.finish_run(engine, run_id, metrics, status=status, error=error)
+    prog.status = status
     prog.metrics = metrics
+    prog.message = None
     with lock:
         update_cost()
     emit()
     return prog
+
+
+def _metered(outs: Iterator[Any], meter: UsageMeter, run_id: int) -> Iterator[Any]:
+    """Each result of a generator ``work_batch`` produced under the execution's usage meter."""
+    while True:
+        with metering(meter, run_id):
+            try:
+                out = next(outs)
+            except StopIteration:
+                return
+        yield out
 
 
 def with_cost(engine: Engine, run_id: int, metrics: Mapping[str, Any]) -> dict[str, Any]:
@@ -355,19 +423,24 @@ def run_plan(
     *,
     on_progress: ProgressCallback | None = None,
     cancel: threading.Event | None = None,
+    concurrency: int | None = None,
 ) -> tuple[int, Progress]:
     """Create a run for ``plan`` and execute it in the foreground (the CLI path)."""
     run_id = create_run(engine, plan)
-    return run_id, execute(engine, run_id, plan, on_progress=on_progress, cancel=cancel)
+    return run_id, execute(engine, run_id, plan, on_progress=on_progress, cancel=cancel, concurrency=concurrency)
 
 
 # ------------------------------------------------------------------ background jobs (the app path)
 
 
 class Job:
-    """A plan executing in a background thread of this process; survives Streamlit reruns."""
+    """A plan executing in a background thread of this process; survives Streamlit reruns.
 
-    def __init__(self, engine: Engine, run_id: int, plan: Plan) -> None:
+    ``plan.outputs`` holds the plan's in-memory artefacts once it has run (figures for a page).
+    """
+
+    def __init__(self, engine: Engine, run_id: int, plan: Plan, *, retry_failed: bool = False,
+                 mixed_reason: str | None = None) -> None:
         self.engine = engine
         self.run_id = run_id
         self.plan = plan
@@ -375,6 +448,8 @@ class Job:
         self.progress = Progress(run_id=run_id, total=len(plan.items))
         self.error: str | None = None
         self.started = time.time()
+        self._retry_failed = retry_failed
+        self._mixed_reason = mixed_reason
         self._thread = threading.Thread(target=self._main, name=f"job-{run_id}", daemon=True)
 
     def _update(self, p: Progress) -> None:
@@ -382,10 +457,11 @@ class Job:
 
     def _main(self) -> None:
         try:
-            self.progress = execute(self.engine, self.run_id, self.plan, cancel=self.cancel_event, on_progress=self._update)
+            self.progress = execute(self.engine, self.run_id, self.plan, cancel=self.cancel_event, on_progress=self._update,
+                                    retry_failed=self._retry_failed, mixed_reason=self._mixed_reason)
         except Exception as exc:  # noqa: BLE001 - kept for the page to show as a sentence
             log.exception("background run %s failed", self.run_id)
-            self.error = _short_error(exc)
+            self.error = str(exc) if isinstance(exc, AlreadyRunning) else _short_error(exc)
             self.progress.status = "failed"
             self.progress.last_error = self.error
 
@@ -409,16 +485,19 @@ _JOBS: dict[int, Job] = {}
 _JOBS_LOCK = threading.Lock()
 
 
-def start_background(engine: Engine, plan: Plan, *, run_id: int | None = None) -> Job:
-    """Create (or continue, with ``run_id``) a run and execute it in a background thread."""
-    rid = run_id if run_id is not None else create_run(engine, plan)
+def _start_job(engine: Engine, run_id: int, plan: Plan, **kwargs: Any) -> Job:
     with _JOBS_LOCK:
-        existing = _JOBS.get(rid)
+        existing = _JOBS.get(run_id)
         if existing is not None and existing.alive:
             return existing
-        job = Job(engine, rid, plan)
-        _JOBS[rid] = job
+        job = Job(engine, run_id, plan, **kwargs)
+        _JOBS[run_id] = job
     return job.start()
+
+
+def start_background(engine: Engine, plan: Plan) -> Job:
+    """Create a run for ``plan`` and execute it in a background thread."""
+    return _start_job(engine, create_run(engine, plan), plan)
 
 
 def get_job(run_id: int | None) -> Job | None:
@@ -429,19 +508,28 @@ def get_job(run_id: int | None) -> Job | None:
         return _JOBS.get(int(run_id))
 
 
+def job_alive(run_id: int) -> bool:
+    """Whether a job of this process executes ``run_id`` right now (the liveness check of :func:`run_state`)."""
+    job = get_job(run_id)
+    return job is not None and job.alive
+
+
 def active_jobs() -> list[Job]:
     with _JOBS_LOCK:
         return [j for j in _JOBS.values() if j.alive]
 
 
 def cancel_run(engine: Engine, run_id: int) -> bool:
-    """Cancel ``run_id``: signal its job in this process, or (if none) mark an orphaned run cancelled."""
+    """Cancel ``run_id``: signal its job in this process, or (if no process executes it) mark it cancelled."""
     job = get_job(run_id)
     if job is not None and job.alive:
         job.cancel()
         return True
     run = runs.get_run(engine, run_id)
     if run is not None and run.status == "running":
+        if runs.is_locked(engine, run_id):
+            raise AlreadyRunning(f"Run {run_id} is executing in another process (pid {run.pid} on {run.host}); "
+                                 "cancel it there.")
         runs.set_status(engine, run_id, "cancelled", error="cancelled")
         return True
     return False
@@ -450,63 +538,80 @@ def cancel_run(engine: Engine, run_id: int) -> bool:
 # ------------------------------------------------------------------ state, resume
 
 
-def heartbeat_age(engine: Engine, run_id: int) -> float | None:
-    """Seconds since the run's last heartbeat (None for an unknown run)."""
-    with engine.connect() as conn:
-        row = conn.execute(
-            text("SELECT EXTRACT(EPOCH FROM (now() - heartbeat_at)) FROM eval.runs WHERE id = :r"), {"r": run_id}
-        ).one_or_none()
-    return float(row[0]) if row and row[0] is not None else None
-
-
-def run_state(engine: Engine, run_id: int, *, stale_after: float = STALE_AFTER_SECONDS) -> str:
-    """``running`` | ``interrupted`` | ``done`` | ``failed`` | ``cancelled`` | ``unknown``.
-
-    ``interrupted``: stored as ``running`` but no job of this process runs it and its heartbeat is
-    older than ``stale_after`` seconds — its process died (``kill -9``, a crash); resume it.
-    """
+def run_state(engine: Engine, run_id: int) -> str:
+    """``running`` | ``interrupted`` | a stored status | ``unknown`` (:func:`runs.run_state` with this
+    process's jobs as the liveness check)."""
     run = runs.get_run(engine, run_id)
     if run is None:
         return "unknown"
-    if run.status != "running":
-        return run.status
-    job = get_job(run_id)
-    if job is not None and job.alive:
-        return "running"
-    age = heartbeat_age(engine, run_id)
-    return "interrupted" if age is not None and age > stale_after else "running"
+    return runs.run_state(run, alive=job_alive)
 
 
 def build_plan_for(engine: Engine, run: runs.Run) -> Plan:
-    """Rebuild a run's plan from its tier and stored parameters."""
-    module_name = TIER_MODULES.get(run.tier)
-    if module_name is None:
-        raise ValueError(f"run {run.id} (tier {run.tier}) cannot be resumed: only {', '.join(TIER_MODULES)} runs can")
+    """Rebuild a run's plan from its plan module, its stored parameters and its stored dataset (by id)."""
+    try:
+        module_name = spec(run.tier).module
+    except KeyError as exc:
+        raise ValueError(f"run {run.id} (plan {run.tier}) cannot be resumed: {exc.args[0]}") from None
+    params = dict(run.params)
+    if run.dataset_id is not None:
+        params["dataset"] = run.dataset_id  # the stored copy: never re-read a path or a newer version
     module = importlib.import_module(module_name)
-    return module.build_plan(engine, dict(run.params))
+    plan: Plan = module.build_plan(engine, params)
+    plan.label = run.label
+    return plan
 
 
-def prepare_resume(engine: Engine, run_id: int, *, retry_failed: bool = True, force: bool = False) -> Plan:
-    """Checks and bookkeeping before resuming; returns the rebuilt plan.
+def _dataset_differences(engine: Engine, run: runs.Run) -> list[str]:
+    """The run's dataset as stored must still hash to the hash it started with."""
+    if not run.dataset_hash:
+        return []
+    from voproshalych_eval import datasets
 
-    Refuses a run that is still alive (a job of this process runs it, or its heartbeat is fresh)
-    unless ``force``. Failed items are deleted so that they are retried (``retry_failed``).
+    if run.dataset_id is None:
+        return [f"dataset {run.dataset_name!r} ({run.dataset_hash[:12]}) was deleted from the store"]
+    try:
+        ds = datasets.get_dataset(engine, run.dataset_id)
+    except LookupError:
+        return [f"dataset {run.dataset_name!r} (id {run.dataset_id}) no longer exists in the store"]
+    now = datasets.content_hash(ds.records)
+    if now != run.dataset_hash:
+        return [f"dataset {run.dataset_name!r} (id {run.dataset_id}) changed since the run started: "
+                f"content hash {run.dataset_hash[:12]} at start, {now[:12]} now"]
+    return []
+
+
+def prepare_resume(engine: Engine, run_id: int, *, force: bool = False) -> tuple[Plan, str | None]:
+    """Checks before resuming; returns the rebuilt plan and (when forced across a change) the mixed reason.
+
+    Refuses (:class:`AlreadyRunning`) a run some process executes, and (:class:`ResumeRefused`) a run
+    whose configuration the current one cannot reproduce (LLM missing, another model, prompt, endpoint,
+    changed dataset…) unless ``force``.
     """
     run = runs.get_run(engine, run_id)
     if run is None:
         raise ValueError(f"run {run_id} does not exist")
-    job = get_job(run_id)
-    if job is not None and job.alive:
-        raise ValueError(f"run {run_id} is still executing in this process")
-    if not force and run.status == "running" and run_state(engine, run_id) == "running":
-        raise ValueError(
-            f"run {run_id} looks alive (heartbeat {heartbeat_age(engine, run_id):.0f} s ago); "
-            "wait until it is interrupted or pass --force"
+    if job_alive(run_id):
+        raise AlreadyRunning(f"Run {run_id} is already running in this process.")
+    if runs.is_locked(engine, run_id):
+        raise AlreadyRunning(f"Run {run_id} is already running (pid {run.pid} on {run.host}); wait for it or cancel it.")
+    diffs = _dataset_differences(engine, run)
+    try:
+        plan = build_plan_for(engine, run)
+    except (LookupError, FileNotFoundError, ValueError) as exc:
+        if force:
+            raise
+        raise ResumeRefused(f"Run {run_id} cannot be resumed: its plan cannot be rebuilt ({exc}).") from exc
+    if run.config:
+        diffs += config_differences(run.config, plan.config())
+    if diffs and not force:
+        raise ResumeRefused(
+            f"Run {run_id} cannot be resumed with the current configuration — it would mix settings:\n  - "
+            + "\n  - ".join(diffs)
+            + "\nRestore the configuration the run started with, start a new run, or pass --force to mix "
+            "(the run is then marked mixed)."
         )
-    plan = build_plan_for(engine, run)
-    if retry_failed:
-        runs.forget_failed_items(engine, run_id)
-    return plan
+    return plan, ("; ".join(diffs) if diffs else None)
 
 
 def resume(
@@ -518,25 +623,16 @@ def resume(
     on_progress: ProgressCallback | None = None,
     cancel: threading.Event | None = None,
 ) -> Progress:
-    """Finish only the missing items of ``run_id`` in the foreground (no duplicates)."""
-    plan = prepare_resume(engine, run_id, retry_failed=retry_failed, force=force)
-    return execute(engine, run_id, plan, on_progress=on_progress, cancel=cancel)
+    """Finish only the missing (and, with ``retry_failed``, the failed) items of ``run_id`` in the foreground."""
+    plan, mixed = prepare_resume(engine, run_id, force=force)
+    return execute(engine, run_id, plan, on_progress=on_progress, cancel=cancel, retry_failed=retry_failed,
+                   mixed_reason=mixed)
 
 
 def resume_background(engine: Engine, run_id: int, *, retry_failed: bool = True, force: bool = False) -> Job:
-    """:func:`resume` in a background thread (the app's "Resume" button)."""
-    plan = prepare_resume(engine, run_id, retry_failed=retry_failed, force=force)
-    return start_background(engine, plan, run_id=run_id)
-
-
-def items_records(engine: Engine, run_id: int) -> list[dict[str, Any]]:
-    """All recorded items of a run as dicts ``{item_key, status, error, result}`` (for ``finalize``)."""
-    with engine.connect() as conn:
-        rows = conn.execute(
-            text("SELECT item_key, status, error, result FROM eval.run_items WHERE run_id = :r ORDER BY item_key"),
-            {"r": run_id},
-        ).all()
-    return [{"item_key": r[0], "status": r[1], "error": r[2], "result": r[3] or {}} for r in rows]
+    """:func:`resume` in a background thread (the app's "Resume" button); refusals raise at once."""
+    plan, mixed = prepare_resume(engine, run_id, force=force)
+    return _start_job(engine, run_id, plan, retry_failed=retry_failed, mixed_reason=mixed)
 
 
 def format_eta(seconds: float | None) -> str:
@@ -556,9 +652,5 @@ def summary_line(p: Progress) -> str:
     cost = f" · {format_cost(p.cost_usd)}" if p.llm else ""
     return (
         f"[run {p.run_id}] {p.finished}/{p.total} (failed {p.failed}) · tokens {p.tokens}{cost} · "
-        f"ETA {format_eta(p.eta_s)}"
+        f"ETA {format_eta(p.eta_s)}" + (f" · {p.message}" if p.message else "")
     )
-
-
-def keys_in_order(plan_items: Sequence[tuple[str, Any]]) -> list[str]:
-    return [k for k, _ in plan_items]

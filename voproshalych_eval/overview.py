@@ -9,8 +9,8 @@ from sqlalchemy import Engine
 from voproshalych_eval.config import Settings
 from voproshalych_eval.datasets import list_datasets
 from voproshalych_eval.db.production import table_counts
+from voproshalych_eval.plans import overview_specs
 from voproshalych_eval.runs import latest_run, list_runs
-from voproshalych_eval.tiers.catalog import TIERS
 
 
 def _metric_value(metrics: dict[str, Any], key: str) -> Any:
@@ -55,7 +55,7 @@ def overview_snapshot(engine: Engine, settings: Settings) -> dict[str, Any]:
 
     table = bl.list_baselines(engine)
     tiers = []
-    for info in TIERS.values():
+    for info in overview_specs():
         run = latest_run(engine, info.key)
         values = {k: _metric_value(run.metrics, k) for k in info.key_metrics} if run else {}
         # offline substitutes are never compared to a baseline
@@ -65,7 +65,8 @@ def overview_snapshot(engine: Engine, settings: Settings) -> dict[str, Any]:
         tiers.append({
             "key": info.key,
             "title": info.title,
-            "run": None if run is None else {"id": run.id, "finished_at": run.finished_at, "offline": run.offline},
+            "run": None if run is None else {"id": run.id, "finished_at": run.finished_at, "offline": run.offline,
+                                             "mixed": run.mixed},
             "values": values,
             "status": status,
             "baselines": {k: (b.value if (b := bl.find_baseline(table, info.key, k)) else None) for k in values},

@@ -325,10 +325,7 @@ def _read_csv(name: str, text: str, *, skip_bad_rows: bool, max_chars: int, on_e
                     continue
                 rec[h] = v
         except FieldError as exc:
-            err = RecordFileError(name, row, exc.field, exc.message, line=start)
-            if not skip_bad_rows:
-                raise err from None
-            bad.append(err)
+            _row_problem(RecordFileError(name, row, exc.field, exc.message, line=start), skip_bad_rows, bad)
             continue
         records.append(rec)
         rows.append(row)
@@ -455,10 +452,7 @@ def _read_jsonl(name: str, text: str, *, skip_bad_rows: bool) -> tuple[list[Any]
             if _skip_ws(line, end) < len(line):
                 raise RecordFileError(name, i, None, "extra data after the JSON object (one object per line)")
         except RecordFileError as exc:
-            exc = RecordFileError(name, i, exc.field, exc.message)
-            if not skip_bad_rows:
-                raise exc from None
-            bad.append(exc)
+            _row_problem(RecordFileError(name, i, exc.field, exc.message), skip_bad_rows, bad)
             continue
         items.append(obj)
         rows.append(i)
@@ -466,6 +460,27 @@ def _read_jsonl(name: str, text: str, *, skip_bad_rows: bool) -> tuple[list[Any]
 
 
 # ------------------------------------------------------------------------------------ the reader
+
+
+def _row_problem(err: RecordFileError, skip_bad_rows: bool, bad: list[RecordFileError]) -> None:
+    """A problem confined to one record: raised, or collected when bad rows are skipped."""
+    if not skip_bad_rows:
+        raise err from None
+    bad.append(err)
+
+
+def _file_bytes(p: Path, fname: str, data: bytes | None) -> bytes:
+    """The file's bytes (or ``data``), refused when missing or over :data:`MAX_FILE_BYTES`."""
+    if data is None:
+        if not p.is_file():
+            raise RecordFileError(fname, None, None, "file not found")
+        size = p.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise RecordFileError(fname, None, None, f"the file has {size:,} bytes; the limit is {MAX_FILE_BYTES:,}")
+        return p.read_bytes()
+    if len(data) > MAX_FILE_BYTES:
+        raise RecordFileError(fname, None, None, f"the file has {len(data):,} bytes; the limit is {MAX_FILE_BYTES:,}")
+    return data
 
 
 def file_format(path: str | Path) -> str | None:
@@ -494,15 +509,7 @@ def read_file(
     fmt = file_format(p)
     if fmt is None:
         raise RecordFileError(fname, None, None, f"unsupported file type '{p.suffix}' (use .csv, .json or .jsonl)")
-    if data is None:
-        if not p.is_file():
-            raise RecordFileError(fname, None, None, "file not found")
-        size = p.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise RecordFileError(fname, None, None, f"the file has {size:,} bytes; the limit is {MAX_FILE_BYTES:,}")
-        data = p.read_bytes()
-    elif len(data) > MAX_FILE_BYTES:
-        raise RecordFileError(fname, None, None, f"the file has {len(data):,} bytes; the limit is {MAX_FILE_BYTES:,}")
+    data = _file_bytes(p, fname, data)
     text, used, lossy = _decode(fname, data, encoding)
 
     def on_escaped(char: str) -> str:
@@ -535,10 +542,7 @@ def read_file(
                     raise RecordFileError(fname, row, where, on_escaped(m.group()))
                 _check_record(obj, max_field_chars)
             except FieldError as exc:
-                err = RecordFileError(fname, row, exc.field, exc.message)
-                if not skip_bad_rows:
-                    raise err from None
-                bad.append(err)
+                _row_problem(RecordFileError(fname, row, exc.field, exc.message), skip_bad_rows, bad)
                 continue
             records.append(obj)
             kept_rows.append(row)
@@ -558,12 +562,7 @@ def read_json_object(
     errors name the file and the key (as ``field``)."""
     p = Path(path)
     fname = name or str(path)
-    if data is None:
-        if not p.is_file():
-            raise RecordFileError(fname, None, None, "file not found")
-        if p.stat().st_size > MAX_FILE_BYTES:
-            raise RecordFileError(fname, None, None, f"the file is larger than {MAX_FILE_BYTES:,} bytes")
-        data = p.read_bytes()
+    data = _file_bytes(p, fname, data)
     text, _used, lossy = _decode(fname, data, encoding)
     if lossy:
         m = _ESCAPED_BYTE.search(text)

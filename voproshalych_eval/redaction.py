@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import base64
 import logging
-import os
 import re
 import sys
 import threading
@@ -132,7 +131,10 @@ def _walk(obj: Any, name: str = "") -> Iterable[str]:
 
 def configured_secrets(env: Mapping[str, str] | None = None, secrets: Mapping[str, Any] | None = None) -> set[str]:
     """Every secret value visible to the app (see the module docstring), of any length."""
-    env = os.environ if env is None else env
+    if env is None:
+        from voproshalych_eval.config import environ
+
+        env = environ()
     out: set[str] = set()
     for k, v in env.items():
         if not v:
@@ -157,7 +159,10 @@ def configured_secrets(env: Mapping[str, str] | None = None, secrets: Mapping[st
 def _maskable() -> frozenset[str]:
     """Configured values long enough to mask as free text, longest first; re-read when the env changes."""
     global _cache
-    stamp = hash((tuple(sorted(os.environ.items())), os.environ.get("VOPROSHALYCH_EVAL_SECRETS"), len(_extra)))
+    from voproshalych_eval.config import environ
+
+    env = environ()
+    stamp = hash((tuple(sorted(env.items())), env.get("VOPROSHALYCH_EVAL_SECRETS"), len(_extra)))
     with _lock:
         if _cache is not None and _cache[0] == stamp:
             return _cache[1]

@@ -1,17 +1,28 @@
-"""Run registry: every run of every tier, its parameters, aggregates and per-item results.
+"""Run registry: every run of every plan, its configuration, aggregates and per-item results.
 
-A run is created ``running``; each finished item is written at once (``record_item``), keyed by
-``(run_id, item_key)`` so a crash, a rerun or a resume never loses or duplicates an item; ``finish``
-stores the aggregates. Nothing secret is stored: callers pass model *names*, never keys or URLs with
-credentials (``params`` are scrubbed of keys that look secret).
+This module owns every statement on ``eval.runs`` and ``eval.run_items``. A run is created ``running``
+with the configuration it starts with frozen (``config``: models, prompts, provider endpoints, dataset
+id + content hash, knowledge-base snapshot, parameters); each finished item is written at once
+(:func:`record_item`), keyed by ``(run_id, item_key)`` so a crash, a rerun or a resume never loses or
+duplicates an item; :func:`finish_run` stores the aggregates and the outcome (:func:`outcome`).
+
+One process executes a run at a time: :func:`execution_lock` holds a PostgreSQL advisory lock per run
+for as long as it executes. One staleness rule (:func:`run_state`): a ``running`` run is *interrupted*
+when no job of this process runs it (the ``alive`` check passed in) and its heartbeat is older than
+:data:`STALE_AFTER_SECONDS`. Nothing secret is stored: callers pass model *names* and base-URL *hosts*,
+never keys (``params`` are scrubbed of keys that look secret).
 """
 
 from __future__ import annotations
 
 import getpass
 import json
+import os
+import re
+import socket
 import subprocess
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
@@ -20,22 +31,37 @@ import pandas as pd
 from sqlalchemy import Engine, text
 
 from voproshalych_eval.config import PROJECT_ROOT
+from voproshalych_eval.jsonable import dumps, jsonable
 from voproshalych_eval.redaction import redact, redact_obj
 
-RUN_STATUSES = ("running", "done", "failed", "cancelled")
-#: statuses shown to users: the stored ones plus ``interrupted`` (running with a stale heartbeat)
-RUN_STATES = ("running", "interrupted", "done", "failed", "cancelled")
-#: a ``running`` run whose heartbeat is older than this is shown as ``interrupted`` (its process died)
-STALE_AFTER_MINUTES = 10.0
-_STALE_SQL = "heartbeat_at < now() - make_interval(secs => :stale * 60)"
+RUN_STATUSES = ("running", "done", "done_with_failures", "failed", "cancelled")
+#: finished with aggregates (``done_with_failures``: more failed items than the allowed share)
+FINISHED = ("done", "done_with_failures")
+#: states shown to users: the stored statuses plus ``interrupted`` (running, but its process died)
+RUN_STATES = ("running", "interrupted", "done", "done_with_failures", "failed", "cancelled")
+#: an executing run touches its heartbeat this often
+HEARTBEAT_SECONDS = 5.0
+#: a ``running`` run whose heartbeat is older than this (and that no job of this process runs) is interrupted
+STALE_AFTER_SECONDS = 30.0
+_STALE_SQL = "heartbeat_at < now() - make_interval(secs => :stale)"
 _SECRET_WORDS = ("key", "token", "secret", "password", "authorization")
+#: advisory-lock namespace of run executions (``pg_try_advisory_lock(namespace, run_id)``)
+_LOCK_NAMESPACE = 0x7275  # "ru"
+
+AliveCheck = Callable[[int], bool]
+
+
+def _secret_key(name: str) -> bool:
+    """A name made of words of which one is secret-like (``api_key``, ``access_token``, ``openai-password``);
+    ``max_tokens`` or ``n_tokens`` (counts) are not secrets."""
+    return any(w in _SECRET_WORDS or w.endswith(("apikey", "password")) for w in re.split(r"[^a-z0-9]+", name.lower()))
 
 
 def scrub(params: Mapping[str, Any]) -> dict[str, Any]:
     """Drop entries whose name looks secret (api_key, token, password...), recursively."""
     out: dict[str, Any] = {}
     for k, v in params.items():
-        if any(w in k.lower() for w in _SECRET_WORDS):
+        if _secret_key(str(k)):
             continue
         out[k] = scrub(v) if isinstance(v, Mapping) else v
     return out
@@ -59,23 +85,7 @@ def code_version() -> str | None:
 
 def _json(value: Any) -> str:
     """JSON for the store; every string redacted of secrets (configured keys, URL credentials, auth headers)."""
-    return json.dumps(redact_obj(value), ensure_ascii=False, default=_default)
-
-
-def _default(o: Any) -> Any:
-    import numpy as np
-
-    if isinstance(o, np.integer):
-        return int(o)
-    if isinstance(o, np.floating):
-        return None if np.isnan(o) else float(o)
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    if isinstance(o, datetime):
-        return o.isoformat()
-    if hasattr(o, "to_dict"):
-        return o.to_dict()
-    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+    return dumps(redact_obj(jsonable(value)))
 
 
 @dataclass
@@ -99,15 +109,22 @@ class Run:
     started_at: datetime | None = None
     finished_at: datetime | None = None
     heartbeat_at: datetime | None = None
+    config: dict[str, Any] = field(default_factory=dict)
+    snapshot_id: int | None = None
+    mixed: bool = False
+    mixed_reason: str | None = None
+    pid: int | None = None
+    host: str | None = None
 
-    def state(self, *, stale_after_minutes: float | None = None, now: datetime | None = None) -> str:
-        """The stored status, except ``interrupted`` for a ``running`` run whose heartbeat is stale."""
-        return run_state(self, stale_after_minutes=stale_after_minutes, now=now)
+    def state(self, *, alive: AliveCheck | None = None, now: datetime | None = None) -> str:
+        """The stored status, except ``interrupted`` for a ``running`` run whose process died."""
+        return run_state(self, alive=alive, now=now)
 
 
 _RUN_COLS = (
     "id, tier, status, label, dataset_id, dataset_name, dataset_hash, params, models, prompts, metrics, "
-    "code_version, created_by, offline, n_items_total, error, started_at, finished_at, heartbeat_at"
+    "code_version, created_by, offline, n_items_total, error, started_at, finished_at, heartbeat_at, "
+    "config, snapshot_id, mixed, mixed_reason, pid, host"
 )
 
 
@@ -128,8 +145,10 @@ def create_run(
     n_items_total: int | None = None,
     offline: bool = False,
     label: str | None = None,
+    config: Mapping[str, Any] | None = None,
+    snapshot_id: int | None = None,
 ) -> Run:
-    """Register a new ``running`` run and return it."""
+    """Register a new ``running`` run with its frozen ``config`` and return it."""
     try:
         user = getpass.getuser()
     except Exception:  # noqa: BLE001
@@ -138,9 +157,9 @@ def create_run(
         row = conn.execute(
             text(
                 "INSERT INTO eval.runs(tier, label, dataset_id, dataset_name, dataset_hash, params, models, "
-                "prompts, code_version, created_by, offline, n_items_total) VALUES (:tier, :label, :did, "
-                ":dname, :dhash, CAST(:params AS jsonb), CAST(:models AS jsonb), CAST(:prompts AS jsonb), "
-                f":cv, :user, :offline, :n) RETURNING {_RUN_COLS}"
+                "prompts, code_version, created_by, offline, n_items_total, config, snapshot_id) VALUES (:tier, "
+                ":label, :did, :dname, :dhash, CAST(:params AS jsonb), CAST(:models AS jsonb), CAST(:prompts AS jsonb), "
+                f":cv, :user, :offline, :n, CAST(:config AS jsonb), :snap) RETURNING {_RUN_COLS}"
             ),
             {
                 "tier": tier,
@@ -155,6 +174,8 @@ def create_run(
                 "user": user,
                 "offline": offline,
                 "n": n_items_total,
+                "config": _json(scrub(config or {})),
+                "snap": snapshot_id,
             },
         ).one()
     return _row_to_run(row)
@@ -170,35 +191,28 @@ def record_item(
     error: str | None = None,
 ) -> bool:
     """Write one finished item at once. Returns False if it was already recorded (no duplicates)."""
-    with engine.begin() as conn:
-        res = conn.execute(
-            text(
-                "INSERT INTO eval.run_items(run_id, item_key, status, result, error) "
-                "VALUES (:r, :k, :s, CAST(:res AS jsonb), :e) ON CONFLICT (run_id, item_key) DO NOTHING"
-            ),
-            {"r": run_id, "k": str(item_key), "s": status, "res": _json(dict(result)), "e": redact(error)},
-        )
-        conn.execute(text("UPDATE eval.runs SET heartbeat_at = now() WHERE id = :r"), {"r": run_id})
-    return res.rowcount == 1
+    return bool(record_items(engine, run_id, [(item_key, result, status, error)]))
 
 
-def record_items(engine: Engine, run_id: int, items: Iterable[tuple[str, Mapping[str, Any], str, str | None]]) -> int:
-    """Write many finished items in one transaction: ``(item_key, result, status, error)``; returns rows added."""
-    rows = [
-        {"r": run_id, "k": str(k), "s": s, "res": _json(dict(res)), "e": redact(e)} for k, res, s, e in items
-    ]
+def record_items(
+    engine: Engine, run_id: int, items: Iterable[tuple[str, Mapping[str, Any], str, str | None]]
+) -> set[str]:
+    """Write finished items in one statement: ``(item_key, result, status, error)``; returns the keys added
+    (an item already recorded is kept as it was: no duplicates). Results and errors are redacted of secrets."""
+    rows = [{"k": str(k), "s": s, "res": jsonable(dict(res)), "e": redact(e)} for k, res, s, e in items]
     if not rows:
-        return 0
+        return set()
     with engine.begin() as conn:
-        res = conn.execute(
+        added = conn.execute(
             text(
                 "INSERT INTO eval.run_items(run_id, item_key, status, result, error) "
-                "VALUES (:r, :k, :s, CAST(:res AS jsonb), :e) ON CONFLICT (run_id, item_key) DO NOTHING"
+                "SELECT :r, x.k, x.s, x.res, x.e FROM jsonb_to_recordset(CAST(:rows AS jsonb)) "
+                "AS x(k text, s text, res jsonb, e text) ON CONFLICT (run_id, item_key) DO NOTHING RETURNING item_key"
             ),
-            rows,
-        )
+            {"r": run_id, "rows": _json(rows)},
+        ).all()
         conn.execute(text("UPDATE eval.runs SET heartbeat_at = now() WHERE id = :r"), {"r": run_id})
-    return max(res.rowcount, 0)
+    return {r[0] for r in added}
 
 
 def completed_keys(engine: Engine, run_id: int, *, include_failed: bool = False) -> set[str]:
@@ -216,6 +230,36 @@ def forget_failed_items(engine: Engine, run_id: int) -> int:
         ).rowcount
 
 
+def heartbeat(engine: Engine, run_id: int) -> None:
+    """Touch the run's heartbeat (the executing process is alive)."""
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE eval.runs SET heartbeat_at = now() WHERE id = :r"), {"r": run_id})
+
+
+def mark_running(engine: Engine, run_id: int) -> None:
+    """The run (new or resumed) executes now, in this process."""
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "UPDATE eval.runs SET status = 'running', error = NULL, finished_at = NULL, heartbeat_at = now(), "
+                "pid = :pid, host = :host WHERE id = :r"
+            ),
+            {"r": run_id, "pid": os.getpid(), "host": socket.gethostname()},
+        )
+
+
+def mark_mixed(engine: Engine, run_id: int, reason: str) -> None:
+    """A forced resume crossed a configuration change: the run's results mix settings (shown everywhere)."""
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "UPDATE eval.runs SET mixed = true, mixed_reason = concat_ws('; ', mixed_reason, CAST(:why AS text)) "
+                "WHERE id = :r"
+            ),
+            {"r": run_id, "why": redact(reason[:2000])},
+        )
+
+
 def set_status(engine: Engine, run_id: int, status: str, *, error: str | None = None) -> None:
     if status not in RUN_STATUSES:
         raise ValueError(f"unknown run status {status!r}")
@@ -230,20 +274,81 @@ def set_status(engine: Engine, run_id: int, status: str, *, error: str | None = 
         )
 
 
-def finish_run(engine: Engine, run_id: int, metrics: Mapping[str, Any], *, status: str = "done") -> None:
-    """Store the aggregates and close the run."""
+def outcome(counts: Mapping[str, int], *, cancelled: bool = False, max_failure_share: float = 0.0) -> str:
+    """The status of a run that stopped executing, from its item counts.
+
+    ``cancelled`` when cancelled; ``failed`` when items were recorded and every one failed;
+    ``done_with_failures`` when the failed share exceeds ``max_failure_share``; else ``done``.
+    """
+    done, failed = int(counts.get("done", 0)), int(counts.get("failed", 0))
+    if cancelled:
+        return "cancelled"
+    if failed and not done:
+        return "failed"
+    if failed and failed / (done + failed) > max_failure_share:
+        return "done_with_failures"
+    return "done"
+
+
+def finish_run(engine: Engine, run_id: int, metrics: Mapping[str, Any], *, status: str = "done",
+               error: str | None = None) -> None:
+    """Store the aggregates and close the run with ``status``."""
+    if status not in RUN_STATUSES or status == "running":
+        raise ValueError(f"a finished run cannot be {status!r}")
     with engine.begin() as conn:
         conn.execute(
             text(
-                "UPDATE eval.runs SET metrics = CAST(:m AS jsonb), status = :s, finished_at = now(), error = NULL "
+                "UPDATE eval.runs SET metrics = CAST(:m AS jsonb), status = :s, finished_at = now(), error = :e "
                 "WHERE id = :r"
             ),
-            {"m": _json(dict(metrics)), "s": status, "r": run_id},
+            {"m": _json(dict(metrics)), "s": status, "r": run_id, "e": redact(error)},
         )
 
 
 def fail_run(engine: Engine, run_id: int, error: str) -> None:
     set_status(engine, run_id, "failed", error=error[:2000])
+
+
+@contextmanager
+def execution_lock(engine: Engine, run_id: int) -> Iterator[None]:
+    """Hold the run's advisory lock while it executes; :class:`AlreadyRunning` if another session holds it.
+
+    The lock lives on a dedicated connection: it is released when the block ends, or by PostgreSQL
+    when the process dies (``kill -9`` closes the connection).
+    """
+    conn = engine.connect()
+    try:
+        got = conn.execute(text("SELECT pg_try_advisory_lock(:ns, :r)"), {"ns": _LOCK_NAMESPACE, "r": run_id}).scalar()
+        conn.commit()
+        if not got:
+            run = get_run(engine, run_id)
+            who = f"pid {run.pid} on {run.host}" if run is not None and run.pid else "another process"
+            raise AlreadyRunning(f"Run {run_id} is already running ({who}); wait for it or cancel it.")
+        # the holder names itself at once (what a second caller is told)
+        conn.execute(text("UPDATE eval.runs SET pid = :pid, host = :host WHERE id = :r"),
+                     {"r": run_id, "pid": os.getpid(), "host": socket.gethostname()})
+        conn.commit()
+        try:
+            yield
+        finally:
+            conn.execute(text("SELECT pg_advisory_unlock(:ns, :r)"), {"ns": _LOCK_NAMESPACE, "r": run_id})
+            conn.commit()
+    finally:
+        conn.close()
+
+
+def is_locked(engine: Engine, run_id: int) -> bool:
+    """Whether some session holds the run's execution lock (it is executing somewhere)."""
+    with engine.connect() as conn:
+        return bool(conn.execute(
+            text("SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND classid = :ns "
+                 "AND objid = :r AND objsubid = 2 AND granted)"),
+            {"ns": _LOCK_NAMESPACE, "r": run_id},
+        ).scalar())
+
+
+class AlreadyRunning(RuntimeError):
+    """Another process (or job) executes the run right now."""
 
 
 def get_run(engine: Engine, run_id: int) -> Run | None:
@@ -263,19 +368,18 @@ def list_runs(
     model: str | None = None,
     since: datetime | date | None = None,
     until: datetime | date | None = None,
-    stale_after_minutes: float | None = None,
+    alive: AliveCheck | None = None,
 ) -> list[Run]:
     """Runs, newest first, optionally filtered.
 
     ``tier``, ``status`` and ``dataset_name`` take one value or several. ``status`` may include
-    ``interrupted`` (stored ``running`` with a heartbeat older than ``stale_after_minutes``, default
-    :data:`STALE_AFTER_MINUTES`); ``running`` then means running with a fresh heartbeat. ``model`` matches
-    any model name of the run (case-insensitive substring). ``since``/``until`` bound ``started_at``
-    (a date ``until`` includes that whole day).
+    ``interrupted`` (see :func:`run_state`); ``running`` then means running with a live process.
+    ``model`` matches any model name of the run (case-insensitive substring). ``since``/``until`` bound
+    ``started_at`` (a date ``until`` includes that whole day).
     """
-    stale = STALE_AFTER_MINUTES if stale_after_minutes is None else float(stale_after_minutes)
     conds: list[str] = []
-    args: dict[str, Any] = {"lim": limit, "stale": stale}
+    args: dict[str, Any] = {"lim": limit, "stale": STALE_AFTER_SECONDS}
+    wanted: list[str] = []
     if tier:
         conds.append("tier = ANY(:tier)")
         args["tier"] = [tier] if isinstance(tier, str) else list(tier)
@@ -286,10 +390,8 @@ def list_runs(
         if stored:
             parts.append("status = ANY(:stored)")
             args["stored"] = stored
-        if "running" in wanted:
-            parts.append(f"(status = 'running' AND NOT {_STALE_SQL})")
-        if "interrupted" in wanted:
-            parts.append(f"(status = 'running' AND {_STALE_SQL})")
+        if "running" in wanted or "interrupted" in wanted:
+            parts.append("status = 'running'")
         conds.append("(" + (" OR ".join(parts) or "false") + ")")
     if dataset_hash:
         conds.append("dataset_hash = :dh")
@@ -313,28 +415,39 @@ def list_runs(
     where = ("WHERE " + " AND ".join(conds)) if conds else ""
     with engine.connect() as conn:
         rows = conn.execute(text(f"SELECT {_RUN_COLS} FROM eval.runs {where} ORDER BY id DESC LIMIT :lim"), args)
-        return [_row_to_run(r) for r in rows]
+        found = [_row_to_run(r) for r in rows]
+    if wanted and ("running" in wanted) != ("interrupted" in wanted):
+        now = datetime.now(UTC)
+        keep = set(wanted)
+        found = [r for r in found if r.status != "running" or run_state(r, alive=alive, now=now) in keep]
+    return found
 
 
-def latest_run(engine: Engine, tier: str, *, status: str = "done") -> Run | None:
+def latest_run(engine: Engine, tier: str, *, status: str | Sequence[str] = "done") -> Run | None:
     runs = list_runs(engine, tier=tier, status=status, limit=1)
     return runs[0] if runs else None
 
 
-def run_items(engine: Engine, run_id: int) -> pd.DataFrame:
-    """Per-item results of a run: ``item_key, status, error, created_at`` + the result's fields."""
+def item_records(engine: Engine, run_id: int) -> list[dict[str, Any]]:
+    """The one reader of a run's items: ``{"item_key", "status", "error", "created_at", "result"}`` each,
+    ordered by key (what ``finalize`` aggregates, what tables and comparisons are built from)."""
     with engine.connect() as conn:
         rows = conn.execute(
-            text(
-                "SELECT item_key, status, error, created_at, result FROM eval.run_items "
-                "WHERE run_id = :r ORDER BY created_at, item_key"
-            ),
+            text("SELECT item_key, status, error, created_at, result FROM eval.run_items WHERE run_id = :r "
+                 "ORDER BY item_key"),
             {"r": run_id},
         ).all()
-    base = pd.DataFrame([{"item_key": r[0], "status": r[1], "error": r[2], "created_at": r[3]} for r in rows])
-    if not rows:
+    return [{"item_key": r[0], "status": r[1], "error": r[2], "created_at": r[3], "result": r[4] or {}} for r in rows]
+
+
+def run_items(engine: Engine, run_id: int) -> pd.DataFrame:
+    """Per-item results of a run: ``item_key, status, error, created_at`` + the result's top-level fields,
+    in the order the items finished."""
+    recs = sorted(item_records(engine, run_id), key=lambda r: (r["created_at"], r["item_key"]))
+    if not recs:
         return pd.DataFrame(columns=["item_key", "status", "error", "created_at"])
-    detail = pd.json_normalize([r[4] for r in rows], max_level=0)
+    base = pd.DataFrame([{k: r[k] for k in ("item_key", "status", "error", "created_at")} for r in recs])
+    detail = pd.json_normalize([r["result"] for r in recs], max_level=0)
     detail = detail.drop(columns=[c for c in detail.columns if c in base.columns], errors="ignore")
     return pd.concat([base, detail], axis=1)
 
@@ -352,24 +465,26 @@ def count_items(engine: Engine, run_id: int) -> dict[str, int]:
 # ------------------------------------------------------------------------------------- stale runs
 
 
-def run_state(run: Run, *, stale_after_minutes: float | None = None, now: datetime | None = None) -> str:
-    """``interrupted`` for a ``running`` run whose heartbeat is older than ``stale_after_minutes``
-    (default :data:`STALE_AFTER_MINUTES`) — its process died; otherwise the stored status."""
+def run_state(run: Run, *, alive: AliveCheck | None = None, now: datetime | None = None) -> str:
+    """The one staleness rule: the stored status, except for a ``running`` run that no job of this
+    process executes (``alive(run.id)`` false or not given) and whose heartbeat is older than
+    :data:`STALE_AFTER_SECONDS` — its process died: ``interrupted`` (resume it)."""
     if run.status != "running":
         return run.status
+    if alive is not None and alive(run.id):
+        return "running"
     beat = run.heartbeat_at or run.started_at
     if beat is None:
         return "running"
     now = now or datetime.now(UTC)
     if beat.tzinfo is None:
         beat = beat.replace(tzinfo=UTC)
-    stale = STALE_AFTER_MINUTES if stale_after_minutes is None else float(stale_after_minutes)
-    return "interrupted" if (now - beat).total_seconds() > stale * 60 else "running"
+    return "interrupted" if (now - beat).total_seconds() > STALE_AFTER_SECONDS else "running"
 
 
-def stale_runs(engine: Engine, *, stale_after_minutes: float | None = None) -> list[Run]:
-    """Runs stored as ``running`` whose heartbeat is older than ``stale_after_minutes``."""
-    return list_runs(engine, status="interrupted", stale_after_minutes=stale_after_minutes, limit=10_000)
+def stale_runs(engine: Engine, *, alive: AliveCheck | None = None) -> list[Run]:
+    """Runs stored as ``running`` whose process died (see :func:`run_state`)."""
+    return list_runs(engine, status="interrupted", alive=alive, limit=10_000)
 
 
 # ------------------------------------------------------------------------------------- metrics
@@ -481,7 +596,7 @@ def models_label(run: Run) -> str:
     return ", ".join(parts)
 
 
-def runs_frame(runs: Sequence[Run], *, stale_after_minutes: float | None = None) -> pd.DataFrame:
+def runs_frame(runs: Sequence[Run], *, alive: AliveCheck | None = None) -> pd.DataFrame:
     """A table of runs for display/export: id, tier, state, label, dataset, models, times, counts."""
     now = datetime.now(UTC)
     rows = []
@@ -490,7 +605,7 @@ def runs_frame(runs: Sequence[Run], *, stale_after_minutes: float | None = None)
         if r.started_at and r.finished_at:
             duration = round((r.finished_at - r.started_at).total_seconds(), 1)
         rows.append({
-            "id": r.id, "tier": r.tier, "status": run_state(r, stale_after_minutes=stale_after_minutes, now=now),
+            "id": r.id, "tier": r.tier, "status": run_state(r, alive=alive, now=now),
             "label": r.label, "dataset_name": r.dataset_name,
             "dataset_hash": (r.dataset_hash or "")[:12] or None, "models": models_label(r),
             "started_at": r.started_at, "duration_s": duration, "n_items_total": r.n_items_total,
@@ -511,25 +626,16 @@ OUTPUT_FIELDS = ("answer", "response", "generated_answer", "verdict")
 _ID_SUFFIXES = ("_id", "_ids", "index", "_idx", "seed")
 
 
-def _raw_items(engine: Engine, run_id: int) -> list[tuple[str, str, str | None, dict[str, Any]]]:
-    with engine.connect() as conn:
-        rows = conn.execute(
-            text("SELECT item_key, status, error, result FROM eval.run_items WHERE run_id = :r ORDER BY item_key"),
-            {"r": run_id},
-        ).all()
-    return [(r[0], r[1], r[2], r[3] or {}) for r in rows]
-
-
 def item_table(engine: Engine, run_id: int) -> pd.DataFrame:
     """Per-item results fully flattened (``chunk.mrr``), indexed by ``item_key``, with ``status``/``error``."""
-    raw = _raw_items(engine, run_id)
+    raw = item_records(engine, run_id)
     if not raw:
         return pd.DataFrame(columns=["status", "error"], index=pd.Index([], name="item_key"))
-    detail = pd.json_normalize([r[3] for r in raw], sep=".")
+    detail = pd.json_normalize([r["result"] for r in raw], sep=".")
     detail = detail.drop(columns=[c for c in ("status", "error", "item_key") if c in detail.columns])
-    base = pd.DataFrame({"status": [r[1] for r in raw], "error": [r[2] for r in raw]})
+    base = pd.DataFrame({"status": [r["status"] for r in raw], "error": [r["error"] for r in raw]})
     out = pd.concat([base, detail], axis=1)
-    out.index = pd.Index([r[0] for r in raw], name="item_key")
+    out.index = pd.Index([r["item_key"] for r in raw], name="item_key")
     return out
 
 
@@ -604,7 +710,7 @@ class Comparison:
         }
         if with_items:
             out["items"] = {m: frame_records(self.item_diff(m)) for m in self.item_metrics()}
-        return json.loads(json.dumps(out, ensure_ascii=False, default=_default))
+        return jsonable(out)
 
     def item_metrics(self) -> list[str]:
         return [m for m in self.metrics["item_field"].dropna().unique().tolist()]
@@ -619,7 +725,8 @@ def _run_brief(run: Run) -> dict[str, Any]:
         "id": run.id, "tier": run.tier, "status": run.status, "label": run.label,
         "dataset_name": run.dataset_name, "dataset_hash": run.dataset_hash, "models": run.models,
         "params": run.params, "code_version": run.code_version, "started_at": run.started_at,
-        "offline": run.offline,
+        "offline": run.offline, "mixed": run.mixed, "mixed_reason": run.mixed_reason, "snapshot_id": run.snapshot_id,
+        "config": run.config,
     }
 
 
@@ -639,6 +746,21 @@ def _match_item_field(metric: str, fields: Sequence[str]) -> str | None:
     return None
 
 
+class NotComparable(ValueError):
+    """Two runs whose items do not correspond (other tier, other dataset); the message says why."""
+
+
+def comparability(ra: Run, rb: Run) -> list[str]:
+    """Why runs ``ra`` and ``rb`` cannot be paired item by item (empty when they can)."""
+    out = []
+    if ra.tier != rb.tier:
+        out.append(f"they are of different tiers ({ra.tier} vs {rb.tier})")
+    if (ra.dataset_hash or ra.dataset_name) != (rb.dataset_hash or rb.dataset_name):
+        out.append(f"they used different datasets ({ra.dataset_name} {str(ra.dataset_hash or '')[:8]} vs "
+                   f"{rb.dataset_name} {str(rb.dataset_hash or '')[:8]})")
+    return out
+
+
 def compare_runs(
     engine: Engine,
     run_a: int | Run,
@@ -648,6 +770,7 @@ def compare_runs(
     n_resamples: int = 10_000,
     seed: int = 0,
     correction: str = "holm",
+    force: bool = False,
 ) -> Comparison:
     """Compare run ``b`` with the reference run ``a``.
 
@@ -659,8 +782,12 @@ def compare_runs(
     bootstrap CI) and a verdict on the ADJUSTED p — ``better`` / ``worse`` (significant at 5 %, in the metric's
     direction from the metric catalog), ``changed`` (a metric with no better direction) or
     ``no significant difference``. Items without a value on either side (failed, or
-    not applicable such as an unanswerable question) are left out of the test (``n_unpaired``). Runs of another tier or dataset are compared anyway with
-    a warning, since their items may not correspond.
+    not applicable such as an unanswerable question) are left out of the test (``n_unpaired``).
+
+    One policy on runs that do not pair up: runs of different tiers, or on different datasets (name or
+    content hash), are refused with :class:`NotComparable` saying why, unless ``force`` — then they are
+    compared with the reason kept in ``warnings``. Mixed runs and runs that are not finished are compared
+    with a warning.
     """
     from voproshalych_eval import baselines as bl
     from voproshalych_eval.metrics import catalog
@@ -677,14 +804,16 @@ def compare_runs(
     if ra is None or rb is None:
         missing = run_a if ra is None else run_b
         raise ValueError(f"Run {missing} does not exist.")
-    warnings: list[str] = []
-    if ra.tier != rb.tier:
-        warnings.append(f"Runs of different tiers ({ra.tier} vs {rb.tier}): metrics may not be comparable.")
-    if (ra.dataset_hash or ra.dataset_name) != (rb.dataset_hash or rb.dataset_name):
-        warnings.append("Runs on different datasets (or dataset versions): per-item pairs may not correspond.")
+    reasons = comparability(ra, rb)
+    if reasons and not force:
+        raise NotComparable(f"Runs {ra.id} and {rb.id} cannot be compared item by item: " + "; ".join(reasons)
+                            + ". Compare anyway with force (CLI: --force).")
+    warnings: list[str] = list(reasons)
     for r in (ra, rb):
         if r.status != "done":
             warnings.append(f"Run {r.id} is {run_state(r)}, not done: its aggregates may be partial.")
+        if r.mixed:
+            warnings.append(f"Run {r.id} is mixed (resumed across a configuration change: {r.mixed_reason}).")
     test = paired_bootstrap_test if method == "bootstrap" else paired_permutation_test
 
     ia, ib = item_table(engine, ra.id), item_table(engine, rb.id)
@@ -826,7 +955,7 @@ def item_diff(comparison: Comparison, metric: str) -> pd.DataFrame:
 # ------------------------------------------------------------------------------------- export
 
 
-def export_data(engine: Engine, run_id: int, *, stale_after_minutes: float | None = None) -> dict[str, Any]:
+def export_data(engine: Engine, run_id: int, *, alive: AliveCheck | None = None) -> dict[str, Any]:
     """Everything about one run, JSON-friendly: metadata (dataset hash, models, prompts, parameters, code
     version, who/when), aggregates with CIs and failures, baseline statuses with the overall status and
     its rule, failed items with their errors, and the per-item table."""
@@ -842,16 +971,16 @@ def export_data(engine: Engine, run_id: int, *, stale_after_minutes: float | Non
     failures = items[items["status"] != "done"].reset_index()[["item_key", "error"]] if len(items) else pd.DataFrame(
         columns=["item_key", "error"])
     meta = _run_brief(run) | {
-        "state": run_state(run, stale_after_minutes=stale_after_minutes), "prompts": run.prompts,
+        "state": run_state(run, alive=alive), "prompts": run.prompts,
         "created_by": run.created_by, "finished_at": run.finished_at, "heartbeat_at": run.heartbeat_at,
         "n_items_total": run.n_items_total, "n_items_done": counts.get("done", 0),
         "n_items_failed": counts.get("failed", 0), "error": run.error, "dataset_id": run.dataset_id,
     }
-    return json.loads(json.dumps({
+    return jsonable({
         "run": meta,
         "metrics": frame_records(metrics_frame(run, baselines)),
         "raw_metrics": run.metrics,
         "baseline_status": overall.to_dict() | {"rule_en": bl.RULE_EN, "rule_ru": bl.RULE_RU},
         "failures": frame_records(failures),
         "items": frame_records(items.reset_index()),
-    }, ensure_ascii=False, default=_default))
+    })

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
+from voproshalych_eval import executor
 from voproshalych_eval.config import PROJECT_ROOT
 
 
@@ -15,6 +16,11 @@ def test_real_users_page_runs(demo_engine) -> None:  # type: ignore[no-untyped-d
     assert not at.exception, [e.value for e in at.exception]
     at.number_input(key="ru_ktopics").set_value(8)
     at.button(key="ru_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    # the analyses run as a background job of the engine; wait for it, then rerun the page
+    job = executor.get_job(at.session_state["ru_run_id"])
+    assert job is not None and job.wait(300).status == "done", job.progress
+    at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert len(at.tabs) == 3
     assert [t.label for t in at.tabs] == ["Chunk utilization", "Topics & coverage gaps", "Domain"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from voproshalych_eval import executor
 from voproshalych_eval.config import PROJECT_ROOT
 
 
@@ -19,6 +20,11 @@ def test_tier0_page_run_and_project(demo_engine, lang: str) -> None:  # type: ig
     at.slider(key="t0_nn").set_value(5)
     at.number_input(key="t0_limit").set_value(120)
     at.button(key="t0_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    # the metrics run as a background job (its steps are the run's items); wait, then rerun the page
+    job = executor.get_job(at.session_state["t0_run_id"])
+    assert job is not None and job.wait(180).status == "done", job.progress
+    at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
     labels = [m.label for m in at.metric]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
+from voproshalych_eval import executor
 from voproshalych_eval.config import PROJECT_ROOT
 
 APP = str(PROJECT_ROOT / "app.py")
@@ -16,6 +17,11 @@ def test_run_from_the_page_shows_summary(demo_engine) -> None:  # type: ignore[n
     at.switch_page("pages/tier1_retrieval.py").run()
     assert not at.exception, [e.value for e in at.exception]
     at.button(key="t1_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    # the run executes in a background job (off the script thread); wait for it, then rerun the page
+    job = executor.get_job(at.session_state["t1_run_id"])
+    assert job is not None and job.wait(180).status == "done", job.progress
+    at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
     labels = {m.label for m in at.metric}

@@ -131,8 +131,8 @@ def app_url(browser_tools: tuple[str, str], demo_engine: Any, tmp_path_factory: 
 def _seed_runs(engine: Any) -> None:
     """Two real Tier 1 runs on the demo (vector and full-text), so the Runs page has a history and a
     comparison to draw — unless the session already has two."""
+    from tests.support.plans import tier1 as run_tier1
     from voproshalych_eval import runs
-    from voproshalych_eval.tiers.tier1 import run_tier1
 
     if len(runs.list_runs(engine, tier="tier1", status="done", limit=2)) >= 2:
         return

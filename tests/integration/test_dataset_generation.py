@@ -83,7 +83,7 @@ def test_generate_with_scripted_llm(demo_engine, gen_llm, capsys) -> None:  # ty
     # the scripted model was asked once per slot with the type's prompt
     assert _n_generation_calls(gen_llm) == 36  # 30 + 20% spare slots
     # Tier 1 evaluates it (unanswerable items are reported apart)
-    from voproshalych_eval.tiers.tier1 import run_tier1
+    from tests.support.plans import tier1 as run_tier1
 
     t1 = run_tier1(demo_engine, name, retriever="fts", k=5)
     assert t1.n_questions == 30 and t1.n_unanswerable == 5 and t1.dataset["hash"] == ds.content_hash
@@ -191,7 +191,7 @@ def test_kill9_mid_run_then_resume_loses_and_duplicates_nothing(demo_engine, tmp
         os.environ["OPENAI_BASE_URL"], os.environ["OPENAI_API_KEY"] = srv.base_url, "sk-test"
         get_settings.cache_clear()
         try:
-            prog = executor.resume(demo_engine, rid, force=True)
+            prog = executor.resume(demo_engine, rid)  # the same configuration: no force, not mixed
         finally:
             os.environ.pop("OPENAI_BASE_URL", None)
             os.environ.pop("OPENAI_API_KEY", None)
@@ -200,6 +200,7 @@ def test_kill9_mid_run_then_resume_loses_and_duplicates_nothing(demo_engine, tmp
         items = runs.run_items(demo_engine, rid)
         run = runs.get_run(demo_engine, rid)
         assert len(items) == run.n_items_total == len(set(items["item_key"]))  # every slot once
+        assert not run.mixed  # resumed with the configuration it started with
         assert recorded <= set(items["item_key"])
         # the resumed execution asked the model only for the slots that had not been recorded
         n_gen_after = _n_generation_calls(srv)

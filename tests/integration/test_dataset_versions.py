@@ -165,7 +165,7 @@ def test_annotation_import_reports_bad_rows(demo_engine, tmp_path) -> None:  # t
 
 
 def test_tier1_runs_on_each_version(demo_engine) -> None:  # type: ignore[no-untyped-def]
-    from voproshalych_eval.tiers.tier1 import run_tier1
+    from tests.support.plans import tier1 as run_tier1
 
     ds = _copy_of_demo(demo_engine, 8)
     v2 = A.edit(demo_engine, ds, ds.keys()[0], relevant_chunk_ids=[ds.records[1]["chunk_id"]])

@@ -18,9 +18,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # ``tests.support`` importable
 
+from tests.support.plans import real_users as run_real_users  # noqa: E402
 from tests.support.scripted_openai import Reply, scripted_openai, scripted_openai_env  # noqa: E402,F401
 from voproshalych_eval import datasets, runs  # noqa: E402
-from voproshalych_eval.analytics import import_file, read_log, run_real_users  # noqa: E402
+from voproshalych_eval.analytics import import_file, read_log  # noqa: E402
 from voproshalych_eval.executor import run_plan  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "earlier_benchmark"
@@ -55,7 +56,7 @@ def test_production_export_imports_without_edits(demo_engine, capsys) -> None:  
 
 def test_empty_questions_are_events_not_text(demo_engine) -> None:  # type: ignore[no-untyped-def]
     import_file(demo_engine, EXPORT, source="prod_export_an")
-    res = run_real_users(demo_engine, source="prod_export_an", analyses=("utilization", "domain"), record=True)
+    res = run_real_users(demo_engine, source="prod_export_an", analyses=("utilization", "domain"))
     assert res.n_used == 18 and res.n_empty_questions == 3 and len(res.text_log) == 15
     assert res.embeddings is not None and res.embeddings.n_used == 15  # nothing embedded for the empty rows
     assert res.utilization is not None

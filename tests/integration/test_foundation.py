@@ -35,7 +35,7 @@ def test_eval_schema_created_by_migrations(engine) -> None:  # type: ignore[no-u
 
     from voproshalych_eval.db.migrate import alembic_config
 
-    # every branch of the migrations is applied (upgrade runs all heads)
+    # every head revision is applied (later revisions build on 0001_initial)
     assert current_revisions(engine) == set(ScriptDirectory.from_config(alembic_config()).get_heads())
     assert "0002_snapshots" in current_revisions(engine)
 

@@ -58,7 +58,7 @@ def test_run_progress_and_metrics_carry_cost_per_model(engine, scripted_openai: 
 
     def plan(models: list[str]) -> executor.Plan:
         return executor.Plan(tier="judge", items=[(f"{m}-{i}", (m, f"вопрос {i} {m}")) for m in models for i in range(3)],
-                             work=work, finalize=lambda eng, rid: {"n": 1}, concurrency=2)
+                             work=work, finalize=lambda records: {"n": len(records)}, concurrency=2)
 
     snaps: list[executor.Progress] = []
     run_id, prog = executor.run_plan(engine, plan(["gpt-4o-mini"]), on_progress=snaps.append)

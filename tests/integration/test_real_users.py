@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from sqlalchemy import text
 
+from tests.support.plans import real_users as run_real_users
 from voproshalych_eval import runs
 from voproshalych_eval.analytics import (
     LogFilters,
@@ -15,7 +16,6 @@ from voproshalych_eval.analytics import (
     import_file,
     list_sources,
     read_log,
-    run_real_users,
 )
 from voproshalych_eval.analytics.report import coverage_gap_html, coverage_gap_markdown
 
@@ -109,8 +109,13 @@ def test_run_recorded(demo_engine, result) -> None:  # type: ignore[no-untyped-d
     for key in ("chunk_coverage", "chunk_coverage@1", "n_topics", "n_questions_used", "answered_rate"):
         assert key in run.metrics
     assert run.metrics["n_questions_used"] == result.n_used
-    items = runs.run_items(demo_engine, result.run_id)
-    assert len(items) == len(result.topics.topics)
+    # the steps are the run's items, each with its JSON result
+    items = runs.run_items(demo_engine, result.run_id).set_index("item_key")
+    assert list(runs.get_run(demo_engine, result.run_id).params["analyses"]) == ["utilization", "topics", "domain"]
+    assert set(items.index) == {"log", "embeddings", "retrieval", "utilization", "topics", "domain"}
+    assert items.loc["topics", "metrics"]["n_topics"] == result.topics.metrics["n_topics"] == run.metrics["n_topics"]
+    assert len(items.loc["topics", "topics"]) == min(30, len(result.topics.topics))
+    assert items.loc["embeddings", "n_used"] == result.n_used
 
 
 def test_filters(demo_engine, result) -> None:  # type: ignore[no-untyped-def]
@@ -125,7 +130,7 @@ def test_filters(demo_engine, result) -> None:  # type: ignore[no-untyped-def]
 
     jan = read_log(demo_engine, filters=LogFilters(start=date(2026, 1, 1), end=date(2026, 1, 31)))
     assert len(jan) > 0 and jan["created_at"].notna().all()
-    res = run_real_users(demo_engine, analyses=("domain",), filters=LogFilters(answered=False), record=False)
+    res = run_real_users(demo_engine, analyses=("domain",), filters=LogFilters(answered=False))
     assert res.n_used == len(una) == res.domain.metrics["n_questions_used"]
 
 
@@ -188,7 +193,7 @@ def test_imported_source_analysed_with_whole_log(demo_engine, tmp_path) -> None:
     p = tmp_path / "small.csv"
     p.write_text(CSV_GOOD, encoding="utf-8")
     import_file(demo_engine, p, source="t_import_small")
-    res = run_real_users(demo_engine, source="t_import_small", analyses=("utilization", "domain"), record=False)
+    res = run_real_users(demo_engine, source="t_import_small", analyses=("utilization", "domain"))
     assert res.n_used == 3 and res.embeddings.n_embedded == 3
 
 

@@ -42,9 +42,9 @@ def test_candidates_strategies_and_dedup(demo_engine) -> None:  # type: ignore[n
 
 
 def test_label_real_questions_tier1_and_gap_report(demo_engine) -> None:  # type: ignore[no-untyped-def]
+    from tests.support.plans import tier1 as run_tier1
     from voproshalych_eval import annotations as A
     from voproshalych_eval.analytics.report import coverage_gap_html, coverage_gap_markdown
-    from voproshalych_eval.tiers.tier1 import run_tier1
 
     name = "realq_" + uuid.uuid4().hex[:6]
     cands = realq.candidates(demo_engine, strategy="random_stratified", n=4, seed=1)
@@ -73,9 +73,9 @@ def test_label_real_questions_tier1_and_gap_report(demo_engine) -> None:  # type
     gaps = A.confirmed_gaps(demo_engine)
     q = v2.records[1]["question"]
     assert q in set(gaps["question"])
-    from voproshalych_eval.analytics.pipeline import run_real_users
+    from tests.support.plans import real_users as run_real_users
 
-    ru = run_real_users(demo_engine, analyses=("topics",), record=False, k_topics=6)
+    ru = run_real_users(demo_engine, analyses=("topics",), k_topics=6)
     assert ru.confirmed_gaps is not None and q in set(ru.confirmed_gaps["question"])
     md = coverage_gap_markdown(ru)
     assert "Подтверждённые пробелы" in md and q.replace("|", "/") in md
@@ -168,10 +168,12 @@ def test_a_run_on_a_stale_dataset_carries_a_visible_warning(fresh_db_url, fresh_
     store(fresh_engine, Dataset("stale_run", "golden", recs, content_hash(recs)))
     with psycopg.connect(fresh_db_url, autocommit=True) as conn:
         conn.execute("UPDATE chunk SET text = 'Стипендия выплачивается до 20 числа.' WHERE id = 1")
+    import voproshalych_eval.commands.resume as resume_command
     import voproshalych_eval.commands.tier1 as tier1_command
     from voproshalych_eval.cli import main
 
-    monkeypatch.setattr(tier1_command, "engine", lambda: fresh_engine)  # the CLI on this test's store
+    for command in (tier1_command, resume_command):  # the CLI (and its shared runner) on this test's store
+        monkeypatch.setattr(command, "engine", lambda: fresh_engine)
     assert main(["tier1", "--dataset", "stale_run", "--retriever", "fts", "--k", "3", "--json"]) == 0
     out = capsys.readouterr()
     res = json.loads(out.out)

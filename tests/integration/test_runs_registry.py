@@ -97,11 +97,18 @@ def test_compare_verdict_and_item_diff(engine: Any, pair: tuple[int, int, str]) 
     json.dumps(cmp.to_dict())
 
 
-def test_compare_warns_on_other_dataset(engine: Any, pair: tuple[int, int, str]) -> None:
+def test_compare_refuses_other_dataset_unless_forced(engine: Any, pair: tuple[int, int, str]) -> None:
+    """One policy on runs that do not pair up: refuse and say why; ``force`` compares with the reason kept."""
     a, _, _ = pair
     other = _tier1_like(engine, [0.5] * 10, dataset="other_" + uuid.uuid4().hex[:6], embedder="model-c")
-    cmp = runs.compare_runs(engine, a, other)
+    with pytest.raises(runs.NotComparable, match="different datasets"):
+        runs.compare_runs(engine, a, other)
+    cmp = runs.compare_runs(engine, a, other, force=True)
     assert any("different datasets" in w for w in cmp.warnings)
+    tier2 = runs.create_run(engine, "tier2", dataset_name="t2_" + uuid.uuid4().hex[:6])
+    runs.finish_run(engine, tier2.id, {})
+    with pytest.raises(runs.NotComparable, match="different tiers"):
+        runs.compare_runs(engine, a, tier2.id)
 
 
 def test_lower_is_better_direction(engine: Any) -> None:
@@ -121,14 +128,17 @@ def test_stale_runs_are_interrupted_and_filters(engine: Any, pair: tuple[int, in
     stale = runs.create_run(engine, "tier2", dataset_name="stale_ds", models={"generator": "gen-x"})
     fresh = runs.create_run(engine, "tier2", dataset_name="stale_ds", models={"generator": "gen-x"})
     with engine.begin() as conn:
-        conn.execute(text("UPDATE eval.runs SET heartbeat_at = now() - interval '30 minutes' WHERE id = :r"), {"r": stale.id})
-    assert runs.get_run(engine, stale.id).state(stale_after_minutes=10) == "interrupted"
-    assert runs.get_run(engine, fresh.id).state(stale_after_minutes=10) == "running"
-    assert runs.get_run(engine, stale.id).state(stale_after_minutes=60) == "running"
-    assert stale.id in {r.id for r in runs.stale_runs(engine, stale_after_minutes=10)}
-    assert fresh.id not in {r.id for r in runs.stale_runs(engine, stale_after_minutes=10)}
-    interrupted = {r.id for r in runs.list_runs(engine, status="interrupted", stale_after_minutes=10)}
-    running = {r.id for r in runs.list_runs(engine, status="running", stale_after_minutes=10)}
+        conn.execute(text("UPDATE eval.runs SET heartbeat_at = now() - make_interval(secs => :s) WHERE id = :r"),
+                     {"r": stale.id, "s": runs.STALE_AFTER_SECONDS + 5})
+    # one staleness rule: an old heartbeat is interrupted unless a job of this process executes the run
+    assert runs.get_run(engine, stale.id).state() == "interrupted"
+    assert runs.get_run(engine, fresh.id).state() == "running"
+    assert runs.get_run(engine, stale.id).state(alive=lambda rid: rid == stale.id) == "running"
+    assert stale.id in {r.id for r in runs.stale_runs(engine)}
+    assert fresh.id not in {r.id for r in runs.stale_runs(engine)}
+    assert stale.id not in {r.id for r in runs.stale_runs(engine, alive=lambda rid: rid == stale.id)}
+    interrupted = {r.id for r in runs.list_runs(engine, status="interrupted")}
+    running = {r.id for r in runs.list_runs(engine, status="running")}
     assert stale.id in interrupted and stale.id not in running and fresh.id in running
     assert {r.id for r in runs.list_runs(engine, model="GEN-X")} == {stale.id, fresh.id}
     a, b, dataset = pair
@@ -274,7 +284,7 @@ def test_cli_runs(engine: Any, pair: tuple[int, int, str], tmp_path: Any, capsys
 @pytest.mark.slow
 def test_two_real_tier1_runs_on_the_demo(demo_engine: Any) -> None:
     """The issue's "done when": two embedders on the demo golden set -> significance verdict + per-item diff."""
-    from voproshalych_eval.tiers.tier1 import run_tier1
+    from tests.support.plans import tier1 as run_tier1
 
     a = run_tier1(demo_engine, "demo_golden", retriever="vector", embedder="use-multilingual", k=10, n_resamples=200)
     b = run_tier1(demo_engine, "demo_golden", retriever="vector", embedder="e5-small", k=10, n_resamples=200)

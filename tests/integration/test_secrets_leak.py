@@ -112,8 +112,10 @@ def test_no_credential_leaks_anywhere(demo_engine, leaky_server: ScriptedOpenAI,
         if os.environ.get(k) != v:
             monkeypatch.setenv(k, v)
     get_settings.cache_clear()
-    srv.script(*[Reply.error(400)] * 4)
-    assert main(["judge", "--metric", "faithfulness", "--input", str(samples), "--no-cache", "--json"]) == 0
+    srv.script(*[Reply.error(400)] * 200)
+    # every call gets a 400 (more than the structured-output fallbacks use): every item fails, the run is
+    # failed and exits 1 (README exit codes), its stored errors go through the exports below
+    assert main(["judge", "--metric", "faithfulness", "--input", str(samples), "--no-cache", "--json"]) == 1
     out = capsys.readouterr()
     run_ids.append(json.loads(out.out)["run_id"])
     outputs += [out.out, out.err]

@@ -8,13 +8,14 @@ import numpy as np
 import pytest
 from sqlalchemy import text
 
+from tests.support.plans import tier0 as run_tier0
 from voproshalych_eval import runs
 from voproshalych_eval.metrics import geometry
 from voproshalych_eval.tiers import projection, tier0
 
 
 def test_chunks_metrics_and_run(demo_engine, demo_source) -> None:  # type: ignore[no-untyped-def]
-    res = tier0.run_tier0(demo_engine, source="chunks", k=5, n_clusters=4, top_outliers=5)
+    res = run_tier0(demo_engine, source="chunks", k=5, n_clusters=4, top_outliers=5)
     with demo_source.connect() as conn:
         n_chunks = conn.execute(text("SELECT count(*) FROM public.chunk")).scalar()
     assert res["n"] == n_chunks
@@ -35,7 +36,9 @@ def test_chunks_metrics_and_run(demo_engine, demo_source) -> None:  # type: igno
     run = runs.get_run(demo_engine, res["run_id"])
     assert run is not None and run.tier == "tier0" and run.status == "done"
     assert run.metrics["avg_nn_distance"] == pytest.approx(res["metrics"]["avg_nn_distance"])
-    assert run.n_items_total == n_chunks
+    # the steps are the run's items, recorded one by one
+    assert run.n_items_total == len(runs.item_records(demo_engine, run.id)) == 4
+    assert run.metrics["n_by_kind"] == {"chunk": n_chunks}
 
 
 def test_questions_use_the_whole_log(demo_engine, demo_source) -> None:  # type: ignore[no-untyped-def]
@@ -43,7 +46,8 @@ def test_questions_use_the_whole_log(demo_engine, demo_source) -> None:  # type:
         n_log = conn.execute(text("SELECT count(*) FROM public.question_answer")).scalar()
         n_stored = conn.execute(text("SELECT count(*) FROM public.question_answer WHERE embedding IS NOT NULL")).scalar()
     assert 0 < n_stored < n_log
-    res = tier0.run_tier0(demo_engine, source="questions", n_clusters=None, record=False)
+    vs = tier0.load_vector_set(demo_engine, "questions")
+    res = tier0.analyse(vs, n_clusters=None)
     assert res["n"] == n_log and res["metrics"]["total_samples"] == n_log
     assert res["run_id"] is None
     assert f"{n_log} logged questions" in res["notes"][0] and f"{n_stored} stored" in res["notes"][0]
@@ -57,7 +61,7 @@ def test_both_in_one_space_and_filters(demo_engine) -> None:  # type: ignore[no-
     vs = tier0.load_vector_set(demo_engine, "both", filters={"url_contains": "Stipendii"})
     assert set(vs.meta["kind"]) == {"chunk", "question"}
     assert vs.meta["url"].str.contains("Stipendii").all()
-    res = tier0.run_tier0(demo_engine, vector_set=vs, n_clusters=None, record=False)
+    res = tier0.analyse(vs, n_clusters=None)
     assert len(res["per_kind"]) == 2
 
 
@@ -112,7 +116,7 @@ def test_production_style_1024d(fresh_db_url, fresh_engine) -> None:  # type: ig
             cur.executemany("INSERT INTO public.chunk(id, confluence_url, text, embedding) VALUES (%s, %s, %s, %s::vector)", rows)
     eng = fresh_engine
     snapshots.take(eng)
-    res = tier0.run_tier0(eng, source="chunks", n_clusters=3, top_outliers=3)
+    res = run_tier0(eng, source="chunks", n_clusters=3, top_outliers=3)
     assert res["dim"] == PROD_DIM and res["n"] == 120
     assert res["model"].startswith("stored:chunk.embedding") and "1024" in res["model"]
     assert res["metrics"]["effective_dimensionality"] > 6

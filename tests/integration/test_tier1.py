@@ -11,6 +11,7 @@ import psycopg
 import pytest
 from sqlalchemy import text
 
+from tests.support.plans import tier1 as run_tier1
 from voproshalych_eval.datasets import DatasetError, get_dataset
 from voproshalych_eval.db import retrieval as R
 
@@ -148,8 +149,6 @@ def test_both_chunk_variants_batched_fts_reembedding_hnsw(fresh_db_url, fresh_en
 
 def test_run_recorded_with_items_levels_and_unanswerable(demo_engine, golden) -> None:  # type: ignore[no-untyped-def]
     from voproshalych_eval import runs
-    from voproshalych_eval.tiers.tier1 import run_tier1
-
     res = run_tier1(demo_engine, golden, retriever="vector", embedder=STORED, k=10, n_resamples=300)
     unanswerable = [r for r in golden.records if not r["relevant_chunk_ids"] and not r["relevant_urls"]]
     assert res.n_unanswerable == len(unanswerable) > 0
@@ -173,7 +172,7 @@ def test_run_recorded_with_items_levels_and_unanswerable(demo_engine, golden) ->
 
     current = snapshots.current(demo_engine)
     assert res.snapshot["id"] == current.id and res.snapshot["content_hash"] == current.content_hash
-    assert run.params["snapshot"] == {"id": current.id, "content_hash": current.content_hash}
+    assert run.params["snapshot"] == run.snapshot_id == run.config["snapshot_id"] == current.id  # pinned for resume
     assert run.params["retriever"] == "vector" and run.models["embedder"] == STORED
     assert run.metrics["chunk"]["mrr"]["value"] == pytest.approx(res.metrics["chunk"]["mrr"])
     items = runs.run_items(demo_engine, res.run_id)
@@ -187,7 +186,6 @@ def test_run_recorded_with_items_levels_and_unanswerable(demo_engine, golden) ->
 
 def test_answer_depth_3_still_retrieves_to_the_largest_cut_off(demo_engine, golden) -> None:  # type: ignore[no-untyped-def]
     from voproshalych_eval import runs
-    from voproshalych_eval.tiers.tier1 import run_tier1
 
     res = run_tier1(demo_engine, golden, retriever="vector", embedder=STORED, k=3, n_resamples=100)
     assert res.params["retrieved_depth"] == 10 and res.params["cutoffs"] == [1, 3, 5, 10]
@@ -209,8 +207,6 @@ def test_answer_depth_3_still_retrieves_to_the_largest_cut_off(demo_engine, gold
 
 
 def test_hnsw_run_reports_recall_and_consistency(demo_engine, golden) -> None:  # type: ignore[no-untyped-def]
-    from voproshalych_eval.tiers.tier1 import run_tier1
-
     res = run_tier1(demo_engine, golden, retriever="vector", embedder=STORED, k=10, use_index=True, repeats=2, n_resamples=200)
     assert 0.0 <= res.hnsw["recall@10_vs_exact"] <= 1.0
     assert res.retrieval_consistency["applicable"] is True
@@ -218,28 +214,31 @@ def test_hnsw_run_reports_recall_and_consistency(demo_engine, golden) -> None:  
 
 
 def test_fts_and_hybrid_runs_and_paired_comparison(demo_engine, golden) -> None:  # type: ignore[no-untyped-def]
-    from voproshalych_eval.tiers.tier1 import compare_tier1_runs, run_tier1
+    from voproshalych_eval import runs
 
     fts = run_tier1(demo_engine, golden, retriever="fts", k=10, n_resamples=200)
     hyb = run_tier1(demo_engine, golden, retriever="hybrid", embedder=STORED, k=10, n_resamples=200)
     for res in (fts, hyb):
         assert all(0 <= v <= 1 for lvl in res.metrics.values() for v in lvl.values())
     assert fts.metrics["url"]["hit_rate@10"] > 0.5  # Russian FTS finds the right page for most questions
-    cmp = compare_tier1_runs(demo_engine, fts.run_id, hyb.run_id, metric="mrr", level="url", n_resamples=500)
-    assert cmp["n_pairs"] == fts.n_evaluated["url"]
-    assert cmp["bootstrap"]["mean_diff"] == pytest.approx(hyb.metrics["url"]["mrr"] - fts.metrics["url"]["mrr"])
+    # the one comparison: the url-level MRR row pairs every evaluated question
+    cmp = runs.compare_runs(demo_engine, fts.run_id, hyb.run_id, n_resamples=500)
+    row = cmp.metrics.set_index("metric").loc["url.mrr"]
+    assert row["item_field"] == "metrics_url.mrr" and row["n_pairs"] == fts.n_evaluated["url"]
+    assert row["paired_mean_diff"] == pytest.approx(hyb.metrics["url"]["mrr"] - fts.metrics["url"]["mrr"])
 
 
 def test_trec_export_agrees_with_pytrec_eval(demo_engine, golden, tmp_path) -> None:  # type: ignore[no-untyped-def]
     import pytrec_eval
 
     from voproshalych_eval import runs
-    from voproshalych_eval.tiers.tier1 import export_trec, run_tier1
+    from voproshalych_eval.tiers.tier1 import export_trec
 
     res = run_tier1(demo_engine, golden, retriever="hybrid", embedder=STORED, k=10, n_resamples=100)
     items = runs.run_items(demo_engine, res.run_id).set_index("item_key")
+    stored, records = runs.get_run(demo_engine, res.run_id), runs.item_records(demo_engine, res.run_id)
     for level in ("chunk", "url"):
-        info = export_trec(demo_engine, res.run_id, tmp_path / f"{level}.run", tmp_path / f"{level}.qrels", level=level)
+        info = export_trec(stored, records, tmp_path / f"{level}.run", tmp_path / f"{level}.qrels", level=level)
         assert info["n_run_lines"] > 0
         run: dict[str, dict[str, float]] = {}
         for line in (tmp_path / f"{level}.run").read_text().splitlines():
@@ -279,7 +278,6 @@ def test_cli_tier1_json_and_export(demo_engine, tmp_path, capsys) -> None:  # ty
 
 def test_malformed_dataset_names_file_row_field_and_stores_nothing(demo_engine, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     from voproshalych_eval.cli import main
-    from voproshalych_eval.tiers.tier1 import run_tier1
 
     bad = tmp_path / "bad_golden.json"
     bad.write_text(json.dumps([

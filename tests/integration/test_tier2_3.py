@@ -62,7 +62,7 @@ class FakeBot:
 @pytest.fixture
 def bot_chunk(demo_engine) -> tuple[str, str]:  # type: ignore[no-untyped-def]
     from voproshalych_eval.datasets import get_dataset
-    from voproshalych_eval.tiers._shared import chunk_texts
+    from voproshalych_eval.tiers.inputs import chunk_texts
 
     rec = get_dataset(demo_engine, "demo_golden", "golden").records[0]
     kb = chunk_texts(demo_engine, rec["relevant_chunk_ids"])
@@ -137,7 +137,8 @@ def test_tier3_api_mode_and_gate(demo_engine, bot_chunk) -> None:  # type: ignor
         # an impossible bar: the gate fails with a non-zero exit code
         assert main([*args, "--api", bot.url, "--min-pass-rate", "1.01"]) == 1
     with FakeBot(answer=answer, chunks=[chunk], status=500) as bad:
-        # the API fails on every item: nothing passes, the gate fails
+        # the API fails on every item: the run is failed (not done), nothing passes
         assert main([*args, "--api", bad.url, "--min-pass-rate", "0.1"]) == 1
-    last = runs.latest_run(demo_engine, "tier3", status="done")
+    last = runs.latest_run(demo_engine, "tier3", status="failed")
     assert last is not None and last.metrics["gate_pass_rate"] == 0.0 and last.metrics["n_failed_items"] == 3
+    assert "every item failed" in last.error

@@ -7,6 +7,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from tests.support.scripted_openai import ScriptedOpenAI
+from voproshalych_eval import executor
 
 
 def _page(page: str) -> AppTest:
@@ -21,6 +22,11 @@ def test_judge_metrics_offline_run_on_demo(demo_engine) -> None:  # type: ignore
     at = _page("pages/judge_metrics.py")
     at.sidebar.number_input(key="jm_limit").set_value(3).run()
     at.button[0].click().run()  # the form's Run button
+    assert not at.exception, [e.value for e in at.exception]
+    # the samples run as a background job of the engine; wait for it, then rerun the page
+    job = executor.get_job(at.session_state["jm_run_id"])
+    assert job is not None and job.wait(180).status == "done", job.progress
+    at.run()
     assert not at.exception, [e.value for e in at.exception]
     text = " ".join(w.value for w in at.warning)
     assert "офлайн-эвристик" in text  # the offline badge

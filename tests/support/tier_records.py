@@ -1,4 +1,4 @@
-"""Small recorded items of every executor tier, as ``items_records`` returns them, for aggregate tests.
+"""Small recorded items of every executor tier, as ``runs.item_records`` returns them, for aggregate tests.
 
 Each builder takes the per-item values that matter and fills the rest with plausible ones, so tests can
 aggregate a perfect run, a run with failures, a run with empty answers, ... without a database.
@@ -18,7 +18,7 @@ def rec(key: str, result: dict[str, Any] | None, status: str = "done", error: st
 
 def judged(score: float | None, *, kind: str | None = None, passed: bool | None = None,
            per_model: dict[str, float | None] | None = None, n_asked: int = 1) -> dict[str, Any]:
-    """A judge result dict as ``tiers._shared.judge_call`` stores it."""
+    """A judge result dict as ``tiers.llm_calls.judge_call`` stores it."""
     failures = [] if score is not None else [{"kind": kind or "parse_error", "message": "x"}]
     n_answered = n_asked if score is not None else 0
     return {"score": score, "passed": passed, "failures": failures, "per_model": per_model or {"m": score},
@@ -28,7 +28,7 @@ def judged(score: float | None, *, kind: str | None = None, passed: bool | None 
 def tier2_item(i: int, *, faithfulness: float | None = 1.0, relevance: float | None = 1.0,
                correctness: float | None = 5.0, answer: str = LONG, reference: str = LONG,
                qtype: str = "factoid") -> dict[str, Any]:
-    from voproshalych_eval.tiers import _shared as sh
+    from voproshalych_eval.tiers import overlap
 
     judges = {"faithfulness": judged(faithfulness), "answer_relevance": judged(relevance),
               "answer_correctness": judged(correctness)}
@@ -37,13 +37,13 @@ def tier2_item(i: int, *, faithfulness: float | None = 1.0, relevance: float | N
         "context_truncated": False, "generation": {"latency_s": 0.5, "model": "g", "offline": False},
         "judges": judges, "faithfulness": faithfulness, "answer_relevance": relevance,
         "answer_correctness": correctness, "response_exact_match": 1.0, "response_semantic_consistency": 1.0,
-        **sh.overlap_scores(answer, reference),
+        **overlap.overlap_scores(answer, reference),
     })
 
 
 def tier3_item(i: int, *, passed: bool | None = True, e2e: float | None = 1.0, answer: str = "Ответ.",
                reference: str = "Ответ.") -> dict[str, Any]:
-    from voproshalych_eval.tiers import _shared as sh
+    from voproshalych_eval.tiers import overlap
 
     rag = judged(1.0 if passed else (0.0 if passed is False else None), passed=passed)
     return rec(f"q{i}", {
@@ -52,7 +52,7 @@ def tier3_item(i: int, *, passed: bool | None = True, e2e: float | None = 1.0, a
                                                                                          "e2e_score": judged(e2e)},
         "rag_score": rag["score"], "passed": passed, "e2e_score": e2e, "semantic_similarity": 1.0,
         "euclidean_distance": 0.0, "response_exact_match": 1.0, "response_semantic_consistency": 1.0,
-        **sh.overlap_scores(answer, reference),
+        **overlap.overlap_scores(answer, reference),
     })
 
 

@@ -23,12 +23,12 @@ def test_k3_still_scores_a_relevant_chunk_at_rank_5() -> None:
     assert depth == 10  # at least the largest reported cut-off, whatever k is
     hits = _fetch(["?"], depth)
     url_hits, used = tier1.deepen_for_pages(["?"], hits, _fetch, pages=10)
-    res = tier1._evaluate(ds, ["q1"], ["?"], hits, k=k, n_resamples=50, depth=depth, url_hits=url_hits)
-    chunk, url = res["metrics"]["chunk"], res["metrics"]["url"]
+    item = tier1.question_items(ds.records, ["?"], hits, depth=depth, url_hits=url_hits)[0]
+    chunk, url = item["metrics_chunk"], item["metrics_url"]
     assert chunk["hit_rate@3"] == 0.0 and chunk["hit_rate@5"] == 1.0 and chunk["hit_rate@10"] == 1.0
     assert chunk["recall@10"] == 1.0 and chunk["mrr"] == 1 / 5
     # URL level: 10 chunks hold only 5 pages -> retrieved deeper until 10 distinct pages are there
-    assert used == 30 and len(res["items"][0]["url_ranking"]) >= 10
+    assert used == 30 and len(item["url_ranking"]) >= 10
     assert url["hit_rate@3"] == 1.0 and url["mrr"] == 1 / 3  # chunk 5 is on the 3rd page
 
 

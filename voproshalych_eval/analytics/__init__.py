@@ -5,7 +5,7 @@ retrieval "accuracy" against the page the bot itself chose. Every analysis uses 
 (questions without a stored embedding are embedded, cached) and reports the ``n`` it used.
 """
 
-from voproshalych_eval.analytics.pipeline import ANALYSES, RealUsersResult, run_real_users
+from voproshalych_eval.analytics.pipeline import ANALYSES, RealUsersResult, build_plan, filters_from
 from voproshalych_eval.analytics.question_log import (
     PRODUCTION_SOURCE,
     ImportReport,
@@ -24,9 +24,10 @@ __all__ = [
     "LogFilters",
     "QuestionLogImportError",
     "RealUsersResult",
+    "build_plan",
     "embed_log",
     "import_file",
     "list_sources",
+    "filters_from",
     "read_log",
-    "run_real_users",
 ]

@@ -1,30 +1,31 @@
-"""Run the real-user analyses end to end and record a run (tier ``real_users``).
+"""The real-user analyses as a plan run by the engine (``real_users``).
 
-:func:`run_real_users` reads the filtered log, embeds the whole of it (stored vectors where the model
-matches, cached embedder for the rest), retrieves the top-k of every question once, runs the requested
-analyses (utilization, topics, domain), records a run with the metrics (``chunk_coverage``,
-``chunk_coverage@1``, ``n_topics``, ``n_questions_used``, ``answered_rate``, …) and one item per topic, and
-returns everything the page, the CLI and the report need.
+:func:`build_plan`: read the filtered log, embed the whole of it (stored vectors where the model matches,
+the cached embedder for the rest), retrieve the top-k of every question once, run the requested analyses
+(utilization, topics, domain) — each step an item of the run, with its JSON result — and aggregate the
+headline metrics (``chunk_coverage``, ``chunk_coverage@1``, ``n_topics``, ``n_questions_used``,
+``answered_rate``, …). The in-memory :class:`RealUsersResult` (tables and vectors for the page and the
+gap report) is ``plan.outputs["result"]`` once the plan has run.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 
-import numpy as np
 import pandas as pd
 from sqlalchemy import Engine
 
-from voproshalych_eval import runs
 from voproshalych_eval.analytics import text_ru
 from voproshalych_eval.analytics.domain import DomainResult, domain_analysis
 from voproshalych_eval.analytics.question_log import (
     LogEmbeddings,
     LogFilters,
+    analysis_embedder_name,
     default_source,
     embed_log,
     read_log,
@@ -37,6 +38,8 @@ from voproshalych_eval.analytics.utilization import (
     retrieve_log,
     utilization_for_log,
 )
+from voproshalych_eval.jsonable import jsonable
+from voproshalych_eval.plans import Lazy, Plan
 
 log = logging.getLogger(__name__)
 ANALYSES = ("utilization", "topics", "domain")
@@ -94,152 +97,206 @@ class RealUsersResult:
         return out
 
 
-def run_real_users(
-    engine: Engine,
-    *,
-    analyses: Sequence[str] = ANALYSES,
-    source: str | None = None,
-    filters: LogFilters | None = None,
-    top_k: int = 5,
-    k_topics: int | None = None,
-    k_range: tuple[int, int] = (4, 30),
-    embedder_name: str | None = None,
-    pause_minutes: float = 30.0,
-    near_threshold: float = 0.92,
-    slang: dict[str, str] | None = None,
-    record: bool = True,
-    lang: str = "ru",
-    progress: Progress | None = None,
-    snapshot: int | None = None,
-) -> RealUsersResult:
-    """Run the requested analyses over the whole filtered log; record a ``real_users`` run when ``record``.
+DEFAULTS: dict[str, Any] = {
+    "analyses": list(ANALYSES),
+    "source": None,
+    "filters": {},
+    "top_k": 5,
+    "k_topics": None,
+    "k_range": [4, 30],
+    "embedder": None,
+    "pause_minutes": 30.0,
+    "near_threshold": 0.92,
+    "slang": None,
+    "lang": "ru",
+}
+
+
+def filters_from(value: LogFilters | Mapping[str, Any] | None) -> LogFilters:
+    """:class:`LogFilters` from itself or from its :meth:`~LogFilters.describe` dict (a run's parameters)."""
+    if isinstance(value, LogFilters):
+        return value
+    d = dict(value or {})
+    scores = d.get("scores")
+    return LogFilters(
+        start=date.fromisoformat(d["start"]) if d.get("start") else None,
+        end=date.fromisoformat(d["end"]) if d.get("end") else None,
+        answered=d.get("answered"),
+        scores=tuple(scores) if scores is not None else None,
+    )
+
+
+def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
+    """The real-user analytics plan for ``params`` (see :data:`DEFAULTS`); also used by ``resume``.
+
+    Items are the steps: ``log`` (read the filtered log and classify every question), ``embeddings``
+    (the whole log: stored vectors where the model matches, the cached embedder for the rest),
+    ``retrieval`` (the top-k of every question, once), then the requested analyses (``utilization``,
+    ``topics``, ``domain``). The log, vectors and retrieval are computed once per execution by the first
+    step that needs them; ``plan.outputs["result"]`` is the :class:`RealUsersResult` for the page and
+    the report.
 
     ``snapshot``: the snapshot of the knowledge base (and of the bot's log) to analyse; default: the
     source's present content, taken when it changed (:func:`voproshalych_eval.db.snapshots.for_run`).
+    The run is pinned to it (``snapshot_id``), so a resume reads the same data.
     """
-    say = progress or (lambda m: log.info(m))
-    unknown = set(analyses) - set(ANALYSES)
-    if unknown:
-        raise ValueError(f"unknown analyses {sorted(unknown)}; choose from {', '.join(ANALYSES)}")
     from voproshalych_eval.db import snapshots
 
-    filters = filters or LogFilters()
-    snap = snapshots.for_run(engine, snapshot, progress=say)
-    say(f"Knowledge base and log: snapshot {snap.label}.")
-    source = source or default_source(engine, snapshot=snap)
-    timings: dict[str, float] = {}
-    t0 = time.perf_counter()
-    say("Reading the question log…")
-    df = read_log(engine, source=source, filters=filters, snapshot=snap)
-    timings["read"] = time.perf_counter() - t0
-    if df.empty:
-        raise LookupError("No questions match the filters (period, answered, score, source). Widen the filters.")
-    tdf, n_empty = text_rows(df)
-    if n_empty:
-        say(f"{n_empty} rows have no question text: counted as events (sessions, users), left out of text analyses.")
-    if tdf.empty and set(analyses) & {"utilization", "topics"}:
-        raise LookupError("No row with question text matches the filters. Widen the filters.")
+    p = {**DEFAULTS, **{k: v for k, v in params.items() if v is not None}}
+    analyses = [a for a in ANALYSES if a in set(p["analyses"])]
+    unknown = set(p["analyses"]) - set(ANALYSES)
+    if unknown or not analyses:
+        raise ValueError(f"unknown analyses {sorted(unknown)}; choose from {', '.join(ANALYSES)}")
+    filters = filters_from(p["filters"])
+    snap = snapshots.for_run(engine, p.get("snapshot"))
+    source = p["source"] or default_source(engine, snapshot=snap)
+    if source is None:
+        read_log(engine, source=source, filters=filters, snapshot=snap)  # raises the "no question log" sentence
+    top_k, k_topics = int(p["top_k"]), (int(p["k_topics"]) if p["k_topics"] else None)
+    k_range = (int(p["k_range"][0]), int(p["k_range"][1]))
+    slang = dict(p["slang"]) if p["slang"] is not None else None
     normalizer = text_ru.SlangNormalizer(slang) if slang is not None else text_ru.SlangNormalizer()
-    t = time.perf_counter()
-    categories = text_ru.classify_many(tdf["question"].tolist(), slang=normalizer)
-    timings["classify"] = time.perf_counter() - t
+    embedder_name = analysis_embedder_name(engine, p["embedder"], snapshot=snap)
+    timings: dict[str, float] = {}
+    plan: Plan
 
-    need_vectors = bool(set(analyses) & {"utilization", "topics", "domain"})
-    emb: LogEmbeddings | None = None
-    ret: LogRetrieval | None = None
-    if need_vectors and not tdf.empty:
+    def timed(name: str, fn: Any) -> Any:
         t = time.perf_counter()
-        emb = embed_log(engine, tdf, embedder_name=embedder_name, progress=say, snapshot=snap)
-        timings["embed"] = time.perf_counter() - t
-        say(f"{emb.n_used} questions: {emb.n_stored} stored vectors, {emb.n_embedded} embedded with {emb.model}.")
-    if emb is not None and set(analyses) & {"utilization", "topics"}:
-        t = time.perf_counter()
-        say(f"Retrieving the top-{top_k} chunks of every question…")
-        ret = retrieve_log(engine, emb.vectors, k=top_k, model=emb.model, snapshot=snap)
-        timings["retrieve"] = time.perf_counter() - t
+        out = fn()
+        timings[name] = time.perf_counter() - t
+        return out
 
-    res = RealUsersResult(source or "", filters, df, tdf, emb, ret, categories, snapshot=snap.to_json())
-    run = None
-    if record:
-        run = runs.create_run(
-            engine,
-            "real_users",
-            params={"analyses": list(analyses), "source": source, "filters": filters.describe(), "top_k": top_k,
-                    "k_topics": k_topics, "k_range": list(k_range), "pause_minutes": pause_minutes,
-                    "near_threshold": near_threshold,
-                    "snapshot": {"id": snap.id, "content_hash": snap.content_hash}},
-            models={"embedder": emb.model if emb else None},
-            dataset_name=f"question_log:{source}",
-            n_items_total=len(df),
-        )
-        res.run_id = run.id
-    try:
-        if "utilization" in analyses and ret is not None:
-            t = time.perf_counter()
-            say("Chunk utilization…")
-            res.utilization = utilization_for_log(engine, tdf, ret, snapshot=snap)
-            timings["utilization"] = time.perf_counter() - t
-        if "topics" in analyses and emb is not None:
-            t = time.perf_counter()
-            say("Topics and coverage gaps…")
-            res.topics = topic_coverage(tdf, emb.vectors, ret, k_topics=k_topics, k_range=k_range,
-                                        categories=categories, slang=normalizer, lang=lang)
-            timings["topics"] = time.perf_counter() - t
-        if "domain" in analyses:
-            t = time.perf_counter()
-            say("Domain analysis…")
-            res.domain = domain_analysis(df, emb.vectors if emb else None, pause_minutes=pause_minutes,
-                                         near_threshold=near_threshold, slang=normalizer, categories=categories)
-            timings["domain"] = time.perf_counter() - t
-        if "topics" in analyses:
+    def load_log() -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+        plan.say("Reading the question log…")
+        df = timed("read", lambda: read_log(engine, source=source, filters=filters, snapshot=snap))
+        if df.empty:
+            raise LookupError("No questions match the filters (period, answered, score, source). Widen the filters.")
+        tdf, n_empty = text_rows(df)
+        if n_empty:
+            plan.say(f"{n_empty} rows have no question text: counted as events (sessions, users), left out of "
+                     "text analyses.")
+        if tdf.empty and {"utilization", "topics"} & set(analyses):
+            raise LookupError("No row with question text matches the filters. Widen the filters.")
+        categories = timed("classify", lambda: text_ru.classify_many(tdf["question"].tolist(), slang=normalizer))
+        return df, tdf, categories
+
+    log_data = Lazy(load_log)
+
+    def do_embed() -> LogEmbeddings | None:
+        tdf = log_data.get()[1]
+        if tdf.empty:
+            return None
+        return timed("embed", lambda: embed_log(engine, tdf, embedder_name=embedder_name, progress=plan.say,
+                                                snapshot=snap))
+
+    embeddings = Lazy(do_embed)
+
+    def do_retrieve() -> LogRetrieval:
+        emb = embeddings.get()
+        plan.say(f"Retrieving the top-{top_k} chunks of every question…")
+        return timed("retrieve", lambda: retrieve_log(engine, emb.vectors, k=top_k, model=emb.model, snapshot=snap))
+
+    retrieval = Lazy(do_retrieve)
+
+    def result() -> RealUsersResult:
+        res = plan.outputs.get("result")
+        if res is None:
+            df, tdf, categories = log_data.get()
+            res = RealUsersResult(source or "", filters, df, tdf, embeddings.get(),
+                                  retrieval.get() if {"utilization", "topics"} & set(analyses) else None, categories,
+                                  timings=timings, snapshot=snap.to_json())
+            plan.outputs["result"] = res
+        return res
+
+    def work(step: str) -> dict[str, Any]:
+        if step == "log":
+            df, tdf, categories = log_data.get()
+            return {"source": source, "filters": filters.describe(), "n_questions_used": len(df),
+                    "n_empty_questions": len(df) - len(tdf),
+                    "answered_rate": float(df["answered"].mean()) if len(df) else None,
+                    "categories": pd.Series(categories).value_counts().to_dict()}
+        if step == "embeddings":
+            emb = embeddings.get()
+            return emb.info() if emb is not None else {"n_used": 0, "note": "no question text"}
+        if step == "retrieval":
+            ret = retrieval.get()
+            return {"k": ret.k, "model": ret.model, "n_questions": int(ret.chunk_ids.shape[0])}
+        res = result()
+        if step == "utilization":
+            plan.say("Chunk utilization…")
+            res.utilization = timed("utilization", lambda: utilization_for_log(engine, res.text_log, res.retrieval,
+                                                                               snapshot=snap))
+            return jsonable(res.utilization.to_dict())
+        if step == "topics":
+            plan.say("Topics and coverage gaps…")
+            res.topics = timed("topics", lambda: topic_coverage(
+                res.text_log, res.embeddings.vectors, res.retrieval, k_topics=k_topics, k_range=k_range,
+                categories=res.categories, slang=normalizer, lang=str(p["lang"])))
+            # real questions a person labelled "not in the knowledge base" (realq datasets): confirmed gaps
             from voproshalych_eval.annotations import confirmed_gaps
 
             res.confirmed_gaps = confirmed_gaps(engine)
-        res.metrics = _summary_metrics(res)
-        res.timings = timings
-        if run is not None:
-            if res.topics is not None:
-                items = [
-                    (f"topic:{int(r['topic'])}", {k: _clean(r[k]) for k in ("name", "kind", "size", "answered_share",
-                                                                     "nearest_distance", "gap_score", "gap_rank",
-                                                                     "examples") if k in r}, "done", None)
-                    for r in res.topics.topics.to_dict(orient="records")
-                ]
-                runs.record_items(engine, run.id, items)
-            runs.finish_run(engine, run.id, {**res.metrics, "timings_s": {k: round(v, 3) for k, v in timings.items()}})
-    except Exception as exc:
-        if run is not None:
-            runs.fail_run(engine, run.id, str(exc))
-        raise
-    return res
+            return jsonable(res.topics.to_dict())
+        if step == "domain":
+            plan.say("Domain analysis…")
+            res.domain = timed("domain", lambda: domain_analysis(
+                res.log, res.embeddings.vectors if res.embeddings else None, pause_minutes=float(p["pause_minutes"]),
+                near_threshold=float(p["near_threshold"]), slang=normalizer, categories=res.categories))
+            return jsonable(res.domain.to_dict())
+        raise ValueError(f"unknown real-users step {step!r}")
+
+    def finalize(records: list[dict[str, Any]]) -> dict[str, Any]:
+        by = {r["item_key"]: r["result"] for r in records if r["status"] == "done"}
+        metrics = summary_metrics(by)
+        res = plan.outputs.get("result")
+        if res is not None:
+            res.metrics = metrics
+            res.run_id = plan.run_id
+        return {**metrics, "timings_s": {k: round(v, 3) for k, v in timings.items()}}
+
+    steps = ["log", "embeddings"] + (["retrieval"] if {"utilization", "topics"} & set(analyses) else []) + analyses
+    plan = Plan(
+        tier="real_users",
+        items=[(s, s) for s in steps],
+        work=work,
+        finalize=finalize,
+        concurrency=1,  # each step needs the previous ones' data; one CPU-heavy step at a time
+        params={"analyses": analyses, "source": source, "filters": filters.describe(), "top_k": top_k,
+                "k_topics": k_topics, "k_range": list(k_range), "embedder": embedder_name,
+                "pause_minutes": float(p["pause_minutes"]), "near_threshold": float(p["near_threshold"]),
+                "slang": slang, "lang": str(p["lang"]), "snapshot": snap.id},
+        models={"embedder": embedder_name},
+        dataset_name=f"question_log:{source}",
+        snapshot_id=snap.id,
+    )
+    return plan
 
 
-def _clean(v: Any) -> Any:
-    if isinstance(v, (np.floating, float)):
-        return None if np.isnan(v) else float(v)
-    if isinstance(v, np.integer):
-        return int(v)
-    return v
-
-
-def _summary_metrics(res: RealUsersResult) -> dict[str, Any]:
-    m: dict[str, Any] = {"n_questions_used": res.n_used, "n_empty_questions": res.n_empty_questions,
-                         "answered_rate": float(res.log["answered"].mean()) if res.n_used else None}
-    if res.embeddings is not None:
-        m["n_stored_embeddings"] = res.embeddings.n_stored
-        m["n_embedded"] = res.embeddings.n_embedded
-    if res.utilization is not None:
+def summary_metrics(steps: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """The run's headline metrics from its steps' results (``log``, ``embeddings``, ``utilization``,
+    ``topics``, ``domain``)."""
+    log_step, emb = steps.get("log") or {}, steps.get("embeddings") or {}
+    m: dict[str, Any] = {"n_questions_used": log_step.get("n_questions_used"),
+                         "n_empty_questions": log_step.get("n_empty_questions"),
+                         "answered_rate": log_step.get("answered_rate")}
+    if emb and "n_stored" in emb:
+        m["n_stored_embeddings"] = emb.get("n_stored")
+        m["n_embedded"] = emb.get("n_embedded")
+    util = (steps.get("utilization") or {}).get("metrics")
+    if util is not None:
         for k in ("chunk_coverage", "chunk_coverage@1", "page_coverage", "page_coverage@1", "n_never_retrieved",
                   "top10pct_chunk_share", "mean_top1_similarity"):
-            m[k] = res.utilization.metrics.get(k)
-    if res.topics is not None:
-        m["n_topics"] = res.topics.metrics["n_topics"]
-        m["best_silhouette"] = res.topics.metrics["best_silhouette"]
-        if len(res.topics.gaps):
-            m["top_gap"] = str(res.topics.gaps.iloc[0]["name"])
-    if res.domain is not None:
+            m[k] = util.get(k)
+    topics = steps.get("topics")
+    if topics is not None:
+        m["n_topics"] = topics["metrics"].get("n_topics")
+        m["best_silhouette"] = topics["metrics"].get("best_silhouette")
+        if topics.get("gaps"):
+            m["top_gap"] = str(topics["gaps"][0]["name"])
+    dom = (steps.get("domain") or {}).get("metrics")
+    if dom is not None:
         for k in ("unique_users", "questions_per_user_mean", "n_sessions", "turns_per_session_mean", "slang_share",
                   "exact_repeat_share", "near_duplicate_share", "share_greeting", "share_thanks", "share_off_topic",
                   "share_jailbreak"):
-            m[k] = res.domain.metrics.get(k)
-    return {k: _clean(v) for k, v in m.items()}
+            m[k] = dom.get(k)
+    return jsonable(m)

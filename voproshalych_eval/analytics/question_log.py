@@ -179,7 +179,9 @@ def text_rows(df: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     """``(rows with question text, number of rows without)``: what text analyses (topics, embeddings,
     classification) work on, and the count they report as left out. Index reset; order kept."""
     empty = df["question"].map(is_empty_question) if "is_empty_question" not in df else df["is_empty_question"]
-    return df.loc[~empty.astype(bool)].reset_index(drop=True), int(empty.sum())
+    out = df.loc[~empty.astype(bool)].reset_index(drop=True)
+    out.attrs = dict(df.attrs)  # the snapshot it was read from
+    return out, int(empty.sum())
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Helpers shared by CLI subcommands: JSON output, progress on stderr, engine from settings."""
+"""Helpers shared by CLI subcommands: JSON output, progress on stderr, engine from settings, exit codes."""
 
 from __future__ import annotations
 
@@ -19,9 +19,28 @@ def emit(obj: Any, as_json: bool, human: str | None = None) -> None:
 
 
 def _default(o: Any) -> Any:
-    from voproshalych_eval.runs import _default as run_default
+    from voproshalych_eval.jsonable import jsonable
 
-    return run_default(o)
+    return jsonable(o)
+
+
+#: exit status of a command that executed a run, by the run's outcome
+EXIT_CODES: dict[str, int] = {"done": 0, "failed": 1, "done_with_failures": 3, "cancelled": 4}
+EXIT_ERROR = 2
+EXIT_INTERRUPTED = 130
+EXIT_CODES_HELP = """exit codes:
+  0    success (a run: done)
+  1    the run failed (every item failed, or it crashed), or a quality gate failed (tier3 --min-pass-rate)
+  2    error before or around a run: bad arguments or input, a refused resume (configuration changed),
+       the run is already running in another process
+  3    the run finished with more failed items than allowed (done_with_failures; see --max-failure-share)
+  4    the run was cancelled (resumable)
+  130  interrupted with Ctrl-C (the run is marked cancelled and can be resumed)"""
+
+
+def exit_code(status: str) -> int:
+    """The exit status for a run outcome (see :data:`EXIT_CODES_HELP`)."""
+    return EXIT_CODES.get(status, 1)
 
 
 def progress(message: str) -> None:

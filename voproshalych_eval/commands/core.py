@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from typing import Any
@@ -141,4 +140,4 @@ def cmd_serve(args: Any) -> int:
         "--server.address", args.address, "--server.port", str(args.port), "--server.headless", "true",
     ]
     progress(f"Starting the app on http://{args.address}:{args.port}")
-    return subprocess.call(cmd, cwd=PROJECT_ROOT, env=os.environ.copy())
+    return subprocess.call(cmd, cwd=PROJECT_ROOT)  # the child inherits the environment

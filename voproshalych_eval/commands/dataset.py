@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from voproshalych_eval.commands.common import add_json_flag, emit, engine, progress
+from voproshalych_eval.commands.common import add_json_flag, emit, engine, exit_code, progress
+from voproshalych_eval.commands.resume import add_outcome_flags
 
 
 def _csv_list(value: str | None) -> list[str] | None:
@@ -41,7 +42,7 @@ def register(sub: Any) -> None:
     g.add_argument("--lang", choices=("ru", "en"), default="ru", help="prompt language")
     g.add_argument("--concurrency", type=int, default=None, help="items in flight (default 8)")
     g.add_argument("--no-compare-existing", action="store_true", help="do not drop near-duplicates of existing golden sets")
-    add_json_flag(g)
+    add_outcome_flags(g)
     g.set_defaults(func=cmd_generate)
 
     a = dsub.add_parser("list", help="stored datasets (newest version of each name)")
@@ -125,8 +126,7 @@ def register(sub: Any) -> None:
 
 
 def cmd_generate(args: Any) -> int:
-    from voproshalych_eval.commands.resume import _printer
-    from voproshalych_eval.executor import create_run, execute
+    from voproshalych_eval.commands.resume import execute_plan
     from voproshalych_eval.generation.plan import build_plan
 
     eng = engine()
@@ -138,10 +138,9 @@ def cmd_generate(args: Any) -> int:
         "compare_existing": False if args.no_compare_existing else None,
     }
     plan = build_plan(eng, params)
-    run_id = create_run(eng, plan)
-    progress(f"run {run_id} ({plan.tier}): {len(plan.items)} slots for {args.size} items -> dataset {plan.dataset_name}"
+    progress(f"{len(plan.items)} slots for {args.size} items -> dataset {plan.dataset_name}"
              + (" — OFFLINE template generator (not a substitute for an LLM-generated set)" if plan.offline else ""))
-    prog = execute(eng, run_id, plan, on_progress=_printer(), concurrency=args.concurrency)
+    run_id, prog = execute_plan(plan, args)
     m = dict(prog.metrics or {})
     version = int(m["dataset_ref"].rsplit("@v", 1)[1]) if m.get("dataset_ref") else None
     cost = m.get("cost_usd")
@@ -167,7 +166,9 @@ def cmd_generate(args: Any) -> int:
         *[f"warning: {w['message']}" for w in out["warnings"]],
     ])
     emit(out, args.json, human)
-    return 0 if prog.status == "done" and out["dataset"] else 1
+    # exit codes as every run (0 done, 1 failed, 3 done_with_failures, 4 cancelled); a finished run that
+    # stored nothing (every item dropped or failed) is a failure
+    return exit_code(prog.status) if out["dataset"] or prog.status != "done" else 1
 
 
 # ---------------------------------------------------------------- list / show / export / import

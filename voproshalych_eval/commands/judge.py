@@ -9,8 +9,9 @@ The metric flags come from the judge-metric table (``judges/judge_metrics.py``):
 metrics that have the option, and a flag a metric does not take is an error. For ``semantic_similarity``
 ``--models`` names the embedding models (seed 002) and ``--aggregate`` combines them.
 
-Output: one result per sample and an aggregate (mean, 95% CI, n, failures); the run is recorded (tier
-``judge_metrics``) with every item.
+Output: one result per sample and an aggregate (mean, 95% CI, n, failures). The samples are stored as a
+dataset and the run (``judge_metrics``) is executed by the engine: each sample recorded as it finishes,
+resumable with ``resume RUN_ID`` (which reads the stored samples, never the file again).
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from voproshalych_eval.commands.common import add_json_flag, emit, engine, progress
+from voproshalych_eval.commands.common import emit, engine, exit_code, progress
+from voproshalych_eval.commands.resume import add_outcome_flags, execute_plan
 
 
 def register(sub: Any) -> None:
@@ -50,7 +52,9 @@ def register(sub: Any) -> None:
     p.add_argument("--no-cache", action="store_true", help="fresh LLM calls (stability runs)")
     p.add_argument("--offline", action="store_true", help="use the offline heuristic judge")
     p.add_argument("--lang", default=None, choices=["ru", "en"], help="prompt/explanation language")
-    add_json_flag(p)
+    p.add_argument("--limit", type=int, default=None, help="only the first N samples")
+    p.add_argument("--concurrency", type=int, default=None, help="samples in flight at once (default: the LLM's)")
+    add_outcome_flags(p)
     p.set_defaults(func=cmd_judge)
 
 
@@ -130,116 +134,41 @@ def _quorum(value: str | None) -> str | int | None:
     return int(value) if value is not None and value.isdigit() else value
 
 
-def run_judge_metric(eng: Any, metric: str, samples: list[dict[str, Any]], *, judge: Any, cfg: dict[str, Any],
-                     dataset_name: str | None = None, progress_cb: Any = None, cancel: Any = None) -> dict[str, Any]:
-    """Evaluate, record a ``judge_metrics`` run with every item, and return the JSON-ready summary."""
-    from voproshalych_eval import runs
-    from voproshalych_eval.datasets import content_hash
-    from voproshalych_eval.judges import METRIC_KEYS
-
-    run = runs.create_run(
-        eng, "judge_metrics",
-        params={"metric": metric, "aggregate": judge.aggregate, "use_cache": judge.use_cache, "lang": judge.lang,
-                **{k: v for k, v in cfg.items()}},
-        models={"judge": judge.models, "offline": judge.offline},
-        prompts=judge.prompts(metric), dataset_name=dataset_name, dataset_hash=content_hash(samples),
-        n_items_total=len(samples), offline=judge.offline,
-    )
-    judge.run_id = run.id
-    try:
-        results = judge.evaluate_many(metric, samples, progress=progress_cb, cancel=cancel, **cfg)
-        items = []
-        for i, (s, r) in enumerate(zip(samples, results, strict=True)):
-            key = str(s.get("id", i))
-            if r is None:
-                continue
-            d = r.to_dict() | {"item_key": key, "user_input": s["user_input"]}
-            ok = r.score is not None or r.failure_kind == "not_applicable"  # not applicable: nothing to retry
-            runs.record_item(eng, run.id, key, d, status="done" if ok else "failed",
-                             error=None if ok else f"{r.failure_kind}: " + "; ".join(
-                                 str(f.get("message", "")) for f in r.failures)[:500])
-            items.append(d)
-        metrics = judge_metric_aggregates(metric, [r for r in results if r is not None])
-        agg_d = metrics[METRIC_KEYS[metric]]
-        status = "cancelled" if cancel is not None and cancel.is_set() else "done"
-        runs.finish_run(eng, run.id, metrics, status=status)
-    except BaseException as exc:
-        runs.fail_run(eng, run.id, str(exc))
-        raise
-    return {
-        "run_id": run.id,
-        "metric": metric,
-        "models": judge.models,
-        "aggregate_method": judge.aggregate,
-        "offline": judge.offline,
-        "label": "offline heuristic" if judge.offline else None,
-        "config": cfg,
-        "results": items,
-        "aggregate": {**agg_d, "key": METRIC_KEYS[metric], "n_failures": agg_d["n_failed"]},
-        "metrics": metrics,
-    }
-
-
-def judge_metric_aggregates(metric: str, results: list[Any]) -> dict[str, Any]:
-    """Run-level aggregates of a judge metric over its results: ``avg_<metric>`` on the metric's own scale
-    (with failure kinds, not-applicable and partial counts), its 0–1 twin where the scale is not 0–1 and the
-    twin is useful (``avg_rubrics_score_norm``), and the ``pass_rate`` of the results with a verdict."""
-    from voproshalych_eval.judges import METRIC_KEYS
-    from voproshalych_eval.metrics.statistics import summarize
-
-    def kind(r: Any) -> str | None:
-        return "empty_answer" if r.empty_answer else r.failure_kind
-
-    kinds = [kind(r) for r in results]
-    partial = [r.partial for r in results]
-    out: dict[str, Any] = {
-        METRIC_KEYS[metric]: summarize([r.score for r in results], kinds=kinds, partial=partial).to_dict()}
-    if metric == "rubrics_score":
-        out[f"{METRIC_KEYS[metric]}_norm"] = summarize([r.score_norm for r in results], kinds=kinds,
-                                                       partial=partial).to_dict()
-    passed = [r.passed for r in results if r.passed is not None]
-    if passed:
-        out["pass_rate"] = summarize([float(p) for p in passed]).to_dict()
-    out["n_partial"] = sum(1 for r in results if r.partial)
-    return out
-
-
 def cmd_judge(args: Any) -> int:
-    from voproshalych_eval.config import get_settings
-    from voproshalych_eval.judges import get_judge
+    from voproshalych_eval import runs
+    from voproshalych_eval.tiers.judge_metrics import build_plan, run_summary, store_samples
 
-    settings = get_settings()
     samples = read_samples(args.input, encoding=args.encoding)
     cfg = metric_config(args.metric, args)
     eng = engine()
+    dataset = store_samples(eng, samples, Path(args.input).stem)
     models = [m.strip() for m in args.models.split(",") if m.strip()] if args.models else None
-    from voproshalych_eval.judges import JUDGE_METRICS
-
-    llm_models = models if JUDGE_METRICS[args.metric].prompt is not None else None
-    judge = get_judge(settings, eng, models=llm_models, aggregate=args.aggregate,
-                      offline=True if args.offline else None, use_cache=not args.no_cache,
-                      lang=args.lang or settings.language, quorum=_quorum(args.quorum),
-                      vote_quorum=_quorum(args.vote_quorum))
-    if judge.offline:
+    plan = build_plan(eng, {"dataset": dataset.id, "metric": args.metric, "models": models, "aggregate": args.aggregate,
+                            "quorum": _quorum(args.quorum), "vote_quorum": _quorum(args.vote_quorum), "config": cfg,
+                            "use_cache": not args.no_cache, "offline": True if args.offline else None,
+                            "lang": args.lang, "limit": args.limit, "concurrency": args.concurrency})
+    if plan.offline:
         progress("No LLM provider configured (or --offline): using the offline heuristic judge.")
-    progress(f"judge {args.metric}: {len(samples)} samples, models {', '.join(judge.models)}")
-    out = run_judge_metric(eng, args.metric, samples, judge=judge, cfg=cfg, dataset_name=Path(args.input).name,
-                           progress_cb=lambda d, t: progress(f"  {d}/{t}") if d == t or d % 10 == 0 else None)
+    judges = plan.models["judge"]
+    progress(f"judge {args.metric}: {len(plan.items)} samples, models {', '.join(judges)}")
+    run_id, prog = execute_plan(plan, args)
+    out = run_summary(runs.get_run(eng, run_id), runs.item_records(eng, run_id))
     a = out["aggregate"]
 
     def f(x: Any) -> str:
         return "—" if x is None else f"{x:.3f}"
 
     lines = [
-        f"run #{out['run_id']} · {args.metric} · models: {', '.join(judge.models)} · aggregate: {judge.aggregate}"
-        + (" · OFFLINE HEURISTIC" if judge.offline else ""),
+        f"run #{run_id} ({prog.status}) · {args.metric} · models: {', '.join(judges)} · aggregate: {plan.params['aggregate']}"
+        + (" · OFFLINE HEURISTIC" if plan.offline else ""),
     ]
     for r in out["results"]:
-        lines.append(f"  [{r['item_key']}] score={f(r['score'])}" + (f" passed={r['passed']}" if r["passed"] is not None else "")
-                     + (f" failures={len(r['failures'])}" if r["failures"] else ""))
+        lines.append(f"  [{r['item_key']}] score={f(r.get('score'))}"
+                     + (f" passed={r['passed']}" if r.get("passed") is not None else "")
+                     + (f" failures={len(r['failures'])}" if r.get("failures") else ""))
     kinds = ", ".join(f"{k} {n}" for k, n in (a.get("failure_kinds") or {}).items() if n)
-    lines.append(f"{a['key']} = {f(a['value'])} (95% CI {f(a['ci_low'])}–{f(a['ci_high'])}, n={a['n']}, "
-                 f"failures={a['n_failed']}, partial={a.get('n_partial', 0)}, "
+    lines.append(f"{a['key']} = {f(a.get('value'))} (95% CI {f(a.get('ci_low'))}–{f(a.get('ci_high'))}, n={a.get('n')}, "
+                 f"failures={a.get('n_failed')}, partial={a.get('n_partial', 0)}, "
                  f"not applicable={a.get('n_not_applicable', 0)}" + (f"; {kinds}" if kinds else "") + ")")
     emit(out, args.json, "\n".join(lines))
-    return 0
+    return exit_code(prog.status)

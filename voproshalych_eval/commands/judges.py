@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from voproshalych_eval.commands.common import exit_code
 from voproshalych_eval.commands.resume import add_run_flags, run_and_report
 
 
@@ -39,7 +40,7 @@ def cmd_stability(args: Any) -> int:
         "concurrency": args.concurrency, "offline": True if args.offline else None,
     })
     _, prog = run_and_report(plan, args)
-    return 0 if prog.status == "done" else 1
+    return exit_code(prog.status)
 
 
 def cmd_pipeline(args: Any) -> int:
@@ -52,4 +53,4 @@ def cmd_pipeline(args: Any) -> int:
         "offline": True if args.offline else None,
     })
     _, prog = run_and_report(plan, args)
-    return 0 if prog.status == "done" else 1
+    return exit_code(prog.status)

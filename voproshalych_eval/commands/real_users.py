@@ -6,7 +6,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from voproshalych_eval.commands.common import add_json_flag, emit, engine, progress
+from voproshalych_eval.commands.common import add_json_flag, emit, engine, exit_code
+from voproshalych_eval.commands.resume import add_outcome_flags, execute_plan
 
 
 def register(sub: Any) -> None:
@@ -33,7 +34,7 @@ def register(sub: Any) -> None:
     p.add_argument("--report", type=Path, default=None, help="write the coverage-gap report (.md or .html)")
     p.add_argument("--snapshot", type=int, default=None,
                    help="snapshot id of the knowledge base and log (default: the source's present content)")
-    add_json_flag(p)
+    add_outcome_flags(p)
     p.set_defaults(func=cmd_real_users)
 
     p = sub.add_parser(
@@ -66,29 +67,30 @@ def _filters(args: Any) -> Any:
 
 
 def cmd_real_users(args: Any) -> int:
-    from voproshalych_eval.analytics import ANALYSES, run_real_users
+    from voproshalych_eval.analytics import ANALYSES, build_plan
     from voproshalych_eval.analytics.text_ru import load_slang
 
     analyses = ANALYSES if args.analysis == "all" else (args.analysis,)
-    res = run_real_users(
-        engine(),
-        analyses=analyses,
-        source=args.source,
-        filters=_filters(args),
-        top_k=args.top_k,
-        k_topics=args.k_topics,
-        embedder_name=args.embedder,
-        pause_minutes=args.pause_minutes,
-        slang=load_slang(args.slang) if args.slang else None,
-        progress=progress,
-        snapshot=args.snapshot,
-    )
-    out = res.to_dict()
+    if args.report and "topics" not in analyses:
+        raise ValueError("--report needs the topics analysis (--analysis topics or all)")
+    plan = build_plan(engine(), {
+        "analyses": list(analyses), "source": args.source, "filters": _filters(args).describe(), "top_k": args.top_k,
+        "k_topics": args.k_topics, "embedder": args.embedder, "pause_minutes": args.pause_minutes,
+        "slang": load_slang(args.slang) if args.slang else None, "snapshot": args.snapshot,
+    })
+    run_id, prog = execute_plan(plan, args)
+    res = plan.outputs.get("result")
+    if res is None or prog.status != "done":
+        from voproshalych_eval import runs
+
+        run = runs.get_run(engine(), run_id)
+        emit({"run_id": run_id, "status": prog.status, "error": run.error if run else None, "metrics": prog.metrics},
+             args.json, f"run #{run_id}: {prog.status} — {run.error if run else ''}")
+        return exit_code(prog.status)
+    out = {"status": prog.status, **res.to_dict()}
     if args.report:
         from voproshalych_eval.analytics.report import coverage_gap_html, coverage_gap_markdown
 
-        if res.topics is None:
-            raise ValueError("--report needs the topics analysis (--analysis topics or all)")
         body = coverage_gap_html(res) if args.report.suffix.lower() in {".html", ".htm"} else coverage_gap_markdown(res)
         args.report.write_text(body, encoding="utf-8")
         out["report"] = str(args.report)
@@ -106,7 +108,7 @@ def cmd_real_users(args: Any) -> int:
             lines.append(f"  {int(r['gap_rank'])}. {r['name']} — {int(r['size'])} q, answered "
                          f"{r['answered_share']:.0%}, distance {r['nearest_distance']:.3f}, gap {r['gap_score']:.3f}")
     emit(out, args.json, "\n".join(lines))
-    return 0
+    return exit_code(prog.status)
 
 
 def cmd_import(args: Any) -> int:

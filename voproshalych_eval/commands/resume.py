@@ -1,11 +1,11 @@
-"""``resume RUN_ID`` — finish the missing items of an interrupted run; shared CLI runner for LLM tiers."""
+"""``resume RUN_ID`` — finish the missing items of an interrupted run; the shared CLI runner of plans."""
 
 from __future__ import annotations
 
 import time
 from typing import Any
 
-from voproshalych_eval.commands.common import add_json_flag, emit, engine, progress
+from voproshalych_eval.commands.common import add_json_flag, emit, engine, exit_code, progress
 
 
 def add_run_flags(p: Any, *, concurrency: int = 4) -> None:
@@ -13,18 +13,30 @@ def add_run_flags(p: Any, *, concurrency: int = 4) -> None:
     p.add_argument("--limit", type=int, default=None, help="only the first N items")
     p.add_argument("--concurrency", type=int, default=concurrency, help="items in flight at once")
     p.add_argument("--offline", action="store_true", help="use the offline substitutes even if an LLM is configured")
+    add_outcome_flags(p)
+
+
+def add_outcome_flags(p: Any) -> None:
+    """``--max-failure-share`` and ``--json``: what every command that executes a run takes."""
+    p.add_argument("--max-failure-share", type=float, default=None, metavar="SHARE",
+                   help="failed share (0-1) above which the run is done_with_failures (exit 3); "
+                        "default VOPROSHALYCH_EVAL_MAX_FAILURE_SHARE or 0.1")
     add_json_flag(p)
 
 
-def _printer() -> Any:
+def printer() -> Any:
+    """An ``on_progress`` callback printing one progress line per second on stderr."""
     last = [0.0]
+    last_message = [None]
 
     def show(p: Any) -> None:
         from voproshalych_eval.executor import summary_line
 
         now = time.monotonic()
-        if p.status != "running" or now - last[0] >= 1.0 or p.finished in (0, p.total):
+        if (p.status != "running" or now - last[0] >= 1.0 or p.finished in (0, p.total)
+                or p.message != last_message[0]):
             last[0] = now
+            last_message[0] = p.message
             progress(summary_line(p))
 
     return show
@@ -32,29 +44,41 @@ def _printer() -> Any:
 
 def human_summary(run_id: int, prog: Any, metrics: dict[str, Any]) -> str:
     lines = [f"run {run_id}: {prog.status}, {prog.done} done, {prog.failed} failed of {prog.total}"]
+    if prog.status in ("failed", "done_with_failures") and prog.last_error:
+        lines.append(f"  last error: {prog.last_error}")
     for k, v in metrics.items():
         if isinstance(v, dict) and "value" in v:
             val = v["value"]
             ci = f" [{v['ci_low']:.3f}; {v['ci_high']:.3f}]" if v.get("ci_low") is not None else ""
             fails = f", failures {v['n_failed']}" if v.get("n_failed") else ""
-            lines.append(f"  {k}: {'—' if val is None else f'{val:.4f}'}{ci} (n={v['n']}{fails})")
+            shown = "—" if not isinstance(val, int | float) else f"{val:.4f}"
+            lines.append(f"  {k}: {shown}{ci}" + (f" (n={v.get('n')}{fails})" if "n" in v else ""))
         elif isinstance(v, int | float | str | bool) or v is None:
             lines.append(f"  {k}: {v}")
     return "\n".join(lines)
 
 
-def run_and_report(plan: Any, args: Any) -> tuple[int, Any]:
-    """Create a run for ``plan``, execute it in the foreground with progress on stderr, print the result."""
+def execute_plan(plan: Any, args: Any) -> tuple[int, Any]:
+    """Create a run for ``plan`` and execute it in the foreground with progress on stderr; returns
+    ``(run_id, progress)`` (the caller prints what it wants)."""
     from voproshalych_eval.executor import create_run, execute
 
+    if getattr(args, "max_failure_share", None) is not None:
+        plan.params["max_failure_share"] = float(args.max_failure_share)
     eng = engine()
     run_id = create_run(eng, plan)
     progress(f"run {run_id} ({plan.tier}): {len(plan.items)} items" + (" — OFFLINE heuristics" if plan.offline else ""))
-    prog = execute(eng, run_id, plan, on_progress=_printer(), concurrency=getattr(args, "concurrency", None))
+    prog = execute(eng, run_id, plan, on_progress=printer(), concurrency=getattr(args, "concurrency", None))
+    return run_id, prog
+
+
+def run_and_report(plan: Any, args: Any) -> tuple[int, Any]:
+    """:func:`execute_plan`, then print the outcome and the aggregates."""
+    run_id, prog = execute_plan(plan, args)
     metrics = prog.metrics or {}
     from voproshalych_eval.generation.staleness import dataset_warning, warning_text
 
-    warn = dataset_warning(eng, plan.dataset_id)
+    warn = dataset_warning(engine(), plan.dataset_id, plan.snapshot_id)
     if warn:
         progress("WARNING: " + warning_text(warn))
     emit({"run_id": run_id, "tier": plan.tier, "status": prog.status, "offline": plan.offline,
@@ -65,10 +89,20 @@ def run_and_report(plan: Any, args: Any) -> tuple[int, Any]:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("resume", help="finish the missing (and failed) items of an interrupted run")
+    p = sub.add_parser(
+        "resume",
+        help="finish the missing (and failed) items of an interrupted run, with the configuration it started with",
+        description=(
+            "Rebuilds the run's plan from its stored parameters and its stored dataset (never re-reading a file) "
+            "and refuses, naming what differs, when the current configuration cannot reproduce the run (LLM "
+            "missing, another model, prompt or endpoint, the stored dataset changed). Only one process executes "
+            "a run at a time."
+        ),
+    )
     p.add_argument("run_id", type=int)
     p.add_argument("--keep-failed", action="store_true", help="do not retry items that failed")
-    p.add_argument("--force", action="store_true", help="resume even if the run's heartbeat is fresh")
+    p.add_argument("--force", action="store_true",
+                   help="resume even though the configuration changed; the run is then marked mixed")
     add_json_flag(p)
     p.set_defaults(func=cmd_resume)
 
@@ -83,9 +117,10 @@ def cmd_resume(args: Any) -> int:
         raise ValueError(f"run {args.run_id} does not exist")
     before = runs.count_items(eng, args.run_id)
     progress(f"run {args.run_id}: {state}; recorded {before.get('done', 0)} done, {before.get('failed', 0)} failed")
-    prog = resume(eng, args.run_id, retry_failed=not args.keep_failed, force=args.force, on_progress=_printer())
+    prog = resume(eng, args.run_id, retry_failed=not args.keep_failed, force=args.force, on_progress=printer())
     metrics = prog.metrics or {}
+    run = runs.get_run(eng, args.run_id)
     emit({"run_id": args.run_id, "status": prog.status, "n_done": prog.done, "n_failed": prog.failed,
-          "resumed_from": before, "tokens": prog.tokens, "metrics": metrics},
-         args.json, human_summary(args.run_id, prog, metrics))
-    return 0 if prog.status == "done" else 1
+          "resumed_from": before, "tokens": prog.tokens, "mixed": bool(run and run.mixed), "metrics": metrics},
+         args.json, human_summary(args.run_id, prog, metrics) + ("\n  MIXED: " + str(run.mixed_reason) if run and run.mixed else ""))
+    return exit_code(prog.status)

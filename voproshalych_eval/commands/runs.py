@@ -18,13 +18,11 @@ def register(sub: Any) -> None:
     q = rs.add_parser("list", help="runs, newest first, with filters")
     q.add_argument("--tier", action="append", help="tier key (repeatable): tier0, tier1, tier2, …")
     q.add_argument("--status", action="append",
-                   help="running, interrupted, done, failed, cancelled (repeatable)")
+                   help="running, interrupted, done, done_with_failures, failed, cancelled (repeatable)")
     q.add_argument("--dataset", action="append", help="dataset name (repeatable)")
     q.add_argument("--model", help="substring of any model name (embedder, generator, judge)")
     q.add_argument("--since", type=date.fromisoformat, help="started on or after YYYY-MM-DD")
     q.add_argument("--until", type=date.fromisoformat, help="started on or before YYYY-MM-DD")
-    q.add_argument("--stale-minutes", type=float, default=None,
-                   help="a running run with an older heartbeat is shown as interrupted (default 10)")
     q.add_argument("--limit", type=int, default=100)
     add_json_flag(q)
     q.set_defaults(func=cmd_list)
@@ -41,6 +39,8 @@ def register(sub: Any) -> None:
     q.add_argument("--metric", help="per-item diff of this metric (default: the first tested one)")
     q.add_argument("--method", choices=("permutation", "bootstrap"), default="permutation")
     q.add_argument("--top", type=int, default=10, help="items shown per direction in the human output")
+    q.add_argument("--force", action="store_true",
+                   help="compare runs of different tiers or datasets anyway (their items may not correspond)")
     add_json_flag(q)
     q.set_defaults(func=cmd_compare)
 
@@ -65,14 +65,14 @@ def cmd_list(args: Any) -> int:
 
     found = runs.list_runs(
         engine(), tier=args.tier, status=args.status, dataset_name=args.dataset, model=args.model,
-        since=args.since, until=args.until, limit=args.limit, stale_after_minutes=args.stale_minutes,
+        since=args.since, until=args.until, limit=args.limit,
     )
-    df = runs.runs_frame(found, stale_after_minutes=args.stale_minutes)
+    df = runs.runs_frame(found)
     records = runs.frame_records(df)
     lines = [f"{'id':>5}  {'tier':<15} {'status':<12} {'dataset':<16} {'started':<17} models"]
     for r in found:
         lines.append(
-            f"{r.id:>5}  {r.tier:<15} {runs.run_state(r, stale_after_minutes=args.stale_minutes):<12} "
+            f"{r.id:>5}  {r.tier:<15} {runs.run_state(r) + (' (mixed)' if r.mixed else ''):<12} "
             f"{(r.dataset_name or '—')[:16]:<16} {r.started_at:%Y-%m-%d %H:%M} {runs.models_label(r)}"
         )
     emit({"n": len(records), "runs": records}, args.json, "\n".join(lines) if found else "no runs")
@@ -87,7 +87,8 @@ def cmd_show(args: Any) -> int:
         data = {k: v for k, v in data.items() if k != "items"}
     r, st = data["run"], data["baseline_status"]
     lines = [
-        f"run #{r['id']} · {r['tier']} · {r['state']}" + (f" · {r['label']}" if r.get("label") else ""),
+        f"run #{r['id']} · {r['tier']} · {r['state']}" + (f" · {r['label']}" if r.get("label") else "")
+        + (f" · MIXED ({r.get('mixed_reason')})" if r.get("mixed") else ""),
         f"dataset: {r.get('dataset_name') or '—'} ({(r.get('dataset_hash') or '—')[:12]})",
         f"models: {r.get('models')}",
         f"params: {r.get('params')}",
@@ -114,7 +115,7 @@ def cmd_show(args: Any) -> int:
 def cmd_compare(args: Any) -> int:
     from voproshalych_eval import runs
 
-    cmp = runs.compare_runs(engine(), args.run_a, args.run_b, method=args.method)
+    cmp = runs.compare_runs(engine(), args.run_a, args.run_b, method=args.method, force=args.force)
     tested = cmp.metrics[cmp.metrics["n_pairs"] > 0]
     metric = args.metric or (tested["metric"].iloc[0] if len(tested) else None)
     diff = cmp.item_diff(metric) if metric else None

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from voproshalych_eval.commands.common import add_json_flag, emit, engine, progress
+from voproshalych_eval.commands.common import emit, engine, exit_code, progress
+from voproshalych_eval.commands.resume import add_outcome_flags, execute_plan
 
 
 def register(sub: Any) -> None:
@@ -26,7 +27,7 @@ def register(sub: Any) -> None:
     p.add_argument("--metric", choices=("cosine", "euclidean"), default="cosine")
     p.add_argument("--vectors", type=Path, default=None, help="a .npy float matrix; no database access")
     p.add_argument("--top", type=int, default=10, help="outliers to list")
-    add_json_flag(p)
+    add_outcome_flags(p)
     p.set_defaults(func=cmd_tier0)
 
 
@@ -66,13 +67,18 @@ def cmd_tier0(args: Any) -> int:
             raise tier0.Tier0Error(f"{args.vectors} must hold a 2-D numeric matrix (rows are vectors), got {X.shape} {X.dtype}.")
         vs = tier0.vector_set_from_array(X, model=f"file:{args.vectors.name}")
         progress(f"{vs.X.shape[0]} vectors of dimension {vs.X.shape[1]} from {args.vectors}")
-        res = tier0.run_tier0(None, source="vectors", k=args.k, metric=args.metric, record=False,  # type: ignore[arg-type]
-                              vector_set=vs, top_outliers=args.top, n_clusters=None, progress=progress)
-    else:
-        res = tier0.run_tier0(engine(), source=args.source, embedder=args.embedder, k=args.k, metric=args.metric,
-                              dataset=args.dataset, top_outliers=args.top, n_clusters=None, progress=progress)
-    out = tier0.json_result(res)
-    if args.vectors is not None:
+        res = tier0.analyse(vs, k=args.k, metric=args.metric, top_outliers=args.top, n_clusters=None)
+        out = tier0.json_result(res)
         out["file"] = str(args.vectors)
+        emit(out, args.json, _human(out))
+        return 0
+    from voproshalych_eval import runs
+
+    eng = engine()
+    plan = tier0.build_plan(eng, {"source": args.source, "embedder": args.embedder, "k": args.k, "metric": args.metric,
+                                  "dataset": args.dataset, "top_outliers": args.top, "n_clusters": None})
+    run_id, prog = execute_plan(plan, args)
+    res = tier0.result(runs.get_run(eng, run_id), runs.item_records(eng, run_id), plan.outputs)
+    out = {"status": prog.status, **tier0.json_result(res)}
     emit(out, args.json, _human(out))
-    return 0
+    return exit_code(prog.status)

@@ -30,7 +30,7 @@ def register(sub: Any) -> None:
 
 
 def cmd_tier3(args: Any) -> int:
-    from voproshalych_eval.commands.common import engine, progress
+    from voproshalych_eval.commands.common import engine, exit_code, progress
     from voproshalych_eval.tiers.tier3 import build_plan
 
     plan = build_plan(engine(), {
@@ -43,7 +43,7 @@ def cmd_tier3(args: Any) -> int:
     })
     _, prog = run_and_report(plan, args)
     if prog.status != "done":
-        return 1
+        return exit_code(prog.status)
     metrics = prog.metrics or {}
     if args.min_pass_rate is not None and not metrics.get("gate_passed"):
         progress(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from voproshalych_eval.commands.common import exit_code
 from voproshalych_eval.commands.resume import add_run_flags, run_and_report
 
 
@@ -31,4 +32,4 @@ def cmd_ux(args: Any) -> int:
         "generator_model": args.model, "concurrency": args.concurrency, "offline": True if args.offline else None,
     })
     _, prog = run_and_report(plan, args)
-    return 0 if prog.status == "done" else 1
+    return exit_code(prog.status)

@@ -13,11 +13,11 @@
 
 from __future__ import annotations
 
-import os
 import threading
 
 from sqlalchemy import Engine
 
+from voproshalych_eval.config import env
 from voproshalych_eval.embeddings.base import Embedder, EmbedderError, normalize_rows
 from voproshalych_eval.embeddings.cache import CachedEmbedder, text_hash
 
@@ -40,8 +40,8 @@ def _build(name: str) -> Embedder:
     if name.startswith("st:"):
         return backends.SentenceTransformerEmbedder(name[3:])
     if name.startswith("openai:"):
-        base = os.environ.get("VOPROSHALYCH_EVAL_EMBEDDINGS_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
-        key = os.environ.get("VOPROSHALYCH_EVAL_EMBEDDINGS_API_KEY") or os.environ.get("OPENAI_API_KEY")
+        base = env("VOPROSHALYCH_EVAL_EMBEDDINGS_BASE_URL") or env("OPENAI_BASE_URL")
+        key = env("VOPROSHALYCH_EVAL_EMBEDDINGS_API_KEY") or env("OPENAI_API_KEY")
         return backends.OpenAIEmbedder(name[7:], base_url=base, api_key=key)
     raise EmbedderError(
         f"Unknown embedder '{name}'. Use one of {', '.join(BUILTIN_EMBEDDERS)}, 'st:<model dir>' or 'openai:<model>'."

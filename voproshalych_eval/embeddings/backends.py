@@ -146,7 +146,7 @@ class OpenAIEmbedder:
     ) -> None:
         from openai import OpenAI
 
-        from voproshalych_eval.llm.providers import split_base_url
+        from voproshalych_eval.endpoints import split_base_url
 
         base, query = split_base_url(base_url, f"openai:{model}")  # a ?query stays a query, not part of the path
         self._client = OpenAI(base_url=base, api_key=api_key or "not-needed", timeout=timeout, max_retries=max_retries,

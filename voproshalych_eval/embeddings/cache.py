@@ -7,7 +7,6 @@ and sends only the missing ones to the model, in one batch, then stores them. As
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -15,12 +14,10 @@ import numpy as np
 from sqlalchemy import Engine, text
 
 from voproshalych_eval.db.production import parse_vector
+from voproshalych_eval.db.text_keys import text_hash
 from voproshalych_eval.embeddings.base import Embedder
 
-
-def text_hash(value: str) -> str:
-    """sha256 hex digest of the UTF-8 text (the cache key and the chunk re-embedding key)."""
-    return hashlib.sha256(value.encode("utf-8")).hexdigest()
+__all__ = ["CacheStats", "CachedEmbedder", "text_hash"]
 
 
 @dataclass

@@ -122,10 +122,9 @@ def _focus_text(text_: str, focus: int) -> str:
 def build_plan(engine: Engine, params: Mapping[str, Any]) -> Any:
     """The generation plan for ``params`` (see :data:`DEFAULTS`); also used by ``resume``."""
     from voproshalych_eval.config import get_settings
-    from voproshalych_eval.executor import ItemResult, Plan, items_records
     from voproshalych_eval.llm.client import default_client
     from voproshalych_eval.llm.prompts import prompt_versions
-    from voproshalych_eval.tiers._shared import Lazy
+    from voproshalych_eval.plans import ItemResult, Lazy, Plan
 
     p: dict[str, Any] = {**DEFAULTS, **{k: v for k, v in params.items() if v is not None}}
     p["thresholds"] = {**G.DEFAULT_THRESHOLDS, **dict(p.get("thresholds") or {})}
@@ -313,13 +312,14 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Any:
         tier=TIER,
         items=[(s.key, s.to_dict()) for s in slots],
         work=work,
-        finalize=lambda eng, run_id: finalize(items_records(eng, run_id)),
+        finalize=finalize,
         concurrency=int(p["concurrency"] or 8),
         params=p,
         models={"generator": p["model"], "judge": None if offline else (p["judge_models"] or [p["model"]]),
                 "embedder": p["embedder"]},
         prompts={} if offline else prompt_versions(prompt_names, lang),
         dataset_name=name,
+        snapshot_id=snap.id,
         offline=offline,
         label=f"generate {name}",
     )

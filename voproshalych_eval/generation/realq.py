@@ -75,10 +75,15 @@ def log_questions(engine: Engine, *, source: str | None = None) -> pd.DataFrame:
 
 def topic_assignments(engine: Engine, *, source: str | None = None, k_topics: int | None = None) -> pd.DataFrame:
     """Topic of every log question (the real-user topic analysis, not recorded as a run):
-    ``log_id, topic, topic_name, gap_rank`` (``gap_rank`` None for topics that are not ranked gaps)."""
-    from voproshalych_eval.analytics.pipeline import run_real_users
+    ``log_id, topic, topic_name, gap_rank`` (``gap_rank`` None for topics that are not ranked gaps).
 
-    res = run_real_users(engine, analyses=("topics",), source=source, k_topics=k_topics, record=False)
+    The real-users plan's steps are worked through in order here, in memory, without the engine."""
+    from voproshalych_eval.analytics.pipeline import build_plan
+
+    plan = build_plan(engine, {"analyses": ["topics"], "source": source, "k_topics": k_topics})
+    for _, step in plan.items:
+        plan.work(step)  # type: ignore[misc]
+    res = plan.outputs["result"]
     t = res.topics
     if t is None:
         return pd.DataFrame(columns=["log_id", "topic", "topic_name", "gap_rank"])

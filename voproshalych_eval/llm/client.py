@@ -36,7 +36,6 @@ import contextvars
 import functools
 import json
 import logging
-import os
 import random
 import threading
 import time
@@ -697,7 +696,9 @@ def default_client(settings: Any = None, engine: Engine | None = None, **kwargs:
     if not providers:
         return None
     opts = llm_options(settings)
-    conc = kwargs.pop("concurrency", None) or os.environ.get("VOPROSHALYCH_EVAL_LLM_CONCURRENCY") or opts.get("concurrency") or 8
-    timeout = kwargs.pop("timeout", None) or os.environ.get("VOPROSHALYCH_EVAL_LLM_TIMEOUT") or opts.get("timeout") or 60
+    from voproshalych_eval.config import env
+
+    conc = kwargs.pop("concurrency", None) or env("VOPROSHALYCH_EVAL_LLM_CONCURRENCY") or opts.get("concurrency") or 8
+    timeout = kwargs.pop("timeout", None) or env("VOPROSHALYCH_EVAL_LLM_TIMEOUT") or opts.get("timeout") or 60
     lang = kwargs.pop("lang", None) or getattr(settings, "language", "ru") or "ru"
     return LLMClient(providers, engine, concurrency=int(conc), timeout=float(timeout), settings=settings, lang=lang, **kwargs)

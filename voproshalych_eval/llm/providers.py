@@ -28,10 +28,16 @@ key never reaches a repr, a log line, the database or the UI.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from voproshalych_eval.config import environ
+
+# the endpoint-URL helpers live below the LLM layer (the embedder uses them too); re-exported here
+from voproshalych_eval.endpoints import ProviderConfigError as ProviderConfigError
+from voproshalych_eval.endpoints import public_url as public_url
+from voproshalych_eval.endpoints import split_base_url as split_base_url
 
 DEFAULT_MODELS = ["gpt-4o-mini"]
 #: The SDK's endpoint when no base URL is given.
@@ -68,23 +74,6 @@ class Provider:
         }
 
 
-def public_url(url: str | None) -> str | None:
-    """The URL without user-info or query string (which could carry credentials)."""
-    if not url:
-        return url
-    from urllib.parse import urlsplit, urlunsplit
-
-    p = urlsplit(url)
-    host = p.hostname or ""
-    if p.port:
-        host += f":{p.port}"
-    return urlunsplit((p.scheme, host, p.path, "", ""))
-
-
-class ProviderConfigError(ValueError):
-    """A provider's configuration cannot work (the message names the provider, never a credential)."""
-
-
 def has_user_info(url: str | None) -> bool:
     """Whether ``url`` carries ``user[:password]@`` (sent as HTTP Basic auth by the HTTP client)."""
     from urllib.parse import urlsplit
@@ -93,32 +82,6 @@ def has_user_info(url: str | None) -> bool:
         return bool(url) and "@" in urlsplit(url).netloc  # type: ignore[arg-type]
     except ValueError:
         return False
-
-
-def split_base_url(url: str | None, provider: str = "default") -> tuple[str | None, dict[str, str]]:
-    """``(base URL without query, query parameters)``: the SDK appends ``/chat/completions`` to the base URL's
-    path, so a query left in it would make ``/v1?api-key=K/chat/completions``. The parameters are sent as
-    the client's default query instead. A fragment, a repeated parameter or a non-HTTP scheme is refused."""
-    if not url:
-        return url, {}
-    from urllib.parse import parse_qsl, urlsplit, urlunsplit
-
-    try:
-        p = urlsplit(url.strip())
-        _ = p.port  # raises on a malformed port
-    except ValueError as exc:
-        raise ProviderConfigError(f"provider {provider!r}: malformed base URL ({exc})") from None
-    shown = public_url(url)
-    if p.scheme not in ("http", "https") or not p.hostname:
-        raise ProviderConfigError(f"provider {provider!r}: base URL {shown!r} must be http(s)://host[:port]/path")
-    if p.fragment:
-        raise ProviderConfigError(f"provider {provider!r}: base URL {shown} has a '#fragment'; remove it")
-    pairs = parse_qsl(p.query, keep_blank_values=True)
-    names = [k for k, _ in pairs]
-    dup = sorted({k for k in names if names.count(k) > 1})
-    if dup:
-        raise ProviderConfigError(f"provider {provider!r}: base URL {shown} repeats query parameter(s) {', '.join(dup)}")
-    return urlunsplit((p.scheme, p.netloc, p.path, "", "")), dict(pairs)
 
 
 def _secrets(settings: Any) -> Mapping[str, Any]:
@@ -130,7 +93,7 @@ def resolve_api_key(provider: Provider, settings: Any = None, env: Mapping[str, 
     """The provider's key from the environment, else from the top level (or ``[llm]``) of secrets.toml."""
     if not provider.api_key_env:
         return None
-    env = os.environ if env is None else env
+    env = environ() if env is None else env
     if env.get(provider.api_key_env):
         return env[provider.api_key_env]
     if settings is None:
@@ -175,7 +138,7 @@ def configured_providers(settings: Any = None, env: Mapping[str, str] | None = N
 
     Never raises for a malformed entry: entries without a name or a base URL are skipped.
     """
-    env = os.environ if env is None else env
+    env = environ() if env is None else env
     providers: list[Provider] = []
     llm = _secrets(settings).get("llm")
     entries = llm.get("providers") if isinstance(llm, Mapping) else None

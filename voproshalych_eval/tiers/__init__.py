@@ -1,5 +1,2 @@
-"""Tier orchestration: each tier is a function from inputs + settings to a recorded run."""
-
-from voproshalych_eval.tiers.catalog import TIERS, TierInfo
-
-__all__ = ["TIERS", "TierInfo"]
+"""The benchmark tiers as plans (``build_plan(engine, params)``) and what they share: inputs, LLM calls,
+text overlap, aggregation. The registry of plans is :mod:`voproshalych_eval.plans`."""

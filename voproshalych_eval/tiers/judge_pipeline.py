@@ -30,8 +30,8 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from voproshalych_eval.executor import ItemResult, Plan, items_records
-from voproshalych_eval.tiers import _shared as sh
+from voproshalych_eval.plans import ItemResult, Plan
+from voproshalych_eval.tiers import aggregation, inputs, llm_calls
 
 TIER = "judge_pipeline"
 PLACEHOLDERS = ("{question}", "{context}", "{answer}")
@@ -48,7 +48,7 @@ DEFAULTS: dict[str, Any] = {
 
 
 def _show_judge(engine: Engine, p: Mapping[str, Any]) -> Any:
-    judge = sh.make_judge(engine, models=p["judge_models"], offline=p["offline"], use_cache=True)
+    judge = llm_calls.make_judge(engine, models=p["judge_models"], offline=p["offline"], use_cache=True)
     if p["prompt"]:
         if getattr(judge, "offline", False):
             raise ValueError("a custom show/no-show prompt needs an LLM; the offline judge has no prompt")
@@ -91,10 +91,10 @@ def _verdict(res: Mapping[str, Any]) -> bool | None:
 def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     """The show/no-show plan for ``params`` (see :data:`DEFAULTS`); also used by ``resume``."""
     p = {**DEFAULTS, **{k: v for k, v in params.items() if v is not None}}
-    ds = sh.load_dataset(engine, p["dataset"], "judge")
-    pairs = sh.select_items(ds, limit=p["limit"])
+    ds = inputs.load_dataset(engine, p["dataset"], "judge")
+    pairs = inputs.select_items(ds, limit=p["limit"])
     judge = _show_judge(engine, p)
-    bench = sh.make_judge(engine, models=p["judge_models"], offline=p["offline"]) if p["calibrate"] else None
+    bench = llm_calls.make_judge(engine, models=p["judge_models"], offline=p["offline"]) if p["calibrate"] else None
     threshold = float(p["threshold"])
 
     def work(record: dict[str, Any]) -> ItemResult:
@@ -102,7 +102,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         if p["prompt"]:
             res = custom_show_no_show(judge, p["prompt"], record["question"], record["context"], record["answer"])
         else:
-            res = sh.judge_call(judge.show_no_show, record["question"], record["context"], record["answer"])
+            res = llm_calls.judge_call(judge.show_no_show, record["question"], record["context"], record["answer"])
         verdict = _verdict(res)
         out: dict[str, Any] = {
             "question": record["question"],
@@ -116,16 +116,16 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
             "correct": None if verdict is None else int(verdict) == int(record["label"]),
             "reason": res.get("explanation"),
             "show_no_show": res,
-            "failure_kind": None if verdict is not None else (sh.judge_kind(res) or "error"),
+            "failure_kind": None if verdict is not None else (aggregation.judge_kind(res) or "error"),
         }
-        tokens = sh.tokens_of(res)
+        tokens = llm_calls.tokens_of(res)
         if bench is not None and with_context:  # the benchmark judge grounds in a context: none, no verdict
-            sample = sh.make_sample(record["question"], record["answer"], None, [record["context"]])
-            b = sh.judge_call(bench.rag_judge, sample, threshold=threshold)
+            sample = llm_calls.make_sample(record["question"], record["answer"], None, [record["context"]])
+            b = llm_calls.judge_call(bench.rag_judge, sample, threshold=threshold)
             bv = _verdict(b)
             out["benchmark"] = b
             out["benchmark_verdict"] = None if bv is None else int(bv)
-            tokens += sh.tokens_of(b)
+            tokens += llm_calls.tokens_of(b)
         return ItemResult(out, tokens=tokens)
 
     offline = bool(getattr(judge, "offline", False))
@@ -135,7 +135,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         tier=TIER,
         items=pairs,
         work=work,
-        finalize=lambda eng, run_id: aggregate(items_records(eng, run_id)),
+        finalize=lambda records: aggregate(records),
         concurrency=int(p["concurrency"] or 4),
         params=params_out,
         models={"judges": list(getattr(judge, "models", []) or [])},
@@ -144,6 +144,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         dataset_name=ds.name,
         dataset_hash=ds.content_hash,
         offline=offline,
+        providers=llm_calls.providers_of(judge, bench),
     )
 
 
@@ -163,23 +164,23 @@ def classification(labels: Sequence[int], verdicts: Sequence[int | None], prefix
 
 
 def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
-    res = sh.done_results(records)
+    res = aggregation.done_results(records)
     labels = [r["label"] for r in res]
     m = classification(labels, [r.get("verdict") for r in res])
     n_calls = len(res)
     m["n_items"] = len(records)
-    m["n_failed_items"] = sh.n_failed_items(records)
+    m["n_failed_items"] = aggregation.n_failed_items(records)
     from voproshalych_eval.metrics.failures import category, count
 
     kinds = count([category(r.get("failure_kind")) if r.get("failure_kind") else None for r in res]
-                  + sh.failed_item_kinds(records))
+                  + aggregation.failed_item_kinds(records))
     m["failure_kinds"] = kinds
     # transport failures (timeout, 429 after retries, 5xx, connection) and unparseable replies, over the calls made
     m["error_rate"] = kinds["transport"] / n_calls if n_calls else None
     m["parse_failure_rate"] = kinds["parse"] / n_calls if n_calls else None
-    m["accuracy_ci"] = sh.agg([None if r.get("correct") is None else float(r["correct"]) for r in res])
-    m.update(sh.latency_percentiles([r.get("show_no_show", {}).get("duration_s") for r in res], "latency"))
-    m["tokens"] = sum(sh.tokens_of(r.get("show_no_show", {})) + sh.tokens_of(r.get("benchmark", {}) or {}) for r in res)
+    m["accuracy_ci"] = aggregation.agg([None if r.get("correct") is None else float(r["correct"]) for r in res])
+    m.update(aggregation.latency_percentiles([r.get("show_no_show", {}).get("duration_s") for r in res], "latency"))
+    m["tokens"] = sum(llm_calls.tokens_of(r.get("show_no_show", {})) + llm_calls.tokens_of(r.get("benchmark", {}) or {}) for r in res)
     by_kind: dict[str, Any] = {}
     for k in sorted({r.get("kind") or "—" for r in res}):
         sub = [r for r in res if (r.get("kind") or "—") == k]

@@ -33,8 +33,8 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from voproshalych_eval.executor import ItemResult, Plan, items_records
-from voproshalych_eval.tiers import _shared as sh
+from voproshalych_eval.plans import ItemResult, Plan
+from voproshalych_eval.tiers import aggregation, inputs, llm_calls
 
 TIER = "judge"
 METRICS = ("faithfulness", "answer_relevance", "answer_correctness", "e2e_score", "rag_judge")
@@ -63,7 +63,7 @@ def _record_to_sample(record: Mapping[str, Any], kind: str) -> tuple[str, str | 
 def _classify_failure(res: Mapping[str, Any]) -> str | None:
     """``None`` (a score, an empty answer included) or the failure kind of one call (``transport``, ``parse``,
     ``not_applicable``, …; see :mod:`voproshalych_eval.metrics.failures`)."""
-    kind = sh.judge_kind(res)
+    kind = aggregation.judge_kind(res)
     return None if kind == "empty_answer" else kind
 
 
@@ -72,30 +72,30 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     p = {**DEFAULTS, **{k: v for k, v in params.items() if v is not None}}
     if p["metric"] not in METRICS:
         raise ValueError(f"metric must be one of {', '.join(METRICS)}")
-    ds = sh.load_dataset(engine, p["dataset"], p["dataset_kind"])
-    pairs = sh.select_items(ds, limit=p["limit"])
+    ds = inputs.load_dataset(engine, p["dataset"], p["dataset_kind"])
+    pairs = inputs.select_items(ds, limit=p["limit"])
     repeats = max(2, int(p["repeats"]))
     models = list(p["judge_models"] or [])
     if models:
-        judges = {m: sh.make_judge(engine, models=[m], offline=p["offline"], use_cache=False) for m in models}
+        judges = {m: llm_calls.make_judge(engine, models=[m], offline=p["offline"], use_cache=False) for m in models}
     else:
-        j = sh.make_judge(engine, offline=p["offline"], use_cache=False)
+        j = llm_calls.make_judge(engine, offline=p["offline"], use_cache=False)
         judges = {(list(getattr(j, "models", []) or ["default"]))[0]: j}
     metric = p["metric"]
 
     def work(record: dict[str, Any]) -> ItemResult:
         q, answer, reference, contexts = _record_to_sample(record, p["dataset_kind"])
-        sample = sh.make_sample(q, answer, reference, contexts)
+        sample = llm_calls.make_sample(q, answer, reference, contexts)
         calls: dict[str, list[dict[str, Any]]] = {}
         tokens = 0
         for name, judge in judges.items():
             fn = getattr(judge, metric)
             reps = []
             for _ in range(repeats):
-                r = sh.judge_call(fn, sample, threshold=p["threshold"]) if metric == "rag_judge" and p["threshold"] is not None else sh.judge_call(fn, sample)
+                r = llm_calls.judge_call(fn, sample, threshold=p["threshold"]) if metric == "rag_judge" and p["threshold"] is not None else llm_calls.judge_call(fn, sample)
                 r["failure_kind"] = _classify_failure(r)
                 reps.append(r)
-            tokens += sh.tokens_of(*reps)
+            tokens += llm_calls.tokens_of(*reps)
             calls[name] = reps
         out = {
             "question": q,
@@ -114,7 +114,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         tier=TIER,
         items=pairs,
         work=work,
-        finalize=lambda eng, run_id: aggregate(items_records(eng, run_id), models=list(judges), metric=metric, threshold=p["threshold"]),
+        finalize=lambda records: aggregate(records, models=list(judges), metric=metric, threshold=p["threshold"]),
         concurrency=int(p["concurrency"] or 4),
         params=params_out,
         models={"judges": list(judges)},
@@ -123,6 +123,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         dataset_name=ds.name,
         dataset_hash=ds.content_hash,
         offline=offline,
+        providers=llm_calls.providers_of(*judges.values()),
     )
 
 
@@ -179,16 +180,16 @@ def model_metrics(items: Sequence[Sequence[Mapping[str, Any]]], *, metric: str, 
     calls = [c for item in applicable for c in item]
     scores = [[_norm(c, lo, hi) for c in item] for item in applicable]
     stds = score_std_per_item(scores)
-    std_agg = sh.agg(stds)
+    std_agg = aggregation.agg(stds)
     max_std = 0.5  # the largest std of scores on [0, 1]
     cons = [None if s is None else max(0.0, 1.0 - s / max_std) for s in stds]
     verdicts = [[_verdict(c, thr, lo, hi) for c in item] for item in applicable]
     kinds = count(c.get("failure_kind") for c in all_calls)
     n_calls, n_app = len(all_calls), len(calls)
     out: dict[str, Any] = {
-        "consistency_score": sh.agg(cons),
+        "consistency_score": aggregation.agg(cons),
         "avg_score_std": std_agg,
-        "avg_score": sh.agg([_norm(c, lo, hi) for c in calls]),
+        "avg_score": aggregation.agg([_norm(c, lo, hi) for c in calls]),
         "n_calls": n_calls,
         "n_not_applicable": n_calls - n_app,
         "error_rate": kinds["transport"] / n_app if n_app else None,
@@ -197,7 +198,7 @@ def model_metrics(items: Sequence[Sequence[Mapping[str, Any]]], *, metric: str, 
         "n_parse_failures": kinds["parse"],
         "failure_kinds": kinds,
         "n_partial": sum(1 for c in calls if c.get("partial")),
-        "tokens": sum(sh.tokens_of(c) for c in all_calls),
+        "tokens": sum(llm_calls.tokens_of(c) for c in all_calls),
         "scale": [lo, hi],
         "verdict_threshold": thr,
     }
@@ -213,12 +214,12 @@ def model_metrics(items: Sequence[Sequence[Mapping[str, Any]]], *, metric: str, 
         out["flip_rate"] = None
     full = [[bool(v) for v in item] for item in verdicts if item and all(v is not None for v in item)]
     out["intra_judge_fleiss_kappa"] = fleiss_kappa(full) if full else None
-    out.update(sh.latency_percentiles([c.get("duration_s") for c in calls], "latency"))
+    out.update(aggregation.latency_percentiles([c.get("duration_s") for c in calls], "latency"))
     return out
 
 
 def aggregate(records: list[dict[str, Any]], *, models: Sequence[str], metric: str, threshold: float | None = None) -> dict[str, Any]:
-    res = sh.done_results(records)
+    res = aggregation.done_results(records)
     per_model: dict[str, Any] = {}
     majority: dict[str, list[bool | None]] = {}
     means: dict[str, list[float | None]] = {}
@@ -230,14 +231,14 @@ def aggregate(records: list[dict[str, Any]], *, models: Sequence[str], metric: s
         thr = per_model[m]["verdict_threshold"]
         lo, hi = _scale(metric)
         majority[m] = [_majority([_verdict(c, thr, lo, hi) for c in item]) for item in items]
-        means[m] = [sh.agg([_norm(c, lo, hi) for c in item])["value"] for item in items]
+        means[m] = [aggregation.agg([_norm(c, lo, hi) for c in item])["value"] for item in items]
     out: dict[str, Any] = {}
     if per_model:
         first = per_model[next(iter(per_model))]
         out.update({k: v for k, v in first.items()})
     out["metric"] = metric
     out["n_items"] = len(records)
-    out["n_failed_items"] = sh.n_failed_items(records)
+    out["n_failed_items"] = aggregation.n_failed_items(records)
     out["repeats"] = max((len(c) for r in res for c in r.get("calls", {}).values()), default=0)
     out["per_model"] = per_model
     if len(per_model) >= 2:
@@ -255,5 +256,5 @@ def aggregate(records: list[dict[str, Any]], *, models: Sequence[str], metric: s
             for a, b in zip(means[names[0]], means[names[1]], strict=True)
             if a is not None and b is not None
         ]
-        out["inter_judge_mean_abs_diff"] = sh.agg(diffs)
+        out["inter_judge_mean_abs_diff"] = aggregation.agg(diffs)
     return out

@@ -18,9 +18,11 @@ Which model filled ``chunk.embedding`` is known from the demo loader's metadata 
 ``stored_embedding_model`` setting; when it is unknown, stored vectors are used only for ``chunks``
 without an explicit embedder (labelled ``stored:chunk.embedding``).
 
-Metrics: :func:`run_tier0` computes :func:`~voproshalych_eval.metrics.geometry.embedding_space_metrics`
-(the seed's twelve metrics + readability aids), the kNN outlier ranking with texts, metrics per section,
-and records a ``tier0`` run whose ``metrics`` are keyed by the seed's names.
+Metrics: :func:`build_plan` is the ``tier0`` plan — steps (load the vectors, the space metrics
+:func:`~voproshalych_eval.metrics.geometry.embedding_space_metrics` (the seed's twelve + readability aids),
+the kNN outlier ranking with texts and clusters, metrics per section and per kind) recorded as the run's
+items; its ``metrics`` are keyed by the seed's names. :func:`analyse` runs the same steps on vectors in
+memory without a run.
 """
 
 from __future__ import annotations
@@ -36,7 +38,10 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import Engine
 
+from voproshalych_eval.embeddings import cached_embedder
+from voproshalych_eval.jsonable import jsonable
 from voproshalych_eval.metrics import geometry
+from voproshalych_eval.plans import Lazy, Plan
 
 log = logging.getLogger(__name__)
 
@@ -136,18 +141,18 @@ class VectorSet:
 # ---------------------------------------------------------------------------------------------
 
 
-def stored_model_name(engine: Engine) -> str | None:
+def stored_model_name(engine: Engine, *, snapshot: Any = None) -> str | None:
     """Name of the model that filled ``chunk.embedding`` (one resolver: :func:`db.retrieval.stored_model_name`)."""
     from voproshalych_eval.db.retrieval import stored_model_name as resolve
 
-    return resolve(engine)
+    return resolve(engine, snapshot=snapshot)
 
 
 def _stored_label(dim: int | None) -> str:
     return f"stored:chunk.embedding ({dim}-d)" if dim else "stored:chunk.embedding"
 
 
-def resolve_model(engine: Engine, source: str, embedder: str | None) -> tuple[str, bool]:
+def resolve_model(engine: Engine, source: str, embedder: str | None, *, snapshot: Any = None) -> tuple[str, bool]:
     """``(model name, use stored vectors)`` for a request.
 
     ``embedder`` ``None``/``"stored"`` means "the stored vectors where possible": the stored model when it is
@@ -156,12 +161,12 @@ def resolve_model(engine: Engine, source: str, embedder: str | None) -> tuple[st
     from voproshalych_eval.config import get_settings
     from voproshalych_eval.db.production import inspect_schema
 
-    stored = stored_model_name(engine)
+    stored = stored_model_name(engine, snapshot=snapshot)
     if embedder in (None, "", STORED):
         if stored:
             return stored, True
         if source == "chunks":
-            schema = inspect_schema(engine)
+            schema = inspect_schema(engine, snapshot=snapshot)
             return _stored_label(schema.chunk_dim), True
         return get_settings().embedder, False
     return str(embedder), stored is not None and stored == embedder
@@ -189,21 +194,16 @@ def _period(ts: Any) -> str | None:
     return pd.Timestamp(ts).strftime("%Y-%m")
 
 
-def _embedder(name: str, engine: Engine) -> Any:
-    from voproshalych_eval.embeddings import cached_embedder
-
-    return cached_embedder(name, engine)
-
-
-def _load_chunks(engine: Engine, model: str, use_stored: bool, say: Progress) -> tuple[np.ndarray, pd.DataFrame, list[str]]:
+def _load_chunks(engine: Engine, model: str, use_stored: bool, say: Progress, snapshot: Any = None
+                 ) -> tuple[np.ndarray, pd.DataFrame, list[str]]:
     from voproshalych_eval.db.production import inspect_schema, read_chunks
 
-    schema = inspect_schema(engine)
+    schema = inspect_schema(engine, snapshot=snapshot)
     if not schema.has_chunk:
         raise Tier0Error(
             "The database has no 'chunk' table: load the demo data or point the app at the bot's database."
         )
-    df = read_chunks(engine, with_embeddings=use_stored)
+    df = read_chunks(engine, with_embeddings=use_stored, snapshot=snapshot)
     notes: list[str] = []
     if len(df) == 0:
         return np.zeros((0, schema.chunk_dim or 0), np.float32), df, notes
@@ -213,7 +213,7 @@ def _load_chunks(engine: Engine, model: str, use_stored: bool, say: Progress) ->
         df = df.drop(columns=["embedding"])
     else:
         say(f"Embedding {len(df)} chunk texts with {model} (cached)…")
-        X = _embedder(model, engine).encode_passages(df["text"].astype(str).tolist())
+        X = cached_embedder(model, engine).encode_passages(df["text"].astype(str).tolist())
         notes.append(f"{len(df)} chunks: texts re-embedded with {model} ({X.shape[1]}-d) — stored vectors come "
                      "from another model")
     meta = pd.DataFrame(
@@ -235,22 +235,25 @@ def _load_chunks(engine: Engine, model: str, use_stored: bool, say: Progress) ->
     return X, meta, notes
 
 
-def _load_questions(engine: Engine, model: str, use_stored: bool, say: Progress) -> tuple[np.ndarray, pd.DataFrame, list[str]]:
-    """The whole question log (``analytics.question_log.read_log``) and a vector for every row
-    (``embed_log``: stored vectors where the stored model is ``model``, the cached embedder for the rest)."""
-    from voproshalych_eval.analytics.question_log import embed_log, read_log
+def _load_questions(engine: Engine, model: str, use_stored: bool, say: Progress, snapshot: Any = None
+                    ) -> tuple[np.ndarray, pd.DataFrame, list[str]]:
+    """The whole question log (``analytics.question_log.read_log``) and a vector for every row with question
+    text (``embed_log``: stored vectors where the stored model is ``model``, the cached embedder for the rest);
+    rows without text (a sticker, whitespace) are left out and counted in the note."""
+    from voproshalych_eval.analytics.question_log import embed_log, read_log, text_rows
 
     try:
-        df = read_log(engine)
+        df, n_empty = text_rows(read_log(engine, snapshot=snapshot))
     except LookupError as exc:
         raise Tier0Error(str(exc)) from None
     n = len(df)
     if n:
-        embedded = embed_log(engine, df, embedder_name=model, progress=say)
+        embedded = embed_log(engine, df, embedder_name=model, progress=say, snapshot=snapshot)
         X, stored_mask = embedded.vectors, embedded.stored_mask
         note = (
             f"{n} logged questions (the whole log): {embedded.n_stored} stored vectors, "
             f"{embedded.n_embedded} embedded with {model}"
+            + (f"; {n_empty} rows without question text left out" if n_empty else "")
         )
     else:
         X, stored_mask, note = np.zeros((0, 0), dtype=np.float32), np.zeros(0, dtype=bool), "the question log is empty"
@@ -286,7 +289,7 @@ def _load_golden(engine: Engine, model: str, dataset: str | None, say: Progress)
         ds = datasets.get_dataset(engine, int(stored[0]["id"]), "golden")
     recs = ds.records
     say(f"Embedding {len(recs)} golden questions with {model} (cached)…")
-    X = _embedder(model, engine).encode_queries([str(r["question"]) for r in recs])
+    X = cached_embedder(model, engine).encode_queries([str(r["question"]) for r in recs])
     urls = [r.get("confluence_url") or ((r.get("relevant_urls") or [None])[0]) for r in recs]
     meta = pd.DataFrame(
         {
@@ -315,21 +318,25 @@ def load_vector_set(
     filters: Mapping[str, Any] | None = None,
     dataset: str | None = None,
     progress: Progress | None = None,
+    snapshot: Any = None,
 ) -> VectorSet:
-    """Load the vectors of ``source`` from one model, with metadata; apply ``filters`` (see :func:`apply_filters`)."""
+    """Load the vectors of ``source`` from one model, with metadata; apply ``filters`` (see :func:`apply_filters`).
+
+    Chunks and the bot's log come from a snapshot of the source (``snapshot``: id or ``Snapshot``; default
+    the current one)."""
     if source not in SOURCES:
         raise Tier0Error(f"Unknown source '{source}': use one of {', '.join(SOURCES)}.")
     say = progress or (lambda m: log.info(m))
-    model, use_stored = resolve_model(engine, source, embedder)
+    model, use_stored = resolve_model(engine, source, embedder, snapshot=snapshot)
     parts: list[tuple[np.ndarray, pd.DataFrame, list[str]]] = []
     if source in ("chunks", "both"):
         if source == "both" and model.startswith("stored:"):
             raise Tier0Error("Chunks and questions in one space need a named embedder: choose one in the sidebar.")
         say("Loading chunks…")
-        parts.append(_load_chunks(engine, model, use_stored, say))
+        parts.append(_load_chunks(engine, model, use_stored, say, snapshot))
     if source in ("questions", "both"):
         say("Loading the question log…")
-        parts.append(_load_questions(engine, model, use_stored, say))
+        parts.append(_load_questions(engine, model, use_stored, say, snapshot))
     if source == "golden":
         parts.append(_load_golden(engine, model, dataset, say))
     dims = {p[0].shape[1] for p in parts if p[0].shape[0]}
@@ -457,29 +464,12 @@ def attach_attributes(
 # ---------------------------------------------------------------------------------------------
 
 
-def _jsonable(value: Any) -> Any:
-    if value is None or value is pd.NaT or value is pd.NA:
-        return None
-    if isinstance(value, pd.Timestamp):
-        return value.isoformat()
-    if isinstance(value, tuple):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.floating):
-        v = float(value)
-        return None if math.isnan(v) else v
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value
-
-
 def space_metrics(X: np.ndarray, *, k: int = 5, metric: str = "cosine", **kwargs: Any) -> dict[str, Any]:
     """``embedding_space_metrics`` made JSON-friendly (CI tuples as lists); an empty set gives ``total_samples = 0``."""
     if X.shape[0] == 0:
         return {"total_samples": 0, "distance_metric": metric, "k": int(k), "estimated": False}
     res = geometry.embedding_space_metrics(X, k=k, metric=metric, **kwargs)  # type: ignore[arg-type]
-    return {key: _jsonable(v) for key, v in res.items()}
+    return {key: jsonable(v) for key, v in res.items()}
 
 
 def metrics_by_group(
@@ -515,18 +505,18 @@ def outlier_table(
             {
                 "rank": rank,
                 "row": int(i),
-                "point_id": _jsonable(m.at[i, "point_id"]),
-                "kind": _jsonable(m.at[i, "kind"]),
+                "point_id": jsonable(m.at[i, "point_id"]),
+                "kind": jsonable(m.at[i, "kind"]),
                 "score": float(scores[i]),
-                "url": _jsonable(m.at[i, "url"]),
-                "section": _jsonable(m.at[i, "section"]),
+                "url": jsonable(m.at[i, "url"]),
+                "section": jsonable(m.at[i, "section"]),
                 "text": str(m.at[i, "text"]),
                 "neighbors": [
                     {
                         "row": int(j),
-                        "point_id": _jsonable(m.at[int(j), "point_id"]),
+                        "point_id": jsonable(m.at[int(j), "point_id"]),
                         "distance": float(d),
-                        "url": _jsonable(m.at[int(j), "url"]),
+                        "url": jsonable(m.at[int(j), "url"]),
                         "text": str(m.at[int(j), "text"])[: snippet * 4],
                     }
                     for j, d in zip(idx[i], dist[i], strict=True)
@@ -545,100 +535,189 @@ def run_metrics(res: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def run_tier0(
-    engine: Engine,
-    *,
-    source: str = "chunks",
-    embedder: str | None = None,
-    k: int = 5,
-    metric: str = "cosine",
-    filters: Mapping[str, Any] | None = None,
-    dataset: str | None = None,
-    n_clusters: int | None = 8,
-    top_outliers: int = 20,
-    record: bool = True,
-    vector_set: VectorSet | None = None,
-    progress: Progress | None = None,
-) -> dict[str, Any]:
-    """Tier 0 on ``source``: metrics, outliers with texts, per-section metrics; records a ``tier0`` run.
+DEFAULTS: dict[str, Any] = {
+    "source": "chunks",
+    "embedder": None,
+    "k": 5,
+    "metric": "cosine",
+    "filters": {},
+    "dataset": None,
+    "n_clusters": 8,
+    "top_outliers": 20,
+    "snapshot": None,
+}
+#: the steps of a Tier 0 run, in order (each is an item of the run); ``per_kind`` only when kinds are mixed
+STEPS = ("vectors", "metrics", "neighbours", "per_section", "per_kind")
 
-    Returns ``{"run_id", "source", "model", "n", "counts", "notes", "distance_metric", "k", "metrics",
-    "raw", "outliers", "per_section", "per_kind", "vector_set", "knn"}`` (``vector_set`` / ``knn`` are
-    Python objects for the explorer; everything else is JSON-friendly).
+
+def analyse_step(step: str, vs: VectorSet, *, k: int, metric: str, n_clusters: int | None, top_outliers: int,
+                 knn: Lazy) -> dict[str, Any]:
+    """One step's JSON result (``knn`` computes the neighbours, outlier scores and clusters once)."""
+    if step == "vectors":
+        return {"source": vs.source, "model": vs.model, "dim": vs.dim, "n": len(vs), "counts": vs.counts,
+                "notes": list(vs.notes)}
+    if step == "metrics":
+        return {"raw": space_metrics(vs.X, k=k, metric=metric)}
+    if step == "neighbours":
+        idx, dist = knn.get()
+        return {"outliers": outlier_table(vs, idx, dist, top=top_outliers)}
+    if step in ("per_section", "per_kind"):
+        by = "section" if step == "per_section" else "kind"
+        table = metrics_by_group(vs, by, k=k, metric=metric)
+        return {"rows": jsonable(table.to_dict("records"))}
+    raise ValueError(f"unknown Tier 0 step {step!r}")
+
+
+def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
+    """The Tier 0 plan for ``params`` (see :data:`DEFAULTS`); also used by ``resume``.
+
+    Items are the steps (:data:`STEPS`): load the vectors (the whole set, one model), the space metrics,
+    the neighbours (outliers with texts, clusters), the metrics per section and per point kind. The
+    vectors are loaded once per execution, by the first step that needs them; ``plan.outputs`` then
+    holds the vector set and the kNN (``vector_set``, ``knn``) for the explorer.
     """
-    from voproshalych_eval import runs
-
+    p = {**DEFAULTS, **{key: v for key, v in params.items() if v is not None}}
+    metric, k = str(p["metric"]), int(p["k"])
     if metric not in ("cosine", "euclidean"):
         raise Tier0Error(f"Unknown distance '{metric}': use cosine or euclidean.")
-    say = progress or (lambda m: log.info(m))
-    vs = vector_set if vector_set is not None else load_vector_set(
-        engine, source, embedder=embedder, filters=filters, dataset=dataset, progress=say
+    source = str(p["source"])
+    if source not in SOURCES:
+        raise Tier0Error(f"Unknown source '{source}': use one of {', '.join(SOURCES)}.")
+    embedder = None if p["embedder"] in (None, "", STORED) else str(p["embedder"])
+    snap = None
+    if source != "golden":  # chunks and the log come from a snapshot of the source, pinned for the run
+        from voproshalych_eval.db import snapshots
+
+        snap = snapshots.for_run(engine, p["snapshot"])
+    model, _ = resolve_model(engine, source, embedder, snapshot=snap)
+    ds = None
+    if source == "golden":
+        from voproshalych_eval import datasets
+
+        if p["dataset"] is not None:
+            ds = datasets.get_dataset(engine, p["dataset"], "golden")
+        else:
+            stored = datasets.list_datasets(engine, "golden")
+            if not stored:
+                raise Tier0Error("No golden dataset is stored yet: load the demo or import a golden file.")
+            ds = datasets.get_dataset(engine, int(stored[0]["id"]), "golden")
+    n_clusters = int(p["n_clusters"]) if p["n_clusters"] else None
+    top = int(p["top_outliers"])
+    filters = dict(p["filters"] or {})
+    plan: Plan
+
+    def load() -> VectorSet:
+        vs = load_vector_set(engine, source, embedder=embedder, filters=filters, dataset=ds.id if ds else None,
+                             progress=plan.say, snapshot=snap)
+        if len(vs) == 0:
+            raise Tier0Error("No vectors to analyse (empty table or filters that keep nothing).")
+        plan.outputs["vector_set"] = vs
+        return vs
+
+    vectors = Lazy(load)
+
+    def neighbours() -> tuple[np.ndarray, np.ndarray]:
+        vs = vectors.get()
+        plan.say("Nearest neighbours, outliers and clusters…")
+        plan.outputs["knn"] = attach_attributes(vs, k=k, metric=metric, n_clusters=n_clusters)
+        return plan.outputs["knn"]
+
+    knn = Lazy(neighbours)
+
+    def work(step: str) -> dict[str, Any]:
+        vs = vectors.get()
+        if step == "per_kind" and vs.meta["kind"].nunique() < 2:
+            return {"rows": [], "note": "one kind of point only"}
+        if step == "metrics":
+            plan.say(f"Computing the metrics on {len(vs)} vectors ({vs.dim}-d, {metric})…")
+        elif step.startswith("per_"):
+            plan.say(f"Metrics per {step.removeprefix('per_')}…")
+        return analyse_step(step, vs, k=k, metric=metric, n_clusters=n_clusters, top_outliers=top, knn=knn)
+
+    def finalize(records: list[dict[str, Any]]) -> dict[str, Any]:
+        by = {r["item_key"]: r["result"] for r in records if r["status"] == "done"}
+        raw = (by.get("metrics") or {}).get("raw") or {}
+        out: dict[str, Any] = {**run_metrics(raw), "distance_metric": metric, "k": raw.get("k"),
+                               "estimated": raw.get("estimated")} if raw else {"distance_metric": metric}
+        if "vectors" in by:
+            out["n_by_kind"] = by["vectors"].get("counts")
+        return out
+
+    steps = [s for s in STEPS if s != "per_kind" or source == "both"]
+    plan = Plan(
+        tier="tier0",
+        items=[(s, s) for s in steps],
+        work=work,
+        finalize=finalize,
+        concurrency=1,  # one CPU-heavy step at a time (numpy uses the cores)
+        params={"source": source, "embedder": embedder, "k": k, "metric": metric, "filters": filters,
+                "dataset": ds.id if ds else None, "n_clusters": n_clusters, "top_outliers": top,
+                "snapshot": snap.id if snap else None},
+        models={"embedder": model},
+        dataset_id=ds.id if ds else None,
+        dataset_name=ds.name if ds else None,
+        dataset_hash=ds.content_hash if ds else None,
+        snapshot_id=snap.id if snap else None,
     )
+    return plan
+
+
+def analyse(vs: VectorSet, *, k: int = 5, metric: str = "cosine", n_clusters: int | None = 8,
+            top_outliers: int = 20) -> dict[str, Any]:
+    """Every Tier 0 step on a vector set in memory, without recording a run (a ``.npy`` file, a
+    selection): the same result shape as :func:`result`, ``run_id`` None."""
+    if metric not in ("cosine", "euclidean"):
+        raise Tier0Error(f"Unknown distance '{metric}': use cosine or euclidean.")
     if len(vs) == 0:
         raise Tier0Error("No vectors to analyse (empty table or filters that keep nothing).")
-    params = {"source": vs.source, "k": int(k), "metric": metric, "filters": dict(filters or {}),
-              "dataset": dataset, "n_clusters": n_clusters}
-    run_id: int | None = None
-    if record:
-        run = runs.create_run(engine, "tier0", params=params, models={"embedder": vs.model, "dim": vs.dim},
-                              n_items_total=len(vs))
-        run_id = run.id
-    try:
-        say(f"Computing the metrics on {len(vs)} vectors ({vs.dim}-d, {metric})…")
-        raw = space_metrics(vs.X, k=k, metric=metric)
-        say("Nearest neighbours, outliers and clusters…")
-        idx, dist = attach_attributes(vs, k=k, metric=metric, n_clusters=n_clusters)
-        outliers = outlier_table(vs, idx, dist, top=top_outliers)
-        say("Metrics per section…")
-        per_section = metrics_by_group(vs, "section", k=k, metric=metric)
-        per_kind = metrics_by_group(vs, "kind", k=k, metric=metric) if vs.meta["kind"].nunique() > 1 else pd.DataFrame()
-        metrics = run_metrics(raw)
-        if record and run_id is not None:
-            items = [
-                (f"section:{r['section']}", {"group": "section", **{k2: _jsonable(v) for k2, v in r.items()}}, "done", None)
-                for r in per_section.to_dict("records")
-            ] + [
-                (f"outlier:{o['point_id']}", {"group": "outlier", **{k2: v for k2, v in o.items() if k2 != "neighbors"},
-                                              "neighbors": [nb["point_id"] for nb in o["neighbors"]]}, "done", None)
-                for o in outliers
-            ]
-            if items:
-                runs.record_items(engine, run_id, items)
-            runs.finish_run(engine, run_id, {**metrics, "distance_metric": metric, "k": raw.get("k"),
-                                             "estimated": raw.get("estimated"), "n_by_kind": vs.counts})
-    except Exception as exc:
-        if record and run_id is not None:
-            runs.fail_run(engine, run_id, str(exc))
-        raise
+    knn = Lazy(lambda: attach_attributes(vs, k=k, metric=metric, n_clusters=n_clusters))
+    steps = [s for s in STEPS if s != "per_kind" or vs.meta["kind"].nunique() > 1]
+    records = [{"item_key": s, "status": "done",
+                "result": analyse_step(s, vs, k=k, metric=metric, n_clusters=n_clusters, top_outliers=top_outliers,
+                                       knn=knn)} for s in steps]
+    return result(None, records, {"vector_set": vs, "knn": knn.get()}, metric=metric)
+
+
+def result(run: Any, records: Sequence[Mapping[str, Any]], outputs: Mapping[str, Any] | None = None, *,
+           metric: str | None = None) -> dict[str, Any]:
+    """A Tier 0 run (``runs.Run`` + ``runs.item_records``, or ``None`` for an unrecorded analysis) as the
+    page, the CLI and reports read it: ``{"run_id", "source", "model", "dim", "n", "counts", "notes",
+    "distance_metric", "k", "estimated", "metrics", "raw", "outliers", "per_section", "per_kind",
+    "vector_set", "knn"}``. ``vector_set`` / ``knn`` are the in-memory objects of the process that
+    executed the run (``plan.outputs``), else None."""
+    by = {r["item_key"]: r["result"] for r in records if r["status"] == "done"}
+    vec = by.get("vectors") or {}
+    raw = (by.get("metrics") or {}).get("raw") or {}
+    outputs = outputs or {}
     return {
-        "run_id": run_id,
-        "source": vs.source,
-        "model": vs.model,
-        "dim": vs.dim,
-        "n": len(vs),
-        "counts": {str(k2): int(v) for k2, v in vs.meta["kind"].value_counts().items()},
-        "notes": vs.notes,
-        "distance_metric": metric,
+        "run_id": getattr(run, "id", None),
+        "source": vec.get("source") or (run.params.get("source") if run is not None else None),
+        "model": vec.get("model") or (run.models.get("embedder") if run is not None else None),
+        "dim": vec.get("dim"),
+        "n": vec.get("n"),
+        "counts": vec.get("counts") or {},
+        "notes": vec.get("notes") or [],
+        "distance_metric": metric or (run.params.get("metric") if run is not None else None) or raw.get("distance_metric"),
         "k": raw.get("k"),
         "estimated": bool(raw.get("estimated")),
-        "metrics": metrics,
+        "metrics": run_metrics(raw) if raw else {},
         "raw": raw,
-        "outliers": outliers,
-        "per_section": per_section,
-        "per_kind": per_kind,
-        "vector_set": vs,
-        "knn": (idx, dist),
+        "outliers": (by.get("neighbours") or {}).get("outliers") or [],
+        "per_section": pd.DataFrame((by.get("per_section") or {}).get("rows") or []),
+        "per_kind": pd.DataFrame((by.get("per_kind") or {}).get("rows") or []),
+        "vector_set": outputs.get("vector_set"),
+        "knn": outputs.get("knn"),
     }
 
 
 def json_result(result: Mapping[str, Any]) -> dict[str, Any]:
-    """The JSON-friendly part of a :func:`run_tier0` result (tables as lists of records)."""
+    """The JSON-friendly part of a :func:`result` (tables as lists of records)."""
     out: dict[str, Any] = {}
     for key, v in result.items():
         if key in ("vector_set", "knn", "raw"):
             continue
         if isinstance(v, pd.DataFrame):
-            out[key] = [{k2: _jsonable(x) for k2, x in r.items()} for r in v.to_dict("records")]
+            out[key] = [{k2: jsonable(x) for k2, x in r.items()} for r in v.to_dict("records")]
         else:
             out[key] = v
     return out

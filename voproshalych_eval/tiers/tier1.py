@@ -1,4 +1,4 @@
-"""Tier 1: retrieval accuracy of a retriever on a golden dataset, recorded as a run.
+"""Tier 1: retrieval accuracy of a retriever on a golden dataset — a plan run by the engine.
 
 Pipeline (seed, section 4): embed each question (cached), retrieve the top-k chunks exactly like
 production (:mod:`voproshalych_eval.db.retrieval`), score the rankings with
@@ -23,7 +23,7 @@ applicable rather than as a meaningless 1.0.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,10 +31,9 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Engine
 
-from voproshalych_eval import runs
-from voproshalych_eval.datasets import Dataset, resolve, store
 from voproshalych_eval.db import retrieval as R
 from voproshalych_eval.db import snapshots
+from voproshalych_eval.embeddings import cached_embedder
 from voproshalych_eval.metrics.retrieval import (
     DEFAULT_KS,
     evaluate_retrieval,
@@ -43,17 +42,18 @@ from voproshalych_eval.metrics.retrieval import (
     retrieval_consistency,
     to_url_ranking,
 )
-from voproshalych_eval.metrics.statistics import paired_bootstrap_test, paired_permutation_test, percentiles
+from voproshalych_eval.metrics.statistics import percentiles, summarize
+from voproshalych_eval.plans import Plan
+from voproshalych_eval.tiers import inputs
 
 __all__ = [
     "LEVELS",
     "RETRIEVERS",
     "Tier1Result",
-    "compare_tier1_runs",
+    "build_plan",
     "default_embedder_name",
     "export_trec",
     "retrieve",
-    "run_tier1",
 ]
 
 RETRIEVERS = ("vector", "fts", "hybrid")
@@ -65,36 +65,6 @@ CUTOFFS: tuple[int, ...] = DEFAULT_KS
 URL_CHUNK_CAP = 200
 
 Progress = Callable[[str], None]
-
-
-@dataclass
-class Tier1Result:
-    """What :func:`run_tier1` computed and recorded.
-
-    ``metrics[level][key]`` are plain means; ``ci[level][key]`` the matching
-    :class:`~voproshalych_eval.metrics.statistics.Aggregate` dicts (value, n, n_failed, ci_low, ci_high).
-    """
-
-    run_id: int
-    dataset: dict[str, Any]
-    params: dict[str, Any]
-    metrics: dict[str, dict[str, float]]
-    ci: dict[str, dict[str, dict[str, Any]]]
-    n_questions: int
-    n_evaluated: dict[str, int]
-    n_unanswerable: int
-    unanswerable: list[dict[str, Any]]
-    retrieval_consistency: dict[str, Any]
-    hnsw: dict[str, Any] | None
-    items: list[dict[str, Any]] = field(repr=False)
-    #: the knowledge-base snapshot the run searched (``Snapshot.to_json()``)
-    snapshot: dict[str, Any] | None = None
-
-    def to_json(self, *, with_items: bool = False) -> dict[str, Any]:
-        out = asdict(self)
-        if not with_items:
-            out.pop("items")
-        return out
 
 
 def default_embedder_name(engine: Engine, *, snapshot: R.SnapshotRef = None) -> str:
@@ -143,10 +113,14 @@ def retrieve(
     ef_search: int | None = None,
     rrf_k: int = 60,
     progress: Progress | None = None,
+    prepare_vectors: bool = True,
     snapshot: R.SnapshotRef = None,
 ) -> list[list[R.Hit]]:
-    """Top-``k`` hits per question with one retriever (``vector``, ``fts`` or ``hybrid``) in a snapshot
-    of the knowledge base (default: the current one)."""
+    """Top-``k`` hits per question with one retriever (``vector``, ``fts`` or ``hybrid``) in a snapshot of the
+    knowledge base (default: the current one).
+
+    ``prepare_vectors=False`` skips the check that the knowledge base is embedded with ``embedder``
+    (a plan does it once in ``prepare``)."""
     say = progress or (lambda _m: None)
     if retriever not in RETRIEVERS:
         raise ValueError(f"unknown retriever {retriever!r}; use one of {', '.join(RETRIEVERS)}")
@@ -155,7 +129,8 @@ def retrieve(
         return R.search_fts(engine, qs, k=k, snapshot=snapshot)
     if embedder is None:
         raise ValueError("vector and hybrid retrieval need an embedder")
-    _prepare_vectors(engine, embedder, say, snapshot)
+    if prepare_vectors:
+        _prepare_vectors(engine, embedder, say, snapshot)
     say(f"Embedding {len(qs)} questions with {embedder.name}…")
     qvecs = embedder.encode_queries(qs)
     if retriever == "vector":
@@ -204,150 +179,89 @@ def deepen_for_pages(
     return out, used
 
 
-def _consistency(
-    engine: Engine,
-    questions: list[str],
-    *,
-    retriever: str,
-    embedder: Any,
-    k: int,
-    use_index: bool,
-    ef_search: int | None,
-    repeats: int,
-    hnsw_params: dict[str, int],
-    first: list[list[R.Hit]],
-    rrf_k: int,
-    say: Progress,
-    snapshot: R.SnapshotRef = None,
-) -> dict[str, Any]:
-    """retrieval_consistency where it can vary; ``applicable=False`` with the reason elsewhere."""
-    external = embedder is not None and str(embedder.name).startswith("openai:")
-    if retriever == "fts" or (not use_index and not external):
-        reason = (
-            "exact search (sequential scan) with a deterministic embedder returns the same top-k on every "
-            "repeat by construction; consistency is only measured with an HNSW index or an external embedding API"
-        )
-        if retriever == "fts":
-            reason = "PostgreSQL full-text search is deterministic; the same query always returns the same top-k"
-        return {"value": None, "applicable": False, "reason": reason, "repeats": repeats}
-    if repeats < 2:
-        return {
-            "value": None,
-            "applicable": True,
-            "reason": "measurable here (HNSW / external API) but needs repeats >= 2",
-            "repeats": repeats,
-        }
-    runs_per_query: list[list[list[int]]] = [[_ids(h)] for h in first]
-    for r in range(1, repeats):
-        say(f"Consistency repeat {r + 1}/{repeats}…")
-        if use_index:
-            R.build_hnsw_index(engine, model=embedder.name, snapshot=snapshot, **hnsw_params)  # new random graph
-        if external:
-            qvecs = getattr(embedder, "model", embedder).encode_queries(questions)  # bypass the cache: a fresh call
-            hits = _vector_hits(engine, qvecs, embedder, k=max(k, R.FUSION_DEPTH) if retriever == "hybrid" else k,
-                                use_index=use_index, ef_search=ef_search, snapshot=snapshot)
-            if retriever == "hybrid":
-                fts = R.search_fts(engine, questions, k=max(k, R.FUSION_DEPTH), snapshot=snapshot)
-                hits = R.hybrid(hits, fts, k=k, rrf_k=rrf_k)
-        else:
-            hits = retrieve(engine, questions, retriever=retriever, embedder=embedder, k=k, use_index=use_index,
-                            ef_search=ef_search, rrf_k=rrf_k, snapshot=snapshot)
-        for lst, h in zip(runs_per_query, hits, strict=True):
-            lst.append(_ids(h))
-    source = "HNSW index rebuilt for every repeat" if use_index else "external embedding API called again (no cache)"
-    return {
-        "value": retrieval_consistency(runs_per_query, k=k),
-        "applicable": True,
-        "reason": source,
-        "repeats": repeats,
-    }
+DEFAULTS: dict[str, Any] = {
+    "dataset": "demo_golden",
+    "retriever": "vector",
+    "embedder": None,
+    "k": 10,
+    "use_index": False,
+    "ef_search": None,
+    "hnsw_m": 16,
+    "hnsw_ef_construction": 64,
+    "repeats": 1,
+    "rrf_k": 60,
+    "n_resamples": 2000,
+    "cutoffs": list(CUTOFFS),
+    "url_chunk_cap": URL_CHUNK_CAP,
+    "snapshot": None,
+    # questions per batch: embedded and retrieved together (one SQL pass per batch), each recorded on its own
+    "batch_size": 500,
+}
 
 
-def _as_dataset(engine: Engine, dataset: Dataset | str) -> Dataset:
-    if isinstance(dataset, str):
-        return resolve(engine, dataset, "golden")
-    if dataset.kind != "golden":
-        raise ValueError(f"Tier 1 needs a golden dataset, got kind {dataset.kind!r}")
-    return dataset if dataset.id is not None else store(engine, dataset)
+def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
+    """The Tier 1 plan for ``params`` (see :data:`DEFAULTS`); also used by ``resume``.
 
+    Items: one per question (batched: ``batch_size`` questions are embedded and retrieved together, then
+    each is recorded), then one per extra consistency repeat (``consistency:repeat<r>``: the whole set
+    retrieved again after an HNSW rebuild / a fresh API call). ``prepare`` (re-)embeds the knowledge base
+    for an embedder that did not fill ``chunk.embedding`` and builds the HNSW copy. ``finalize`` computes
+    both levels' means with bootstrap CIs, the unanswerable summary, the HNSW recall and consistency.
 
-def run_tier1(
-    engine: Engine,
-    dataset: Dataset | str,
-    *,
-    retriever: str = "vector",
-    embedder: Any = None,
-    k: int = 10,
-    use_index: bool = False,
-    ef_search: int | None = None,
-    hnsw_m: int = 16,
-    hnsw_ef_construction: int = 64,
-    repeats: int = 1,
-    rrf_k: int = 60,
-    n_resamples: int = 2000,
-    label: str | None = None,
-    progress: Progress | None = None,
-    cutoffs: Sequence[int] = CUTOFFS,
-    url_chunk_cap: int = URL_CHUNK_CAP,
-    snapshot: R.SnapshotRef = None,
-) -> Tier1Result:
-    """Run Tier 1 on a golden dataset and record it (tier ``tier1``) with its per-question items.
-
-    Args:
-        dataset: a :class:`Dataset` of kind ``golden`` or a path / stored name (``demo_golden``).
-        retriever: ``vector`` (embedder + pgvector), ``fts`` (Russian full-text search) or ``hybrid`` (RRF).
-        embedder: an embedder object or name (default: :func:`default_embedder_name`); unused by ``fts``.
-        k: the answer depth (top-k the generator would get). Chunks are retrieved to
-            ``max(k, max(cutoffs))`` so every reported cut-off is computed on a list that deep.
-        cutoffs: the K of the ``@K`` metrics (default 1, 3, 5, 10).
-        url_chunk_cap: URL-level @K is over the first K distinct pages; questions whose chunks hold fewer
-            pages are retrieved deeper, up to this many chunks.
-        use_index: search an HNSW copy in the ``eval`` schema; its recall@k against exact search is reported.
-        repeats: repeated runs for ``retrieval_consistency`` (HNSW / external API only).
-        snapshot: the knowledge-base snapshot to search (id); default: the source's present content
-            (a new snapshot is taken when it changed; see :func:`voproshalych_eval.db.snapshots.for_run`).
-            The run records it (``params["snapshot"]``) and the result names it (``Tier1Result.snapshot``).
+    Params: ``dataset`` (stored name / id, or a golden file), ``retriever`` (``vector``, ``fts``,
+    ``hybrid``), ``embedder`` (default: :func:`default_embedder_name`; unused by ``fts``), ``k`` (the
+    answer depth: chunks are retrieved to ``max(k, max(cutoffs))`` so every reported cut-off is computed
+    on a list that deep), ``cutoffs`` (the K of the ``@K`` metrics), ``url_chunk_cap`` (URL-level @K is
+    over the first K distinct pages: questions whose chunks hold fewer pages are retrieved deeper, up to
+    this many chunks),
+    ``use_index`` (search an HNSW copy in the ``eval`` schema; its recall@k against exact search is
+    reported), ``repeats`` (for ``retrieval_consistency``: HNSW / external API only), ``rrf_k``,
+    ``snapshot`` (the knowledge-base snapshot id to search; default: the source's present content, taken
+    when it changed — the run is pinned to it, so a resume searches the same snapshot).
     """
-    say = progress or (lambda _m: None)
+    p = {**DEFAULTS, **{k: v for k, v in params.items() if v is not None}}
+    retriever, k = p["retriever"], p["k"]
     if retriever not in RETRIEVERS:
         raise ValueError(f"unknown retriever {retriever!r}; use one of {', '.join(RETRIEVERS)}")
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be a positive integer, got {k!r}")
-    ds = _as_dataset(engine, dataset)
-    questions = [str(r["question"]) for r in ds.records]
-    keys = ds.keys()
-    snap = snapshots.for_run(engine, snapshot, progress=say)
-    say(f"Knowledge base: snapshot {snap.label}.")
-
-    emb = None
-    if retriever != "fts":
-        from voproshalych_eval.embeddings import cached_embedder
-
-        if embedder is None:
-            embedder = default_embedder_name(engine, snapshot=snap)
-        emb = cached_embedder(embedder, engine) if isinstance(embedder, str) else embedder
-    hnsw_params = {"m": hnsw_m, "ef_construction": hnsw_ef_construction}
-    cutoffs = sorted({int(c) for c in cutoffs})
+    cutoffs = sorted({int(c) for c in p["cutoffs"]})
     if not cutoffs or any(c < 1 for c in cutoffs):
         raise ValueError(f"cut-offs must be positive integers, got {cutoffs!r}")
     depth = retrieval_depth(k, cutoffs)
-    params: dict[str, Any] = {
+    url_cap = max(int(p["url_chunk_cap"]), depth)
+    ds = inputs.load_dataset(engine, p["dataset"], "golden")
+    snap = snapshots.for_run(engine, p["snapshot"])
+    use_index = bool(p["use_index"]) and retriever != "fts"
+    repeats = max(1, int(p["repeats"] or 1))
+    rrf_k, ef_search = int(p["rrf_k"]), p["ef_search"]
+    hnsw_params = {"m": int(p["hnsw_m"]), "ef_construction": int(p["hnsw_ef_construction"])}
+    emb = None
+    if retriever != "fts":
+        emb = cached_embedder(str(p["embedder"] or default_embedder_name(engine, snapshot=snap)), engine)
+    keys = ds.keys()
+    run_params: dict[str, Any] = {
+        "dataset": p["dataset"],
         "retriever": retriever,
         "k": k,
         "cutoffs": cutoffs,
         "retrieved_depth": depth,
-        "url_chunk_cap": url_chunk_cap,
+        "url_chunk_cap": int(p["url_chunk_cap"]),
         "use_index": use_index,
         "repeats": repeats,
+        "n_resamples": int(p["n_resamples"]),
+        "batch_size": int(p["batch_size"]),
+        "embedder": emb.name if emb is not None else None,
         "distance": "cosine (pgvector <=>)" if retriever != "fts" else "1 / (1 + ts_rank)",
-        "snapshot": {"id": snap.id, "content_hash": snap.content_hash},
+        "snapshot": snap.id,
     }
-    if use_index and retriever != "fts":
-        params.update({"hnsw": hnsw_params, "ef_search": max(int(ef_search or 40), depth)})
+    if use_index:
+        run_params.update({"hnsw": hnsw_params, "hnsw_m": hnsw_params["m"],
+                           "hnsw_ef_construction": hnsw_params["ef_construction"], "ef_search": max(int(ef_search or 40), depth)})
     if retriever == "hybrid":
-        params.update({"rrf_k": rrf_k, "fusion_depth": max(k, R.FUSION_DEPTH), "fts_config": "russian"})
+        run_params.update({"rrf_k": rrf_k, "fusion_depth": max(k, R.FUSION_DEPTH), "fts_config": "russian"})
     if retriever == "fts":
-        params["fts_config"] = "russian, plainto_tsquery with OR"
+        run_params["fts_config"] = "russian, plainto_tsquery with OR"
     models: dict[str, Any] = {}
     if emb is not None:
         models = {
@@ -356,211 +270,270 @@ def run_tier1(
             "stored_model": R.stored_model_name(engine, snapshot=snap),
             "vectors": R.vectors_label(engine, emb.name, dim=emb.dim, snapshot=snap),
         }
-    run = runs.create_run(
-        engine,
-        TIER,
-        params=params,
+    consistency = consistency_setup(retriever, emb, use_index=use_index, repeats=repeats)
+    external = emb is not None and str(emb.name).startswith("openai:")
+    n_repeats = repeats - 1 if consistency["applicable"] and repeats >= 2 else 0
+    items: list[tuple[str, Any]] = [(key, ("question", i)) for i, key in enumerate(keys)]
+    items += [(f"consistency:repeat{r + 1}", ("repeat", r + 1)) for r in range(1, n_repeats + 1)]
+    plan: Plan
+
+    def prepare() -> None:
+        plan.say(f"Knowledge base: snapshot {snap.label}.")
+        if emb is not None:
+            _prepare_vectors(engine, emb, plan.say, snap)
+        if use_index and emb is not None:
+            plan.say("Building the HNSW index in the eval schema…")
+            R.build_hnsw_index(engine, model=emb.name, snapshot=snap, **hnsw_params)
+
+    def questions_batch(indices: list[int]) -> list[dict[str, Any]]:
+        qs = [str(ds.records[i]["question"]) for i in indices]
+        plan.say(f"Retrieving top-{depth} for {len(qs)} questions ({retriever})…")
+        hits = retrieve(engine, qs, retriever=retriever, embedder=emb, k=depth, use_index=use_index,
+                        ef_search=ef_search, rrf_k=rrf_k, prepare_vectors=False, snapshot=snap)
+        url_hits, _ = deepen_for_pages(
+            qs, hits, lambda more, d: retrieve(engine, more, retriever=retriever, embedder=emb, k=d, use_index=use_index,
+                                               ef_search=ef_search, rrf_k=rrf_k, prepare_vectors=False, snapshot=snap),
+            pages=max(cutoffs), cap=url_cap)
+        exact = None
+        if use_index:
+            exact = retrieve(engine, qs, retriever=retriever, embedder=emb, k=k, use_index=False, rrf_k=rrf_k,
+                             prepare_vectors=False, snapshot=snap)
+        out = question_items([ds.records[i] for i in indices], qs, hits, cutoffs=cutoffs, depth=depth,
+                             url_hits=url_hits)
+        for item, uh in zip(out, url_hits, strict=True):
+            item["url_depth"] = len(uh)  # chunks retrieved for the URL level (deepened for pages)
+        if exact is not None:
+            for item, h in zip(out, exact, strict=True):
+                item["exact_retrieved_ids"] = _ids(h)
+        return out
+
+    def repeat(r: int) -> dict[str, Any]:
+        qs = [str(rec["question"]) for rec in ds.records]
+        plan.say(f"Consistency repeat {r}/{repeats}…")
+        if use_index:  # a new random graph
+            R.build_hnsw_index(engine, model=emb.name, snapshot=snap, **hnsw_params)  # type: ignore[union-attr]
+        if external:
+            qvecs = getattr(emb, "model", emb).encode_queries(qs)  # bypass the cache: a fresh call
+            depth = max(k, R.FUSION_DEPTH) if retriever == "hybrid" else k
+            hits = _vector_hits(engine, qvecs, emb, k=depth, use_index=use_index, ef_search=ef_search, snapshot=snap)
+            if retriever == "hybrid":
+                fts = R.search_fts(engine, qs, k=max(k, R.FUSION_DEPTH), snapshot=snap)
+                hits = R.hybrid(hits, fts, k=k, rrf_k=rrf_k)
+        else:
+            hits = retrieve(engine, qs, retriever=retriever, embedder=emb, k=k, use_index=use_index, ef_search=ef_search,
+                            rrf_k=rrf_k, prepare_vectors=False, snapshot=snap)
+        return {"repeat": r, "topk": {key: _ids(h) for key, h in zip(keys, hits, strict=True)}}
+
+    def work_batch(payloads: list[tuple[str, int]]) -> list[dict[str, Any]]:
+        results: dict[int, dict[str, Any]] = {}
+        q_pos = [j for j, (kind, _) in enumerate(payloads) if kind == "question"]
+        if q_pos:
+            for j, item in zip(q_pos, questions_batch([payloads[j][1] for j in q_pos]), strict=True):
+                results[j] = item
+        for j, (kind, r) in enumerate(payloads):
+            if kind == "repeat":
+                results[j] = repeat(r)
+        return [results[j] for j in range(len(payloads))]
+
+    def finalize(records: list[dict[str, Any]]) -> dict[str, Any]:
+        return aggregate(records, keys=keys, k=k, n_resamples=int(p["n_resamples"]), consistency=consistency,
+                         hnsw={**hnsw_params, "ef_search": max(int(ef_search or 40), depth)} if use_index else None)
+
+    plan = Plan(
+        tier=TIER,
+        items=items,
+        work_batch=work_batch,
+        batch_size=int(p["batch_size"]),
+        prepare=prepare,
+        finalize=finalize,
+        concurrency=1,  # one database-bound batch at a time; HNSW rebuilds must not race the searches
+        params=run_params,
         models=models,
         dataset_id=ds.id,
         dataset_name=ds.name,
         dataset_hash=ds.content_hash,
-        n_items_total=len(questions),
-        label=label,
+        snapshot_id=snap.id,
     )
-    try:
-        if use_index and emb is not None:
-            _prepare_vectors(engine, emb, say, snap)
-            say("Building the HNSW index in the eval schema…")
-            R.build_hnsw_index(engine, model=emb.name, snapshot=snap, **hnsw_params)
-        say(f"Retrieving top-{depth} for {len(questions)} questions ({retriever})…")
-        hits = retrieve(
-            engine, questions, retriever=retriever, embedder=emb, k=depth, use_index=use_index, ef_search=ef_search,
-            rrf_k=rrf_k, progress=say, snapshot=snap,
-        )
-        url_hits, url_depth = deepen_for_pages(
-            questions, hits, lambda qs, d: retrieve(engine, qs, retriever=retriever, embedder=emb, k=d,
-                                                    use_index=use_index, ef_search=ef_search, rrf_k=rrf_k,
-                                                    snapshot=snap),
-            pages=max(cutoffs), cap=max(url_chunk_cap, depth))
-        params["url_retrieved_depth_max"] = url_depth
-        hnsw_info = None
-        if use_index and emb is not None:
-            say("Exact search for the HNSW recall…")
-            exact = retrieve(engine, questions, retriever=retriever, embedder=emb, k=k, use_index=False, rrf_k=rrf_k,
-                             snapshot=snap)
-            hnsw_info = {
-                f"recall@{k}_vs_exact": recall_against_exact([_ids(h) for h in hits], [_ids(h) for h in exact], k=k),
-                **hnsw_params,
-                "ef_search": max(int(ef_search or 40), depth),
-            }
-        consistency = _consistency(
-            engine, questions, retriever=retriever, embedder=emb, k=k, use_index=use_index, ef_search=ef_search,
-            repeats=repeats, hnsw_params=hnsw_params, first=hits, rrf_k=rrf_k, say=say, snapshot=snap,
-        )
-        say("Computing metrics…")
-        result = _evaluate(ds, keys, questions, hits, k=k, n_resamples=n_resamples, cutoffs=cutoffs, depth=depth,
-                           url_hits=url_hits)
-        metrics_store: dict[str, Any] = {
-            "chunk": result["ci"]["chunk"],
-            "url": result["ci"]["url"],
-            "n_evaluated": result["n_evaluated"],
-            "n_unanswerable": result["n_unanswerable"],
-            "unanswerable_top_distance": result["unanswerable_summary"],
-            "retrieval_consistency": consistency,
-        }
-        if hnsw_info:
-            metrics_store["hnsw"] = hnsw_info
-        runs.record_items(engine, run.id, [(key, item, "done", None) for key, item in zip(keys, result["items"], strict=True)])
-        runs.finish_run(engine, run.id, metrics_store)
-    except BaseException as exc:
-        runs.fail_run(engine, run.id, f"{type(exc).__name__}: {exc}")
-        raise
-    say("Done.")
-    return Tier1Result(
-        run_id=run.id,
-        dataset={"id": ds.id, "name": ds.name, "hash": ds.content_hash, "n_items": len(ds)},
-        params={**params, "embedder": emb.name if emb is not None else None},
-        metrics=result["metrics"],
-        ci=result["ci"],
-        n_questions=len(questions),
-        n_evaluated=result["n_evaluated"],
-        n_unanswerable=result["n_unanswerable"],
-        unanswerable=result["unanswerable"],
-        retrieval_consistency=consistency,
-        hnsw=hnsw_info,
-        items=result["items"],
-        snapshot=snap.to_json(),
-    )
+    return plan
 
 
-def _evaluate(
-    ds: Dataset, keys: list[str], questions: list[str], hits: list[list[R.Hit]], *, k: int, n_resamples: int,
-    cutoffs: Sequence[int] = CUTOFFS, depth: int | None = None, url_hits: list[list[R.Hit]] | None = None,
-) -> dict[str, Any]:
-    """Metrics at both levels. Chunk level: the ``depth`` chunks asked for (cut-offs above it are omitted);
-    URL level: the distinct pages of ``url_hits`` (retrieved deeper for that), its @K over the first K pages."""
+def consistency_setup(retriever: str, emb: Any, *, use_index: bool, repeats: int) -> dict[str, Any]:
+    """Whether ``retrieval_consistency`` can vary for this configuration, and why (before any repeat)."""
+    external = emb is not None and str(emb.name).startswith("openai:")
+    if retriever == "fts":
+        return {"value": None, "applicable": False, "repeats": repeats,
+                "reason": "PostgreSQL full-text search is deterministic; the same query always returns the same top-k"}
+    if not use_index and not external:
+        return {"value": None, "applicable": False, "repeats": repeats, "reason": (
+            "exact search (sequential scan) with a deterministic embedder returns the same top-k on every "
+            "repeat by construction; consistency is only measured with an HNSW index or an external embedding API")}
+    if repeats < 2:
+        return {"value": None, "applicable": True, "repeats": repeats,
+                "reason": "measurable here (HNSW / external API) but needs repeats >= 2"}
+    source = "HNSW index rebuilt for every repeat" if use_index else "external embedding API called again (no cache)"
+    return {"value": None, "applicable": True, "repeats": repeats, "reason": source}
+
+
+def question_items(
+    records: Sequence[Mapping[str, Any]],
+    questions: Sequence[str],
+    hits: Sequence[Sequence[R.Hit]],
+    *,
+    cutoffs: Sequence[int] = CUTOFFS,
+    depth: int | None = None,
+    url_hits: Sequence[Sequence[R.Hit]] | None = None,
+) -> list[dict[str, Any]]:
+    """One item result per question: ranking, distances, relevant ids and both levels' per-query metrics.
+
+    Chunk level: the ``depth`` chunks asked for (cut-offs above it are omitted); URL level: the distinct
+    pages of ``url_hits`` (retrieved deeper for that), its @K over the first K pages."""
     ks = tuple(cutoffs)
     ndcg_ks = tuple(c for c in ks if c >= 5) or (max(ks),)
     url_hits = url_hits if url_hits is not None else hits
     chunk_rank = [_ids(h) for h in hits]
     url_rank = [to_url_ranking([x.url for x in h]) for h in url_hits]
-    chunk_rel = [[int(x) for x in (r.get("relevant_chunk_ids") or [])] for r in ds.records]
-    url_rel = [[str(x) for x in (r.get("relevant_urls") or [])] for r in ds.records]
-    evals = {
-        "chunk": evaluate_retrieval(chunk_rank, chunk_rel, ks=ks, ndcg_ks=ndcg_ks, depth=depth),
-        "url": evaluate_retrieval(url_rank, url_rel, ks=ks, ndcg_ks=ndcg_ks),
-    }
-    ci = {lvl: {key: agg.to_dict() for key, agg in ev.aggregates(n_resamples=n_resamples).items()} for lvl, ev in evals.items()}
-    metrics = {lvl: dict(ev.means) for lvl, ev in evals.items()}
-    items: list[dict[str, Any]] = []
-    unanswerable: list[dict[str, Any]] = []
-    for i, rec in enumerate(ds.records):
+    chunk_rel = [[int(x) for x in (r.get("relevant_chunk_ids") or [])] for r in records]
+    url_rel = [[str(x) for x in (r.get("relevant_urls") or [])] for r in records]
+    per_chunk = evaluate_retrieval(chunk_rank, chunk_rel, ks=ks, ndcg_ks=ndcg_ks, depth=depth).per_query
+    per_url = evaluate_retrieval(url_rank, url_rel, ks=ks, ndcg_ks=ndcg_ks).per_query
+    out = []
+    for i, rec in enumerate(records):
         h = hits[i]
-        answerable = bool(chunk_rel[i] or url_rel[i])
-        top = h[0].distance if h else None
-        item = {
+        out.append({
             "question": questions[i],
             "question_type": rec.get("question_type"),
-            "answerable": answerable,
+            "answerable": bool(chunk_rel[i] or url_rel[i]),
             "first_relevant_rank": first_relevant_rank(chunk_rank[i], chunk_rel[i]) if chunk_rel[i] else None,
             "first_relevant_rank_url": first_relevant_rank(url_rank[i], url_rel[i]) if url_rel[i] else None,
             "retrieved_ids": chunk_rank[i],
             "retrieved_urls": [x.url for x in h],
             "url_ranking": url_rank[i],
             "retrieved_distances": [x.distance for x in h],
-            "top_distance": top,
+            "top_distance": h[0].distance if h else None,
             "relevant_chunk_ids": chunk_rel[i],
             "relevant_urls": url_rel[i],
-            "metrics_chunk": evals["chunk"].per_query[i],
-            "metrics_url": evals["url"].per_query[i],
-        }
-        items.append(item)
-        if not answerable:
-            unanswerable.append(
-                {"item_key": keys[i], "question": questions[i], "top_distance": top, "top_chunk_id": h[0].chunk_id if h else None,
-                 "top_url": h[0].url if h else None}
-            )
-    n_answerable = sum(1 for it in items if it["answerable"])
-    tops = [u["top_distance"] for u in unanswerable if u["top_distance"] is not None]
-    summary: dict[str, Any] = {"n": len(unanswerable), "n_with_hits": len(tops)}
-    if tops:
-        summary.update({"mean": float(np.mean(tops)), "min": float(min(tops)), **percentiles(tops, qs=(5, 50, 95))})
-    return {
-        "metrics": metrics,
-        "ci": ci,
-        "n_evaluated": {"questions": n_answerable, "chunk": evals["chunk"].n_evaluated, "url": evals["url"].n_evaluated},
-        "n_unanswerable": len(unanswerable),
-        "unanswerable": unanswerable,
-        "unanswerable_summary": summary,
-        "items": items,
-    }
-
-
-# ---------------------------------------------------------------- comparison and export
-
-
-def _per_query(engine: Engine, run_id: int, metric: str, level: str) -> dict[str, float | None]:
-    df = runs.run_items(engine, run_id)
-    col = f"metrics_{level}"
-    if df.empty or col not in df.columns:
-        raise LookupError(f"Run {run_id} has no Tier 1 items at level {level!r}.")
-    out: dict[str, float | None] = {}
-    for key, m in zip(df["item_key"], df[col], strict=True):
-        value = m.get(metric) if isinstance(m, dict) else None
-        if isinstance(m, dict) and metric not in m:
-            raise KeyError(f"Run {run_id} has no metric {metric!r}; known: {', '.join(m)}")
-        out[str(key)] = None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+            "metrics_chunk": per_chunk[i],
+            "metrics_url": per_url[i],
+        })
     return out
 
 
-def compare_tier1_runs(
-    engine: Engine,
-    run_a: int,
-    run_b: int,
+def aggregate(
+    records: Sequence[Mapping[str, Any]],
     *,
-    metric: str = "mrr",
-    level: str = "chunk",
-    n_resamples: int = 10000,
-    seed: int = 0,
+    keys: Sequence[str],
+    k: int,
+    n_resamples: int = 2000,
+    consistency: Mapping[str, Any] | None = None,
+    hnsw: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Paired comparison of two Tier 1 runs on the same dataset: is ``b - a`` on ``metric`` real?
+    """The run's aggregates from its recorded items (dataset order): per level every metric's mean with a
+    bootstrap CI over the evaluated questions (a failed question counts as a failure of every metric,
+    an unanswerable one is left out), the unanswerable questions' top distances, the HNSW recall
+    against exact search and ``retrieval_consistency``."""
+    by_key = {r["item_key"]: r for r in records}
+    q_records = [by_key[key] for key in keys if key in by_key]
+    done = [r["result"] for r in q_records if r["status"] == "done"]
+    n_failed = sum(1 for r in q_records if r["status"] != "done")
+    out: dict[str, Any] = {}
+    n_eval: dict[str, int] = {"questions": sum(1 for it in done if it["answerable"])}
+    for level in LEVELS:
+        rows = [it[f"metrics_{level}"] for it in done if it.get(f"metrics_{level}") is not None]
+        n_eval[level] = len(rows)
+        metric_keys = list(rows[0]) if rows else []
+        out[level] = {m: summarize([row[m] for row in rows] + [None] * n_failed, n_resamples=n_resamples).to_dict()
+                      for m in metric_keys}
+    tops = [it["top_distance"] for it in done if not it["answerable"] and it["top_distance"] is not None]
+    summary: dict[str, Any] = {"n": sum(1 for it in done if not it["answerable"]), "n_with_hits": len(tops)}
+    if tops:
+        summary.update({"mean": float(np.mean(tops)), "min": float(min(tops)), **percentiles(tops, qs=(5, 50, 95))})
+    out.update({"n_evaluated": n_eval, "n_unanswerable": summary["n"], "unanswerable_top_distance": summary,
+                "n_failed_items": n_failed})
+    cons = dict(consistency or {"value": None, "applicable": False, "reason": "not measured", "repeats": 1})
+    repeats = sorted((r["result"] for r in records if r["item_key"].startswith("consistency:") and r["status"] == "done"),
+                     key=lambda x: x["repeat"])
+    if cons.get("applicable") and repeats:
+        lists = [[it["retrieved_ids"]] + [rep["topk"].get(key, []) for rep in repeats]
+                 for key, it in zip([r["item_key"] for r in q_records if r["status"] == "done"], done, strict=True)]
+        cons["value"] = retrieval_consistency(lists, k=k)
+        cons["repeats"] = 1 + len(repeats)
+    out["retrieval_consistency"] = cons
+    if hnsw is not None:
+        pairs = [(it["retrieved_ids"], it["exact_retrieved_ids"]) for it in done if "exact_retrieved_ids" in it]
+        out["hnsw"] = {f"recall@{k}_vs_exact": recall_against_exact([a for a, _ in pairs], [b for _, b in pairs], k=k)
+                       if pairs else None, **hnsw}
+    return out
 
-    Items are paired by key; unanswerable questions (no value) are dropped. Returns the means, the
-    paired bootstrap and the paired permutation (sign-flip) tests.
+
+@dataclass
+class Tier1Result:
+    """A recorded Tier 1 run as the CLI and tests read it (:meth:`from_run`).
+
+    ``metrics[level][key]`` are plain means; ``ci[level][key]`` the matching
+    :class:`~voproshalych_eval.metrics.statistics.Aggregate` dicts (value, n, n_failed, ci_low, ci_high).
     """
-    if level not in LEVELS:
-        raise ValueError(f"level must be one of {LEVELS}")
-    ra, rb = runs.get_run(engine, run_a), runs.get_run(engine, run_b)
-    if ra is None or rb is None:
-        raise LookupError(f"No run {run_a if ra is None else run_b}.")
-    if ra.dataset_hash != rb.dataset_hash:
-        raise ValueError(
-            f"Runs {run_a} and {run_b} used different datasets ({ra.dataset_name} {str(ra.dataset_hash)[:8]} vs "
-            f"{rb.dataset_name} {str(rb.dataset_hash)[:8]}); a paired test needs the same questions."
+
+    run_id: int
+    dataset: dict[str, Any]
+    params: dict[str, Any]
+    metrics: dict[str, dict[str, float]]
+    ci: dict[str, dict[str, dict[str, Any]]]
+    n_questions: int
+    n_evaluated: dict[str, int]
+    n_unanswerable: int
+    unanswerable: list[dict[str, Any]]
+    retrieval_consistency: dict[str, Any]
+    hnsw: dict[str, Any] | None
+    items: list[dict[str, Any]] = field(repr=False)
+    #: the knowledge-base snapshot the run searched (``Snapshot.to_json()``, when given to :meth:`from_run`)
+    snapshot: dict[str, Any] | None = None
+
+    def to_json(self, *, with_items: bool = False) -> dict[str, Any]:
+        out = asdict(self)
+        if not with_items:
+            out.pop("items")
+        return out
+
+    @classmethod
+    def from_run(cls, run: Any, records: Sequence[Mapping[str, Any]], snapshot: Any = None) -> Tier1Result:
+        """From a run (``runs.Run``), its item records (``runs.item_records``) and its snapshot (a ``Snapshot``)."""
+        m = run.metrics or {}
+        q = [r for r in records if not str(r["item_key"]).startswith("consistency:")]
+        items = [dict(r["result"], item_key=r["item_key"]) for r in q if r["status"] == "done"]
+        unanswerable = [
+            {"item_key": it["item_key"], "question": it["question"], "top_distance": it["top_distance"],
+             "top_chunk_id": (it["retrieved_ids"] or [None])[0], "top_url": (it["retrieved_urls"] or [None])[0]}
+            for it in items if not it["answerable"]
+        ]
+        ci = {lvl: dict(m.get(lvl) or {}) for lvl in LEVELS}
+        params = dict(run.params or {})
+        depths = [it["url_depth"] for it in items if it.get("url_depth") is not None]
+        if depths:
+            params["url_retrieved_depth_max"] = max(depths)  # the deepest URL-level retrieval of the run
+        return cls(
+            run_id=run.id,
+            dataset={"id": run.dataset_id, "name": run.dataset_name, "hash": run.dataset_hash, "n_items": len(q)},
+            params=params,
+            metrics={lvl: {key: agg.get("value") for key, agg in block.items()} for lvl, block in ci.items()},
+            ci=ci,
+            n_questions=len(q),
+            n_evaluated=dict(m.get("n_evaluated") or {}),
+            n_unanswerable=int(m.get("n_unanswerable") or 0),
+            unanswerable=unanswerable,
+            retrieval_consistency=dict(m.get("retrieval_consistency") or {}),
+            hnsw=m.get("hnsw"),
+            items=items,
+            snapshot=snapshot.to_json() if snapshot is not None else None,
         )
-    va, vb = _per_query(engine, run_a, metric, level), _per_query(engine, run_b, metric, level)
-    common = sorted(set(va) & set(vb))
-    a = [va[k] for k in common]
-    b = [vb[k] for k in common]
-    pairs = [(x, y) for x, y in zip(a, b, strict=True) if x is not None and y is not None]
-    boot = paired_bootstrap_test(a, b, n_resamples=n_resamples, seed=seed)
-    perm = paired_permutation_test(a, b, n_resamples=n_resamples, seed=seed)
-    return {
-        "run_a": run_a,
-        "run_b": run_b,
-        "metric": metric,
-        "level": level,
-        "n_pairs": len(pairs),
-        "mean_a": float(np.mean([p[0] for p in pairs])) if pairs else None,
-        "mean_b": float(np.mean([p[1] for p in pairs])) if pairs else None,
-        "bootstrap": boot.to_dict(),
-        "permutation": perm.to_dict(),
-        "significant": bool(boot.significant and perm.significant),
-    }
 
 
-def export_trec(engine: Engine, run_id: int, run_path: str | Path, qrels_path: str | Path, *, level: str = "chunk") -> dict[str, Any]:
-    """Write a recorded Tier 1 run as a TREC run file and its qrels file (for ``trec_eval``).
+# ---------------------------------------------------------------- export
+
+
+def export_trec(run: Any, records: Sequence[Mapping[str, Any]], run_path: str | Path, qrels_path: str | Path, *,
+                level: str = "chunk") -> dict[str, Any]:
+    """Write a recorded Tier 1 run (``runs.Run`` + ``runs.item_records``) as a TREC run file and its qrels
+    file (for ``trec_eval``).
 
     Run lines ``qid Q0 docid rank score tag`` with ``score = (n + 1 - rank)`` strictly decreasing,
     so trec_eval (which sorts by score) keeps our order; docids are chunk ids (``level="chunk"``) or
@@ -570,15 +543,16 @@ def export_trec(engine: Engine, run_id: int, run_path: str | Path, qrels_path: s
     """
     if level not in LEVELS:
         raise ValueError(f"level must be one of {LEVELS}")
-    run = runs.get_run(engine, run_id)
     if run is None or run.tier != TIER:
-        raise LookupError(f"No Tier 1 run {run_id}.")
-    df = runs.run_items(engine, run_id)
-    tag = f"voproshalych_eval_{run_id}"
+        raise LookupError(f"No Tier 1 run {getattr(run, 'id', '')}.")
+    tag = f"voproshalych_eval_{run.id}"
     run_lines: list[str] = []
     qrel_lines: list[str] = []
-    for _, row in df.iterrows():
-        qid = str(row["item_key"]).replace(" ", "_")
+    for rec in records:
+        row = rec["result"]
+        if rec["status"] != "done" or str(rec["item_key"]).startswith("consistency:"):
+            continue
+        qid = str(rec["item_key"]).replace(" ", "_")
         if level == "chunk":
             docs = [str(x) for x in row["retrieved_ids"]]
             rel = [str(x) for x in row["relevant_chunk_ids"]]
@@ -598,6 +572,13 @@ def export_trec(engine: Engine, run_id: int, run_path: str | Path, qrels_path: s
 # ---------------------------------------------------------------- tables for the page and exports
 
 
+def questions_only(items: Any) -> Any:
+    """The question rows of a run's items table (without the ``consistency:repeat<r>`` items)."""
+    if items.empty or "item_key" not in items.columns:
+        return items
+    return items[~items["item_key"].astype(str).str.startswith("consistency:")].reset_index(drop=True)
+
+
 def run_table(items: Any, *, failure_rank: int | None = None) -> Any:
     """Per-question table of a recorded run (``runs.run_items``): one row per question.
 
@@ -609,7 +590,7 @@ def run_table(items: Any, *, failure_rank: int | None = None) -> Any:
     import pandas as pd
 
     rows = []
-    for _, r in items.iterrows():
+    for _, r in questions_only(items).iterrows():
         rank = r.get("first_relevant_rank")
         rank = None if rank is None or (isinstance(rank, float) and math.isnan(rank)) else int(rank)
         mc = r.get("metrics_chunk") if isinstance(r.get("metrics_chunk"), dict) else {}
@@ -647,6 +628,7 @@ def failures_by_section(items: Any, *, failure_rank: int | None = None) -> Any:
     """
     import pandas as pd
 
+    items = questions_only(items)
     table = run_table(items, failure_rank=failure_rank)
     stats: dict[str, dict[str, Any]] = {}
     for (_, r), (_, t) in zip(items.iterrows(), table.iterrows(), strict=True):
@@ -709,6 +691,7 @@ ITEM_FIELDS = ("question", "relevant_chunk_ids", "retrieved_ids", "retrieved_url
 
 def missing_item_fields(items: Any) -> list[str]:
     """Per-item fields a Tier 1 view needs that ``items`` lacks (runs recorded by other tools or versions)."""
+    items = questions_only(items)
     if items.empty:
         return []
     return [f for f in ITEM_FIELDS if f not in items.columns]

@@ -25,8 +25,9 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from voproshalych_eval.executor import ItemResult, Plan, items_records
-from voproshalych_eval.tiers import _shared as sh
+from voproshalych_eval.embeddings import cached_embedder
+from voproshalych_eval.plans import ItemResult, Lazy, Plan
+from voproshalych_eval.tiers import aggregation, inputs, llm_calls, overlap
 
 TIER = "tier2"
 DEFAULTS: dict[str, Any] = {
@@ -48,47 +49,47 @@ DEFAULTS: dict[str, Any] = {
 }
 
 JUDGE_METRICS = ("faithfulness", "answer_relevance", "answer_correctness")
-OVERLAP = sh.OVERLAP_KEYS
+OVERLAP = overlap.OVERLAP_KEYS
 
 
 def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     """The Tier 2 plan for ``params`` (see :data:`DEFAULTS`); also used by ``resume``."""
     p = {**DEFAULTS, **{k: v for k, v in params.items() if v is not None or k in ("limit",)}}
-    ds = sh.load_dataset(engine, p["dataset"], "golden")
-    pairs = sh.select_items(ds, limit=p["limit"])
+    ds = inputs.load_dataset(engine, p["dataset"], "golden")
+    pairs = inputs.select_items(ds, limit=p["limit"])
     n_all = len(pairs)
     if p["skip_unanswerable"]:
         pairs = [(k, r) for k, r in pairs if r.get("question_type") != "unanswerable"]
     n_skipped = n_all - len(pairs)
-    kb = sh.chunk_texts(engine, [i for _, r in pairs for i in (r.get("relevant_chunk_ids") or [r.get("chunk_id")]) if i is not None])
+    kb = inputs.chunk_texts(engine, [i for _, r in pairs for i in (r.get("relevant_chunk_ids") or [r.get("chunk_id")]) if i is not None])
     repeats = max(1, int(p["repeats"] or 1))
-    generator = sh.make_generator(
+    generator = llm_calls.make_generator(
         engine, model=p["generator_model"], system_prompt=p["system_prompt"], offline=p["offline"], temperature=p["temperature"]
     )
-    judge = sh.make_judge(engine, models=p["judge_models"], aggregate=p["judge_aggregate"], offline=p["offline"])
+    judge = llm_calls.make_judge(engine, models=p["judge_models"], aggregate=p["judge_aggregate"], offline=p["offline"])
     embedder_name = p["embedder"]
     if repeats >= 2 and not embedder_name:
         from voproshalych_eval.config import get_settings
 
         embedder_name = get_settings().embedder
-    embedder = sh.Lazy(lambda: _embedder(embedder_name, engine)) if repeats >= 2 else None
+    embedder = Lazy(lambda: cached_embedder(embedder_name, engine)) if repeats >= 2 else None
     max_chars = int(p["max_context_chars"]) if p["max_context_chars"] else None
 
     def work(record: dict[str, Any]) -> ItemResult:
-        ctx = sh.full_reference_context(record, kb, max_chars=max_chars)
+        ctx = inputs.full_reference_context(record, kb, max_chars=max_chars)
         question = record["question"]
         reference = record.get("ground_truth_answer") or ""
         # each repeat is its own call (a distinct cache entry: a resume reuses it, repeats never coincide by cache)
         gens = [
-            sh.generation_dict(generator.generate(question, ctx["contexts"], cache_salt=f"repeat{i}" if repeats > 1 else None))
+            llm_calls.generation_dict(generator.generate(question, ctx["contexts"], cache_salt=f"repeat{i}" if repeats > 1 else None))
             for i in range(repeats)
         ]
         ok = [g for g in gens if not g["error"] and g["text"] is not None]
         if not ok:
             raise RuntimeError(f"generation failed on every repeat: {gens[0]['error']}")
         answer = ok[0]["text"]
-        sample = sh.make_sample(question, answer, reference, ctx["contexts"])
-        judged = {m: sh.judge_call(getattr(judge, m), sample) for m in JUDGE_METRICS}
+        sample = llm_calls.make_sample(question, answer, reference, ctx["contexts"])
+        judged = {m: llm_calls.judge_call(getattr(judge, m), sample) for m in JUDGE_METRICS}
         out: dict[str, Any] = {
             "question": question,
             "question_type": record.get("question_type"),
@@ -104,7 +105,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
             "generation_failures": [g["error"] for g in gens if g["error"]],
             "judges": judged,
             **{m: judged[m].get("score") for m in JUDGE_METRICS},
-            **sh.overlap_scores(answer, reference, stem=bool(p["stem"])),
+            **overlap.overlap_scores(answer, reference, stem=bool(p["stem"])),
         }
         if repeats >= 2:
             texts = [g["text"] for g in ok]
@@ -115,7 +116,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
                 out["response_exact_match"] = exact_match_rate([texts])
                 vecs = embedder.get().encode_passages(texts) if embedder else None
                 out["response_semantic_consistency"] = mean_pairwise_cosine([vecs]) if vecs is not None else None
-        tokens = sum(g["tokens"] for g in gens) + sh.tokens_of(*judged.values())
+        tokens = sum(g["tokens"] for g in gens) + llm_calls.tokens_of(*judged.values())
         return ItemResult(out, tokens=tokens)
 
     offline = bool(getattr(judge, "offline", False) or getattr(generator, "offline", False))
@@ -124,44 +125,40 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         tier=TIER,
         items=pairs,
         work=work,
-        finalize=lambda eng, run_id: aggregate(items_records(eng, run_id), repeats=repeats),
+        finalize=lambda records: aggregate(records, repeats=repeats),
         concurrency=int(p["concurrency"] or 4),
         params=params_out,
         models={"generator": getattr(generator, "model", None), "judges": list(getattr(judge, "models", []) or []), "embedder": embedder_name},
-        prompts={**sh.generator_prompts(generator), "system_prompt": getattr(generator, "system_prompt", None) or p["system_prompt"]},
+        prompts={**llm_calls.generator_prompts(generator), "system_prompt": getattr(generator, "system_prompt", None) or p["system_prompt"]},
         dataset_id=ds.id,
         dataset_name=ds.name,
         dataset_hash=ds.content_hash,
         offline=offline,
+        providers=llm_calls.providers_of(generator, judge),
     )
 
-
-def _embedder(name: str, engine: Engine) -> Any:
-    from voproshalych_eval.embeddings import cached_embedder
-
-    return cached_embedder(name, engine)
 
 
 def aggregate(records: list[dict[str, Any]], *, repeats: int = 1) -> dict[str, Any]:
     """Seed-named aggregates over all recorded items on the seed's scales (answer correctness 1–5, BLEU
     0–100): failed items count as failures of every metric, by kind; an empty answer is scored (judges:
     the scale's lowest by rule; overlap: 0), never left out; ``corpus_bleu`` beside the mean sentence BLEU."""
-    res = sh.done_results(records)
-    nf = sh.n_failed_items(records)
-    m: dict[str, Any] = {f"avg_{k}": sh.judged_agg(res, records, k) for k in JUDGE_METRICS}
-    m.update(sh.overlap_aggs(res, records))
-    m.update(sh.item_outcomes(res, records, JUDGE_METRICS))
+    res = aggregation.done_results(records)
+    nf = aggregation.n_failed_items(records)
+    m: dict[str, Any] = {f"avg_{k}": aggregation.judged_agg(res, records, k) for k in JUDGE_METRICS}
+    m.update(aggregation.overlap_aggs(res, records))
+    m.update(aggregation.item_outcomes(res, records, JUDGE_METRICS))
     if repeats >= 2:
-        m["response_exact_match_rate"] = sh.agg(sh.column(res, "response_exact_match", nf))
-        m["response_semantic_consistency"] = sh.agg(sh.column(res, "response_semantic_consistency", nf))
+        m["response_exact_match_rate"] = aggregation.agg(aggregation.column(res, "response_exact_match", nf))
+        m["response_semantic_consistency"] = aggregation.agg(aggregation.column(res, "response_semantic_consistency", nf))
     m["n_items"] = len(records)
     m["n_failed_items"] = nf
     m["n_context_truncated"] = sum(1 for r in res if r.get("context_truncated"))
     gen_lat = [r.get("generation", {}).get("latency_s") for r in res]
-    m.update(sh.latency_percentiles(gen_lat, "generation_latency"))
+    m.update(aggregation.latency_percentiles(gen_lat, "generation_latency"))
     by_type: dict[str, dict[str, Any]] = {}
     for t in sorted({r.get("question_type") or "—" for r in res}):
         sub = [r for r in res if (r.get("question_type") or "—") == t]
-        by_type[t] = {f"avg_{k}": sh.agg(sh.column(sub, k))["value"] for k in (*JUDGE_METRICS, "rougeL_f")} | {"n": len(sub)}
+        by_type[t] = {f"avg_{k}": aggregation.agg(aggregation.column(sub, k))["value"] for k in (*JUDGE_METRICS, "rougeL_f")} | {"n": len(sub)}
     m["by_question_type"] = by_type
     return m

@@ -34,8 +34,10 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from voproshalych_eval.executor import ItemResult, Plan, items_records
-from voproshalych_eval.tiers import _shared as sh
+from voproshalych_eval.embeddings import cached_embedder
+from voproshalych_eval.plans import ItemResult, Lazy, Plan
+from voproshalych_eval.tiers import aggregation, inputs, llm_calls, overlap
+from voproshalych_eval.tiers.json_path import json_path
 
 TIER = "tier3"
 API_SUFFIX = "/llm/search-rag?questions={question}"
@@ -60,7 +62,7 @@ DEFAULTS: dict[str, Any] = {
     "concurrency": 4,
     "offline": None,
 }
-OVERLAP = sh.OVERLAP_KEYS
+OVERLAP = overlap.OVERLAP_KEYS
 
 
 def api_request_url(api_url: str, question: str) -> str:
@@ -99,14 +101,14 @@ def call_api(client: Any, api_url: str, question: str, *, answer_path: str, chun
     latency = time.perf_counter() - t0
     resp.raise_for_status()
     data = resp.json()
-    answer = sh.json_path(data, answer_path)
+    answer = json_path(data, answer_path)
     if isinstance(answer, list):
         answer = "\n".join(str(a) for a in answer if a)
     if answer is not None and not isinstance(answer, str):
         answer = str(answer)
     if answer is None:
         raise ValueError(f"the API reply has no answer at '{answer_path}'")
-    return {"text": answer, "contexts": _as_texts(sh.json_path(data, chunks_path)), "latency_s": latency, "tokens": 0, "error": None}
+    return {"text": answer, "contexts": _as_texts(json_path(data, chunks_path)), "latency_s": latency, "tokens": 0, "error": None}
 
 
 def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
@@ -116,19 +118,19 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         raise ValueError(f"mode must be 'internal' or 'api', got {p['mode']!r}")
     if p["mode"] == "api" and not p["api_url"]:
         raise ValueError("API mode needs the bot's URL (api_url), e.g. http://localhost:8080")
-    ds = sh.load_dataset(engine, p["dataset"], "golden")
-    pairs = sh.select_items(ds, limit=p["limit"])
+    ds = inputs.load_dataset(engine, p["dataset"], "golden")
+    pairs = inputs.select_items(ds, limit=p["limit"])
     repeats = max(1, int(p["repeats"] or 1))
     threshold = float(p["threshold"])
     from voproshalych_eval.config import get_settings
 
     embedder_name = p["embedder"] or get_settings().embedder
-    embedder = sh.Lazy(lambda: _embedder(embedder_name, engine))
-    judge = sh.make_judge(engine, models=p["judge_models"], aggregate=p["judge_aggregate"], offline=p["offline"])
+    embedder = Lazy(lambda: cached_embedder(embedder_name, engine))
+    judge = llm_calls.make_judge(engine, models=p["judge_models"], aggregate=p["judge_aggregate"], offline=p["offline"])
     generator = None
     http = None
     if p["mode"] == "internal":
-        generator = sh.make_generator(engine, model=p["generator_model"], system_prompt=p["system_prompt"], offline=p["offline"])
+        generator = llm_calls.make_generator(engine, model=p["generator_model"], system_prompt=p["system_prompt"], offline=p["offline"])
     else:
         import httpx
 
@@ -147,9 +149,9 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         t0 = time.perf_counter()
         hits = search_vectors(engine, vec, k=top_k, model=embedder_name)[0]
         retrieval_s = time.perf_counter() - t0
-        kb = sh.chunk_texts(engine, [h.chunk_id for h in hits])
+        kb = inputs.chunk_texts(engine, [h.chunk_id for h in hits])
         contexts = [kb[h.chunk_id]["text"] for h in hits if h.chunk_id in kb]
-        gen = sh.generation_dict(generator.generate(question, contexts, cache_salt=f"repeat{i}" if repeats > 1 else None))
+        gen = llm_calls.generation_dict(generator.generate(question, contexts, cache_salt=f"repeat{i}" if repeats > 1 else None))
         gen["contexts"] = contexts
         gen["retrieved_chunk_ids"] = [int(h.chunk_id) for h in hits]
         gen["retrieved_urls"] = [h.url for h in hits]
@@ -165,9 +167,9 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
             raise RuntimeError(f"no answer: {outs[0]['error']}")
         first = ok[0]
         answer, contexts = first["text"], first["contexts"]
-        sample = sh.make_sample(question, answer, reference, contexts)
-        rag = sh.judge_call(judge.rag_judge, sample, threshold=threshold)
-        e2e = sh.judge_call(judge.e2e_score, sample)
+        sample = llm_calls.make_sample(question, answer, reference, contexts)
+        rag = llm_calls.judge_call(judge.rag_judge, sample, threshold=threshold)
+        e2e = llm_calls.judge_call(judge.e2e_score, sample)
         vecs = embedder.get().encode_passages([answer, reference]) if answer.strip() and reference else None
         from voproshalych_eval.metrics.similarity import cosine_similarity, euclidean_distance
 
@@ -195,7 +197,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
             "semantic_similarity": cosine_similarity(vecs[0], vecs[1]) if vecs is not None else (0.0 if empty else None),
             "euclidean_distance": euclidean_distance(vecs[0], vecs[1]) if vecs is not None else (
                 2 ** 0.5 if empty else None),
-            **sh.overlap_scores(answer, reference, stem=bool(p["stem"])),
+            **overlap.overlap_scores(answer, reference, stem=bool(p["stem"])),
         }
         if repeats >= 2 and len(ok) >= 2:
             from voproshalych_eval.metrics.consistency import exact_match_rate, mean_pairwise_cosine
@@ -204,7 +206,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
             out["repeats"] = texts
             out["response_exact_match"] = exact_match_rate([texts])
             out["response_semantic_consistency"] = mean_pairwise_cosine([embedder.get().encode_passages(texts)])
-        tokens = sum(int(o.get("tokens") or 0) for o in outs) + sh.tokens_of(rag, e2e)
+        tokens = sum(int(o.get("tokens") or 0) for o in outs) + llm_calls.tokens_of(rag, e2e)
         return ItemResult(out, tokens=tokens)
 
     offline = bool(getattr(judge, "offline", False) or getattr(generator, "offline", False))
@@ -214,7 +216,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         tier=TIER,
         items=pairs,
         work=work,
-        finalize=lambda eng, run_id: aggregate(items_records(eng, run_id), repeats=repeats, min_pass_rate=min_pass),
+        finalize=lambda records: aggregate(records, repeats=repeats, min_pass_rate=min_pass),
         concurrency=int(p["concurrency"] or 4),
         params=params_out,
         models={
@@ -223,41 +225,37 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
             "judges": list(getattr(judge, "models", []) or []),
             "embedder": embedder_name,
         },
-        prompts={**sh.generator_prompts(generator), "system_prompt": getattr(generator, "system_prompt", None)} if generator else {},
+        prompts={**llm_calls.generator_prompts(generator), "system_prompt": getattr(generator, "system_prompt", None)} if generator else {},
         dataset_id=ds.id,
         dataset_name=ds.name,
         dataset_hash=ds.content_hash,
         offline=offline,
+        providers=llm_calls.providers_of(generator, judge),
     )
 
-
-def _embedder(name: str, engine: Engine) -> Any:
-    from voproshalych_eval.embeddings import cached_embedder
-
-    return cached_embedder(name, engine)
 
 
 def aggregate(records: list[dict[str, Any]], *, repeats: int = 1, min_pass_rate: float | None = None) -> dict[str, Any]:
     """Seed-named aggregates over all recorded items, plus the pass rate and the gate."""
-    res = sh.done_results(records)
-    nf = sh.n_failed_items(records)
-    sim_kinds = [sh.overlap_kind(r) for r in res] + sh.failed_item_kinds(records)
+    res = aggregation.done_results(records)
+    nf = aggregation.n_failed_items(records)
+    sim_kinds = [aggregation.overlap_kind(r) for r in res] + aggregation.failed_item_kinds(records)
     m: dict[str, Any] = {
-        "pass_rate": sh.judged_agg(res, records, "rag_judge", "passed"),
-        "avg_e2e_score": sh.judged_agg(res, records, "e2e_score"),
-        "avg_rag_judge_score": sh.judged_agg(res, records, "rag_judge", "rag_score"),
-        "avg_semantic_similarity": sh.agg(sh.column(res, "semantic_similarity", nf), kinds=sim_kinds),
-        "avg_euclidean_distance": sh.agg(sh.column(res, "euclidean_distance", nf), kinds=sim_kinds),
+        "pass_rate": aggregation.judged_agg(res, records, "rag_judge", "passed"),
+        "avg_e2e_score": aggregation.judged_agg(res, records, "e2e_score"),
+        "avg_rag_judge_score": aggregation.judged_agg(res, records, "rag_judge", "rag_score"),
+        "avg_semantic_similarity": aggregation.agg(aggregation.column(res, "semantic_similarity", nf), kinds=sim_kinds),
+        "avg_euclidean_distance": aggregation.agg(aggregation.column(res, "euclidean_distance", nf), kinds=sim_kinds),
     }
-    m.update(sh.overlap_aggs(res, records))
-    m.update(sh.item_outcomes(res, records, ("rag_judge", "e2e_score")))
-    hits = sh.column(res, "retrieval_hit")
+    m.update(aggregation.overlap_aggs(res, records))
+    m.update(aggregation.item_outcomes(res, records, ("rag_judge", "e2e_score")))
+    hits = aggregation.column(res, "retrieval_hit")
     if any(h is not None for h in hits):
-        m["retrieval_hit_rate"] = sh.agg(hits)
+        m["retrieval_hit_rate"] = aggregation.agg(hits)
     if repeats >= 2:
-        m["response_exact_match_rate"] = sh.agg(sh.column(res, "response_exact_match", nf))
-        m["response_semantic_consistency"] = sh.agg(sh.column(res, "response_semantic_consistency", nf))
-    m.update(sh.latency_percentiles([r.get("latency_s") for r in res], "latency"))
+        m["response_exact_match_rate"] = aggregation.agg(aggregation.column(res, "response_exact_match", nf))
+        m["response_semantic_consistency"] = aggregation.agg(aggregation.column(res, "response_semantic_consistency", nf))
+    m.update(aggregation.latency_percentiles([r.get("latency_s") for r in res], "latency"))
     n_all = len(records)
     passes = sum(1 for r in res if r.get("passed") is True)
     m["n_items"] = n_all

@@ -51,8 +51,10 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import Engine
 
-from voproshalych_eval.executor import ItemResult, Plan, items_records
-from voproshalych_eval.tiers import _shared as sh
+from voproshalych_eval.embeddings import cached_embedder
+from voproshalych_eval.jsonable import scalar
+from voproshalych_eval.plans import ItemResult, Lazy, Plan
+from voproshalych_eval.tiers import aggregation, inputs, llm_calls
 
 TIER = "ux"
 DEFAULTS: dict[str, Any] = {
@@ -73,13 +75,6 @@ DEFAULTS: dict[str, Any] = {
 # ----------------------------------------------------------------------------- sessions from the log
 
 
-def _plain(value: Any) -> Any:
-    """pandas missing values -> None; numpy scalars -> Python (rows go to JSON item results)."""
-    if value is None or value is pd.NaT or (not isinstance(value, str | bytes) and pd.isna(value)):
-        return None
-    return value.item() if isinstance(value, np.generic) else value
-
-
 def split_sessions(log: pd.DataFrame | Sequence[Mapping[str, Any]], *, pause_minutes: float = 30) -> list[list[dict[str, Any]]]:
     """Sessions as lists of rows in time order, by the one session rule of
     :func:`voproshalych_eval.analytics.domain.sessions` (per user; a new session after a ``stop_point`` row,
@@ -97,7 +92,7 @@ def split_sessions(log: pd.DataFrame | Sequence[Mapping[str, Any]], *, pause_min
     df = df.sort_values(["_session", "created_at", "id"], na_position="last", kind="stable")
     out = []
     for _, group in df.groupby("_session", sort=True):
-        out.append([{k: _plain(v) for k, v in row.items()} for row in group.drop(columns="_session").to_dict("records")])
+        out.append([{k: scalar(v, keep_datetimes=True) for k, v in row.items()} for row in group.drop(columns="_session").to_dict("records")])
     return out
 
 
@@ -113,7 +108,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     from voproshalych_eval.config import get_settings
 
     embedder_name = p["embedder"] or get_settings().embedder
-    emb = sh.Lazy(lambda: _embedder(embedder_name, engine))
+    emb = Lazy(lambda: cached_embedder(embedder_name, engine))
     thr = float(p["cache_distance"])
     if p["source"] == "log":
         return _log_plan(engine, p, emb, embedder_name, thr)
@@ -122,47 +117,48 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     return _dialog_plan(engine, p, emb, embedder_name, thr)
 
 
-def _embedder(name: str, engine: Engine) -> Any:
-    from voproshalych_eval.embeddings import cached_embedder
-
-    return cached_embedder(name, engine)
-
-
-def _log_plan(engine: Engine, p: dict[str, Any], emb: sh.Lazy, embedder_name: str, thr: float) -> Plan:
-    from voproshalych_eval.analytics.question_log import read_log
+def _log_plan(engine: Engine, p: dict[str, Any], emb: Lazy, embedder_name: str, thr: float) -> Plan:
+    from voproshalych_eval.analytics.question_log import is_empty_question, read_log
 
     log_df = read_log(engine)
     sessions = split_sessions(log_df, pause_minutes=float(p["pause_minutes"]))
-    rows = [{k: _plain(v) for k, v in r.items()} for r in log_df.to_dict("records")]
+    rows = [{k: scalar(v, keep_datetimes=True) for k, v in r.items()} for r in log_df.to_dict("records")]
     items = [(f"u{s[0]['user_id']}-{s[0]['id']}", s) for s in sessions]
     if p["limit"]:
         items = items[: int(p["limit"])]
-    cached = [r for r in rows if r.get("score") == 5 and (r.get("answer") or "").strip()]
+    # rows without question text (a sticker) stay turns of their session but are never embedded, matched
+    # against the cache or paired: their cache_hit is None (not evaluable)
+    def has_text(r: dict[str, Any]) -> bool:
+        return not is_empty_question(r.get("question"))
+
+    cached = [r for r in rows if r.get("score") == 5 and (r.get("answer") or "").strip() and has_text(r)]
 
     def question_vectors() -> dict[Any, np.ndarray]:
         # one batched (cached) embedding call for every question the run needs, not one per session
-        texts = {r["id"]: r["question"] for _, s in items for r in s}
+        texts = {r["id"]: r["question"] for _, s in items for r in s if has_text(r)}
         texts.update({r["id"]: r["question"] for r in cached})
         ids = list(texts)
         vecs = np.asarray(emb.get().encode_queries([texts[i] for i in ids]), dtype=float) if ids else np.zeros((0, 1))
         return dict(zip(ids, vecs, strict=True))
 
-    qvecs = sh.Lazy(question_vectors)
+    qvecs = Lazy(question_vectors)
 
     def cache_index() -> tuple[list[dict[str, Any]], np.ndarray]:
         vecs = np.vstack([qvecs.get()[r["id"]] for r in cached]) if cached else np.zeros((0, 1))
         return cached, vecs
 
-    index = sh.Lazy(cache_index)
+    index = Lazy(cache_index)
     followup = float(p["followup_distance"])
 
     def work(session: list[dict[str, Any]]) -> ItemResult:
-        qv = np.vstack([qvecs.get()[r["id"]] for r in session])
+        vectors = qvecs.get()
+        dim = len(next(iter(vectors.values()))) if vectors else 1
+        qv = np.vstack([vectors.get(r["id"], np.zeros(dim)) for r in session])
         c_rows, c_vecs = index.get()
         turns = []
         for r, v in zip(session, qv, strict=True):
             hit, src, dist = False, None, None
-            if len(c_rows) and r.get("created_at") is not None:
+            if len(c_rows) and r.get("created_at") is not None and has_text(r):
                 d = 1.0 - c_vecs @ v
                 earlier = np.array([cr.get("created_at") is not None and cr["created_at"] < r["created_at"] for cr in c_rows])
                 if earlier.any():
@@ -173,18 +169,18 @@ def _log_plan(engine: Engine, p: dict[str, Any], emb: sh.Lazy, embedder_name: st
             turns.append({
                 "id": r["id"], "question": r["question"], "answer": r.get("answer"), "url": r.get("url"),
                 "score": r.get("score"), "created_at": r.get("created_at"), "stop_point": bool(r.get("stop_point")),
-                "cache_hit": hit if r.get("created_at") is not None else None,
+                "cache_hit": hit if r.get("created_at") is not None and has_text(r) else None,
                 "cache_source_id": src if hit else None, "cache_distance": dist,
             })
         follow_pairs = []
         for i in range(1, len(session)):
             a, b = session[i - 1], session[i]
-            if a.get("url") and b.get("url"):
+            if a.get("url") and b.get("url") and has_text(a) and has_text(b):
                 d = _cosine_distance(qv[i - 1], qv[i])
                 if d <= followup:
                     follow_pairs.append({"turn": i + 1, "distance": d, "same_page": a["url"] == b["url"]})
         reask = []
-        answered = [i for i, r in enumerate(session) if (r.get("answer") or "").strip()]
+        answered = [i for i, r in enumerate(session) if (r.get("answer") or "").strip() and has_text(r)]
         pairs = [(i, j) for i, j in combinations(answered, 2) if _cosine_distance(qv[i], qv[j]) <= thr]
         if pairs:
             idx = sorted({k for ij in pairs for k in ij})
@@ -206,20 +202,21 @@ def _log_plan(engine: Engine, p: dict[str, Any], emb: sh.Lazy, embedder_name: st
         }
         return ItemResult(out)
 
-    params_out = {**p, "embedder": embedder_name, "n_items": len(items), "n_log_rows": len(rows)}
+    params_out = {**p, "embedder": embedder_name, "n_items": len(items), "n_log_rows": len(rows),
+                  "n_empty_questions": sum(1 for r in rows if not has_text(r))}
     return Plan(
         tier=TIER, items=items, work=work,
-        finalize=lambda eng, run_id: aggregate(items_records(eng, run_id), source="log"),
+        finalize=lambda records: aggregate(records, source="log"),
         concurrency=int(p["concurrency"] or 4), params=params_out,
         models={"embedder": embedder_name}, dataset_name="question_log", offline=False,
     )
 
 
-def _dialog_plan(engine: Engine, p: dict[str, Any], emb: sh.Lazy, embedder_name: str, thr: float) -> Plan:
-    ds = sh.load_dataset(engine, p["dataset"], "dialogs")
-    pairs = sh.select_items(ds, limit=p["limit"])
+def _dialog_plan(engine: Engine, p: dict[str, Any], emb: Lazy, embedder_name: str, thr: float) -> Plan:
+    ds = inputs.load_dataset(engine, p["dataset"], "dialogs")
+    pairs = inputs.select_items(ds, limit=p["limit"])
     needs_gen = any(r.get("paraphrase_of") == "same" for _, r in pairs)
-    generator = sh.make_generator(engine, model=p["generator_model"], system_prompt=p["system_prompt"], offline=p["offline"]) if needs_gen else None
+    generator = llm_calls.make_generator(engine, model=p["generator_model"], system_prompt=p["system_prompt"], offline=p["offline"]) if needs_gen else None
 
     def work(dialog: dict[str, Any]) -> ItemResult:
         from voproshalych_eval.db.retrieval import search_vectors
@@ -228,7 +225,7 @@ def _dialog_plan(engine: Engine, p: dict[str, Any], emb: sh.Lazy, embedder_name:
         qs = [t["question"] for t in dialog["turns"]]
         qv = np.asarray(emb.get().encode_queries(qs), dtype=float)
         hits = search_vectors(engine, qv, k=1, model=embedder_name)
-        kb = sh.chunk_texts(engine, [h[0].chunk_id for h in hits if h])
+        kb = inputs.chunk_texts(engine, [h[0].chunk_id for h in hits if h])
         turns = []
         tokens = 0
         for i, (t, v, h) in enumerate(zip(dialog["turns"], qv, hits, strict=True)):
@@ -245,7 +242,7 @@ def _dialog_plan(engine: Engine, p: dict[str, Any], emb: sh.Lazy, embedder_name:
             }
             if generator is not None and dialog.get("paraphrase_of") == "same":
                 ctx = [kb[top.chunk_id]["text"]] if top and top.chunk_id in kb else []
-                g = sh.generation_dict(generator.generate(t["question"], ctx))
+                g = llm_calls.generation_dict(generator.generate(t["question"], ctx))
                 if g["error"]:
                     raise RuntimeError(f"generation failed: {g['error']}")
                 turn["answer"] = g["text"]
@@ -278,22 +275,23 @@ def _dialog_plan(engine: Engine, p: dict[str, Any], emb: sh.Lazy, embedder_name:
     params_out = {**p, "embedder": embedder_name, "offline": True if offline else p["offline"], "n_items": len(pairs)}
     return Plan(
         tier=TIER, items=pairs, work=work,
-        finalize=lambda eng, run_id: aggregate(items_records(eng, run_id), source="dialogs"),
+        finalize=lambda records: aggregate(records, source="dialogs"),
         concurrency=int(p["concurrency"] or 4), params=params_out,
         models={"embedder": embedder_name, "generator": getattr(generator, "model", None) if generator else None},
         prompts={"system_prompt": p["system_prompt"]},
         dataset_id=ds.id, dataset_name=ds.name, dataset_hash=ds.content_hash, offline=offline,
+        providers=llm_calls.providers_of(generator),
     )
 
 
 def _rate(values: Sequence[bool | None]) -> dict[str, Any]:
-    return sh.agg([None if v is None else float(bool(v)) for v in values])
+    return aggregation.agg([None if v is None else float(bool(v)) for v in values])
 
 
 def aggregate(records: list[dict[str, Any]], *, source: str) -> dict[str, Any]:
     from voproshalych_eval.metrics.failures import count
 
-    res = sh.done_results(records)
+    res = aggregation.done_results(records)
     turns = [t for r in res for t in r.get("turns", [])]
     cache_vals = [t.get("cache_hit") for t in turns if t.get("cache_hit") is not None]
     m: dict[str, Any] = {
@@ -301,18 +299,18 @@ def aggregate(records: list[dict[str, Any]], *, source: str) -> dict[str, Any]:
         "context_preservation": _rate(
             [fp["preserved"] if "preserved" in fp else fp["same_page"] for r in res for fp in r.get("followup_pairs", [])]
         ),
-        "multi_turn_consistency": sh.agg([rp["answer_similarity"] for r in res for rp in r.get("reask_pairs", [])]),
+        "multi_turn_consistency": aggregation.agg([rp["answer_similarity"] for r in res for rp in r.get("reask_pairs", [])]),
         "multi_turn_source_agreement": _rate([rp["same_page"] for r in res for rp in r.get("reask_pairs", [])]),
         "n_items": len(records),
-        "n_failed_items": sh.n_failed_items(records),
-        "failure_kinds": count(sh.failed_item_kinds(records)),
+        "n_failed_items": aggregation.n_failed_items(records),
+        "failure_kinds": count(aggregation.failed_item_kinds(records)),
         "n_turns": len(turns),
         "source": source,
     }
     if source == "log":
         lengths = [r.get("n_turns", 0) for r in res]
         m["n_sessions"] = len(res)
-        m["avg_session_length"] = sh.agg([float(x) for x in lengths])
+        m["avg_session_length"] = aggregation.agg([float(x) for x in lengths])
         m["single_question_session_rate"] = _rate([x == 1 for x in lengths])
     else:
         m["first_turn_hit_rate"] = _rate([r["turns"][0].get("retrieval_hit") for r in res if r.get("turns") and r["turns"][0].get("retrieval_hit") is not None])

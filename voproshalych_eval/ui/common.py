@@ -9,18 +9,11 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from voproshalych_eval.plans import colors
 from voproshalych_eval.ui.i18n import metric_label, tr
 
-TIER_COLORS = {
-    "tier0": "#636EFA",
-    "tier1": "#00A67E",
-    "tier2": "#EF553B",
-    "tier3": "#AB63FA",
-    "judge": "#FFA15A",
-    "judge_pipeline": "#FF6692",
-    "ux": "#19D3F3",
-    "real_users": "#B6E880",
-}
+#: plan key -> chart colour (from the plan registry)
+TIER_COLORS = colors()
 
 
 def page_header(title: str, purpose: str, how_to_read: str | None = None) -> None:

@@ -29,6 +29,7 @@ STATE_LABELS = {
     "running": ("выполняется", "running"),
     "interrupted": ("прерван — можно продолжить", "interrupted — resume"),
     "done": ("готов", "done"),
+    "done_with_failures": ("готов со сбоями", "done with failures"),
     "failed": ("ошибка", "failed"),
     "cancelled": ("отменён", "cancelled"),
 }
@@ -37,6 +38,17 @@ STATE_LABELS = {
 def state_label(s: str) -> str:
     ru, en = STATE_LABELS.get(s, (s, s))
     return tr(ru, en)
+
+
+def mixed_warning(run: runs.Run) -> None:
+    """The mark of a run resumed across a configuration change (its results mix settings)."""
+    if run.mixed:
+        st.warning("⚠️ " + tr(
+            f"Запуск #{run.id} смешанный: продолжен при другой конфигурации ({run.mixed_reason}). "
+            "Его числа не соответствуют одной конфигурации.",
+            f"Run #{run.id} is mixed: resumed under another configuration ({run.mixed_reason}). "
+            "Its numbers do not belong to one configuration.",
+        ))
 
 
 def start(build_plan: Callable[[], executor.Plan], state_key: str) -> int | None:
@@ -72,6 +84,8 @@ def _progress_view(job: executor.Job) -> None:
             st.caption(" · ".join(
                 f"{m}: {u['prompt_tokens']}+{u['completion_tokens']} " + tr("ток.", "tok.") + f", {format_cost(u['cost_usd'], lang())}"
                 for m, u in p.llm.items()))
+        if p.message:
+            st.caption(p.message)
         if p.last_error:
             st.caption(tr("Последняя ошибка: ", "Last error: ") + str(p.last_error)[:300])
         if job.alive and st.button(tr("Отменить", "Cancel"), key=f"cancel_{p.run_id}"):
@@ -112,7 +126,8 @@ def pick_run(tier: str, state_key: str, *, label: str | None = None) -> runs.Run
     current = st.session_state.get(state_key)
     index = ids.index(current) if current in ids else 0
     states = {r.id: executor.run_state(eng, r.id) for r in all_runs}
-    started = {r.id: (str(r.started_at)[:16] + (" · offline" if r.offline else "")) for r in all_runs}
+    started = {r.id: (str(r.started_at)[:16] + (" · offline" if r.offline else "") + (" · mixed" if r.mixed else ""))
+               for r in all_runs}
     pick_key = f"pick_{state_key}"
     if pick_key in st.session_state and st.session_state[pick_key] not in ids:
         del st.session_state[pick_key]
@@ -128,7 +143,8 @@ def pick_run(tier: str, state_key: str, *, label: str | None = None) -> runs.Run
     if run is None:
         return None
     job = executor.get_job(run.id)
-    if not (job is not None and job.alive) and states[run.id] in ("interrupted", "cancelled", "failed"):
+    mixed_warning(run)
+    if not (job is not None and job.alive) and states[run.id] in ("interrupted", "cancelled", "failed", "done_with_failures"):
         counts = runs.count_items(eng, run.id)
         st.warning(
             tr(
@@ -136,12 +152,37 @@ def pick_run(tier: str, state_key: str, *, label: str | None = None) -> runs.Run
                 f"Run #{run.id} is {state_label(states[run.id])}: {counts['done']} of {run.n_items_total} recorded, {counts['failed']} failed.",
             )
         )
-        if st.button(tr("Продолжить (только недостающие)", "Resume (missing items only)"), key=f"resume_{run.id}"):
-            with state.user_errors("Не удалось продолжить", "Could not resume"):
-                executor.resume_background(eng, run.id)
-                st.session_state[state_key] = run.id
-                st.rerun()
+        resume_button(run.id, state_key)
     return run
+
+
+def resume_button(run_id: int, state_key: str) -> None:
+    """"Resume" (missing and failed items only). A refusal (the configuration changed) is shown with what
+    differs; "resume anyway" then mixes settings and marks the run mixed."""
+    eng = state.engine()
+    refused_key = f"resume_refused_{run_id}"
+    if st.button(tr("Продолжить (только недостающие)", "Resume (missing items only)"), key=f"resume_{run_id}"):
+        st.session_state.pop(refused_key, None)
+        try:
+            executor.resume_background(eng, run_id)
+        except executor.ResumeRefused as exc:
+            st.session_state[refused_key] = str(exc)
+        except executor.AlreadyRunning as exc:
+            st.error(str(exc))
+        else:
+            st.session_state[state_key] = run_id
+            st.rerun()
+    refused = st.session_state.get(refused_key)
+    if refused:
+        st.error(tr("Продолжение отклонено — конфигурация изменилась:\n\n", "Resume refused — the configuration changed:\n\n")
+                 + refused)
+        if st.button(tr("Всё равно продолжить (запуск станет смешанным)", "Resume anyway (the run becomes mixed)"),
+                     key=f"resume_force_{run_id}"):
+            with state.user_errors("Не удалось продолжить", "Could not resume"):
+                executor.resume_background(eng, run_id, force=True)
+                st.session_state.pop(refused_key, None)
+                st.session_state[state_key] = run_id
+                st.rerun()
 
 
 def run_caption(run: runs.Run) -> None:

@@ -1,7 +1,8 @@
-"""The page registry: file, section and bilingual title of every page.
+"""The page registry: file, section and bilingual title of every page, in navigation order.
 
-``app.py`` builds ``st.navigation`` from this list, keeping only files that exist, so a page is added by
-creating its file and (once) listing it here.
+Plan pages (each tier, real users, judge metrics, tools) come from the plan registry
+(:data:`voproshalych_eval.plans.PLANS`); :data:`OTHER_PAGES` lists the pages that show no plan of their
+own (Overview, Runs, Baselines, Settings, …). ``app.py`` builds ``st.navigation`` from :func:`existing_pages`.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from voproshalych_eval.config import PROJECT_ROOT
+from voproshalych_eval.plans import PLANS
 
 
 @dataclass(frozen=True)
@@ -19,29 +21,40 @@ class PageSpec:
     icon: str
 
 
-OVERVIEW = ("Обзор", "Overview")
-QUALITY = ("Качество", "Quality")
-USERS = ("Пользователи", "Users")
-DATA = ("Данные", "Data")
-RUNS = ("Запуски", "Runs")
+#: navigation sections, in order: key -> (ru, en)
+SECTIONS: dict[str, tuple[str, str]] = {
+    "overview": ("Обзор", "Overview"),
+    "quality": ("Качество", "Quality"),
+    "users": ("Пользователи", "Users"),
+    "data": ("Данные", "Data"),
+    "runs": ("Запуски", "Runs"),
+}
 
-PAGES: list[PageSpec] = [
-    PageSpec("pages/overview.py", OVERVIEW, ("Обзор", "Overview"), ":material/dashboard:"),
-    PageSpec("pages/tier0_embeddings.py", QUALITY, ("Пространство эмбеддингов", "Embedding space"), ":material/scatter_plot:"),
-    PageSpec("pages/tier1_retrieval.py", QUALITY, ("Поиск", "Retrieval"), ":material/search:"),
-    PageSpec("pages/tier2_generation.py", QUALITY, ("Генерация", "Generation"), ":material/edit_note:"),
-    PageSpec("pages/tier3_end_to_end.py", QUALITY, ("Сквозная оценка", "End to end"), ":material/route:"),
-    PageSpec("pages/judges.py", QUALITY, ("Судьи", "Judges"), ":material/gavel:"),
-    PageSpec("pages/judge_metrics.py", QUALITY, ("Метрики судей", "Judge metrics"), ":material/rule:"),
-    PageSpec("pages/ux.py", QUALITY, ("UX", "UX"), ":material/forum:"),
-    PageSpec("pages/real_users.py", USERS, ("Реальные пользователи", "Real users"), ":material/groups:"),
-    PageSpec("pages/datasets.py", DATA, ("Наборы данных", "Datasets"), ":material/dataset:"),
-    PageSpec("pages/dataset_review.py", DATA, ("Разметка наборов", "Dataset review"), ":material/fact_check:"),
-    PageSpec("pages/realq.py", DATA, ("Реальные вопросы", "Real questions"), ":material/label:"),
-    PageSpec("pages/runs.py", RUNS, ("Запуски", "Runs"), ":material/history:"),
-    PageSpec("pages/baselines.py", RUNS, ("Базовые уровни", "Baselines"), ":material/flag:"),
-    PageSpec("pages/settings.py", RUNS, ("Настройки", "Settings"), ":material/settings:"),
+#: pages that are not the page of a plan: (section key, file, title, icon)
+OTHER_PAGES: list[tuple[str, str, tuple[str, str], str]] = [
+    ("overview", "pages/overview.py", ("Обзор", "Overview"), ":material/dashboard:"),
+    ("data", "pages/dataset_review.py", ("Разметка наборов", "Dataset review"), ":material/fact_check:"),
+    ("data", "pages/realq.py", ("Реальные вопросы", "Real questions"), ":material/label:"),
+    ("runs", "pages/runs.py", ("Запуски", "Runs"), ":material/history:"),
+    ("runs", "pages/baselines.py", ("Базовые уровни", "Baselines"), ":material/flag:"),
+    ("runs", "pages/settings.py", ("Настройки", "Settings"), ":material/settings:"),
 ]
+
+
+def _build() -> list[PageSpec]:
+    entries: list[tuple[str, str, tuple[str, str], str]] = []
+    seen: set[str] = set()
+    for spec in PLANS:
+        if spec.page and spec.page not in seen:
+            seen.add(spec.page)
+            entries.append((spec.section, spec.page, spec.page_title or spec.title, spec.icon))
+    entries += [e for e in OTHER_PAGES if e[1] not in seen]
+    order = list(SECTIONS)
+    entries.sort(key=lambda e: order.index(e[0]))  # stable: registry order within a section
+    return [PageSpec(file, SECTIONS[section], title, icon) for section, file, title, icon in entries]
+
+
+PAGES: list[PageSpec] = _build()
 
 
 def existing_pages() -> list[PageSpec]:

@@ -1,0 +1,118 @@
+"""Aggregation over recorded items: per-item values at a path (failed items as failures, by kind), judge
+and text-overlap aggregates, ``summarize`` as a dict, latency percentiles over all calls."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from voproshalych_eval.metrics.statistics import percentiles, summarize
+from voproshalych_eval.tiers.overlap import OVERLAP_KEYS
+
+
+def agg(values: Sequence[float | None], *, kinds: Sequence[str | None] | None = None,
+        partial: Sequence[bool] | None = None) -> dict[str, Any]:
+    """``summarize`` as a dict: value, n, n_failed, 95% CI (+ per-kind counts and ``n_partial`` when given)."""
+    return summarize(list(values), kinds=kinds, partial=partial).to_dict()
+
+
+def failed_item_kinds(records: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The failure kind of every failed item (from its recorded error: ``timeout: …`` -> ``transport``)."""
+    from voproshalych_eval.metrics.failures import from_message
+
+    return [from_message(r.get("error")) for r in records if r["status"] != "done"]
+
+
+def judge_kind(result: Mapping[str, Any] | None) -> str | None:
+    """The kind of one stored judge result: ``empty_answer``, its ``failure_kind``, or (older records and
+    exceptions) the kind named by its failures; ``None`` for a plain score."""
+    from voproshalych_eval.metrics.failures import item_kind
+
+    if not result:
+        return None
+    if result.get("empty_answer"):
+        return "empty_answer"
+    if result.get("failure_kind"):
+        return str(result["failure_kind"])
+    if result.get("score") is None:
+        return item_kind(result.get("failures") or [], n_answered=int(result.get("n_answered") or 0))
+    return None
+
+
+def judged_agg(results: Sequence[Mapping[str, Any]], records: Sequence[Mapping[str, Any]], judge: str,
+               field: str | None = None) -> dict[str, Any]:
+    """Aggregate of a judge metric stored per item (``field``, default ``judge``) with the judge results'
+    kinds and partial flags under ``judges.<judge>``; failed items count with their own kind."""
+    failed = failed_item_kinds(records)
+    js = [(r.get("judges") or {}).get(judge) for r in results]
+    values = column(results, field or judge) + [None] * len(failed)
+    kinds = [judge_kind(j) for j in js] + failed
+    partial = [bool(j and j.get("partial")) for j in js] + [False] * len(failed)
+    return agg(values, kinds=kinds, partial=partial)
+
+
+def overlap_kind(result: Mapping[str, Any]) -> str | None:
+    """``not_applicable`` without a reference, ``empty_answer`` for an empty answer, else ``None``."""
+    if not str(result.get("reference") or "").strip():
+        return "not_applicable"
+    if not str(result.get("answer") or "").strip():
+        return "empty_answer"
+    return None
+
+
+def overlap_aggs(results: Sequence[Mapping[str, Any]], records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """``avg_<overlap metric>`` for ROUGE/BLEU/chrF, plus ``corpus_bleu`` over every item with a reference."""
+    from voproshalych_eval.metrics.text_overlap import corpus_bleu
+
+    failed = failed_item_kinds(records)
+    kinds = [overlap_kind(r) for r in results] + failed
+    out = {f"avg_{k}": agg(column(results, k) + [None] * len(failed), kinds=kinds) for k in OVERLAP_KEYS}
+    pairs = [(str(r.get("answer") or ""), str(r["reference"])) for r in results if overlap_kind(r) != "not_applicable"]
+    out["corpus_bleu"] = {"value": corpus_bleu([a for a, _ in pairs], [b for _, b in pairs]) if pairs else None,
+                          "n": len(pairs), "n_failed": len(failed), "ci_low": None, "ci_high": None}
+    return out
+
+
+def item_outcomes(results: Sequence[Mapping[str, Any]], records: Sequence[Mapping[str, Any]],
+                  judges: Sequence[str]) -> dict[str, Any]:
+    """Run-level outcome counts: ``failure_kinds`` — failed items by kind, empty answers, and every judge result
+    of ``judges`` left without a score, by kind — and ``n_partial`` (items with at least one partial judge score)."""
+    from voproshalych_eval.metrics.failures import count
+
+    kinds: list[str | None] = list(failed_item_kinds(records))
+    n_partial = 0
+    for r in results:
+        if r.get("answer") is not None and not str(r.get("answer")).strip():
+            kinds.append("empty_answer")
+        js = [(r.get("judges") or {}).get(j) for j in judges]
+        kinds += [k for k in (judge_kind(j) for j in js) if k not in (None, "empty_answer")]
+        n_partial += any(bool(j and j.get("partial")) for j in js)
+    return {"failure_kinds": count(kinds), "n_partial": n_partial}
+
+
+def latency_percentiles(latencies: Sequence[float | None], prefix: str = "latency") -> dict[str, float | None]:
+    """p50/p95/p99 over ALL calls (seconds)."""
+    vals = [v for v in latencies if v is not None]
+    if not vals:
+        return {f"{prefix}_p50": None, f"{prefix}_p95": None, f"{prefix}_p99": None}
+    p = percentiles(vals)
+    return {f"{prefix}_{k}": v for k, v in p.items()}
+
+
+def done_results(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [dict(r["result"]) for r in records if r["status"] == "done"]
+
+
+def n_failed_items(records: Sequence[Mapping[str, Any]]) -> int:
+    return sum(1 for r in records if r["status"] != "done")
+
+
+def column(results: Sequence[Mapping[str, Any]], path: str, n_failed_items: int = 0) -> list[float | None]:
+    """Values at a dotted path in each result (None when missing), plus one None per failed item."""
+    out: list[float | None] = []
+    for r in results:
+        v: Any = r
+        for part in path.split("."):
+            v = v.get(part) if isinstance(v, Mapping) else None
+        out.append(float(v) if isinstance(v, int | float) and not isinstance(v, bool) else (float(v) if isinstance(v, bool) else None))
+    return out + [None] * n_failed_items

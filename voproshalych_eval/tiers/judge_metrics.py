@@ -1,0 +1,168 @@
+"""The judge-metrics run: one judge metric (faithfulness, AspectCritic, rubrics…) over a stored set of
+samples, on one or several judge models with an aggregator — a plan run by the engine (tool
+``judge_metrics``).
+
+Samples are a dataset of kind ``samples`` (seed 004's Sample: user_input, response, reference,
+retrieved_contexts), stored before the run starts, so a resume reads the same samples by id. Each sample
+is an item: its :class:`~voproshalych_eval.judges.EvaluationResult` (score, verdict, explanation,
+per-model scores, raw replies, failures); a sample without a score is a *failed* item (its failures and
+raw replies kept, never turned into a score). The aggregate is the mean score with its 95% CI and, for
+thresholded metrics, the pass rate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import Engine
+
+from voproshalych_eval import datasets
+from voproshalych_eval.metrics.statistics import summarize
+from voproshalych_eval.plans import ItemResult, Plan
+from voproshalych_eval.tiers import inputs, llm_calls
+
+TIER = "judge_metrics"
+DEFAULTS: dict[str, Any] = {
+    "dataset": None,
+    "metric": "faithfulness",
+    "models": None,
+    "aggregate": "average",
+    "quorum": None,
+    "vote_quorum": None,
+    "config": {},
+    "use_cache": True,
+    "offline": None,
+    "lang": None,
+    "limit": None,
+    "concurrency": None,
+}
+
+
+def samples_from_judge_set(ds: datasets.Dataset) -> list[dict[str, Any]]:
+    """A labelled show/no-show set (kind ``judge``) as samples: question, answer, its one context."""
+    return [{"id": r.get("id", key), "user_input": r["question"], "response": r["answer"], "reference": None,
+             "retrieved_contexts": [r["context"]]} for key, r in zip(ds.keys(), ds.records, strict=True)]
+
+
+def store_samples(engine: Engine, records: Sequence[Mapping[str, Any]], name: str) -> datasets.Dataset:
+    """Validate ``records`` as samples and store them as a dataset (idempotent by name + content)."""
+    valid = datasets.validate_records([dict(r) for r in records], "samples", file=name)
+    return datasets.store(engine, datasets.Dataset(name, "samples", valid, datasets.content_hash(valid), "app"))
+
+
+def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
+    """The judge-metrics plan for ``params`` (see :data:`DEFAULTS`); also used by ``resume``.
+
+    ``dataset``: a stored samples dataset (name or id) or a samples file (JSON, JSONL, CSV; stored first);
+    ``metric``: a key of the judge-metric table (:data:`voproshalych_eval.judges.JUDGE_METRICS`); ``config``:
+    the metric's options as the table resolves them (threshold, definition, rubrics…); ``models`` /
+    ``aggregate`` / ``quorum`` / ``vote_quorum``: the judges and how they are combined (for a metric without
+    a prompt, e.g. semantic similarity, ``models`` are embedding models passed in ``config``).
+    """
+    from voproshalych_eval.config import get_settings
+    from voproshalych_eval.judges import JUDGE_METRICS, get_judge
+
+    p = {**DEFAULTS, **{k: v for k, v in params.items() if v is not None}}
+    metric = str(p["metric"])
+    if metric not in JUDGE_METRICS:
+        raise ValueError(f"unknown judge metric {metric!r}; use one of {', '.join(JUDGE_METRICS)}")
+    if p["dataset"] is None:
+        raise ValueError("judge metrics need a samples dataset (a file or a stored name)")
+    ds = inputs.load_dataset(engine, p["dataset"], "samples")
+    pairs = inputs.select_items(ds, limit=p["limit"])
+    settings = get_settings()
+    lang = p["lang"] or (settings.language if settings.language in ("ru", "en") else "ru")
+    llm_models = list(p["models"]) if p["models"] and JUDGE_METRICS[metric].prompt is not None else None
+    judge = get_judge(settings, engine, models=llm_models, aggregate=str(p["aggregate"]), offline=p["offline"],
+                      use_cache=bool(p["use_cache"]), lang=lang, quorum=p["quorum"], vote_quorum=p["vote_quorum"])
+    cfg = dict(p["config"] or {})
+    plan: Plan
+
+    def prepare() -> None:
+        judge.run_id = plan.run_id  # the judge's call log names the run
+
+    def work(sample: dict[str, Any]) -> ItemResult:
+        res = judge.evaluate(metric, sample, **cfg)
+        out = res.to_dict() | {"user_input": sample["user_input"]}
+        tokens = llm_calls.tokens_of(out)
+        if res.score is None and res.failure_kind != "not_applicable":  # not applicable: nothing to retry
+            why = "; ".join(str(f.get("message", f.get("kind", ""))) for f in res.failures) or "no score"
+            return ItemResult(out, status="failed", error=f"{res.failure_kind}: {why}"[:500], tokens=tokens)
+        return ItemResult(out, tokens=tokens)
+
+    concurrency = 1 if judge.offline else int(p["concurrency"] or getattr(judge.client, "concurrency", 4) or 4)
+    plan = Plan(
+        tier=TIER,
+        items=pairs,
+        work=work,
+        prepare=prepare,
+        finalize=lambda records: aggregate(records, metric),
+        concurrency=concurrency,
+        params={"dataset": p["dataset"], "metric": metric, "models": list(p["models"]) if p["models"] else None,
+                "aggregate": judge.aggregate, "quorum": p["quorum"], "vote_quorum": p["vote_quorum"],
+                "use_cache": judge.use_cache, "lang": lang, "config": cfg,
+                "limit": p["limit"], "offline": True if judge.offline else p["offline"]},
+        models={"judge": list(judge.models), "offline": judge.offline},
+        prompts=judge.prompts(metric),
+        providers=llm_calls.providers_of(judge),
+        dataset_id=ds.id,
+        dataset_name=ds.name,
+        dataset_hash=ds.content_hash,
+        offline=bool(judge.offline),
+    )
+    return plan
+
+
+def aggregate(records: Sequence[Mapping[str, Any]], metric: str) -> dict[str, Any]:
+    """Run-level aggregates of a judge metric over its recorded items: ``avg_<metric>`` on the metric's own
+    scale (failure kinds, not-applicable and partial counts; a failed item counts with its kind), its 0–1
+    twin for RubricsScore (``avg_rubrics_score_norm``), the ``pass_rate`` of the results with a verdict and
+    ``n_partial``."""
+    from voproshalych_eval.judges import METRIC_KEYS
+    from voproshalych_eval.metrics.failures import from_message
+
+    def kind(r: Mapping[str, Any]) -> str | None:
+        res = r["result"] or {}
+        if res.get("empty_answer"):
+            return "empty_answer"
+        if res.get("failure_kind"):
+            return str(res["failure_kind"])
+        return from_message(r.get("error")) if r["status"] != "done" else None
+
+    results = [r.get("result") or {} for r in records]
+    kinds = [kind(r) for r in records]
+    partial = [bool(res.get("partial")) for res in results]
+    key = METRIC_KEYS[metric]
+    out: dict[str, Any] = {key: summarize([res.get("score") for res in results], kinds=kinds, partial=partial).to_dict()}
+    if metric == "rubrics_score":
+        out[f"{key}_norm"] = summarize([res.get("score_norm") for res in results], kinds=kinds, partial=partial).to_dict()
+    passed = [res.get("passed") for res in results if res.get("passed") is not None]
+    if passed:
+        out["pass_rate"] = summarize([float(x) for x in passed]).to_dict()
+    out["n_partial"] = sum(partial)
+    return out
+
+
+def run_summary(run: Any, records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """A judge-metrics run (``runs.Run`` + ``runs.item_records``) as the CLI prints it and the page shows it:
+    the metric, judges, aggregator, offline label, options, every sample's result and the aggregate."""
+    from voproshalych_eval.judges import METRIC_KEYS
+
+    params, models = run.params or {}, run.models or {}
+    metric = str(params.get("metric"))
+    key = METRIC_KEYS.get(metric, f"avg_{metric}")
+    agg = dict((run.metrics or {}).get(key) or {})
+    return {
+        "run_id": run.id,
+        "status": run.status,
+        "metric": metric,
+        "models": list(models.get("judge") or []),
+        "aggregate_method": params.get("aggregate"),
+        "offline": bool(run.offline),
+        "label": "offline heuristic" if run.offline else None,
+        "config": params.get("config") or {},
+        "results": [dict(r["result"]) | {"item_key": r["item_key"]} for r in records],
+        "aggregate": {**agg, "key": key, "n_failures": agg.get("n_failed")},
+        "metrics": dict(run.metrics or {}),
+    }

@@ -1,0 +1,118 @@
+"""The LLM layer as the tiers use it: generator and judge from the settings, judge calls whose failures
+are counted (never scores), generation results and token counts as JSON, and the provider endpoints a
+plan calls (frozen with the run)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import Engine
+
+from voproshalych_eval.jsonable import jsonable
+
+
+def make_generator(
+    engine: Engine, *, model: str | None = None, system_prompt: str | None = None, offline: bool | None = None, **kwargs: Any
+) -> Any:
+    from voproshalych_eval.config import get_settings
+    from voproshalych_eval.llm.generation import get_generator
+
+    kwargs = {k: v for k, v in kwargs.items() if v is not None}
+    return get_generator(get_settings(), engine, model=model, system_prompt=system_prompt, offline=offline, **kwargs)
+
+
+def generator_prompts(generator: Any) -> dict[str, Any]:
+    fn = getattr(generator, "prompts", None)
+    try:
+        return dict(fn()) if callable(fn) else {}
+    except Exception:  # noqa: BLE001
+        return {}
+
+
+def make_judge(
+    engine: Engine,
+    *,
+    models: Sequence[str] | None = None,
+    aggregate: str = "average",
+    offline: bool | None = None,
+    use_cache: bool = True,
+) -> Any:
+    from voproshalych_eval.config import get_settings
+    from voproshalych_eval.judges import get_judge
+
+    return get_judge(
+        get_settings(), engine, models=list(models) if models else None, aggregate=aggregate, offline=offline, use_cache=use_cache
+    )
+
+
+def make_sample(question: str, response: str | None, reference: str | None, contexts: Sequence[str]) -> Any:
+    from voproshalych_eval.judges import Sample
+
+    return Sample(user_input=question, response=response, reference=reference, retrieved_contexts=list(contexts))
+
+
+def eval_dict(res: Any) -> dict[str, Any]:
+    """An ``EvaluationResult`` as a JSON-ready dict (score None on failure, raw replies kept)."""
+    if res is None:
+        return {"score": None, "failures": ["not evaluated"]}
+    return jsonable(res.to_dict() if hasattr(res, "to_dict") else dict(res))
+
+
+def judge_call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> dict[str, Any]:
+    """Call one judge metric; an exception becomes a counted failure (never a score)."""
+    try:
+        return eval_dict(fn(*args, **kwargs))
+    except Exception as exc:  # noqa: BLE001 - the failure is kept with the item and counted
+        return {"score": None, "passed": None, "failures": [f"{type(exc).__name__}: {exc}"], "error": True}
+
+
+def generation_dict(gen: Any) -> dict[str, Any]:
+    return {
+        "text": getattr(gen, "text", None),
+        "model": getattr(gen, "model", None),
+        "offline": bool(getattr(gen, "offline", False)),
+        "latency_s": getattr(gen, "latency_s", None),
+        "tokens": _tokens(getattr(gen, "tokens", None)),
+        "error": getattr(gen, "error", None),
+    }
+
+
+def _tokens(t: Any) -> int:
+    if t is None:
+        return 0
+    if isinstance(t, int | float):
+        return int(t)
+    if isinstance(t, Mapping):
+        if t.get("total") or t.get("total_tokens"):
+            return int(t.get("total") or t.get("total_tokens") or 0)
+        return int(t.get("prompt") or 0) + int(t.get("completion") or 0)
+    return 0
+
+
+def tokens_of(*dicts: Mapping[str, Any]) -> int:
+    return sum(_tokens(d.get("tokens")) for d in dicts if d)
+
+
+def providers_of(*parts: Any) -> list[dict[str, Any]]:
+    """The LLM endpoints a generator / judge calls: ``[{"name", "host", "models"}]`` sorted by name (no key,
+    no path: enough to tell whether a resume would call the same service). Offline parts call none."""
+    from urllib.parse import urlsplit
+
+    found: dict[str, dict[str, Any]] = {}
+    for part in parts:
+        if part is None or getattr(part, "offline", False):
+            continue
+        client = getattr(part, "client", None)
+        models = list(getattr(part, "models", None) or [getattr(part, "model", None)])
+        if client is None:
+            continue
+        for model in models:
+            if not model:
+                continue
+            provider, model_id = client.route(str(model))
+            host = urlsplit(provider.base_url).netloc.rsplit("@", 1)[-1] if provider.base_url else None
+            entry = found.setdefault(provider.name, {"name": provider.name, "host": host, "models": []})
+            if model_id not in entry["models"]:
+                entry["models"].append(model_id)
+    return [found[k] | {"models": sorted(found[k]["models"])} for k in sorted(found)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import date
 
 import pandas as pd
@@ -15,15 +16,24 @@ from voproshalych_eval.analytics import (
     import_file,
     list_sources,
 )
+from voproshalych_eval.analytics.answers import ANSWER_CLASSES, CLASS_NAMES, AnswerRules, classify_answers
 from voproshalych_eval.analytics.report import coverage_gap_html, coverage_gap_markdown
 from voproshalych_eval.analytics.text_ru import CLASSIFIER_RULES
-from voproshalych_eval.analytics.topics import GAP_FORMULA
+from voproshalych_eval.analytics.topic_trends import (
+    MONTHS_EN,
+    MONTHS_RU,
+    STATUS_NAMES,
+    summary_lines,
+    topic_trends,
+)
+from voproshalych_eval.analytics.topics import GAP_FORMULA, format_example, month_of, silhouette_verdict
 from voproshalych_eval.plots import real_users as charts
 from voproshalych_eval.ui import jobs, state
 from voproshalych_eval.ui.common import empty_state, metric_cards, page_header, table_with_download
 from voproshalych_eval.ui.i18n import lang, tr
 
 RESULT_KEY, RUN_KEY = "ru_result", "ru_run_id"
+RULES_KEY = "ru_answer_rules"
 
 page_header(
     tr("Реальные пользователи", "Real users"),
@@ -38,16 +48,26 @@ page_header(
         "досчитываются (с кэшем), n указано на каждой вкладке.\n\n"
         "- **Использование**: для каждого вопроса — текущий top-k поиска (pgvector). Покрытие = доля чанков, "
         "хоть раз попавших в top-k (0–1, больше — больше базы используется); @1 — то, что production отдаёт LLM.\n"
-        f"- **Темы**: KMeans по эмбеддингам, k по силуэту; названия — c-TF-IDF по нормализованным словам. "
-        f"Оценка пробела: `{GAP_FORMULA}` — больше значит «писать в первую очередь».\n"
+        "- **Ответы бота**: непустой ответ — ещё не ответ. «Ответ не найден.», «Что-то в вашем вопросе меня "
+        "смущает…», «Извините, но в предоставленном фрагменте…» и шаблоны приветствий считаются отказами; "
+        "**фактическая доля отвеченных** = только настоящие ответы. Правила видны и редактируются на вкладке.\n"
+        f"- **Темы**: KMeans по эмбеддингам, k по силуэту; названия — ключевые слова BERTopic (c-TF-IDF + MMR по "
+        f"леммам pymorphy3 без стоп-слов и слов-паразитов); примеры — ближайшие к центру темы без почти-дубликатов "
+        f"(×N — сколько вопросов темы их повторяют). Оценка пробела: `{GAP_FORMULA}` — больше значит «писать в "
+        f"первую очередь».\n"
         "- **Домен**: объём, пользователи, длины, оценки, слова и сленг, повторы, категории (правила), сессии.",
         "The real-user log is **analytics, not ground truth**: the page the bot chose is not a correct answer. "
         "Analyses use the **whole** filtered log: questions without a stored vector are embedded (cached); every "
         "tab states its n.\n\n"
         "- **Utilization**: the retriever's current top-k (pgvector) for every question. Coverage = share of "
         "chunks retrieved at least once (0–1, higher = more of the KB used); @1 is what production feeds the LLM.\n"
-        f"- **Topics**: KMeans over embeddings, k by silhouette; names by c-TF-IDF over normalised words. "
-        f"Gap score: `{GAP_FORMULA}` — higher means write it first.\n"
+        "- **Bot answers**: a non-empty answer is not yet an answer. \"Ответ не найден.\", \"Что-то в вашем вопросе "
+        "меня смущает…\", \"Извините, но в предоставленном фрагменте…\" and greeting templates count as declines; "
+        "the **effective answered rate** counts real answers only. The rules are shown and editable on the tab.\n"
+        f"- **Topics**: KMeans over embeddings, k by silhouette; names are BERTopic keywords (c-TF-IDF + MMR over "
+        f"pymorphy3 lemmas without stop words and filler); examples are the questions closest to the topic centre "
+        f"with near-duplicates folded (×N = how many questions of the topic repeat them). Gap score: "
+        f"`{GAP_FORMULA}` — higher means write it first.\n"
         "- **Domain**: volume, users, lengths, scores, terms and slang, repeats, categories (rules), sessions.",
     ),
 )
@@ -137,6 +157,8 @@ if run_clicked:
                          answered={"all": None, "yes": True, "no": False}[answered_opt], scores=scores)
     params = {"source": source, "filters": filters.describe(), "top_k": int(top_k), "k_topics": int(k_topics) or None,
               "pause_minutes": float(pause), "lang": lang()}
+    if st.session_state.get(RULES_KEY) is not None:  # the rules edited on the "Bot answers" tab
+        params["answer_rules"] = st.session_state[RULES_KEY].to_dict()
     if jobs.start(lambda: build_plan(engine, params), RUN_KEY) is not None:
         st.session_state.pop(RESULT_KEY, None)
 
@@ -157,8 +179,159 @@ if res is None:
     st.stop()
 
 st.caption(tr(f"Запуск #{res.run_id} · источник {res.source}", f"Run #{res.run_id} · source {res.source}"))
-tab_u, tab_t, tab_d = st.tabs([tr("Использование чанков", "Chunk utilization"),
-                               tr("Темы и пробелы", "Topics & coverage gaps"), tr("Домен", "Domain")])
+tab_u, tab_t, tab_a, tab_d = st.tabs([tr("Использование чанков", "Chunk utilization"),
+                                      tr("Темы и пробелы", "Topics & coverage gaps"), tr("Ответы бота", "Bot answers"),
+                                      tr("Домен", "Domain")])
+
+
+def with_examples(df: pd.DataFrame) -> pd.DataFrame:
+    """Examples as one readable cell: "question ×14 | question ×3"."""
+    out = df.copy()
+    out["examples"] = [" | ".join(format_example(e, int(c)) for e, c in zip(ex, cnt, strict=True))
+                       for ex, cnt in zip(df["examples"], df["example_counts"], strict=True)]
+    return out.drop(columns=["example_counts"])
+
+
+def render_llm_labels(res: object) -> dict[int, str]:
+    """Optional LLM-written topic labels (cached by the LLM client); shown beside the keyword names, marked."""
+    from voproshalych_eval.llm import default_client
+
+    key = f"ru_llm_labels_{res.run_id}"  # type: ignore[attr-defined]
+    client = default_client(engine=engine, lang=lang())
+    if client is None:
+        st.caption(tr("LLM не настроена (Настройки) — подписи тем только по ключевым словам.",
+                      "No LLM configured (Settings) — topic names come from keywords only."))
+        return {}
+    if st.button(tr("Подписать темы с помощью LLM", "Label the topics with an LLM"), key="ru_llm_labels"):
+        from voproshalych_eval.analytics.topic_names import llm_labels
+
+        with st.spinner(tr("LLM подписывает темы…", "The LLM is labelling the topics…")):
+            st.session_state[key] = llm_labels(res.topics.topics, client, lang=lang())  # type: ignore[attr-defined]
+    labels = st.session_state.get(key) or {}
+    if labels:
+        st.caption(tr(f"Столбец llm_label написан LLM ({client.models[0]}) по ключевым словам и примерам — это "
+                      "подсказка, не результат анализа.",
+                      f"The llm_label column is written by an LLM ({client.models[0]}) from keywords and examples — "
+                      "a hint, not an analysis result."))
+    return labels
+
+
+def render_trust(res: object) -> None:
+    """Stability of the topics across seeds (ARI per seed) and, on demand, of k across samples."""
+    t = res.topics  # type: ignore[attr-defined]
+    seeds = t.stability.get("seeds") or {}
+    if seeds.get("ari"):
+        st.caption(tr(f"ARI с seed {seeds['seeds']}: " + ", ".join(f"{a:.2f}" for a in seeds["ari"])
+                      + f" (выборка {seeds['n']} вопросов).",
+                      f"ARI with seeds {seeds['seeds']}: " + ", ".join(f"{a:.2f}" for a in seeds["ari"])
+                      + f" (sample of {seeds['n']} questions)."))
+    if t.params.get("k_chosen_by") == "silhouette" and st.button(
+            tr("Проверить устойчивость k (3 другие выборки)", "Check the stability of k (3 other samples)"),
+            key="ru_k_stab"):
+        from voproshalych_eval.analytics.topics import k_stability, unit_rows
+
+        X = unit_rows(res.embeddings.vectors)[t.labels < t.metrics["n_topics"]]  # type: ignore[attr-defined]
+        with st.spinner(tr("Подбираю k на других выборках…", "Choosing k on other samples…")):
+            st.session_state["ru_k_stability"] = k_stability(X, k_range=tuple(t.params["k_range"]), runs=3)
+    ks = st.session_state.get("ru_k_stability")
+    if ks is not None:
+        st.caption(tr(f"k по силуэту на других выборках: {', '.join(map(str, ks['k']))} (в этом запуске "
+                      f"{t.metrics['n_topics']}). Сильный разброс — число тем выбрано неустойчиво.",
+                      f"k by silhouette on other samples: {', '.join(map(str, ks['k']))} (this run: "
+                      f"{t.metrics['n_topics']}). A wide spread means the number of topics is not stable."))
+        table_with_download(ks, "k_stability", key="ru_k_stab_tbl")
+
+
+def render_naming(res: object) -> None:
+    """Rename / merge topics; the names are stored with the topics' centroids and applied on later runs."""
+    from voproshalych_eval.analytics import topic_memory as tm
+
+    t = res.topics  # type: ignore[attr-defined]
+    model = res.embeddings.model  # type: ignore[attr-defined]
+    with st.expander(tr("Переименовать или объединить темы", "Rename or merge topics")):
+        st.caption(tr("Имена хранятся вместе с центроидом темы и применяются при следующих запусках к теме с "
+                      f"центроидом не дальше косинуса {tm.DEFAULT_THRESHOLD} (объединённые темы снова "
+                      "объединяются). Действуют со следующего запуска анализа.",
+                      "Names are stored with the topic's centroid and applied on later runs to the topic whose "
+                      f"centroid is within cosine {tm.DEFAULT_THRESHOLD} (merged topics are merged again). They "
+                      "take effect from the next analysis run."))
+        clusters = t.topics[t.topics["kind"] == "cluster"]
+        label_of = {int(r["topic"]): f"{int(r['topic'])}: {r['name']} ({int(r['size'])})" for _, r in clusters.iterrows()}
+        picked = st.multiselect(tr("Темы", "Topics"), list(label_of), format_func=label_of.get, key="ru_name_pick")
+        new_name = st.text_input(tr("Новое имя", "New name"), key="ru_name_text")
+        c1, c2 = st.columns(2)
+        rename = c1.button(tr("Переименовать", "Rename"), key="ru_name_rename", disabled=len(picked) != 1)
+        merge = c2.button(tr("Объединить", "Merge"), key="ru_name_merge", disabled=len(picked) < 2)
+        if rename or merge:
+            with state.user_errors("Имя не сохранено", "Name not saved"):
+                stored = {n.id: n for n in tm.list_names(engine, model)}
+                rows = clusters.set_index("topic")
+                centroids, replace = [], []
+                for topic in picked:
+                    ids = list(rows.loc[topic, "stored_ids"])
+                    if ids:  # a topic named before: keep its stored centroids (a merge stays a merge)
+                        centroids += [stored[i].centroid for i in ids if i in stored]
+                        replace += ids
+                    else:
+                        centroids.append(t.centroids[topic])
+                tm.remember(engine, model, centroids, new_name, replace_ids=replace,
+                            source=res.source)  # type: ignore[attr-defined]
+                st.success(tr("Сохранено: применится при следующем запуске анализа.",
+                              "Saved: applied on the next analysis run."))
+        names = tm.list_names(engine, model)
+        if names:
+            table = pd.DataFrame([{"id": n.id, "name": n.name, "group": n.group_key[:8]} for n in names])
+            table_with_download(table, "topic_names", key="ru_names_tbl")
+            drop = st.multiselect(tr("Удалить сохранённые имена (id)", "Delete stored names (id)"),
+                                  table["id"].tolist(), key="ru_names_drop")
+            if drop and st.button(tr("Удалить", "Delete"), key="ru_names_del"):
+                tm.forget(engine, drop)
+                st.rerun()
+
+
+def render_changes(res: object, names: dict[int, str]) -> None:
+    """What changed: the chosen period vs the one before, topics over time, seasonal peaks."""
+    t = res.topics  # type: ignore[attr-defined]
+    st.subheader(tr("Что изменилось", "What changed"))
+    months = sorted(t.trends.monthly["period"].unique()) if t.trends is not None else []
+    if not months:
+        st.caption(tr("Нет вопросов с датой.", "No dated questions."))
+        return
+    c1, c2 = st.columns(2)
+    end = c1.selectbox(tr("Последний месяц периода", "Last month of the period"), months[::-1], key="ru_tr_end")
+    window = c2.number_input(tr("Месяцев в периоде", "Months in the period"), 1, 12, 1, key="ru_tr_window")
+    clustered = t.topics.loc[t.topics["kind"] == "cluster", "topic"].astype(int).tolist()
+    trends = topic_trends(t.labels, month_of(res.text_log["created_at"]), names,  # type: ignore[attr-defined]
+                          effective=res.text_effective_answered,  # type: ignore[attr-defined]
+                          topics=clustered, end=end, window=int(window),
+                          texts=res.text_log["question"].astype(str).tolist())  # type: ignore[attr-defined]
+    from voproshalych_eval import markdown as md
+
+    st.markdown("\n".join(f"- {x}" for x in summary_lines(trends, gaps=t.gaps, lang=lang(), quote=md.literal)))
+    st.caption(tr("Статус темы: биномиальный тест доли темы сейчас против прошлого периода (α = 0.05); «новая» — "
+                  "≤ 1 вопроса раньше и ≥ 5 сейчас, «растёт» — доля выросла ≥ 1.5 раза.",
+                  "Topic status: binomial test of the topic's share now vs the previous period (α = 0.05); "
+                  "'emerging' — ≤ 1 question before and ≥ 5 now, 'growing' — the share grew ≥ 1.5 times."))
+    changes = trends.changes.copy()
+    changes["status_name"] = changes["status"].map(lambda x: tr(*STATUS_NAMES[x]))
+    table_with_download(changes, "topic_changes", key="ru_tr_changes")
+    if len(trends.terms):
+        st.markdown(tr("**Новые слова в вопросах** (≤ 1 вопроса раньше, ≥ 5 сейчас, биномиальный тест): новая тема "
+                       "часто не образует свой кластер, а вливается в соседний.",
+                       "**New words in the questions** (≤ 1 question before, ≥ 5 now, binomial test): a new subject "
+                       "often joins a neighbouring cluster instead of forming its own."))
+        table_with_download(trends.terms, "emerging_terms", key="ru_tr_terms")
+    moved = changes.loc[changes["status"].isin(["emerging", "growing"]), "topic"].astype(int).tolist()
+    share = trends.monthly[trends.monthly["topic"].isin(clustered)]
+    chart(charts.topic_trend(share, names, value="share", highlight=moved,
+                             title=tr("Темы по месяцам: доля вопросов месяца", "Topics by month: share of the month"),
+                             y_title=tr("доля месяца", "share of the month")), trends.monthly, "topic_trend")
+    if len(trends.peaks):
+        peaks = trends.peaks.copy()
+        peaks["peak_month_name"] = peaks["peak_month"].map(lambda m: (MONTHS_RU if lang() == "ru" else MONTHS_EN)[m - 1])
+        st.markdown(tr("**Сезонные пики** (доля темы в этом календарном месяце / её доля за всё время)",
+                       "**Seasonal peaks** (the topic's share in that calendar month / its share overall)"))
+        table_with_download(peaks, "topic_peaks", key="ru_tr_peaks")
 
 # ---------------------------------------------------------------- utilization
 with tab_u:
@@ -190,7 +363,20 @@ with tab_t:
         empty_state("Нет результата.", "No result.")
     else:
         metric_cards({"n_topics": t.metrics["n_topics"], "best_silhouette": t.metrics["best_silhouette"],
-                      "n_clustered": t.metrics["n_clustered"], "answered_rate": t.metrics["answered_rate"]})
+                      "seed_ari_mean": t.metrics["seed_ari_mean"], "n_clustered": t.metrics["n_clustered"],
+                      "effective_answered_rate": t.metrics["effective_answered_rate"],
+                      "answered_rate": t.metrics["answered_rate"]})
+        st.caption(tr(
+            f"Силуэт {t.metrics['best_silhouette'] or 0:.2f}: {silhouette_verdict(t.metrics['best_silhouette'], 'ru')}. "
+            "Силуэт ∈ [−1, 1]: насколько вопрос ближе к своей теме, чем к соседней (> 0.5 — чёткие темы, "
+            "0.25–0.5 — различимые, < 0.25 — слабая структура). Устойчивость: средний скорректированный индекс Рэнда "
+            f"(ARI) между темами и KMeans с другими seed = {t.metrics['seed_ari_mean'] or 0:.2f} (1 — те же темы, "
+            "≈0 — случайное совпадение).",
+            f"Silhouette {t.metrics['best_silhouette'] or 0:.2f}: {silhouette_verdict(t.metrics['best_silhouette'], 'en')}. "
+            "Silhouette ∈ [−1, 1]: how much closer a question is to its own topic than to the next one (> 0.5 clear "
+            "topics, 0.25–0.5 distinguishable, < 0.25 weak structure). Stability: mean adjusted Rand index (ARI) "
+            f"between the topics and KMeans with other seeds = {t.metrics['seed_ari_mean'] or 0:.2f} (1 — the same "
+            "topics, ≈0 — chance agreement)."))
         st.subheader(tr("Пробелы в покрытии — что дописать", "Coverage gaps — what to write next"))
         st.caption(f"`{GAP_FORMULA}`")
         c1, c2 = st.columns(2)
@@ -198,42 +384,107 @@ with tab_t:
                            file_name="coverage_gaps.md", mime="text/markdown", key="ru_rep_md")
         c2.download_button(tr("⬇ Отчёт (HTML)", "⬇ Report (HTML)"), coverage_gap_html(res).encode("utf-8"),
                            file_name="coverage_gaps.html", mime="text/html", key="ru_rep_html")
-        gaps = t.gaps.copy()
-        gaps["examples"] = gaps["examples"].map(lambda xs: " | ".join(xs))
+        gaps = with_examples(t.gaps)
         chart(charts.gaps_bar(t.gaps, title=tr("Оценка пробела", "Gap score"), x_title="gap"), gaps, "coverage_gaps")
         table_with_download(gaps, "coverage_gaps_table")
-        topics = t.topics.copy()
-        topics["examples"] = topics["examples"].map(lambda xs: " | ".join(xs))
+        topics = with_examples(t.topics)
         topics["terms"] = topics["terms"].map(lambda xs: ", ".join(xs))
+        labels = render_llm_labels(res)
+        if labels:
+            topics.insert(2, "llm_label", topics["topic"].map(labels))
         chart(charts.topics_scatter(t.topics, title=tr("Темы: отвеченность и удалённость от базы",
                                                        "Topics: answered share vs distance to the KB"),
-                                    x_title=tr("доля отвеченных", "answered share"),
+                                    x_title=tr("доля с настоящим ответом", "effective answered share"),
                                     y_title=tr("расстояние до ближайшего чанка", "distance to nearest chunk")),
               topics, "topics")
         names = dict(zip(t.topics["topic"], t.topics["name"], strict=True))
-        chart(charts.topic_trend(t.trend, names, title=tr("Темы по месяцам", "Topics by month")), t.trend, "topic_trend")
+        render_changes(res, names)
         st.subheader(tr("Все темы", "All topics"))
         table_with_download(topics, "topics_table")
         if len(t.k_scores):
             chart(charts.bar(t.k_scores, "k", "silhouette", title=tr("Выбор k: силуэт", "Choosing k: silhouette")),
                   t.k_scores, "k_silhouette")
+        render_trust(res)
+        render_naming(res)
         st.subheader(tr("Карта тем", "Topic map"))
         if st.button(tr("Построить карту (UMAP)", "Build the map (UMAP)"), key="ru_map"):
             with state.user_errors("Карта не построена", "Map failed"):
+                from voproshalych_eval.plots import embedding_space as maps
                 from voproshalych_eval.tiers.projection import project
 
-                ids = [f"{res.source}:{i}" for i in res.log["id"]]
+                ids = [f"{res.source}:{i}" for i in res.text_log["id"]]
                 proj = project(engine, res.embeddings.vectors, ids, model=res.embeddings.model, limit=5000)
                 rows = proj.rows
-                labels = [names.get(int(x), str(x))[:40] for x in t.labels[rows]]
-                hover = res.log["question"].iloc[rows].tolist()
-                coords_df = pd.DataFrame({"x": proj.coords[:, 0], "y": proj.coords[:, 1], "topic": labels,
-                                          "question": hover})
-                chart(charts.topic_map(proj.coords, labels, hover, title=tr("Вопросы, цвет — тема",
-                                                                             "Questions coloured by topic")),
-                      coords_df, "topic_map")
+                meta = pd.DataFrame({"row": rows, "point_id": [ids[i] for i in rows],
+                                     "text": res.text_log["question"].iloc[rows].to_numpy(),
+                                     "url": res.text_log["url"].iloc[rows].to_numpy(), "kind": "question",
+                                     "topic": [names.get(int(x), str(x))[:40] for x in t.labels[rows]]})
+                fig = maps.scatter_figure(proj.coords, meta, "topic", label_centres=True, color_title=tr("тема", "topic"),
+                                          title=tr("Вопросы, цвет — тема", "Questions coloured by topic"),
+                                          texts={"other": tr("прочие", "other"),
+                                                 "outside": tr("за рамкой (прижаты к краю)", "outside the frame (clipped)")})
+                if proj.subsampled:
+                    st.caption(tr(f"Случайная выборка {len(rows)} из {proj.n_total} вопросов.",
+                                  f"A random sample of {len(rows)} of {proj.n_total} questions."))
+                chart(fig, meta.assign(x=proj.coords[:, 0], y=proj.coords[:, 1]), "topic_map")
         st.page_link("pages/tier0_embeddings.py", label=tr("Открыть пространство эмбеддингов (Tier 0)",
                                                            "Open the embedding-space explorer (Tier 0)"))
+
+# ---------------------------------------------------------------- bot answers
+with tab_a:
+    a = res.answers
+    n_caption(res)
+    if a is None:
+        empty_state("Нет результата.", "No result.")
+    else:
+        am = a.metrics()
+        metric_cards({"answered_rate": am["answered_rate"], "effective_answered_rate": am["effective_answered_rate"],
+                      "n_declined": am["n_declined"], "declined_share_of_answered": am["declined_share_of_answered"]})
+        st.caption(tr("Доля отвеченных (непустой ответ) − фактическая доля = отказы под видом ответа / n. Темы, пробелы "
+                      "и домен считают фактическую долю.",
+                      "Answered rate (non-empty answer) − effective rate = declines in disguise / n. Topics, gaps and "
+                      "the domain use the effective rate."))
+        classes = a.table()
+        classes["name"] = classes["class"].map(lambda c: tr(*CLASS_NAMES[c]))
+        table_with_download(classes[["class", "name", "rows", "share"]], "answer_classes")
+        st.subheader(tr("Самые частые ответы и их класс", "Most frequent answers and their class"))
+        st.caption(tr("Правило «частый шаблон»: один и тот же текст ≥ N раз без страницы или с ≥ M разных страниц — "
+                      "шаблон, а не ответ. Исправьте класс в таблице и нажмите «Применить правила»; темы и пробелы "
+                      "пересчитаются при следующем запуске анализа.",
+                      "The 'frequent template' rule: the same text given ≥ N times with no page or from ≥ M different "
+                      "pages is a template, not an answer. Fix a class in the table and press 'Apply rules'; topics "
+                      "and gaps are recomputed on the next analysis run."))
+        rules: AnswerRules = st.session_state.get(RULES_KEY) or a.rules
+        freq = st.data_editor(
+            a.frequent, hide_index=True, key="ru_answers_freq", disabled=["answer", "count", "pages", "rule"],
+            column_config={"class": st.column_config.SelectboxColumn(options=list(ANSWER_CLASSES), required=True),
+                           "answer": st.column_config.TextColumn(width="large")})
+        st.markdown(tr("**Шаблоны (регулярные выражения по нормализованному тексту)**",
+                       "**Patterns (regular expressions on the normalised text)**"))
+        pats = st.data_editor(pd.DataFrame(rules.patterns).reindex(columns=["class", "pattern", "max_chars", "note"]),
+                              hide_index=True, num_rows="dynamic", key="ru_answers_patterns",
+                              column_config={"class": st.column_config.SelectboxColumn(
+                                  options=["not_found", "refusal", "template", "answer"], required=True)})
+        c1, c2, c3 = st.columns(3)
+        min_count = c1.number_input("N", 2, 1000, int(rules.min_template_count), key="ru_tpl_count")
+        min_pages = c2.number_input("M", 2, 100, int(rules.min_template_pages), key="ru_tpl_pages")
+        if c3.button(tr("Применить правила", "Apply rules"), key="ru_rules_apply"):
+            overrides = dict(rules.overrides)
+            for _, r in freq.iterrows():
+                auto = a.frequent.loc[a.frequent["answer"] == r["answer"], "class"]
+                if len(auto) and r["class"] != auto.iloc[0]:
+                    overrides[str(r["answer"])] = str(r["class"])
+            patterns = [{k: v for k, v in row.items() if v is not None and not (isinstance(v, float) and pd.isna(v))}
+                        for row in pats.to_dict(orient="records") if row.get("pattern")]
+            with state.user_errors("Правила не применены", "Rules not applied"):
+                new_rules = AnswerRules(patterns=patterns, overrides=overrides, min_template_count=int(min_count),
+                                        min_template_pages=int(min_pages))
+                st.session_state[RULES_KEY] = new_rules
+                res.answers = classify_answers(res.log["answer"].tolist(), res.log["url"].tolist(), rules=new_rules)
+                st.rerun()
+        st.download_button(tr("⬇ Правила (JSON)", "⬇ Rules (JSON)"),
+                           json.dumps(rules.to_dict(), ensure_ascii=False, indent=1).encode("utf-8"),
+                           file_name="answer_rules.json", mime="application/json", key="ru_rules_dl")
 
 # ---------------------------------------------------------------- domain
 with tab_d:
@@ -244,7 +495,8 @@ with tab_d:
     else:
         m = d.metrics
         metric_cards({k: m[k] for k in ("n_questions_used", "unique_users", "questions_per_user_mean", "answered_rate",
-                                        "n_sessions", "turns_per_session_mean", "slang_share", "exact_repeat_share")})
+                                        "effective_answered_rate", "n_sessions", "turns_per_session_mean",
+                                        "slang_share", "exact_repeat_share")})
         if m.get("n_without_time"):
             st.caption(tr(f"Без времени: {m['n_without_time']} строк (в графиках по времени не показаны)",
                           f"No timestamp: {m['n_without_time']} rows (left out of time charts)"))
@@ -252,7 +504,9 @@ with tab_d:
                                           "volume_month": tr("месяц", "month")}, "ru_freq", index=2)
         T = d.tables
         chart(charts.volume(T[freq], title=tr("Вопросы и доля отвеченных", "Questions and answered rate"),
-                            rate_name=tr("доля отвеченных", "answered rate"), n_name=tr("вопросов", "questions")),
+                            rate_name=tr("доля отвеченных (непустой ответ)", "answered rate (non-empty answer)"),
+                            effective_name=tr("фактически отвечено", "effectively answered"),
+                            n_name=tr("вопросов", "questions")),
               T[freq], freq)
         c1, c2 = st.columns(2)
         with c1:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -33,6 +34,14 @@ COLOR_LABELS = {
     "score": ("Оценка пользователя", "User score"),
     "outlier_score": ("Оценка выброса", "Outlier score"),
     "period": ("Период (месяц)", "Period (month)"),
+    "kb_page": ("Страница базы (ближайший чанк)", "KB page (nearest chunk)"),
+}
+MAP_TEXTS = {
+    "other": ("прочие", "other"),
+    "outside": ("за рамкой (прижаты к краю)", "outside the frame (clipped)"),
+    "matches": ("найдено", "matches"),
+    "picked": ("выбрано в таблице", "picked in a table"),
+    "shown": ("показано {shown} из {total} точек (случайная выборка)", "shown {shown} of {total} points (random sample)"),
 }
 
 
@@ -139,6 +148,16 @@ with st.sidebar:
     seed = st.number_input("seed", min_value=0, max_value=1_000_000, value=42, key="t0_seed")
     limit = st.number_input(tr("Макс. точек (иначе подвыборка)", "Max points (subsample above)"), min_value=50,
                             max_value=200_000, value=proj.DEFAULT_LIMIT, step=500, key="t0_limit")
+    centre = st.checkbox(
+        tr("Убрать разрыв модальностей (центрировать чанки и вопросы по отдельности)",
+           "Remove the modality gap (centre chunks and questions separately)"), value=True, key="t0_centre",
+        help=tr("Вопросы и чанки одной модели лежат в двух сдвинутых областях пространства: на общей карте все чанки "
+                "собираются в один кластер вдали от вопросов. Центрирование каждой группы перед UMAP убирает этот "
+                "сдвиг, и вопросы ложатся рядом со страницами, о которых спрашивают. Действует, когда на карте "
+                "несколько видов точек.",
+                "Questions and chunks of one model sit in two offset regions: on a joint map every chunk collapses "
+                "into one cluster away from the questions. Centring each group before UMAP removes the offset, so "
+                "questions land beside the pages they ask about. Applies when the map holds several kinds of points."))
     proj_clicked = st.button(tr("Построить проекцию", "Build projection"), key="t0_project", width="stretch")
 
 
@@ -208,10 +227,18 @@ if proj_clicked:
             st.warning(tr("Сначала запустите расчёт метрик и дождитесь его окончания.",
                           "Run the metrics first and wait until they finish."))
         else:
+            ran = res.get("request") or {}
+            if any(ran.get(key) != request()[key] for key in ("source", "embedder", "filters")):
+                st.warning(tr("Векторы в боковой панели изменились после запуска: карта строится по векторам "
+                              "последнего запуска. Запустите расчёт метрик снова, чтобы увидеть новые.",
+                              "The vectors in the sidebar changed since the run: the map shows the last run's "
+                              "vectors. Run the metrics again to map the new ones."))
             vs = res["vector_set"]
+            kinds = vs.meta["kind"].astype(str)
             p = proj.project_vector_set(
                 state.engine(), vs, n_components=int(n_components), n_neighbors=int(n_neighbors),
                 min_dist=float(min_dist), seed=int(seed), limit=int(limit), progress=status.write,
+                centre_groups=kinds.tolist() if centre and kinds.nunique() > 1 else None,
             )
             st.session_state[PROJ] = p
             status.write(
@@ -261,17 +288,63 @@ for start in range(0, len(keys), 4):
             if cap:
                 st.caption(cap)
 
+def with_kb_page(vs: tier0.VectorSet) -> pd.DataFrame:
+    """``meta`` plus ``kb_page``: a chunk's own section, a question's nearest chunk's section (cosine, full space) —
+    which part of the knowledge base users ask about."""
+    meta = vs.meta.copy()
+    is_chunk = (meta["kind"] == "chunk").to_numpy()
+    if is_chunk.any() and (~is_chunk).any():
+        nn = proj.nearest_reference(vs.X, is_chunk, metric="cosine")
+        sections = meta["section"].to_numpy()
+        meta["kb_page"] = np.where(is_chunk, sections, sections[np.maximum(nn, 0)])
+    return meta
+
+
+def render_gap(vs: tier0.VectorSet, p: proj.Projection) -> None:
+    """The modality gap between chunks and questions, as a number, when both are on the map."""
+    kinds = vs.meta["kind"].astype(str)
+    if kinds.nunique() < 2 or "chunk" not in set(kinds):
+        return
+    g = proj.modality_gap(vs.X, kinds.tolist(), reference="chunk")
+    centred = "centred_groups" in p.params
+    st.metric(tr("Разрыв модальностей (центроиды / разброс)", "Modality gap (centroids / spread)"),
+              f"{g['gap']:.3f} / {np.mean(list(g['spread'].values())):.3f} = {g['gap_ratio']:.2f}",
+              help=tr("‖μ_вопросов − μ_чанков‖ по единичным векторам против среднего расстояния точки до центроида своей "
+                      "группы. Больше ~0.3 — на общей карте чанки и вопросы разойдутся в разные стороны независимо от "
+                      "смысла.",
+                      "‖μ_questions − μ_chunks‖ of the unit vectors against the mean distance of a point to its own "
+                      "group's centroid. Above ~0.3 chunks and questions drift apart on a joint map whatever they mean."))
+    st.caption(tr("Карта построена после центрирования групп — разрыв убран." if centred else
+                  "Карта построена без центрирования — чанки и вопросы разведены разрывом модальностей.",
+                  "The map was built after centring the groups — the gap is removed." if centred else
+                  "The map was built without centring — the modality gap keeps chunks and questions apart."))
+
+
+def picked_table_rows() -> list[int]:
+    """Vector-set rows picked in the tables of this page (outliers), to highlight on the map."""
+    res_ = st.session_state.get(RESULT)
+    ev = st.session_state.get("t0_outliers")
+    picked_ = list(getattr(getattr(ev, "selection", None), "rows", []) or (ev or {}).get("selection", {}).get("rows", [])
+                   if ev is not None else [])
+    if not res_ or not picked_:
+        return []
+    ids = [res_["outliers"][int(i)]["point_id"] for i in picked_ if int(i) < len(res_["outliers"])]
+    pos = {pid: i for i, pid in enumerate(res_["vector_set"].point_ids)}
+    return [pos[x] for x in ids if x in pos]
+
+
 # ----------------------------------------------------------------------------------------- projection
 st.subheader(tr("Карта UMAP", "UMAP map"))
 p: proj.Projection | None = st.session_state.get(PROJ)
 if p is None:
     st.info(tr("Нажмите «Построить проекцию» в боковой панели.", "Press “Build projection” in the sidebar."))
 else:
-    color_options = [c for c in tier0.COLOR_FIELDS if c in vs.meta.columns and vs.meta[c].notna().any()]
+    meta_all = with_kb_page(vs)
+    color_options = [c for c in (*tier0.COLOR_FIELDS, "kb_page") if c in meta_all.columns and meta_all[c].notna().any()]
     color_by = st.selectbox(tr("Цвет по", "Colour by"), color_options, key="t0_color",
                             format_func={c: tr(*COLOR_LABELS.get(c, (c, c))) for c in color_options}.get)
     rows = p.rows
-    meta_p = vs.meta.iloc[rows].reset_index(drop=True).assign(row=rows)
+    meta_p = meta_all.iloc[rows].reset_index(drop=True).assign(row=rows)
     cols = st.columns(4)
     cols[0].metric("Trustworthiness@10", "—" if p.trustworthiness is None else f"{p.trustworthiness:.3f}",
                    help=tr("1 — соседи на картинке = соседи в пространстве; ниже ~0.8 — не доверяйте близости на рисунке.",
@@ -279,6 +352,7 @@ else:
     cols[1].metric(tr("Точек на карте", "Points shown"), f"{len(p.point_ids)} / {p.n_total}")
     cols[2].metric(tr("Время", "Time"), f"{p.seconds:.2f} s")
     cols[3].metric(tr("Источник", "Source"), tr("кэш", "cache") if p.from_cache else "UMAP")
+    render_gap(vs, p)
     if p.subsampled:
         st.warning(tr(f"Показана случайная подвыборка {len(p.point_ids)} из {p.n_total} точек (лимит в боковой панели, seed {p.params.get('seed')}). Метрики выше посчитаны по всем точкам.",
                       f"Showing a random subsample of {len(p.point_ids)} of {p.n_total} points (limit in the sidebar, seed {p.params.get('seed')}). The metrics above use all points."))
@@ -287,10 +361,28 @@ else:
                       f"Trustworthiness computed on a subsample of {p.trust_n} points."))
     st.caption(tr(
         f"UMAP: косинусное расстояние, n_neighbors={p.params.get('n_neighbors')}, min_dist={p.params.get('min_dist')}, seed={p.params.get('seed')}. "
-        "Выделите точки рамкой или лассо (2D) — их тексты появятся ниже.",
+        "Выделите точки рамкой или лассо (2D) или строками таблицы под картой (2D и 3D) — их тексты появятся ниже. "
+        "Рамка карты — 1–99-й перцентили координат: более далёкие точки прижаты к краю и обведены кольцом.",
         f"UMAP: cosine distance, n_neighbors={p.params.get('n_neighbors')}, min_dist={p.params.get('min_dist')}, seed={p.params.get('seed')}. "
-        "Select points with the box or lasso (2D) to list their texts below."))
-    fig = charts.scatter_figure(p.coords, meta_p, color_by, color_title=tr(*COLOR_LABELS.get(color_by, (color_by, color_by))))
+        "Select points with the box or lasso (2D) or with rows of the table under the map (2D and 3D) to list their texts below. "
+        "The frame spans the 1st–99th percentiles of the coordinates: farther points sit on the edge inside a ring."))
+    c_search, c_labels = st.columns([3, 1])
+    query = c_search.text_input(tr("Поиск по тексту (подсветить на карте)", "Search the texts (highlight on the map)"),
+                                key="t0_search")
+    label_centres = c_labels.checkbox(tr("Подписи в центрах групп", "Labels at group centres"), value=False,
+                                      key="t0_labels")
+    highlight = (meta_p["text"].fillna("").astype(str).str.contains(query.strip(), case=False, regex=False).to_numpy()
+                 if query.strip() else None)
+    table_rows = picked_table_rows()
+    picked_pos = [int(i) for i in np.flatnonzero(np.isin(rows, table_rows))]
+    fig = charts.scatter_figure(p.coords, meta_p, color_by, color_title=tr(*COLOR_LABELS.get(color_by, (color_by, color_by))),
+                                highlight=highlight, picked=picked_pos, label_centres=label_centres,
+                                texts={k: tr(*v) for k, v in MAP_TEXTS.items()})
+    meta_fig = fig.layout.meta or {}
+    if highlight is not None:
+        st.caption(tr(f"Найдено точек: {int(highlight.sum())}", f"Matching points: {int(highlight.sum())}"))
+    if meta_fig.get("n_clipped"):
+        st.caption(tr(f"За рамкой (прижаты к краю): {meta_fig['n_clipped']}", f"Outside the frame (clipped): {meta_fig['n_clipped']}"))
     selected_rows: list[int] = []
     if p.n_components == 2:
         event = st.plotly_chart(fig, key="t0_scatter", on_select="rerun", selection_mode=("points", "box", "lasso"))
@@ -300,13 +392,22 @@ else:
                 selected_rows.append(int(cd[0]))
     else:
         st.plotly_chart(fig, key="t0_scatter3d")
-        st.caption(tr("В 3D выделение недоступно — переключитесь на 2D, чтобы выбирать точки.",
-                      "Selection is not available in 3D — switch to 2D to select points."))
+    # selection through a linked table: works in 3D as in 2D; search narrows it; picked rows are starred above
+    linked = meta_p if highlight is None else meta_p[highlight]
+    linked = linked[["row", "point_id", "kind", "section", "text"]].head(2000)
+    st.caption(tr("Таблица точек карты: выбранные строки выделяются на карте звездой и разбираются ниже "
+                  "(первые 2000; поиск сужает список).",
+                  "Points of the map: selected rows are starred on the map and analysed below (first 2,000; the "
+                  "search narrows the list)."))
+    tev = st.dataframe(linked, hide_index=True, on_select="rerun", selection_mode="multi-row", key="t0_points",
+                       column_config={"row": None, "text": st.column_config.TextColumn(width="large")}, height=240)
+    for i in (tev.selection.rows if tev and tev.selection else []):
+        selected_rows.append(int(linked.iloc[int(i)]["row"]))
     dl = st.columns(3)
     dl[0].download_button(tr("⬇ Проекция (HTML)", "⬇ Projection (HTML)"), data=charts.standalone_html(fig).encode("utf-8"),
                           file_name=f"tier0_projection_{res['source']}_{p.n_components}d.html", mime="text/html",
                           key="t0_dl_html")
-    coords_df = meta_p[["point_id", "kind", "url", "section"]].copy()
+    coords_df = meta_p[[c for c in ("point_id", "kind", "url", "section", "kb_page") if c in meta_p.columns]].copy()
     for i in range(p.n_components):
         coords_df[f"umap_{i + 1}"] = p.coords[:, i]
     dl[1].download_button(tr("⬇ Координаты (CSV)", "⬇ Coordinates (CSV)"), data=coords_df.to_csv(index=False).encode("utf-8"),

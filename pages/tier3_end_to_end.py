@@ -1,11 +1,24 @@
-"""Tier 3 — end to end: internal pipeline or the bot's HTTP API."""
+"""Tier 3 — end to end: internal pipeline or the bot's HTTP API (presets, saved bot profiles, outcomes)."""
 
 from __future__ import annotations
 
+import json
+
+import pandas as pd
 import streamlit as st
 
 from voproshalych_eval import datasets
+from voproshalych_eval.bot_api import profiles
+from voproshalych_eval.bot_api.spec import (
+    PRESETS,
+    BotApiSpec,
+    OutcomeRule,
+    header_variables,
+    parse_header,
+    spec_from_options,
+)
 from voproshalych_eval.plots.generation import metric_intervals, score_distributions
+from voproshalych_eval.tiers.page_context import MODES
 from voproshalych_eval.ui import jobs, state
 from voproshalych_eval.ui.common import (
     TIER_COLORS,
@@ -19,49 +32,149 @@ from voproshalych_eval.ui.i18n import lang, tr
 
 KEY = "tier3_run_id"
 SCORES = ["rag_score", "e2e_score", "semantic_similarity", "rougeL_f"]
+NEW = "—"
+GATE_RULE = (
+    "Ворота развёртывания: доля прошедших среди ВСЕХ вопросов. Ответ проходит при вердикте PASS; отказ бота "
+    "(«не найдено», «запрещено») на вопрос, на который в базе есть ответ, — НЕ проходит, а отказ на вопрос без "
+    "ответа (в эталонном наборе нет релевантных чанков и URL) — проходит; ошибка запроса не проходит никогда.",
+    "Deployment gate: the share of ALL questions that pass. An answer passes on a PASS verdict; a decline "
+    "(not found / banned) on a question the knowledge base answers does NOT pass, a decline on an unanswerable "
+    "question (no relevant chunks or URLs in the golden set) passes; a request error never passes.",
+)
 
 page_header(
     tr("Tier 3 · Сквозная оценка", "Tier 3 · End to end"),
     tr("Весь путь: поиск → генерация → ответ, внутренним конвейером или через API бота.",
        "The whole path: retrieval → generation → answer, by the internal pipeline or the bot's API."),
     tr(
-        "Судья (seed 003) оценивает корректность и обоснованность ответа по **возвращённым чанкам**, PASS — если оценка ≥ "
-        "порога; доля PASS — `pass_rate` (0–1, больше — лучше). E2E — 0–1, больше — лучше. Семантическое сходство — "
-        "косинус эмбеддингов ответа и эталона (−1…1, больше — лучше), евклидово расстояние тех же единичных векторов "
-        "(0…2, меньше — лучше). Ворота развёртывания: PASS / все элементы (ошибки API — не PASS).",
-        "The judge (seed 003) scores correctness and groundedness on the **returned chunks**; PASS when the score ≥ "
-        "threshold; the PASS share is `pass_rate` (0–1, higher is better). E2E is 0–1, higher is better. Semantic "
-        "similarity is the cosine of the answer and reference embeddings (−1…1, higher is better), Euclidean distance "
-        "of the same unit vectors (0…2, lower is better). Deployment gate: PASS / all items (API errors are not PASS).",
+        "Каждый вопрос получает исход: ответ, «не найдено», «запрещено» (отказы бота — исходы, не ошибки) или "
+        "ошибка запроса. Судья (seed 003) оценивает корректность и обоснованность **отвеченных** вопросов по "
+        "возвращённым чанкам (или по тексту страницы из базы знаний, если API вернул только URL); PASS — оценка ≥ "
+        "порога. Все оценки судьи и сходства — средние по отвеченным вопросам (n под карточкой). Семантическое "
+        "сходство — косинус эмбеддингов ответа и эталона (−1…1, больше — лучше), евклидово расстояние тех же "
+        "единичных векторов (0…2, меньше — лучше). " + GATE_RULE[0],
+        "Every question gets an outcome: answered, not found, banned (the bot's declines — outcomes, not errors) "
+        "or a request error. The judge (seed 003) scores correctness and groundedness of the **answered** "
+        "questions on the returned chunks (or on the knowledge-base text of the page when the API returned only a "
+        "URL); PASS when the score ≥ threshold. All judge and similarity scores are means over the answered "
+        "questions (n under each card). Semantic similarity is the cosine of the answer and reference embeddings "
+        "(−1…1, higher is better), Euclidean distance of the same unit vectors (0…2, lower is better). "
+        + GATE_RULE[1],
     ),
 )
 
 eng = state.engine()
 golden = [d["name"] for d in datasets.list_datasets(eng, "golden")]
+mode_labels = {"internal": tr("внутренний конвейер", "internal pipeline"), "api": tr("API бота", "bot API")}
+mode = st.sidebar.radio(tr("Режим", "Mode"), list(mode_labels), format_func=mode_labels.get, key="t3_mode")
+
+spec: BotApiSpec | None = None
+profile_name = NEW
+if mode == "api":
+    saved = {p.name: p for p in state.safe_call(profiles.list_profiles, eng, default=[]) or []}
+    profile_labels = {NEW: tr("— новый —", "— new —"), **{n: n for n in saved}}
+    profile_name = st.sidebar.selectbox(tr("Профиль бота", "Bot profile"), list(profile_labels), key="t3_profile",
+                                        format_func=profile_labels.get)
+    if profile_name == NEW:
+        preset = st.sidebar.selectbox(tr("Шаблон API", "API preset"), list(PRESETS), key="t3_preset",
+                                      help=tr("voproshalych — сервис QA в продакшене (POST /qa/); search-rag — "
+                                              "GET /llm/search-rag?questions= из seed 003; custom — свой.",
+                                              "voproshalych — the production QA service (POST /qa/); search-rag — "
+                                              "seed 003's GET /llm/search-rag?questions=; custom — your own."))
+        spec = spec_from_options("http://localhost:8080", preset=preset)
+    else:
+        spec = saved[profile_name].spec
+    # widget keys follow the profile / preset, so that switching fills the form with its settings
+    fk = f"{profile_name}|{spec.preset}"
+
 with st.sidebar.form("tier3_form"):
     st.subheader(tr("Параметры", "Parameters"))
     ds_name = st.selectbox(tr("Набор данных", "Dataset"), golden or ["demo_golden"])
     limit = st.number_input(tr("Первые N вопросов (0 — все)", "First N questions (0 = all)"), 0, 100000, 10)
-    mode_labels = {"internal": tr("внутренний конвейер", "internal pipeline"), "api": tr("API бота", "bot API")}
-    mode = st.radio(tr("Режим", "Mode"), list(mode_labels), format_func=mode_labels.get)
-    api_url = st.text_input(tr("URL бота", "Bot URL"), "http://localhost:8080")
-    answer_path = st.text_input(tr("JSON-путь ответа", "Answer JSON path"), "answer")
-    chunks_path = st.text_input(tr("JSON-путь чанков", "Chunks JSON path"), "chunks")
-    top_k = st.number_input("top-k", 1, 50, 1)
+    if spec is not None:
+        st.markdown(tr("**Запрос к боту**", "**Request to the bot**"))
+        url = st.text_input(tr("URL (шаблон, {question} — вопрос)", "URL (template, {question} = the question)"),
+                            spec.url, key=f"t3_url|{fk}")
+        method = st.selectbox(tr("Метод", "Method"), ["GET", "POST"], index=["GET", "POST"].index(spec.method),
+                              key=f"t3_method|{fk}")
+        body_text = st.text_area(
+            tr("Тело JSON (POST): «{question}», «{dialog_context}»", "JSON body (POST): \"{question}\", \"{dialog_context}\""),
+            json.dumps(spec.body, ensure_ascii=False) if spec.body is not None else "", key=f"t3_body|{fk}")
+        headers_text = st.text_area(
+            tr("Заголовки, по одному в строке (секреты — только ${ПЕРЕМЕННАЯ})",
+               "Headers, one per line (secrets only as ${VARIABLE})"),
+            "\n".join(f"{k}: {v}" for k, v in spec.headers.items()), key=f"t3_headers|{fk}",
+            placeholder="Authorization: Bearer ${BOT_TOKEN}",
+            help=tr("Значение переменной берётся из окружения или secrets.toml в момент запроса и нигде не сохраняется.",
+                    "The variable's value is read from the environment or secrets.toml at request time and never stored."))
+        answer_path = st.text_input(tr("JSON-путь ответа", "Answer JSON path"), spec.answer_path, key=f"t3_ap|{fk}")
+        url_path = st.text_input(tr("JSON-путь URL страницы", "Page URL JSON path"), spec.url_path or "", key=f"t3_up|{fk}")
+        chunks_path = st.text_input(tr("JSON-путь чанков", "Chunks JSON path"), spec.chunks_path or "", key=f"t3_cp|{fk}")
+        c1, c2, c3 = st.columns(3)
+        timeout = c1.number_input(tr("Таймаут, с", "Timeout, s"), 1.0, 600.0, float(spec.timeout_s), key=f"t3_to|{fk}")
+        rps = c2.number_input(tr("Запросов/с (0 — без лимита)", "Requests/s (0 = no limit)"), 0.0, 100.0,
+                              float(spec.rps or 0.0), key=f"t3_rps|{fk}")
+        retries = c3.number_input(tr("Повторы", "Retries"), 0, 10, int(spec.retries), key=f"t3_rt|{fk}")
+        rules_text = st.text_area(
+            tr("Правила исходов: СТАТУС[:РЕГВЫР]=ИСХОД", "Outcome rules: STATUS[:REGEX]=OUTCOME"),
+            "\n".join(r.describe() for r in spec.outcomes), key=f"t3_rules|{fk}",
+            help=tr("Исходы: answered, not_found, banned, error. Первое подходящее правило решает.",
+                    "Outcomes: answered, not_found, banned, error. The first matching rule decides."))
+        context_from = st.selectbox(
+            tr("Если API вернул только URL — контекст для судьи", "When the API returns only a URL — judge's context"),
+            list(MODES), key="t3_ctx",
+            format_func={"page": tr("все чанки страницы", "all chunks of the page"),
+                         "nearest": tr("ближайшие к вопросу чанки страницы", "the page's chunks nearest to the question"),
+                         "none": tr("без контекста", "no context")}.get)
+        context_k = st.number_input(tr("Ближайших чанков", "Nearest chunks"), 1, 50, 3, key="t3_ctxk")
+        save_as = st.text_input(tr("Сохранить как профиль", "Save as profile"),
+                                "" if profile_name == NEW else profile_name, key=f"t3_save|{fk}")
+    else:
+        top_k = st.number_input("top-k", 1, 50, 1)
     threshold = st.slider(tr("Порог PASS", "PASS threshold"), 0.0, 1.0, 0.5, 0.05)
-    min_pass = st.slider(tr("Ворота: мин. доля PASS", "Gate: min pass rate"), 0.0, 1.0, 0.0, 0.05)
+    min_pass = st.slider(tr("Ворота: мин. доля прошедших", "Gate: min pass rate"), 0.0, 1.0, 0.0, 0.05,
+                         help=tr(*GATE_RULE))
     offline = st.checkbox(tr("Офлайн (без LLM)", "Offline (no LLM)"))
     concurrency = st.slider(tr("Параллельно", "Concurrency"), 1, 16, 4)
     submitted = st.form_submit_button(tr("Запустить", "Run"), type="primary")
+    save_clicked = spec is not None and st.form_submit_button(tr("Сохранить профиль", "Save profile"))
+
+
+def _form_spec() -> BotApiSpec:
+    """The bot API settings as entered (validated; a literal credential in a header is refused)."""
+    body = json.loads(body_text) if body_text.strip() else None
+    headers = dict(parse_header(line) for line in headers_text.splitlines() if line.strip())
+    rules = tuple(OutcomeRule.parse(line.strip()) for line in rules_text.splitlines() if line.strip())
+    return BotApiSpec(
+        url=url.strip(), method=method, body=body, headers=headers, answer_path=answer_path.strip(),
+        url_path=url_path.strip() or None, chunks_path=chunks_path.strip() or None, timeout_s=float(timeout),
+        rps=float(rps) or None, retries=int(retries), retry_backoff_s=spec.retry_backoff_s if spec else 1.0,
+        outcomes=rules, preset=spec.preset if spec else None,
+    ).validate()
+
+
+if save_clicked:
+    with state.user_errors("Не удалось сохранить профиль", "Could not save the profile"):
+        prof = profiles.save_profile(eng, save_as, _form_spec())
+        st.sidebar.success(tr(f"Профиль «{prof.name}» сохранён.", f"Profile '{prof.name}' saved."))
+        need = header_variables(prof.spec.headers)
+        if need:
+            st.sidebar.caption(tr("Нужные переменные: ", "Variables needed: ") + ", ".join(need))
 
 if submitted:
     from voproshalych_eval.tiers.tier3 import build_plan
 
-    jobs.start(lambda: build_plan(eng, {
-        "dataset": ds_name, "limit": int(limit) or None, "mode": mode, "api_url": api_url if mode == "api" else None,
-        "answer_path": answer_path, "chunks_path": chunks_path, "top_k": int(top_k), "threshold": threshold,
-        "min_pass_rate": min_pass or None, "offline": True if offline else None, "concurrency": concurrency,
-    }), KEY)
+    def _plan():  # type: ignore[no-untyped-def]
+        params = {"dataset": ds_name, "limit": int(limit) or None, "mode": mode, "threshold": threshold,
+                  "min_pass_rate": min_pass or None, "offline": True if offline else None, "concurrency": concurrency}
+        if mode == "api":
+            params.update(api=_form_spec().to_dict(), context_from=context_from, context_k=int(context_k),
+                          api_profile=None if profile_name == NEW else profile_name)
+        else:
+            params["top_k"] = int(top_k)
+        return build_plan(eng, params)
+
+    jobs.start(_plan, KEY)
 
 jobs.job_panel(KEY)
 run = jobs.pick_run("tier3", KEY)
@@ -71,38 +184,77 @@ if run is None:
     st.stop()
 
 jobs.run_caption(run)
+api_settings = (run.params or {}).get("api")
+if api_settings:
+    st.caption(tr("API бота: ", "Bot API: ") + f"{api_settings.get('method')} {api_settings.get('url')}"
+               + (f" · {tr('профиль', 'profile')} {run.params.get('api_profile')}" if run.params.get("api_profile") else ""))
 m = run.metrics or {}
 if m:
+    st.subheader(tr("Исходы", "Outcomes"))
+    metric_cards({k: m[k] for k in ("answered_rate", "not_found_rate", "banned_rate", "error_rate") if k in m})
+    if "n_answered" in m:
+        st.caption(tr(
+            f"Из {m.get('n_items')} вопросов: ответов {m.get('n_answered')}, «не найдено» {m.get('n_not_found')}, "
+            f"запретов {m.get('n_banned')}, ошибок {m.get('n_error')}.",
+            f"Of {m.get('n_items')} questions: answered {m.get('n_answered')}, not found {m.get('n_not_found')}, "
+            f"banned {m.get('n_banned')}, errors {m.get('n_error')}."))
+    kinds = {**{f"error · {k}": v for k, v in (m.get("errors_by_kind") or {}).items()},
+             **{f"decline · {k}": v for k, v in (m.get("declines_by_reason") or {}).items()},
+             **{f"transport (retried included) · {k}": v for k, v in (m.get("transport_failures") or {}).items()}}
+    if kinds:
+        table_with_download(pd.DataFrame({"kind": list(kinds), "n": list(kinds.values())}), f"tier3_run{run.id}_outcomes",
+                            key=f"t3o{run.id}")
+    if m.get("n_context_reconstructed"):
+        st.info(tr(
+            f"Контекст восстановлен из базы знаний для {m['n_context_reconstructed']} ответов: API вернул только URL "
+            "страницы, судья оценивал по тексту этой страницы.",
+            f"Context reconstructed from the knowledge base for {m['n_context_reconstructed']} answers: the API "
+            "returned only the page URL, the judge scored against that page's text."))
+    st.subheader(tr("Качество отвеченных", "Quality of the answered"))
     keys = [k for k in ("pass_rate", "avg_e2e_score", "avg_semantic_similarity", "avg_euclidean_distance", "avg_rouge1_f",
-                        "avg_rougeL_f", "avg_bleu", "avg_chrf", "retrieval_hit_rate", "response_exact_match_rate",
-                        "response_semantic_consistency") if k in m]
+                        "avg_rougeL_f", "avg_bleu", "avg_chrf", "retrieval_hit_rate", "url_hit_rate",
+                        "response_exact_match_rate", "response_semantic_consistency") if k in m]
     metric_cards({k: m[k] for k in keys})
     if m.get("gate_passed") is not None:
         (st.success if m["gate_passed"] else st.error)(
-            tr(f"Ворота: доля PASS {m['gate_pass_rate']:.3f} (порог {m['min_pass_rate']})",
-               f"Gate: pass rate {m['gate_pass_rate']:.3f} (threshold {m['min_pass_rate']})"))
+            tr(f"Ворота {m.get('gate', '')}: доля прошедших {m['gate_pass_rate']:.3f} (порог {m['min_pass_rate']})",
+               f"Gate {m.get('gate', '')}: pass rate {m['gate_pass_rate']:.3f} (threshold {m['min_pass_rate']})"))
+    elif m.get("gate_pass_rate") is not None:
+        st.caption(tr(f"Доля прошедших ворота: {m['gate_pass_rate']:.3f}", f"Gate pass rate: {m['gate_pass_rate']:.3f}"))
+    st.caption(tr(*GATE_RULE))
     lat = {k: m.get(k) for k in ("latency_p50", "latency_p95", "latency_p99") if m.get(k) is not None}
     if lat:
         st.caption(tr("Задержка ответа, с: ", "Answer latency, s: ") + ", ".join(f"{k} {v:.3f}" for k, v in lat.items()))
-    st.plotly_chart(metric_intervals(m, ["pass_rate", "avg_e2e_score", "avg_rougeL_f", "retrieval_hit_rate"],
+    st.plotly_chart(metric_intervals(m, ["answered_rate", "pass_rate", "avg_e2e_score", "avg_rougeL_f", "retrieval_hit_rate"],
                                      color=TIER_COLORS["tier3"], lang=lang(), title=tr("Средние и 95% ДИ", "Means and 95% CI")))
     json_download(m, f"tier3_run{run.id}_metrics", key=f"t3m{run.id}")
 
 df = jobs.items_frame(run.id)
 if df.empty:
     st.stop()
-st.plotly_chart(score_distributions(df, SCORES, color=TIER_COLORS["tier3"], lang=lang(),
-                                    title=tr("Оценки по вопросам", "Per-question scores")))
+score_cols = [c for c in SCORES if c in df.columns]
+if score_cols:
+    st.plotly_chart(score_distributions(df, score_cols, color=TIER_COLORS["tier3"], lang=lang(),
+                                        title=tr("Оценки по вопросам", "Per-question scores")))
 st.subheader(tr("Вопросы", "Questions"))
-filtered = jobs.filter_items(df, key="t3", score_cols=SCORES, disagreement=jobs.per_model_spread())
+filtered = jobs.filter_items(df, key="t3", score_cols=score_cols, disagreement=jobs.per_model_spread())
+if "outcome" in filtered.columns:
+    present = sorted(filtered["outcome"].dropna().unique())
+    chosen = st.multiselect(tr("Исход", "Outcome"), present, default=present, key="t3_outcomes")
+    filtered = filtered[filtered["outcome"].isin(chosen)]
 if "passed" in filtered.columns and st.checkbox(tr("Только FAIL", "FAIL only"), key="t3_fail"):
     filtered = filtered[filtered["passed"] == False]  # noqa: E712
-table_with_download(jobs.flat_table(filtered, ["question", "passed", "error_message", *SCORES, "euclidean_distance", "retrieval_hit"]),
+table_with_download(jobs.flat_table(filtered, ["question", "outcome", "reason", "gate_pass", "passed", "error_message",
+                                               *SCORES, "euclidean_distance", "retrieval_hit", "url_hit", "context_source"]),
                     f"tier3_run{run.id}_items", key=f"t3i{run.id}")
 
 
 def _render(row: dict) -> None:
+    # declined and failed items have no answer, contexts or judges: their cells are NaN in the table
+    row = {k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
     st.markdown(f"**{tr('Вопрос', 'Question')}:** {row.get('question')}")
+    st.caption(f"{tr('Исход', 'Outcome')}: {row.get('outcome') or '—'}"
+               + (f" · {row.get('reason')}" if row.get("reason") else ""))
     c1, c2 = st.columns(2)
     c1.markdown(f"**{tr('Ответ системы', 'System answer')}**")
     c1.write(row.get("answer"))
@@ -110,8 +262,10 @@ def _render(row: dict) -> None:
     c2.write(row.get("reference"))
     if row.get("error_message"):
         st.error(row["error_message"])
-    with st.expander(tr("Возвращённые чанки", "Returned chunks")):
-        st.caption(f"{row.get('retrieved_urls') or ''}")
+    title = (tr("Контекст, восстановленный из базы знаний", "Context reconstructed from the knowledge base")
+             if row.get("context_reconstructed") else tr("Возвращённые чанки", "Returned chunks"))
+    with st.expander(title):
+        st.caption(f"{row.get('retrieved_urls') or row.get('returned_url') or ''}")
         for c in row.get("contexts") or []:
             st.text(c)
     for name, res in (row.get("judges") or {}).items():

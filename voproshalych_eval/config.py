@@ -183,3 +183,15 @@ class Settings:
 def get_settings() -> Settings:
     """Process-wide settings (cached). Tests call ``get_settings.cache_clear()`` after changing env."""
     return Settings.from_env()
+
+
+def secret_value(name: str, *, env: dict[str, str] | None = None, settings: Settings | None = None) -> str | None:
+    """The value of the secret variable ``name``: the environment first, then the top level of ``secrets.toml``.
+
+    Read at call time (never cached by the caller, never logged); None when it is set nowhere.
+    """
+    env = os.environ if env is None else env
+    if env.get(name):
+        return env[name]
+    value = (settings or get_settings()).secrets.get(name)
+    return value if isinstance(value, str) and value else None

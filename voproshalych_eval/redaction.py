@@ -50,8 +50,10 @@ _SECRET_PARAM = re.compile(
     re.IGNORECASE,
 )
 _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>`]+")
+#: A ``${VARIABLE}`` reference (a header template of a bot API) names a secret, it holds none: kept as is.
 _HEADER = re.compile(
     r"(?P<name>\b(?:proxy-)?authorization|\bx-api-key|\bapi[-_]key)(?P<sep>[\"']?\s*[:=]\s*[\"']?)"
+    r"(?!(?:(?:bearer|basic|token)\s+)?\$\{[A-Za-z_][A-Za-z0-9_]*\}(?:[\s\"',;\]]|$))"
     r"(?:(?P<scheme>bearer|basic|token)\s+)?(?P<value>[^\s\"',;}]+)",
     re.IGNORECASE,
 )

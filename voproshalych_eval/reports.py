@@ -74,6 +74,33 @@ def _item_cols(items: list[dict[str, Any]]) -> list[str]:
     return cols[:12]
 
 
+def notes(data: dict[str, Any], *, lang: str = "en") -> list[str]:
+    """Sentences a reader must see before the numbers: how a run with outcomes (a bot API's declines) was
+    scored and whether contexts were reconstructed (plain text, built from counts only)."""
+    m = data.get("raw_metrics") or {}
+    out: list[str] = []
+    if "n_answered" in m and "n_items" in m:
+        n, a = int(m["n_items"] or 0), int(m["n_answered"] or 0)
+        nf, nb, ne = (int(m.get(k) or 0) for k in ("n_not_found", "n_banned", "n_error"))
+        out.append(
+            f"Judge and overlap metrics are over the {a} answered items of {n}; declines (not found {nf}, "
+            f"banned {nb}) and request errors ({ne}) are outcomes counted beside them."
+            if lang == "en" else
+            f"Метрики судей и совпадения — по {a} вопросам с ответом из {n}; отказы («не найдено» {nf}, "
+            f"запрет {nb}) и ошибки запроса ({ne}) — исходы, посчитанные рядом."
+        )
+    if m.get("n_context_reconstructed"):
+        k = int(m["n_context_reconstructed"])
+        out.append(
+            f"Context reconstructed from the knowledge base for {k} answered items: the API returned only a page "
+            "URL, so groundedness was judged on that page's chunks."
+            if lang == "en" else
+            f"Контекст восстановлен из базы знаний для {k} ответов: API вернул только URL страницы, "
+            "обоснованность оценена по чанкам этой страницы."
+        )
+    return out
+
+
 def to_markdown(data: dict[str, Any], *, lang: str = "en") -> str:
     """The report as Markdown (tables; the per-item table is cut to the first 200 rows, noted).
 
@@ -85,6 +112,7 @@ def to_markdown(data: dict[str, Any], *, lang: str = "en") -> str:
     parts = [f"# {title}\n"]
     if r.get("offline"):
         parts.append("> ⚠️ Offline substitutes (heuristic judge / extractive generator) produced these numbers.\n")
+    parts.extend(f"> ℹ️ {line}\n" for line in notes(data, lang=lang))
     parts.append("## Metadata\n")
     parts.append(md.table([{"field": k, "value": r.get(k)} for k in _META_FIELDS], ["field", "value"]))
     parts.append(f"\n## Baseline status: {_status_text(status['status'], lang)}\n")
@@ -158,6 +186,7 @@ def to_html(data: dict[str, Any], *, lang: str = "en") -> str:
     body = [
         f"<h1>{html.escape(_title(data))}</h1>",
         '<p class="warn">⚠️ Offline substitutes produced these numbers.</p>' if r.get("offline") else "",
+        *(f'<p class="warn">ℹ️ {html.escape(line)}</p>' for line in notes(data, lang=lang)),
         "<h2>Metadata</h2>",
         _html_table([{"field": k, "value": r.get(k)} for k in _META_FIELDS], ["field", "value"]),
         f'<h2>Baseline status: <span class="badge">{html.escape(_status_text(status["status"], lang))}</span></h2>',

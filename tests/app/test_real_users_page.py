@@ -22,10 +22,18 @@ def test_real_users_page_runs(demo_engine) -> None:  # type: ignore[no-untyped-d
     assert job is not None and job.wait(300).status == "done", job.progress
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    assert len(at.tabs) == 3
-    assert [t.label for t in at.tabs] == ["Chunk utilization", "Topics & coverage gaps", "Domain"]
+    assert [t.label for t in at.tabs] == ["Chunk utilization", "Topics & coverage gaps", "Bot answers", "Domain"]
     captions = " ".join(c.value for c in at.caption)
     assert "n = " in captions
     labels = {m.label for m in at.metric}
     assert "Chunk coverage" in labels and "Topics" in labels  # labels from the metric catalog
+    assert {"Effective answered share", "Answered share", "Declines in disguise", "Topic stability (ARI)"} <= labels
+    assert "×" in " ".join(str(d.value.to_csv()) for d in at.dataframe)  # examples carry repeat counts
     assert not at.error, [e.value for e in at.error]
+    # the bot-answer rules are shown and editable; applying them reclassifies without a new run
+    res = at.session_state["ru_result"]
+    before = res.answers.metrics()["effective_answered_rate"]
+    at.button(key="ru_rules_apply").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["ru_result"].answers.metrics()["effective_answered_rate"] == before
+    assert at.session_state["ru_answer_rules"].to_dict()["patterns"]

@@ -45,3 +45,29 @@ def test_tier0_page_run_and_project(demo_engine, lang: str) -> None:  # type: ig
     at.button(key="t0_project").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
+
+    if lang != "en":
+        return
+    # search highlights matching points; rows picked in the points table are starred (works in 3D too)
+    at.text_input(key="t0_search").set_value("стипенд").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(c.value.startswith("Matching points:") for c in at.caption)
+    # chunks and questions on one map: the modality gap as a number, centred by default, questions coloured
+    # by their nearest chunk's page
+    at.radio(key="t0_dim").set_value(2)
+    at.selectbox(key="t0_source").set_value("both")
+    at.button(key="t0_project").click().run()
+    # other vectors in the sidebar than in the run: the map says it shows the run's vectors
+    assert any("changed since the run" in w.value for w in at.warning)
+    at.button(key="t0_run").click().run()
+    job = executor.get_job(at.session_state["t0_run_id"])
+    assert job is not None and job.wait(180).status == "done", job.progress
+    at.run()
+    at.button(key="t0_project").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    gap = [m for m in at.metric if m.label.startswith("Modality gap")]
+    assert len(gap) == 1 and "=" in gap[0].value
+    assert any("after centring" in c.value for c in at.caption)
+    at.selectbox(key="t0_color").set_value("kb_page").run()
+    assert not at.exception, [e.value for e in at.exception]

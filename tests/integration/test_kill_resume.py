@@ -1,5 +1,5 @@
-"""kill -9 of a CLI run mid-way, then ``resume``: every tier (Tier 0, Tier 1, real users, an LLM tier,
-judge metrics) finishes with nothing lost or duplicated; resume refuses a configuration that cannot
+"""kill -9 of a CLI run mid-way, then ``resume``: every tier (Tier 0, Tier 1, real users, Tier 3 against a
+bot's API, an LLM tier, judge metrics) finishes with nothing lost or duplicated; resume refuses a configuration that cannot
 reproduce the run (LLM missing, another model); two concurrent resumes execute once; an all-failed run
 exits non-zero.
 
@@ -180,6 +180,27 @@ def test_real_users_kill_and_resume(demo_engine: Any, capsys: Any) -> None:
     assert_finished_once(demo_engine, run_id, recorded, ["log", "embeddings", "retrieval", "utilization"])
     m = runs.get_run(demo_engine, run_id).metrics
     assert m["n_questions_used"] > 0 and 0 < m["chunk_coverage"] <= 1
+
+
+def test_tier3_bot_api_kill_and_resume(demo_engine: Any, capsys: Any) -> None:
+    """Tier 3 against a bot's API (the production stand-in): a resume asks the bot only the questions whose
+    items were not recorded, with the settings the run stored."""
+    from tests.support.production_qa import ProductionQA
+
+    with ProductionQA() as srv:
+        args = ["tier3", "--api", srv.base_url, "--api-preset", "voproshalych", "--api-rps", "5", "--limit", "12",
+                "--concurrency", "2", "--offline", "--json"]
+        run_id, recorded = kill_mid_run(demo_engine, "tier3", args, after=2)
+        n_before = len(srv.posts())
+        asked_recorded = set(runs.run_items(demo_engine, run_id)["question"])
+        code, out, err = resume([str(run_id), "--json"], capsys)
+        assert code == 0 and json.loads(out)["status"] == "done", err
+        assert_finished_once(demo_engine, run_id, recorded)
+        again = [r.body["question"] for r in srv.posts()[n_before:]]
+    assert again and not set(again) & asked_recorded  # nothing recorded before the kill was asked again
+    assert all(r.path == "/qa/" for r in srv.posts())
+    m = runs.get_run(demo_engine, run_id).metrics
+    assert m["n_not_found"] == m["n_items"] == 12  # the stand-in knows no answer: every item a decline
 
 
 # ---------------------------------------------------------------------------------------------- LLM runs

@@ -68,6 +68,7 @@ def test_topics_and_gaps(result) -> None:  # type: ignore[no-untyped-def]
     for terms in clusters["terms"]:
         assert terms and all(any("а" <= ch <= "я" for ch in term) or term.isascii() for term in terms)
     assert any(any("а" <= ch <= "я" for ch in name) for name in clusters["name"])
+    assert t.metrics["seed_ari_mean"] is not None and -1 <= t.metrics["seed_ari_mean"] <= 1
     gaps = t.gaps
     assert list(gaps["gap_rank"]) == list(range(1, len(gaps) + 1))
     ranked = gaps[~gaps["off_topic"]]["gap_score"].to_numpy()
@@ -76,12 +77,97 @@ def test_topics_and_gaps(result) -> None:  # type: ignore[no-untyped-def]
     assert all(len(ex) >= 1 for ex in gaps["examples"])
 
 
+def test_topic_names_have_no_stop_words_or_filler(result) -> None:  # type: ignore[no-untyped-def]
+    from voproshalych_eval.analytics import text_ru
+
+    clusters = result.topics.topics[result.topics.topics["kind"] == "cluster"]
+    for name, terms in zip(clusters["name"], clusters["terms"], strict=True):
+        words = [w.strip() for w in name.split(",")]
+        assert words == terms[: len(words)]
+        for w in terms:
+            assert w not in text_ru.STOP_WORDS, (name, w)
+            assert w not in text_ru.FILLER_WORDS, (name, w)
+            assert text_ru.lemma(w) not in text_ru.STOP_WORDS | text_ru.FILLER_WORDS, (name, w)
+        assert len(set(terms)) == len(terms)
+    # how far a name covers its topic: share of the topic's questions with a word of the name
+    from voproshalych_eval.analytics.topics import MIXED_NAME_COVERAGE
+
+    cov = clusters["name_coverage"].astype(float)
+    assert ((cov > 0) & (cov <= 1)).all() and cov.median() >= 0.5
+    assert (clusters["mixed"] == (cov < MIXED_NAME_COVERAGE)).all()
+
+
+def test_examples_are_pairwise_below_the_near_duplicate_threshold(result) -> None:  # type: ignore[no-untyped-def]
+    from voproshalych_eval.analytics.topics import NEAR_THRESHOLD
+
+    t = result.topics
+    X = result.embeddings.vectors / np.linalg.norm(result.embeddings.vectors, axis=1, keepdims=True)
+    questions = result.text_log["question"].astype(str).to_numpy()
+    n_checked = 0
+    for _, r in t.topics.iterrows():
+        assert len(r["examples"]) == len(r["example_counts"]) >= 1
+        assert sum(r["example_counts"]) <= r["size"] and min(r["example_counts"]) >= 1
+        rows = [int(np.flatnonzero((questions == e) & (t.labels == r["topic"]))[0]) for e in r["examples"]]
+        E = X[rows]
+        S = E @ E.T
+        off = S[~np.eye(len(rows), dtype=bool)]
+        assert (off < NEAR_THRESHOLD).all(), (r["name"], r["examples"])
+        n_checked += len(rows) > 1
+    assert n_checked >= 5
+
+
+def test_effective_answered_rate_removes_exactly_the_declines(result) -> None:  # type: ignore[no-untyped-def]
+    a = result.answers
+    n = result.n_used
+    m = result.metrics
+    declined = int(a.declined.sum())
+    assert m["n_declined"] == declined > 0
+    assert m["answered_rate"] - m["effective_answered_rate"] == pytest.approx(declined / n, abs=1e-12)
+    assert result.topics.metrics["effective_answered_rate"] == pytest.approx(m["effective_answered_rate"])
+    assert result.domain.metrics["effective_answered_rate"] == pytest.approx(m["effective_answered_rate"])
+    # the demo log holds disguised declines like the production one (~8% of answered rows + templates)
+    answers = result.log["answer"].fillna("")
+    for decline in ("Ответ не найден.", "Что-то в вашем вопросе меня смущает", "Извините, но в предоставленном фрагменте"):
+        hit = answers.str.startswith(decline).to_numpy()
+        assert hit.any() and set(a.classes[hit]) <= {"not_found", "refusal"}, decline
+    topics = result.topics.topics
+    assert np.allclose(topics["declined"], topics["size"] * (topics["answered_share"] - topics["effective_answered_share"]))
+    assert topics["declined"].sum() == declined
+    gaps = result.topics.gaps
+    assert {"answered_share", "effective_answered_share"} <= set(gaps.columns)
+
+
 def test_topics_k_override(demo_engine, result) -> None:  # type: ignore[no-untyped-def]
     from voproshalych_eval.analytics.topics import topic_coverage
 
-    t = topic_coverage(result.log, result.embeddings.vectors, result.retrieval, k_topics=5,
+    t = topic_coverage(result.text_log, result.embeddings.vectors, result.retrieval, k_topics=5,
                        categories=result.categories)
     assert t.metrics["n_topics"] == 5 and t.params["k_chosen_by"] == "override"
+
+    # names a person gives are kept for later runs, matched by centroid: rename topic 0, merge topics 1 and 2
+    from voproshalych_eval.analytics import topic_memory as tm
+
+    model = result.embeddings.model
+    sizes = t.topics.set_index("topic")["size"]
+    g_rename = tm.remember(demo_engine, model, [t.centroids[0]], "  Мои  стипендии ")
+    tm.remember(demo_engine, model, [t.centroids[1], t.centroids[2]], "Объединённая тема")
+    try:
+        again = topic_coverage(result.text_log, result.embeddings.vectors, result.retrieval, k_topics=5,
+                               categories=result.categories, memory=tm.TopicMemory.load(demo_engine, model))
+        assert again.metrics["n_topics"] == 4 and again.metrics["n_user_named"] == 2
+        named = again.topics[again.topics["user_named"]].set_index("name")
+        assert named.loc["Мои стипендии", "size"] == sizes[0] and named.loc["Мои стипендии", "merged_from"] == 1
+        assert named.loc["Объединённая тема", "size"] == sizes[1] + sizes[2]
+        assert named.loc["Объединённая тема", "merged_from"] == 2
+        assert again.topics["size"].sum() == result.n_used
+        # a rename of a stored group updates every row of it; forgetting removes it
+        ids = list(named.loc["Объединённая тема", "stored_ids"])
+        assert tm.rename_group(demo_engine, ids[:1], "Новое имя") == 2
+        assert {n.name for n in tm.list_names(demo_engine, model)} == {"Мои стипендии", "Новое имя"}
+        assert {n.group_key for n in tm.list_names(demo_engine, model) if n.name == "Мои стипендии"} == {g_rename}
+    finally:
+        tm.forget(demo_engine, [n.id for n in tm.list_names(demo_engine, model)])
+    assert tm.list_names(demo_engine, model) == []
 
 
 def test_domain_counts_add_up(result) -> None:  # type: ignore[no-untyped-def]
@@ -137,8 +223,20 @@ def test_filters(demo_engine, result) -> None:  # type: ignore[no-untyped-def]
 def test_report(result) -> None:  # type: ignore[no-untyped-def]
     md = coverage_gap_markdown(result)
     assert f"n = {result.n_used}" in md and str(result.topics.gaps.iloc[0]["name"]) in md
+    assert "фактически" in md
     page = coverage_gap_html(result)
     assert page.startswith("<!DOCTYPE html>") and "<script" not in page and "http" not in page.split("<body>")[0]
+    # what changed: topics over time and the emerging/growing topics of the latest month vs the one before
+    trends = result.topics.trends
+    assert trends is not None and trends.period == ["2026-05"] and trends.previous == ["2026-04"]
+    assert "## Что изменилось" in md and "Темы по месяцам" in md and "<h2>Что изменилось</h2>" in page
+    assert f"2026-05: {trends.totals['n_now']} вопросов против {trends.totals['n_prev']}" in md
+    for _, r in trends.changes[trends.changes["status"].isin(["emerging", "growing"])].iterrows():
+        assert str(r["name"]) in md
+    assert result.metrics["n_emerging_topics"] == len(trends.status_of("emerging"))
+    # the demo's new subject (the mobile app, May 2026) shows as emerging words, in the page's and report's summary
+    assert "приложение" in set(trends.terms["term"]) and result.metrics["n_emerging_terms"] == len(trends.terms)
+    assert "Новые слова в вопросах" in md and "`приложение`" in md
 
 
 CSV_GOOD = (
@@ -200,10 +298,19 @@ def test_imported_source_analysed_with_whole_log(demo_engine, tmp_path) -> None:
 def test_cli_real_users_and_import(demo_engine, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     from voproshalych_eval.cli import main
 
-    assert main(["real-users", "--analysis", "domain", "--json"]) == 0
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps({"overrides": {"Ответ не найден.": "answer"}}, ensure_ascii=False), encoding="utf-8")
+    assert main(["real-users", "--analysis", "domain", "--json", "--answer-rules", str(rules)]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["n_questions_used"] > 3000 and out["domain"]["metrics"]["n_questions_used"] == out["n_questions_used"]
     assert out["run_id"]
+    m = out["metrics"]
+    assert m["answered_rate"] - m["effective_answered_rate"] == pytest.approx(m["n_declined"] / out["n_questions_used"])
+    assert out["answers"]["rules"]["overrides"] == {"ответ не найден.": "answer"}
+    assert out["answers"]["metrics"]["n_answer_not_found"] > 0  # the other not-found wordings still count
+    rules.write_text("{\"patterns\": [{\"class\": \"refusal\", \"pattern\": \"(\"}]}", encoding="utf-8")
+    assert main(["real-users", "--analysis", "domain", "--answer-rules", str(rules)]) == 2
+    assert "rules.json" in capsys.readouterr().err
 
     p = tmp_path / "cli.csv"
     p.write_text(CSV_GOOD, encoding="utf-8")

@@ -77,9 +77,14 @@ def test_label_real_questions_tier1_and_gap_report(demo_engine) -> None:  # type
 
     ru = run_real_users(demo_engine, analyses=("topics",), k_topics=6)
     assert ru.confirmed_gaps is not None and q in set(ru.confirmed_gaps["question"])
-    md = coverage_gap_markdown(ru)
-    assert "Подтверждённые пробелы" in md and q.replace("|", "/") in md
-    assert "Подтверждённые пробелы" in coverage_gap_html(ru)
+    import html
+
+    from voproshalych_eval.markdown import cell
+
+    report_md = coverage_gap_markdown(ru)
+    assert "Подтверждённые пробелы" in report_md and f"| {cell(q)} |" in report_md
+    report_html = coverage_gap_html(ru)
+    assert "Подтверждённые пробелы" in report_html and html.escape(q) in report_html
 
 
 def _source(url: str) -> None:

@@ -87,6 +87,9 @@ def test_tier2_offline_full_context(demo_engine) -> None:  # type: ignore[no-unt
     # FULL context: every relevant chunk's whole text, nothing cut
     assert not row["context_truncated"] and row["context_chars_used"] == row["context_chars_full"]
     assert sum(len(c) for c in row["contexts"]) == row["context_chars_full"]
+    # the reference contexts come from one knowledge-base snapshot, pinned in the run (a resume reads the same)
+    run = runs.get_run(demo_engine, run_id)
+    assert run.snapshot_id is not None and run.params["snapshot"] == run.snapshot_id
 
 
 def test_tier2_truncation_is_explicit(demo_engine) -> None:  # type: ignore[no-untyped-def]
@@ -138,7 +141,9 @@ def test_tier3_api_mode_and_gate(demo_engine, bot_chunk) -> None:  # type: ignor
         assert main([*args, "--api", bot.url, "--min-pass-rate", "1.01"]) == 1
     with FakeBot(answer=answer, chunks=[chunk], status=500) as bad:
         # the API fails on every item: the run is failed (not done), nothing passes
-        assert main([*args, "--api", bad.url, "--min-pass-rate", "0.1"]) == 1
+        assert main([*args, "--api", bad.url, "--min-pass-rate", "0.1", "--api-retries", "1", "--api-backoff", "0"]) == 1
+        assert len(bad.questions) == 3 * 2  # each 500 retried once
     last = runs.latest_run(demo_engine, "tier3", status="failed")
     assert last is not None and last.metrics["gate_pass_rate"] == 0.0 and last.metrics["n_failed_items"] == 3
+    assert last.metrics["errors_by_kind"] == {"http_5xx": 3} and last.metrics["error_rate"]["value"] == 1.0
     assert "every item failed" in last.error

@@ -48,12 +48,23 @@ def tier3_item(i: int, *, passed: bool | None = True, e2e: float | None = 1.0, a
     rag = judged(1.0 if passed else (0.0 if passed is False else None), passed=passed)
     return rec(f"q{i}", {
         "question": f"Вопрос {i}?", "question_type": "factoid", "reference": reference, "answer": answer,
-        "retrieved_chunk_ids": [1], "retrieval_hit": True, "latency_s": 0.4, "judges": {"rag_judge": rag,
+        "retrieved_chunk_ids": [1], "retrieval_hit": True, "url_hit": True, "context_source": "api", "latency_s": 0.4, "judges": {"rag_judge": rag,
                                                                                          "e2e_score": judged(e2e)},
         "rag_score": rag["score"], "passed": passed, "e2e_score": e2e, "semantic_similarity": 1.0,
         "euclidean_distance": 0.0, "response_exact_match": 1.0, "response_semantic_consistency": 1.0,
         **overlap.overlap_scores(answer, reference),
     })
+
+
+def tier3_outcome(i: int, outcome: str, *, reason: str, answerable: bool = True,
+                  failures: dict[str, int] | None = None) -> dict[str, Any]:
+    """A Tier 3 item the bot declined (``not_found`` / ``banned``) or failed to answer (``error``, recorded failed)."""
+    error = outcome == "error"
+    return rec(f"o{i}", {
+        "question": f"Вопрос {i}?", "answerable": answerable, "outcome": outcome, "reason": reason,
+        "error_kind": reason if error else None, "transport_failures": failures or {},
+        "gate_pass": False if error else not answerable,
+    }, status="failed" if error else "done", error=f"{reason}: x" if error else None)
 
 
 def stability_item(i: int, models: dict[str, list[float | None]], *, kind: str | None = None) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from types import SimpleNamespace
 
+import numpy as np
 import pandas as pd
 import pytest
 from markdown_it import MarkdownIt
@@ -60,16 +61,28 @@ def test_literal_keeps_the_text() -> None:
 
 
 def _gap_result() -> SimpleNamespace:
+    from voproshalych_eval.analytics.topic_trends import topic_trends
+
     gaps = pd.DataFrame([{
-        "gap_rank": 1, "name": HOSTILE[0], "size": 12, "answered_share": 0.25, "nearest_distance": 0.4,
-        "gap_score": 2.5, "examples": HOSTILE[1:5], "off_topic": False,
+        "gap_rank": 1, "name": HOSTILE[0], "size": 12, "answered_share": 0.25, "effective_answered_share": 0.2,
+        "nearest_distance": 0.4, "gap_score": 2.5, "examples": HOSTILE[1:5], "example_counts": [3, 1, 1, 1],
+        "off_topic": False, "mixed": False, "name_coverage": 0.5,
     }])
-    topics = pd.DataFrame([{"kind": "category", "name": HOSTILE[5], "size": 3, "answered_share": 0.0}])
+    topics = pd.DataFrame([{"kind": "category", "name": HOSTILE[5], "size": 3, "answered_share": 0.0,
+                            "effective_answered_share": 0.0}])
     never = pd.DataFrame([{"chunk_id": 7, "url": "http://evil.example/page", "text": HOSTILE[7] + HOSTILE[8]}])
+    # what changed: a hostile topic name emerging in the last month and a hostile new word
+    labels = [0] * 60 + [1] * 21
+    months = ["2026-01"] * 30 + ["2026-02"] * 30 + ["2026-01"] + ["2026-02"] * 20
+    texts = ["обычный вопрос"] * 60 + ["вопрос"] + [f"{HOSTILE[6]} номер {i}" for i in range(20)]
+    trends = topic_trends(np.array(labels), months, {0: "stable", 1: HOSTILE[0]}, texts=texts)
+    assert len(trends.changes[trends.changes["status"] != "stable"])  # the section is not empty
     return SimpleNamespace(
-        topics=SimpleNamespace(gaps=gaps, topics=topics), source=HOSTILE[2], filters=SimpleNamespace(describe=lambda: HOSTILE[3]),
+        topics=SimpleNamespace(gaps=gaps, topics=topics, trends=trends), source=HOSTILE[2],
+        filters=SimpleNamespace(describe=lambda: HOSTILE[3]),
         n_used=100, embeddings=SimpleNamespace(info=lambda: {"model": HOSTILE[9], "n_stored": 1, "n_embedded": 2}),
-        metrics={"answered_rate": 0.5, "n_topics": 4}, utilization=SimpleNamespace(never_retrieved=never),
+        metrics={"answered_rate": 0.5, "effective_answered_rate": 0.45, "n_declined": 5, "n_topics": 4},
+        utilization=SimpleNamespace(never_retrieved=never),
     )
 
 
@@ -85,6 +98,7 @@ def test_gap_reports_are_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SOME_SERVICE_API_KEY", "sk-pasted-0123456789")
     res = _gap_result()
     res.topics.gaps.at[0, "examples"] = ["мой ключ sk-pasted-0123456789 не работает"]
+    res.topics.gaps.at[0, "example_counts"] = [2]
     for text in (coverage_gap_markdown(res), coverage_gap_html(res)):
         assert "sk-pasted-0123456789" not in text and "мой ключ *** не работает" in text
 

@@ -21,6 +21,9 @@ def _tier_outputs() -> dict[str, dict]:
     t2 = [tr.tier2_item(i) for i in range(3)] + [tr.tier2_item(3, faithfulness=None), tr.rec("q9", None, "failed")]
     out["tier2"] = tier2.aggregate(t2, repeats=2)
     t3 = [tr.tier3_item(i) for i in range(3)] + [tr.tier3_item(4, passed=False), tr.rec("q9", None, "failed")]
+    t3 += [tr.tier3_outcome(5, "not_found", reason="Chunk not found", answerable=False),
+           tr.tier3_outcome(6, "banned", reason="Answer banned"),
+           tr.tier3_outcome(7, "error", reason="http_5xx", failures={"http_5xx": 4, "timeout": 1})]
     out["tier3"] = tier3.aggregate(t3, repeats=2, min_pass_rate=0.5)
     st = [tr.stability_item(i, {"a": [1.0, 0.5, 1.0], "b": [1.0, None, 0.0]}) for i in range(3)]
     out["judge"] = judge_stability.aggregate(st, models=["a", "b"], metric="faithfulness")

@@ -15,11 +15,36 @@ def test_normalize_and_tokenize() -> None:
     assert text_ru.tokenize("") == []
 
 
-def test_stop_words_are_removed_and_forms_share_a_stem() -> None:
+def test_stop_words_are_removed_and_forms_share_a_lemma() -> None:
     a = text_ru.terms("Подскажите, пожалуйста, когда стипендия?")
     b = text_ru.terms("стипендии")
-    assert a == b == [text_ru.stem("стипендия")]
+    assert a == b == ["стипендия"]
+    assert text_ru.terms("стипендии", lemmatize=False) == [text_ru.stem("стипендия")]
     assert "когда" in text_ru.STOP_WORDS and "пожалуйста" in text_ru.STOP_WORDS
+    # the maintained lists (stop-words package): Russian and English function words
+    for w in ("тебя", "такое", "the", "this", "из-за"):
+        assert w in text_ru.STOP_WORDS
+
+
+def test_lemmas_keep_unknown_tokens_and_tell_kinds() -> None:
+    assert text_ru.lemma("стипендии") == "стипендия"
+    assert text_ru.lemma("материальную") == "материальный"
+    assert text_ru.lemma("зачёт") == text_ru.lemma("зачеты") == "зачет"  # ё folded like normalize()
+    assert text_ru.lemma("пгас") == "пгас"  # not in the dictionary: kept, not guessed ("пгаснуть")
+    assert text_ru.token_kind("стипендия") == "word"
+    assert text_ru.token_kind("северск") == "proper"
+    assert text_ru.token_kind("lms") == "latin"
+    assert text_ru.token_kind("иэиф") in ("unknown", "proper")
+    assert text_ru.token_kind("2025") == "other"
+
+
+def test_topic_terms_drop_stop_words_and_domain_filler() -> None:
+    got = text_ru.topic_terms("что такое элективы, как работает расписание? знаешь?")
+    assert got == ["элективы", "расписание"]
+    got = text_ru.topic_terms("Здравствуйте! Подскажите, пожалуйста, как получить материальную помощь? срочно")
+    assert got == ["материальный", "помощь"]
+    assert "работать" in text_ru.FILLER_WORDS and "подсказать" in text_ru.FILLER_WORDS
+    assert text_ru.topic_terms("как работает", filler=frozenset()) == ["работать"]
 
 
 @pytest.mark.parametrize(
@@ -65,6 +90,8 @@ def test_slang_dictionary_is_configurable(tmp_path) -> None:  # type: ignore[no-
 
 def test_vocabulary_displays_words_not_stems() -> None:
     docs, vocab = text_ru.document_terms(["стипендия когда", "стипендию получить", "стипендия размер"])
+    assert docs[0][0] == docs[1][0] == "стипендия" and vocab.display("стипендия") == "стипендия"
+    docs, vocab = text_ru.document_terms(["стипендия когда", "стипендию", "стипендия"], lemmatize=False)
     st = docs[0][0]
     assert st != "стипендия" and vocab.display(st) == "стипендия"
     assert text_ru.bigrams(["a", "b", "c"]) == ["a b", "b c"]
@@ -100,8 +127,3 @@ def test_follow_up_detection() -> None:
     assert text_ru.is_follow_up("а у заочников?")
     assert not text_ru.is_follow_up("как получить зачет по физкультуре")
 
-
-def test_lemmatize_falls_back_to_stem_without_pymorphy() -> None:
-    if text_ru.pymorphy_available():
-        pytest.skip("pymorphy3 installed")
-    assert text_ru.lemma("стипендии") == text_ru.stem("стипендии")

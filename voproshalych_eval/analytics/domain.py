@@ -9,6 +9,9 @@ counted in totals and left out of time charts (their number is reported as ``n_w
   clusters* = connected components of the graph linking distinct normalised texts whose embeddings have
   cosine similarity >= ``near_threshold`` (default 0.92), via ``metrics.geometry.near_duplicate_pairs``.
 * Categories come from the transparent rule-based classifier :func:`text_ru.classify` (labelled so).
+* Answer rates: ``answered_rate`` = non-empty answer (raw); ``effective_answered_rate`` = real answers after
+  the answer classifier (:mod:`~voproshalych_eval.analytics.answers`: not-found replies, refusals and
+  templates are declines); both are given per period and per category.
 * Sessions: per user, ordered by time; a new session starts after a row with ``stop_point`` (the user
   reset the dialog after that turn), after a pause longer than ``pause_minutes`` (default 30), or when
   the time is unknown. ``turns`` = rows per session.
@@ -107,6 +110,7 @@ def domain_analysis(
     top_n: int = 30,
     slang: text_ru.SlangNormalizer | None = None,
     categories: list[str] | None = None,
+    answer_classes: np.ndarray | None = None,
 ) -> DomainResult:
     """All domain tables for a log (see the module docstring). ``vectors`` enable near-duplicate clusters.
 
@@ -119,25 +123,33 @@ def domain_analysis(
     slang = slang or text_ru.SlangNormalizer()
     tables: dict[str, pd.DataFrame] = {}
     answered_all = log["answered"].to_numpy(bool)
+    # answer classes come per row of the whole log (like ``answered``)
+    effective_all = (np.asarray(answer_classes) == "answer") if answer_classes is not None else answered_all
     has_text = ~log["question"].map(is_empty_question).to_numpy(bool)
     tlog = log.loc[has_text]
     n_text = len(tlog)
     questions = tlog["question"].astype(str).tolist()
     answered = answered_all[has_text]
+    effective = effective_all[has_text]
     ts = log["created_at"]
     has_ts = ts.notna()
     local = ts[has_ts].dt.tz_convert(tz)
 
     # ---- volume over time
     def _vol(freq: str) -> pd.DataFrame:
+        cols = ["period", "questions", "answered", "answered_rate", "effective_answered", "effective_answered_rate",
+                "users"]
         if not len(local):
-            return pd.DataFrame(columns=["period", "questions", "answered", "answered_rate", "users"])
+            return pd.DataFrame(columns=cols)
         per = local.dt.tz_localize(None).dt.to_period(freq).dt.start_time
         g = pd.DataFrame({"period": per, "answered": answered_all[has_ts.to_numpy()],
+                          "effective": effective_all[has_ts.to_numpy()],
                           "user": log.loc[has_ts, "user_id"].to_numpy()}).groupby("period")
-        out = pd.DataFrame({"questions": g.size(), "answered": g["answered"].sum(), "users": g["user"].nunique()})
+        out = pd.DataFrame({"questions": g.size(), "answered": g["answered"].sum(),
+                            "effective_answered": g["effective"].sum(), "users": g["user"].nunique()})
         out["answered_rate"] = out["answered"] / out["questions"]
-        return out.reset_index()[["period", "questions", "answered", "answered_rate", "users"]]
+        out["effective_answered_rate"] = out["effective_answered"] / out["questions"]
+        return out.reset_index()[cols]
 
     tables["volume_day"] = _vol("D")
     tables["volume_week"] = _vol("W")
@@ -236,7 +248,8 @@ def domain_analysis(
     cc = Counter(cats)
     tables["categories"] = pd.DataFrame(
         [{"category": c, "questions": cc.get(c, 0), "share": cc.get(c, 0) / n_text if n_text else 0.0,
-          "answered_rate": float(answered[np.asarray(cats) == c].mean()) if cc.get(c) else None}
+          "answered_rate": float(answered[np.asarray(cats) == c].mean()) if cc.get(c) else None,
+          "effective_answered_rate": float(effective[np.asarray(cats) == c].mean()) if cc.get(c) else None}
          for c in text_ru.CATEGORIES],
     )
 
@@ -257,6 +270,7 @@ def domain_analysis(
         "questions_per_user_mean": float(per_user.mean()) if len(per_user) else None,
         "questions_per_user_median": float(per_user.median()) if len(per_user) else None,
         "answered_rate": float(answered_all.mean()) if n else None,
+        "effective_answered_rate": float(effective_all.mean()) if n else None,
         "rated_share": float(s.notna().mean()) if n else None,
         "thumbs_up": int((s == SCORE_UP).sum()),
         "thumbs_down": int((s == SCORE_DOWN).sum()),

@@ -4,7 +4,9 @@
 the cached embedder for the rest), retrieve the top-k of every question once, run the requested analyses
 (utilization, topics, domain) — each step an item of the run, with its JSON result — and aggregate the
 headline metrics (``chunk_coverage``, ``chunk_coverage@1``, ``n_topics``, ``n_questions_used``,
-``answered_rate``, …). The in-memory :class:`RealUsersResult` (tables and vectors for the page and the
+``answered_rate``, ``effective_answered_rate``, …). The bot's answers of every row are classified in the
+``log`` step (:mod:`~voproshalych_eval.analytics.answers`: real answers vs declines in disguise) with the
+rules frozen in the run's parameters. The in-memory :class:`RealUsersResult` (tables and vectors for the page and the
 gap report) is ``plan.outputs["result"]`` once the plan has run.
 """
 
@@ -17,10 +19,12 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from sqlalchemy import Engine
 
 from voproshalych_eval.analytics import text_ru
+from voproshalych_eval.analytics.answers import AnswerClasses, AnswerRules, classify_answers
 from voproshalych_eval.analytics.domain import DomainResult, domain_analysis
 from voproshalych_eval.analytics.question_log import (
     LogEmbeddings,
@@ -28,6 +32,7 @@ from voproshalych_eval.analytics.question_log import (
     analysis_embedder_name,
     default_source,
     embed_log,
+    is_empty_question,
     read_log,
     text_rows,
 )
@@ -57,6 +62,7 @@ class RealUsersResult:
     embeddings: LogEmbeddings | None
     retrieval: LogRetrieval | None
     categories: list[str]
+    answers: AnswerClasses | None = None
     utilization: UtilizationResult | None = None
     topics: TopicResult | None = None
     domain: DomainResult | None = None
@@ -76,6 +82,13 @@ class RealUsersResult:
     def n_empty_questions(self) -> int:
         return len(self.log) - len(self.text_log)
 
+    @property
+    def text_effective_answered(self) -> np.ndarray | None:
+        """Whether each row of ``text_log`` got a real answer (the answer classes are per row of ``log``)."""
+        if self.answers is None:
+            return None
+        return self.answers.effective_answered[~self.log["question"].map(is_empty_question).to_numpy(bool)]
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "run_id": self.run_id,
@@ -94,6 +107,9 @@ class RealUsersResult:
             out["topics"] = self.topics.to_dict()
         if self.domain is not None:
             out["domain"] = self.domain.to_dict()
+        if self.answers is not None:
+            out["answers"] = {"metrics": self.answers.metrics(), "rules": self.answers.rules.to_dict(),
+                              "frequent": self.answers.frequent.to_dict(orient="records")}
         return out
 
 
@@ -108,6 +124,8 @@ DEFAULTS: dict[str, Any] = {
     "pause_minutes": 30.0,
     "near_threshold": 0.92,
     "slang": None,
+    "answer_rules": None,
+    "k_stability_runs": 0,
     "lang": "ru",
 }
 
@@ -156,6 +174,9 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     k_range = (int(p["k_range"][0]), int(p["k_range"][1]))
     slang = dict(p["slang"]) if p["slang"] is not None else None
     normalizer = text_ru.SlangNormalizer(slang) if slang is not None else text_ru.SlangNormalizer()
+    rules_in = p["answer_rules"]
+    rules = rules_in if isinstance(rules_in, AnswerRules) else AnswerRules.from_dict(dict(rules_in or {}))
+    k_stability_runs = int(p["k_stability_runs"] or 0)
     embedder_name = analysis_embedder_name(engine, p["embedder"], snapshot=snap)
     timings: dict[str, float] = {}
     plan: Plan
@@ -166,7 +187,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         timings[name] = time.perf_counter() - t
         return out
 
-    def load_log() -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    def load_log() -> tuple[pd.DataFrame, pd.DataFrame, list[str], AnswerClasses]:
         plan.say("Reading the question log…")
         df = timed("read", lambda: read_log(engine, source=source, filters=filters, snapshot=snap))
         if df.empty:
@@ -178,7 +199,10 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         if tdf.empty and {"utilization", "topics"} & set(analyses):
             raise LookupError("No row with question text matches the filters. Widen the filters.")
         categories = timed("classify", lambda: text_ru.classify_many(tdf["question"].tolist(), slang=normalizer))
-        return df, tdf, categories
+        # the answers of every row (the rates are over all rows); the topics take the rows with text
+        answers = timed("classify_answers", lambda: classify_answers(df["answer"].tolist(), df["url"].tolist(),
+                                                                     rules=rules))
+        return df, tdf, categories, answers
 
     log_data = Lazy(load_log)
 
@@ -201,20 +225,22 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     def result() -> RealUsersResult:
         res = plan.outputs.get("result")
         if res is None:
-            df, tdf, categories = log_data.get()
+            df, tdf, categories, answers = log_data.get()
             res = RealUsersResult(source or "", filters, df, tdf, embeddings.get(),
                                   retrieval.get() if {"utilization", "topics"} & set(analyses) else None, categories,
-                                  timings=timings, snapshot=snap.to_json())
+                                  answers, timings=timings, snapshot=snap.to_json())
             plan.outputs["result"] = res
         return res
 
     def work(step: str) -> dict[str, Any]:
         if step == "log":
-            df, tdf, categories = log_data.get()
+            df, tdf, categories, answers = log_data.get()
+            am = answers.metrics()
             return {"source": source, "filters": filters.describe(), "n_questions_used": len(df),
                     "n_empty_questions": len(df) - len(tdf),
                     "answered_rate": float(df["answered"].mean()) if len(df) else None,
-                    "categories": pd.Series(categories).value_counts().to_dict()}
+                    "effective_answered_rate": am["effective_answered_rate"], "n_declined": am["n_declined"],
+                    "answer_classes": jsonable(am), "categories": pd.Series(categories).value_counts().to_dict()}
         if step == "embeddings":
             emb = embeddings.get()
             return emb.info() if emb is not None else {"n_used": 0, "note": "no question text"}
@@ -229,9 +255,16 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
             return jsonable(res.utilization.to_dict())
         if step == "topics":
             plan.say("Topics and coverage gaps…")
+            from voproshalych_eval.analytics.topic_memory import TopicMemory
+            from voproshalych_eval.embeddings import cached_embedder
+
+            model = res.embeddings.model
             res.topics = timed("topics", lambda: topic_coverage(
                 res.text_log, res.embeddings.vectors, res.retrieval, k_topics=k_topics, k_range=k_range,
-                categories=res.categories, slang=normalizer, lang=str(p["lang"])))
+                categories=res.categories, answer_classes=res.answers.classes[
+                    ~res.log["question"].map(is_empty_question).to_numpy(bool)],
+                slang=normalizer, embedder=cached_embedder(model, engine), k_stability_runs=k_stability_runs,
+                memory=TopicMemory.load(engine, model), lang=str(p["lang"])))
             # real questions a person labelled "not in the knowledge base" (realq datasets): confirmed gaps
             from voproshalych_eval.annotations import confirmed_gaps
 
@@ -241,7 +274,8 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
             plan.say("Domain analysis…")
             res.domain = timed("domain", lambda: domain_analysis(
                 res.log, res.embeddings.vectors if res.embeddings else None, pause_minutes=float(p["pause_minutes"]),
-                near_threshold=float(p["near_threshold"]), slang=normalizer, categories=res.categories))
+                near_threshold=float(p["near_threshold"]), slang=normalizer, categories=res.categories,
+                answer_classes=res.answers.classes))
             return jsonable(res.domain.to_dict())
         raise ValueError(f"unknown real-users step {step!r}")
 
@@ -264,7 +298,8 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         params={"analyses": analyses, "source": source, "filters": filters.describe(), "top_k": top_k,
                 "k_topics": k_topics, "k_range": list(k_range), "embedder": embedder_name,
                 "pause_minutes": float(p["pause_minutes"]), "near_threshold": float(p["near_threshold"]),
-                "slang": slang, "lang": str(p["lang"]), "snapshot": snap.id},
+                "slang": slang, "answer_rules": rules.to_dict(), "k_stability_runs": k_stability_runs,
+                "lang": str(p["lang"]), "snapshot": snap.id},
         models={"embedder": embedder_name},
         dataset_name=f"question_log:{source}",
         snapshot_id=snap.id,
@@ -279,6 +314,9 @@ def summary_metrics(steps: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     m: dict[str, Any] = {"n_questions_used": log_step.get("n_questions_used"),
                          "n_empty_questions": log_step.get("n_empty_questions"),
                          "answered_rate": log_step.get("answered_rate")}
+    if "effective_answered_rate" in log_step:
+        m["effective_answered_rate"] = log_step.get("effective_answered_rate")
+        m["n_declined"] = log_step.get("n_declined")
     if emb and "n_stored" in emb:
         m["n_stored_embeddings"] = emb.get("n_stored")
         m["n_embedded"] = emb.get("n_embedded")
@@ -291,6 +329,8 @@ def summary_metrics(steps: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     if topics is not None:
         m["n_topics"] = topics["metrics"].get("n_topics")
         m["best_silhouette"] = topics["metrics"].get("best_silhouette")
+        for k in ("seed_ari_mean", "n_emerging_topics", "n_growing_topics", "n_emerging_terms"):
+            m[k] = topics["metrics"].get(k)
         if topics.get("gaps"):
             m["top_gap"] = str(topics["gaps"][0]["name"])
     dom = (steps.get("domain") or {}).get("metrics")

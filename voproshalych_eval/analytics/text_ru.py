@@ -1,18 +1,25 @@
-"""Russian text normalisation for the question log: tokens, stop words, stems, slang, a rule classifier.
+"""Russian text normalisation for the question log: tokens, stop words, lemmas, slang, a rule classifier.
 
-Pipeline of :func:`terms` (each step optional):
+The project's one Russian tokeniser/lemmatiser. Pipeline of :func:`terms` (each step optional):
 
 1. ``normalize``: lowercase, ``ё → е``, whitespace collapsed;
 2. ``tokenize``: Unicode word tokens ``[a-zа-я0-9]+`` (hyphenated words such as ``физ-ра`` kept whole);
 3. slang: tokens whose Snowball stem equals the stem of a slang key are replaced by the normal form
    (``стипуху → стипендия``, ``общаги → общежитие``; multi-word normal forms expand to several tokens);
-4. stop words removed (:data:`STOP_WORDS`, a Russian list written for this project: function words,
-   pronouns, question words and conversational fillers such as ``подскажите``, ``пожалуйста``);
-5. stemming with the Snowball Russian stemmer (``snowballstemmer``) or, when ``pymorphy3`` is installed
-   and ``lemmatize=True`` is asked, lemmatisation.
+4. stop words removed: :data:`STOP_WORDS` = the maintained Russian and English lists of the ``stop-words``
+   package (data shipped in its wheel) + this project's conversational additions (``подскажите``,
+   ``пж``, ``плиз``…);
+5. lemmatisation with ``pymorphy3`` and its Russian dictionaries (``pymorphy3-dicts-ru``): the normal form
+   of a dictionary word (``стипендии → стипендия``, ``материальную → материальный``); a token the
+   dictionary does not know (abbreviations, typos, names) is kept as it is (``севгу``, ``пгас``), since
+   pymorphy's guesses for those are often wrong (``пгас → пгаснуть``). ``lemmatize=False`` gives Snowball
+   stems instead (used where only matching matters).
 
-Stems are unreadable (``стипенд``); :class:`TermVocabulary` remembers the most frequent surface form
-of every stem so that topic names and top-term tables show words (``стипендия``).
+Topic names use :func:`topic_terms`: lemmas without stop words and without :data:`FILLER_WORDS` (the
+domain's filler: generic verbs such as ``работать``, ``подсказать``, ``получить``, words every question of
+a student bot shares such as ``студент``, ``вопрос``, ``бот``). :func:`token_kind` tells dictionary words
+from ``proper`` nouns (pymorphy tags Name/Surn/Patr/Geox/Orgn/Trad), ``latin`` tokens and ``unknown``
+tokens; the topic namer keeps the last three only when they characterise the topic.
 
 :func:`classify` is a transparent **rule-based** classifier (greeting / thanks / jailbreak / off_topic /
 question); every rule is listed in :data:`CLASSIFIER_RULES` so that the UI can show them.
@@ -54,7 +61,7 @@ def tokenize(text: str | None) -> list[str]:
     return _TOKEN.findall(normalize(text))
 
 
-STOP_WORDS: frozenset[str] = frozenset(
+_PROJECT_STOP_WORDS: frozenset[str] = frozenset(
     _words("""
     а без более бы был была были было быть в вам вас весь во вот все всего всех вы где да даже для до
     его ее ей ему если есть еще же за здесь и из или им их к как какая какие каким какой какую
@@ -70,7 +77,40 @@ STOP_WORDS: frozenset[str] = frozenset(
     сейчас теперь потом тогда опять снова ещё уж вообще просто вроде типа короче кстати
     быть будет будут буду был была было были является этот эта этих тот та те всё
     раз два три 1 2 3 4 5 6 7 8 9 0 г гг др т е пр
-    ко нибудь либо то-то кое
+    ко нибудь либо то-то кое из-за из-под по-моему по-твоему все-таки так-то то-есть чуть-чуть
+    """)
+)
+
+
+
+
+def _package_stop_words() -> frozenset[str]:
+    """The ``stop-words`` package's Russian and English lists (its data files ship in the wheel)."""
+    from stop_words import get_stop_words
+
+    words: set[str] = set()
+    for language in ("russian", "english"):
+        words.update(normalize(w) for w in get_stop_words(language))
+    return frozenset(w for w in words if w)
+
+
+# function words and conversational fillers: the maintained lists plus this project's additions
+STOP_WORDS: frozenset[str] = _package_stop_words() | _PROJECT_STOP_WORDS
+
+# The domain's filler (lemmas): words that occur in questions on every subject of a student help bot and
+# so never name a topic — generic verbs, politeness, the bot and the university themselves. Extend it
+# here (or pass ``filler=`` to :func:`topic_terms`) when a topic name shows another one.
+FILLER_WORDS: frozenset[str] = frozenset(
+    _words("""
+    подсказать сказать рассказать объяснить знать узнать понять понимать работать делать сделать
+    хотеть мочь уметь являться помочь помогать интересовать интересоваться спросить спрашивать
+    писать написать ответить отвечать найти искать получить получать нужный нужно надо можно
+    прийти приходить давать дать стать быть иметься видеть посмотреть смотреть находиться
+    вопрос ответ бот вопрошалыч чат здравствовать здравствуйте привет спасибо благодарить благодарный
+    пожалуйста плиз заранее срочно очень ребята слушать извинить извинять уважаемый
+    запутаться гореть никто студент студентка севгу сгу университет универ ситуация случай вариант
+    вообще например типа короче кстати вроде реально нормально норм ок окей ладно пж пжл пжлст плз
+    какой-нибудь что-то как-то где-то кто-то какой-то такой который какой весь свой каждый
     """)
 )
 
@@ -88,29 +128,52 @@ def stem(token: str) -> str:
     return _stemmer().stemWord(token)
 
 
-_MORPH: object | None = None
+_PROPER_TAGS = frozenset({"Name", "Surn", "Patr", "Geox", "Orgn", "Trad"})
+_LATIN = re.compile(r"[a-z]")
+_CYRILLIC = re.compile(r"[а-я]")
+
+
+@lru_cache(maxsize=1)
+def _morph():  # type: ignore[no-untyped-def]
+    import pymorphy3
+
+    return pymorphy3.MorphAnalyzer(lang="ru")
 
 
 def pymorphy_available() -> bool:
-    """True when the optional ``pymorphy3`` lemmatiser is installed."""
+    """True when ``pymorphy3`` and its Russian dictionaries are installed (a dependency of the package)."""
     try:
-        import pymorphy3  # noqa: F401
-    except ImportError:
+        _morph()
+    except (ImportError, ValueError, OSError):
         return False
     return True
 
 
-@lru_cache(maxsize=200_000)
-def lemma(token: str) -> str:
-    """``pymorphy3`` normal form of a token when installed, else its Snowball stem."""
-    global _MORPH
-    if not pymorphy_available():
-        return stem(token)
-    if _MORPH is None:
-        import pymorphy3
+@lru_cache(maxsize=300_000)
+def _parse(token: str) -> tuple[str, str]:
+    """``(lemma, kind)`` of one normalised token; see :func:`lemma` and :func:`token_kind`."""
+    if not token or not _CYRILLIC.search(token):
+        return token, ("latin" if _LATIN.search(token) else "other")
+    if "-" in token and not _morph().word_is_known(token):
+        return token, "unknown"
+    if not _morph().word_is_known(token):
+        return token, "unknown"
+    p = _morph().parse(token)[0]
+    norm = str(p.normal_form).replace("ё", "е")
+    kind = "proper" if _PROPER_TAGS & set(str(p.tag).replace(" ", ",").split(",")) else "word"
+    return norm, kind
 
-        _MORPH = pymorphy3.MorphAnalyzer()
-    return str(_MORPH.parse(token)[0].normal_form)  # type: ignore[attr-defined]
+
+def lemma(token: str) -> str:
+    """Normal form of a normalised token by ``pymorphy3`` (``стипендии → стипендия``, ``ё → е``); tokens the
+    dictionary does not know (abbreviations, typos) and non-Cyrillic tokens are returned unchanged."""
+    return _parse(token)[0]
+
+
+def token_kind(token: str) -> str:
+    """``word`` (a dictionary word), ``proper`` (a proper noun: name, surname, place, organisation),
+    ``unknown`` (Cyrillic but not in the dictionary: abbreviations, typos), ``latin`` or ``other`` (digits)."""
+    return _parse(token)[1]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -257,13 +320,14 @@ def terms(
     slang: SlangNormalizer | None = None,
     use_slang: bool = True,
     stop_words: frozenset[str] | set[str] = STOP_WORDS,
-    lemmatize: bool = False,
+    lemmatize: bool = True,
     min_len: int = 2,
     with_surface: bool = False,
 ) -> list[str] | list[tuple[str, str]]:
-    """Normalised content terms of a text: tokens → slang → stop words removed → stems (or lemmas).
+    """Normalised content terms of a text: tokens → slang → stop words removed → lemmas (or stems).
 
-    With ``with_surface=True`` returns ``(term, surface form)`` pairs.
+    A token is dropped when it or its lemma is a stop word. With ``with_surface=True`` returns
+    ``(term, surface form)`` pairs (for lemmas the surface form is the lemma itself, already readable).
     """
     toks = tokenize(text)
     if use_slang:
@@ -272,14 +336,33 @@ def terms(
     for t in toks:
         if t in stop_words or len(t) < min_len or t.isdigit():
             continue
-        out_pairs.append(((lemma(t) if lemmatize else stem(t)), t))
+        if lemmatize:
+            lem = lemma(t)
+            if lem in stop_words:
+                continue
+            out_pairs.append((lem, lem))
+        else:
+            out_pairs.append((stem(t), t))
     if with_surface:
         return out_pairs
     return [p[0] for p in out_pairs]
 
 
+def topic_terms(
+    text: str | None,
+    *,
+    slang: SlangNormalizer | None = None,
+    filler: frozenset[str] | set[str] = FILLER_WORDS,
+    min_len: int = 3,
+) -> list[str]:
+    """Lemmas that may name a topic: :func:`terms` without the domain's filler words, numbers and tokens
+    shorter than ``min_len`` (the analyzer of the topic namer's ``CountVectorizer``)."""
+    out = terms(text, slang=slang, lemmatize=True, min_len=min_len)
+    return [t for t in out if t not in filler and len(t) >= min_len and not t.isdigit()]  # type: ignore[operator]
+
+
 class TermVocabulary:
-    """Counts terms (stems) and remembers each stem's most frequent surface form for display."""
+    """Counts terms and remembers each term's most frequent surface form for display (stems are unreadable)."""
 
     def __init__(self) -> None:
         self._surface: dict[str, Counter[str]] = {}
@@ -300,7 +383,7 @@ class TermVocabulary:
 
 
 def document_terms(
-    texts: Iterable[str], *, slang: SlangNormalizer | None = None, lemmatize: bool = False
+    texts: Iterable[str], *, slang: SlangNormalizer | None = None, lemmatize: bool = True
 ) -> tuple[list[list[str]], TermVocabulary]:
     """Terms of many texts plus the vocabulary that maps them back to readable words (cached per text)."""
     vocab = TermVocabulary()

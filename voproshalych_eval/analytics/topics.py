@@ -1,4 +1,4 @@
-"""Topic coverage: KMeans topics of the question log, named by c-TF-IDF terms, and ranked coverage gaps.
+"""Topic coverage: KMeans topics of the question log, readable names, diverse examples, ranked coverage gaps.
 
 Every row of the log gets a topic (``n_used == len(log)``):
 
@@ -6,26 +6,51 @@ Every row of the log gets a topic (``n_used == len(log)``):
   or ``jailbreak``, and elliptical follow-ups (:func:`text_ru.is_follow_up`, e.g. "а у заочников?", which
   only make sense after the previous turn) form fixed *category* topics — not clustered, and not
   coverage gaps (a cluster of greetings is not something to write in the knowledge base);
-* all other rows (``question``) are clustered with KMeans on their unit embeddings (spherical KMeans:
-  cosine similarity, centroids renormalised). The number of topics ``k`` is the one with the best mean
-  silhouette (cosine distance) over ``k_range``, computed on a random sample of at most ``sample_size``
-  questions for speed; ``k_topics`` overrides it. The final KMeans runs on all clustered rows,
+* all other rows (``question``) are clustered with scikit-learn's ``KMeans`` on their L2-normalised
+  embeddings (on unit vectors squared Euclidean distance is ``2 − 2·cos``, so this is KMeans in cosine
+  geometry). The number of topics ``k`` is the one with the best mean silhouette (cosine distance,
+  ``sklearn.metrics.silhouette_score``) over ``k_range``, computed on a random sample of at most
+  ``sample_size`` questions (k-means++ starts); ``k_topics`` overrides it. The final KMeans runs on all clustered rows,
   initialised from the sample's centroids.
 
-Names: class-based TF-IDF over normalised Russian terms (stop words removed, slang mapped, Snowball
-stems shown as their most frequent word form): ``w(t, c) = tf(t, c) / |c| * log(1 + A / f(t))`` where
-``tf(t, c)`` is the count of term ``t`` in topic ``c``, ``|c|`` the topic's total term count, ``A`` the
-mean term count per topic and ``f(t)`` the count of ``t`` over all topics. The top terms name the topic;
-the representative questions are the distinct questions closest to the centroid.
+Caps lock: case-sensitive embedders put questions typed with caps lock on ("пАРУ ПЕРЕНЕСЛИ ГДЕ СМОТРЕТЬ")
+into one cluster of their own whatever they ask about. With an ``embedder``, questions whose letters are
+mostly capitals (:func:`caps_rows`: at least 60% of at least 8 letters) are re-embedded in lower case for the
+topics (clustering, centres, examples); retrieval and the other analyses keep the stored vectors.
 
-Per topic: size and share, monthly trend (and its slope in share points per month), answered share,
-thumbs up / down, mean nearest-chunk cosine similarity (top-1 of the current retriever) and distance
-``1 - similarity``, distinct chunks and pages reached in the top-k.
+Names: keywords by c-TF-IDF (distinctive) + MMR (diverse) over pymorphy3 lemmas without stop words and
+filler — BERTopic's representation pipeline, see :mod:`~voproshalych_eval.analytics.topic_names`.
+
+Name coverage: the share of a topic's questions that contain at least one of the words of its name (as
+lemmas). A low value (below :data:`MIXED_NAME_COVERAGE`) marks a *mixed* topic — KMeans put questions on
+different subjects together (typical of a weak silhouette), and no keyword name can describe it; the page
+and the report say so instead of pretending the name fits.
+
+Examples (:func:`representative_examples`): the questions closest to the topic centre after removing
+near-duplicates — a question is skipped when its cosine similarity to an example already chosen is at
+least ``near_threshold`` (0.92, as in the domain analysis) or its content text (lemmas without stop words,
+in order) is a near-copy of that example's (``difflib`` ratio >= 0.88: typos, "как записатбся на
+пересдачу" vs "Как записаться на пересдачу"); each example carries the number of the topic's questions that
+are its near-duplicates (shown as "×14").
+
+Answer rates: ``answered_share`` = non-empty answer (raw); ``effective_answered_share`` = a real answer
+after the answer classifier (:mod:`~voproshalych_eval.analytics.answers`) removed not-found replies,
+refusals and templates. Gaps use the effective rate.
+
+Trust (:func:`seed_stability`, :func:`k_stability`): the mean adjusted Rand index between the topics and
+KMeans runs with other random seeds (1 = the same partition, ~0 = chance), and the ``k`` the silhouette picks
+on other random samples. Silhouette itself is in ``[−1, 1]``: above 0.5 clear clusters, 0.25–0.5 reasonable,
+below 0.25 weak — usual for short questions, whose topics overlap; then judge the topics by their names and
+examples, and by the stability numbers (:data:`SILHOUETTE_GUIDE`).
+
+Per topic: size and share, monthly counts and share of the month (``trend``), answered shares, thumbs up /
+down, mean nearest-chunk cosine similarity (top-1 of the current retriever) and distance ``1 − similarity``,
+distinct chunks and pages reached in the top-k.
 
 Coverage gap score (clustered topics only)::
 
-    need(t)  = 0.5 * (1 - answered_share(t)) + 0.5 * dist_norm(t)            in [0, 1]
-    gap(t)   = sqrt(size(t) / max_size) * need(t)                             in [0, 1]
+    need(t)  = 0.5 * (1 - effective_answered_share(t)) + 0.5 * dist_norm(t)      in [0, 1]
+    gap(t)   = sqrt(size(t) / max_size) * need(t)                                 in [0, 1]
 
 ``dist_norm`` is the topic's mean nearest-chunk distance min-max scaled over the clustered topics
 (1 = the farthest topic from the knowledge base). The square root keeps a small topic the knowledge
@@ -34,7 +59,7 @@ base does not cover at all above a large, well-served one. Higher = write this n
 
 from __future__ import annotations
 
-import math
+import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,6 +68,7 @@ import numpy as np
 import pandas as pd
 
 from voproshalych_eval.analytics import text_ru
+from voproshalych_eval.analytics.domain import DEFAULT_TZ
 from voproshalych_eval.analytics.question_log import SCORE_DOWN, SCORE_UP
 from voproshalych_eval.analytics.utilization import LogRetrieval
 
@@ -55,87 +81,78 @@ CATEGORY_NAMES = {
     "jailbreak": ("попытки jailbreak", "jailbreak attempts"),
 }
 GAP_FORMULA = (
-    "need = 0.5·(1 − answered_share) + 0.5·dist_norm;  gap = √(size / max_size) · need  "
-    "(dist_norm: mean nearest-chunk cosine distance, min–max scaled over topics)"
+    "need = 0.5·(1 − effective_answered_share) + 0.5·dist_norm;  gap = √(size / max_size) · need  "
+    "(effective: real answers only, declines removed; dist_norm: mean nearest-chunk cosine distance, "
+    "min–max scaled over topics)"
+)
+NEAR_THRESHOLD = 0.92
+MIXED_NAME_COVERAGE = 0.3
+SILHOUETTE_GUIDE = (
+    (0.5, "сильная структура: темы чётко разделены", "strong structure: topics are clearly separated"),
+    (0.25, "умеренная структура: темы различимы, границы размыты", "reasonable structure: topics differ, borders blur"),
+    (-1.0, "слабая структура — обычное дело для коротких вопросов: темы перекрываются; судите о темах по "
+           "названиям, примерам и устойчивости (ARI)",
+     "weak structure — usual for short questions: topics overlap; judge the topics by their names, examples "
+     "and stability (ARI)"),
 )
 
 
-def _kmeanspp(X: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
-    """k-means++ seeding with cosine distance ``1 - <x, c>`` on unit rows."""
-    n = X.shape[0]
-    centers = [int(rng.integers(n))]
-    d = np.maximum(1.0 - X @ X[centers[0]], 0.0).astype(np.float64)
-    for _ in range(1, k):
-        total = d.sum()
-        nxt = int(rng.integers(n)) if total <= 0 else int(rng.choice(n, p=d / total))
-        centers.append(nxt)
-        d = np.minimum(d, np.maximum(1.0 - X @ X[nxt], 0.0))
-    return X[centers].copy()
+def silhouette_verdict(value: float | None, lang: str = "ru") -> str:
+    """What a silhouette value means (:data:`SILHOUETTE_GUIDE`, rules of thumb of Kaufman & Rousseeuw)."""
+    if value is None or not np.isfinite(value):
+        return "—"
+    for lo, ru, en in SILHOUETTE_GUIDE:
+        if value >= lo:
+            return ru if lang == "ru" else en
+    return SILHOUETTE_GUIDE[-1][1 if lang == "ru" else 2]
 
 
-def spherical_kmeans(
-    X: np.ndarray,
-    k: int,
-    *,
-    seed: int = 0,
-    n_init: int = 3,
-    max_iter: int = 100,
-    init: np.ndarray | None = None,
-    tol: float = 1e-5,
-) -> tuple[np.ndarray, np.ndarray, float]:
-    """KMeans on unit vectors with cosine similarity (Lloyd iterations, centroids renormalised).
+def unit_rows(X: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (zero rows stay zero), float32."""
+    X = np.asarray(X, dtype=np.float32)
+    norms = np.linalg.norm(X, axis=1, keepdims=True)
+    return np.ascontiguousarray(X / np.where(norms > 0, norms, 1.0), dtype=np.float32)
 
-    Minimises ``sum_i (1 - <x_i, c_{label(i)}>)`` — on unit vectors equivalent to Euclidean KMeans up to
-    the centroid normalisation. Returns ``(labels, centers, objective)``; the best of ``n_init``
-    k-means++ starts (or the given ``init``). Pure numpy matrix products: fast on 2 cores.
+
+def caps_rows(texts: list[str], *, min_letters: int = 8, min_share: float = 0.6) -> np.ndarray:
+    """Rows typed with caps lock on: at least ``min_share`` of at least ``min_letters`` letters are capitals."""
+    out = np.zeros(len(texts), dtype=bool)
+    for i, t in enumerate(texts):
+        letters = [c for c in str(t) if c.isalpha()]
+        if len(letters) >= min_letters and sum(c.isupper() for c in letters) >= min_share * len(letters):
+            out[i] = True
+    return out
+
+
+def kmeans(X: np.ndarray, k: int, *, seed: int = 0, n_init: int = 1, init: np.ndarray | None = None) -> Any:
+    """scikit-learn ``KMeans`` fitted on the rows of ``X`` (unit vectors), in float64.
+
+    k-means++ initialisation, best of ``n_init`` runs, or the given ``init`` centroids. float64 on purpose:
+    on float32 input scikit-learn computes distances in slow up-cast chunks (several times slower here).
     """
-    X = np.ascontiguousarray(X, dtype=np.float32)
+    from sklearn.cluster import KMeans
+
+    X64 = np.asarray(X, dtype=np.float64)
+    if init is not None:
+        model = KMeans(n_clusters=k, init=np.asarray(init, dtype=np.float64), n_init=1, random_state=seed)
+    else:
+        model = KMeans(n_clusters=k, init="k-means++", n_init=n_init, random_state=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ConvergenceWarning on duplicate points
+        return model.fit(X64)
+
+
+def _sample(n: int, size: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
-    best: tuple[np.ndarray, np.ndarray, float] | None = None
-    for run in range(1 if init is not None else max(1, n_init)):
-        C = np.asarray(init, dtype=np.float32).copy() if init is not None else _kmeanspp(X, k, rng)
-        prev = np.inf
-        labels = np.zeros(X.shape[0], dtype=np.int64)
-        for _ in range(max_iter):
-            S = X @ C.T
-            labels = S.argmax(axis=1)
-            obj = float((1.0 - S[np.arange(X.shape[0]), labels]).sum())
-            C_new = np.zeros_like(C)
-            np.add.at(C_new, labels, X)
-            norms = np.linalg.norm(C_new, axis=1)
-            empty = norms == 0
-            if empty.any():  # re-seed empty clusters at the worst-served points
-                worst = np.argsort(S[np.arange(X.shape[0]), labels])[: int(empty.sum())]
-                C_new[empty] = X[worst]
-                norms[empty] = 1.0
-            C = (C_new / norms[:, None]).astype(np.float32)
-            if prev - obj <= tol * max(prev, 1.0):
-                break
-            prev = obj
-        S = X @ C.T
-        labels = S.argmax(axis=1)
-        obj = float((1.0 - S[np.arange(X.shape[0]), labels]).sum())
-        if best is None or obj < best[2]:
-            best = (labels, C, obj)
-        del run
-    assert best is not None
-    return best
+    return np.sort(rng.choice(n, size=size, replace=False)) if n > size else np.arange(n)
 
 
-def silhouette_cosine(D: np.ndarray, labels: np.ndarray) -> float:
-    """Mean silhouette ``(b - a) / max(a, b)`` from a precomputed cosine distance matrix ``D`` (singletons: 0)."""
-    k = int(labels.max()) + 1
-    onehot = np.zeros((len(labels), k), dtype=np.float32)
-    onehot[np.arange(len(labels)), labels] = 1.0
-    counts = onehot.sum(axis=0)
-    sums = D @ onehot  # (n, k): total distance of each point to each cluster
-    own = counts[labels]
-    a = sums[np.arange(len(labels)), labels] / np.maximum(own - 1, 1)
-    other = sums / np.where(counts > 0, counts, np.inf)
-    other[np.arange(len(labels)), labels] = np.inf
-    b = other.min(axis=1)
-    sil = np.where(own > 1, (b - a) / np.maximum(np.maximum(a, b), 1e-12), 0.0)
-    return float(sil.mean())
+def cosine_distances(X: np.ndarray) -> np.ndarray:
+    """``1 − <x_i, x_j>`` of unit rows (float64, zero diagonal, clipped at 0)."""
+    X64 = np.asarray(X, dtype=np.float64)
+    D = np.maximum(1.0 - X64 @ X64.T, 0.0)
+    np.fill_diagonal(D, 0.0)
+    return D
 
 
 def choose_k(
@@ -144,47 +161,123 @@ def choose_k(
     k_range: tuple[int, int] = (4, 30),
     sample_size: int = 2500,
     seed: int = 0,
-    n_init: int = 2,
+    n_init: int = 1,
 ) -> tuple[int, pd.DataFrame, np.ndarray | None]:
     """The k in ``k_range`` (inclusive) with the best cosine silhouette on a random sample of at most
-    ``sample_size`` rows; returns ``(k, table of k/silhouette/objective, centroids of the best k)``."""
-    n = X.shape[0]
-    rng = np.random.default_rng(seed)
-    idx = np.sort(rng.choice(n, size=sample_size, replace=False)) if n > sample_size else np.arange(n)
-    S = np.ascontiguousarray(X[idx], dtype=np.float32)
+    ``sample_size`` unit rows; returns ``(k, table of k/silhouette/inertia, centroids of the best k)``.
+    The distance matrix of the sample is computed once (``silhouette_score(metric="precomputed")``)."""
+    from sklearn.metrics import silhouette_score
+
+    S = X[_sample(X.shape[0], sample_size, seed)]
     n_distinct = len(np.unique(S, axis=0))
     lo, hi = max(2, k_range[0]), min(k_range[1], n_distinct - 1)
-    D = np.maximum(1.0 - S @ S.T, 0.0).astype(np.float32)
-    np.fill_diagonal(D, 0.0)
+    D = cosine_distances(S)
     rows = []
     best: tuple[float, int, np.ndarray | None] = (-2.0, max(1, min(lo, n_distinct)), None)
     for k in range(lo, hi + 1):
-        labels, centers, obj = spherical_kmeans(S, k, seed=seed, n_init=n_init)
-        if len(np.unique(labels)) < 2:
+        model = kmeans(S, k, seed=seed, n_init=n_init)
+        if len(np.unique(model.labels_)) < 2:
             continue
-        score = silhouette_cosine(D, labels)
-        rows.append({"k": k, "silhouette": score, "objective": obj})
+        score = float(silhouette_score(D, model.labels_, metric="precomputed"))
+        rows.append({"k": k, "silhouette": score, "inertia": float(model.inertia_)})
         if score > best[0] + 1e-12:
-            best = (score, k, centers)
-    return best[1], pd.DataFrame(rows, columns=["k", "silhouette", "objective"]), best[2]
+            best = (score, k, model.cluster_centers_)
+    return best[1], pd.DataFrame(rows, columns=["k", "silhouette", "inertia"]), best[2]
 
 
-def c_tf_idf(docs_by_topic: dict[int, list[list[str]]], *, top_n: int = 5) -> dict[int, list[tuple[str, float]]]:
-    """Top ``top_n`` (term, weight) per topic by class-based TF-IDF (formula in the module docstring)."""
-    tf: dict[int, Counter[str]] = {t: Counter(term for d in docs for term in d) for t, docs in docs_by_topic.items()}
-    total = Counter()
-    for c in tf.values():
-        total.update(c)
-    sizes = {t: sum(c.values()) for t, c in tf.items()}
-    A = (sum(sizes.values()) / len(sizes)) if sizes else 0.0
-    out: dict[int, list[tuple[str, float]]] = {}
-    for t, c in tf.items():
-        if not sizes[t]:
-            out[t] = []
-            continue
-        w = {term: (cnt / sizes[t]) * math.log(1 + A / total[term]) for term, cnt in c.items()}
-        out[t] = sorted(w.items(), key=lambda kv: (-kv[1], kv[0]))[:top_n]
-    return out
+def seed_stability(X: np.ndarray, labels: np.ndarray, k: int, *, seeds: tuple[int, ...] = (1, 2, 3),
+                   sample_size: int = 5000, seed: int = 0, n_init: int = 1) -> dict[str, Any]:
+    """Adjusted Rand index between ``labels`` and KMeans with other random seeds, on a sample of at most
+    ``sample_size`` rows: ``{"ari_mean", "ari_min", "ari": [...], "seeds", "n"}`` (1 = identical partition)."""
+    from sklearn.metrics import adjusted_rand_score
+
+    if k < 2 or X.shape[0] <= k:
+        return {"ari_mean": None, "ari_min": None, "ari": [], "seeds": list(seeds), "n": int(X.shape[0])}
+    idx = _sample(X.shape[0], sample_size, seed)
+    S, base = X[idx], labels[idx]
+    aris = [float(adjusted_rand_score(base, kmeans(S, k, seed=s, n_init=n_init).labels_)) for s in seeds]
+    return {"ari_mean": float(np.mean(aris)), "ari_min": float(np.min(aris)), "ari": aris, "seeds": list(seeds),
+            "n": len(idx)}
+
+
+def k_stability(X: np.ndarray, *, k_range: tuple[int, int], runs: int = 3, sample_size: int = 2500,
+                seed: int = 0) -> pd.DataFrame:
+    """The k the silhouette picks on ``runs`` other random samples (one row per run: seed, k, silhouette)."""
+    out = []
+    for r in range(1, runs + 1):
+        k, scores, _ = choose_k(X, k_range=k_range, sample_size=sample_size, seed=seed + 1000 * r)
+        best = float(scores["silhouette"].max()) if len(scores) else None
+        out.append({"run": r, "sample_seed": seed + 1000 * r, "k": int(k), "silhouette": best})
+    return pd.DataFrame(out, columns=["run", "sample_seed", "k", "silhouette"])
+
+
+TEXT_RATIO = 0.88
+
+
+def _text_dup(a: str, b: str, ratio: float = TEXT_RATIO) -> bool:
+    """Near-copies of content text (``difflib.SequenceMatcher`` ratio; empty texts never match)."""
+    if not a or not b:
+        return False
+    if a == b:
+        return True
+    from difflib import SequenceMatcher
+
+    m = SequenceMatcher(None, a, b, autojunk=False)
+    return m.real_quick_ratio() >= ratio and m.quick_ratio() >= ratio and m.ratio() >= ratio
+
+
+def representative_examples(
+    texts: list[str],
+    X: np.ndarray,
+    center: np.ndarray,
+    *,
+    n: int = 3,
+    near_threshold: float = NEAR_THRESHOLD,
+    keys: list[str] | None = None,
+) -> tuple[list[int], list[int]]:
+    """Rows (positions in ``texts``) of up to ``n`` examples and their repeat counts (module docstring).
+
+    ``X`` are the rows' unit vectors, ``center`` the topic centre, ``keys`` the rows' content texts
+    (default: their lemmas without stop words). Returned examples are pairwise below ``near_threshold``
+    cosine similarity; every row counts towards the most similar example it duplicates.
+    """
+    if not len(texts):
+        return [], []
+    c = center / (np.linalg.norm(center) or 1.0)
+    order = np.argsort(-(X @ c), kind="stable")
+    keys = keys if keys is not None else [" ".join(text_ru.terms(t)) for t in texts]  # type: ignore[arg-type]
+    picked: list[int] = []
+    for i in order:
+        if len(picked) >= n:
+            break
+        i = int(i)
+        if picked:
+            sims = X[picked] @ X[i]
+            if (sims >= near_threshold).any() or any(_text_dup(keys[i], keys[j]) for j in picked):
+                continue
+        picked.append(i)
+    S = X @ X[picked].T  # (rows, examples)
+    memo: dict[tuple[str, int], bool] = {}
+
+    def text_dup(r: int, e: int) -> bool:
+        key = (keys[r], e)
+        if key not in memo:
+            memo[key] = _text_dup(keys[r], keys[picked[e]])
+        return memo[key]
+
+    dup = np.greater_equal(S, near_threshold)
+    for r in range(len(texts)):
+        for e in range(len(picked)):
+            if not dup[r, e] and text_dup(r, e):
+                dup[r, e] = True
+    best = np.where(dup, S, -np.inf).argmax(axis=1)
+    counts = [int(((best == e) & dup.any(axis=1)).sum()) for e in range(len(picked))]
+    return picked, counts
+
+
+def format_example(text: str, count: int) -> str:
+    """An example with its repeat count: ``"как закрыть пропуски? ×14"`` (no suffix for a single question)."""
+    return f"{text} ×{count}" if count > 1 else text
 
 
 @dataclass
@@ -192,20 +285,25 @@ class TopicResult:
     labels: np.ndarray  # topic id per log row
     topics: pd.DataFrame
     gaps: pd.DataFrame
-    trend: pd.DataFrame
+    trend: pd.DataFrame  # topic, period, n, share (of the month)
     k_scores: pd.DataFrame
     metrics: dict[str, Any]
     params: dict[str, Any] = field(default_factory=dict)
+    centroids: np.ndarray | None = None  # (n_clustered_topics, dim) unit centres of topics 0..k-1
+    stability: dict[str, Any] = field(default_factory=dict)
+    trends: Any = None  # topic_trends.TopicTrends of the default period (the latest month vs the one before)
 
     def to_dict(self, *, max_rows: int = 30) -> dict[str, Any]:
-        cols = [c for c in self.topics.columns if c not in ("examples",)]
         return {
             "metrics": self.metrics,
             "params": self.params,
             "gap_formula": GAP_FORMULA,
             "k_scores": self.k_scores.to_dict(orient="records"),
-            "topics": self.topics[cols].head(max_rows).to_dict(orient="records"),
+            "stability": {k: (v.to_dict(orient="records") if isinstance(v, pd.DataFrame) else v)
+                          for k, v in self.stability.items()},
+            "topics": self.topics.head(max_rows).to_dict(orient="records"),
             "gaps": self.gaps.head(max_rows).to_dict(orient="records"),
+            "trends": self.trends.to_dict(max_rows=max_rows) if self.trends is not None else None,
         }
 
 
@@ -214,6 +312,14 @@ def _slope(y: np.ndarray) -> float:
         return 0.0
     x = np.arange(len(y), dtype=float)
     return float(np.polyfit(x, y, 1)[0])
+
+
+def month_of(created: pd.Series, tz: str = DEFAULT_TZ) -> pd.Series:
+    """``YYYY-MM`` of each timestamp in the bot's time zone (None without a timestamp)."""
+    if not created.notna().any():
+        return pd.Series([None] * len(created), index=created.index, dtype=object)
+    out = created.dt.tz_convert(tz).dt.tz_localize(None).dt.to_period("M").astype(str)
+    return out.where(created.notna(), None)
 
 
 def topic_coverage(
@@ -227,11 +333,27 @@ def topic_coverage(
     seed: int = 0,
     n_terms: int = 4,
     n_examples: int = 3,
+    near_threshold: float = NEAR_THRESHOLD,
     categories: list[str] | None = None,
+    answer_classes: np.ndarray | None = None,
     slang: text_ru.SlangNormalizer | None = None,
+    embedder: Any | None = None,
+    stability_seeds: tuple[int, ...] = (1, 2, 3),
+    k_stability_runs: int = 0,
+    memory: Any | None = None,
+    trend_end: str | None = None,
+    trend_window: int = 1,
     lang: str = "ru",
 ) -> TopicResult:
-    """Topics, per-topic statistics and ranked coverage gaps for the whole filtered log (see module docstring)."""
+    """Topics, per-topic statistics and ranked coverage gaps for the whole filtered log (module docstring).
+
+    ``answer_classes`` (one class per row, :mod:`answers`) gives the effective answered share; without it
+    the raw one is used for both. ``embedder`` embeds candidate keywords for MMR. ``memory`` (a
+    :class:`~voproshalych_eval.analytics.topic_memory.TopicMemory`) renames and merges topics the user
+    named before, matched by centroid.
+    """
+    from voproshalych_eval.analytics.topic_names import name_topics
+
     n = len(log)
     if n != vectors.shape[0]:
         raise ValueError(f"{n} log rows but {vectors.shape[0]} vectors")
@@ -241,27 +363,45 @@ def topic_coverage(
     follow = np.fromiter((text_ru.is_follow_up(q) for q in questions), dtype=bool, count=n)
     groups[(cats == "question") & follow] = "follow_up"
     cluster_mask = ~np.isin(groups, CATEGORY_TOPICS)
-    Xc = np.ascontiguousarray(vectors[cluster_mask], dtype=np.float32)
+    U = unit_rows(vectors) if n else np.zeros((0, vectors.shape[1] if vectors.ndim == 2 else 0), np.float32)
+    caps = caps_rows(questions)
+    if embedder is not None and caps.any():
+        U = U.copy()
+        U[caps] = unit_rows(np.asarray(embedder.encode_queries([questions[i].lower() for i in np.flatnonzero(caps)])))
+    Xc = U[cluster_mask]
     labels = np.full(n, -1, dtype=np.int64)
-    k_scores = pd.DataFrame(columns=["k", "silhouette", "objective"])
+    k_scores = pd.DataFrame(columns=["k", "silhouette", "inertia"])
     k_chosen = 0
+    stability: dict[str, Any] = {}
     if len(Xc) >= 3:
+        n_distinct = len(np.unique(Xc, axis=0))
         if k_topics is not None:
-            k_chosen = max(1, min(int(k_topics), len(np.unique(Xc, axis=0))))
-            init: np.ndarray | None = None
-            n_init = 3
+            k_chosen = max(1, min(int(k_topics), n_distinct))
+            model = kmeans(Xc, k_chosen, seed=seed, n_init=2)
         else:
             k_chosen, k_scores, centroids = choose_k(Xc, k_range=k_range, sample_size=sample_size, seed=seed)
             init = centroids if centroids is not None and len(centroids) == k_chosen else None
-            n_init = 3
-        lab, centers, _ = spherical_kmeans(Xc, k_chosen, seed=seed, n_init=n_init, init=init)
+            model = kmeans(Xc, k_chosen, seed=seed, n_init=2, init=init)
+        lab = model.labels_.astype(np.int64)
+        if stability_seeds:
+            stability["seeds"] = seed_stability(Xc, lab, k_chosen, seeds=stability_seeds, seed=seed)
+        if k_stability_runs and k_topics is None:
+            stability["k"] = k_stability(Xc, k_range=k_range, runs=k_stability_runs, sample_size=sample_size, seed=seed)
         labels[cluster_mask] = lab
     elif len(Xc):
         k_chosen = 1
         labels[cluster_mask] = 0
-        centers = Xc.mean(axis=0, keepdims=True)
-    else:
-        centers = np.zeros((0, vectors.shape[1]), dtype=np.float32)
+    renamed: dict[int, dict[str, Any]] = {}
+    if memory is not None and k_chosen:
+        sub, renamed = memory.apply(labels[cluster_mask], Xc)
+        labels[cluster_mask] = sub
+        k_chosen = int(sub.max()) + 1 if len(sub) else 0
+    centers = np.zeros((k_chosen, U.shape[1]), dtype=np.float32)
+    for t in range(k_chosen):
+        m = labels == t
+        if m.any():
+            centers[t] = U[m].mean(axis=0)
+    centers = unit_rows(centers) if k_chosen else centers
     cat_ids: dict[str, int] = {}
     for j, c in enumerate(CATEGORY_TOPICS):
         m = groups == c
@@ -269,33 +409,37 @@ def topic_coverage(
             cat_ids[c] = k_chosen + j
             labels[m] = k_chosen + j
 
-    # ---- names (clustered topics) via c-TF-IDF over normalised terms
-    docs, vocab = text_ru.document_terms(questions, slang=slang)
-    # each distinct normalised question counts once, so one question repeated 50 times cannot name a topic
-    by_topic: dict[int, list[list[str]]] = {t: [] for t in range(k_chosen)}
+    # ---- names: BERTopic representation over the distinct questions of the clustered topics
+    norm = [text_ru.normalize(q) for q in questions]
     seen: set[tuple[int, str]] = set()
+    distinct_rows = []
     for i in np.flatnonzero(cluster_mask):
-        key = (int(labels[i]), text_ru.normalize(questions[i]))
-        if key in seen:
-            continue
-        seen.add(key)
-        by_topic[int(labels[i])].append(docs[i])
-    top_terms = c_tf_idf(by_topic, top_n=n_terms)
+        key = (int(labels[i]), norm[i])
+        if key not in seen:
+            seen.add(key)
+            distinct_rows.append(int(i))
+    named = name_topics([questions[i] for i in distinct_rows], labels[distinct_rows], U[distinct_rows],
+                        embedder=embedder, n_terms=max(n_terms, 8), slang=slang) if distinct_rows else {}
 
-    created = log["created_at"]
-    period = created.dt.tz_convert(None).dt.to_period("M").astype(str) if created.notna().any() else pd.Series([None] * n)
+    period = month_of(log["created_at"])
     sim = retrieval_result.top1_similarity if retrieval_result is not None else np.full(n, np.nan)
     answered = log["answered"].to_numpy(bool)
+    effective = (np.asarray(answer_classes) == "answer") if answer_classes is not None else answered
     score = log["score"].to_numpy(dtype="float64", na_value=np.nan)
-    frame = pd.DataFrame({"topic": labels, "period": period.to_numpy(), "answered": answered, "score": score,
-                          "sim": sim, "category": cats})
+    frame = pd.DataFrame({"topic": labels, "period": period.to_numpy()})
     trend = (
         frame.dropna(subset=["period"]).groupby(["topic", "period"]).size().rename("n").reset_index()
         if frame["period"].notna().any()
         else pd.DataFrame(columns=["topic", "period", "n"])
     )
     month_tot = trend.groupby("period")["n"].sum() if len(trend) else pd.Series(dtype=float)
+    trend["share"] = (trend["n"] / trend["period"].map(month_tot)).astype(float) if len(trend) else []
     all_months = sorted(month_tot.index)
+    key_of: dict[str, str] = {}
+    for q in questions:
+        if q not in key_of:
+            key_of[q] = " ".join(text_ru.terms(q))  # type: ignore[arg-type]
+    content = [key_of[q] for q in questions]
 
     rows = []
     for t in sorted(set(labels.tolist())):
@@ -303,27 +447,23 @@ def topic_coverage(
         idx = np.flatnonzero(m)
         is_cat = t >= k_chosen
         cat_name = next((c for c, v in cat_ids.items() if v == t), None)
+        center = centers[t] if not is_cat else U[idx].mean(axis=0)
+        pos, counts = representative_examples([questions[i] for i in idx], U[idx], center, n=n_examples,
+                                              near_threshold=near_threshold, keys=[content[i] for i in idx])
+        examples = [questions[idx[p]] for p in pos]
+        keywords = named.get(t).terms if (not is_cat and t in named) else []
         if is_cat and cat_name:
             name = CATEGORY_NAMES[cat_name][0 if lang == "ru" else 1]
-            terms_list: list[str] = []
         else:
-            terms_list = [vocab.display(term) for term, _ in top_terms.get(t, [])]
-            name = ", ".join(terms_list)
-        # representative questions: closest to the centroid, distinct texts
-        if not is_cat and len(centers):
-            d = np.linalg.norm(vectors[idx] - centers[t], axis=1)
-            order = idx[np.argsort(d, kind="stable")]
-        else:
-            order = idx
-        examples: list[str] = []
-        for i in order:
-            q = questions[i]
-            if q not in examples:
-                examples.append(q)
-            if len(examples) >= n_examples:
-                break
+            name = ", ".join(keywords[:n_terms])
+        user_name = renamed.get(t, {}).get("name")
+        if user_name:
+            name = user_name
         if not name:
             name = examples[0][:60] if examples else f"topic {t}"
+        name_words = set(keywords[:n_terms])
+        coverage = (float(np.mean([bool(name_words & set(content[i].split())) for i in idx]))
+                    if name_words and len(idx) else None)
         ids_t = retrieval_result.chunk_ids[idx] if retrieval_result is not None else np.zeros((0, 0), dtype=np.int64)
         urls_t = retrieval_result.urls[idx] if retrieval_result is not None else np.zeros((0, 0), dtype=object)
         series = trend[trend["topic"] == t].set_index("period")["n"].reindex(all_months).fillna(0)
@@ -337,10 +477,17 @@ def topic_coverage(
                 "topic": int(t),
                 "name": name,
                 "kind": "category" if is_cat else "cluster",
-                "terms": terms_list,
+                "terms": keywords,
+                "name_coverage": coverage,
+                "mixed": bool(coverage is not None and coverage < MIXED_NAME_COVERAGE and not user_name),
+                "user_named": bool(user_name),
+                "merged_from": renamed.get(t, {}).get("merged", 1),
+                "stored_ids": list(renamed.get(t, {}).get("stored_ids", [])),
                 "size": int(m.sum()),
                 "share": float(m.sum() / n) if n else 0.0,
                 "answered_share": float(answered[idx].mean()) if len(idx) else None,
+                "effective_answered_share": float(effective[idx].mean()) if len(idx) else None,
+                "declined": int((answered[idx] & ~effective[idx]).sum()),
                 "thumbs_up": rated_up,
                 "thumbs_down": rated_down,
                 "down_share": (rated_down / (rated_up + rated_down)) if (rated_up + rated_down) else None,
@@ -351,19 +498,26 @@ def topic_coverage(
                 "off_topic_share": float(cat_counts.get("off_topic", 0) / len(idx)) if len(idx) else 0.0,
                 "trend_slope": _slope(share_series),
                 "examples": examples,
+                "example_counts": counts,
             }
         )
     topics = pd.DataFrame(rows)
     gaps = rank_gaps(topics)
     topics = topics.merge(gaps[["topic", "need", "gap_score", "gap_rank"]], on="topic", how="left")
     topics = topics.sort_values(["kind", "size"], ascending=[False, False]).reset_index(drop=True)
+    best_sil = float(k_scores["silhouette"].max()) if len(k_scores) else None
     metrics: dict[str, Any] = {
         "n_questions_used": n,
         "n_clustered": int(cluster_mask.sum()),
         "n_topics": int(k_chosen),
-        "best_silhouette": float(k_scores["silhouette"].max()) if len(k_scores) else None,
+        "best_silhouette": best_sil,
         "answered_rate": float(answered.mean()) if n else None,
+        "effective_answered_rate": float(effective.mean()) if n else None,
         "mean_top1_similarity": float(np.nanmean(sim)) if n and np.isfinite(sim).any() else None,
+        "seed_ari_mean": stability.get("seeds", {}).get("ari_mean"),
+        "seed_ari_min": stability.get("seeds", {}).get("ari_min"),
+        "n_user_named": int(sum(1 for r in renamed.values() if r.get("name"))),
+        "n_caps_lowercased": int(caps.sum()) if embedder is not None else 0,
     }
     params = {
         "k_topics": k_topics,
@@ -371,27 +525,41 @@ def topic_coverage(
         "sample_size": sample_size,
         "seed": seed,
         "k_chosen_by": "override" if k_topics is not None else "silhouette",
+        "clusterer": "sklearn.cluster.KMeans on L2-normalised embeddings",
+        "names": "BERTopic c-TF-IDF + MMR over pymorphy3 lemmas" + ("" if embedder is not None else " (no MMR: no embedder)"),
+        "near_threshold": near_threshold,
         "classifier": "rule-based (text_ru.CLASSIFIER_RULES)",
     }
-    return TopicResult(labels, topics, gaps, trend, k_scores, metrics, params)
+    from voproshalych_eval.analytics.topic_trends import topic_trends
+
+    names = dict(zip(topics["topic"].astype(int), topics["name"], strict=True))
+    trends = topic_trends(labels, period, names, effective=effective, topics=list(range(k_chosen)),
+                          end=trend_end, window=trend_window,
+                          texts=questions)
+    metrics["n_emerging_topics"] = int((trends.changes["status"] == "emerging").sum())
+    metrics["n_growing_topics"] = int((trends.changes["status"] == "growing").sum())
+    metrics["n_emerging_terms"] = int(len(trends.terms))
+    return TopicResult(labels, topics, gaps, trend, k_scores, metrics, params, centers, stability, trends)
 
 
 def rank_gaps(topics: pd.DataFrame) -> pd.DataFrame:
     """Coverage-gap ranking of the clustered topics (formula :data:`GAP_FORMULA`); off-topic topics last."""
+    cols = ["gap_rank", "topic", "name", "name_coverage", "mixed", "size", "answered_share", "effective_answered_share",
+            "declined",
+            "nearest_distance", "nearest_similarity", "dist_norm", "need", "gap_score", "thumbs_down",
+            "distinct_pages", "off_topic", "examples", "example_counts"]
     cl = topics[topics["kind"] == "cluster"].copy() if len(topics) else topics.copy()
     if cl.empty:
-        return pd.DataFrame(columns=["gap_rank", "topic", "name", "size", "answered_share", "nearest_distance",
-                                     "need", "gap_score", "off_topic", "examples"])
+        return pd.DataFrame(columns=cols)
     d = cl["nearest_distance"].astype(float)
     if d.notna().any() and d.max() > d.min():
         dist_norm = (d - d.min()) / (d.max() - d.min())
     else:
         dist_norm = pd.Series(0.0, index=cl.index)
     cl["dist_norm"] = dist_norm.fillna(0.0)
-    cl["need"] = 0.5 * (1 - cl["answered_share"].astype(float)) + 0.5 * cl["dist_norm"]
+    cl["need"] = 0.5 * (1 - cl["effective_answered_share"].astype(float)) + 0.5 * cl["dist_norm"]
     cl["gap_score"] = np.sqrt(cl["size"] / cl["size"].max()) * cl["need"]
     cl["off_topic"] = cl["off_topic_share"] > 0.5
     cl = cl.sort_values(["off_topic", "gap_score", "size"], ascending=[True, False, False]).reset_index(drop=True)
     cl["gap_rank"] = np.arange(1, len(cl) + 1)
-    return cl[["gap_rank", "topic", "name", "size", "answered_share", "nearest_distance", "nearest_similarity",
-               "dist_norm", "need", "gap_score", "thumbs_down", "distinct_pages", "off_topic", "examples"]]
+    return cl[cols]

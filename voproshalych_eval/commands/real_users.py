@@ -31,6 +31,11 @@ def register(sub: Any) -> None:
     p.add_argument("--embedder", default=None, help="embedder (default: the model that filled chunk.embedding)")
     p.add_argument("--pause-minutes", type=float, default=30.0, help="session split at pauses longer than this")
     p.add_argument("--slang", type=Path, default=None, help="slang dictionary (JSON or CSV) merged with the defaults")
+    p.add_argument("--answer-rules", type=Path, default=None,
+                   help="bot-answer rules (JSON: patterns, overrides, min_template_count, min_template_pages) that "
+                        "tell real answers from declines in disguise (default: the built-in rules)")
+    p.add_argument("--k-stability", type=int, default=0,
+                   help="also choose k by silhouette on this many other random samples (stability of k)")
     p.add_argument("--report", type=Path, default=None, help="write the coverage-gap report (.md or .html)")
     p.add_argument("--snapshot", type=int, default=None,
                    help="snapshot id of the knowledge base and log (default: the source's present content)")
@@ -68,6 +73,7 @@ def _filters(args: Any) -> Any:
 
 def cmd_real_users(args: Any) -> int:
     from voproshalych_eval.analytics import ANALYSES, build_plan
+    from voproshalych_eval.analytics.answers import AnswerRules
     from voproshalych_eval.analytics.text_ru import load_slang
 
     analyses = ANALYSES if args.analysis == "all" else (args.analysis,)
@@ -77,6 +83,8 @@ def cmd_real_users(args: Any) -> int:
         "analyses": list(analyses), "source": args.source, "filters": _filters(args).describe(), "top_k": args.top_k,
         "k_topics": args.k_topics, "embedder": args.embedder, "pause_minutes": args.pause_minutes,
         "slang": load_slang(args.slang) if args.slang else None, "snapshot": args.snapshot,
+        "answer_rules": AnswerRules.from_file(args.answer_rules).to_dict() if args.answer_rules else None,
+        "k_stability_runs": args.k_stability,
     })
     run_id, prog = execute_plan(plan, args)
     res = plan.outputs.get("result")
@@ -98,15 +106,22 @@ def cmd_real_users(args: Any) -> int:
     snap = f" · snapshot #{res.snapshot['id']} ({res.snapshot['content_hash'][:12]})" if res.snapshot else ""
     lines = [f"run #{res.run_id} · source {res.source}{snap} · n = {res.n_used} questions used "
              f"({m.get('n_stored_embeddings', 0)} stored vectors, {m.get('n_embedded', 0)} embedded)"]
-    for k in ("answered_rate", "chunk_coverage", "chunk_coverage@1", "n_never_retrieved", "n_topics",
-              "unique_users", "n_sessions"):
+    for k in ("answered_rate", "effective_answered_rate", "n_declined", "chunk_coverage", "chunk_coverage@1",
+              "n_never_retrieved", "n_topics", "best_silhouette", "seed_ari_mean", "n_emerging_topics",
+              "n_growing_topics", "unique_users", "n_sessions"):
         if k in m:
             lines.append(f"  {k}: {m[k]:.3f}" if isinstance(m[k], float) else f"  {k}: {m[k]}")
     if res.topics is not None:
         lines.append("top coverage gaps:")
         for _, r in res.topics.gaps.head(5).iterrows():
             lines.append(f"  {int(r['gap_rank'])}. {r['name']} — {int(r['size'])} q, answered "
-                         f"{r['answered_share']:.0%}, distance {r['nearest_distance']:.3f}, gap {r['gap_score']:.3f}")
+                         f"{r['effective_answered_share']:.0%} (non-empty {r['answered_share']:.0%}), distance "
+                         f"{r['nearest_distance']:.3f}, gap {r['gap_score']:.3f}")
+        if res.topics.trends is not None:
+            from voproshalych_eval.analytics.topic_trends import summary_lines
+
+            lines.append("what changed:")
+            lines += [f"  {x}" for x in summary_lines(res.topics.trends, gaps=res.topics.gaps, lang="en")]
     emit(out, args.json, "\n".join(lines))
     return exit_code(prog.status)
 

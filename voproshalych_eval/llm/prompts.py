@@ -504,8 +504,22 @@ SCHEMAS["gen_answerability"] = {
     "properties": {"answers": {"type": "boolean"}, "reason": {"type": "string"}},
     "required": ["answers", "reason"],
 }
+# a short human-style label of a question topic (real-user analytics; shown as LLM-written)
+_RU["topic_label"] = (
+    "Ниже ключевые слова и примеры вопросов студентов к боту университета — это одна тема. Назови тему "
+    "коротко и по-человечески (2–5 слов, по-русски, без кавычек и без точки в конце), так, чтобы менеджер "
+    "продукта сразу понял, о чём спрашивают. Ответь только названием.\n\n"
+    "Ключевые слова: {keywords}\nПримеры вопросов:\n{examples}\n\nНазвание:"
+)
+_EN["topic_label"] = (
+    "Below are the keywords and example questions of one topic that students ask a university bot. Name the "
+    "topic briefly and in plain words (2–5 words, in English, no quotes, no final full stop), so that a product "
+    "owner sees at once what people ask about. Reply with the name only.\n\n"
+    "Keywords: {keywords}\nExample questions:\n{examples}\n\nName:"
+)
 
 _DESCRIPTIONS = {
+    "topic_label": "A short human-style label of a real-user question topic from its keywords and examples",
     "generation_system": "System prompt of the production bot (generation)",
     "generation_user": "User message for generation from a context",
     "show_no_show": "Production show/no-show judge: 'Yes' or 'No: reason'",

@@ -1,4 +1,5 @@
-"""Charts of the Real users page: utilization long tail, coverage gaps, topic sizes/trends/map, domain charts.
+"""Charts of the Real users page: utilization long tail, coverage gaps, topic sizes and trends, domain charts
+(the topic map is :func:`voproshalych_eval.plots.embedding_space.scatter_figure`, one map for every page).
 
 Pure functions returning ``plotly.graph_objects.Figure``; texts are parameters (pages pass them in the
 user's language). Every builder takes the DataFrame the page also offers as a CSV download.
@@ -42,23 +43,27 @@ def pages_bar(per_page: pd.DataFrame, *, title: str = "", topk_name: str = "top-
 
 
 def gaps_bar(gaps: pd.DataFrame, *, title: str = "", x_title: str = "", top_n: int = 15) -> go.Figure:
-    """Coverage-gap score of the top topics (hover: size, answered share, distance)."""
+    """Coverage-gap score of the top topics (hover: size, effective and raw answered share, distance)."""
     d = gaps.head(top_n).iloc[::-1]
+    eff = d["effective_answered_share"] if "effective_answered_share" in d else d["answered_share"]
     fig = go.Figure(go.Bar(
         y=d["name"], x=d["gap_score"], orientation="h", marker_color=ACCENT,
-        customdata=np.c_[d["size"], d["answered_share"].astype(float), d["nearest_distance"].astype(float)],
-        hovertemplate="%{y}<br>gap %{x:.3f}<br>n=%{customdata[0]}<br>answered %{customdata[1]:.0%}"
-                      "<br>distance %{customdata[2]:.3f}<extra></extra>",
+        customdata=np.c_[d["size"], eff.astype(float), d["answered_share"].astype(float),
+                         d["nearest_distance"].astype(float)],
+        hovertemplate="%{y}<br>gap %{x:.3f}<br>n=%{customdata[0]}<br>answered %{customdata[1]:.0%} "
+                      "(non-empty %{customdata[2]:.0%})<br>distance %{customdata[3]:.3f}<extra></extra>",
     ))
     fig.update_layout(title=title, xaxis_title=x_title, height=max(320, 28 * len(d)), margin={"l": 10})
     return fig
 
 
 def topics_scatter(topics: pd.DataFrame, *, title: str = "", x_title: str = "", y_title: str = "") -> go.Figure:
-    """Topics as bubbles: answered share (x) vs nearest-chunk distance (y), size = questions."""
+    """Topics as bubbles: effective answered share (x; the raw one without answer classes) vs nearest-chunk
+    distance (y), size = questions."""
     d = topics[topics["kind"] == "cluster"]
     fig = go.Figure(go.Scatter(
-        x=d["answered_share"], y=d["nearest_distance"], mode="markers", text=d["name"],
+        x=d["effective_answered_share"] if "effective_answered_share" in d else d["answered_share"],
+        y=d["nearest_distance"], mode="markers", text=d["name"],
         marker={"size": np.sqrt(d["size"].astype(float)) * 3, "color": d.get("gap_score"), "colorscale": "Reds",
                 "showscale": True, "line": {"width": 1, "color": "#444"}},
         hovertemplate="%{text}<br>answered %{x:.0%}<br>distance %{y:.3f}<extra></extra>",
@@ -67,34 +72,36 @@ def topics_scatter(topics: pd.DataFrame, *, title: str = "", x_title: str = "", 
     return fig
 
 
-def topic_trend(trend: pd.DataFrame, names: dict[int, str], *, title: str = "", top_n: int = 8) -> go.Figure:
-    """Monthly questions of the largest topics."""
+def topic_trend(trend: pd.DataFrame, names: dict[int, str], *, title: str = "", top_n: int = 8,
+                value: str = "n", y_title: str = "", highlight: list[int] | None = None) -> go.Figure:
+    """Monthly questions (``value="n"``) or share of the month (``value="share"``) of the largest topics and
+    of the ``highlight`` topics (emerging / growing ones, drawn thicker)."""
     if trend.empty:
         return go.Figure().update_layout(title=title)
-    top = trend.groupby("topic")["n"].sum().nlargest(top_n).index
+    top = list(trend.groupby("topic")["n"].sum().nlargest(top_n).index)
+    top += [t for t in (highlight or []) if t not in top]
     d = trend[trend["topic"].isin(top)].copy()
     d["name"] = d["topic"].map(names).fillna(d["topic"].astype(str)).str.slice(0, 40)
-    fig = px.line(d, x="period", y="n", color="name", markers=True)
-    fig.update_layout(title=title, height=380, legend={"orientation": "h", "y": -0.3})
+    fig = px.line(d, x="period", y=value, color="name", markers=True)
+    for tr in fig.data:
+        if any(names.get(t, "")[:40] == tr.name for t in (highlight or [])):
+            tr.line.width = 4
+    fig.update_layout(title=title, height=400, legend={"orientation": "h", "y": -0.3}, yaxis_title=y_title)
+    if value == "share":
+        fig.update_yaxes(tickformat=".0%")
     return fig
 
 
-def topic_map(coords: np.ndarray, labels: list[str], hover: list[str], *, title: str = "") -> go.Figure:
-    """UMAP 2-D map of questions coloured by topic."""
-    d = pd.DataFrame({"x": coords[:, 0], "y": coords[:, 1], "topic": labels, "q": hover})
-    fig = px.scatter(d, x="x", y="y", color="topic", hover_name="q", opacity=0.7)
-    fig.update_traces(marker={"size": 5})
-    fig.update_layout(title=title, height=560, legend={"font": {"size": 10}}, xaxis={"visible": False},
-                      yaxis={"visible": False})
-    return fig
-
-
-def volume(df: pd.DataFrame, *, title: str = "", rate_name: str = "answered rate", n_name: str = "questions") -> go.Figure:
-    """Questions per period (bars) and the answered rate (line, right axis)."""
+def volume(df: pd.DataFrame, *, title: str = "", rate_name: str = "answered rate",
+           effective_name: str = "effectively answered", n_name: str = "questions") -> go.Figure:
+    """Questions per period (bars), the raw and (when given) the effective answered rate (lines, right axis)."""
     fig = go.Figure()
     fig.add_bar(x=df["period"], y=df["questions"], name=n_name, marker_color=COLOR)
     fig.add_scatter(x=df["period"], y=df["answered_rate"], name=rate_name, yaxis="y2", mode="lines+markers",
-                    line={"color": ACCENT})
+                    line={"color": ACCENT, "dash": "dot"})
+    if "effective_answered_rate" in df:
+        fig.add_scatter(x=df["period"], y=df["effective_answered_rate"], name=effective_name, yaxis="y2",
+                        mode="lines+markers", line={"color": ACCENT})
     fig.update_layout(title=title, height=360, legend={"orientation": "h"},
                       yaxis2={"overlaying": "y", "side": "right", "range": [0, 1], "tickformat": ".0%"})
     return fig

@@ -25,6 +25,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from voproshalych_eval.db import snapshots
 from voproshalych_eval.embeddings import cached_embedder
 from voproshalych_eval.plans import ItemResult, Lazy, Plan
 from voproshalych_eval.tiers import aggregation, inputs, llm_calls, overlap
@@ -46,6 +47,9 @@ DEFAULTS: dict[str, Any] = {
     "offline": None,
     # Tier 2 needs a reference context: unanswerable items have none, so they are left out (and counted)
     "skip_unanswerable": True,
+    # the knowledge-base snapshot the reference contexts are read from (None: the source's present content;
+    # the run is pinned to it, so a resume reads the same texts)
+    "snapshot": None,
 }
 
 JUDGE_METRICS = ("faithfulness", "answer_relevance", "answer_correctness")
@@ -61,7 +65,10 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     if p["skip_unanswerable"]:
         pairs = [(k, r) for k, r in pairs if r.get("question_type") != "unanswerable"]
     n_skipped = n_all - len(pairs)
-    kb = inputs.chunk_texts(engine, [i for _, r in pairs for i in (r.get("relevant_chunk_ids") or [r.get("chunk_id")]) if i is not None])
+    snap = snapshots.for_run(engine, p["snapshot"])
+    p["snapshot"] = snap.id
+    kb = inputs.chunk_texts(engine, [i for _, r in pairs for i in (r.get("relevant_chunk_ids") or [r.get("chunk_id")]) if i is not None],
+                            snapshot=snap)
     repeats = max(1, int(p["repeats"] or 1))
     generator = llm_calls.make_generator(
         engine, model=p["generator_model"], system_prompt=p["system_prompt"], offline=p["offline"], temperature=p["temperature"]
@@ -133,6 +140,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         dataset_id=ds.id,
         dataset_name=ds.name,
         dataset_hash=ds.content_hash,
+        snapshot_id=snap.id,
         offline=offline,
         providers=llm_calls.providers_of(generator, judge),
     )

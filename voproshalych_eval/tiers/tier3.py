@@ -5,30 +5,46 @@ Two ways to obtain the system's answer and the chunks it used:
 * ``mode="internal"`` — the production path rebuilt here: embed the question, pgvector top-k
   (``db.retrieval.search_vectors``, top-1 like production by default), generate from the retrieved
   chunks;
-* ``mode="api"`` — the bot's own HTTP API (seed 003): ``GET`` on ``api_url`` — a template with
-  ``{question}`` (URL-encoded) or a base URL to which ``/llm/search-rag?questions=<text>`` is added.
-  ``answer_path`` and ``chunks_path`` are dotted JSON paths (``*`` maps over a list, e.g.
-  ``chunks.*.text``) to the answer and to the returned chunk texts.
+* ``mode="api"`` — the bot's own HTTP API, described by a :class:`~voproshalych_eval.bot_api.BotApiSpec`
+  (method, URL and JSON body templates, headers with ``${VARIABLE}`` references, JSON paths of the
+  answer / page URL / chunk texts, timeout, retries, requests-per-second limit, outcome rules). It comes
+  from a preset (``api_preset``: ``voproshalych`` — the production ``POST /qa/``; ``search-rag`` —
+  seed 003's ``GET /llm/search-rag?questions=``), a saved bot profile (``api_profile``) or explicit
+  settings; the resolved spec is stored in the run's parameters as ``api`` (templates only, never a
+  header's value), so a resume talks to the bot exactly as the run started.
 
-Every answer is scored with:
+Every item gets an **outcome**: ``answered``, ``not_found`` / ``banned`` (the bot declined — an outcome,
+not an error) or ``error`` (transport failure after retries, a malformed reply, a failed generation;
+the item is recorded as failed and retried by a resume). The run reports ``answered_rate``,
+``not_found_rate``, ``banned_rate`` and ``error_rate`` over all items, the errors by kind and the
+transport failures met (including retried ones).
 
-* the seed-003 judge (``rag_judge``): answer correctness + groundedness on the returned chunks,
-  PASS/FAIL against ``threshold``, ``error_message`` on FAIL -> ``pass_rate``;
+Answered items are scored with:
+
+* the seed-003 judge (``rag_judge``): answer correctness + groundedness on the context, PASS/FAIL against
+  ``threshold``, ``error_message`` on FAIL -> ``pass_rate``;
 * ``e2e_score`` (0–1) and, against the reference answer, semantic similarity (cosine of the
   embeddings, −1..1), Euclidean distance of the same unit vectors (0..2, lower is better), ROUGE,
   BLEU, chrF;
 * with ``repeats >= 2``: self-consistency of the answers over identical requests
   (``response_exact_match_rate``, ``response_semantic_consistency``).
 
-The deployment gate: ``gate_pass_rate`` = PASS verdicts / ALL items (an API error or a judge failure
-counts as not passing — a gate must not pass because the system failed to answer);
-``gate_passed`` = ``gate_pass_rate >= min_pass_rate``.
+These judge and overlap metrics are means over the **answered** items only (``n`` says how many); the
+outcome rates stand beside them. The context is the chunk texts the API returned; when it returned only
+a page URL, the context is *reconstructed* from the knowledge base (``context_from``: ``page`` — all
+chunks of that page, ``nearest`` — the ``context_k`` chunks of the page nearest to the question, ``none``)
+and the item says so (``context_source``; the run counts ``n_context_reconstructed``).
+
+The deployment gate: ``gate_pass_rate`` = items passing / ALL items, where an answered item passes on
+a PASS verdict, a decline passes on an *unanswerable* question (a golden item with no relevant chunk ids
+and no relevant URLs) and fails on an answerable one, and an error never passes;
+``gate_passed`` = ``gate_pass_rate >= min_pass_rate`` (``gate``: ``PASS`` / ``FAIL``).
 """
 
 from __future__ import annotations
 
 import time
-import urllib.parse
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -37,18 +53,32 @@ from sqlalchemy import Engine
 from voproshalych_eval.embeddings import cached_embedder
 from voproshalych_eval.plans import ItemResult, Lazy, Plan
 from voproshalych_eval.tiers import aggregation, inputs, llm_calls, overlap
-from voproshalych_eval.tiers.json_path import json_path
 
 TIER = "tier3"
-API_SUFFIX = "/llm/search-rag?questions={question}"
 DEFAULTS: dict[str, Any] = {
     "dataset": "demo_golden",
     "limit": None,
     "mode": "internal",
+    # API mode: a full spec (``api``, as stored by a run), or a profile, or a URL with a preset + overrides
+    "api": None,
+    "api_profile": None,
     "api_url": None,
-    "answer_path": "answer",
-    "chunks_path": "chunks",
-    "http_timeout": 60.0,
+    "api_preset": None,
+    "api_method": None,
+    "api_body": None,
+    "api_headers": None,
+    "answer_path": None,
+    "url_path": None,
+    "chunks_path": None,
+    "http_timeout": None,
+    "api_rps": None,
+    "api_retries": None,
+    "api_backoff": None,
+    "api_outcomes": None,
+    "context_from": "page",
+    "context_k": 3,
+    "snapshot": None,  # knowledge-base snapshot id (default: the source's present content)
+    # internal mode
     "top_k": 1,
     "embedder": None,
     "generator_model": None,
@@ -62,53 +92,47 @@ DEFAULTS: dict[str, Any] = {
     "concurrency": 4,
     "offline": None,
 }
-OVERLAP = overlap.OVERLAP_KEYS
+OUTCOME_RATES = ("answered", "not_found", "banned", "error")
+#: flat parameters -> BotApiSpec fields (overrides of a preset or a profile)
+SPEC_OPTIONS = {
+    "api_method": "method",
+    "api_body": "body",
+    "api_headers": "headers",
+    "answer_path": "answer_path",
+    "url_path": "url_path",
+    "chunks_path": "chunks_path",
+    "http_timeout": "timeout_s",
+    "api_rps": "rps",
+    "api_retries": "retries",
+    "api_backoff": "retry_backoff_s",
+    "api_outcomes": "outcomes",
+}
 
 
-def api_request_url(api_url: str, question: str) -> str:
-    """The request URL for one question: ``{question}`` in the template, or the seed-003 path added."""
-    template = api_url if "{question}" in api_url else api_url.rstrip("/") + API_SUFFIX
-    return template.replace("{question}", urllib.parse.quote(question, safe=""))
+def api_spec(engine: Engine, p: Mapping[str, Any]) -> Any:
+    """The bot API spec of a run's parameters: ``api`` as stored, else a profile / a preset plus overrides."""
+    from voproshalych_eval.bot_api.spec import BotApiSpec, spec_from_options
+
+    if p.get("api"):
+        return BotApiSpec.from_dict(p["api"]).validate()
+    base = None
+    if p.get("api_profile"):
+        from voproshalych_eval.bot_api.profiles import require_profile
+
+        base = require_profile(engine, p["api_profile"]).spec
+    elif not p.get("api_url"):
+        raise ValueError("API mode needs the bot's URL (api_url, e.g. http://localhost:8080) or a saved bot profile")
+    options = {field: p.get(key) for key, field in SPEC_OPTIONS.items()}
+    return spec_from_options(p.get("api_url"), preset=p.get("api_preset"), base=base, **options)
 
 
-def _as_texts(value: Any) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list):
-        out: list[str] = []
-        for v in value:
-            if isinstance(v, str):
-                out.append(v)
-            elif isinstance(v, Mapping):
-                t = v.get("text") or v.get("content") or v.get("page_content") or v.get("chunk")
-                if t:
-                    out.append(str(t))
-            elif isinstance(v, list):
-                out.extend(_as_texts(v))
-        return out
-    if isinstance(value, Mapping):
-        return _as_texts([value])
-    return [str(value)]
+def is_answerable(record: Mapping[str, Any]) -> bool:
+    """A golden item is answerable when it names a relevant chunk or URL (unanswerable items have neither)."""
+    return bool(record.get("relevant_chunk_ids") or record.get("relevant_urls"))
 
 
-def call_api(client: Any, api_url: str, question: str, *, answer_path: str, chunks_path: str) -> dict[str, Any]:
-    """One request to the bot's API: answer, chunk texts, latency. Raises on HTTP or JSON errors."""
-    url = api_request_url(api_url, question)
-    t0 = time.perf_counter()
-    resp = client.get(url)
-    latency = time.perf_counter() - t0
-    resp.raise_for_status()
-    data = resp.json()
-    answer = json_path(data, answer_path)
-    if isinstance(answer, list):
-        answer = "\n".join(str(a) for a in answer if a)
-    if answer is not None and not isinstance(answer, str):
-        answer = str(answer)
-    if answer is None:
-        raise ValueError(f"the API reply has no answer at '{answer_path}'")
-    return {"text": answer, "contexts": _as_texts(json_path(data, chunks_path)), "latency_s": latency, "tokens": 0, "error": None}
+def _same_url(a: str, b: str) -> bool:
+    return a.strip().rstrip("/") == b.strip().rstrip("/")
 
 
 def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
@@ -116,10 +140,12 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     p = {**DEFAULTS, **{k: v for k, v in params.items() if v is not None}}
     if p["mode"] not in ("internal", "api"):
         raise ValueError(f"mode must be 'internal' or 'api', got {p['mode']!r}")
-    if p["mode"] == "api" and not p["api_url"]:
-        raise ValueError("API mode needs the bot's URL (api_url), e.g. http://localhost:8080")
     ds = inputs.load_dataset(engine, p["dataset"], "golden")
     pairs = inputs.select_items(ds, limit=p["limit"])
+    from voproshalych_eval.db import snapshots
+
+    # one knowledge-base snapshot per run (retrieval, reference texts, reconstructed contexts); a resume keeps it
+    snap = snapshots.for_run(engine, p.get("snapshot"))
     repeats = max(1, int(p["repeats"] or 1))
     threshold = float(p["threshold"])
     from voproshalych_eval.config import get_settings
@@ -127,46 +153,91 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     embedder_name = p["embedder"] or get_settings().embedder
     embedder = Lazy(lambda: cached_embedder(embedder_name, engine))
     judge = llm_calls.make_judge(engine, models=p["judge_models"], aggregate=p["judge_aggregate"], offline=p["offline"])
-    generator = None
-    http = None
+    generator = client = pages = spec = None
     if p["mode"] == "internal":
         generator = llm_calls.make_generator(engine, model=p["generator_model"], system_prompt=p["system_prompt"], offline=p["offline"])
     else:
-        import httpx
+        from voproshalych_eval.bot_api.client import BotApiClient
+        from voproshalych_eval.tiers.page_context import PageContext
 
-        http = httpx.Client(timeout=float(p["http_timeout"]), follow_redirects=True)
+        spec = api_spec(engine, p)
+        client = BotApiClient(spec)
+        client.check_variables()  # a missing ${VARIABLE} stops the run before its first request
+        pages = PageContext(engine, mode=str(p["context_from"]), k=int(p["context_k"]), embedder=embedder.get,
+                            snapshot=snap)
     top_k = int(p["top_k"])
 
-    def answer_once(question: str, i: int = 0) -> dict[str, Any]:
-        if p["mode"] == "api":
-            try:
-                return call_api(http, p["api_url"], question, answer_path=p["answer_path"], chunks_path=p["chunks_path"])
-            except Exception as exc:  # noqa: BLE001 - recorded per repeat, the item fails if none succeeds
-                return {"text": None, "contexts": [], "latency_s": None, "tokens": 0, "error": f"{type(exc).__name__}: {exc}"}
+    def internal_once(question: str, i: int) -> dict[str, Any]:
         from voproshalych_eval.db.retrieval import search_vectors
 
         vec = embedder.get().encode_queries([question])
         t0 = time.perf_counter()
-        hits = search_vectors(engine, vec, k=top_k, model=embedder_name)[0]
+        hits = search_vectors(engine, vec, k=top_k, model=embedder_name, snapshot=snap)[0]
         retrieval_s = time.perf_counter() - t0
-        kb = inputs.chunk_texts(engine, [h.chunk_id for h in hits])
+        kb = inputs.chunk_texts(engine, [h.chunk_id for h in hits], snapshot=snap)
         contexts = [kb[h.chunk_id]["text"] for h in hits if h.chunk_id in kb]
         gen = llm_calls.generation_dict(generator.generate(question, contexts, cache_salt=f"repeat{i}" if repeats > 1 else None))
-        gen["contexts"] = contexts
-        gen["retrieved_chunk_ids"] = [int(h.chunk_id) for h in hits]
-        gen["retrieved_urls"] = [h.url for h in hits]
-        gen["retrieval_latency_s"] = retrieval_s
-        return gen
+        ok = not gen["error"] and gen["text"] is not None
+        return {
+            "outcome": "answered" if ok else "error",
+            "answer": gen["text"],
+            "contexts": contexts,
+            "context_source": "retrieval",
+            "retrieved_chunk_ids": [int(h.chunk_id) for h in hits],
+            "retrieved_urls": [h.url for h in hits],
+            "retrieval_latency_s": retrieval_s,
+            "latency_s": gen["latency_s"],
+            "generation_model": gen["model"],
+            "tokens": gen["tokens"],
+            "error_kind": None if ok else "generation",
+            "reason": None if ok else gen["error"],
+        }
+
+    def api_once(question: str, record: Mapping[str, Any]) -> dict[str, Any]:
+        reply = client.ask(question, [str(t) for t in (record.get("dialog_context") or [])])
+        d = reply.to_dict()
+        d["returned_url"] = d.pop("url")
+        d["retrieved_urls"] = [reply.url] if reply.url else None
+        d["context_source"] = "api" if reply.contexts else None
+        if reply.outcome == "answered" and not reply.contexts:
+            ctx = pages.build(question, reply.url)
+            d.update(contexts=ctx["contexts"], context_source=ctx["source"], context_chunk_ids=ctx["chunk_ids"],
+                     context_page_chunks=ctx["page_chunks"])
+        return d
 
     def work(record: dict[str, Any]) -> ItemResult:
         question = record["question"]
         reference = record.get("ground_truth_answer") or ""
-        outs = [answer_once(question, i) for i in range(repeats)]
-        ok = [o for o in outs if not o["error"] and o["text"] is not None]
-        if not ok:
-            raise RuntimeError(f"no answer: {outs[0]['error']}")
-        first = ok[0]
-        answer, contexts = first["text"], first["contexts"]
+        answerable = is_answerable(record)
+        outs = [api_once(question, record) if client else internal_once(question, i) for i in range(repeats)]
+        first = next((o for o in outs if o["outcome"] != "error"), outs[0])
+        base: dict[str, Any] = {
+            "question": question,
+            "question_type": record.get("question_type"),
+            "reference": reference,
+            "answerable": answerable,
+            "outcome": first["outcome"],
+            "reason": first.get("reason"),
+            "error_kind": first.get("error_kind"),
+            "http_status": first.get("status"),
+            "attempts": sum(int(o.get("attempts") or 0) for o in outs) or None,
+            "transport_failures": _sum_counts(o.get("transport_failures") for o in outs),
+            "rate_limit_wait_s": sum(float(o.get("waited_s") or 0.0) for o in outs) if client else None,
+            "latency_s": first.get("latency_s"),
+            "returned_url": first.get("returned_url"),
+            "repeat_outcomes": [o["outcome"] for o in outs] if repeats > 1 else None,
+        }
+        tokens = sum(int(o.get("tokens") or 0) for o in outs)
+        if first["outcome"] == "error":
+            base["gate_pass"] = False
+            from voproshalych_eval.bot_api.client import error_message
+
+            return ItemResult(base, status="failed", error=error_message(first.get("error_kind"), first.get("reason")),
+                              tokens=tokens)
+        if first["outcome"] != "answered":  # a decline: right on an unanswerable question, wrong on an answerable one
+            base["gate_pass"] = not answerable
+            return ItemResult(base, tokens=tokens)
+        answer, contexts = first["answer"], first.get("contexts") or []
         sample = llm_calls.make_sample(question, answer, reference, contexts)
         rag = llm_calls.judge_call(judge.rag_judge, sample, threshold=threshold)
         e2e = llm_calls.judge_call(judge.e2e_score, sample)
@@ -177,21 +248,25 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         empty = reference and not answer.strip()
         relevant = {int(i) for i in (record.get("relevant_chunk_ids") or [])}
         retrieved = first.get("retrieved_chunk_ids")
+        relevant_urls = [str(u) for u in (record.get("relevant_urls") or [])]
+        returned_url = first.get("returned_url")
         out: dict[str, Any] = {
-            "question": question,
-            "question_type": record.get("question_type"),
-            "reference": reference,
+            **base,
             "answer": answer,
             "contexts": contexts,
+            "context_source": first.get("context_source"),
+            "context_reconstructed": first.get("context_source") in ("page", "nearest"),
+            "context_chunk_ids": first.get("context_chunk_ids"),
             "retrieved_chunk_ids": retrieved,
             "retrieved_urls": first.get("retrieved_urls"),
             "retrieval_hit": (bool(set(retrieved) & relevant) if retrieved is not None and relevant else None),
-            "latency_s": first.get("latency_s"),
-            "generation_model": first.get("model"),
-            "answer_failures": [o["error"] for o in outs if o["error"]],
+            "url_hit": (any(_same_url(returned_url, u) for u in relevant_urls) if returned_url and relevant_urls else None),
+            "generation_model": first.get("generation_model"),
+            "answer_failures": [o.get("reason") for o in outs if o["outcome"] == "error"],
             "judges": {"rag_judge": rag, "e2e_score": e2e},
             "rag_score": rag.get("score"),
             "passed": rag.get("passed"),
+            "gate_pass": rag.get("passed") is True,
             "error_message": rag.get("explanation") if rag.get("passed") is False else "",
             "e2e_score": e2e.get("score"),
             "semantic_similarity": cosine_similarity(vecs[0], vecs[1]) if vecs is not None else (0.0 if empty else None),
@@ -199,19 +274,23 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
                 2 ** 0.5 if empty else None),
             **overlap.overlap_scores(answer, reference, stem=bool(p["stem"])),
         }
-        if repeats >= 2 and len(ok) >= 2:
+        answered = [o for o in outs if o["outcome"] == "answered"]
+        if repeats >= 2 and len(answered) >= 2:
             from voproshalych_eval.metrics.consistency import exact_match_rate, mean_pairwise_cosine
 
-            texts = [o["text"] for o in ok]
+            texts = [o["answer"] for o in answered]
             out["repeats"] = texts
             out["response_exact_match"] = exact_match_rate([texts])
             out["response_semantic_consistency"] = mean_pairwise_cosine([embedder.get().encode_passages(texts)])
-        tokens = sum(int(o.get("tokens") or 0) for o in outs) + llm_calls.tokens_of(rag, e2e)
-        return ItemResult(out, tokens=tokens)
+        return ItemResult(out, tokens=tokens + llm_calls.tokens_of(rag, e2e))
 
     offline = bool(getattr(judge, "offline", False) or getattr(generator, "offline", False))
     min_pass = p["min_pass_rate"]
-    params_out = {**p, "offline": True if offline else p["offline"], "embedder": embedder_name, "n_items": len(pairs)}
+    params_out = {**p, "offline": True if offline else p["offline"], "embedder": embedder_name, "n_items": len(pairs),
+                  "snapshot": snap.id}
+    if spec is not None:
+        params_out["api"] = spec.to_dict()  # templates only: header values are resolved at call time
+        params_out.update(dict.fromkeys(SPEC_OPTIONS))
     return Plan(
         tier=TIER,
         items=pairs,
@@ -222,6 +301,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         models={
             "mode": p["mode"],
             "generator": getattr(generator, "model", None) if generator else "bot API",
+            "bot_api": {"url": spec.url, "method": spec.method, "preset": spec.preset, "profile": p["api_profile"]} if spec else None,
             "judges": list(getattr(judge, "models", []) or []),
             "embedder": embedder_name,
         },
@@ -230,38 +310,72 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         dataset_name=ds.name,
         dataset_hash=ds.content_hash,
         offline=offline,
+        snapshot_id=snap.id,
+        label=p["api_profile"] or None,
         providers=llm_calls.providers_of(generator, judge),
     )
 
 
 
+def _sum_counts(counters: Any) -> dict[str, int]:
+    total: Counter[str] = Counter()
+    for c in counters:
+        total.update(c or {})
+    return dict(sorted(total.items()))
+
+
+def item_outcome(record: Mapping[str, Any]) -> str:
+    """An item's outcome; items recorded without one (an exception in the work) count as errors."""
+    res = record.get("result") or {}
+    o = res.get("outcome")
+    if o in OUTCOME_RATES:
+        return str(o)
+    return "answered" if record.get("status") == "done" else "error"
+
+
 def aggregate(records: list[dict[str, Any]], *, repeats: int = 1, min_pass_rate: float | None = None) -> dict[str, Any]:
-    """Seed-named aggregates over all recorded items, plus the pass rate and the gate."""
-    res = aggregation.done_results(records)
-    nf = aggregation.n_failed_items(records)
-    sim_kinds = [aggregation.overlap_kind(r) for r in res] + aggregation.failed_item_kinds(records)
-    m: dict[str, Any] = {
-        "pass_rate": aggregation.judged_agg(res, records, "rag_judge", "passed"),
-        "avg_e2e_score": aggregation.judged_agg(res, records, "e2e_score"),
-        "avg_rag_judge_score": aggregation.judged_agg(res, records, "rag_judge", "rag_score"),
-        "avg_semantic_similarity": aggregation.agg(aggregation.column(res, "semantic_similarity", nf), kinds=sim_kinds),
-        "avg_euclidean_distance": aggregation.agg(aggregation.column(res, "euclidean_distance", nf), kinds=sim_kinds),
-    }
-    m.update(aggregation.overlap_aggs(res, records))
-    m.update(aggregation.item_outcomes(res, records, ("rag_judge", "e2e_score")))
-    hits = aggregation.column(res, "retrieval_hit")
-    if any(h is not None for h in hits):
-        m["retrieval_hit_rate"] = aggregation.agg(hits)
-    if repeats >= 2:
-        m["response_exact_match_rate"] = aggregation.agg(aggregation.column(res, "response_exact_match", nf))
-        m["response_semantic_consistency"] = aggregation.agg(aggregation.column(res, "response_semantic_consistency", nf))
-    m.update(aggregation.latency_percentiles([r.get("latency_s") for r in res], "latency"))
+    """Outcome rates over all items, seed-named judge/overlap means over the answered items, the gate."""
     n_all = len(records)
-    passes = sum(1 for r in res if r.get("passed") is True)
+    outcomes = [item_outcome(r) for r in records]
+    counts = Counter(outcomes)
+    answered_records = [r for r, o in zip(records, outcomes, strict=True) if o == "answered" and r["status"] == "done"]
+    answered = [dict(r["result"]) for r in answered_records]
+    m: dict[str, Any] = {f"{o}_rate": aggregation.agg([1.0 if x == o else 0.0 for x in outcomes]) for o in OUTCOME_RATES}
+    m.update({f"n_{o}": counts.get(o, 0) for o in OUTCOME_RATES})
+    # judge, similarity and overlap means over the answered items only: a decline or a request error is in the
+    # outcome rates, never a judge failure (an empty answer is an answer, scored as the bad answer it is)
+    sim_kinds = [aggregation.overlap_kind(r) for r in answered]
+    m["pass_rate"] = aggregation.judged_agg(answered, answered_records, "rag_judge", "passed")
+    m["avg_e2e_score"] = aggregation.judged_agg(answered, answered_records, "e2e_score")
+    m["avg_rag_judge_score"] = aggregation.judged_agg(answered, answered_records, "rag_judge", "rag_score")
+    m["avg_semantic_similarity"] = aggregation.agg(aggregation.column(answered, "semantic_similarity"), kinds=sim_kinds)
+    m["avg_euclidean_distance"] = aggregation.agg(aggregation.column(answered, "euclidean_distance"), kinds=sim_kinds)
+    m.update(aggregation.overlap_aggs(answered, answered_records))
+    # failure kinds: failed (error) items by category, empty answers and unscored judge results of the answered
+    m.update(aggregation.item_outcomes(answered, records, ("rag_judge", "e2e_score")))
+    for key, name in (("retrieval_hit", "retrieval_hit_rate"), ("url_hit", "url_hit_rate")):
+        hits = aggregation.column(answered, key)
+        if any(h is not None for h in hits):
+            m[name] = aggregation.agg(hits)
+    if repeats >= 2:
+        m["response_exact_match_rate"] = aggregation.agg(aggregation.column(answered, "response_exact_match"))
+        m["response_semantic_consistency"] = aggregation.agg(aggregation.column(answered, "response_semantic_consistency"))
+    results = [r.get("result") or {} for r in records]
+    m.update(aggregation.latency_percentiles([res.get("latency_s") for res in results], "latency"))
+    m["errors_by_kind"] = dict(sorted(Counter(
+        (res.get("error_kind") or "internal") for res, o in zip(results, outcomes, strict=True) if o == "error").items()))
+    m["declines_by_reason"] = dict(sorted(Counter(
+        (res.get("reason") or o) for res, o in zip(results, outcomes, strict=True) if o in ("not_found", "banned")).items()))
+    m["transport_failures"] = _sum_counts(res.get("transport_failures") for res in results)
+    m["n_context_reconstructed"] = sum(1 for res in answered if res.get("context_reconstructed"))
+    m["context_sources"] = dict(sorted(Counter(res.get("context_source") or "—" for res in answered).items()))
+    m["n_answered_unanswerable"] = sum(1 for res in answered if res.get("answerable") is False)
     m["n_items"] = n_all
-    m["n_failed_items"] = nf
+    m["n_failed_items"] = sum(1 for r in records if r["status"] != "done")
+    passes = sum(1 for r, o in zip(records, outcomes, strict=True) if o != "error" and (r.get("result") or {}).get("gate_pass"))
     m["gate_pass_rate"] = passes / n_all if n_all else None
     if min_pass_rate is not None:
         m["min_pass_rate"] = float(min_pass_rate)
         m["gate_passed"] = bool(n_all and passes / n_all >= float(min_pass_rate))
+        m["gate"] = "PASS" if m["gate_passed"] else "FAIL"
     return m

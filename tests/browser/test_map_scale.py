@@ -1,0 +1,141 @@
+"""A 20,000-point map stays interactive in a real browser (Debian's headless Chromium, WebGL).
+
+The map is :func:`voproshalych_eval.plots.embedding_space.scatter_figure` of
+:func:`~voproshalych_eval.plots.embedding_space.synthetic_map` (40 classes, a few far points), saved as the
+self-contained HTML the pages offer for download. The test checks that it renders as WebGL (``scattergl``,
+a WebGL canvas), that every point is drawn inside the robust frame, and that it answers a zoom
+(``Plotly.relayout``), a hover (``plotly_hover`` with a point) and a lasso-style selection
+(``plotly_selected``) — each within the generous ``ACTION_TIMEOUT`` (an unresponsive page times out; no
+timings are asserted). Skipped with a reason when Chromium or chromedriver is absent.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from voproshalych_eval.plots import embedding_space as charts
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = "/usr/bin/chromium"
+N_POINTS = 20_000
+ACTION_TIMEOUT = 120
+
+
+def _chromedriver() -> str | None:
+    for cand in ("/usr/bin/chromedriver", shutil.which("chromedriver")):
+        if cand and os.access(cand, os.X_OK):
+            return cand
+    return None
+
+
+@pytest.fixture(scope="module")
+def driver() -> Iterator[Any]:
+    drv_path = _chromedriver()
+    if not os.access(CHROMIUM, os.X_OK) or drv_path is None:
+        pytest.skip("needs Debian's chromium and chromium-driver (/usr/bin/chromium, chromedriver)")
+    pytest.importorskip("selenium")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    os.environ.setdefault("SE_OFFLINE", "true")
+    profile = tempfile.mkdtemp(prefix="chromium-profile-")
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
+                 "--disable-background-networking", "--disable-component-update", "--no-first-run",
+                 "--window-size=1400,1000", f"--user-data-dir={profile}", "--disable-dev-shm-usage"):
+        opts.add_argument(flag)
+    drv = webdriver.Chrome(service=Service(executable_path=drv_path), options=opts)
+    drv.set_page_load_timeout(ACTION_TIMEOUT)
+    drv.set_script_timeout(ACTION_TIMEOUT)
+    try:
+        yield drv
+    finally:
+        drv.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def write_map_fixture(path: Path, n: int = N_POINTS) -> Path:
+    """The HTML of an ``n``-point map (40 classes, labels at the centres, a search highlight)."""
+    coords, meta = charts.synthetic_map(n, n_classes=40)
+    highlight = meta["text"].str.endswith(" 7").to_numpy()
+    fig = charts.scatter_figure(coords, meta, "section", label_centres=True, highlight=highlight, picked=[0],
+                                title="20k")
+    path.write_text(charts.standalone_html(fig), encoding="utf-8")
+    return path
+
+
+def test_20000_point_map_is_interactive(driver, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    page = write_map_fixture(tmp_path / "map.html")
+    driver.get(page.as_uri())
+    WebDriverWait(driver, ACTION_TIMEOUT).until(
+        lambda d: d.execute_script("const g=document.querySelector('.js-plotly-plot');"
+                                   "return !!(g && g._fullLayout && g.calcdata);"))
+    info = driver.execute_script("""
+        const g = document.querySelector('.js-plotly-plot');
+        const n = g._fullData.reduce((a, t) => a + (t.x ? t.x.length : 0), 0);
+        const gl = [...document.querySelectorAll('canvas')].some(c => {
+            try { return !!(c.getContext('webgl') || c.getContext('webgl2')); } catch (e) { return true; } });
+        const xr = g._fullLayout.xaxis.range, yr = g._fullLayout.yaxis.range;
+        let inside = true;
+        for (const t of g._fullData) for (let i = 0; i < t.x.length; i++)
+            if (t.x[i] < xr[0] - 1e-9 || t.x[i] > xr[1] + 1e-9 || t.y[i] < yr[0] - 1e-9 || t.y[i] > yr[1] + 1e-9) inside = false;
+        return {n: n, types: [...new Set(g._fullData.map(t => t.type))], gl: gl, inside: inside,
+                annotations: (g.layout.annotations || []).length};
+    """)
+    assert info["types"] == ["scattergl"] and info["gl"], info
+    assert info["n"] >= N_POINTS and info["inside"] and info["annotations"] == 30, info
+
+    zoomed = driver.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        const g = document.querySelector('.js-plotly-plot');
+        Plotly.relayout(g, {'xaxis.range': [-5, 5], 'yaxis.range': [-5, 5]})
+            .then(() => done(g._fullLayout.xaxis.range)).catch(e => done('error: ' + e));
+    """)
+    assert zoomed == [-5, 5], zoomed
+
+    # a real mouse move over a point: plotly must answer with a hover event
+    target = driver.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        const g = document.querySelector('.js-plotly-plot');
+        const t = g._fullData[0];
+        window.__hovered = null;
+        g.on('plotly_hover', ev => { window.__hovered = ev.points.length; });
+        Plotly.relayout(g, {'xaxis.range': [t.x[0] - 0.5, t.x[0] + 0.5], 'yaxis.range': [t.y[0] - 0.5, t.y[0] + 0.5]})
+            .then(() => {
+                const L = g._fullLayout, box = g.querySelector('.nsewdrag').getBoundingClientRect();
+                done({x: L.xaxis.l2p(t.x[0]) - box.width / 2, y: L.yaxis.l2p(t.y[0]) - box.height / 2});
+            });
+    """)
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    drag = driver.find_element(By.CSS_SELECTOR, ".nsewdrag")
+    ActionChains(driver).move_to_element_with_offset(drag, int(target["x"]), int(target["y"])).perform()
+    hovered = WebDriverWait(driver, ACTION_TIMEOUT).until(lambda d: d.execute_script("return window.__hovered;"))
+    assert hovered >= 1, hovered
+
+    # a real box selection (drag) over the whole frame: plotly answers with the selected points
+    driver.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        const g = document.querySelector('.js-plotly-plot');
+        window.__selected = null;
+        g.on('plotly_selected', ev => { window.__selected = ev ? ev.points.length : 0; });
+        Plotly.relayout(g, {'xaxis.range': [-12, 12], 'yaxis.range': [-12, 12], dragmode: 'select'}).then(() => done(1));
+    """)
+    drag = driver.find_element(By.CSS_SELECTOR, ".nsewdrag")
+    w, h = drag.size["width"], drag.size["height"]
+    (ActionChains(driver).move_to_element_with_offset(drag, -w // 4, -h // 4).click_and_hold()
+     .move_by_offset(w // 4, h // 4).move_by_offset(w // 4, h // 4).release().perform())
+    selected = WebDriverWait(driver, ACTION_TIMEOUT).until(lambda d: d.execute_script("return window.__selected;"))
+    assert selected >= 100, selected

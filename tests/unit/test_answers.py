@@ -1,0 +1,89 @@
+"""Classification of the bot's answers: declines in disguise, templates, real answers, effective answered rate."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from voproshalych_eval.analytics.answers import AnswerRules, classify_answers
+
+PAGE = "https://wiki/x/"
+ROWS = [
+    ("Ответ не найден.", PAGE + "A"),
+    ("Что-то в вашем вопросе меня смущает. Попробуйте переформулировать вопрос.", PAGE + "B"),
+    ("Извините, но в предоставленном фрагменте нет информации, чтобы ответить на ваш вопрос.", PAGE + "A"),
+    ("К сожалению, в предоставленном фрагменте нет ответа на этот вопрос.", PAGE + "C"),
+    ("Извините, я отвечаю только на вопросы, связанные с учёбой.", None),
+    ("Здравствуйте! Чем могу помочь?", None),
+    ("Рад был помочь! Если появятся ещё вопросы — пишите.", None),
+    ("Стипендия перечисляется не позднее 25 числа на карту «Мир».", PAGE + "Stipendii"),
+    ("В предоставленном фрагменте сказано: отработки по субботам с 10:00.", PAGE + "Fizkultura"),
+    ("Здравствуйте! " + "Отработки проходят по субботам с 10:00 до 14:00 в зале № 2 спорткомплекса. " * 4,
+     PAGE + "Fizkultura"),
+    ("", None),
+    (None, None),
+]
+
+
+def test_declines_templates_and_real_answers_are_told_apart() -> None:
+    res = classify_answers([a for a, _ in ROWS], [u for _, u in ROWS])
+    assert list(res.classes) == ["not_found", "refusal", "not_found", "not_found", "refusal", "template", "template",
+                                 "answer", "answer", "answer", "empty", "empty"]
+    assert res.rule[0].startswith("pattern") and res.rule[7] == "default" and res.rule[10] == "empty"
+
+
+def test_effective_rate_is_raw_minus_exactly_the_declines() -> None:
+    res = classify_answers([a for a, _ in ROWS], [u for _, u in ROWS])
+    m = res.metrics()
+    n = len(ROWS)
+    assert m["answered_rate"] == pytest.approx(10 / n)
+    assert m["effective_answered_rate"] == pytest.approx(3 / n)
+    assert m["n_declined"] == 7
+    assert m["answered_rate"] - m["effective_answered_rate"] == pytest.approx(m["n_declined"] / n)
+    assert m["declined_share_of_answered"] == pytest.approx(7 / 10)
+    assert res.table()["rows"].sum() == n
+
+
+def test_frequent_identical_text_across_pages_is_a_template() -> None:
+    canned = "Мы ценим ваш интерес к университету."
+    answers = [canned] * 6 + ["Общежитие выдаётся по заявлению."] * 6
+    urls = [PAGE + p for p in "ABCABC"] + [PAGE + "Obshchezhitiya"] * 6
+    res = classify_answers(answers, urls)
+    assert set(res.classes[:6]) == {"template"} and set(res.rule[:6]) == {"frequent template"}
+    assert set(res.classes[6:]) == {"answer"}  # one page: a real answer given many times
+    top = res.frequent.set_index("answer")
+    assert top.loc[canned, "count"] == 6 and top.loc[canned, "pages"] == 3 and top.loc[canned, "class"] == "template"
+    # below the count threshold the same text stays an answer
+    assert set(classify_answers(answers[:4], urls[:4]).classes) == {"answer"}
+
+
+def test_overrides_and_patterns_are_editable() -> None:
+    rules = AnswerRules(overrides={"  ОТВЕТ не найден. ": "answer"})  # normalised like the texts
+    res = classify_answers(["Ответ не найден.", "Стипендия 3 100 руб."], rules=rules)
+    assert list(res.classes) == ["answer", "answer"] and res.rule[0] == "override"
+    rules = AnswerRules(patterns=[{"class": "refusal", "pattern": r"руб\."}])
+    assert list(classify_answers(["Ответ не найден.", "Стипендия 3 100 руб."], rules=rules).classes) == [
+        "answer", "refusal"]
+    again = AnswerRules.from_dict(json.loads(json.dumps(rules.to_dict())))
+    assert again.to_dict() == rules.to_dict()
+
+
+def test_bad_rules_are_rejected_with_the_place(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ValueError, match="rule 1.*regular expression"):
+        AnswerRules(patterns=[{"class": "refusal", "pattern": "("}])
+    with pytest.raises(ValueError, match="class 'nope'"):
+        AnswerRules(patterns=[{"class": "nope", "pattern": "x"}])
+    p = tmp_path / "rules.json"
+    p.write_text(json.dumps({"overrides": {"x": "maybe"}}), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"rules\.json.*override 'x'"):
+        AnswerRules.from_file(p)
+    p.write_text(json.dumps({"patterns": [], "colour": 1}), encoding="utf-8")
+    with pytest.raises(ValueError, match="unknown keys"):
+        AnswerRules.from_file(p)
+
+
+def test_lengths_must_match() -> None:
+    with pytest.raises(ValueError, match="2 answers but 1 urls"):
+        classify_answers(["a", "b"], ["u"])
+    assert classify_answers([]).classes.size == 0

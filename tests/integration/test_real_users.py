@@ -202,6 +202,13 @@ def test_run_recorded(demo_engine, result) -> None:  # type: ignore[no-untyped-d
     assert items.loc["topics", "metrics"]["n_topics"] == result.topics.metrics["n_topics"] == run.metrics["n_topics"]
     assert len(items.loc["topics", "topics"]) == min(30, len(result.topics.topics))
     assert items.loc["embeddings", "n_used"] == result.n_used
+    # the answer rules are frozen with the run (a resume classifies the same way); both rates are recorded
+    from voproshalych_eval.analytics.answers import AnswerRules
+
+    assert run.params["answer_rules"] == AnswerRules().to_dict() == result.answers.rules.to_dict()
+    assert run.metrics["effective_answered_rate"] == pytest.approx(result.metrics["effective_answered_rate"])
+    assert items.loc["log", "n_declined"] == run.metrics["n_declined"] == int(result.answers.declined.sum())
+    assert run.metrics["seed_ari_mean"] == pytest.approx(result.topics.metrics["seed_ari_mean"])
 
 
 def test_filters(demo_engine, result) -> None:  # type: ignore[no-untyped-def]

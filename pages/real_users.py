@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import date
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -333,6 +334,75 @@ def render_changes(res: object, names: dict[int, str]) -> None:
                        "**Seasonal peaks** (the topic's share in that calendar month / its share overall)"))
         table_with_download(peaks, "topic_peaks", key="ru_tr_peaks")
 
+MAP_KEY = "ru_topic_map"
+
+
+def render_topic_map(res: object, names: dict[int, str]) -> None:
+    """UMAP map of the questions coloured by topic (kept across reruns for this run); a search box and a topic
+    picker highlight their questions."""
+    t = res.topics  # type: ignore[attr-defined]
+    st.subheader(tr("Карта тем", "Topic map"))
+    if st.button(tr("Построить карту (UMAP)", "Build the map (UMAP)"), key="ru_map"):
+        with state.user_errors("Карта не построена", "Map failed"):
+            from voproshalych_eval.tiers.projection import project
+
+            ids = [f"{res.source}:{i}" for i in res.text_log["id"]]  # type: ignore[attr-defined]
+            with st.spinner(tr("UMAP…", "UMAP…")):
+                proj = project(engine, res.embeddings.vectors, ids, model=res.embeddings.model,  # type: ignore[attr-defined]
+                               limit=5000)
+            st.session_state[MAP_KEY] = (res.run_id, proj, ids)  # type: ignore[attr-defined]
+    stored = st.session_state.get(MAP_KEY)
+    if stored is None or stored[0] != res.run_id:  # type: ignore[attr-defined]
+        return
+    from voproshalych_eval.plots import embedding_space as maps
+
+    _, proj, ids = stored
+    rows = proj.rows
+    text_log = res.text_log  # type: ignore[attr-defined]
+    meta = pd.DataFrame({"row": rows, "point_id": [ids[i] for i in rows],
+                         "text": text_log["question"].iloc[rows].to_numpy(),
+                         "url": text_log["url"].iloc[rows].to_numpy(), "kind": "question",
+                         "topic_id": t.labels[rows],
+                         "topic": [names.get(int(x), str(x))[:40] for x in t.labels[rows]]})
+    c1, c2 = st.columns([3, 2])
+    query = c1.text_input(tr("Поиск по тексту (подсветить на карте)", "Search the texts (highlight on the map)"),
+                          key="ru_map_search")
+    topic_ids = sorted({int(x) for x in meta["topic_id"]})
+    focus = c2.selectbox(tr("Подсветить тему", "Highlight a topic"), [None] + topic_ids, key="ru_map_topic",
+                         format_func=lambda x: "—" if x is None else f"{x}: {names.get(x, x)}")
+    highlight = None
+    if query.strip() or focus is not None:
+        hit = np.ones(len(meta), dtype=bool)
+        if query.strip():
+            hit &= meta["text"].fillna("").astype(str).str.contains(query.strip(), case=False, regex=False).to_numpy()
+        if focus is not None:
+            hit &= (meta["topic_id"] == focus).to_numpy()
+        highlight = hit
+        st.caption(tr(f"Подсвечено вопросов: {int(hit.sum())} из {len(meta)}.",
+                      f"Highlighted questions: {int(hit.sum())} of {len(meta)}."))
+    # the points table under the map lists the highlighted questions (or all); rows picked there are starred
+    shown = (np.flatnonzero(highlight) if highlight is not None else np.arange(len(meta)))[:2000]
+    ev = st.session_state.get("ru_map_points")
+    sel = list(getattr(getattr(ev, "selection", None), "rows", []) or (ev or {}).get("selection", {}).get("rows", [])
+               if ev is not None else [])
+    picked = [int(shown[i]) for i in sel if int(i) < len(shown)]
+    fig = maps.scatter_figure(proj.coords, meta, "topic", label_centres=True, color_title=tr("тема", "topic"),
+                              highlight=highlight, picked=picked, title=tr("Вопросы, цвет — тема", "Questions coloured by topic"),
+                              texts={"other": tr("прочие", "other"),
+                                     "outside": tr("за рамкой (прижаты к краю)", "outside the frame (clipped)")})
+    if proj.subsampled:
+        st.caption(tr(f"Случайная выборка {len(rows)} из {proj.n_total} вопросов.",
+                      f"A random sample of {len(rows)} of {proj.n_total} questions."))
+    chart(fig, meta.assign(x=proj.coords[:, 0], y=proj.coords[:, 1]), "topic_map")
+    st.caption(tr("Вопросы карты (первые 2000; поиск и тема сужают список): выбранные строки отмечены на карте "
+                  "звездой.",
+                  "Questions of the map (first 2,000; the search and the topic narrow the list): selected rows are "
+                  "starred on the map."))
+    st.dataframe(meta.iloc[shown][["point_id", "topic", "text", "url"]], hide_index=True, on_select="rerun",
+                 selection_mode="multi-row", key="ru_map_points", height=240,
+                 column_config={"text": st.column_config.TextColumn(width="large")})
+
+
 # ---------------------------------------------------------------- utilization
 with tab_u:
     u = res.utilization
@@ -406,27 +476,7 @@ with tab_t:
                   t.k_scores, "k_silhouette")
         render_trust(res)
         render_naming(res)
-        st.subheader(tr("Карта тем", "Topic map"))
-        if st.button(tr("Построить карту (UMAP)", "Build the map (UMAP)"), key="ru_map"):
-            with state.user_errors("Карта не построена", "Map failed"):
-                from voproshalych_eval.plots import embedding_space as maps
-                from voproshalych_eval.tiers.projection import project
-
-                ids = [f"{res.source}:{i}" for i in res.text_log["id"]]
-                proj = project(engine, res.embeddings.vectors, ids, model=res.embeddings.model, limit=5000)
-                rows = proj.rows
-                meta = pd.DataFrame({"row": rows, "point_id": [ids[i] for i in rows],
-                                     "text": res.text_log["question"].iloc[rows].to_numpy(),
-                                     "url": res.text_log["url"].iloc[rows].to_numpy(), "kind": "question",
-                                     "topic": [names.get(int(x), str(x))[:40] for x in t.labels[rows]]})
-                fig = maps.scatter_figure(proj.coords, meta, "topic", label_centres=True, color_title=tr("тема", "topic"),
-                                          title=tr("Вопросы, цвет — тема", "Questions coloured by topic"),
-                                          texts={"other": tr("прочие", "other"),
-                                                 "outside": tr("за рамкой (прижаты к краю)", "outside the frame (clipped)")})
-                if proj.subsampled:
-                    st.caption(tr(f"Случайная выборка {len(rows)} из {proj.n_total} вопросов.",
-                                  f"A random sample of {len(rows)} of {proj.n_total} questions."))
-                chart(fig, meta.assign(x=proj.coords[:, 0], y=proj.coords[:, 1]), "topic_map")
+        render_topic_map(res, names)
         st.page_link("pages/tier0_embeddings.py", label=tr("Открыть пространство эмбеддингов (Tier 0)",
                                                            "Open the embedding-space explorer (Tier 0)"))
 

@@ -37,3 +37,30 @@ def test_real_users_page_runs(demo_engine) -> None:  # type: ignore[no-untyped-d
     assert not at.exception, [e.value for e in at.exception]
     assert at.session_state["ru_result"].answers.metrics()["effective_answered_rate"] == before
     assert at.session_state["ru_answer_rules"].to_dict()["patterns"]
+
+    # what changed shows on the page: the summary, the change table and the monthly chart
+    assert "What changed" in [h.value for h in at.subheader]
+    assert any("Topic status: binomial test" in c.value for c in at.caption)
+    # rename a topic on the page: stored with its centroid for later runs (cleaned up after)
+    from voproshalych_eval.analytics import topic_memory as tm
+
+    model = res.embeddings.model
+    try:
+        clusters = res.topics.topics[res.topics.topics["kind"] == "cluster"]
+        at.multiselect(key="ru_name_pick").set_value([int(clusters["topic"].iloc[0])]).run()
+        at.text_input(key="ru_name_text").set_value("Моя тема").run()
+        at.button(key="ru_name_rename").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert any("Saved" in s.value for s in at.success)
+        assert [n.name for n in tm.list_names(demo_engine, model)] == ["Моя тема"]
+    finally:
+        tm.forget(demo_engine, [n.id for n in tm.list_names(demo_engine, model)])
+
+    # the topic map stays after reruns; a search and a topic highlight their questions
+    at.button(key="ru_map").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.text_input(key="ru_map_search").set_value("стипенд").run()
+    assert not at.exception, [e.value for e in at.exception]
+    hits = [c.value for c in at.caption if c.value.startswith("Highlighted questions:")]
+    assert len(hits) == 1 and not hits[0].startswith("Highlighted questions: 0 ")
+    assert at.session_state["ru_topic_map"][0] == res.run_id

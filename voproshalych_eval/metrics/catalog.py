@@ -643,6 +643,9 @@ GROUPS: dict[str, MetricSpec] = {
     "transport_failures": _count("transport_failures", "Сбоев транспорта", "Transport failures",
                                  "все встреченные сбои этого вида, включая повторённые удачно",
                                  "every failure of this kind met, retried ones included", "lower"),
+    "outcomes_by_answerability": _count("outcomes_by_answerability", "Исходов", "Outcomes",
+                                        "вопросы (с ответом в базе / без) с этим исходом",
+                                        "questions (answerable / unanswerable) with this outcome"),
     "context_sources": _count("context_sources", "Контекстов из", "Contexts from",
                               "ответы, чей контекст получен этим путём", "answers whose context came this way"),
     # every LLM run: ``cost_usd.<model>`` and ``cost_usd.total`` (llm/prices.py; None = unknown price or usage)

@@ -92,10 +92,13 @@ if status == "rejected":
 meta = rec.get("generation") or {}
 if meta.get("offline"):
     st.warning(tr("Элемент создан офлайн-шаблоном (не LLM).", "This item was made by the offline template generator (not an LLM)."))
-st.markdown(f"**{tr('Вопрос', 'Question')}:** {html.escape(str(rec.get('question') or ''))}")
+# data (questions, answers, chunk texts) is shown through st.html, escaped: no Markdown link, image or HTML
+# in it is ever interpreted
+st.html(f"<p><b>{tr('Вопрос', 'Question')}:</b> {html.escape(str(rec.get('question') or ''))}</p>")
 if rec.get("dialog_context"):
-    st.caption(tr("Перед этим: ", "Asked before: ") + " / ".join(map(str, rec["dialog_context"])))
-st.markdown(f"**{tr('Эталонный ответ', 'Reference answer')}:** {html.escape(str(rec.get('ground_truth_answer') or '—'))}")
+    st.html(f"<p style='opacity:0.7'>{tr('Перед этим: ', 'Asked before: ')}"
+            f"{html.escape(' / '.join(map(str, rec['dialog_context'])))}</p>")
+st.html(f"<p><b>{tr('Эталонный ответ', 'Reference answer')}:</b> {html.escape(str(rec.get('ground_truth_answer') or '—'))}</p>")
 st.caption(tr("Тип: ", "Type: ") + str(rec.get("question_type") or "—") + " · " + tr("источник: ", "source: ")
            + str(rec.get("question_source") or "—") + " · " + tr("чанки: ", "chunks: ") + str(rec.get("relevant_chunk_ids") or []))
 
@@ -111,7 +114,7 @@ if chunk_text:
                      expanded=True):
         if not span:
             st.caption(tr("Ответ дословно в чанке не найден.", "The answer was not found verbatim in the chunk."))
-        st.markdown(f"<div style='white-space:pre-wrap'>{body}</div>", unsafe_allow_html=True)
+        st.html(f"<div style='white-space:pre-wrap'>{body}</div>")
 else:
     st.info(tr("Без релевантного чанка (вопрос без ответа в базе).", "No relevant chunk (a question the knowledge base does not answer)."))
 

@@ -101,11 +101,11 @@ with tab_one:
     rev = A.reviews(eng, name).get(key)
     item = rev.item if rev and rev.item else {}
     log = item.get("log") or {}
-    st.markdown(f"### {html.escape(str(item.get('question') or ''))}")
+    st.html(f"<h3>{html.escape(str(item.get('question') or ''))}</h3>")  # data: escaped, never Markdown
     st.caption(tr(f"Задан раз: {log.get('n_asked', 1)} · оценка: {log.get('score') or '—'} · {log.get('created_at') or ''}",
                   f"Asked {log.get('n_asked', 1)} time(s) · score: {log.get('score') or '—'} · {log.get('created_at') or ''}"))
     with st.expander(tr("Что ответил бот (выбор ретривера, не эталон)", "What the bot answered (the retriever's choice, not a label)")):
-        st.write(log.get("answer") or tr("— бот не ответил —", "— no answer —"))
+        st.text(log.get("answer") or tr("— бот не ответил —", "— no answer —"))
         st.caption(str(log.get("url") or ""))
     query = st.text_input(tr("Поиск чанков", "Search chunks"), value=str(item.get("question") or ""), key=f"rq_q_{key}")
     hits = search_chunks(eng, query, k=10) if query.strip() else pd.DataFrame(columns=["chunk_id", "url", "text"])

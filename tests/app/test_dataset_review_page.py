@@ -36,12 +36,12 @@ def test_review_one_item_accept_reject_edit(demo_engine) -> None:  # type: ignor
     ds = _copy(demo_engine)
     at = _page("pages/dataset_review.py", rv_name=ds.name)
     assert at.title[0].value == "Dataset review"
-    assert any(html.escape(ds.records[0]["question"]) in m.value for m in at.markdown)
+    assert any(html.escape(ds.records[0]["question"]) in h.value for h in at.html)
     # the answer span is highlighted in the chunk where it is found verbatim (or the page says it is not)
-    assert any("<mark>" in m.value for m in at.markdown) or any("not found verbatim" in c.value for c in at.caption)
+    assert any("<mark>" in h.value for h in at.html) or any("not found verbatim" in c.value for c in at.caption)
     # next
     at.button(key="rv_next").click().run()
-    assert any(html.escape(ds.records[1]["question"]) in m.value for m in at.markdown)
+    assert any(html.escape(ds.records[1]["question"]) in h.value for h in at.html)
     # accept: metadata only, no new version; the page moves on
     accept = next(b for b in at.button if b.label == "Accept")
     accept.click().run()
@@ -69,6 +69,24 @@ def test_review_one_item_accept_reject_edit(demo_engine) -> None:  # type: ignor
     assert not at.exception, [e.value for e in at.exception]
     df = at.dataframe[0].value
     assert set(df["status"]) >= {"accepted", "rejected"} and "дубликат" in set(df["reason"])
+
+
+def test_review_page_shows_hostile_text_inert(demo_engine) -> None:  # type: ignore[no-untyped-def]
+    """Data that looks like Markdown or HTML (a remote image, a link, a script) is shown escaped, never rendered."""
+    rec = dict(get_dataset(demo_engine, "demo_golden", "golden").records[0])
+    hostile = "Стипендия? ![pixel](http://tracker.example/p.png) [сюда](http://evil.example) <script>alert(1)</script>"
+    rec.update(question=hostile, ground_truth_answer="**жирный** <img src=x onerror=alert(1)>",
+               chunk_text=rec["chunk_text"] + "\n\n![p](http://tracker.example/q.png) <b>x</b>")
+    ds = store(demo_engine, Dataset("rv_" + uuid.uuid4().hex[:6], "golden", [rec], content_hash([rec]), source="test"))
+    at = _page("pages/dataset_review.py", rv_name=ds.name)
+    bodies = [h.value for h in at.html]
+    assert any(html.escape(hostile) in b for b in bodies)
+    assert any("&lt;img src=x onerror=alert(1)&gt;" in b for b in bodies)
+    assert any("&lt;b&gt;x&lt;/b&gt;" in b for b in bodies)
+    # nothing of it reaches a Markdown element (where an image or a link would render) or raw HTML
+    shown = [m.value for m in at.markdown] + [c.value for c in at.caption] + bodies
+    assert not any("<script>" in v or "<img" in v or "<b>x" in v for v in shown)
+    assert not any("](http://" in v for v in [m.value for m in at.markdown] + [c.value for c in at.caption])
 
 
 def test_review_page_in_russian(demo_engine) -> None:  # type: ignore[no-untyped-def]

@@ -127,6 +127,7 @@ if missing_fields:
     items = items.iloc[0:0]
 m = run.metrics or {}
 st.subheader(tr(f"Запуск #{run.id}", f"Run #{run.id}") + f" · {tier1.run_config_label(run)} · {run.dataset_name}")
+jobs.stale_dataset_warning(run)
 ne = m.get("n_evaluated") or {}
 st.caption(
     tr(f"Вопросов: {run.n_items_total}; оценено: {ne.get('questions')}; без ответа (исключены): {m.get('n_unanswerable')}.",

@@ -154,6 +154,7 @@ def test_client_against_the_production_stand_in() -> None:
         # the seed-003 GET form against the production service: 405, an error (not retried)
         get = BotApiClient(spec_from_options(srv.base_url + "/qa/?q={question}"), secret=lambda n: None).ask("q")
         assert (get.outcome, get.error_kind, get.status, get.attempts) == ("error", "http_4xx", 405, 1)
+        assert "does not accept GET; it allows POST" in get.reason and "--api-preset voproshalych" in get.reason
         posts = srv.posts()
         assert all(r.path == "/qa/" and r.headers["Content-Type"].startswith("application/json") for r in posts)
         assert posts[0].body == {"question": "Где деканат?", "dialog_context": []}

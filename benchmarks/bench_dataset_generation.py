@@ -55,8 +55,8 @@ def _calls(eng, run_id: int) -> tuple[int, int]:  # type: ignore[no-untyped-def]
     from voproshalych_eval.runs import item_records
 
     with eng.connect() as conn:
-        n = conn.execute(text("SELECT count(*) FROM eval.llm_calls WHERE purpose = 'dataset_generation' "
-                              "AND created_at >= (SELECT started_at FROM eval.runs WHERE id = :r) AND NOT cached"),
+        # every uncached call the run made: generation, the support judge and the answerability check
+        n = conn.execute(text("SELECT count(*) FROM eval.llm_calls WHERE run_id = :r AND NOT cached"),
                          {"r": run_id}).scalar_one()
     chain = 0
     for r in item_records(eng, run_id):
@@ -95,6 +95,7 @@ def main() -> None:
     if args.quick:
         args.items, args.gate_items = 40, 40
     from voproshalych_eval.config import get_settings
+    from voproshalych_eval.datasets import delete_dataset
     from voproshalych_eval.db import get_engine
     from voproshalych_eval.demo import load_demo
     from voproshalych_eval.executor import run_plan
@@ -120,6 +121,7 @@ def main() -> None:
             calls, chain = _calls(eng, rid)
             ideal = max(calls * args.delay / c, chain * args.delay)
             results[label] = (n, dt, calls, ideal)
+            delete_dataset(eng, params["name"])  # the gates below compare against the demo's own sets only
             print(f"{label}: {n} items at concurrency {c}: {dt:.1f} s, {prog.done} done / {prog.failed} failed, "
                   f"{calls} LLM calls ({calls / max(n, 1):.2f}/item), ideal bound {ideal:.1f} s -> x{dt / ideal:.2f} of ideal; "
                   f"stored {prog.metrics.get('n_items')} items, dropped {sum(prog.metrics.get('dropped', {}).values())}")
@@ -137,6 +139,7 @@ def main() -> None:
     plan = build_plan(eng, {"size": args.gate_items, "offline": True, "compare_existing": False,
                             "name": "bench_gates_offline_" + uuid.uuid4().hex[:4]})
     _, prog = run_plan(eng, plan)
+    delete_dataset(eng, str(plan.dataset_name))
     m = prog.metrics
     print(f"gates, offline templates: {m['n_items']} of {m['size_requested']} items from {m['n_slots']} slots, "
           f"pages {m['pages_covered']}/{m['pages_total']}, dropped {m['dropped']}")

@@ -3,7 +3,8 @@
 Kinds and their fields (the golden format is the seed's):
 
 - ``golden`` — question, ground_truth_answer, chunk_id, chunk_text, confluence_url,
-  relevant_chunk_ids, relevant_urls (+ optional id, question_type, question_source). The earlier
+  relevant_chunk_ids, relevant_urls (+ optional id, question_type, question_source, dialog_context — the
+  earlier turns a bot API receives with the question, a list of strings). The earlier
   benchmark's files load as they are (``syn_…`` ids, ``question_source``, no ``relevant_chunk_ids``);
   an item whose ``chunk_text`` was cut (exactly :data:`EARLIER_CHUNK_TEXT_CUT` characters, or a strict
   prefix of the knowledge-base text of its chunk) gets ``chunk_text_truncated: true``;
@@ -160,6 +161,8 @@ def _validate_golden(rec: dict[str, Any], err: Err) -> dict[str, Any]:
             out[f] = _opt_str(rec, f, err)
     out["relevant_chunk_ids"] = _list(rec, "relevant_chunk_ids", err, "int")
     out["relevant_urls"] = _list(rec, "relevant_urls", err, "url")
+    if "dialog_context" in rec:  # the earlier turns a bot API receives with the question (Tier 3)
+        out["dialog_context"] = _list(rec, "dialog_context", err, "text")
     if out["chunk_id"] is not None and not out["relevant_chunk_ids"]:
         out["relevant_chunk_ids"] = [out["chunk_id"]]
     if out["confluence_url"] and not out["relevant_urls"]:

@@ -209,3 +209,20 @@ def test_kill9_mid_run_then_resume_loses_and_duplicates_nothing(demo_engine, tmp
     ds = get_dataset(demo_engine, name, "golden")
     assert ds.version == 1 and len({r["id"] for r in ds.records}) == len(ds) == run.metrics["n_items"]
     assert Counter(r["question_type"] for r in ds.records) == run.metrics["by_type"]
+
+
+def test_resume_without_the_llm_is_refused(demo_engine, gen_llm, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """An LLM generation run cannot be finished by the offline templates: resume names what differs."""
+    from voproshalych_eval import executor
+    from voproshalych_eval.config import get_settings
+    from voproshalych_eval.generation.plan import build_plan
+
+    plan = build_plan(demo_engine, {"size": 4, "types": "factual", "name": "refused_" + uuid.uuid4().hex[:6],
+                                    "model": "gen-" + uuid.uuid4().hex[:6], "compare_existing": False})
+    assert plan.offline is False
+    run_id = executor.create_run(demo_engine, plan)  # started, never executed: every slot is missing
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    monkeypatch.delenv("OPENAI_API_KEY")
+    get_settings.cache_clear()
+    with pytest.raises(executor.ResumeRefused, match="offline"):
+        executor.resume(demo_engine, run_id)

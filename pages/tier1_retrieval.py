@@ -170,6 +170,7 @@ if missing_fields:
 m = run.metrics or {}
 run_verdict(run)
 st.subheader(describe.config_words(run, lang()) + f" · {run.dataset_name} · #{run.id}")
+jobs.stale_dataset_warning(run)
 ne = m.get("n_evaluated") or {}
 st.caption(
     tr(f"Вопросов: {fmt_count(run.n_items_total)}; оценено: {fmt_count(ne.get('questions'))}; "

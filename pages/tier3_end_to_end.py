@@ -17,7 +17,7 @@ from voproshalych_eval.bot_api.spec import (
     parse_header,
     spec_from_options,
 )
-from voproshalych_eval.plots.generation import metric_intervals, score_distributions
+from voproshalych_eval.plots.generation import metric_intervals, outcome_bars, score_distributions
 from voproshalych_eval.tiers.page_context import MODES
 from voproshalych_eval.ui import jobs, state
 from voproshalych_eval.ui.common import (
@@ -204,6 +204,9 @@ if m:
     if kinds:
         table_with_download(pd.DataFrame({"kind": list(kinds), "n": list(kinds.values())}), f"tier3_run{run.id}_outcomes",
                             key=f"t3o{run.id}")
+    if m.get("outcomes_by_answerability"):
+        st.plotly_chart(outcome_bars(m["outcomes_by_answerability"], lang=lang(), title=tr(
+            "Исходы по вопросам с ответом в базе и без него", "Outcomes of answerable and unanswerable questions")))
     if m.get("n_context_reconstructed"):
         st.info(tr(
             f"Контекст восстановлен из базы знаний для {m['n_context_reconstructed']} ответов: API вернул только URL "

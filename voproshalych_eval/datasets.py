@@ -3,7 +3,8 @@
 Kinds and their fields (the golden format is the seed's):
 
 - ``golden`` — question, ground_truth_answer, chunk_id, chunk_text, confluence_url,
-  relevant_chunk_ids, relevant_urls (+ optional id, question_type, question_source). The earlier
+  relevant_chunk_ids, relevant_urls (+ optional id, question_type, question_source, dialog_context — the
+  earlier turns a bot API receives with the question, a list of strings). The earlier
   benchmark's files load as they are (``syn_…`` ids, ``question_source``, no ``relevant_chunk_ids``);
   an item whose ``chunk_text`` was cut (exactly :data:`EARLIER_CHUNK_TEXT_CUT` characters, or a strict
   prefix of the knowledge-base text of its chunk) gets ``chunk_text_truncated: true``;
@@ -58,6 +59,7 @@ class Dataset:
     content_hash: str
     source: str | None = None
     id: int | None = None
+    version: int | None = None
 
     def __len__(self) -> int:
         return len(self.records)
@@ -159,6 +161,8 @@ def _validate_golden(rec: dict[str, Any], err: Err) -> dict[str, Any]:
             out[f] = _opt_str(rec, f, err)
     out["relevant_chunk_ids"] = _list(rec, "relevant_chunk_ids", err, "int")
     out["relevant_urls"] = _list(rec, "relevant_urls", err, "url")
+    if "dialog_context" in rec:  # the earlier turns a bot API receives with the question (Tier 3)
+        out["dialog_context"] = _list(rec, "dialog_context", err, "text")
     if out["chunk_id"] is not None and not out["relevant_chunk_ids"]:
         out["relevant_chunk_ids"] = [out["chunk_id"]]
     if out["confluence_url"] and not out["relevant_urls"]:
@@ -268,22 +272,160 @@ def load_file(path: str | Path, kind: str, *, name: str | None = None, data: byt
 
 
 # ---------------------------------------------------------------- storage
+#
+# ``eval.datasets`` rows are immutable and content-addressed (kind, name, content hash). A *version*
+# (``eval.dataset_versions``) is a numbered entry of a dataset name pointing at one of those rows, with
+# its parent, the action that made it, a note, a summary of the changes and the knowledge-base
+# references (chunk text hash and URL of every referenced chunk, and the id of the knowledge-base snapshot they
+# were read from) at that moment. The newest version is
+# the dataset's *head*; a name resolves to its head, ``name@v3`` to version 3, ``name@<hash prefix>``
+# to the version with that content. Editing functions live in :mod:`voproshalych_eval.dataset_versions`.
 
 
-def store(engine: Engine, ds: Dataset) -> Dataset:
-    """Store a dataset (idempotent by kind + name + content hash) in one transaction; returns it with its id.
+def _user() -> str | None:
+    try:
+        import getpass
+
+        return getpass.getuser()
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def referenced_chunk_ids(records: Sequence[dict[str, Any]]) -> list[int]:
+    """Every chunk id a golden dataset references (``chunk_id`` and ``relevant_chunk_ids``), sorted."""
+    ids: set[int] = set()
+    for r in records:
+        for v in [r.get("chunk_id"), *(r.get("relevant_chunk_ids") or [])]:
+            if v is None or v == "":
+                continue
+            try:
+                ids.add(int(v))
+            except (TypeError, ValueError):
+                continue
+    return sorted(ids)
+
+
+def kb_refs(conn: Any, records: Sequence[dict[str, Any]], snapshot_id: int | None = None
+            ) -> tuple[dict[str, list[str | None]], int | None]:
+    """``({chunk id: [sha256 of its text, url]}, snapshot id)`` of the referenced chunks in the knowledge-base
+    snapshot ``snapshot_id`` (default: the current one). Chunks missing from it are absent; ``({}, None)``
+    when there is no snapshot."""
+    from voproshalych_eval.db import snapshots
+
+    snap = snapshots.get(conn, snapshot_id) if snapshot_id is not None else snapshots.current(conn)
+    if snap is None:
+        return {}, None
+    ids = referenced_chunk_ids(records)
+    if not ids or not snap.has_chunk:
+        return {}, snap.id
+    rows = conn.execute(
+        text(f"SELECT c.id, c.text_hash, c.url FROM {snap.chunks_table} c WHERE c.id = ANY(:ids)"), {"ids": ids}
+    ).all()
+    return {str(int(r.id)): [str(r.text_hash).strip(), r.url] for r in rows}, snap.id
+
+
+def _head(conn: Any, kind: str, name: str) -> Any:
+    return conn.execute(
+        text(
+            "SELECT version, dataset_id FROM eval.dataset_versions WHERE kind = :k AND name = :n "
+            "ORDER BY version DESC LIMIT 1"
+        ),
+        {"k": kind, "n": name},
+    ).one_or_none()
+
+
+def register_version(
+    conn: Any,
+    ds: Dataset,
+    dataset_id: int,
+    *,
+    action: str,
+    note: str | None = None,
+    parent_id: int | None = None,
+    changes: dict[str, Any] | None = None,
+    expected_head: int | None = None,
+    snapshot_id: int | None = None,
+) -> int:
+    """Make ``dataset_id`` the head of ``(kind, name)`` unless it already is; returns its version number.
+
+    Serialised per dataset name (transaction advisory lock). ``expected_head``: the dataset id the caller
+    edited; if the head moved meanwhile a :class:`ConcurrentEditError` is raised and nothing is written.
+    """
+    conn.execute(text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": f"dataset:{ds.kind}:{ds.name}"})
+    head = _head(conn, ds.kind, ds.name)
+    if expected_head is not None and head is not None and int(head.dataset_id) != int(expected_head):
+        raise ConcurrentEditError(
+            f"dataset {ds.name!r} changed meanwhile (version {head.version} is newer than the one edited); reload it"
+        )
+    if head is not None and int(head.dataset_id) == int(dataset_id):
+        return int(head.version)
+    version = 1 if head is None else int(head.version) + 1
+    parent = parent_id if parent_id is not None else (int(head.dataset_id) if head is not None else None)
+    refs, snap_id = kb_refs(conn, ds.records, snapshot_id) if ds.kind == "golden" else ({}, None)
+    conn.execute(
+        text(
+            "INSERT INTO eval.dataset_versions(kind, name, version, dataset_id, parent_id, action, note, changes, "
+            "kb_refs, kb_snapshot_id, created_by) VALUES (:k, :n, :v, :d, :p, :a, :note, CAST(:c AS jsonb), "
+            "CAST(:r AS jsonb), :s, :u)"
+        ),
+        {
+            "k": ds.kind, "n": ds.name, "v": version, "d": int(dataset_id), "p": parent, "a": action, "note": note,
+            "c": json.dumps(changes or {}, ensure_ascii=False), "r": json.dumps(refs), "s": snap_id, "u": _user(),
+        },
+    )
+    return version
+
+
+class ConcurrentEditError(RuntimeError):
+    """A dataset was edited from a version that is no longer its head."""
+
+
+def store(
+    engine: Engine,
+    ds: Dataset,
+    *,
+    action: str = "import",
+    note: str | None = None,
+    parent_id: int | None = None,
+    changes: dict[str, Any] | None = None,
+    expected_head: int | None = None,
+    snapshot_id: int | None = None,
+) -> Dataset:
+    """Store a dataset in one transaction and make it the head version of its name; returns it with id and version.
+
+    Idempotent: the same kind + name + content is stored once (a content equal to an older version makes
+    that row the head again, as a new version); storing the current head again changes nothing. The
+    version's knowledge-base references are read from snapshot ``snapshot_id`` (default: the current one).
+    """
+    with engine.begin() as conn:
+        return store_in(conn, ds, action=action, note=note, parent_id=parent_id, changes=changes,
+                        expected_head=expected_head, snapshot_id=snapshot_id)
+
+
+def store_in(
+    conn: Any,
+    ds: Dataset,
+    *,
+    action: str = "import",
+    note: str | None = None,
+    parent_id: int | None = None,
+    changes: dict[str, Any] | None = None,
+    expected_head: int | None = None,
+    snapshot_id: int | None = None,
+) -> Dataset:
+    """:func:`store` inside the caller's transaction ``conn`` (so that other writes commit with it or not at all).
 
     Stores of one kind + name are serialised (a transaction-scoped advisory lock), so two concurrent
     imports of the same file leave one stored version, not two."""
-    with engine.begin() as conn:
-        conn.execute(text("SELECT pg_advisory_xact_lock(hashtext('eval.datasets'), hashtext(:k || '/' || :n))"),
-                     {"k": ds.kind, "n": ds.name})
-        existing = conn.execute(
-            text("SELECT id FROM eval.datasets WHERE kind = :k AND name = :n AND content_hash = :h"),
-            {"k": ds.kind, "n": ds.name, "h": ds.content_hash},
-        ).scalar()
-        if existing is not None:
-            return Dataset(ds.name, ds.kind, ds.records, ds.content_hash, ds.source, int(existing))
+    conn.execute(text("SELECT pg_advisory_xact_lock(hashtext('eval.datasets'), hashtext(:k || '/' || :n))"),
+                 {"k": ds.kind, "n": ds.name})
+    existing = conn.execute(
+        text("SELECT id FROM eval.datasets WHERE kind = :k AND name = :n AND content_hash = :h"),
+        {"k": ds.kind, "n": ds.name, "h": ds.content_hash},
+    ).scalar()
+    if existing is not None:
+        did = int(existing)
+    else:
         did = conn.execute(
             text(
                 "INSERT INTO eval.datasets(name, kind, content_hash, n_items, source) "
@@ -301,42 +443,92 @@ def store(engine: Engine, ds: Dataset) -> Dataset:
                 for i, r in enumerate(ds.records)
             ],
         )
-    return Dataset(ds.name, ds.kind, ds.records, ds.content_hash, ds.source, int(did))
+    version = register_version(
+        conn, ds, did, action=action, note=note, parent_id=parent_id, changes=changes, expected_head=expected_head,
+        snapshot_id=snapshot_id,
+    )
+    return Dataset(ds.name, ds.kind, ds.records, ds.content_hash, ds.source, int(did), version)
 
 
-def list_datasets(engine: Engine, kind: str | None = None) -> list[dict[str, Any]]:
-    """Stored datasets, newest first: id, name, kind, content_hash, n_items, source, created_at."""
-    cond = "WHERE kind = :k" if kind else ""
+def list_datasets(engine: Engine, kind: str | None = None, *, heads_only: bool = False) -> list[dict[str, Any]]:
+    """Stored datasets, newest first: id, name, kind, content_hash, n_items, source, created_at, version, is_head.
+
+    Every stored content is one row; ``heads_only`` keeps the newest version of each name.
+    """
+    cond = "WHERE d.kind = :k" if kind else ""
+    sql = (
+        "SELECT d.id, d.name, d.kind, d.content_hash, d.n_items, d.source, d.created_at, v.version, "
+        "(v.version IS NOT NULL AND v.version = h.max_version) AS is_head "
+        "FROM eval.datasets d "
+        "LEFT JOIN LATERAL (SELECT max(x.version) AS version FROM eval.dataset_versions x WHERE x.dataset_id = d.id) v ON true "
+        "LEFT JOIN LATERAL (SELECT max(y.version) AS max_version FROM eval.dataset_versions y "
+        "WHERE y.kind = d.kind AND y.name = d.name) h ON true "
+        f"{cond} ORDER BY d.id DESC"
+    )
     with engine.connect() as conn:
-        rows = conn.execute(
-            text(f"SELECT id, name, kind, content_hash, n_items, source, created_at FROM eval.datasets {cond} ORDER BY id DESC"),
-            {"k": kind} if kind else {},
-        )
-        return [dict(r._mapping) for r in rows]
+        rows = [dict(r._mapping) for r in conn.execute(text(sql), {"k": kind} if kind else {})]
+    if heads_only:
+        seen: set[tuple[str, str]] = set()
+        out = []
+        for r in rows:
+            if r["is_head"] and (r["kind"], r["name"]) not in seen:
+                seen.add((r["kind"], r["name"]))
+                out.append(r)
+        rows = out
+    return rows
+
+
+def _resolve_row(conn: Any, ref: int | str, kind: str | None) -> Any:
+    cols = "d.id, d.name, d.kind, d.content_hash, d.source"
+    kcond = " AND d.kind = :k" if kind else ""
+    if isinstance(ref, int) or (isinstance(ref, str) and ref.isdigit()):
+        return conn.execute(text(f"SELECT {cols} FROM eval.datasets d WHERE d.id = :i"), {"i": int(ref)}).one_or_none()
+    ref = str(ref)
+    if "@" in ref:
+        name, _, ver = ref.rpartition("@")
+        v = ver[1:] if ver[:1] in ("v", "V") and ver[1:].isdigit() else ver
+        if v.isdigit():
+            return conn.execute(
+                text(
+                    f"SELECT {cols} FROM eval.dataset_versions x JOIN eval.datasets d ON d.id = x.dataset_id "
+                    f"WHERE x.name = :n AND x.version = :v{kcond.replace('d.kind', 'x.kind')} LIMIT 1"
+                ),
+                {"n": name, "v": int(v), "k": kind},
+            ).one_or_none()
+        return conn.execute(
+            text(f"SELECT {cols} FROM eval.datasets d WHERE d.name = :n AND d.content_hash LIKE :p{kcond} ORDER BY d.id DESC LIMIT 1"),
+            {"n": name, "p": f"{v}%", "k": kind},
+        ).one_or_none()
+    row = conn.execute(
+        text(
+            f"SELECT {cols} FROM eval.dataset_versions x JOIN eval.datasets d ON d.id = x.dataset_id "
+            f"WHERE x.name = :r{kcond.replace('d.kind', 'x.kind')} ORDER BY x.version DESC LIMIT 1"
+        ),
+        {"r": ref, "k": kind},
+    ).one_or_none()
+    if row is not None:
+        return row
+    return conn.execute(
+        text(f"SELECT {cols} FROM eval.datasets d WHERE (d.name = :r OR d.content_hash LIKE :p){kcond} ORDER BY d.id DESC LIMIT 1"),
+        {"r": ref, "p": f"{ref}%", "k": kind},
+    ).one_or_none()
 
 
 def get_dataset(engine: Engine, ref: int | str, kind: str | None = None) -> Dataset:
-    """A stored dataset by id, by name (newest version) or by content-hash prefix."""
+    """A stored dataset: by id, by name (its head version), ``name@v3`` / ``name@3`` (a version), ``name@<hash
+    prefix>`` or a content-hash prefix."""
     with engine.connect() as conn:
-        if isinstance(ref, int) or (isinstance(ref, str) and ref.isdigit()):
-            row = conn.execute(
-                text("SELECT id, name, kind, content_hash, source FROM eval.datasets WHERE id = :i"), {"i": int(ref)}
-            ).one_or_none()
-        else:
-            cond = " AND kind = :k" if kind else ""
-            row = conn.execute(
-                text(
-                    "SELECT id, name, kind, content_hash, source FROM eval.datasets "
-                    f"WHERE (name = :r OR content_hash LIKE :p){cond} ORDER BY id DESC LIMIT 1"
-                ),
-                {"r": ref, "p": f"{ref}%", "k": kind},
-            ).one_or_none()
+        row = _resolve_row(conn, ref, kind)
         if row is None:
             raise LookupError(f"No stored dataset {ref!r}" + (f" of kind {kind!r}" if kind else "") + ".")
         items = conn.execute(
             text("SELECT payload FROM eval.dataset_items WHERE dataset_id = :d ORDER BY item_index"), {"d": row.id}
         ).scalars().all()
-    return Dataset(row.name, row.kind, list(items), row.content_hash, row.source, int(row.id))
+        version = conn.execute(
+            text("SELECT max(version) FROM eval.dataset_versions WHERE dataset_id = :d"), {"d": row.id}
+        ).scalar()
+    return Dataset(row.name, row.kind, list(items), row.content_hash, row.source, int(row.id),
+                   int(version) if version is not None else None)
 
 
 def resolve(engine: Engine, path_or_name: str, kind: str) -> Dataset:
@@ -368,3 +560,37 @@ def with_kb_truncation_flags(engine: Engine, ds: Dataset) -> Dataset:
     if records == ds.records:
         return ds
     return Dataset(ds.name, ds.kind, records, content_hash(records), ds.source, ds.id)
+
+
+# ---------------------------------------------------------------- export
+
+GOLDEN_COLUMNS = ["id", "question", "ground_truth_answer", "chunk_id", "chunk_text", "confluence_url",
+                  "relevant_chunk_ids", "relevant_urls", "question_type", "question_source"]
+
+
+def export_csv(records: Sequence[dict[str, Any]]) -> str:
+    """Golden records as CSV text (the ``csv`` module: multi-line fields quoted; lists and objects as JSON
+    cells, which :func:`read_records` reads back). The seed's columns come first, other fields after."""
+    import csv
+    import io
+
+    extra = sorted({k for r in records for k in r} - set(GOLDEN_COLUMNS))
+    cols = GOLDEN_COLUMNS + extra
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
+    w.writeheader()
+    for r in records:
+        w.writerow({c: (json.dumps(v, ensure_ascii=False) if isinstance(v := r.get(c), list | dict) else ("" if v is None else v))
+                    for c in cols})
+    return buf.getvalue()
+
+
+def delete_dataset(engine: Engine, name: str, kind: str = "golden") -> int:
+    """Delete every version of dataset ``name`` with its review state; returns the contents deleted.
+
+    Runs that used it keep their results and its name and hash; their ``dataset_id`` becomes NULL.
+    """
+    with engine.begin() as conn:
+        conn.execute(text("DELETE FROM eval.dataset_reviews WHERE kind = :k AND name = :n"), {"k": kind, "n": name})
+        conn.execute(text("DELETE FROM eval.dataset_versions WHERE kind = :k AND name = :n"), {"k": kind, "n": name})
+        return conn.execute(text("DELETE FROM eval.datasets WHERE kind = :k AND name = :n"), {"k": kind, "n": name}).rowcount

@@ -251,6 +251,9 @@ PLANS: tuple[PlanSpec, ...] = (
     PlanSpec("real_users", "analytics", "voproshalych_eval.analytics.pipeline", ("Реальные пользователи", "Real users"),
              "#B6E880", ("chunk_coverage", "n_topics"), "pages/real_users.py", ("Реальные пользователи", "Real users"),
              "users", ":material/groups:", "real_users"),
+    PlanSpec("dataset_generation", "tool", "voproshalych_eval.generation.plan",
+             ("Генерация набора данных", "Dataset generation"), "#8C564B", (), "pages/datasets.py",
+             ("Наборы данных", "Datasets"), "data", ":material/dataset:", "dataset"),
 )
 
 SPECS: dict[str, PlanSpec] = {s.key: s for s in PLANS}

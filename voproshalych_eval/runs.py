@@ -18,6 +18,7 @@ from __future__ import annotations
 import getpass
 import json
 import os
+import re
 import socket
 import subprocess
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -50,11 +51,17 @@ _LOCK_NAMESPACE = 0x7275  # "ru"
 AliveCheck = Callable[[int], bool]
 
 
+def _secret_key(name: str) -> bool:
+    """A name made of words of which one is secret-like (``api_key``, ``access_token``, ``openai-password``);
+    ``max_tokens`` or ``n_tokens`` (counts) are not secrets."""
+    return any(w in _SECRET_WORDS or w.endswith(("apikey", "password")) for w in re.split(r"[^a-z0-9]+", name.lower()))
+
+
 def scrub(params: Mapping[str, Any]) -> dict[str, Any]:
     """Drop entries whose name looks secret (api_key, token, password...), recursively."""
     out: dict[str, Any] = {}
     for k, v in params.items():
-        if any(w in k.lower() for w in _SECRET_WORDS):
+        if _secret_key(str(k)):
             continue
         out[k] = scrub(v) if isinstance(v, Mapping) else v
     return out

@@ -66,6 +66,8 @@ def test_api_mode_preset_run_and_profile(demo_engine, monkeypatch) -> None:  # t
     texts = " ".join(str(w.value) for w in [*at.caption, *at.info, *at.markdown])
     assert "a decline on an unanswerable question" in texts and "Context reconstructed" in texts
     assert token not in texts
+    charts = [c.proto.spec for c in at.get("plotly_chart")]
+    assert any("Outcomes of answerable and unanswerable questions" in c for c in charts)
     # the saved profile is offered and fills the form
     at.selectbox(key="t3_profile").set_value(name).run()
     assert at.text_input(key=f"t3_url|{name}|voproshalych").value == saved.spec.url

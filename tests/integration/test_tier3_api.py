@@ -40,7 +40,8 @@ def scenario(demo_engine, tmp_path: Path) -> dict[str, Any]:  # type: ignore[no-
     recs = get_dataset(demo_engine, "demo_golden", "golden").records
     answerable = [r for r in recs if r["relevant_urls"]][:5]
     unanswerable = [r for r in recs if not r["relevant_chunk_ids"] and not r["relevant_urls"]][:2]
-    items = answerable + unanswerable
+    items = [dict(r) for r in answerable + unanswerable]
+    items[2]["dialog_context"] = ["Здравствуйте", "Я студент первого курса"]  # a3: sent with its earlier turns
     path = tmp_path / "golden7.json"
     path.write_text(json.dumps(items, ensure_ascii=False), encoding="utf-8")
     a1, a2, a3, a4, a5 = (r["question"] for r in answerable)
@@ -100,7 +101,8 @@ def _check_outcomes(engine: Any, sc: dict[str, Any], out: dict[str, Any], srv: P
     assert len(posts) == len(srv.requests) == 7 + 2 + 3  # seven items, a2 retried twice, a5 retried three times
     assert all(r.path == "/qa/" and r.headers["Content-Type"].startswith("application/json") for r in posts)
     assert {r.body["question"] for r in posts} == {sc[k] for k in ("a1", "a2", "a3", "a4", "a5", "u1", "u2")}
-    assert all(r.body["dialog_context"] == [] for r in posts)
+    assert all(r.body["dialog_context"] == ([] if r.body["question"] != sc["a3"] else
+                                            ["Здравствуйте", "Я студент первого курса"]) for r in posts)
     return items
 
 

@@ -154,6 +154,7 @@ def test_client_against_the_production_stand_in() -> None:
         # the seed-003 GET form against the production service: 405, an error (not retried)
         get = BotApiClient(spec_from_options(srv.base_url + "/qa/?q={question}"), secret=lambda n: None).ask("q")
         assert (get.outcome, get.error_kind, get.status, get.attempts) == ("error", "http_4xx", 405, 1)
+        assert "does not accept GET; it allows POST" in get.reason and "--api-preset voproshalych" in get.reason
         posts = srv.posts()
         assert all(r.path == "/qa/" and r.headers["Content-Type"].startswith("application/json") for r in posts)
         assert posts[0].body == {"question": "Где деканат?", "dialog_context": []}
@@ -194,3 +195,24 @@ def test_header_values_are_masked_whatever_the_variable_is_called() -> None:
         reply = BotApiClient(spec, secret=lambda name: value if name == "QA_SESSION_VALUE" else None).ask("Эхо")
     assert reply.outcome == "error" and reply.error_kind == "http_5xx" and value in reply.reason
     assert value not in redact(reply.reason) and MASK in redact(reply.reason)
+
+
+def test_golden_dialog_context_is_a_list_of_strings(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A golden item's ``dialog_context`` (what the bot receives with the question) is a list of strings; a CSV
+    cell holds it as JSON text, a plain cell is one turn; anything else fails naming the row and field."""
+    from voproshalych_eval.datasets import DatasetError, load_file
+
+    good = tmp_path / "golden.csv"
+    good.write_text('question,ground_truth_answer,dialog_context\n'
+                    'Где деканат?,В корпусе 1.,"[""Привет"", ""Я первокурсник""]"\n'
+                    'А где столовая?,На первом этаже.,Где деканат?\n'
+                    'Когда сессия?,В январе.,\n', encoding="utf-8")
+    recs = load_file(good, "golden").records
+    assert [r["dialog_context"] for r in recs] == [["Привет", "Я первокурсник"], ["Где деканат?"], []]
+    spec = spec_from_options("http://h", preset="voproshalych")
+    body = json.loads(spec.request_body(recs[0]["question"], recs[0]["dialog_context"]))
+    assert body == {"question": "Где деканат?", "dialog_context": ["Привет", "Я первокурсник"]}
+    bad = tmp_path / "bad.csv"
+    bad.write_text('question,ground_truth_answer,dialog_context\nГде?,Там.,"[1, 2]"\n', encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"row 2.*dialog_context.*element 1 must be a string"):
+        load_file(bad, "golden")

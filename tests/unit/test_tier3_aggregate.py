@@ -43,3 +43,30 @@ def test_decline_passes_the_gate_only_on_unanswerable_questions() -> None:
             tr.tier3_outcome(1, "not_found", reason="Chunk not found", answerable=False)]
     m = aggregate(recs, min_pass_rate=0.5)
     assert m["gate_pass_rate"] == 0.5 and m["n_answered"] == 0 and m["pass_rate"]["value"] is None
+
+
+def test_outcomes_by_answerability() -> None:
+    """The gate weighs a decline by answerability: the run counts the outcomes of each group apart."""
+    recs = _records()
+    recs[3]["result"]["answerable"] = False  # an answer to a question the knowledge base cannot answer
+    for r in recs[:3]:
+        r["result"]["answerable"] = True
+    m = aggregate(recs)
+    assert m["outcomes_by_answerability"] == {
+        "answerable": {"answered": 3, "banned": 1, "error": 1},
+        "unanswerable": {"answered": 1, "not_found": 1},
+        "unknown": {"error": 1},  # the item that failed without a result
+    }
+    assert m["n_answered_unanswerable"] == 1
+    assert sum(sum(g.values()) for g in m["outcomes_by_answerability"].values()) == m["n_items"]
+
+
+def test_outcome_bars_stack_the_counts_per_group() -> None:
+    from voproshalych_eval.plots.generation import outcome_bars
+
+    fig = outcome_bars({"unanswerable": {"not_found": 2, "answered": 1}, "answerable": {"answered": 3, "error": 1}},
+                       lang="ru")
+    bars = {t.name: list(t.y) for t in fig.data}
+    assert list(fig.data[0].x) == ["есть ответ в базе", "нет ответа в базе"]
+    assert bars == {"ответ": [3, 1], "«не найдено»": [0, 2], "ошибка": [1, 0]}  # no banned trace: none banned
+    assert fig.layout.barmode == "stack"

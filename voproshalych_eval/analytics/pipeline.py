@@ -69,6 +69,8 @@ class RealUsersResult:
     run_id: int | None = None
     metrics: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    #: real questions a person labelled "not in the knowledge base" (realq datasets): confirmed gaps
+    confirmed_gaps: pd.DataFrame | None = None
     #: the knowledge-base snapshot analysed (``Snapshot.to_json()``; its log too for the bot's own log)
     snapshot: dict[str, Any] | None = None
 
@@ -263,6 +265,10 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
                     ~res.log["question"].map(is_empty_question).to_numpy(bool)],
                 slang=normalizer, embedder=cached_embedder(model, engine), k_stability_runs=k_stability_runs,
                 memory=TopicMemory.load(engine, model), lang=str(p["lang"])))
+            # real questions a person labelled "not in the knowledge base" (realq datasets): confirmed gaps
+            from voproshalych_eval.annotations import confirmed_gaps
+
+            res.confirmed_gaps = confirmed_gaps(engine)
             return jsonable(res.topics.to_dict())
         if step == "domain":
             plan.say("Domain analysis…")

@@ -43,6 +43,7 @@ def _context(result: Any, top_n: int) -> dict[str, Any]:
         "gaps": gaps.head(top_n),
         "categories": topics.topics[topics.topics["kind"] == "category"] if topics is not None else pd.DataFrame(),
         "never": result.utilization.never_retrieved if result.utilization is not None else None,
+        "confirmed": getattr(result, "confirmed_gaps", None),
         "trends": topics.trends if topics is not None else None,
         "all_gaps": gaps,
     }
@@ -165,6 +166,14 @@ def coverage_gap_markdown(result: Any, *, top_n: int = 10) -> str:
             f"| {int(r['gap_rank'])} | {_topic_cell(r)} | {int(r['size'])} | {_pct(r['effective_answered_share'])} "
             f"({_pct(r['answered_share'])}) | {_num(r['nearest_distance'])} | {_num(r['gap_score'])} | {ex} |"
         )
+    conf = c["confirmed"]
+    if conf is not None and len(conf):
+        lines += ["", f"## Подтверждённые пробелы: размечено «нет в базе знаний» ({len(conf)})", "",
+                  "Реальные вопросы, для которых аналитик подтвердил, что в базе знаний нет ответа (разметка realq).", "",
+                  "| вопрос | задан раз | набор данных |", "|---|---|---|"]
+        for _, r in conf.iterrows():
+            n = "—" if pd.isna(r["n_asked"]) else int(r["n_asked"])
+            lines.append(f"| {md.cell(str(r['question']))} | {n} | {md.cell(str(r['dataset']))} |")
     if len(c["categories"]):
         lines += ["", "## Сообщения вне тем (правила, не кластеры)", "",
                   "| категория | сообщений | отвечено фактически (непустой ответ) |", "|---|---|---|"]
@@ -212,6 +221,18 @@ def coverage_gap_html(result: Any, *, top_n: int = 10) -> str:
         f"({_pct(r['answered_share'])})</td></tr>"
         for _, r in c["categories"].iterrows()
     )
+    conf = c["confirmed"]
+    confirmed = ""
+    if conf is not None and len(conf):
+        crow = "".join(
+            f"<tr><td>{e(str(r['question']))}</td><td>{'—' if pd.isna(r['n_asked']) else int(r['n_asked'])}</td>"
+            f"<td>{e(str(r['dataset']))}</td></tr>"
+            for _, r in conf.iterrows()
+        )
+        confirmed = (f"<h2>Подтверждённые пробелы: размечено «нет в базе знаний» ({len(conf)})</h2>"
+                     "<p class='muted'>Реальные вопросы, для которых аналитик подтвердил, что в базе знаний нет ответа "
+                     "(разметка realq).</p><table><tr><th>вопрос</th><th>задан раз</th><th>набор данных</th></tr>"
+                     f"{crow}</table>")
     never = ""
     if c["never"] is not None:
         items = "".join(
@@ -236,6 +257,7 @@ def coverage_gap_html(result: Any, *, top_n: int = 10) -> str:
 <p class="muted">Оценка пробела: <code>{e(GAP_FORMULA)}</code>. Больше — важнее.</p>
 <table><tr><th>#</th><th>тема</th><th>вопросов</th><th>отвечено фактически (непустой ответ)</th><th>расстояние до базы</th><th>оценка</th>
 <th>примеры вопросов</th></tr>{''.join(rows)}</table>
+{confirmed}
 <h2>Сообщения вне тем (правила, не кластеры)</h2>
 <table><tr><th>категория</th><th>сообщений</th><th>отвечено фактически (непустой ответ)</th></tr>{cat_rows}</table>
 {_changes_html(c)}

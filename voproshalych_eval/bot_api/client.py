@@ -183,7 +183,8 @@ class BotApiClient:
                     detail = f"HTTP {status}: {_excerpt(text)}"
                     retry_after = _retry_after(resp.headers.get("Retry-After")) if status == 429 else None
                 else:
-                    return BotReply("error", reason=f"HTTP {status}: {_excerpt(text)}", error_kind=f"http_{status // 100}xx", **common)
+                    return BotReply("error", reason=f"HTTP {status}: {_excerpt(text)}" + _hint(status, spec, resp),
+                                    error_kind=f"http_{status // 100}xx", **common)
             failures[kind] += 1
             if attempts > spec.retries:
                 return BotReply("error", reason=detail, error_kind=kind, attempts=attempts,
@@ -217,3 +218,12 @@ class BotApiClient:
     def close(self) -> None:
         self._http.close()
 
+
+def _hint(status: int, spec: BotApiSpec, resp: Any) -> str:
+    """What a 405 means for the settings (the seed-003 GET form pointed at the production ``POST /qa/``)."""
+    if status != 405:
+        return ""
+    allow = resp.headers.get("Allow")
+    return (f" (the endpoint does not accept {spec.method}" + (f"; it allows {allow}" if allow else "")
+            + "; change the method (--api-method), or use the voproshalych preset (--api-preset voproshalych) "
+            "for the production QA service)")

@@ -114,7 +114,9 @@ def cmd_real_users(args: Any) -> int:
     if res.topics is not None:
         lines.append("top coverage gaps:")
         for _, r in res.topics.gaps.head(5).iterrows():
-            lines.append(f"  {int(r['gap_rank'])}. {r['name']} — {int(r['size'])} q, answered "
+            mixed = (f" [mixed topic: its name is in only {r['name_coverage']:.0%} of its questions — read the "
+                     f"examples]" if r.get("mixed") else "")
+            lines.append(f"  {int(r['gap_rank'])}. {r['name']}{mixed} — {int(r['size'])} q, answered "
                          f"{r['effective_answered_share']:.0%} (non-empty {r['answered_share']:.0%}), distance "
                          f"{r['nearest_distance']:.3f}, gap {r['gap_score']:.3f}")
         if res.topics.trends is not None:

@@ -76,9 +76,14 @@ def run_and_report(plan: Any, args: Any) -> tuple[int, Any]:
     """:func:`execute_plan`, then print the outcome and the aggregates."""
     run_id, prog = execute_plan(plan, args)
     metrics = prog.metrics or {}
+    from voproshalych_eval.generation.staleness import dataset_warning, warning_text
+
+    warn = dataset_warning(engine(), plan.dataset_id, plan.snapshot_id)
+    if warn:
+        progress("WARNING: " + warning_text(warn))
     emit({"run_id": run_id, "tier": plan.tier, "status": prog.status, "offline": plan.offline,
           "n_done": prog.done, "n_failed": prog.failed, "tokens": prog.tokens, "cost_usd": prog.cost_usd,
-          "llm_usage": prog.llm, "metrics": metrics},
+          "llm_usage": prog.llm, "metrics": metrics, "dataset_warning": warn},
          args.json, human_summary(run_id, prog, metrics))
     return run_id, prog
 

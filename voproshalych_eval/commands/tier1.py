@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from voproshalych_eval.commands.common import add_json_flag, emit, engine, exit_code
+from voproshalych_eval.commands.common import add_json_flag, emit, engine, exit_code, progress
 from voproshalych_eval.commands.resume import add_outcome_flags, execute_plan
 
 KEY_METRICS = ("hit_rate@1", "hit_rate@5", "hit_rate@10", "mrr", "ndcg@10", "map")
@@ -81,6 +81,11 @@ def cmd_tier1(args: Any) -> int:
         "retrieval_consistency": res.retrieval_consistency,
         "hnsw": res.hnsw,
     }
+    from voproshalych_eval.generation.staleness import dataset_warning, warning_text
+
+    out["dataset_warning"] = dataset_warning(eng, res.dataset.get("id"), (res.snapshot or {}).get("id"))
+    if out["dataset_warning"]:
+        progress("WARNING: " + warning_text(out["dataset_warning"]))
     if args.export_run:
         run_file = Path(args.export_run)
         qrels_file = run_file.with_name(run_file.name + ".qrels")

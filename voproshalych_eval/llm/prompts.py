@@ -350,6 +350,160 @@ _EN["extra_context"] = "\nRetrieved context:\n{context}\n"
 _RU["extra_reference"] = "\nЭталонный ответ:\n{reference}\n"
 _EN["extra_reference"] = "\nReference answer:\n{reference}\n"
 
+# ---------------------------------------------------------------- synthetic golden sets (generation/)
+# One prompt per question type; the fragment is fenced by <<< >>> so it can never be confused with the
+# instructions. Each returns JSON (SCHEMAS below); the reference answer must come from the fragment only.
+_GEN_RULES_RU = (
+    "- вопрос понятен без фрагмента: не пиши «в тексте», «во фрагменте», «в документе»;\n"
+    "- не копируй предложения фрагмента, сформулируй вопрос своими словами;\n"
+    "- эталонный ответ — 1–3 предложения, только то, что есть во фрагменте, без домыслов;\n"
+    "- пиши по-русски."
+)
+_GEN_RULES_EN = (
+    "- the question makes sense without the fragment: never write \"in the text\", \"in the fragment\";\n"
+    "- do not copy the fragment's sentences; phrase the question in your own words;\n"
+    "- the reference answer is 1–3 sentences, only what the fragment says, nothing invented;\n"
+    "- write in the language of the fragment."
+)
+_RU["gen_system"] = (
+    "Ты помогаешь составить эталонный набор вопросов и ответов для проверки чат-бота университета "
+    "(Вопрошалыч, ТюмГУ). Вопросы должны быть похожи на настоящие вопросы студентов, абитуриентов и "
+    "сотрудников. Строго следуй инструкции и формату ответа."
+)
+_EN["gen_system"] = (
+    "You help build a reference set of questions and answers to test a university chatbot (Voproshalych, "
+    "University of Tyumen). Questions must look like real questions of students, applicants and staff. Follow "
+    "the instructions and the reply format exactly."
+)
+_RU["gen_factual"] = (
+    "Составь один фактический вопрос, который студент мог бы задать чат-боту университета, и эталонный ответ.\n"
+    "Требования:\n- ответ полностью содержится во фрагменте базы знаний ниже;\n"
+    "- вопрос о конкретном факте: сумма, срок, место, документ, порядок действий;\n" + _GEN_RULES_RU + "\n"
+    "Сосредоточься на этой части фрагмента: «{focus}»\n\n"
+    "Фрагмент базы знаний:\n<<<\n{chunk}\n>>>\n\n"
+    "Верни JSON с полями question (вопрос) и answer (эталонный ответ)."
+)
+_EN["gen_factual"] = (
+    "Write one factual question a student could ask the university chatbot, and its reference answer.\n"
+    "Requirements:\n- the answer is fully contained in the knowledge-base fragment below;\n"
+    "- the question asks for a concrete fact: an amount, a deadline, a place, a document, a procedure;\n"
+    + _GEN_RULES_EN + "\n"
+    "Focus on this part of the fragment: \"{focus}\"\n\n"
+    "Knowledge-base fragment:\n<<<\n{chunk}\n>>>\n\n"
+    "Return JSON with question and answer (the reference answer)."
+)
+_RU["gen_paraphrase"] = (
+    "Составь один вопрос так, как его пишет студент в мессенджере, и эталонный ответ.\n"
+    "Требования к вопросу: разговорный стиль, сленг (стипуха, общага, физра, зачётка, универ, препод, хвост), "
+    "сокращения (плз, спс, инфа, лк), одна-две опечатки, строчные буквы, почти без знаков препинания; смысл — "
+    "вопрос, ответ на который полностью содержится во фрагменте.\n" + _GEN_RULES_RU + "\n"
+    "- эталонный ответ пиши нормальным литературным языком.\n"
+    "Сосредоточься на этой части фрагмента: «{focus}»\n\n"
+    "Фрагмент базы знаний:\n<<<\n{chunk}\n>>>\n\n"
+    "Верни JSON с полями question (вопрос студента) и answer (эталонный ответ)."
+)
+_EN["gen_paraphrase"] = (
+    "Write one question the way a student types it in a messenger, and its reference answer.\n"
+    "The question: colloquial, student slang, abbreviations (pls, thx, info), one or two typos, lower case, "
+    "almost no punctuation; its meaning is a question fully answered by the fragment.\n" + _GEN_RULES_EN + "\n"
+    "- write the reference answer in plain standard language.\n"
+    "Focus on this part of the fragment: \"{focus}\"\n\n"
+    "Knowledge-base fragment:\n<<<\n{chunk}\n>>>\n\n"
+    "Return JSON with question (the student's question) and answer (the reference answer)."
+)
+_RU["gen_multi_chunk"] = (
+    "Составь один вопрос студента, для полного ответа на который нужны ОБА фрагмента базы знаний ниже "
+    "(часть ответа в первом, часть во втором), и эталонный ответ, объединяющий сведения из обоих.\n"
+    + _GEN_RULES_RU + "\n\n"
+    "Фрагмент 1:\n<<<\n{chunk_a}\n>>>\n\nФрагмент 2:\n<<<\n{chunk_b}\n>>>\n\n"
+    "Верни JSON с полями question (вопрос) и answer (эталонный ответ)."
+)
+_EN["gen_multi_chunk"] = (
+    "Write one student question that needs BOTH knowledge-base fragments below for a complete answer (part of "
+    "the answer in the first, part in the second), and a reference answer combining both.\n" + _GEN_RULES_EN + "\n\n"
+    "Fragment 1:\n<<<\n{chunk_a}\n>>>\n\nFragment 2:\n<<<\n{chunk_b}\n>>>\n\n"
+    "Return JSON with question and answer (the reference answer)."
+)
+_RU["gen_conditional"] = (
+    "Составь один вопрос студента с условием или сравнением («если …, то …?», «что будет, если …?», "
+    "«чем … отличается от …?», «а если я …?») и эталонный ответ. Условие и ответ должны следовать из фрагмента.\n"
+    + _GEN_RULES_RU + "\n"
+    "Сосредоточься на этой части фрагмента: «{focus}»\n\n"
+    "Фрагмент базы знаний:\n<<<\n{chunk}\n>>>\n\n"
+    "Верни JSON с полями question (вопрос) и answer (эталонный ответ)."
+)
+_EN["gen_conditional"] = (
+    "Write one student question with a condition or a comparison (\"if …, then …?\", \"what happens if …?\", "
+    "\"how does … differ from …?\") and its reference answer. The condition and the answer must follow from the "
+    "fragment.\n" + _GEN_RULES_EN + "\n"
+    "Focus on this part of the fragment: \"{focus}\"\n\n"
+    "Knowledge-base fragment:\n<<<\n{chunk}\n>>>\n\n"
+    "Return JSON with question and answer (the reference answer)."
+)
+_RU["gen_unanswerable"] = (
+    "Фрагмент базы знаний ниже задаёт только ТЕМУ. Составь один правдоподобный вопрос студента по этой теме, "
+    "на который во фрагменте НЕТ ответа и который, скорее всего, не освещён в базе знаний университета "
+    "(спроси о подробности, которой во фрагменте нет). Вопрос должен звучать естественно для чат-бота "
+    "университета, без отсылок к фрагменту.\n"
+    "Эталонный ответ — одно предложение: в базе знаний нет этой информации (назови, какой именно).\n\n"
+    "Фрагмент базы знаний (тема):\n<<<\n{chunk}\n>>>\n\n"
+    "Верни JSON с полями question (вопрос) и answer (эталонный ответ)."
+)
+_EN["gen_unanswerable"] = (
+    "The knowledge-base fragment below only sets the TOPIC. Write one plausible student question on this topic "
+    "that the fragment does NOT answer and that the university's knowledge base most likely does not cover (ask "
+    "about a detail absent from the fragment). It must sound natural for a university chatbot, with no reference "
+    "to the fragment.\nThe reference answer is one sentence: the knowledge base has no such information (say "
+    "which).\n\nKnowledge-base fragment (topic):\n<<<\n{chunk}\n>>>\n\n"
+    "Return JSON with question and answer (the reference answer)."
+)
+_RU["gen_follow_up"] = (
+    "Составь короткий диалог студента с чат-ботом: первый вопрос и уточняющий второй вопрос, который без "
+    "первого непонятен (например: «а для заочников?», «а сколько это стоит?», «а куда его нести?»). Ответ на "
+    "второй вопрос (с учётом первого) полностью содержится во фрагменте.\n" + _GEN_RULES_RU + "\n"
+    "Сосредоточься на этой части фрагмента: «{focus}»\n\n"
+    "Фрагмент базы знаний:\n<<<\n{chunk}\n>>>\n\n"
+    "Верни JSON с полями first_question (первый вопрос), question (уточняющий вопрос) и answer (эталонный "
+    "ответ на уточняющий вопрос)."
+)
+_EN["gen_follow_up"] = (
+    "Write a short dialog of a student with the chatbot: a first question and a follow-up that makes no sense "
+    "without the first (e.g. \"and for part-time students?\", \"and how much is it?\"). The answer to the "
+    "follow-up (given the first question) is fully contained in the fragment.\n" + _GEN_RULES_EN + "\n"
+    "Focus on this part of the fragment: \"{focus}\"\n\n"
+    "Knowledge-base fragment:\n<<<\n{chunk}\n>>>\n\n"
+    "Return JSON with first_question, question (the follow-up) and answer (the reference answer to the "
+    "follow-up)."
+)
+_RU["gen_answerability"] = (
+    "Определи, отвечает ли фрагмент базы знаний на вопрос пользователя — полностью или в существенной части.\n\n"
+    "Вопрос пользователя:\n{question}\n\nФрагмент базы знаний:\n<<<\n{chunk}\n>>>\n\n"
+    "Верни JSON с полями answers (true — фрагмент отвечает на вопрос, false — не отвечает) и reason (кратко, "
+    "по-русски)."
+)
+_EN["gen_answerability"] = (
+    "Decide whether the knowledge-base fragment answers the user's question, fully or in a substantial part.\n\n"
+    "User question:\n{question}\n\nKnowledge-base fragment:\n<<<\n{chunk}\n>>>\n\n"
+    "Return JSON with answers (true — the fragment answers the question, false — it does not) and reason "
+    "(short, in English)."
+)
+_GEN_QA_SCHEMA = {
+    "type": "object",
+    "properties": {"question": {"type": "string"}, "answer": {"type": "string"}},
+    "required": ["question", "answer"],
+}
+for _name in ("gen_factual", "gen_paraphrase", "gen_multi_chunk", "gen_conditional", "gen_unanswerable"):
+    SCHEMAS[_name] = _GEN_QA_SCHEMA
+SCHEMAS["gen_follow_up"] = {
+    "type": "object",
+    "properties": {"first_question": {"type": "string"}, "question": {"type": "string"}, "answer": {"type": "string"}},
+    "required": ["first_question", "question", "answer"],
+}
+SCHEMAS["gen_answerability"] = {
+    "type": "object",
+    "properties": {"answers": {"type": "boolean"}, "reason": {"type": "string"}},
+    "required": ["answers", "reason"],
+}
 # a short human-style label of a question topic (real-user analytics; shown as LLM-written)
 _RU["topic_label"] = (
     "Ниже ключевые слова и примеры вопросов студентов к боту университета — это одна тема. Назови тему "
@@ -382,6 +536,14 @@ _DESCRIPTIONS = {
     "judge_system": "System prompt for every judge prompt",
     "extra_context": "Optional context block for general-purpose metrics",
     "extra_reference": "Optional reference block for general-purpose metrics",
+    "gen_system": "System prompt of synthetic golden-set generation",
+    "gen_factual": "Generation: a factual question answered by one chunk",
+    "gen_paraphrase": "Generation: a question in student register (slang, typos, abbreviations)",
+    "gen_multi_chunk": "Generation: a question that needs two chunks",
+    "gen_conditional": "Generation: a conditional / comparison question",
+    "gen_unanswerable": "Generation: a plausible question the knowledge base does not answer",
+    "gen_follow_up": "Generation: a first question and a follow-up that needs it",
+    "gen_answerability": "Generation gate: does a chunk answer an 'unanswerable' question?",
 }
 
 PROMPTS: dict[str, Prompt] = {

@@ -602,6 +602,21 @@ _add(
        "доля попыток обойти инструкции", "share of jailbreak attempts"),
 )
 
+# ---- synthetic golden-set generation (a tool run: counts, not quality scores)
+_add(
+    _count("size_requested", "Запрошено вопросов", "Questions requested", "размер набора, заданный при запуске",
+           "dataset size asked for", kind="setting"),
+    _count("n_slots", "Слотов", "Slots", "вопросов запланировано (с запасными)", "questions planned (spares included)"),
+    _count("pages_total", "Страниц в базе", "Pages in the knowledge base", "страницы (URL) в выбранной части базы",
+           "pages (URLs) of the chosen part of the knowledge base"),
+    _count("pages_covered", "Страниц покрыто", "Pages covered", "страницы среди relevant_urls сохранённых вопросов",
+           "pages among the stored items' relevant_urls", "higher"),
+    _count("n_missing_items", "Не сгенерировано", "Not generated yet", "слоты без записанного результата (продолжите запуск)",
+           "slots without a recorded result (resume the run)", "lower"),
+    _count("n_surplus", "Лишних вопросов", "Surplus questions", "прошли фильтры, но не понадобились (больше размера)",
+           "passed the gates but were not needed (over the size)"),
+)
+
 #: groups whose children are all alike (``timings_s.embed`` is seconds whatever the step)
 GROUPS: dict[str, MetricSpec] = {
     "timings_s": _m("timings_s", "Время этапа", "Step time", SECONDS, "none", "statistic",
@@ -613,6 +628,14 @@ GROUPS: dict[str, MetricSpec] = {
                                     "расстояние до первого найденного для вопросов без ответа (для порога «нет ответа»)",
                                     "distance of the top hit for unanswerable questions (for a no-answer threshold)"),
     "hnsw": _count("hnsw", "Параметр HNSW", "HNSW parameter", "параметр индекса", "index parameter", kind="setting"),
+    "by_type": _count("by_type", "Вопросов типа", "Questions of a type", "сохранённые вопросы этого типа",
+                      "stored questions of this type"),
+    "requested_by_type": _count("requested_by_type", "Запрошено вопросов типа", "Questions of a type requested",
+                                "план выборки по типам", "the sampling plan per type", kind="setting"),
+    "dropped": _count("dropped", "Отброшено фильтром", "Dropped by a gate",
+                      "кандидаты, отброшенные этим фильтром качества", "candidates this quality gate dropped"),
+    "thresholds": _count("thresholds", "Порог фильтра", "Gate threshold", "порог фильтра качества", "quality gate threshold",
+                         kind="setting"),
     "errors_by_kind": _count("errors_by_kind", "Ошибок вида", "Errors of kind", "вопросы с ошибкой этого вида",
                              "questions failed with this kind of error", "lower"),
     "declines_by_reason": _count("declines_by_reason", "Отказов", "Declines", "отказы бота с этим текстом",
@@ -620,6 +643,9 @@ GROUPS: dict[str, MetricSpec] = {
     "transport_failures": _count("transport_failures", "Сбоев транспорта", "Transport failures",
                                  "все встреченные сбои этого вида, включая повторённые удачно",
                                  "every failure of this kind met, retried ones included", "lower"),
+    "outcomes_by_answerability": _count("outcomes_by_answerability", "Исходов", "Outcomes",
+                                        "вопросы (с ответом в базе / без) с этим исходом",
+                                        "questions (answerable / unanswerable) with this outcome"),
     "context_sources": _count("context_sources", "Контекстов из", "Contexts from",
                               "ответы, чей контекст получен этим путём", "answers whose context came this way"),
     # every LLM run: ``cost_usd.<model>`` and ``cost_usd.total`` (llm/prices.py; None = unknown price or usage)

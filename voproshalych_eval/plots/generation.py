@@ -115,3 +115,31 @@ def rate_bars(metrics: Mapping[str, Any], keys: Sequence[str], *, color: str = D
         style_axis(fig, sc, i, lang=lang)
     fig.update_layout(title=title, height=320, margin={"b": 40})
     return polish(fig, legend=False)
+
+
+#: a bot's reply outcomes (Tier 3): labels (ru, en) and colours, in the order they stack
+OUTCOME_STYLE: dict[str, tuple[str, str, str]] = {
+    "answered": ("ответ", "answered", "#00A67E"),
+    "not_found": ("«не найдено»", "not found", "#FFA15A"),
+    "banned": ("запрет", "banned", "#AB63FA"),
+    "error": ("ошибка", "error", "#EF553B"),
+}
+_GROUPS = {"answerable": ("есть ответ в базе", "answerable"), "unanswerable": ("нет ответа в базе", "unanswerable"),
+           "unknown": ("неизвестно", "unknown")}
+
+
+def outcome_bars(by_group: Mapping[str, Mapping[str, int]], *, title: str = "", lang: str = "en") -> go.Figure:
+    """Stacked counts of the reply outcomes per question group (answerable / unanswerable): the deployment gate
+    reads a decline as a failure in the first group and as the right reply in the second."""
+    groups = [g for g in ("answerable", "unanswerable", "unknown") if by_group.get(g)] + sorted(
+        g for g in by_group if g not in _GROUPS and by_group.get(g))
+    x = [(_GROUPS.get(g, (g, g))[1 if lang == "en" else 0]) for g in groups]
+    fig = go.Figure()
+    for outcome, (ru, en, color) in OUTCOME_STYLE.items():
+        y = [int((by_group.get(g) or {}).get(outcome, 0)) for g in groups]
+        if any(y):
+            fig.add_trace(go.Bar(name=en if lang == "en" else ru, x=x, y=y, marker_color=color, text=y,
+                                 textposition="inside"))
+    fig.update_layout(barmode="stack", title=title, height=320, margin={"t": 60, "b": 40},
+                      yaxis_title="questions" if lang == "en" else "вопросов")
+    return polish(fig, legend=True)

@@ -333,6 +333,17 @@ def item_outcome(record: Mapping[str, Any]) -> str:
     return "answered" if record.get("status") == "done" else "error"
 
 
+def outcomes_by_answerability(records: list[dict[str, Any]], outcomes: list[str]) -> dict[str, dict[str, int]]:
+    """Outcome counts of the answerable and of the unanswerable questions (what the gate weighs differently:
+    a decline fails on the first and passes on the second); items recorded without the flag under ``unknown``."""
+    out: dict[str, Counter[str]] = {}
+    for rec, o in zip(records, outcomes, strict=True):
+        flag = (rec.get("result") or {}).get("answerable")
+        group = "unknown" if flag is None else ("answerable" if flag else "unanswerable")
+        out.setdefault(group, Counter())[o] += 1
+    return {g: {o: c[o] for o in OUTCOME_RATES if c[o]} for g, c in sorted(out.items())}
+
+
 def aggregate(records: list[dict[str, Any]], *, repeats: int = 1, min_pass_rate: float | None = None) -> dict[str, Any]:
     """Outcome rates over all items, seed-named judge/overlap means over the answered items, the gate."""
     n_all = len(records)
@@ -370,6 +381,7 @@ def aggregate(records: list[dict[str, Any]], *, repeats: int = 1, min_pass_rate:
     m["n_context_reconstructed"] = sum(1 for res in answered if res.get("context_reconstructed"))
     m["context_sources"] = dict(sorted(Counter(res.get("context_source") or "—" for res in answered).items()))
     m["n_answered_unanswerable"] = sum(1 for res in answered if res.get("answerable") is False)
+    m["outcomes_by_answerability"] = outcomes_by_answerability(records, outcomes)
     m["n_items"] = n_all
     m["n_failed_items"] = sum(1 for r in records if r["status"] != "done")
     passes = sum(1 for r, o in zip(records, outcomes, strict=True) if o != "error" and (r.get("result") or {}).get("gate_pass"))

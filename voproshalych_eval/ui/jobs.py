@@ -196,10 +196,24 @@ def run_caption(run: runs.Run) -> None:
     run_verdict(run)
     if run.offline:
         offline_badge()
-    models = ", ".join(describe.models_words(run))
+    models = ", ".join(describe.models_words(run, lang()))
     st.caption(" · ".join(x for x in (
         describe.config_words(run, lang()), run.dataset_name or "—", models,
         f"{tr('код', 'code')} {run.code_version or '—'}", f"#{run.id}") if x))
+    stale_dataset_warning(run)
+
+
+def stale_dataset_warning(run: runs.Run) -> None:
+    """A visible warning when the run's dataset version references chunks that changed in its snapshot."""
+    from voproshalych_eval.generation.staleness import run_warning, warning_text
+
+    try:
+        warn = run_warning(state.engine(), run)
+    except Exception:  # noqa: BLE001 - a failed check must not hide the run
+        log.exception("staleness check failed for run %s", run.id)
+        return
+    if warn:
+        st.warning("⚠️ " + tr(warning_text(warn, "ru"), warning_text(warn, "en")))
 
 
 def items_frame(run_id: int) -> pd.DataFrame:

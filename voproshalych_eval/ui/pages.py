@@ -33,6 +33,8 @@ SECTIONS: dict[str, tuple[str, str]] = {
 #: pages that are not the page of a plan: (section key, file, title, icon)
 OTHER_PAGES: list[tuple[str, str, tuple[str, str], str]] = [
     ("overview", "pages/overview.py", ("Обзор", "Overview"), ":material/dashboard:"),
+    ("data", "pages/dataset_review.py", ("Разметка наборов", "Dataset review"), ":material/fact_check:"),
+    ("data", "pages/realq.py", ("Реальные вопросы", "Real questions"), ":material/label:"),
     ("runs", "pages/runs.py", ("Запуски", "Runs"), ":material/history:"),
     ("runs", "pages/baselines.py", ("Базовые уровни", "Baselines"), ":material/flag:"),
     ("runs", "pages/settings.py", ("Настройки", "Settings"), ":material/settings:"),

@@ -1,0 +1,191 @@
+"""Dataset review — one item at a time or a table: accept / reject (with a reason) / edit, relevant chunks picked
+with search, notes. Every content change is a new dataset version."""
+
+from __future__ import annotations
+
+import html
+
+import pandas as pd
+import streamlit as st
+
+from voproshalych_eval import annotations as A
+from voproshalych_eval import datasets
+from voproshalych_eval.generation.picker import highlight_span, search_chunks
+from voproshalych_eval.ui import state
+from voproshalych_eval.ui.common import empty_state, page_header, table_with_download
+from voproshalych_eval.ui.i18n import tr
+
+STATUS = {"pending": ("на проверке", "pending"), "accepted": ("принят", "accepted"), "rejected": ("отклонён", "rejected")}
+
+page_header(
+    tr("Разметка наборов", "Dataset review"),
+    tr("Проверка эталонного набора человеком: вопрос, ответ, чанк с выделенным ответом; принять, отклонить, исправить.",
+       "Human review of a golden set: question, answer, the chunk with the answer highlighted; accept, reject, edit."),
+    tr(
+        "«Принять» и заметки — метаданные проверки, содержимое не меняется. Правка вопроса, ответа или релевантных "
+        "чанков и отклонение элемента создают **новую версию** набора (отклонённый элемент не удаляется: он хранится с "
+        "причиной и его можно вернуть). Релевантные чанки выбираются в подборщике: поиск по векторам и полнотекстовый, "
+        "с адресом страницы; ничего не отмечается автоматически. Клавиши: Alt+K — предыдущий, Alt+J — следующий.",
+        "Accepting and notes are review metadata; the content does not change. Editing the question, the answer or the "
+        "relevant chunks, and rejecting an item, make a **new version** of the dataset (a rejected item is not deleted: "
+        "it is kept with its reason and can be restored). Relevant chunks are chosen in the picker: vector and full-text "
+        "search with the page address; nothing is marked automatically. Keys: Alt+K — previous, Alt+J — next.",
+    ),
+)
+
+eng = state.engine()
+names = [d["name"] for d in datasets.list_datasets(eng, "golden", heads_only=True)]
+if not names:
+    empty_state("Нет эталонных наборов — загрузите демо или создайте набор на странице «Наборы данных».",
+                "No golden datasets — load the demo or generate one on the Datasets page.")
+    st.stop()
+
+with st.sidebar:
+    name = st.selectbox(tr("Набор", "Dataset"), names, key="rv_name")
+    view = st.radio(tr("Вид", "View"), ["item", "table"], horizontal=True, key="rv_view",
+                    format_func={"item": tr("по одному", "one at a time"), "table": tr("таблица", "table")}.get)
+
+ds = datasets.get_dataset(eng, name, "golden")
+table = A.review_table(eng, ds)
+st.caption(f"{ds.name} v{ds.version} · {len(ds)} · {ds.content_hash[:12]}")
+counts = table["status"].value_counts().to_dict()
+c = st.columns(3)
+for col, s in zip(c, ("pending", "accepted", "rejected"), strict=True):
+    col.metric(tr(*STATUS[s]), counts.get(s, 0))
+
+if view == "table":
+    status_filter = st.multiselect(tr("Статус", "Status"), list(STATUS), default=list(STATUS), format_func={k: tr(*v) for k, v in STATUS.items()}.get)
+    shown = table[table["status"].isin(status_filter)]
+    cols = ["id", "status", "question", "ground_truth_answer", "relevant_chunk_ids", "question_type", "is_question_ok",
+            "is_answer_ok", "is_chunk_ok", "reason", "notes"]
+    table_with_download(shown[cols], f"{ds.name}_v{ds.version}_review", key="rv_tbl")
+    st.stop()
+
+keys = table["id"].tolist()
+pos_key = f"rv_pos_{name}"
+st.session_state.setdefault(pos_key, 1)
+if st.session_state.pop("rv_advance", False):
+    st.session_state[pos_key] += 1
+st.session_state[pos_key] = min(max(1, int(st.session_state[pos_key])), len(keys))
+
+
+def _move(step: int) -> None:
+    st.session_state[pos_key] = min(max(1, int(st.session_state[pos_key]) + step), len(keys))
+
+
+nav = st.columns([1, 1, 3])
+nav[0].button("← " + tr("Предыдущий", "Previous"), shortcut="Alt+K", key="rv_prev", on_click=_move, args=(-1,),
+              disabled=st.session_state[pos_key] <= 1)
+nav[1].button(tr("Следующий", "Next") + " →", shortcut="Alt+J", key="rv_next", on_click=_move, args=(1,),
+              disabled=st.session_state[pos_key] >= len(keys))
+nav[2].number_input(tr("Элемент №", "Item no."), 1, len(keys), key=pos_key)
+idx = int(st.session_state[pos_key]) - 1
+
+row = table.iloc[idx].to_dict()
+key = str(row["id"])
+rev = A.reviews(eng, ds.name).get(key)
+rec = ds.records[ds.keys().index(key)] if key in list(ds.keys()) else (rev.item if rev and rev.item else {})
+status = row["status"]
+st.subheader(f"{key} · {tr(*STATUS.get(status, (status, status)))}")
+if status == "rejected":
+    st.error(tr("Отклонён: ", "Rejected: ") + str(row.get("reason") or ""))
+meta = rec.get("generation") or {}
+if meta.get("offline"):
+    st.warning(tr("Элемент создан офлайн-шаблоном (не LLM).", "This item was made by the offline template generator (not an LLM)."))
+# data (questions, answers, chunk texts) is shown through st.html, escaped: no Markdown link, image or HTML
+# in it is ever interpreted
+st.html(f"<p><b>{tr('Вопрос', 'Question')}:</b> {html.escape(str(rec.get('question') or ''))}</p>")
+if rec.get("dialog_context"):
+    st.html(f"<p style='opacity:0.7'>{tr('Перед этим: ', 'Asked before: ')}"
+            f"{html.escape(' / '.join(map(str, rec['dialog_context'])))}</p>")
+st.html(f"<p><b>{tr('Эталонный ответ', 'Reference answer')}:</b> {html.escape(str(rec.get('ground_truth_answer') or '—'))}</p>")
+st.caption(tr("Тип: ", "Type: ") + str(rec.get("question_type") or "—") + " · " + tr("источник: ", "source: ")
+           + str(rec.get("question_source") or "—") + " · " + tr("чанки: ", "chunks: ") + str(rec.get("relevant_chunk_ids") or []))
+
+chunk_text = str(rec.get("chunk_text") or "")
+if chunk_text:
+    span = highlight_span(chunk_text, str(rec.get("ground_truth_answer") or ""))
+    if span:
+        a, b = span
+        body = html.escape(chunk_text[:a]) + "<mark>" + html.escape(chunk_text[a:b]) + "</mark>" + html.escape(chunk_text[b:])
+    else:
+        body = html.escape(chunk_text)
+    with st.expander(tr(f"Чанк {rec.get('chunk_id')} · {rec.get('confluence_url')}", f"Chunk {rec.get('chunk_id')} · {rec.get('confluence_url')}"),
+                     expanded=True):
+        if not span:
+            st.caption(tr("Ответ дословно в чанке не найден.", "The answer was not found verbatim in the chunk."))
+        st.html(f"<div style='white-space:pre-wrap'>{body}</div>")
+else:
+    st.info(tr("Без релевантного чанка (вопрос без ответа в базе).", "No relevant chunk (a question the knowledge base does not answer)."))
+
+if status == "rejected":
+    if st.button(tr("Вернуть в набор", "Restore to the dataset"), key=f"rv_restore_{key}"):
+        with state.user_errors("Не удалось вернуть", "Could not restore"):
+            A.restore(eng, ds, key)
+            st.rerun()
+    st.stop()
+
+tabs = st.tabs([tr("Решение", "Decision"), tr("Правка", "Edit"), tr("Релевантные чанки", "Relevant chunks")])
+with tabs[0]:
+    with st.form(f"rv_decide_{key}"):
+        cc = st.columns(3)
+        q_ok = cc[0].checkbox("is_question_ok", value=bool(rev.is_question_ok) if rev and rev.is_question_ok is not None else True)
+        a_ok = cc[1].checkbox("is_answer_ok", value=bool(rev.is_answer_ok) if rev and rev.is_answer_ok is not None else True)
+        c_ok = cc[2].checkbox("is_chunk_ok", value=bool(rev.is_chunk_ok) if rev and rev.is_chunk_ok is not None else True)
+        notes = st.text_area(tr("Заметки", "Notes"), value=(rev.notes if rev and rev.notes else ""))
+        reason = st.text_input(tr("Причина отклонения", "Reason for rejection"))
+        b = st.columns(3)
+        do_accept = b[0].form_submit_button(tr("Принять", "Accept"), type="primary")
+        do_reject = b[1].form_submit_button(tr("Отклонить", "Reject"))
+        do_notes = b[2].form_submit_button(tr("Сохранить заметки", "Save notes"))
+    checks = {"is_question_ok": q_ok, "is_answer_ok": a_ok, "is_chunk_ok": c_ok}
+    if do_accept:
+        with state.user_errors("Не удалось принять", "Could not accept"):
+            A.accept(eng, ds, key, notes=notes, checks=checks)
+            st.session_state["rv_advance"] = True
+            st.rerun()
+    if do_reject:
+        if not reason.strip():
+            st.error(tr("Укажите причину отклонения.", "Give a reason for the rejection."))
+        else:
+            with state.user_errors("Не удалось отклонить", "Could not reject"):
+                A.reject(eng, ds, key, reason, notes=notes, checks=checks)
+                st.rerun()
+    if do_notes:
+        A.set_notes(eng, ds, key, notes)
+        st.toast(tr("Заметки сохранены", "Notes saved"))
+
+with tabs[1], st.form(f"rv_edit_{key}"):
+    q = st.text_area(tr("Вопрос", "Question"), value=str(rec.get("question") or ""))
+    ans = st.text_area(tr("Эталонный ответ", "Reference answer"), value=str(rec.get("ground_truth_answer") or ""))
+    if st.form_submit_button(tr("Сохранить (новая версия)", "Save (new version)")):
+        with state.user_errors("Правка не сохранена", "The edit was not saved"):
+            new = A.edit(eng, ds, key, question=q, answer=ans)
+            if new.version != ds.version:
+                st.toast(tr(f"Версия v{new.version}", f"Version v{new.version}"))
+            st.rerun()
+
+with tabs[2]:
+    current = [int(x) for x in rec.get("relevant_chunk_ids") or []]
+    query = st.text_input(tr("Поиск чанков (слова или вопрос)", "Search chunks (words or the question)"),
+                          value=str(rec.get("question") or ""), key=f"rv_q_{key}")
+    hits = search_chunks(eng, query, k=10) if query.strip() else pd.DataFrame(columns=["chunk_id", "url", "text"])
+    ids = list(dict.fromkeys(current + [int(i) for i in hits["chunk_id"]]))
+    if ids:
+        from voproshalych_eval.db.production import read_chunks
+
+        kb = read_chunks(eng, ids=ids).set_index("id")
+        rank = {int(r.chunk_id): r for r in hits.itertuples(index=False)}
+        pick = pd.DataFrame([{
+            "relevant": i in current, "chunk_id": i, "page": str(kb.loc[i, "url"]) if i in kb.index else "—",
+            "vector_rank": getattr(rank.get(i), "vector_rank", None), "fts_rank": getattr(rank.get(i), "fts_rank", None),
+            "text": (str(kb.loc[i, "text"])[:300] + "…") if i in kb.index else tr("нет в базе знаний", "not in the knowledge base"),
+        } for i in ids])
+        edited = st.data_editor(pick, hide_index=True, key=f"rv_pick_{key}", disabled=["chunk_id", "page", "vector_rank", "fts_rank", "text"],
+                                column_config={"relevant": st.column_config.CheckboxColumn(tr("релевантен", "relevant"))})
+        chosen = [int(r["chunk_id"]) for _, r in edited.iterrows() if r["relevant"]]
+        st.caption(tr("Порядок: первый отмеченный станет chunk_id.", "Order: the first checked becomes chunk_id."))
+        if st.button(tr("Сохранить релевантные чанки (новая версия)", "Save relevant chunks (new version)"), key=f"rv_save_chunks_{key}"):
+            with state.user_errors("Чанки не сохранены", "The chunks were not saved"):
+                A.edit(eng, ds, key, relevant_chunk_ids=chosen)
+                st.rerun()

@@ -1,0 +1,304 @@
+"""Datasets — generate golden sets from the knowledge base, list them, versions / history / diff, export / import,
+annotation files, staleness against the knowledge base."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+from voproshalych_eval import annotations as A
+from voproshalych_eval import dataset_versions as dv
+from voproshalych_eval import datasets
+from voproshalych_eval.ui import jobs, state
+from voproshalych_eval.ui.common import empty_state, json_download, page_header, table_with_download
+from voproshalych_eval.ui.i18n import tr
+
+KEY = "datasets_gen_run_id"
+TYPES = ("factual", "paraphrase", "multi_chunk", "conditional", "unanswerable", "follow_up")
+TYPE_LABELS = {
+    "factual": ("фактический", "factual"),
+    "paraphrase": ("студенческий стиль", "student register"),
+    "multi_chunk": ("из нескольких чанков", "multi-chunk"),
+    "conditional": ("условие / сравнение", "conditional"),
+    "unanswerable": ("нет ответа в базе", "unanswerable"),
+    "follow_up": ("уточняющий вопрос", "follow-up"),
+}
+GATE_LABELS = {
+    "generation": ("не удалось разобрать ответ модели", "no usable reply"),
+    "no_template": ("нет подходящего шаблона", "no template applies"),
+    "verbatim": ("копирует чанк", "copies the chunk"),
+    "support": ("ответ не подтверждён чанком", "answer not supported"),
+    "answerable": ("«без ответа», но база отвечает", "'unanswerable' but answered"),
+    "near_duplicate_new": ("дубликат в новом наборе", "near-duplicate in the new set"),
+    "near_duplicate_existing": ("дубликат существующего набора", "near-duplicate of an existing set"),
+}
+
+WARNINGS_RU = {
+    "size_below_pages": "Размер {size} меньше числа страниц ({pages}): не каждой странице достанется вопрос.",
+    "no_second_chunk": "Слот {slot}: нет второго чанка для вопроса из нескольких чанков; запланирован фактический.",
+    "incomplete": "Не сгенерировано слотов: {n}. Продолжите запуск, чтобы сохранить набор.",
+    "empty": "Ни один вопрос не прошёл фильтры; набор не сохранён.",
+    "pages_uncovered": "Страниц без вопросов: {n}.",
+}
+
+
+def _t(pair: tuple[str, str]) -> str:
+    return tr(*pair)
+
+
+page_header(
+    tr("Наборы данных", "Datasets"),
+    tr("Эталонные наборы для Tier 1–3: создать из базы знаний, хранить версии, выгружать и загружать.",
+       "Golden sets for Tiers 1–3: generate them from the knowledge base, keep versions, export and import."),
+    tr(
+        "**Создать**: вопросы пишет LLM по чанкам базы знаний (по умолчанию поровну на каждую страницу), каждый "
+        "кандидат проходит фильтры: вопрос не копирует чанк, ответ подтверждается чанком (судья), «вопрос без ответа» "
+        "не находит ответа в ближайших чанках, почти-дубликаты (косинус ≥ порога) отбрасываются — и внутри нового "
+        "набора, и относительно уже сохранённых. Что отброшено каждым фильтром — в отчёте запуска. Без LLM работает "
+        "**офлайн-генератор шаблонов**: вопросы механически собраны из предложений чанка, такие элементы помечены и "
+        "**не заменяют** набор, созданный LLM.\n\n"
+        "**Версии**: каждая правка содержимого создаёт новую версию (хеш содержимого); запуск помнит версию, на которой "
+        "шёл (`имя@v2` в CLI). **Актуальность**: если чанки в базе изменились, набор помечается устаревшим и "
+        "предлагается новый чанк (та же страница, наибольшее сходство).",
+        "**Generate**: an LLM writes questions from knowledge-base chunks (by default evenly over every page); each "
+        "candidate passes gates: the question does not copy the chunk, the answer is supported by the chunk (judge), an "
+        "'unanswerable' question is not answered by its nearest chunks, near-duplicates (cosine ≥ threshold) are "
+        "dropped — within the new set and against stored sets. The run's report says what each gate dropped. Without "
+        "an LLM the **offline template generator** works: questions are mechanically built from the chunk's "
+        "sentences; such items are marked and are **not a substitute** for an LLM-generated set.\n\n"
+        "**Versions**: every content change makes a new version (content hash); a run remembers the version it used "
+        "(`name@v2` in the CLI). **Staleness**: when chunks change in the knowledge base the dataset is flagged and "
+        "the likely new chunk is suggested (same page, highest similarity).",
+    ),
+)
+
+eng = state.engine()
+tab_list, tab_gen, tab_ver, tab_io, tab_stale = st.tabs([
+    tr("Наборы", "Datasets"), tr("Создать", "Generate"), tr("Версии", "Versions"),
+    tr("Экспорт и импорт", "Export and import"), tr("Актуальность", "Staleness"),
+])
+
+heads = datasets.list_datasets(eng, heads_only=True)
+golden_names = [d["name"] for d in heads if d["kind"] == "golden"]
+
+# ---------------------------------------------------------------- list
+with tab_list:
+    if not heads:
+        empty_state("Наборов пока нет — загрузите демо или создайте набор.", "No datasets yet — load the demo or generate one.")
+    else:
+        df = pd.DataFrame(heads)[["name", "kind", "version", "n_items", "content_hash", "source", "created_at"]]
+        df["content_hash"] = df["content_hash"].str.slice(0, 12)
+        df.columns = [tr("имя", "name"), tr("вид", "kind"), tr("версия", "version"), tr("элементов", "items"),
+                      tr("хеш", "hash"), tr("источник", "source"), tr("создан", "created")]
+        table_with_download(df, "datasets", key="ds_list")
+
+# ---------------------------------------------------------------- generate
+with tab_gen:
+    from voproshalych_eval.llm.providers import configured_providers
+
+    has_llm = bool(configured_providers(state.settings()))
+    if not has_llm:
+        st.warning(tr(
+            "LLM не настроен: доступен только офлайн-генератор шаблонов. Его вопросы механически собраны из предложений "
+            "чанков, помечены как офлайн и не заменяют набор, созданный LLM.",
+            "No LLM is configured: only the offline template generator is available. Its questions are mechanically "
+            "built from the chunks' sentences, marked offline, and are not a substitute for an LLM-generated set.",
+        ))
+    from voproshalych_eval.db.production import inspect_schema, read_chunks
+
+    pages_all: list[str] = []
+    source_types: list[str] = []
+    if inspect_schema(eng).has_chunk:
+        kb = read_chunks(eng)
+        pages_all = sorted(kb["url"].astype(str).unique())
+        source_types = sorted({s for s in kb["source_type"].dropna().astype(str)})
+    with st.form("gen_form"):
+        c1, c2, c3 = st.columns(3)
+        size = c1.number_input(tr("Сколько вопросов", "Number of questions"), 1, 5000, 50)
+        strategy = c2.selectbox(tr("Распределение по страницам", "Sampling over pages"), ["uniform", "proportional"],
+                                format_func={"uniform": tr("поровну на страницу", "uniform per page"),
+                                             "proportional": tr("пропорционально числу чанков", "proportional to chunks")}.get)
+        name = c3.text_input(tr("Имя набора (пусто — по времени)", "Dataset name (empty: by time)"), "")
+        types = st.multiselect(tr("Типы вопросов (поровну)", "Question types (equal mix)"), list(TYPES), default=list(TYPES),
+                               format_func={t: _t(TYPE_LABELS[t]) for t in TYPES}.get)
+        pages = st.multiselect(tr("Только страницы (пусто — все)", "Only pages (empty: all)"), pages_all)
+        stypes = st.multiselect(tr("Только типы источников", "Only source types"), source_types) if source_types else []
+        c1, c2, c3, c4 = st.columns(4)
+        offline = c1.checkbox(tr("Офлайн (шаблоны, без LLM)", "Offline (templates, no LLM)"), value=not has_llm,
+                              disabled=not has_llm)
+        temperature = c2.slider(tr("Температура", "Temperature"), 0.0, 1.5, 0.7, 0.1)
+        oversample = c3.slider(tr("Запас слотов", "Spare slots"), 0.0, 1.0, 0.2, 0.05,
+                               help=tr("Доля дополнительных слотов на случай отбрасывания фильтрами.",
+                                       "Extra slots, as a share of the size, to make up for gate drops."))
+        concurrency = c4.slider(tr("Параллельно", "Concurrency"), 1, 16, 8)
+        submitted = st.form_submit_button(tr("Создать набор", "Generate"), type="primary")
+    if submitted:
+        if not types:
+            st.error(tr("Выберите хотя бы один тип вопросов.", "Choose at least one question type."))
+        else:
+            from voproshalych_eval.generation.plan import build_plan
+
+            params = {"size": int(size), "types": list(types), "strategy": strategy, "pages": pages or None,
+                      "source_types": stypes or None, "name": name.strip() or None, "offline": True if offline or not has_llm else None,
+                      "temperature": float(temperature), "oversample": float(oversample), "concurrency": int(concurrency),
+                      "lang": st.session_state.get("ui_language", "ru")}
+            jobs.start(lambda: build_plan(eng, params), KEY)
+    jobs.job_panel(KEY)
+    run = jobs.pick_run("dataset_generation", KEY, label=tr("Запуск генерации", "Generation run"))
+    if run is None:
+        empty_state("Запусков генерации ещё не было.", "No generation runs yet.")
+    else:
+        jobs.run_caption(run)
+        m = run.metrics or {}
+        if run.offline:
+            st.warning(tr("Офлайн-шаблоны: этот набор не заменяет набор, созданный LLM.",
+                          "Offline templates: this set is not a substitute for an LLM-generated set."))
+        if m:
+            c = st.columns(4)
+            c[0].metric(tr("Элементов", "Items"), f"{m.get('n_items', 0)} / {m.get('size_requested', '—')}")
+            c[1].metric(tr("Страниц покрыто", "Pages covered"), f"{m.get('pages_covered', 0)} / {m.get('pages_total', '—')}")
+            c[2].metric(tr("Отброшено", "Dropped"), sum((m.get("dropped") or {}).values()))
+            c[3].metric(tr("Токены", "Tokens"), m.get("tokens") or 0)
+            cost = ((m.get("cost_usd") or {}).get("total") or {}).get("value") if isinstance(m.get("cost_usd"), dict) else None
+            if m.get("cost_usd"):
+                st.caption(tr("Стоимость: ", "Cost: ") + (f"${cost:.4f}" if cost is not None
+                                                          else tr("неизвестна (нет цены модели)", "unknown (no price for the model)")))
+            if m.get("dataset_ref"):
+                st.success(tr(f"Сохранён набор **{m['dataset_ref']}**.", f"Stored dataset **{m['dataset_ref']}**."))
+            for w in m.get("warnings") or []:
+                if not isinstance(w, dict):
+                    w = {"code": None, "message": str(w)}
+                ru = WARNINGS_RU.get(w.get("code"), w.get("message", ""))
+                st.info(tr(ru.format(**{k: v for k, v in w.items() if k not in ("code", "message")}), w.get("message", "")))
+            col1, col2 = st.columns(2)
+            with col1:
+                st.markdown("**" + tr("По типам", "By type") + "**")
+                bt = pd.DataFrame([{tr("тип", "type"): _t(TYPE_LABELS.get(k, (k, k))), tr("получено", "kept"): v,
+                                    tr("запрошено", "requested"): (m.get("requested_by_type") or {}).get(k)}
+                                   for k, v in (m.get("by_type") or {}).items()])
+                st.dataframe(bt, hide_index=True)
+            with col2:
+                st.markdown("**" + tr("Что отбросили фильтры", "What the gates dropped") + "**")
+                dr = pd.DataFrame([{tr("фильтр", "gate"): _t(GATE_LABELS.get(k, (k, k))), tr("отброшено", "dropped"): v}
+                                   for k, v in (m.get("dropped") or {}).items()])
+                st.dataframe(dr, hide_index=True)
+            json_download(m, f"generation_run{run.id}", key=f"genm{run.id}")
+        items = jobs.items_frame(run.id)
+        if not items.empty:
+            with st.expander(tr("Все кандидаты с решениями фильтров", "Every candidate with the gates' decisions")):
+                cols = [c for c in ("item_key", "status", "question_type", "question", "answer", "kept", "dropped_by", "error")
+                        if c in items.columns]
+                table_with_download(items[cols], f"generation_run{run.id}_candidates", key=f"genc{run.id}")
+
+# ---------------------------------------------------------------- versions
+with tab_ver:
+    if not golden_names:
+        empty_state("Нет эталонных наборов.", "No golden datasets.")
+    else:
+        vname = st.selectbox(tr("Набор", "Dataset"), golden_names, key="ver_name")
+        hist = dv.history_frame(eng, vname)
+        st.dataframe(hist, hide_index=True)
+        versions = hist["version"].tolist() if len(hist) else []
+        if len(versions) >= 2:
+            c1, c2 = st.columns(2)
+            va = c1.selectbox(tr("Версия A", "Version A"), versions, index=1, key="ver_a")
+            vb = c2.selectbox(tr("Версия B", "Version B"), versions, index=0, key="ver_b")
+            diff = dv.diff_versions(eng, vname, int(va), int(vb))
+            st.caption(tr(f"Добавлено {len(diff.added)}, удалено {len(diff.removed)}, изменено {len(diff.changed)}",
+                          f"Added {len(diff.added)}, removed {len(diff.removed)}, changed {len(diff.changed)}"))
+            table_with_download(dv.diff_frame(diff), f"{vname}_v{va}_v{vb}_diff", key="ver_diff")
+            with st.form("revert_form"):
+                vr = st.selectbox(tr("Вернуть содержимое версии", "Restore the content of version"), versions[1:], key="ver_rev")
+                if st.form_submit_button(tr("Вернуть (новой версией)", "Restore (as a new version)")):
+                    with state.user_errors("Не удалось вернуть версию", "Could not restore the version"):
+                        new = dv.revert(eng, vname, int(vr))
+                        st.success(tr(f"Версия v{new.version} = содержимое v{vr}.", f"Version v{new.version} = content of v{vr}."))
+        else:
+            st.caption(tr("У набора одна версия.", "The dataset has one version."))
+
+# ---------------------------------------------------------------- export / import
+with tab_io:
+    if golden_names:
+        ename = st.selectbox(tr("Набор", "Dataset"), golden_names, key="io_name")
+        ds = datasets.get_dataset(eng, ename, "golden")
+        st.caption(f"{ds.name} v{ds.version} · {len(ds)} · {ds.content_hash[:12]}")
+        c1, c2, c3, c4 = st.columns(4)
+        c1.download_button("⬇ JSON", json.dumps(ds.records, ensure_ascii=False, indent=1).encode("utf-8"),
+                           f"{ds.name}_v{ds.version}.json", "application/json", key="io_json")
+        c2.download_button("⬇ CSV", datasets.export_csv(ds.records).encode("utf-8"), f"{ds.name}_v{ds.version}.csv", "text/csv", key="io_csv")
+        c3.download_button(tr("⬇ Разметка CSV", "⬇ Annotation CSV"), A.export_annotations(eng, ds.name, "csv").encode("utf-8"),
+                           f"{ds.name}_v{ds.version}_annotation.csv", "text/csv", key="io_ann_csv")
+        c4.download_button(tr("⬇ Разметка JSON", "⬇ Annotation JSON"), A.export_annotations(eng, ds.name, "json").encode("utf-8"),
+                           f"{ds.name}_v{ds.version}_annotation.json", "application/json", key="io_ann_json")
+        st.caption(tr(
+            "Файл разметки: колонки `is_question_ok`, `is_answer_ok`, `is_chunk_ok` (1/0), `notes`, `reason`; можно править "
+            "`question`, `ground_truth_answer`, `relevant_chunk_ids`. Загрузка применяет всё одной новой версией.",
+            "Annotation file: columns `is_question_ok`, `is_answer_ok`, `is_chunk_ok` (1/0), `notes`, `reason`; "
+            "`question`, `ground_truth_answer`, `relevant_chunk_ids` may be edited. Importing applies it all as one new version.",
+        ))
+    st.subheader(tr("Загрузить файл разметки", "Import an annotation file"))
+    up = st.file_uploader(tr("CSV или JSON", "CSV or JSON"), type=["csv", "json"], key="io_ann_up")
+    skip_bad = st.checkbox(tr("Применить хорошие строки, плохие перечислить", "Apply the good rows, list the bad ones"), key="io_skip")
+    if up is not None and st.button(tr("Применить разметку", "Apply the annotations"), key="io_apply"):
+        try:
+            rep = A.import_annotations(eng, up.name, data=up.getvalue(), skip_bad_rows=skip_bad)
+            st.success(tr(
+                f"{rep.dataset}: v{rep.version_before} → v{rep.version_after}; применено строк {rep.n_applied} из {rep.n_rows}; "
+                f"правок {len(rep.edited)}, отклонено {len(rep.rejected)}, возвращено {len(rep.restored)}, принято {len(rep.accepted)}.",
+                f"{rep.dataset}: v{rep.version_before} → v{rep.version_after}; {rep.n_applied} of {rep.n_rows} rows applied; "
+                f"edited {len(rep.edited)}, rejected {len(rep.rejected)}, restored {len(rep.restored)}, accepted {len(rep.accepted)}.",
+            ))
+            if rep.errors:
+                st.dataframe(pd.DataFrame(rep.errors), hide_index=True)
+        except A.AnnotationImportError as exc:
+            st.error(tr("Файл не применён: ", "The file was not applied: ") + str(exc))
+            st.dataframe(pd.DataFrame(exc.errors), hide_index=True)
+        except Exception as exc:  # noqa: BLE001 - shown as a sentence
+            st.error(str(exc))
+    st.subheader(tr("Загрузить набор данных", "Import a dataset"))
+    up2 = st.file_uploader(tr("Эталонный набор (JSON, JSONL, CSV)", "Golden set (JSON, JSONL, CSV)"), type=["json", "jsonl", "csv"],
+                           key="io_ds_up")
+    iname = st.text_input(tr("Имя (пусто — имя файла)", "Name (empty: the file name)"), key="io_ds_name")
+    if up2 is not None and st.button(tr("Сохранить набор", "Store the dataset"), key="io_store"):
+        with state.user_errors("Набор не сохранён", "The dataset was not stored"):
+            nm = iname.strip() or up2.name.rsplit(".", 1)[0]
+            stored = datasets.store(eng, datasets.load_file(up2.name, "golden", name=nm, data=up2.getvalue()))
+            st.success(tr(f"Сохранён {stored.name} v{stored.version} ({len(stored)} элементов).",
+                          f"Stored {stored.name} v{stored.version} ({len(stored)} items)."))
+
+# ---------------------------------------------------------------- staleness
+with tab_stale:
+    st.caption(tr(
+        "Набор устаревает, когда чанки, на которые он ссылается, удалены, изменены или перенесены на другую страницу.",
+        "A dataset is stale when chunks it references were deleted, changed or moved to another page.",
+    ))
+    if golden_names and st.button(tr("Проверить все наборы", "Check every dataset"), key="stale_all"):
+        from voproshalych_eval.generation.staleness import check_all
+
+        rows = [r.summary() for r in check_all(eng)]
+        st.session_state["stale_summary"] = rows
+    if st.session_state.get("stale_summary"):
+        sdf = pd.DataFrame(st.session_state["stale_summary"])
+        sdf["by_kind"] = sdf["by_kind"].map(lambda d: ", ".join(f"{k} {v}" for k, v in d.items() if v))
+        st.dataframe(sdf, hide_index=True)
+    if golden_names:
+        sname = st.selectbox(tr("Подробно для набора", "Details for"), golden_names, key="stale_name")
+        if st.button(tr("Проверить и предложить чанки", "Check and suggest chunks"), key="stale_one"):
+            from voproshalych_eval.generation.staleness import check_dataset
+
+            with st.spinner(tr("Сравниваю с базой знаний…", "Comparing with the knowledge base…")):
+                rep = check_dataset(eng, sname)
+            if not rep.stale:
+                st.success(tr("Набор актуален.", "The dataset is up to date."))
+            else:
+                st.warning(tr(f"Устарело элементов: {len(rep.affected)} из {rep.n_items}.",
+                              f"Stale items: {len(rep.affected)} of {rep.n_items}."))
+                rows = [{"item_key": a.item_key, "question": a.question,
+                         "problems": "; ".join(f"{p['kind']} {p.get('chunk_id') or p.get('old_url')}" for p in a.problems),
+                         "suggested_chunk": (a.suggestion or {}).get("chunk_id"),
+                         "similarity": (a.suggestion or {}).get("similarity")} for a in rep.affected]
+                table_with_download(pd.DataFrame(rows), f"{sname}_stale", key="stale_tbl")
+                st.caption(tr("Исправить: страница «Разметка наборов» → выбрать чанк в подборщике (новая версия).",
+                              "To fix: the 'Dataset review' page → pick the chunk in the picker (a new version)."))

@@ -1,0 +1,136 @@
+"""AppTest: the dataset review page — one item at a time, accept, reject with a reason, edit, table view —
+and the Datasets and Real questions pages' main flows."""
+
+from __future__ import annotations
+
+import html
+import uuid
+
+from streamlit.testing.v1 import AppTest
+
+from tests.support.dataset_cleanup import drop_new_datasets  # noqa: F401 (autouse fixture)
+from voproshalych_eval import annotations as A
+from voproshalych_eval.config import PROJECT_ROOT
+from voproshalych_eval.datasets import Dataset, content_hash, get_dataset, store
+
+APP = str(PROJECT_ROOT / "app.py")
+
+
+def _page(path: str, lang: str = "en", **state: object) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.session_state["ui_language"] = lang
+    for k, v in state.items():
+        at.session_state[k] = v
+    at.run()
+    at.switch_page(path).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _copy(engine, n: int = 5) -> Dataset:  # type: ignore[no-untyped-def]
+    recs = [dict(r) for r in get_dataset(engine, "demo_golden", "golden").records[:n]]
+    return store(engine, Dataset("rv_" + uuid.uuid4().hex[:6], "golden", recs, content_hash(recs), source="test"))
+
+
+def test_review_one_item_accept_reject_edit(demo_engine) -> None:  # type: ignore[no-untyped-def]
+    ds = _copy(demo_engine)
+    at = _page("pages/dataset_review.py", rv_name=ds.name)
+    assert at.title[0].value == "Dataset review"
+    assert any(html.escape(ds.records[0]["question"]) in h.value for h in at.html)
+    # the answer span is highlighted in the chunk where it is found verbatim (or the page says it is not)
+    assert any("<mark>" in h.value for h in at.html) or any("not found verbatim" in c.value for c in at.caption)
+    # next
+    at.button(key="rv_next").click().run()
+    assert any(html.escape(ds.records[1]["question"]) in h.value for h in at.html)
+    # accept: metadata only, no new version; the page moves on
+    accept = next(b for b in at.button if b.label == "Accept")
+    accept.click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert A.reviews(demo_engine, ds.name)[ds.keys()[1]].status == "accepted"
+    assert get_dataset(demo_engine, ds.name).version == 1
+    # reject without a reason: refused with a message; with a reason: a new version without the item
+    next(b for b in at.button if b.label == "Reject").click().run()
+    assert any("reason" in e.value for e in at.error)
+    at.text_input[0].set_value("дубликат")
+    next(b for b in at.button if b.label == "Reject").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    head = get_dataset(demo_engine, ds.name)
+    assert head.version == 2 and len(head) == len(ds) - 1
+    assert A.reviews(demo_engine, ds.name)[ds.keys()[2]].reason == "дубликат"
+    # edit the question: a new version
+    at = _page("pages/dataset_review.py", rv_name=ds.name)
+    qa = next(t for t in at.text_area if t.label == "Question")
+    qa.set_value("Исправленный вопрос?")
+    next(b for b in at.button if b.label == "Save (new version)").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert get_dataset(demo_engine, ds.name).records[0]["question"] == "Исправленный вопрос?"
+    # the table view lists the rejected item with its reason
+    at.radio(key="rv_view").set_value("table").run()
+    assert not at.exception, [e.value for e in at.exception]
+    df = at.dataframe[0].value
+    assert set(df["status"]) >= {"accepted", "rejected"} and "дубликат" in set(df["reason"])
+
+
+def test_review_page_shows_hostile_text_inert(demo_engine) -> None:  # type: ignore[no-untyped-def]
+    """Data that looks like Markdown or HTML (a remote image, a link, a script) is shown escaped, never rendered."""
+    rec = dict(get_dataset(demo_engine, "demo_golden", "golden").records[0])
+    hostile = "Стипендия? ![pixel](http://tracker.example/p.png) [сюда](http://evil.example) <script>alert(1)</script>"
+    rec.update(question=hostile, ground_truth_answer="**жирный** <img src=x onerror=alert(1)>",
+               chunk_text=rec["chunk_text"] + "\n\n![p](http://tracker.example/q.png) <b>x</b>")
+    ds = store(demo_engine, Dataset("rv_" + uuid.uuid4().hex[:6], "golden", [rec], content_hash([rec]), source="test"))
+    at = _page("pages/dataset_review.py", rv_name=ds.name)
+    bodies = [h.value for h in at.html]
+    assert any(html.escape(hostile) in b for b in bodies)
+    assert any("&lt;img src=x onerror=alert(1)&gt;" in b for b in bodies)
+    assert any("&lt;b&gt;x&lt;/b&gt;" in b for b in bodies)
+    # nothing of it reaches a Markdown element (where an image or a link would render) or raw HTML
+    shown = [m.value for m in at.markdown] + [c.value for c in at.caption] + bodies
+    assert not any("<script>" in v or "<img" in v or "<b>x" in v for v in shown)
+    assert not any("](http://" in v for v in [m.value for m in at.markdown] + [c.value for c in at.caption])
+
+
+def test_review_page_in_russian(demo_engine) -> None:  # type: ignore[no-untyped-def]
+    ds = _copy(demo_engine, 2)
+    at = _page("pages/dataset_review.py", lang="ru", rv_name=ds.name)
+    assert at.title[0].value == "Разметка наборов"
+    assert any(b.label == "Принять" for b in at.button)
+
+
+def test_datasets_page_generates_offline(demo_engine) -> None:  # type: ignore[no-untyped-def]
+    at = _page("pages/datasets.py")
+    assert at.title[0].value == "Datasets"
+    assert any("offline template generator" in w.value for w in at.warning)  # no LLM configured in tests
+    name = "page_" + uuid.uuid4().hex[:6]
+    at.number_input[0].set_value(5)
+    at.text_input[0].set_value(name)
+    next(b for b in at.button if b.label == "Generate").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    from voproshalych_eval import executor, runs
+
+    run = [r for r in runs.list_runs(demo_engine, tier="dataset_generation", limit=10) if r.dataset_name == name][0]
+    job = executor.get_job(run.id)
+    assert job is not None
+    job.wait(300)
+    assert runs.get_run(demo_engine, run.id).status == "done"
+    assert get_dataset(demo_engine, name, "golden").records[0]["generation"]["offline"] is True
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("not a substitute" in w.value for w in at.warning)
+
+
+def test_realq_page_labels_a_question(demo_engine) -> None:  # type: ignore[no-untyped-def]
+    from voproshalych_eval.generation import realq
+
+    name = "rq_" + uuid.uuid4().hex[:6]
+    cands = realq.candidates(demo_engine, strategy="thumbs_down", n=2)
+    realq.add_to_pool(demo_engine, name, cands)
+    at = _page("pages/realq.py", rq_name=name)
+    assert at.title[0].value == "Real questions"
+    assert not any(e.value for e in at.error)
+    # the retriever's suggestions are shown but not checked as relevant
+    editor = next(d.value for d in at.dataframe if "relevant" in d.value.columns)
+    assert editor["suggested"].any() and not editor["relevant"].any()
+    next(b for b in at.button if b.label == "Not in the knowledge base").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    ds = get_dataset(demo_engine, name, "golden")
+    assert len(ds) == 1 and ds.records[0]["not_in_kb"] is True and ds.records[0]["relevant_chunk_ids"] == []

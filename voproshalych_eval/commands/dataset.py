@@ -1,0 +1,353 @@
+"""``dataset``: generate golden sets from the knowledge base, list / show / export / import them, their
+versions (history, diff), annotation files for review in a spreadsheet, staleness, and realq labelling."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from voproshalych_eval.commands.common import add_json_flag, emit, engine, exit_code, progress
+from voproshalych_eval.commands.resume import add_outcome_flags
+
+
+def _csv_list(value: str | None) -> list[str] | None:
+    if not value:
+        return None
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("dataset", help="golden datasets: generate, list, show, export/import, versions, annotations, realq")
+    dsub = p.add_subparsers(dest="dataset_command", metavar="ACTION")
+    dsub.required = True
+
+    g = dsub.add_parser("generate", help="generate a synthetic golden set from the knowledge base (a resumable run)")
+    g.add_argument("--size", type=int, required=True, help="number of items wanted")
+    g.add_argument("--types", default=None,
+                   help="question types, comma-separated, optional weights (factual:2,unanswerable:1); default: all six "
+                        "(factual, paraphrase, multi_chunk, conditional, unanswerable, follow_up)")
+    g.add_argument("--pages", default=None, help="only these pages (comma-separated URLs)")
+    g.add_argument("--source-types", default=None, help="only chunks of these source types (comma-separated)")
+    g.add_argument("--strategy", choices=("uniform", "proportional"), default="uniform",
+                   help="questions per page: uniform (every page) or proportional to its chunks")
+    g.add_argument("--name", default=None, help="stored dataset name (default synthetic_<UTC time>); an existing name gets a new version")
+    g.add_argument("--offline", action="store_true", help="labelled template generator, no LLM (not a substitute for an LLM set)")
+    g.add_argument("--model", default=None, help="generator model (default: the first configured)")
+    g.add_argument("--judge-models", default=None, help="models of the support check (comma-separated; default: the generator)")
+    g.add_argument("--temperature", type=float, default=None, help="generation temperature (default 0.7)")
+    g.add_argument("--oversample", type=float, default=None, help="spare slots as a share of --size (default 0.2)")
+    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--lang", choices=("ru", "en"), default="ru", help="prompt language")
+    g.add_argument("--concurrency", type=int, default=None, help="items in flight (default 8)")
+    g.add_argument("--no-compare-existing", action="store_true", help="do not drop near-duplicates of existing golden sets")
+    add_outcome_flags(g)
+    g.set_defaults(func=cmd_generate)
+
+    a = dsub.add_parser("list", help="stored datasets (newest version of each name)")
+    a.add_argument("--kind", default=None, help="golden, judge, dialogs, samples")
+    a.add_argument("--all-versions", action="store_true", help="every stored version, not only the heads")
+    add_json_flag(a)
+    a.set_defaults(func=cmd_list)
+
+    a = dsub.add_parser("show", help="one dataset: version, counts, staleness, first items (NAME, NAME@v2, id or hash)")
+    a.add_argument("name")
+    a.add_argument("--items", type=int, default=3, help="items to print")
+    add_json_flag(a)
+    a.set_defaults(func=cmd_show)
+
+    a = dsub.add_parser("export", help="write a dataset in the seed's golden format (JSON or CSV)")
+    a.add_argument("name")
+    a.add_argument("--format", choices=("json", "csv"), default="json")
+    a.add_argument("--output", "-o", default=None, help="file to write (default: stdout)")
+    a.set_defaults(func=cmd_export)
+
+    a = dsub.add_parser("import", help="validate and store a dataset file (a new version when the name exists)")
+    a.add_argument("file")
+    a.add_argument("--name", default=None, help="stored name (default: the file name)")
+    a.add_argument("--kind", default="golden")
+    add_json_flag(a)
+    a.set_defaults(func=cmd_import)
+
+    a = dsub.add_parser("annotate-export", help="annotation file for review in a spreadsheet (is_question_ok, is_answer_ok, is_chunk_ok, notes)")
+    a.add_argument("name")
+    a.add_argument("--format", choices=("csv", "json"), default="csv")
+    a.add_argument("--output", "-o", default=None)
+    a.set_defaults(func=cmd_annotate_export)
+
+    a = dsub.add_parser("annotate-import", help="apply an edited annotation file (one new version; bad rows reported)")
+    a.add_argument("file")
+    a.add_argument("--dataset", default=None, help="dataset name (default: the file's 'dataset' column)")
+    a.add_argument("--skip-bad-rows", action="store_true", help="apply the good rows and report the bad ones")
+    add_json_flag(a)
+    a.set_defaults(func=cmd_annotate_import)
+
+    a = dsub.add_parser("history", help="versions of a dataset")
+    a.add_argument("name")
+    add_json_flag(a)
+    a.set_defaults(func=cmd_history)
+
+    a = dsub.add_parser("diff", help="items added, removed and changed between two versions")
+    a.add_argument("name")
+    a.add_argument("a", help="version (3, v3 or a hash prefix)")
+    a.add_argument("b", help="version")
+    add_json_flag(a)
+    a.set_defaults(func=cmd_diff)
+
+    a = dsub.add_parser("stale", help="datasets referencing chunks that changed in the knowledge base (with suggestions)")
+    a.add_argument("name", nargs="?", default=None, help="one dataset (default: every golden dataset, no suggestions)")
+    add_json_flag(a)
+    a.set_defaults(func=cmd_stale)
+
+    a = dsub.add_parser("realq-pick", help="put real questions from the log into the labelling pool of a realq set")
+    a.add_argument("name", help="realq dataset name")
+    a.add_argument("--strategy", choices=("random_stratified", "unanswered", "thumbs_down", "topic", "coverage_gap"),
+                   default="random_stratified")
+    a.add_argument("--n", type=int, default=20)
+    a.add_argument("--topic", type=int, default=None)
+    a.add_argument("--source", default=None, help="question log source (default: the bot's table)")
+    a.add_argument("--seed", type=int, default=0)
+    add_json_flag(a)
+    a.set_defaults(func=cmd_realq_pick)
+
+    a = dsub.add_parser("label", help="label a pooled real question: its relevant chunks, or not in the knowledge base")
+    a.add_argument("name")
+    a.add_argument("key", help="item key of the pooled question (see realq-pick / show)")
+    grp = a.add_mutually_exclusive_group(required=True)
+    grp.add_argument("--chunks", default=None, help="relevant chunk ids a person confirmed (comma-separated)")
+    grp.add_argument("--not-in-kb", action="store_true", help="the knowledge base does not answer it")
+    a.add_argument("--answer", default=None, help="reference answer")
+    add_json_flag(a)
+    a.set_defaults(func=cmd_label)
+
+
+# ---------------------------------------------------------------- generate
+
+
+def cmd_generate(args: Any) -> int:
+    from voproshalych_eval.commands.resume import execute_plan
+    from voproshalych_eval.generation.plan import build_plan
+
+    eng = engine()
+    params = {
+        "size": args.size, "types": args.types, "pages": _csv_list(args.pages), "source_types": _csv_list(args.source_types),
+        "strategy": args.strategy, "name": args.name, "offline": True if args.offline else None, "model": args.model,
+        "judge_models": _csv_list(args.judge_models), "temperature": args.temperature, "oversample": args.oversample,
+        "seed": args.seed, "lang": args.lang, "concurrency": args.concurrency,
+        "compare_existing": False if args.no_compare_existing else None,
+    }
+    plan = build_plan(eng, params)
+    progress(f"{len(plan.items)} slots for {args.size} items -> dataset {plan.dataset_name}"
+             + (" — OFFLINE template generator (not a substitute for an LLM-generated set)" if plan.offline else ""))
+    run_id, prog = execute_plan(plan, args)
+    m = dict(prog.metrics or {})
+    version = int(m["dataset_ref"].rsplit("@v", 1)[1]) if m.get("dataset_ref") else None
+    cost = m.get("cost_usd")
+    total_cost = (cost.get("total") or {}).get("value") if isinstance(cost, dict) else cost
+    out = {
+        "dataset": m.get("dataset"), "version": version, "dataset_ref": m.get("dataset_ref"),
+        "dataset_hash": m.get("dataset_hash"),
+        "n_items": m.get("n_items", 0), "pages_covered": m.get("pages_covered", 0), "pages_total": m.get("pages_total"),
+        "by_type": m.get("by_type", {}), "dropped": m.get("dropped", {}), "run_id": run_id, "status": prog.status,
+        "offline": plan.offline, "generator": m.get("generator"), "n_failed_items": prog.failed,
+        "tokens": m.get("tokens"), "cost_usd": total_cost, "warnings": m.get("warnings", []),
+        "size_requested": m.get("size_requested"), "n_surplus": m.get("n_surplus"),
+    }
+    human = "\n".join([
+        f"run {run_id}: {prog.status}; dataset {out['dataset'] or '— (not stored)'}"
+        + (f" v{out['version']}" if out["version"] else "") + f": {out['n_items']} of {args.size} items"
+        + (" [OFFLINE templates]" if plan.offline else ""),
+        f"pages covered: {out['pages_covered']} of {out['pages_total']}",
+        "by type: " + ", ".join(f"{k} {v}" for k, v in sorted(out["by_type"].items())),
+        "dropped: " + ", ".join(f"{k} {v}" for k, v in out["dropped"].items() if v) + (" (none)" if not any(out["dropped"].values()) else ""),
+        f"failed items: {prog.failed}; tokens: {out['tokens']}; cost: "
+        + ("unknown (no price for the model)" if total_cost is None and not plan.offline else f"${total_cost or 0:.4f}"),
+        *[f"warning: {w['message']}" for w in out["warnings"]],
+    ])
+    emit(out, args.json, human)
+    # exit codes as every run (0 done, 1 failed, 3 done_with_failures, 4 cancelled); a finished run that
+    # stored nothing (every item dropped or failed) is a failure
+    return exit_code(prog.status) if out["dataset"] or prog.status != "done" else 1
+
+
+# ---------------------------------------------------------------- list / show / export / import
+
+
+def cmd_list(args: Any) -> int:
+    from voproshalych_eval.datasets import list_datasets
+
+    rows = list_datasets(engine(), args.kind, heads_only=not args.all_versions)
+    out = [{k: (str(v) if k == "created_at" else v) for k, v in r.items()} for r in rows]
+    human = "\n".join(f"{r['name']:<32} {r['kind']:<8} v{r['version'] or '?':<4} {r['n_items']:>6} items  "
+                      f"{r['content_hash'][:12]}  {str(r['created_at'])[:16]}" for r in out) or "no datasets"
+    emit({"datasets": out}, args.json, human)
+    return 0
+
+
+def cmd_show(args: Any) -> int:
+    from collections import Counter
+
+    from voproshalych_eval.datasets import get_dataset
+
+    eng = engine()
+    ds = get_dataset(eng, args.name)
+    info: dict[str, Any] = {
+        "dataset": ds.name, "kind": ds.kind, "version": ds.version, "id": ds.id, "content_hash": ds.content_hash,
+        "n_items": len(ds), "source": ds.source,
+    }
+    if ds.kind == "golden":
+        from voproshalych_eval.generation.staleness import dataset_warning
+
+        info["by_type"] = dict(Counter(str(r.get("question_type") or "—") for r in ds.records))
+        info["by_source"] = dict(Counter(str(r.get("question_source") or "—") for r in ds.records))
+        info["pages"] = len({u for r in ds.records for u in r.get("relevant_urls") or []})
+        info["offline_items"] = sum(1 for r in ds.records if (r.get("generation") or {}).get("offline"))
+        info["stale"] = dataset_warning(eng, ds.id)
+    info["items"] = ds.records[: max(0, args.items)]
+    human = "\n".join(
+        [f"{ds.name} v{ds.version} ({ds.kind}, id {ds.id}, {ds.content_hash[:12]}): {len(ds)} items"]
+        + [f"{k}: {v}" for k, v in info.items() if k in ("by_type", "by_source", "pages", "offline_items", "source")]
+        + ([f"STALE: {info['stale']['n_items_affected']} item(s) reference changed chunks {info['stale']['by_kind']}"]
+           if info.get("stale") else [])
+        + [f"- {r.get('id', '')}: {r.get('question') or r.get('dialog_id') or ''}" for r in info["items"]]
+    )
+    emit(info, args.json, human)
+    return 0
+
+
+def _write(text: str, output: str | None) -> None:
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+        progress(f"wrote {output}")
+    else:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def cmd_export(args: Any) -> int:
+    from voproshalych_eval.datasets import get_dataset
+
+    ds = get_dataset(engine(), args.name)
+    if args.format == "csv":
+        if ds.kind != "golden":
+            raise ValueError("CSV export is for golden datasets; use --format json")
+        from voproshalych_eval.datasets import export_csv
+
+        _write(export_csv(ds.records), args.output)
+    else:
+        _write(json.dumps(ds.records, ensure_ascii=False, indent=1), args.output)
+    return 0
+
+
+def cmd_import(args: Any) -> int:
+    from voproshalych_eval.datasets import load_file, store
+
+    ds = store(engine(), load_file(args.file, args.kind, name=args.name))
+    out = {"dataset": ds.name, "kind": ds.kind, "version": ds.version, "id": ds.id, "content_hash": ds.content_hash,
+           "n_items": len(ds)}
+    emit(out, args.json, f"stored {ds.name} v{ds.version} ({len(ds)} items, {ds.content_hash[:12]})")
+    return 0
+
+
+# ---------------------------------------------------------------- annotations
+
+
+def cmd_annotate_export(args: Any) -> int:
+    from voproshalych_eval.annotations import export_annotations
+
+    _write(export_annotations(engine(), args.name, args.format), args.output)
+    return 0
+
+
+def cmd_annotate_import(args: Any) -> int:
+    from voproshalych_eval.annotations import AnnotationImportError, import_annotations
+
+    try:
+        rep = import_annotations(engine(), args.file, dataset=args.dataset, skip_bad_rows=args.skip_bad_rows)
+    except AnnotationImportError as exc:
+        for e in exc.errors:
+            progress(f"{Path(args.file).name}, row {e['row']}, field '{e['field']}': {e['message']}")
+        raise
+    human = "\n".join([
+        f"{rep.dataset}: v{rep.version_before} -> v{rep.version_after}; {rep.n_applied} of {rep.n_rows} rows applied",
+        f"edited {len(rep.edited)}, rejected {len(rep.rejected)}, restored {len(rep.restored)}, accepted {len(rep.accepted)}",
+        *[f"row {e['row']}, field '{e['field']}': {e['message']}" for e in rep.errors],
+    ])
+    emit(rep.to_dict(), args.json, human)
+    return 0
+
+
+def cmd_history(args: Any) -> int:
+    from voproshalych_eval.dataset_versions import history
+
+    hist = history(engine(), args.name)
+    if not hist:
+        raise LookupError(f"No stored dataset {args.name!r}.")
+    out = [{"version": h.version, "dataset_id": h.dataset_id, "content_hash": h.content_hash, "n_items": h.n_items,
+            "action": h.action, "note": h.note, "parent_version": h.parent_version, "changes": h.changes,
+            "created_by": h.created_by, "created_at": str(h.created_at)} for h in hist]
+    human = "\n".join(f"v{h['version']:<4} {h['action']:<16} {h['n_items']:>5} items {h['content_hash'][:12]} "
+                      f"{h['created_at'][:16]} {h['note'] or ''}" for h in out)
+    emit({"dataset": args.name, "versions": out}, args.json, human)
+    return 0
+
+
+def cmd_diff(args: Any) -> int:
+    from voproshalych_eval.dataset_versions import diff_versions
+
+    d = diff_versions(engine(), args.name, args.a, args.b)
+    out = {"dataset": args.name, "a": args.a, "b": args.b, "added": d.added, "removed": d.removed,
+           "changed": [{"key": c.key, "fields": {f: {"old": o, "new": n} for f, (o, n) in c.fields.items()}} for c in d.changed]}
+    lines = [f"{args.name}: {args.a} -> {args.b}: +{len(d.added)} -{len(d.removed)} ~{len(d.changed)}"]
+    lines += [f"+ {k}" for k in d.added] + [f"- {k}" for k in d.removed]
+    for c in d.changed:
+        for f, (o, n) in c.fields.items():
+            if f == "chunk_text":
+                lines.append(f"~ {c.key}.{f}: ({len(str(o or ''))} -> {len(str(n or ''))} chars)")
+            else:
+                lines.append(f"~ {c.key}.{f}: {json.dumps(o, ensure_ascii=False)} -> {json.dumps(n, ensure_ascii=False)}")
+    emit(out, args.json, "\n".join(lines))
+    return 0
+
+
+def cmd_stale(args: Any) -> int:
+    from voproshalych_eval.generation.staleness import check_all, check_dataset
+
+    eng = engine()
+    reps = [check_dataset(eng, args.name)] if args.name else check_all(eng)
+    out = {"datasets": [r.to_dict() for r in reps], "n_stale": sum(r.stale for r in reps)}
+    lines = []
+    for r in reps:
+        lines.append(f"{r.dataset} v{r.version}: " + (f"STALE — {len(r.affected)} of {r.n_items} items {r.by_kind()}" if r.stale else "up to date"))
+        for a in r.affected[:20]:
+            sug = f" -> suggest chunk {a.suggestion['chunk_id']} ({a.suggestion['similarity']})" if a.suggestion else ""
+            lines.append(f"  {a.item_key}: " + ", ".join(f"{p['kind']} {p.get('chunk_id') or p.get('old_url')}" for p in a.problems) + sug)
+    emit(out, args.json, "\n".join(lines) or "no golden datasets")
+    return 0
+
+
+# ---------------------------------------------------------------- realq
+
+
+def cmd_realq_pick(args: Any) -> int:
+    from voproshalych_eval.generation import realq
+
+    eng = engine()
+    pooled = realq.pool(eng, args.name)
+    df = realq.candidates(eng, strategy=args.strategy, n=args.n, source=args.source, topic=args.topic, seed=args.seed,
+                          exclude=pooled["question"].tolist() if len(pooled) else ())
+    added = realq.add_to_pool(eng, args.name, df)
+    out = {"dataset": args.name, "strategy": args.strategy, "added": added, "n_pool": len(pooled) + len(added)}
+    emit(out, args.json, f"{len(added)} question(s) added to the labelling pool of {args.name} ({out['n_pool']} pooled)\n"
+         + "\n".join(added))
+    return 0
+
+
+def cmd_label(args: Any) -> int:
+    from voproshalych_eval.generation import realq
+
+    ids = [int(x) for x in _csv_list(args.chunks) or []]
+    ds = realq.label(engine(), args.name, args.key, relevant_chunk_ids=ids, not_in_kb=args.not_in_kb, answer=args.answer)
+    emit({"dataset": ds.name, "version": ds.version, "n_items": len(ds), "item": args.key}, args.json,
+         f"{ds.name} v{ds.version}: {args.key} labelled ({len(ds)} labelled items)")
+    return 0

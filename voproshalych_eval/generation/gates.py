@@ -1,0 +1,198 @@
+"""Quality gates of generated items: pure functions with their formulas (no I/O).
+
+Every generated candidate passes these before it is kept; each drop is counted per gate in the run's
+report (:data:`GATES`).
+
+* ``verbatim`` — the question must not copy its chunk: :func:`verbatim_overlap` is the longest run of
+  consecutive question tokens that occurs, in the same order, in the chunk, divided by the number of
+  question tokens (lower-case Unicode word tokens); dropped when ``>= threshold`` (default 0.8).
+* ``support`` — the reference answer must be supported by its chunk(s): the judge's faithfulness of
+  the answer against the source chunks (an LLM judge, or offline the labelled heuristic of
+  :class:`voproshalych_eval.llm.offline.OfflineJudge`); dropped below ``threshold`` (default 0.7).
+* ``answerable`` — an ``unanswerable`` question must not be answered by the knowledge base: its
+  nearest chunks are checked (an LLM yes/no check, or offline :func:`answered_offline`); dropped when
+  any of them answers it.
+* ``near_duplicate`` — :func:`near_duplicates`: questions whose embedding cosine to an earlier kept
+  question of the new set (``near_duplicate_new``) or to any question of the existing golden sets
+  (``near_duplicate_existing``) is ``>= threshold`` (default 0.92) are dropped, first come first kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from voproshalych_eval.metrics.text_overlap import tokenize
+
+GATES = ("generation", "verbatim", "support", "answerable", "near_duplicate_new", "near_duplicate_existing")
+DEFAULT_THRESHOLDS = {"verbatim": 0.8, "support": 0.7, "near_duplicate": 0.92}
+
+#: offline answerability: share of the question's content stems found in a chunk, and the cosine
+ANSWERED_CONTAINMENT = 0.75
+ANSWERED_COSINE = 0.6
+
+
+def verbatim_overlap(question: str, chunk: str) -> float:
+    """Longest contiguous run of question tokens found in order in ``chunk`` / number of question tokens.
+
+    ``0.0`` for an empty question. Example: question ``"a b c d"``, chunk ``"x a b c y"`` -> ``3 / 4``.
+    """
+    q = tokenize(question or "")
+    if not q:
+        return 0.0
+    c = tokenize(chunk or "")
+    if not c:
+        return 0.0
+    # longest common substring on token sequences (dynamic programming, O(len(q) * len(c)))
+    best = 0
+    prev = [0] * (len(c) + 1)
+    for i in range(1, len(q) + 1):
+        cur = [0] * (len(c) + 1)
+        qi = q[i - 1]
+        for j in range(1, len(c) + 1):
+            if qi == c[j - 1]:
+                cur[j] = prev[j - 1] + 1
+                if cur[j] > best:
+                    best = cur[j]
+        prev = cur
+    return best / len(q)
+
+
+def content_containment(question: str, chunk: str, stop_words: frozenset[str] | set[str] = frozenset()) -> float:
+    """Share of the question's content stems (stemmed tokens not in ``stop_words``) present in ``chunk``.
+
+    ``0.0`` when the question has no content token.
+    """
+    q = [t for t in tokenize(question or "") if t not in stop_words]
+    if not q:
+        return 0.0
+    qs = tokenize(" ".join(q), stem=True)
+    cs = set(tokenize(chunk or "", stem=True))
+    return sum(1 for t in qs if t in cs) / len(qs)
+
+
+def answered_offline(containment: float, cosine: float) -> bool:
+    """Offline heuristic: a chunk answers a question when ``containment >= 0.75`` and ``cosine >= 0.6``."""
+    return containment >= ANSWERED_CONTAINMENT and cosine >= ANSWERED_COSINE
+
+
+@dataclass(frozen=True)
+class DuplicateOf:
+    """Why an item was dropped as a near-duplicate: of item ``index`` of the new set, or of an existing one."""
+
+    index: int
+    existing: bool
+    cosine: float
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float32)
+    if x.ndim != 2:
+        raise ValueError(f"expected a 2-d array of vectors, got shape {x.shape}")
+    n = np.linalg.norm(x, axis=1, keepdims=True)
+    n[n == 0] = 1.0
+    return x / n
+
+
+def near_duplicates(
+    vectors: np.ndarray,
+    *,
+    threshold: float,
+    existing: np.ndarray | None = None,
+) -> list[DuplicateOf | None]:
+    """Greedy near-duplicate filter, in order: item ``i`` is dropped (``DuplicateOf``) when its cosine to an
+    existing vector, or to an earlier *kept* item, is ``>= threshold``; else ``None`` (kept).
+
+    Cosine = ``a·b / (|a| |b|)``. Checking existing sets first means an item equal to both an existing
+    question and an earlier new one is reported as a duplicate of the existing one.
+    """
+    if not 0.0 < threshold <= 1.0:
+        raise ValueError("threshold must be in (0, 1]")
+    v = _unit(vectors) if len(vectors) else np.zeros((0, 0), dtype=np.float32)
+    out: list[DuplicateOf | None] = [None] * len(v)
+    if len(v) == 0:
+        return out
+    if existing is not None and len(existing):
+        e = _unit(existing)
+        if e.shape[1] != v.shape[1]:
+            raise ValueError(f"existing vectors are {e.shape[1]}-d, new ones {v.shape[1]}-d")
+        sims = v @ e.T
+        j = np.argmax(sims, axis=1)
+        best = sims[np.arange(len(v)), j]
+        for i in np.nonzero(best >= threshold)[0]:
+            out[int(i)] = DuplicateOf(int(j[i]), True, float(best[i]))
+    kept: list[int] = []
+    for i in range(len(v)):
+        if out[i] is not None:
+            continue
+        if kept:
+            sims = v[kept] @ v[i]
+            k = int(np.argmax(sims))
+            if sims[k] >= threshold:
+                out[i] = DuplicateOf(kept[k], False, float(sims[k]))
+                continue
+        kept.append(i)
+    return out
+
+
+def max_pairwise_cosine(vectors: np.ndarray) -> float:
+    """Largest cosine between two different rows (``-1.0`` for fewer than two rows); a check for tests and reports."""
+    if len(vectors) < 2:
+        return -1.0
+    v = _unit(vectors)
+    s = v @ v.T
+    np.fill_diagonal(s, -np.inf)
+    return float(s.max())
+
+
+def select_kept(
+    candidates: Sequence[tuple[str, str, bool, Sequence[str]]],
+    *,
+    size: int,
+    mix: dict[str, float],
+) -> list[str]:
+    """Choose at most ``size`` item keys from kept candidates ``(key, question_type, spare, pages)``.
+
+    Quotas per type are the largest-remainder rounding of ``size`` over ``mix``; ``pages`` are the pages an
+    item covers (its relevant URLs; empty for unanswerable items). Three passes, candidates in plan order
+    with non-spares first: (1) cover every page once — the pages with the fewest candidates first, each
+    taking its first candidate whose type has quota left (the type with the most quota left wins a tie);
+    (2) fill each type's quota; (3) fill leftover capacity from any type (when a type has too few
+    candidates). Returns the chosen keys in plan order.
+    """
+    from voproshalych_eval.generation.sampling import largest_remainder
+
+    quota = dict(zip(mix, largest_remainder(size, mix), strict=True))
+    ordered = sorted(candidates, key=lambda c: (c[2], c[0]))  # non-spares first, then by key (plan order)
+    chosen: list[str] = []
+    taken: set[str] = set()
+    covered: set[str] = set()
+    by_page: dict[str, list[tuple[str, str, bool, Sequence[str]]]] = {}
+    for c in ordered:
+        for pg in c[3]:
+            by_page.setdefault(pg, []).append(c)
+    for pg in sorted(by_page, key=lambda x: (len(by_page[x]), x)):
+        if pg in covered or len(chosen) >= size:
+            continue
+        options = [c for c in by_page[pg] if c[0] not in taken and quota.get(c[1], 0) > 0]
+        if not options:
+            continue
+        best = max(options, key=lambda c: (quota[c[1]], -ordered.index(c)))
+        quota[best[1]] -= 1
+        chosen.append(best[0])
+        taken.add(best[0])
+        covered.update(best[3])
+    for key, qtype, _spare, _pages in ordered:
+        if key not in taken and quota.get(qtype, 0) > 0 and len(chosen) < size:
+            quota[qtype] -= 1
+            chosen.append(key)
+            taken.add(key)
+    for key, _qtype, _spare, _pages in ordered:
+        if len(chosen) >= size:
+            break
+        if key not in taken:
+            chosen.append(key)
+            taken.add(key)
+    return sorted(chosen[:size])

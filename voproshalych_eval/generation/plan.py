@@ -1,0 +1,473 @@
+"""Synthetic golden-set generation as a run: sampling plan -> one item per slot -> gates -> a stored dataset.
+
+:func:`build_plan` (also used by ``resume``) reads the knowledge base, plans the slots
+(:mod:`voproshalych_eval.generation.sampling`; frozen in the run's parameters with the knowledge-base
+snapshot the run reads, so a resumed run writes exactly the slots it planned from the same chunks) and
+returns an executor plan whose work, per slot:
+
+1. writes a candidate — with the configured LLM (the type's prompt of :mod:`voproshalych_eval.llm.prompts`,
+   structured JSON reply, temperature recorded) or, offline, with the labelled template generator
+   (:mod:`voproshalych_eval.generation.templates`);
+2. applies the per-item gates (:mod:`voproshalych_eval.generation.gates`): ``verbatim``; ``support``
+   (the judge's faithfulness of the answer against its source chunks — an LLM judge, or offline the
+   heuristic judge; the judge model defaults to the generator); for ``unanswerable`` items ``answerable``
+   (the nearest chunk — ``answerability_k`` nearest — is asked whether it answers the question).
+
+An LLM or judge call that fails after its retries fails the item (retried by ``resume``); a failure is
+never a drop. :func:`finalize` reads all recorded items, drops near-duplicates (within the new set and
+against the heads of the other stored golden sets), keeps at most ``size`` items honouring the type mix,
+and stores the set as a new version of dataset ``name`` in the seed's golden format with
+``question_type``, ``question_source = "synthetic"`` and a ``generation`` block per item (generator
+model, prompt name and version, temperature, source chunks, offline flag). Nothing is stored while slots
+are missing (a cancelled or interrupted run): resume it first.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+from sqlalchemy import Engine, text
+
+from voproshalych_eval.generation import gates as G
+from voproshalych_eval.generation.sampling import ChunkInfo, Slot, parse_type_mix, plan_slots
+
+log = logging.getLogger(__name__)
+
+TIER = "dataset_generation"
+OFFLINE_GENERATOR = "offline-templates"
+PROMPTS = {
+    "factual": "gen_factual",
+    "paraphrase": "gen_paraphrase",
+    "multi_chunk": "gen_multi_chunk",
+    "conditional": "gen_conditional",
+    "unanswerable": "gen_unanswerable",
+    "follow_up": "gen_follow_up",
+}
+DEFAULTS: dict[str, Any] = {
+    "size": 50,
+    "types": None,
+    "strategy": "uniform",
+    "pages": None,
+    "source_types": None,
+    "oversample": 0.2,
+    "seed": 0,
+    "name": None,
+    "lang": "ru",
+    "offline": None,
+    "model": None,
+    "temperature": 0.7,
+    "judge_models": None,
+    "embedder": None,
+    "concurrency": 8,
+    "thresholds": dict(G.DEFAULT_THRESHOLDS),
+    "compare_existing": True,
+    "answerability_k": 1,
+    "max_tokens": 600,
+}
+
+
+def default_name() -> str:
+    return "synthetic_" + datetime.now(UTC).strftime("%Y%m%d_%H%M%S")
+
+
+def _chunks(engine: Engine, snapshot: Any) -> list[dict[str, Any]]:
+    from voproshalych_eval.db.production import read_chunks
+
+    if not snapshot.has_chunk:
+        raise LookupError("The knowledge-base snapshot has no chunks; load the demo or connect a database with a 'chunk' table.")
+    df = read_chunks(engine, snapshot=snapshot)
+    if df.empty:
+        raise LookupError("The knowledge base is empty: there is nothing to generate questions from.")
+    return [
+        {"id": int(r.id), "url": str(r.url), "source_type": r.source_type if isinstance(r.source_type, str) else None,
+         "text": str(r.text)}
+        for r in df.itertuples(index=False)
+    ]
+
+
+def related_pages(engine: Engine, pages: list[str], snapshot: Any) -> dict[str, list[str]]:
+    """For each page, the other pages by decreasing cosine of their centroids (mean of the stored chunk vectors)."""
+    from voproshalych_eval.db.production import parse_vector
+
+    with engine.connect() as conn:
+        rows = conn.execute(text(f"SELECT c.url AS url, avg(c.embedding) AS v FROM {snapshot.chunks_table} c GROUP BY c.url")).all()
+    vecs = {str(r.url): parse_vector(r.v) for r in rows if r.v is not None}
+    keys = [p for p in pages if p in vecs]
+    if len(keys) < 2:
+        return {}
+    m = np.vstack([vecs[k] for k in keys]).astype(np.float32)
+    m /= np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-12)
+    sims = m @ m.T
+    out: dict[str, list[str]] = {}
+    for i, k in enumerate(keys):
+        order = [int(j) for j in np.argsort(-sims[i]) if int(j) != i]
+        out[k] = [keys[j] for j in order[:5]]
+    return out
+
+
+def _focus_text(text_: str, focus: int) -> str:
+    from voproshalych_eval.generation.templates import sentences
+
+    sents = sentences(text_)
+    if not sents:
+        return text_.strip()[:300]
+    return sents[focus % len(sents)]
+
+
+def build_plan(engine: Engine, params: Mapping[str, Any]) -> Any:
+    """The generation plan for ``params`` (see :data:`DEFAULTS`); also used by ``resume``."""
+    from voproshalych_eval.config import get_settings
+    from voproshalych_eval.llm.client import default_client
+    from voproshalych_eval.llm.prompts import prompt_versions
+    from voproshalych_eval.plans import ItemResult, Lazy, Plan
+
+    p: dict[str, Any] = {**DEFAULTS, **{k: v for k, v in params.items() if v is not None}}
+    p["thresholds"] = {**G.DEFAULT_THRESHOLDS, **dict(p.get("thresholds") or {})}
+    settings = get_settings()
+    lang = "en" if p["lang"] == "en" else "ru"
+    p["lang"] = lang
+    mix = parse_type_mix(p["types"])
+    p["types"] = mix
+    from voproshalych_eval.db import snapshots
+
+    # one knowledge-base snapshot per run (a resume reads the one the run started with)
+    snap = snapshots.resolve(engine, int(p["snapshot_id"])) if p.get("snapshot_id") else snapshots.for_run(engine)
+    p["snapshot_id"] = snap.id
+    chunks = _chunks(engine, snap)
+    kb = {c["id"]: c for c in chunks}
+    pages_all = sorted({c["url"] for c in chunks})
+    # no LLM configured -> the offline template generator; an LLM run rebuilt so (a resume without its
+    # provider) differs in its frozen configuration and the engine refuses to mix it
+    client = None if p["offline"] is True else default_client(settings, engine)
+    offline = client is None
+    p["offline"] = offline
+    if not offline:
+        p["model"] = p["model"] or client.models[0]
+    else:
+        p["model"] = OFFLINE_GENERATOR
+    p["embedder"] = p["embedder"] or settings.embedder
+    if not p.get("name"):
+        p["name"] = default_name()
+    if p.get("slots"):
+        slots = [Slot.from_dict(s) for s in p["slots"]]
+        meta = dict(p.get("sampling") or {})
+    else:
+        related = related_pages(engine, pages_all, snap) if "multi_chunk" in mix else {}
+        sp = plan_slots(
+            [ChunkInfo(c["id"], c["url"], c["source_type"]) for c in chunks], size=int(p["size"]), types=mix,
+            strategy=p["strategy"], pages=p["pages"], source_types=p["source_types"], oversample=float(p["oversample"]),
+            seed=int(p["seed"]), related=related,
+        )
+        slots = sp.slots
+        meta = {"pages_total": sp.pages_total, "pages_planned": sp.pages_planned, "planned_by_type": sp.by_type,
+                "warnings": sp.warnings, "n_slots": len(slots)}
+        p["slots"] = [s.to_dict() for s in slots]
+        p["sampling"] = meta
+    thresholds = p["thresholds"]
+    name = str(p["name"])
+
+    def _embedder() -> Any:
+        from voproshalych_eval.embeddings import cached_embedder
+
+        return cached_embedder(p["embedder"], engine)
+
+    embedder = Lazy(_embedder)
+
+    def _judge() -> Any:
+        from voproshalych_eval.judges import get_judge
+
+        models = None if offline else list(p["judge_models"] or [p["model"]])
+        return get_judge(settings, engine, models=models, offline=True if offline else None, lang=lang,
+                         client=client, embedder=embedder.get())
+
+    judge = Lazy(_judge)
+
+    def _search_ready() -> bool:
+        from voproshalych_eval.db import retrieval as R
+
+        emb = embedder.get()
+        if not R.uses_stored_vectors(engine, emb.name, dim=emb.dim, snapshot=snap):
+            R.ensure_chunk_vectors(engine, emb, snapshot=snap)
+        return True
+
+    search_ready = Lazy(_search_ready)
+
+    def llm_json(prompt: str, fields: dict[str, Any], *, temperature: float, salt: str) -> tuple[dict[str, Any], int]:
+        from voproshalych_eval.llm.prompts import SCHEMAS, render
+
+        assert client is not None
+        msgs = [{"role": "system", "content": render("gen_system", lang=lang)},
+                {"role": "user", "content": render(prompt, lang=lang, **fields)}]
+        r = client.complete(msgs, model=p["model"], temperature=temperature, max_tokens=int(p["max_tokens"]),
+                            schema=SCHEMAS[prompt], purpose=TIER, cache_salt=salt)
+        return dict(r.parsed or {}), int(r.prompt_tokens or 0) + int(r.completion_tokens or 0)
+
+    def work(payload: dict[str, Any]) -> Any:
+        slot = Slot.from_dict(payload)
+        missing = [i for i in slot.chunk_ids if i not in kb]
+        if missing:
+            raise LookupError(f"chunk(s) {missing} are no longer in the knowledge base")
+        texts = [kb[i]["text"] for i in slot.chunk_ids]
+        qtype = slot.question_type
+        tokens = 0
+        gen_meta: dict[str, Any] = {"offline": offline, "model": p["model"], "temperature": None if offline else float(p["temperature"]),
+                                    "source_chunk_ids": list(slot.chunk_ids), "source_urls": list(slot.urls), "slot": slot.key}
+        if offline:
+            from voproshalych_eval.generation.templates import template_item
+
+            cand = template_item(qtype, texts, slot.focus, lang=lang)
+            gen_meta.update(prompt=None, prompt_version=None, template=(cand or {}).get("template"))
+        else:
+            prompt = PROMPTS[qtype]
+            if qtype == "multi_chunk":
+                fields = {"chunk_a": texts[0], "chunk_b": texts[1]}
+            elif qtype == "unanswerable":
+                fields = {"chunk": texts[0]}
+            else:
+                fields = {"chunk": texts[0], "focus": _focus_text(texts[0], slot.focus)}
+            cand, tokens = llm_json(prompt, fields, temperature=float(p["temperature"]), salt=slot.key)
+            gen_meta.update(prompt=prompt, prompt_version=prompt_versions([prompt], lang)[prompt])
+        result: dict[str, Any] = {"slot": slot.to_dict(), "question_type": qtype, "generation": gen_meta, "gates": {},
+                                  "kept": False, "dropped_by": None, "tokens": tokens}
+        question = str((cand or {}).get("question") or "").strip()
+        answer = str((cand or {}).get("answer") or "").strip()
+        first = str((cand or {}).get("first_question") or "").strip()
+        if not cand or not question or (qtype != "unanswerable" and not answer) or (qtype == "follow_up" and not first):
+            result["dropped_by"] = "no_template" if offline else "generation"
+            result["gates"]["generation"] = {"passed": False, "reason": "no usable question in the reply" if not offline
+                                             else "no template applies to this chunk"}
+            return ItemResult(result, tokens=tokens)
+        result.update(question=question, answer=answer, first_question=first or None)
+        # gate: the question does not copy its chunk(s)
+        ov = max(G.verbatim_overlap(question, t) for t in texts)
+        result["gates"]["verbatim"] = {"value": round(ov, 4), "threshold": thresholds["verbatim"],
+                                       "passed": ov < thresholds["verbatim"]}
+        if ov >= thresholds["verbatim"]:
+            result["dropped_by"] = "verbatim"
+            return ItemResult(result, tokens=tokens)
+        if qtype != "unanswerable":
+            from voproshalych_eval.judges import Sample
+
+            user_input = f"{first}\n{question}" if first else question
+            res = judge.get().faithfulness(Sample(user_input=user_input, response=answer, reference=None,
+                                                  retrieved_contexts=texts))
+            tokens += sum(int(v or 0) for v in (res.tokens or {}).values() if isinstance(v, int | float))
+            if res.score is None:
+                raise RuntimeError("support check failed: " + "; ".join(str(f.get("message") or f.get("kind") or f)
+                                                                        for f in (res.failures or [])[:3]))
+            result["gates"]["support"] = {"value": round(float(res.score), 4), "threshold": thresholds["support"],
+                                          "passed": res.score >= thresholds["support"], "judge": judge.get().label,
+                                          "offline": bool(res.offline), "explanation": (res.explanation or "")[:300]}
+            if res.score < thresholds["support"]:
+                result["dropped_by"] = "support"
+                result["tokens"] = tokens
+                return ItemResult(result, tokens=tokens)
+        else:
+            verdicts, t = _answerability(question)
+            tokens += t
+            answered = [v for v in verdicts if v["answers"]]
+            result["gates"]["answerable"] = {"passed": not answered, "checked": verdicts}
+            if answered:
+                result["dropped_by"] = "answerable"
+                result["tokens"] = tokens
+                return ItemResult(result, tokens=tokens)
+        result["kept"] = True
+        result["tokens"] = tokens
+        return ItemResult(result, tokens=tokens)
+
+    def _answerability(question: str) -> tuple[list[dict[str, Any]], int]:
+        from voproshalych_eval.db import retrieval as R
+
+        search_ready.get()
+        emb = embedder.get()
+        qv = emb.encode_queries([question])
+        hits = R.search_vectors(engine, np.asarray(qv), k=int(p["answerability_k"]), model=emb.name, snapshot=snap)[0]
+        out, tokens = [], 0
+        for h in hits:
+            ctext = kb.get(h.chunk_id, {}).get("text") or ""
+            if offline:
+                cont = G.content_containment(question, ctext, _stop_words())
+                cos = 1.0 - float(h.distance)
+                out.append({"chunk_id": h.chunk_id, "answers": G.answered_offline(cont, cos), "containment": round(cont, 4),
+                            "cosine": round(cos, 4), "offline": True})
+            else:
+                parsed, t = llm_json("gen_answerability", {"question": question, "chunk": ctext}, temperature=0.0,
+                                     salt="answerability")
+                tokens += t
+                if not isinstance(parsed.get("answers"), bool):
+                    raise RuntimeError(f"answerability check: no boolean 'answers' in the reply {parsed!r}")
+                out.append({"chunk_id": h.chunk_id, "answers": parsed["answers"], "reason": str(parsed.get("reason") or "")[:300]})
+        return out, tokens
+
+    def finalize(records: list[dict[str, Any]]) -> dict[str, Any]:
+        return finalize_records(engine, records, slots=slots, params=p, embedder=embedder.get)
+
+    prompt_names = ["gen_system", *dict.fromkeys(PROMPTS[t] for t in mix), *(["gen_answerability"] if "unanswerable" in mix else [])]
+    return Plan(
+        tier=TIER,
+        items=[(s.key, s.to_dict()) for s in slots],
+        work=work,
+        finalize=finalize,
+        concurrency=int(p["concurrency"] or 8),
+        params=p,
+        models={"generator": p["model"], "judge": None if offline else (p["judge_models"] or [p["model"]]),
+                "embedder": p["embedder"]},
+        prompts={} if offline else prompt_versions(prompt_names, lang),
+        dataset_name=name,
+        snapshot_id=snap.id,
+        offline=offline,
+        label=f"generate {name}",
+    )
+
+
+def _stop_words() -> frozenset[str]:
+    from voproshalych_eval.analytics.text_ru import STOP_WORDS
+
+    return STOP_WORDS
+
+
+def existing_questions(engine: Engine, *, exclude_name: str | None = None) -> list[str]:
+    """Questions of the head version of every stored golden dataset (except ``exclude_name``)."""
+    from voproshalych_eval.datasets import get_dataset, list_datasets
+
+    out: list[str] = []
+    for d in list_datasets(engine, "golden", heads_only=True):
+        if d["name"] == exclude_name:
+            continue
+        out += [str(r.get("question") or "") for r in get_dataset(engine, int(d["id"])).records]
+    return [q for q in out if q.strip()]
+
+
+def _record(res: Mapping[str, Any], kb_texts: Mapping[int, Mapping[str, Any]], lang: str) -> dict[str, Any]:
+    qtype = res["question_type"]
+    gen = dict(res["generation"])
+    src = [int(i) for i in gen.get("source_chunk_ids") or []]
+    if qtype == "unanswerable":
+        rel: list[int] = []
+    else:
+        rel = src
+    first = rel[0] if rel else None
+    rec: dict[str, Any] = {
+        "id": "syn_" + str(res["slot"]["key"]),
+        "question": res["question"],
+        "ground_truth_answer": res.get("answer") or "",
+        "chunk_id": first,
+        "chunk_text": str(kb_texts[first]["text"]) if first is not None and first in kb_texts else "",
+        "confluence_url": str(kb_texts[first]["url"]) if first is not None and first in kb_texts else None,
+        "relevant_chunk_ids": rel,
+        "relevant_urls": list(dict.fromkeys(str(kb_texts[i]["url"]) for i in rel if i in kb_texts)),
+        "question_type": qtype,
+        "question_source": "synthetic",
+        "generation": {**gen, "lang": lang},
+    }
+    if res.get("first_question"):
+        rec["dialog_context"] = [res["first_question"]]
+    return rec
+
+
+def finalize_records(
+    engine: Engine,
+    records: list[dict[str, Any]],
+    *,
+    slots: list[Slot],
+    params: Mapping[str, Any],
+    embedder: Any,
+) -> dict[str, Any]:
+    """Near-duplicate gate, selection and storage of the dataset; the run's report (see the module docstring).
+
+    The report's numbers are counts (catalogued in :mod:`voproshalych_eval.metrics.catalog`); the stored
+    version is named by ``dataset_ref`` (``name@v3``) and ``dataset_hash``.
+    """
+    from voproshalych_eval.datasets import Dataset, content_hash, store, validate_records
+    from voproshalych_eval.db.production import read_chunks
+
+    size = int(params["size"])
+    mix = dict(params["types"])
+    thresholds = dict(params["thresholds"])
+    by_key = {r["item_key"]: r for r in records}
+    missing = [s.key for s in slots if s.key not in by_key]
+    done = [by_key[s.key] for s in slots if s.key in by_key and by_key[s.key]["status"] == "done"]
+    failed = [by_key[s.key] for s in slots if s.key in by_key and by_key[s.key]["status"] != "done"]
+    dropped: dict[str, int] = dict.fromkeys((*G.GATES, "no_template"), 0)
+    for r in done:
+        d = r["result"].get("dropped_by")
+        if d:
+            dropped[d] = dropped.get(d, 0) + 1
+    tokens = sum(int(r["result"].get("tokens") or 0) for r in done)
+    meta = dict(params.get("sampling") or {})
+    report: dict[str, Any] = {
+        "dataset": None,
+        "dataset_ref": None,
+        "dataset_hash": None,
+        "n_items": 0,
+        "size_requested": size,
+        "n_slots": len(slots),
+        "pages_total": meta.get("pages_total"),
+        "pages_covered": 0,
+        "by_type": {},
+        "requested_by_type": meta.get("planned_by_type"),
+        "dropped": dropped,
+        "n_failed_items": len(failed),
+        "n_missing_items": len(missing),
+        "n_surplus": 0,
+        "offline": bool(params.get("offline")),
+        "generator": params.get("model"),
+        "tokens": tokens,
+        "thresholds": thresholds,
+        "warnings": list(meta.get("warnings") or []),
+    }
+    if missing:
+        report["status"] = "incomplete"
+        report["warnings"].append({"code": "incomplete", "n": len(missing),
+                                   "message": f"{len(missing)} slot(s) not generated yet: resume the run to store the dataset"})
+        return report
+    kept = [r["result"] for r in done if r["result"].get("kept")]
+    if kept:
+        emb = embedder() if callable(embedder) else embedder
+        vecs = np.asarray(emb.encode_queries([k["question"] for k in kept]), dtype=np.float32)
+        existing = None
+        if params.get("compare_existing", True):
+            qs = existing_questions(engine, exclude_name=str(params["name"]))
+            existing = np.asarray(emb.encode_queries(qs), dtype=np.float32) if qs else None
+        dups = G.near_duplicates(vecs, threshold=float(thresholds["near_duplicate"]), existing=existing)
+        survivors = []
+        for k, d in zip(kept, dups, strict=True):
+            if d is None:
+                survivors.append(k)
+            else:
+                dropped["near_duplicate_existing" if d.existing else "near_duplicate_new"] += 1
+        kept = survivors
+    chosen = set(G.select_kept(
+        [(k["slot"]["key"], k["question_type"], bool(k["slot"].get("spare")),
+          () if k["question_type"] == "unanswerable" else tuple(k["slot"]["urls"])) for k in kept],
+        size=size, mix=mix))
+    report["n_surplus"] = len(kept) - len(chosen)
+    kept = [k for k in kept if k["slot"]["key"] in chosen]
+    if not kept:
+        report["status"] = "empty"
+        report["warnings"].append({"code": "empty", "message": "no item passed the gates; nothing was stored"})
+        return report
+    ids = sorted({int(i) for k in kept for i in k["generation"].get("source_chunk_ids") or []})
+    df = read_chunks(engine, ids=ids, snapshot=params.get("snapshot_id"))
+    kb_texts = {int(r.id): {"text": r.text, "url": r.url} for r in df.itertuples(index=False)}
+    recs = validate_records([_record(k, kb_texts, str(params.get("lang") or "ru")) for k in kept], "golden",
+                            file=f"generated {params['name']}")
+    ds = store(engine, Dataset(str(params["name"]), "golden", recs, content_hash(recs),
+                               source=f"generated ({'offline templates' if params.get('offline') else params.get('model')})"),
+               action="generate", note=f"{len(recs)} items, {len(slots)} slots", snapshot_id=params.get("snapshot_id"))
+    report.update(
+        status="stored", dataset=ds.name, dataset_ref=f"{ds.name}@v{ds.version}", dataset_hash=ds.content_hash,
+        n_items=len(recs),
+        pages_covered=len({u for r in recs for u in r["relevant_urls"]}),
+        by_type=dict(Counter(r["question_type"] for r in recs)),
+    )
+    if report["pages_total"] and report["pages_covered"] < report["pages_total"]:
+        n_unc = report["pages_total"] - report["pages_covered"]
+        report["warnings"].append({"code": "pages_uncovered", "n": n_unc, "message": f"{n_unc} page(s) got no question"})
+    return report
+

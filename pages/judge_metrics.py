@@ -81,7 +81,7 @@ with st.container(border=True):  # every setting of the run at the top of the pa
                                   type=["json", "jsonl", "csv"], key="jm_upload")
     b1, b2, b3 = st.columns([3, 2, 2])
     if models_available:
-        models = b1.multiselect(tr("Модели-судьи", "Judge models"), models_available, default=models_available[:1],
+        models = b1.multiselect(tr("Модели-судьи", "Judge models"), models_available, default=models_available[:1], placeholder=tr("Выберите…", "Choose…"),
                                 key="jm_models")
     else:
         models = []
@@ -119,7 +119,7 @@ def option_widget(o: Option, key: str) -> Any:
 
         current = state.current_embedder_name()
         choices = list(dict.fromkeys([current, *BUILTIN_EMBEDDERS]))
-        return st.multiselect(label, choices, default=[current], key=key, help=help_) or None
+        return st.multiselect(label, choices, default=[current], key=key, help=help_, placeholder=tr("Выберите…", "Choose…")) or None
     raise ValueError(f"no widget for option kind {o.kind!r}")
 
 

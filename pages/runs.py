@@ -99,13 +99,16 @@ with state.user_errors("Не удалось прочитать реестр за
 
     with st.sidebar:
         st.subheader(tr("Фильтры запусков", "Run filters"))
-        f_tiers = st.multiselect(tr("Уровень", "Tier"), sorted({r.tier for r in everything}), key="runs_f_tier")
+        tier_titles = {t: describe.tier_title(t, lang()) for t in {r.tier for r in everything}}  # resolved now
+        f_tiers = st.multiselect(tr("Уровень", "Tier"), sorted(tier_titles), key="runs_f_tier", format_func=tier_titles.get,
+                                 placeholder=tr("Выберите…", "Choose…"))
         f_ds = st.multiselect(tr("Набор данных", "Dataset"), sorted({r.dataset_name for r in everything if r.dataset_name}),
+                              placeholder=tr("Выберите…", "Choose…"),
                               key="runs_f_dataset")
         f_model = st.text_input(tr("Модель содержит", "Model contains"), key="runs_f_model")
         f_period = st.date_input(tr("Период", "Period"), value=(), key="runs_f_period")
         state_names = {s: state_label(s) for s in runs.RUN_STATES}  # resolved now: format_func runs later too
-        f_status = st.multiselect(tr("Статус", "Status"), list(runs.RUN_STATES), format_func=state_names.get,
+        f_status = st.multiselect(tr("Статус", "Status"), list(runs.RUN_STATES), format_func=state_names.get, placeholder=tr("Выберите…", "Choose…"),
                                   key="runs_f_status")
 
     since = until = None
@@ -268,7 +271,7 @@ with state.user_errors("Не удалось прочитать реестр за
                             kinds = [k for k in CHANGES if k in set(diff["change"])]
                             default_kinds = [k for k in ("worse", "better", "broken (failed in B)", "fixed (failed in A)") if k in kinds]
                             change_names = {k: tr(*CHANGES[k]) for k in kinds}
-                            chosen = d2.multiselect(tr("Показать", "Show"), kinds, default=default_kinds,
+                            chosen = d2.multiselect(tr("Показать", "Show"), kinds, default=default_kinds, placeholder=tr("Выберите…", "Choose…"),
                                                     format_func=change_names.get, key="runs_cmp_kinds")
                             counts = diff["change"].value_counts()
                             st.caption(" · ".join(f"{tr(*CHANGES.get(k, (k, k)))}: {fmt_count(counts[k])}" for k in counts.index))

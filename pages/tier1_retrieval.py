@@ -258,7 +258,7 @@ with tab_cmp:
         "Compare retrievers and embedders on one dataset: pick configurations and run them, or tick earlier runs.",
     ))
     configs = [("vector", e) for e in BUILTIN_EMBEDDERS] + [("fts", None), ("hybrid", tier1.default_embedder_name(engine))]
-    chosen = st.multiselect(tr("Конфигурации", "Configurations"), configs, default=[], key="t1_cmp_cfg",
+    chosen = st.multiselect(tr("Конфигурации", "Configurations"), configs, default=[], key="t1_cmp_cfg", placeholder=tr("Выберите…", "Choose…"),
                             format_func=lambda c: retriever_labels[c[0]] + (f" · {c[1]}" if c[1] else ""))
     if st.button(tr("Запустить сравнение", "Run comparison"), key="t1_cmp_run", disabled=not chosen or not run.dataset_id,
                  type="primary"):
@@ -288,7 +288,7 @@ with tab_cmp:
     st.session_state["t1_cmp_sel"] = selection
     st.session_state["t1_cmp_runs"] = selection
     run_labels = {i: describe.run_option(r, lang()) for i, r in by_id.items()}  # resolved now: format_func runs later too
-    picked = st.multiselect(tr("Запуски на этом наборе", "Runs on this dataset"), list(by_id), key="t1_cmp_runs",
+    picked = st.multiselect(tr("Запуски на этом наборе", "Runs on this dataset"), list(by_id), key="t1_cmp_runs", placeholder=tr("Выберите…", "Choose…"),
                             format_func=run_labels.get, on_change=_keep_selection)
     waiting = [i for i in cmp_ids if i not in by_id]
     if waiting:

@@ -75,7 +75,9 @@ PARAM_LABELS: dict[str, tuple[str, str]] = {
     "api_outcomes": ("исходы API", "API outcomes"), "context_from": ("контекст из", "context from"),
     "context_k": ("чанков контекста", "context chunks"), "generator_model": ("модель генератора", "generator model"),
     "system_prompt": ("системный промпт", "system prompt"), "n_items": ("элементов", "items"),
-    "bot_api": ("API бота", "bot API"),
+    "bot_api": ("API бота", "bot API"), "vote_quorum": ("кворум голосов", "vote quorum"),
+    "quorum": ("кворум моделей", "model quorum"), "config": ("настройки метрики", "metric settings"),
+    "run_aggregate": ("агрегатор прогонов", "run aggregator"), "strictness": ("прогонов", "runs"),
 }
 
 #: parameter value -> (ru, en) for the values that are words of ours, not data

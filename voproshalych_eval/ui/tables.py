@@ -76,7 +76,14 @@ COLUMN_LABELS: dict[str, tuple[str, str]] = {
     "http_status": ("HTTP-статус", "HTTP status"), "latency_s": ("Задержка, с", "Latency, s"),
     "rate_limit_wait_s": ("Ожидание лимита, с", "Rate-limit wait, s"), "repeat_outcomes": ("Исходы повторов", "Repeat outcomes"),
     "retrieved_chunk_ids": ("Найденные чанки", "Retrieved chunks"), "retrieved_chunk_id": ("Найденный чанк", "Retrieved chunk"),
-    "returned_url": ("Возвращённая страница", "Returned page"), "transport_failures": ("Сбои транспорта", "Transport failures"),
+    "returned_url": ("Возвращённая страница", "Returned page"), "aggregate": ("Агрегат", "Aggregate"),
+    "details": ("Подробности", "Details"), "explanation": ("Объяснение", "Explanation"), "partial": ("Частично", "Partial"),
+    "threshold": ("Порог", "Threshold"), "empty_answer": ("Пустой ответ", "Empty answer"),
+    "failure_kind": ("Вид сбоя", "Failure kind"), "n_asked": ("Спрошено моделей", "Models asked"),
+    "n_answered": ("Ответило моделей", "Models answered"), "per_model": ("По моделям", "Per model"),
+    "raw_replies": ("Сырые ответы", "Raw replies"), "score_norm": ("Оценка 0–1", "Score 0–1"),
+    "score_range": ("Шкала оценки", "Score range"), "user_input": ("Вопрос", "Question"),
+    "response": ("Ответ", "Answer"), "retrieved_contexts": ("Найденные контексты", "Retrieved contexts"), "transport_failures": ("Сбои транспорта", "Transport failures"),
 }
 
 

@@ -29,6 +29,7 @@ from voproshalych_eval.ui.common import (
     table_with_download,
 )
 from voproshalych_eval.ui.i18n import lang, tr
+from voproshalych_eval.ui.verdicts import gate_banner
 
 KEY = "tier3_run_id"
 SCORES = ["rag_score", "e2e_score", "semantic_similarity", "rougeL_f"]
@@ -189,6 +190,8 @@ if api_settings:
     st.caption(tr("API бота: ", "Bot API: ") + f"{api_settings.get('method')} {api_settings.get('url')}"
                + (f" · {tr('профиль', 'profile')} {run.params.get('api_profile')}" if run.params.get("api_profile") else ""))
 m = run.metrics or {}
+if m.get("gate_passed") is not None:  # the deployment gate's PASS / FAIL leads the results, in colour
+    gate_banner(bool(m["gate_passed"]), m.get("gate_pass_rate"), m.get("min_pass_rate"))
 if m:
     st.subheader(tr("Исходы", "Outcomes"))
     metric_cards({k: m[k] for k in ("answered_rate", "not_found_rate", "banned_rate", "error_rate") if k in m})
@@ -218,11 +221,7 @@ if m:
                         "avg_rougeL_f", "avg_bleu", "avg_chrf", "retrieval_hit_rate", "url_hit_rate",
                         "response_exact_match_rate", "response_semantic_consistency") if k in m]
     metric_cards({k: m[k] for k in keys})
-    if m.get("gate_passed") is not None:
-        (st.success if m["gate_passed"] else st.error)(
-            tr(f"Ворота {m.get('gate', '')}: доля прошедших {m['gate_pass_rate']:.3f} (порог {m['min_pass_rate']})",
-               f"Gate {m.get('gate', '')}: pass rate {m['gate_pass_rate']:.3f} (threshold {m['min_pass_rate']})"))
-    elif m.get("gate_pass_rate") is not None:
+    if m.get("gate_passed") is None and m.get("gate_pass_rate") is not None:
         st.caption(tr(f"Доля прошедших ворота: {m['gate_pass_rate']:.3f}", f"Gate pass rate: {m['gate_pass_rate']:.3f}"))
     st.caption(tr(*GATE_RULE))
     lat = {k: m.get(k) for k in ("latency_p50", "latency_p95", "latency_p99") if m.get(k) is not None}

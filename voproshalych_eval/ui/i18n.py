@@ -46,6 +46,11 @@ def metric_label(key: str) -> str:
     text = catalog.label(key, lang())
     if text == key and (spec := catalog.for_item_field(key)) is not None:  # a per-item field (``faithfulness``)
         return spec.label(lang())
+    if text == key:  # a per-item column that is not a metric (``first_relevant_rank``): its table header
+        from voproshalych_eval.ui.tables import COLUMN_LABELS
+
+        if key in COLUMN_LABELS:
+            return tr(*COLUMN_LABELS[key])
     return text
 
 

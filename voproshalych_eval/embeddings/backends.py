@@ -108,7 +108,9 @@ class SentenceTransformerEmbedder:
         self.query_prefix = query_prefix if query_prefix is not None else ("query: " if is_e5 else "")
         self.passage_prefix = passage_prefix if passage_prefix is not None else ("passage: " if is_e5 else "")
         self.asymmetric = self.query_prefix != self.passage_prefix
-        self.dim = int(self._model.get_sentence_embedding_dimension())
+        # sentence-transformers 5 renamed the method (the old name warns); older releases only have the old one
+        dimension = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        self.dim = int(dimension())
         self.name = f"st:{model}"
         self._batch = batch_size
 

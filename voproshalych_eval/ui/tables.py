@@ -141,7 +141,7 @@ def show(df: pd.DataFrame, name: str, *, key: str | None = None, labels: Mapping
 
     shown = df.copy()
     for col in shown.columns:  # nested values read as text, never as a JSON tree
-        if shown[col].map(lambda v: isinstance(v, dict | list | tuple)).any():
+        if any(isinstance(v, dict | list | tuple) for v in shown[col]):  # (an empty str column maps to str)
             shown[col] = shown[col].map(_flat)
     event = st.dataframe(shown, hide_index=True, height=height or "auto", column_config=column_config(shown, labels, metrics),
                          key=key and f"tbl_{key}", **kwargs)

@@ -20,7 +20,9 @@ APP = str(PROJECT_ROOT / "app.py")
 
 #: pages translated completely (checked in both languages)
 CHECKED = ["pages/overview.py", "pages/runs.py", "pages/baselines.py", "pages/tier1_retrieval.py", "pages/tier2_generation.py",
-           "pages/ux.py", "pages/judges.py", "pages/tier0_embeddings.py"]
+           "pages/ux.py", "pages/judges.py", "pages/tier0_embeddings.py",
+           "pages/judge_metrics.py", "pages/tier3_end_to_end.py", "pages/datasets.py", "pages/dataset_review.py",
+           "pages/realq.py"]
 
 
 @pytest.fixture(scope="module")
@@ -44,4 +46,26 @@ def test_page_speaks_one_language(corpus: str, page: str, lang: str) -> None:
     texts = page_texts(at)
     assert len(texts) > 10, texts  # the page rendered its words (a blank page would pass any check)
     problems = violations(texts, lang, corpus)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("lang", ["ru", "en"])
+def test_judge_metric_results_speak_one_language(demo_engine: Any, demo_source: Any, lang: str) -> None:
+    """The judge-metrics page after a finished run (offline heuristic on the demo samples): cards, the per-sample
+    table, the drill-down and the run caption are in one language too."""
+    from voproshalych_eval import executor
+
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.session_state["ui_language"] = lang
+    at.run()
+    at.switch_page("pages/judge_metrics.py").run()
+    at.number_input(key="jm_limit").set_value(3).run()
+    at.button(key="jm_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    job = executor.get_job(at.session_state["jm_run_id"])
+    assert job is not None and job.wait(180).status == "done", job.progress
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(at.session_state["jm_result"]["results"]) == 3
+    problems = violations(page_texts(at), lang, data_corpus(demo_engine, demo_source))  # the samples are data now
     assert not problems, "\n".join(problems)

@@ -429,7 +429,7 @@ _add(
        "mean chosen rubric level (each answer gets an integer level)", item_field="score"),
     _m("avg_rubrics_score_norm", "RubricsScore, норм. 0–1", "RubricsScore, normalised 0–1", SHARE, "higher", "mean",
        "(уровень − низший) / (высший − низший)", "(level − lowest) / (highest − lowest)", item_field="score_norm"),
-    _m("avg_response_relevancy", "Response Relevancy", "Response relevancy", SHARE, "higher", "mean",
+    _m("avg_response_relevancy", "Релевантность по обратным вопросам", "Response relevancy", SHARE, "higher", "mean",
        "mean cos(вопрос, вопросы, сгенерированные из ответа), отрицательные → 0; уклончивый ответ — 0",
        "mean cos(question, questions generated from the answer), negatives → 0; a noncommittal answer scores 0",
        item_field="score", bands=RELEVANCY_BANDS),

@@ -1,7 +1,8 @@
 """Every translated page in both languages: no metric key or raw column name, no English in the Russian UI
 (and no Russian in the English UI) outside code and data, no raw JSON tree (``tests/support/ui_text``).
 
-The pages are rendered with real runs in the store (a Tier 1 run on the demo golden set), so cards, charts
+The pages are rendered with real runs in the store (a Tier 1 run on the demo golden set, an offline End-to-end
+run with a deployment gate), so cards, charts
 and tables have something to show. :data:`CHECKED` lists the pages whose every text comes from the string
 tables and the metric catalog; a page joins it when it has been translated completely.
 """
@@ -27,11 +28,13 @@ CHECKED = ["pages/overview.py", "pages/runs.py", "pages/baselines.py", "pages/ti
 
 @pytest.fixture(scope="module")
 def corpus(demo_engine: Any, demo_source: Any) -> str:
-    from tests.support.plans import tier1
+    from tests.support.plans import run, tier1
     from voproshalych_eval import runs
 
     if not runs.list_runs(demo_engine, tier="tier1", status="done", limit=1):
         tier1(demo_engine, "demo_golden", retriever="fts", k=10, n_resamples=200, label="translation check")
+    if not runs.list_runs(demo_engine, tier="tier3", status="done", limit=1):  # End to end with its gate verdict
+        run(demo_engine, "tier3", {"limit": 3, "offline": True, "min_pass_rate": 0.5, "label": "translation check"})
     return data_corpus(demo_engine, demo_source)
 
 

@@ -355,7 +355,7 @@ _add(
        "доля вопросов, где найден релевантный чанк", "share of questions where a relevant chunk was retrieved",
        item_field="retrieval_hit"),
     _m("avg_rouge1_f", "ROUGE-1 F", "ROUGE-1 F", SHARE, "higher", "mean",
-       "F-мера совпадения униграмм с эталоном (Unicode-токенизатор); > 0.4 — приемлемо",
+       "F-мера совпадения униграмм с эталоном (токенизатор Юникода); > 0.4 — приемлемо",
        "unigram-overlap F-measure with the reference (Unicode tokenizer); > 0.4 acceptable", item_field="rouge1_f"),
     _m("avg_rouge2_f", "ROUGE-2 F", "ROUGE-2 F", SHARE, "higher", "mean",
        "F-мера совпадения биграмм с эталоном", "bigram-overlap F-measure with the reference", item_field="rouge2_f"),

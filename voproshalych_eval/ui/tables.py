@@ -95,7 +95,7 @@ COLUMN_LABELS: dict[str, tuple[str, str]] = {
     "sentence": ("Предложение", "Sentence"), "evidence": ("Опора в контексте", "Evidence"),
     "cosine": ("Косинус", "Cosine"), "containment": ("Вложенность", "Containment"),
     "supported": ("Подтверждено", "Supported"), "with_context": ("С контекстом", "With context"),
-    "attempts": ("Попыток", "Attempts"),
+    "attempts": ("Попыток", "Attempts"), "kept": ("Оставлен", "Kept"), "dropped_by": ("Отброшен фильтром", "Dropped by"),
 }
 
 

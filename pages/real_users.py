@@ -103,27 +103,34 @@ def n_caption(res: object, what_ru: str = "вопросов", what_en: str = "qu
     st.caption(f"n = {res.n_used} {tr(what_ru, what_en)}" + extra)  # type: ignore[attr-defined]
 
 
-# ---------------------------------------------------------------- sidebar: source, filters, import
-with st.sidebar:
-    st.subheader(tr("Журнал вопросов", "Question log"))
+# ---------------------------------------------------------------- run form: source, filters, import
+# the run form sits at the top of the main area: Run is visible without scrolling
+with st.container(border=True):
+    st.markdown(f"**{tr('Новый анализ журнала вопросов', 'New analysis of the question log')}**")
     sources: list[str] = []
     with state.user_errors("Не удалось прочитать список источников", "Could not list log sources"):
         sources = list_sources(engine)
-    source = st.selectbox(tr("Источник", "Source"), sources, key="ru_source") if sources else None
-    period = st.date_input(tr("Период", "Period"), value=(), key="ru_period")
-    answered_opt = choice(tr("Ответ", "Answer"), {"all": tr("все", "all"), "yes": tr("есть", "answered"),
-                                                 "no": tr("нет", "unanswered")}, "ru_answered")
+    f1, f2, f3, f4 = st.columns([2, 2, 3, 2])
+    source = f1.selectbox(tr("Источник", "Source"), sources, key="ru_source") if sources else None
+    period = f2.date_input(tr("Период", "Period"), value=(), key="ru_period")
+    with f3:
+        answered_opt = choice(tr("Ответ", "Answer"), {"all": tr("все", "all"), "yes": tr("есть", "answered"),
+                                                     "no": tr("нет", "unanswered")}, "ru_answered")
     score_labels = {"5": "👍 5", "1": "👎 1", "unrated": tr("без оценки", "unrated")}
-    picked_scores = st.multiselect(tr("Оценка", "Score"), list(score_labels.values()), key=f"ru_scores_{lang()}")
+    picked_scores = f4.multiselect(tr("Оценка", "Score"), list(score_labels.values()), key=f"ru_scores_{lang()}",
+                                   placeholder=tr("Все", "All"))
     score_opts = [k for k, v in score_labels.items() if v in picked_scores]
-    with st.expander(tr("Параметры", "Parameters")):
-        top_k = st.number_input("top-k", 1, 50, 5, key="ru_topk")
-        k_topics = st.number_input(tr("Число тем (0 = по силуэту)", "Topics (0 = by silhouette)"), 0, 100, 0,
+    g1, g2 = st.columns([3, 2])
+    with g1.expander(tr("Параметры", "Parameters")):
+        p1, p2, p3 = st.columns(3)
+        top_k = p1.number_input("top-k", 1, 50, 5, key="ru_topk")
+        k_topics = p2.number_input(tr("Число тем (0 = по силуэту)", "Topics (0 = by silhouette)"), 0, 100, 0,
                                    key="ru_ktopics")
-        pause = st.number_input(tr("Пауза сессии, мин", "Session pause, min"), 1, 1440, 30, key="ru_pause")
-    run_clicked = st.button(tr("Запустить анализ", "Run analysis"), type="primary", key="ru_run")
+        pause = p3.number_input(tr("Пауза сессии, мин", "Session pause, min"), 1, 1440, 30, key="ru_pause")
+    run_clicked = g2.button(tr("Запустить анализ", "Run analysis"), type="primary", key="ru_run",
+                            icon=":material/play_arrow:", width="stretch", disabled=not sources)
 
-    with st.expander(tr("Импорт журнала (CSV/JSONL/JSON)", "Import a log (CSV/JSONL/JSON)")):
+    with st.expander(tr("Импорт журнала (CSV/JSONL/JSON)", "Import a log (CSV/JSONL/JSON)"), expanded=not sources):
         upload = st.file_uploader(tr("Файл выгрузки question_answer", "question_answer export file"),
                                   type=["csv", "jsonl", "json"], key="ru_upload")
         imp_source = st.text_input(tr("Имя источника", "Source name"), key="ru_imp_source")
@@ -147,8 +154,8 @@ with st.sidebar:
                             f"Nothing imported, nothing written: {exc}"))
 
 if not sources:
-    empty_state("Журнала вопросов нет — загрузите демо-данные или импортируйте файл (слева).",
-                "No question log yet — load the demo data or import a file (sidebar).")
+    empty_state("Журнала вопросов нет — загрузите демо-данные или импортируйте файл (форма вверху).",
+                "No question log yet — load the demo data or import a file (the form at the top).", demo=True)
     st.stop()
 
 if run_clicked:
@@ -175,8 +182,8 @@ if job is not None and not job.alive and RESULT_KEY not in st.session_state:
 
 res = st.session_state.get(RESULT_KEY)
 if res is None:
-    empty_state("Выберите фильтры слева и нажмите «Запустить анализ».",
-                "Choose the filters in the sidebar and press “Run analysis”.")
+    empty_state("Выберите фильтры в форме вверху и нажмите «Запустить анализ».",
+                "Choose the filters in the form at the top and press “Run analysis”.")
     st.stop()
 
 st.caption(tr(f"Запуск #{res.run_id} · источник {res.source}", f"Run #{res.run_id} · source {res.source}"))
@@ -347,9 +354,11 @@ def render_topic_map(res: object, names: dict[int, str]) -> None:
             from voproshalych_eval.tiers.projection import project
 
             ids = [f"{res.source}:{i}" for i in res.text_log["id"]]  # type: ignore[attr-defined]
-            with st.spinner(tr("UMAP…", "UMAP…")):
-                proj = project(engine, res.embeddings.vectors, ids, model=res.embeddings.model,  # type: ignore[attr-defined]
-                               limit=5000)
+            bar = jobs.StepBar(tr("Проекция UMAP…", "UMAP projection…"))
+            proj = project(engine, res.embeddings.vectors, ids, model=res.embeddings.model,  # type: ignore[attr-defined]
+                           limit=5000, steps=bar)
+            bar.finish(tr(f"Карта: {len(proj.point_ids)} вопросов" + (" (из кэша)" if proj.from_cache else ""),
+                          f"Map: {len(proj.point_ids)} questions" + (" (from cache)" if proj.from_cache else "")))
             st.session_state[MAP_KEY] = (res.run_id, proj, ids)  # type: ignore[attr-defined]
     stored = st.session_state.get(MAP_KEY)
     if stored is None or stored[0] != res.run_id:  # type: ignore[attr-defined]

@@ -16,7 +16,7 @@ from voproshalych_eval.tiers import projection as proj
 from voproshalych_eval.tiers import tier0
 from voproshalych_eval.ui import jobs, state
 from voproshalych_eval.ui.common import TIER_COLORS, download_buttons, empty_state, json_download, page_header
-from voproshalych_eval.ui.i18n import fmt, fmt_count, lang, metric_label, tr
+from voproshalych_eval.ui.i18n import fmt, fmt_count, fmt_seconds, lang, metric_label, tr
 
 RESULT, PROJ, RUN_KEY = "tier0_result", "tier0_projection", "t0_run_id"
 SOURCE_LABELS = {
@@ -109,16 +109,20 @@ page_header(
 )
 proj.prewarm_in_background()
 
-# ----------------------------------------------------------------------------------------- sidebar
-with st.sidebar:
-    st.subheader(tr("Tier 0: данные", "Tier 0: data"))
-    source = st.selectbox(tr("Векторы", "Vectors"), list(SOURCE_LABELS), format_func={s: tr(*v) for s, v in SOURCE_LABELS.items()}.get,
+# ----------------------------------------------------------------------------------------- run form
+# the run form sits at the top of the main area: both buttons are visible without scrolling
+with st.container(border=True):
+    left, right = st.columns([3, 2], gap="large")
+with left:
+    st.markdown(f"**{tr('Векторы и метрики', 'Vectors and metrics')}**")
+    a1, a2 = st.columns(2)
+    source = a1.selectbox(tr("Векторы", "Vectors"), list(SOURCE_LABELS), format_func={s: tr(*v) for s, v in SOURCE_LABELS.items()}.get,
                           key="t0_source")
     emb_options = [tier0.STORED] + [n for n in BUILTIN_EMBEDDERS]
     current = state.current_embedder_name()
     if current not in emb_options:
         emb_options.append(current)
-    embedder = st.selectbox(
+    embedder = a2.selectbox(
         tr("Эмбеддер", "Embedder"), emb_options, key="t0_embedder",
         format_func={n: tr("сохранённые векторы (модель базы)", "stored vectors (database model)") if n == tier0.STORED
                      else n for n in emb_options}.get,
@@ -127,26 +131,31 @@ with st.sidebar:
                 "Chunks and questions in one space use one model; when the stored vectors come from another model, "
                 "texts are re-embedded (through the cache)."),
     )
-    metric = st.radio(tr("Расстояние", "Distance"), ["cosine", "euclidean"], horizontal=True, key="t0_metric",
+    a3, a4, a5 = st.columns([2, 1, 2])
+    metric = a3.radio(tr("Расстояние", "Distance"), ["cosine", "euclidean"], horizontal=True, key="t0_metric",
                       format_func={"cosine": tr("косинусное", "cosine"), "euclidean": tr("евклидово", "Euclidean")}.get)
-    k = st.number_input(tr("k соседей", "k neighbours"), min_value=1, max_value=100, value=5, key="t0_k")
-    n_clusters = st.slider(tr("Кластеров KMeans", "KMeans clusters"), 2, 40, 8, key="t0_clusters")
+    k = a4.number_input(tr("k соседей", "k neighbours"), min_value=1, max_value=100, value=5, key="t0_k")
+    n_clusters = a5.slider(tr("Кластеров KMeans", "KMeans clusters"), 2, 40, 8, key="t0_clusters")
     with st.expander(tr("Фильтры", "Filters")):
-        url_contains = st.text_input(tr("URL содержит", "URL contains"), key="t0_f_url")
-        text_contains = st.text_input(tr("Текст содержит", "Text contains"), key="t0_f_text")
-        answered = st.selectbox(tr("Вопросы с ответом", "Answered questions"), ["any", "yes", "no"], key="t0_f_answered",
+        f1, f2 = st.columns(2)
+        url_contains = f1.text_input(tr("URL содержит", "URL contains"), key="t0_f_url")
+        text_contains = f2.text_input(tr("Текст содержит", "Text contains"), key="t0_f_text")
+        answered = f1.selectbox(tr("Вопросы с ответом", "Answered questions"), ["any", "yes", "no"], key="t0_f_answered",
                                 format_func={"any": tr("все", "all"), "yes": tr("с ответом", "answered"),
                                              "no": tr("без ответа", "unanswered")}.get)
-        dates = st.text_input(tr("Период вопросов (ГГГГ-ММ-ДД..ГГГГ-ММ-ДД)", "Question period (YYYY-MM-DD..YYYY-MM-DD)"),
+        dates = f2.text_input(tr("Период вопросов (ГГГГ-ММ-ДД..ГГГГ-ММ-ДД)", "Question period (YYYY-MM-DD..YYYY-MM-DD)"),
                               key="t0_f_dates")
     run_clicked = st.button(tr("Запустить расчёт метрик", "Run metrics"), type="primary", key="t0_run",
-                            width="stretch")
-    st.subheader(tr("Проекция UMAP", "UMAP projection"))
-    n_components = st.radio(tr("Размерность", "Dimensions"), [2, 3], horizontal=True, key="t0_dim",
+                            icon=":material/play_arrow:", width="stretch")
+with right:
+    st.markdown(f"**{tr('Проекция UMAP', 'UMAP projection')}**")
+    b1, b2 = st.columns(2)
+    n_components = b1.radio(tr("Размерность", "Dimensions"), [2, 3], horizontal=True, key="t0_dim",
                             format_func=lambda d: f"{d}D")
-    n_neighbors = st.slider("n_neighbors", 2, 100, 15, key="t0_nn")
-    min_dist = st.slider("min_dist", 0.0, 0.99, 0.1, step=0.01, key="t0_min_dist")
-    seed = st.number_input("seed", min_value=0, max_value=1_000_000, value=42, key="t0_seed")
+    seed = b2.number_input("seed", min_value=0, max_value=1_000_000, value=42, key="t0_seed")
+    b3, b4 = st.columns(2)
+    n_neighbors = b3.slider("n_neighbors", 2, 100, 15, key="t0_nn")
+    min_dist = b4.slider("min_dist", 0.0, 0.99, 0.1, step=0.01, key="t0_min_dist")
     limit = st.number_input(tr("Макс. точек (иначе подвыборка)", "Max points (subsample above)"), min_value=50,
                             max_value=200_000, value=proj.DEFAULT_LIMIT, step=500, key="t0_limit")
     centre = st.checkbox(
@@ -159,7 +168,8 @@ with st.sidebar:
                 "Questions and chunks of one model sit in two offset regions: on a joint map every chunk collapses "
                 "into one cluster away from the questions. Centring each group before UMAP removes the offset, so "
                 "questions land beside the pages they ask about. Applies when the map holds several kinds of points."))
-    proj_clicked = st.button(tr("Построить проекцию", "Build projection"), key="t0_project", width="stretch")
+    proj_clicked = st.button(tr("Построить проекцию", "Build projection"), key="t0_project",
+                             icon=":material/scatter_plot:", width="stretch")
 
 
 def current_filters() -> dict:
@@ -221,7 +231,7 @@ finished_result()
 if proj_clicked:
     with (
         state.user_errors("Не удалось выполнить Tier 0", "Tier 0 failed"),
-        st.status(tr("Считаю…", "Computing…"), expanded=True) as status,
+        st.status(tr("Строю проекцию…", "Building the projection…"), expanded=True) as status,
     ):
         res = st.session_state.get(RESULT)
         if res is None or res.get("vector_set") is None:
@@ -230,30 +240,30 @@ if proj_clicked:
         else:
             ran = res.get("request") or {}
             if any(ran.get(key) != request()[key] for key in ("source", "embedder", "filters")):
-                st.warning(tr("Векторы в боковой панели изменились после запуска: карта строится по векторам "
+                st.warning(tr("Векторы в форме изменились после запуска: карта строится по векторам "
                               "последнего запуска. Запустите расчёт метрик снова, чтобы увидеть новые.",
-                              "The vectors in the sidebar changed since the run: the map shows the last run's "
+                              "The vectors in the form changed since the run: the map shows the last run's "
                               "vectors. Run the metrics again to map the new ones."))
             vs = res["vector_set"]
             kinds = vs.meta["kind"].astype(str)
+            bar = jobs.StepBar(tr("Проекция UMAP…", "UMAP projection…"))
             p = proj.project_vector_set(
                 state.engine(), vs, n_components=int(n_components), n_neighbors=int(n_neighbors),
-                min_dist=float(min_dist), seed=int(seed), limit=int(limit), progress=status.write,
+                min_dist=float(min_dist), seed=int(seed), limit=int(limit), steps=bar,
                 centre_groups=kinds.tolist() if centre and kinds.nunique() > 1 else None,
             )
             st.session_state[PROJ] = p
-            status.write(
-                tr(f"Проекция: {len(p.point_ids)} точек за {p.seconds:.1f} с" + (" (из кэша)" if p.from_cache else ""),
-                   f"Projection: {len(p.point_ids)} points in {p.seconds:.1f} s" + (" (from cache)" if p.from_cache else ""))
-            )
+            done = tr(f"Проекция: {fmt_count(len(p.point_ids))} точек за {fmt_seconds(p.seconds)}" + (" (из кэша)" if p.from_cache else ""),
+                      f"Projection: {fmt_count(len(p.point_ids))} points in {fmt_seconds(p.seconds)}" + (" (from cache)" if p.from_cache else ""))
+            bar.finish(done)
         status.update(label=tr("Готово", "Done"), state="complete", expanded=False)
 
 res = st.session_state.get(RESULT)
 if res is None:
     empty_state(
-        "Выберите векторы в боковой панели и нажмите «Запустить расчёт метрик», затем «Построить проекцию». "
+        "Выберите векторы в форме вверху и нажмите «Запустить расчёт метрик», затем «Построить проекцию». "
         "Нет данных — загрузите демо (`voproshalych-eval demo`).",
-        "Choose the vectors in the sidebar and press “Run metrics”, then “Build projection”. "
+        "Choose the vectors in the form at the top and press “Run metrics”, then “Build projection”. "
         "No data yet — load the demo (`voproshalych-eval demo`).",
     )
     st.stop()
@@ -338,7 +348,7 @@ def picked_table_rows() -> list[int]:
 st.subheader(tr("Карта UMAP", "UMAP map"))
 p: proj.Projection | None = st.session_state.get(PROJ)
 if p is None:
-    st.info(tr("Нажмите «Построить проекцию» в боковой панели.", "Press “Build projection” in the sidebar."))
+    st.info(tr("Нажмите «Построить проекцию» в форме вверху страницы.", "Press “Build projection” in the form at the top of the page."))
 else:
     meta_all = with_kb_page(vs)
     color_options = [c for c in (*tier0.COLOR_FIELDS, "kb_page") if c in meta_all.columns and meta_all[c].notna().any()]
@@ -351,12 +361,12 @@ else:
                    help=tr("1 — соседи на картинке = соседи в пространстве; ниже ~0.8 — не доверяйте близости на рисунке.",
                            "1 — neighbours in the picture are neighbours in space; below ~0.8 do not trust closeness in the picture."))
     cols[1].metric(tr("Точек на карте", "Points shown"), f"{len(p.point_ids)} / {p.n_total}")
-    cols[2].metric(tr("Время", "Time"), f"{p.seconds:.2f} s")
+    cols[2].metric(tr("Время", "Time"), fmt_seconds(p.seconds))
     cols[3].metric(tr("Источник", "Source"), tr("кэш", "cache") if p.from_cache else "UMAP")
     render_gap(vs, p)
     if p.subsampled:
-        st.warning(tr(f"Показана случайная подвыборка {len(p.point_ids)} из {p.n_total} точек (лимит в боковой панели, seed {p.params.get('seed')}). Метрики выше посчитаны по всем точкам.",
-                      f"Showing a random subsample of {len(p.point_ids)} of {p.n_total} points (limit in the sidebar, seed {p.params.get('seed')}). The metrics above use all points."))
+        st.warning(tr(f"Показана случайная подвыборка {len(p.point_ids)} из {p.n_total} точек (лимит в форме вверху, seed {p.params.get('seed')}). Метрики выше посчитаны по всем точкам.",
+                      f"Showing a random subsample of {len(p.point_ids)} of {p.n_total} points (limit in the form at the top, seed {p.params.get('seed')}). The metrics above use all points."))
     if p.trust_n and p.trust_n < len(p.point_ids):
         st.caption(tr(f"Trustworthiness посчитана на подвыборке {p.trust_n} точек.",
                       f"Trustworthiness computed on a subsample of {p.trust_n} points."))

@@ -14,6 +14,9 @@ def test_real_users_page_runs(demo_engine) -> None:  # type: ignore[no-untyped-d
     at.run()
     at.switch_page("pages/real_users.py").run()
     assert not at.exception, [e.value for e in at.exception]
+    # the run form sits at the top of the main area, not in the sidebar
+    assert "ru_run" in {b.key for b in at.main.button}
+    assert "ru_run" not in {b.key for b in at.sidebar.button}
     at.number_input(key="ru_ktopics").set_value(8)
     at.button(key="ru_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
@@ -59,6 +62,9 @@ def test_real_users_page_runs(demo_engine) -> None:  # type: ignore[no-untyped-d
     # the topic map stays after reruns; a search and a topic highlight their questions
     at.button(key="ru_map").click().run()
     assert not at.exception, [e.value for e in at.exception]
+    # the UMAP step has a progress bar; it ends full with the count of questions on the map
+    assert any(b.value == 100 and b.text.startswith("Map: ") and "questions" in b.text for b in at.main.progress), \
+        [b.text for b in at.main.progress]
     at.text_input(key="ru_map_search").set_value("стипенд").run()
     assert not at.exception, [e.value for e in at.exception]
     hits = [c.value for c in at.caption if c.value.startswith("Highlighted questions:")]

@@ -17,6 +17,10 @@ def test_tier0_page_run_and_project(demo_engine, lang: str) -> None:  # type: ig
     at.switch_page("pages/tier0_embeddings.py").run()
     assert not at.exception, [e.value for e in at.exception]
 
+    # the run form sits at the top of the main area, not in the sidebar
+    main_keys = {b.key for b in at.main.button}
+    assert {"t0_run", "t0_project"} <= main_keys
+    assert not {"t0_run", "t0_project"} & {b.key for b in at.sidebar.button}
     at.slider(key="t0_nn").set_value(5)
     at.number_input(key="t0_limit").set_value(120)
     at.button(key="t0_run").click().run()
@@ -35,6 +39,10 @@ def test_tier0_page_run_and_project(demo_engine, lang: str) -> None:  # type: ig
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
     assert any("Trustworthiness@10" in m.label for m in at.metric)
+    # the projection's progress bar ends full, with the count of points in the UI language
+    bars = [b for b in at.main.progress if b.value == 100]
+    done = "Projection: 120 points in " if lang == "en" else "Проекция: 120 точек за "
+    assert any(b.text.startswith(done) for b in bars), [b.text for b in at.main.progress]
     # the subsample is announced
     assert any("120" in w.value for w in at.warning)
 
@@ -71,3 +79,29 @@ def test_tier0_page_run_and_project(demo_engine, lang: str) -> None:  # type: ig
     assert any("after centring" in c.value for c in at.caption)
     at.selectbox(key="t0_color").set_value("kb_page").run()
     assert not at.exception, [e.value for e in at.exception]
+
+
+def _step_bar_script() -> None:
+    import streamlit as st
+
+    from voproshalych_eval.bilingual import text
+    from voproshalych_eval.ui.jobs import StepBar
+
+    bar = StepBar("…")
+    bar(1, 2, text("UMAP по 300 точкам: эпохи", "UMAP of 300 points: epochs"), 0, 500)
+    bar(1, 2, text("UMAP по 300 точкам: эпохи", "UMAP of 300 points: epochs"), 100, 500)
+    st.session_state["after_epochs"] = True
+
+
+@pytest.mark.parametrize(("lang", "expected"), [
+    ("ru", "Шаг 1 из 2: UMAP по 300 точкам: эпохи — 100 из 500 · осталось ≈ "),
+    ("en", "Step 1 of 2: UMAP of 300 points: epochs — 100 of 500 · ETA ≈ "),
+])
+def test_step_bar_shows_counts_and_eta(lang: str, expected: str) -> None:
+    at = AppTest.from_function(_step_bar_script)
+    at.session_state["ui_language"] = lang
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    (bar,) = at.progress
+    assert bar.value == 10  # step 1 of 2, a fifth of its epochs done
+    assert bar.text.startswith(expected), bar.text

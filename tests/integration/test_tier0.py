@@ -68,13 +68,23 @@ def test_both_in_one_space_and_filters(demo_engine) -> None:  # type: ignore[no-
 def test_projection_is_cached(demo_engine) -> None:  # type: ignore[no-untyped-def]
     vs = tier0.load_vector_set(demo_engine, "chunks")
     before = projection.umap_fit_count()
-    p1 = projection.project_vector_set(demo_engine, vs, n_neighbors=5, seed=7, limit=150)
+    calls: list[tuple] = []
+    p1 = projection.project_vector_set(demo_engine, vs, n_neighbors=5, seed=7, limit=150,
+                                       steps=lambda *a: calls.append(a))
     assert projection.umap_fit_count() == before + 1 and not p1.from_cache
+    # the steps for a progress bar: UMAP (with its layout epochs counted), trustworthiness, the cache write
+    assert [c[:2] for c in calls][0] == (1, 3) and [c[:2] for c in calls][-2:] == [(2, 3), (3, 3)]
+    epochs = [(c[3], c[4]) for c in calls if c[0] == 1 and c[4]]
+    assert epochs and epochs[-1][0] == epochs[-1][1] > 0  # umap-learn's own epoch count, to the last one
+    assert [d for d, _ in epochs] == sorted(d for d, _ in epochs)
+    assert calls[0][2].ru.startswith("UMAP 2D по 150 точкам") and str(calls[0][2]).startswith("UMAP 2D of 150 points")
     assert p1.coords.shape == (150, 2) and p1.coords.dtype == np.float32
     assert p1.subsampled and p1.n_total == len(vs)
     assert p1.trustworthiness is not None and 0.5 < p1.trustworthiness <= 1.0
-    p2 = projection.project_vector_set(demo_engine, vs, n_neighbors=5, seed=7, limit=150)
-    assert p2.from_cache and projection.umap_fit_count() == before + 1  # no second fit
+    calls.clear()
+    p2 = projection.project_vector_set(demo_engine, vs, n_neighbors=5, seed=7, limit=150,
+                                       steps=lambda *a: calls.append(a))
+    assert p2.from_cache and not calls and projection.umap_fit_count() == before + 1  # no second fit
     np.testing.assert_array_equal(p1.coords, p2.coords)
     assert p2.point_ids == p1.point_ids and p2.trustworthiness == pytest.approx(p1.trustworthiness)
     assert p2.key == p1.key

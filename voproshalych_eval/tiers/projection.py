@@ -38,10 +38,32 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Engine, text
 
+from voproshalych_eval.bilingual import text as say_text
 from voproshalych_eval.metrics import geometry
 
 log = logging.getLogger(__name__)
 Progress = Callable[[str], None]
+#: ``steps(step, n_steps, message, done, total)``: step ``step`` of ``n_steps`` (1-based) is under way, ``done`` of
+#: ``total`` of its units finished (``total`` 0 when the step has no countable units; UMAP counts its epochs)
+StepProgress = Callable[[int, int, str, int, int], None]
+EpochProgress = Callable[[int, int], None]
+
+
+class _EpochSink:
+    """A file for umap-learn's tqdm bar (``bar_format="{n}/{total}"``): hands ``(epoch, n_epochs)`` on."""
+
+    def __init__(self, on_epoch: EpochProgress) -> None:
+        self.on_epoch = on_epoch
+
+    def write(self, s: str) -> int:
+        for part in s.replace("\n", "\r").split("\r"):
+            done, sep, total = part.strip().partition("/")
+            if sep and done.isdigit() and total.isdigit():
+                self.on_epoch(int(done), int(total))
+        return len(s)
+
+    def flush(self) -> None:
+        return None
 
 DEFAULT_LIMIT = 5_000
 TRUST_K = 10
@@ -245,8 +267,11 @@ def fit_umap(
     min_dist: float = 0.1,
     seed: int | None = 42,
     metric: str = "cosine",
+    on_epoch: EpochProgress | None = None,
 ) -> np.ndarray:
-    """UMAP coordinates (float32) with an exact precomputed kNN graph; tiny inputs get a trivial layout."""
+    """UMAP coordinates (float32) with an exact precomputed kNN graph; tiny inputs get a trivial layout.
+
+    ``on_epoch(epoch, n_epochs)`` follows the layout optimisation (umap-learn's own epoch counter)."""
     global _FIT_COUNT
     n = X.shape[0]
     if n == 0:
@@ -256,13 +281,14 @@ def fit_umap(
         out = np.zeros((n, n_components), np.float32)
         out[:, 0] = np.arange(n, dtype=np.float32)
         return out
-    Y = _umap(X, n_components=n_components, n_neighbors=n_neighbors, min_dist=min_dist, seed=seed, metric=metric)
+    Y = _umap(X, n_components=n_components, n_neighbors=n_neighbors, min_dist=min_dist, seed=seed, metric=metric,
+              on_epoch=on_epoch)
     _FIT_COUNT += 1
     return Y
 
 
 def _umap(X: np.ndarray, *, n_components: int, n_neighbors: int, min_dist: float, seed: int | None,
-          metric: str) -> np.ndarray:
+          metric: str, on_epoch: EpochProgress | None = None) -> np.ndarray:
     n = X.shape[0]
     nn = max(2, min(int(n_neighbors), n - 1))
     idx, dist = knn_with_self(X, nn, metric)
@@ -277,6 +303,8 @@ def _umap(X: np.ndarray, *, n_components: int, n_neighbors: int, min_dist: float
         random_state=seed,
         init="spectral" if n > 3 * n_components + 10 else "random",
         precomputed_knn=(idx, dist, None),
+        **({} if on_epoch is None else {"tqdm_kwds": {"disable": False, "file": _EpochSink(on_epoch),
+                                                        "bar_format": "{n}/{total}", "mininterval": 0.25}}),
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "no search index" / "random_state disables parallelism"
@@ -330,11 +358,14 @@ def project(
     use_cache: bool = True,
     centre_groups: Sequence[Any] | None = None,
     progress: Progress | None = None,
+    steps: StepProgress | None = None,
 ) -> Projection:
     """Project ``X`` (rows = ``point_ids``) with UMAP, through the ``eval.projections`` cache (``engine`` may be None).
 
     ``centre_groups`` (one label per row, e.g. ``chunk`` / ``question``): centre every group before the fit
-    (:func:`centre_by_group`, removes the query/passage modality gap; part of the cache key)."""
+    (:func:`centre_by_group`, removes the query/passage modality gap; part of the cache key).
+    ``progress`` receives the step messages (:class:`voproshalych_eval.bilingual.Text`); ``steps`` the same steps
+    with their counts — step of steps, UMAP epoch of epochs — for a progress bar."""
     say = progress or (lambda m: log.info(m))
     t0 = time.perf_counter()
     if n_components not in (2, 3):
@@ -370,17 +401,28 @@ def project(
             return Projection(key, coords.copy(), list(cached["point_ids"]), rows, p, cached["trustworthiness"],
                               p.get("trust_n"), n_total, True, time.perf_counter() - t0, timings)
     Xs = np.asarray(X[rows], dtype=np.float32)
+    with_trust = len(rows) > 2 * TRUST_K
+    n_steps = 1 + int(with_trust) + int(engine is not None and use_cache)
+    step = steps or (lambda *_: None)
     if len(rows) < n_total:
-        say(f"Subsampling {len(rows)} of {n_total} points (limit {limit})…")
-    say(f"UMAP {n_components}D of {len(rows)} points (exact kNN, n_neighbors={n_neighbors})…")
+        say(say_text(f"Подвыборка {len(rows)} из {n_total} точек (лимит {limit})…",
+                     f"Subsampling {len(rows)} of {n_total} points (limit {limit})…"))
+    fit_ru = f"UMAP {n_components}D по {len(rows)} точкам (точный kNN, n_neighbors={n_neighbors})"
+    fit_en = f"UMAP {n_components}D of {len(rows)} points (exact kNN, n_neighbors={n_neighbors})"
+    fit_msg = say_text(fit_ru, fit_en)
+    epochs_msg = say_text(fit_ru + ": эпохи раскладки", fit_en + ": layout epochs")
+    say(say_text(fit_ru + "…", fit_en + "…"))
+    step(1, n_steps, fit_msg, 0, 0)
     t1 = time.perf_counter()
     coords = fit_umap(Xs, n_components=n_components, n_neighbors=n_neighbors, min_dist=min_dist, seed=seed,
-                      metric=metric)
+                      metric=metric, on_epoch=None if steps is None else
+                      (lambda done, total: step(1, n_steps, epochs_msg, done, total)))
     timings["umap"] = time.perf_counter() - t1
     trust: float | None = None
     trust_n: int | None = None
-    if len(rows) > 2 * TRUST_K:
+    if with_trust:
         say("Trustworthiness@10…")
+        step(2, n_steps, say_text("Trustworthiness@10", "Trustworthiness@10"), 0, 0)
         t2 = time.perf_counter()
         trust, trust_n = geometry.trustworthiness_sample(Xs, coords, k=TRUST_K, metric=metric,  # type: ignore[arg-type]
                                                          max_n=TRUST_MAX_N, seed=seed)
@@ -389,6 +431,7 @@ def project(
     stored_params = {**params, "model": model, "n_total": n_total, "trust_n": trust_n,
                      "trust_k": TRUST_K, "fit_seconds": round(timings["umap"], 3)}
     if engine is not None and use_cache:
+        step(n_steps, n_steps, say_text("Сохранение в кэш проекций", "Saving to the projection cache"), 0, 0)
         _write_cache(engine, key, stored_params, coords, sub_ids, trust)
     return Projection(key, coords, sub_ids, rows, stored_params, trust, trust_n, n_total, False,
                       time.perf_counter() - t0, timings)

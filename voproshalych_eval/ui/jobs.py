@@ -9,6 +9,7 @@ Also the shared results widgets of the LLM-tier pages: run picker, item filters,
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -90,6 +91,39 @@ def _progress_view(job: executor.Job) -> None:
         if job.alive and st.button(tr("Отменить", "Cancel"), key=f"cancel_{p.run_id}"):
             job.cancel()
             st.toast(tr("Отмена: новые элементы не запускаются", "Cancelling: no new item starts"))
+
+
+class StepBar:
+    """A progress bar for work done on the script thread in steps (a UMAP projection): "step 1 of 3", the
+    step's own counts ("epoch 120 of 500") and, once a step reports counts, its ETA from the rate so far.
+
+    Called as ``bar(step, n_steps, message, done, total)`` (:data:`voproshalych_eval.tiers.projection.StepProgress`);
+    ``message`` may be a :class:`voproshalych_eval.bilingual.Text`."""
+
+    def __init__(self, label: str) -> None:
+        self.bar = st.progress(0.0, text=label)
+        self.step = 0
+        self.counted_from: tuple[float, int] | None = None  # (time, units) of the step's first count
+
+    def __call__(self, step: int, n_steps: int, message: str, done: int = 0, total: int = 0) -> None:
+        now = time.perf_counter()
+        if step != self.step:
+            self.step, self.counted_from = step, None
+        if total and self.counted_from is None:
+            self.counted_from = (now, done)
+        n_steps = max(int(n_steps), 1)
+        within = min(done / total, 1.0) if total else 0.0
+        line = tr(f"Шаг {step} из {n_steps}: ", f"Step {step} of {n_steps}: ") + show(message)
+        if total:
+            line += " — " + tr(f"{fmt_count(done)} из {fmt_count(total)}", f"{fmt_count(done)} of {fmt_count(total)}")
+            started, first = self.counted_from or (now, done)
+            if first < done < total:
+                eta = (now - started) / (done - first) * (total - done)
+                line += " · " + tr("осталось ≈ ", "ETA ≈ ") + fmt_seconds(eta)
+        self.bar.progress(min((step - 1 + within) / n_steps, 1.0), text=line)
+
+    def finish(self, label: str) -> None:
+        self.bar.progress(1.0, text=label)
 
 
 def job_panel(state_key: str) -> None:

@@ -11,7 +11,7 @@ import streamlit as st
 from voproshalych_eval import annotations as A
 from voproshalych_eval import datasets
 from voproshalych_eval.generation.picker import highlight_span, search_chunks
-from voproshalych_eval.ui import state
+from voproshalych_eval.ui import state, tables
 from voproshalych_eval.ui.common import empty_state, page_header, table_with_download
 from voproshalych_eval.ui.i18n import tr
 
@@ -25,11 +25,11 @@ page_header(
         "«Принять» и заметки — метаданные проверки, содержимое не меняется. Правка вопроса, ответа или релевантных "
         "чанков и отклонение элемента создают **новую версию** набора (отклонённый элемент не удаляется: он хранится с "
         "причиной и его можно вернуть). Релевантные чанки выбираются в подборщике: поиск по векторам и полнотекстовый, "
-        "с адресом страницы; ничего не отмечается автоматически. Клавиши: Alt+K — предыдущий, Alt+J — следующий.",
+        "с адресом страницы; ничего не отмечается автоматически. Клавиши: `Alt+K` — предыдущий, `Alt+J` — следующий.",
         "Accepting and notes are review metadata; the content does not change. Editing the question, the answer or the "
         "relevant chunks, and rejecting an item, make a **new version** of the dataset (a rejected item is not deleted: "
         "it is kept with its reason and can be restored). Relevant chunks are chosen in the picker: vector and full-text "
-        "search with the page address; nothing is marked automatically. Keys: Alt+K — previous, Alt+J — next.",
+        "search with the page address; nothing is marked automatically. Keys: `Alt+K` — previous, `Alt+J` — next.",
     ),
 )
 
@@ -182,9 +182,10 @@ with tabs[2]:
             "text": (str(kb.loc[i, "text"])[:300] + "…") if i in kb.index else tr("нет в базе знаний", "not in the knowledge base"),
         } for i in ids])
         edited = st.data_editor(pick, hide_index=True, key=f"rv_pick_{key}", disabled=["chunk_id", "page", "vector_rank", "fts_rank", "text"],
-                                column_config={"relevant": st.column_config.CheckboxColumn(tr("релевантен", "relevant"))})
+                                column_config={**{c: st.column_config.Column(tables.header(c)) for c in pick.columns},
+                                               "relevant": st.column_config.CheckboxColumn(tr("релевантен", "relevant"))})
         chosen = [int(r["chunk_id"]) for _, r in edited.iterrows() if r["relevant"]]
-        st.caption(tr("Порядок: первый отмеченный станет chunk_id.", "Order: the first checked becomes chunk_id."))
+        st.caption(tr("Порядок: первый отмеченный станет `chunk_id`.", "Order: the first checked becomes `chunk_id`."))
         if st.button(tr("Сохранить релевантные чанки (новая версия)", "Save relevant chunks (new version)"), key=f"rv_save_chunks_{key}"):
             with state.user_errors("Чанки не сохранены", "The chunks were not saved"):
                 A.edit(eng, ds, key, relevant_chunk_ids=chosen)

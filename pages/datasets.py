@@ -11,7 +11,7 @@ import streamlit as st
 from voproshalych_eval import annotations as A
 from voproshalych_eval import dataset_versions as dv
 from voproshalych_eval import datasets
-from voproshalych_eval.ui import jobs, state
+from voproshalych_eval.ui import jobs, state, tables
 from voproshalych_eval.ui.common import empty_state, json_download, page_header, table_with_download
 from voproshalych_eval.ui.i18n import tr
 
@@ -199,7 +199,7 @@ with tab_ver:
     else:
         vname = st.selectbox(tr("Набор", "Dataset"), golden_names, key="ver_name")
         hist = dv.history_frame(eng, vname)
-        st.dataframe(hist, hide_index=True)
+        tables.show(hist, f"{vname}_history", key="ver_hist")
         versions = hist["version"].tolist() if len(hist) else []
         if len(versions) >= 2:
             c1, c2 = st.columns(2)
@@ -251,10 +251,10 @@ with tab_io:
                 f"edited {len(rep.edited)}, rejected {len(rep.rejected)}, restored {len(rep.restored)}, accepted {len(rep.accepted)}.",
             ))
             if rep.errors:
-                st.dataframe(pd.DataFrame(rep.errors), hide_index=True)
+                tables.show(pd.DataFrame(rep.errors), "annotation_errors", key="io_ann_errors")
         except A.AnnotationImportError as exc:
             st.error(tr("Файл не применён: ", "The file was not applied: ") + str(exc))
-            st.dataframe(pd.DataFrame(exc.errors), hide_index=True)
+            tables.show(pd.DataFrame(exc.errors), "annotation_errors", key="io_ann_errors")
         except Exception as exc:  # noqa: BLE001 - shown as a sentence
             st.error(str(exc))
     st.subheader(tr("Загрузить набор данных", "Import a dataset"))
@@ -282,7 +282,7 @@ with tab_stale:
     if st.session_state.get("stale_summary"):
         sdf = pd.DataFrame(st.session_state["stale_summary"])
         sdf["by_kind"] = sdf["by_kind"].map(lambda d: ", ".join(f"{k} {v}" for k, v in d.items() if v))
-        st.dataframe(sdf, hide_index=True)
+        tables.show(sdf, "staleness", key="stale_summary_tbl")
     if golden_names:
         sname = st.selectbox(tr("Подробно для набора", "Details for"), golden_names, key="stale_name")
         if st.button(tr("Проверить и предложить чанки", "Check and suggest chunks"), key="stale_one"):

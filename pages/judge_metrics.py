@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from voproshalych_eval import executor, runs
+from voproshalych_eval.describe import AGGREGATOR_LABELS
 from voproshalych_eval.ui import jobs, state, tables
 from voproshalych_eval.ui.common import (
     empty_state,
@@ -40,7 +41,7 @@ page_header(
         "результата). Оценки нескольких моделей сводятся агрегатором: среднее, медиана (нижняя — всегда оценка "
         "какой-то модели), большинство, минимум, максимум, консенсус. Оценка выставляется, только если ответил "
         "кворум: все модели для минимума, максимума и консенсуса, строгое большинство для остальных (и для "
-        "голосов strictness); оценка неполным кворумом помечена как частичная. Сбой — транспорт (таймаут, 429, "
+        "голосов повторных прогонов одной модели); оценка неполным кворумом помечена как частичная. Сбой — транспорт (таймаут, 429, "
         "5xx, соединение) или неразобранный ответ — не превращается в оценку и считается отдельно по видам; "
         "пример без нужного поля — «неприменимо», не сбой; пустой ответ получает наименьшую оценку шкалы. "
         "Карточка: среднее, n, сбои и 95% бутстреп-интервал.",
@@ -48,7 +49,7 @@ page_header(
         "RubricsScore the integer rubric level, semantic similarity a cosine −1…1, the rest 0–1 (each result shows "
         "its scale). Several models are combined by an aggregator: average, median (the lower one — always a score "
         "some model gave), majority, min, max, consensus. A score is given only when a quorum answered: every "
-        "model for min, max and consensus, a strict majority otherwise (and for strictness votes); a score from "
+        "model for min, max and consensus, a strict majority otherwise (and for the votes of one model's repeated runs); a score from "
         "an incomplete quorum is marked partial. A failure — transport (timeout, 429, 5xx, connection) or an "
         "unparseable reply — is never a score and is counted by kind; a sample missing a required field is "
         "'not applicable', not a failure; an empty answer gets the scale's lowest score. "
@@ -87,7 +88,9 @@ with st.container(border=True):  # every setting of the run at the top of the pa
         models = []
         b1.caption(tr("LLM не настроен — оценит офлайн-эвристика (помечена, с базовыми уровнями не сравнивается)",
                       "No LLM configured — the offline heuristic judges (marked, never compared to baselines)"))
-    aggregate = b2.selectbox(tr("Агрегатор моделей", "Model aggregator"), AGGREGATORS, key="jm_agg")
+    agg_names = {a: tr(*AGGREGATOR_LABELS[a]) for a in AGGREGATORS}  # resolved now: format_func runs later too
+    aggregate = b2.selectbox(tr("Агрегатор моделей", "Model aggregator"), AGGREGATORS, key="jm_agg",
+                             format_func=agg_names.get)
     use_cache = b3.checkbox(tr("Использовать кэш ответов", "Use the response cache"), True, key="jm_cache")
 
 DEFAULT_RUBRICS = {f"score{i}_description": d for i, d in enumerate(
@@ -181,7 +184,7 @@ else:
         offline_badge()
     st.caption(f"{tr('Запуск', 'Run')} #{out['run_id']} · {metric_names.get(out['metric'], out['metric'])} · "
                f"{tr('модели', 'models')}: {', '.join(out['models']) or '—'} · {tr('агрегатор', 'aggregator')}: "
-               f"{out['aggregate_method']}")
+               f"{tr(*AGGREGATOR_LABELS.get(out['aggregate_method'], (out['aggregate_method'],) * 2))}")
     metric_cards(out["metrics"])
     rows = []
     for r in out["results"]:
@@ -215,6 +218,10 @@ else:
                     st.code(t)
         if r.get("details"):
             with st.expander(tr("Подробности", "Details")):
-                details = r["details"]
-                tables.definition_list([(tables.header(str(k)), v) for k, v in details.items()] if isinstance(details, dict)
-                                       else [(tr("Подробности", "Details"), details)])
+                details = r["details"] if isinstance(r["details"], dict) else {"details": r["details"]}
+                records = {k: v for k, v in details.items()  # lists of records (sentences, statements…) read as tables
+                           if isinstance(v, list) and v and all(isinstance(x, dict) for x in v)}
+                tables.definition_list([(tables.header(str(k)), v) for k, v in details.items() if k not in records])
+                for k, v in records.items():
+                    st.markdown(f"**{tables.header(str(k))}**")
+                    tables.show(pd.DataFrame(v), f"judge_{out['run_id']}_{pick}_{k}", key=f"jm_details_{k}")

@@ -50,7 +50,7 @@ if not sources:
     st.stop()
 
 with st.sidebar:
-    name = st.text_input(tr("Набор realq", "realq dataset"), value="realq", key="rq_name").strip() or "realq"
+    name = st.text_input(tr("Имя набора реальных вопросов", "Real-questions dataset name"), value="realq", key="rq_name").strip() or "realq"
     source = st.selectbox(tr("Журнал", "Log"), sources, key="rq_source")
 
 with st.expander(tr("Выбрать вопросы для разметки", "Pick questions to label"), expanded=False):

@@ -28,7 +28,7 @@ from voproshalych_eval.ui.common import (
     page_header,
     table_with_download,
 )
-from voproshalych_eval.ui.i18n import lang, tr
+from voproshalych_eval.ui.i18n import fmt, lang, metric_label, tr
 from voproshalych_eval.ui.verdicts import gate_banner
 
 KEY = "tier3_run_id"
@@ -222,11 +222,11 @@ if m:
                         "response_exact_match_rate", "response_semantic_consistency") if k in m]
     metric_cards({k: m[k] for k in keys})
     if m.get("gate_passed") is None and m.get("gate_pass_rate") is not None:
-        st.caption(tr(f"Доля прошедших ворота: {m['gate_pass_rate']:.3f}", f"Gate pass rate: {m['gate_pass_rate']:.3f}"))
+        st.caption(tr("Доля прошедших ворота: ", "Gate pass rate: ") + fmt("gate_pass_rate", m["gate_pass_rate"]))
     st.caption(tr(*GATE_RULE))
     lat = {k: m.get(k) for k in ("latency_p50", "latency_p95", "latency_p99") if m.get(k) is not None}
     if lat:
-        st.caption(tr("Задержка ответа, с: ", "Answer latency, s: ") + ", ".join(f"{k} {v:.3f}" for k, v in lat.items()))
+        st.caption(tr("Задержка ответа: ", "Answer latency: ") + ", ".join(f"{metric_label(k)} {fmt(k, v)}" for k, v in lat.items()))
     st.plotly_chart(metric_intervals(m, ["answered_rate", "pass_rate", "avg_e2e_score", "avg_rougeL_f", "retrieval_hit_rate"],
                                      color=TIER_COLORS["tier3"], lang=lang(), title=tr("Средние и 95% ДИ", "Means and 95% CI")))
     json_download(m, f"tier3_run{run.id}_metrics", key=f"t3m{run.id}")

@@ -80,8 +80,16 @@ PARAM_LABELS: dict[str, tuple[str, str]] = {
     "run_aggregate": ("агрегатор прогонов", "run aggregator"), "strictness": ("прогонов", "runs"),
 }
 
+#: judge aggregators (``judges.AGGREGATORS``) in words
+AGGREGATOR_LABELS: dict[str, tuple[str, str]] = {
+    "average": ("среднее", "average"), "median": ("медиана", "median"),
+    "majority_voting": ("большинство голосов", "majority vote"), "min": ("минимум", "minimum"),
+    "max": ("максимум", "maximum"), "consensus": ("консенсус", "consensus"),
+}
+
 #: parameter value -> (ru, en) for the values that are words of ours, not data
 VALUE_LABELS: dict[str, dict[str, tuple[str, str]]] = {
+    "aggregate": AGGREGATOR_LABELS, "run_aggregate": AGGREGATOR_LABELS, "judge_aggregate": AGGREGATOR_LABELS,
     "retriever": {"vector": ("векторный поиск", "vector search"), "fts": ("полнотекстовый поиск", "full-text search"),
                   "hybrid": ("гибридный поиск", "hybrid search")},
     "mode": {"internal": ("внутренний конвейер", "internal pipeline"), "api": ("API бота", "bot API")},
@@ -248,7 +256,7 @@ def provenance_rows(run: Any, lang: str = "ru") -> list[tuple[str, Any]]:
         rows.append((t("Модель", "Model") + f" ({param_label(str(role), lang)})", shown))
     rows += param_rows(_get(run, "params"), lang)
     for name, digest in (_get(run, "prompts") or {}).items():
-        rows.append((t("Промпт", "Prompt") + f" {name}", str(digest)[:12]))
+        rows.append((t("Промпт", "Prompt") + f" {name}", str(digest)[:12] if digest else "—"))
     rows += [
         (t("Версия кода", "Code version"), str(_get(run, "code_version") or "—")),
         (t("Запустил", "Started by"), str(_get(run, "created_by") or "—")),

@@ -488,7 +488,7 @@ JUDGE_METRICS: dict[str, JudgeMetric] = {m.key: m for m in (
         schema_override=_rubrics_schema, check=_rubrics_check,
         description_ru="целый уровень выбранной рубрики", description_en="the integer level of the chosen rubric"),
     JudgeMetric(
-        "response_relevancy", "Response Relevancy", "Response relevancy", ("response",), "response_relevancy",
+        "response_relevancy", "Релевантность по обратным вопросам", "Response relevancy", ("response",), "response_relevancy",
         "response_relevancy",
         lambda s, cfg, j: {"answer": s.response, "n_questions": cfg["n_questions"]},
         _relevancy_extract, _offline_score("response_relevancy", "user_input", "response"), _fixed(0, 1, "0–1"),

@@ -84,6 +84,18 @@ COLUMN_LABELS: dict[str, tuple[str, str]] = {
     "raw_replies": ("Сырые ответы", "Raw replies"), "score_norm": ("Оценка 0–1", "Score 0–1"),
     "score_range": ("Шкала оценки", "Score range"), "user_input": ("Вопрос", "Question"),
     "response": ("Ответ", "Answer"), "retrieved_contexts": ("Найденные контексты", "Retrieved contexts"), "transport_failures": ("Сбои транспорта", "Transport failures"),
+    "dataset_id": ("ID набора", "Dataset ID"), "hash": ("Хеш", "Hash"), "action": ("Действие", "Action"),
+    "parent_version": ("Из версии", "Parent version"), "added": ("Добавлено", "Added"), "removed": ("Удалено", "Removed"),
+    "changed": ("Изменено", "Changed"), "field": ("Поле", "Field"), "old": ("Было", "Old"), "new": ("Стало", "New"),
+    "page": ("Страница", "Page"), "vector_rank": ("Ранг векторного поиска", "Vector search rank"),
+    "fts_rank": ("Ранг полнотекстового поиска", "Full-text search rank"), "dataset": ("Набор", "Dataset"),
+    "stale": ("Устарел", "Stale"), "n_items_affected": ("Затронуто элементов", "Items affected"),
+    "by_kind": ("По видам", "By kind"), "snapshot_id": ("Снимок", "Snapshot"), "row": ("Строка", "Row"),
+    "message": ("Сообщение", "Message"), "sentences": ("Предложения ответа", "Answer sentences"),
+    "sentence": ("Предложение", "Sentence"), "evidence": ("Опора в контексте", "Evidence"),
+    "cosine": ("Косинус", "Cosine"), "containment": ("Вложенность", "Containment"),
+    "supported": ("Подтверждено", "Supported"), "with_context": ("С контекстом", "With context"),
+    "attempts": ("Попыток", "Attempts"), "kept": ("Оставлен", "Kept"), "dropped_by": ("Отброшен фильтром", "Dropped by"),
 }
 
 

@@ -50,6 +50,8 @@ CHANGES = {
     "broken (failed in B)": ("сломалось (сбой в B)", "broken (failed in B)"),
     "fixed (failed in A)": ("починилось (сбой в A)", "fixed (failed in A)"),
     "failed in both": ("сбой в обоих", "failed in both"), "no value": ("нет значения", "no value"),
+    "up": ("выросло (у метрики нет «лучше»)", "up (no better direction)"),
+    "down": ("снизилось (у метрики нет «лучше»)", "down (no better direction)"),
 }
 
 page_header(
@@ -269,7 +271,7 @@ with state.user_errors("Не удалось прочитать реестр за
                                                 format_func=tested_labels.get)
                             diff = cmp.item_diff(pick)
                             kinds = [k for k in CHANGES if k in set(diff["change"])]
-                            default_kinds = [k for k in ("worse", "better", "broken (failed in B)", "fixed (failed in A)") if k in kinds]
+                            default_kinds = [k for k in ("worse", "better", "down", "up", "broken (failed in B)", "fixed (failed in A)") if k in kinds]
                             change_names = {k: tr(*CHANGES[k]) for k in kinds}
                             chosen = d2.multiselect(tr("Показать", "Show"), kinds, default=default_kinds, placeholder=tr("Выберите…", "Choose…"),
                                                     format_func=change_names.get, key="runs_cmp_kinds")

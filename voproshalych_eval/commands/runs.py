@@ -136,7 +136,9 @@ def cmd_compare(args: Any) -> int:
             f"{padj:>7} {dz:>6} {m['n_pairs']:>5}  {m['verdict']}"
         )
     if diff is not None:
-        for label in ("worse", "better"):
+        for label in ("worse", "better", "down", "up"):  # up/down: a metric with no better direction
+            if label in ("down", "up") and not (diff["change"] == label).any():
+                continue
             part = diff[diff["change"] == label].head(args.top)
             lines += ["", f"{label} on {metric} ({int((diff['change'] == label).sum())} items):"]
             lines += [f"  {r['item_key']}: {_fmt(r['a'])} → {_fmt(r['b'])}  {str(r['text'] or '')[:90]}"

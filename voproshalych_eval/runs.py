@@ -568,17 +568,47 @@ def metric_history(
     return pd.DataFrame(rows, columns=cols).sort_values("run_id").reset_index(drop=True)
 
 
-#: run parameters that make a different configuration (beside the models, the dataset and the offline flag)
-CONFIG_PARAMS = ("retriever", "k", "use_index", "mode", "top_k", "metric", "judge_aggregate", "source", "repeats")
+#: run parameters that make a different configuration (beside the models, the dataset and the offline flag):
+#: history lines never join runs that differ in one of them
+CONFIG_PARAMS = (
+    "retriever", "k", "use_index", "mode", "top_k", "metric", "judge_aggregate", "source", "repeats",
+    # Tier 1: the reported cut-offs and the index / fusion settings
+    "cutoffs", "rrf_k", "ef_search", "hnsw_m", "hnsw_ef_construction",
+    # Tier 2 (and Tier 3 internal mode, UX): text normalisation, context cut, the generator's system prompt
+    "stem", "max_context_chars", "system_prompt",
+    # Tier 3: the bot endpoint (profile, or the stored request spec), the pass threshold, the context source
+    "api_profile", "api", "threshold", "context_from", "context_k",
+    # judge metrics: the aggregator, the quorums, the metric's definition / rubrics / embedders
+    "aggregate", "quorum", "vote_quorum", "config",
+)
+_SHORT_VALUE = 40
+
+
+def _config_value(key: str, value: Any) -> str:
+    """A parameter's value for :func:`config_label`: as it is when short, else a short content hash (a
+    system prompt, a rubric table); the bot endpoint's URL stays readable beside the hash of its spec."""
+    import hashlib
+
+    from voproshalych_eval.jsonable import dumps
+
+    if isinstance(value, list | tuple) and all(isinstance(v, int | float | str) for v in value):
+        value = "+".join(str(v) for v in value)
+    if isinstance(value, bool | int | float) or (isinstance(value, str) and len(value) <= _SHORT_VALUE):
+        return str(value)
+    digest = "#" + hashlib.sha256(dumps(value, sort_keys=True).encode("utf-8")).hexdigest()[:8]
+    if key == "api" and isinstance(value, Mapping) and value.get("url"):
+        return f"{value['url']} {digest}"
+    return digest
 
 
 def config_label(run: Run) -> str:
-    """The run's configuration on one line: dataset, models, the configuring parameters, offline."""
+    """The run's configuration on one line: dataset, models, the configuring parameters (:data:`CONFIG_PARAMS`;
+    long values as a short hash), offline."""
     p = run.params or {}
     parts = [f"dataset={run.dataset_name}"] if run.dataset_name else []
     if run.models:
         parts.append(models_label(run))
-    parts += [f"{k}={p[k]}" for k in CONFIG_PARAMS if p.get(k) is not None]
+    parts += [f"{k}={_config_value(k, p[k])}" for k in CONFIG_PARAMS if p.get(k) not in (None, {}, [])]
     if run.offline:
         parts.append("offline")
     return ", ".join(parts) or "—"

@@ -286,6 +286,8 @@ def test_cli_runs(engine: Any, pair: tuple[int, int, str], tmp_path: Any, capsys
     assert main(["runs", "compare", str(a), str(b)]) == 0  # the human output
     human = capsys.readouterr().out
     assert "chunk.mrr" in human and "better" in human and "Вопрос номер" in human
+    # the effect size with its CI, and the correction named as used
+    assert "Holm–Bonferroni" in human and re.search(r"\d\.\d\d \[-?\d+\.\d\d; -?\d+\.\d\d\]", human)
 
 
 @pytest.mark.slow

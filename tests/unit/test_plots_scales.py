@@ -117,3 +117,13 @@ def test_history_never_joins_runs_that_differ_in_a_configuring_parameter(
     assert config_label(a) != config_label(b)
     assert config_label(a) == config_label(same)
     assert len(config_label(b)) < 300  # long values (a system prompt) are hashed, not spelled out
+
+
+@pytest.mark.parametrize(("correction", "name"), [("holm", "Holm"), ("fdr_bh", "Benjamini–Hochberg")])
+def test_diff_chart_hover_shows_the_adjusted_p_and_names_the_correction(correction: str, name: str) -> None:
+    df = pd.DataFrame([{"metric": "mrr", "paired_mean_diff": 0.1, "ci_low": 0.05, "ci_high": 0.15, "p_value": 0.01,
+                        "p_adjusted": 0.03, "effect_size": 0.9, "effect_ci_low": 0.5, "effect_ci_high": 1.3,
+                        "n_pairs": 40, "verdict": "better"}])
+    trace = run_plots.diff_figure(df, correction=correction).data[0]
+    assert f"p ({name}) = %{{customdata[2]" in trace.hovertemplate and "d_z" in trace.hovertemplate
+    assert list(trace.customdata[0]) == [0.01, 40, 0.03, 0.9, 0.5, 1.3]

@@ -112,8 +112,20 @@ def cmd_show(args: Any) -> int:
     return 0
 
 
+def _effect(row: dict[str, Any]) -> str:
+    """``d_z [low; high]`` of a comparison row, ``—`` without a paired test."""
+    def num(v: Any) -> float | None:
+        return None if v is None or v != v else float(v)
+
+    d, lo, hi = num(row.get("effect_size")), num(row.get("effect_ci_low")), num(row.get("effect_ci_high"))
+    if d is None:
+        return "—"
+    return f"{d:.2f} [{lo:.2f}; {hi:.2f}]" if lo is not None and hi is not None else f"{d:.2f}"
+
+
 def cmd_compare(args: Any) -> int:
     from voproshalych_eval import runs
+    from voproshalych_eval.metrics.statistics import CORRECTIONS
 
     cmp = runs.compare_runs(engine(), args.run_a, args.run_b, method=args.method, force=args.force)
     tested = cmp.metrics[cmp.metrics["n_pairs"] > 0]
@@ -123,17 +135,18 @@ def cmd_compare(args: Any) -> int:
     out["item_diff_metric"] = metric
     out["item_diff"] = runs.frame_records(diff) if diff is not None else []
     lines = [f"B = run #{args.run_b} against A = run #{args.run_a}"] + [f"warning: {w}" for w in cmp.warnings]
-    lines.append(f"verdicts on {cmp.correction}-adjusted p-values (p_adj); raw p kept; d_z = Cohen's effect size")
+    lines.append(f"verdicts on p-values adjusted by {CORRECTIONS.get(cmp.correction, cmp.correction)} (p_adj); "
+                 "raw p kept; d_z = Cohen's effect size with its 95% bootstrap CI")
     lines.append(f"{'metric':<34} {'A':>9} {'B':>9} {'B−A':>9} {'95% CI (paired)':>21} {'p':>7} {'p_adj':>7} "
-                 f"{'d_z':>6} {'n':>5}  verdict")
+                 f"{'d_z [95% CI]':>20} {'n':>5}  verdict")
     for m in cmp.metrics.to_dict("records"):
         ci = f"[{_fmt(m['ci_low'])}; {_fmt(m['ci_high'])}]" if m["n_pairs"] else "—"
         p = f"{m['p_value']:.4f}" if m["n_pairs"] else "—"
         padj = f"{m['p_adjusted']:.4f}" if m["n_pairs"] and m.get("p_adjusted") is not None else "—"
-        dz = f"{m['effect_size']:.2f}" if m.get("effect_size") is not None and m["effect_size"] == m["effect_size"] else "—"
+        dz = _effect(m)
         lines.append(
             f"{m['metric'][:34]:<34} {_fmt(m['a']):>9} {_fmt(m['b']):>9} {_fmt(m['diff']):>9} {ci:>21} {p:>7} "
-            f"{padj:>7} {dz:>6} {m['n_pairs']:>5}  {m['verdict']}"
+            f"{padj:>7} {dz:>20} {m['n_pairs']:>5}  {m['verdict']}"
         )
     if diff is not None:
         for label in ("worse", "better", "down", "up"):  # up/down: a metric with no better direction

@@ -283,6 +283,13 @@ def test_cli_runs(engine: Any, pair: tuple[int, int, str], tmp_path: Any, capsys
     capsys.readouterr()
     assert main(["runs", "show", "99999999"]) == 2
     assert "does not exist" in capsys.readouterr().err
+    assert main(["runs", "show", str(b)]) == 0  # the human output: catalog labels, values by kind, partial column
+    shown_text = capsys.readouterr().out
+    mrr_line = next(line for line in shown_text.splitlines() if line.startswith("MRR · chunks"))
+    value = runs.get_run(engine, b).metrics["chunk"]["mrr"]["value"]
+    assert f"{value:.3f}" in mrr_line and "0–1 ↑" in mrr_line and " part " in shown_text
+    count_line = next(line for line in shown_text.splitlines() if line.startswith("Chunk level · in the means"))
+    assert count_line.split()[6] == "39"  # a count is a whole number, never 39.0000
     assert main(["runs", "compare", str(a), str(b)]) == 0  # the human output
     human = capsys.readouterr().out
     assert "chunk.mrr" in human and "better" in human and "Вопрос номер" in human

@@ -30,6 +30,7 @@ def register(sub: Any) -> None:
     q = rs.add_parser("show", help="one run: metadata, aggregates with CIs, baseline status, failures")
     q.add_argument("run_id", type=int)
     q.add_argument("--items", action="store_true", help="include the per-item table (JSON)")
+    q.add_argument("--lang", choices=("ru", "en"), default="en", help="language of the metric labels")
     add_json_flag(q)
     q.set_defaults(func=cmd_show)
 
@@ -79,6 +80,31 @@ def cmd_list(args: Any) -> int:
     return 0
 
 
+def _metric_lines(rows: list[dict[str, Any]], lang: str) -> list[str]:
+    """The aggregates as a table: catalog label, value and CI written by the metric's kind and scale, the
+    scale and better direction, n, failed, partial (quorum short of every vote), baseline and status."""
+    from voproshalych_eval.metrics import catalog
+    from voproshalych_eval.metrics.formatting import format_value
+
+    arrows = {"higher": "↑", "lower": "↓"}
+    out = [f"{'metric':<44} {'value':>10} {'95% CI':>21} {'scale':>9} {'n':>5} {'fail':>5} {'part':>5} "
+           f"{'baseline':>9}  status"]
+    for m in rows:
+        key = m["metric"]
+
+        def fv(v: Any, key: str = key) -> str:
+            return format_value(key, v, lang)
+
+        ci = f"[{fv(m['ci_low'])}; {fv(m['ci_high'])}]" if m.get("ci_low") is not None else "—"
+        scale = f"{m.get('scale') or '?'} {arrows.get(str(m.get('direction')), '')}".strip()
+        out.append(
+            f"{catalog.label(key, lang)[:44]:<44} {fv(m['value']):>10} {ci:>21} {scale:>9} {_fmt(m.get('n')):>5} "
+            f"{_fmt(m.get('n_failed')):>5} {_fmt(m.get('n_partial')):>5} {fv(m.get('baseline')):>9}  "
+            f"{m.get('status') or ''}"
+        )
+    return out
+
+
 def cmd_show(args: Any) -> int:
     from voproshalych_eval import baselines, runs
 
@@ -96,14 +122,8 @@ def cmd_show(args: Any) -> int:
         f"items: {r['n_items_done']} done, {r['n_items_failed']} failed (of {r.get('n_items_total') or '?'})",
         f"baseline status: {baselines.STATUS_ICONS.get(st['status'], '')} {st['status']}",
         "",
-        f"{'metric':<34} {'value':>9} {'95% CI':>21} {'n':>5} {'fail':>5} {'baseline':>9}  status",
+        *_metric_lines(data["metrics"], args.lang),
     ]
-    for m in data["metrics"]:
-        ci = f"[{_fmt(m['ci_low'])}; {_fmt(m['ci_high'])}]" if m.get("ci_low") is not None else "—"
-        lines.append(
-            f"{m['metric'][:34]:<34} {_fmt(m['value']):>9} {ci:>21} {_fmt(m.get('n')):>5} "
-            f"{_fmt(m.get('n_failed')):>5} {_fmt(m.get('baseline')):>9}  {m.get('status') or ''}"
-        )
     if data["failures"]:
         lines += ["", f"failures ({len(data['failures'])}):"] + [
             f"  {f['item_key']}: {f['error']}" for f in data["failures"][:20]

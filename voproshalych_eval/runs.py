@@ -43,7 +43,6 @@ RUN_STATES = ("running", "interrupted", "done", "done_with_failures", "failed", 
 HEARTBEAT_SECONDS = 5.0
 #: a ``running`` run whose heartbeat is older than this (and that no job of this process runs) is interrupted
 STALE_AFTER_SECONDS = 30.0
-_STALE_SQL = "heartbeat_at < now() - make_interval(secs => :stale)"
 _SECRET_WORDS = ("key", "token", "secret", "password", "authorization")
 #: advisory-lock namespace of run executions (``pg_try_advisory_lock(namespace, run_id)``)
 _LOCK_NAMESPACE = 0x7275  # "ru"
@@ -378,7 +377,7 @@ def list_runs(
     ``started_at`` (a date ``until`` includes that whole day).
     """
     conds: list[str] = []
-    args: dict[str, Any] = {"lim": limit, "stale": STALE_AFTER_SECONDS}
+    args: dict[str, Any] = {"lim": limit}
     wanted: list[str] = []
     if tier:
         conds.append("tier = ANY(:tier)")
@@ -460,6 +459,15 @@ def count_items(engine: Engine, run_id: int) -> dict[str, int]:
     out = {"done": 0, "failed": 0}
     out.update({r[0]: int(r[1]) for r in rows})
     return out
+
+
+def count_runs_reading_snapshot(engine: Engine, snapshot_id: int) -> int:
+    """How many recorded runs read knowledge-base snapshot ``snapshot_id`` (``snapshot_id`` or, in runs made
+    before that column, ``params.snapshot.id``). ``db.snapshots.delete`` takes this count from its caller."""
+    sql = text("SELECT count(*) FROM eval.runs WHERE snapshot_id = :i "
+               "OR (params -> 'snapshot' ->> 'id') = CAST(:i AS text)")
+    with engine.connect() as conn:
+        return int(conn.execute(sql, {"i": int(snapshot_id)}).scalar() or 0)
 
 
 # ------------------------------------------------------------------------------------- stale runs

@@ -586,8 +586,8 @@ CONFIG_PARAMS = (
     "stem", "max_context_chars", "system_prompt",
     # Tier 3: the bot endpoint (profile, or the stored request spec), the pass threshold, the context source
     "api_profile", "api", "threshold", "context_from", "context_k",
-    # judge metrics: the aggregator, the quorums, the metric's definition / rubrics / embedders
-    "aggregate", "quorum", "vote_quorum", "config",
+    # judge metrics: the aggregator, the quorums, the metric's definition / rubrics / embedders; a tier's judge quorums
+    "aggregate", "quorum", "vote_quorum", "config", "judge_quorum", "judge_vote_quorum",
 )
 _SHORT_VALUE = 40
 

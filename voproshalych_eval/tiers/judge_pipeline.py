@@ -42,6 +42,8 @@ DEFAULTS: dict[str, Any] = {
     "dataset": "demo_judge",
     "limit": None,
     "judge_models": None,
+    "judge_quorum": None,
+    "judge_vote_quorum": None,
     "prompt": None,
     "calibrate": True,
     "threshold": 0.5,
@@ -51,7 +53,7 @@ DEFAULTS: dict[str, Any] = {
 
 
 def _show_judge(engine: Engine, p: Mapping[str, Any]) -> Any:
-    judge = llm_calls.make_judge(engine, models=p["judge_models"], offline=p["offline"], use_cache=True)
+    judge = llm_calls.tier_judge(engine, p, use_cache=True)
     if p["prompt"]:
         if getattr(judge, "offline", False):
             raise ValueError("a custom show/no-show prompt needs an LLM; the offline judge has no prompt")
@@ -97,7 +99,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     ds = inputs.load_dataset(engine, p["dataset"], "judge")
     pairs = inputs.select_items(ds, limit=p["limit"])
     judge = _show_judge(engine, p)
-    bench = llm_calls.make_judge(engine, models=p["judge_models"], offline=p["offline"]) if p["calibrate"] else None
+    bench = llm_calls.tier_judge(engine, p) if p["calibrate"] else None
     threshold = float(p["threshold"])
 
     def work(record: dict[str, Any]) -> ItemResult:

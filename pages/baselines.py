@@ -41,6 +41,8 @@ page_header(
 with state.user_errors("Не удалось открыть таблицу базовых уровней", "Could not open the baselines table"):
     engine = state.engine()
     frame = bl.baselines_frame(engine)
+    for problem in bl.problems(engine):  # stored rows the checks refuse: skipped everywhere, named here
+        st.warning(tr("Строка пропущена: ", "Row skipped: ") + problem)
     # scale and direction are the catalog's (read-only, ignored on save): shown in words
     frame["direction"] = frame["direction"].map(lambda d: tr(*DIRECTIONS[d]) if d in DIRECTIONS else d)
     st.markdown(tr(bl.RULE_RU, bl.RULE_EN))

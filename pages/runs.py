@@ -8,6 +8,7 @@ import streamlit as st
 from voproshalych_eval import baselines as bl
 from voproshalych_eval import describe, executor, reports, runs
 from voproshalych_eval.metrics import catalog
+from voproshalych_eval.metrics.statistics import correction_label
 from voproshalych_eval.plans import SPECS as TIERS
 from voproshalych_eval.plots import runs as charts
 from voproshalych_eval.ui import state, tables, views
@@ -37,7 +38,9 @@ ITEM_STATES = {"done": ("готово", "done"), "failed": ("сбой", "failed"
 CMP_LABELS = {
     "direction": ("Лучше, когда", "Better when"), "a": ("A", "A"), "b": ("B", "B"), "diff": ("B − A", "B − A"),
     "ci_low": ("ДИ 2,5%", "CI 2.5%"), "ci_high": ("ДИ 97,5%", "CI 97.5%"), "effect_size": ("d_z", "d_z"),
+    "effect_ci_low": ("d_z: ДИ 2,5%", "d_z: CI 2.5%"), "effect_ci_high": ("d_z: ДИ 97,5%", "d_z: CI 97.5%"),
     "n_better": ("Лучше", "Better"), "n_worse": ("Хуже", "Worse"), "n_same": ("Без изменений", "Same"),
+    "n_up": ("Выросло", "Up"), "n_down": ("Снизилось", "Down"),
     "verdict": ("Вывод", "Verdict"),
 }
 OUTPUT_LABELS = {"answer.a": ("Ответ A", "Answer A"), "answer.b": ("Ответ B", "Answer B"),
@@ -50,6 +53,8 @@ CHANGES = {
     "broken (failed in B)": ("сломалось (сбой в B)", "broken (failed in B)"),
     "fixed (failed in A)": ("починилось (сбой в A)", "fixed (failed in A)"),
     "failed in both": ("сбой в обоих", "failed in both"), "no value": ("нет значения", "no value"),
+    "up": ("выросло (у метрики нет «лучше»)", "up (no better direction)"),
+    "down": ("снизилось (у метрики нет «лучше»)", "down (no better direction)"),
 }
 
 page_header(
@@ -252,14 +257,17 @@ with state.user_errors("Не удалось прочитать реестр за
                         shown["direction"] = shown["direction"].map(lambda d: tr(*DIRECTIONS.get(d, (str(d), str(d)))))
                         tables.show(
                             shown[["metric", "direction", "a", "b", "diff", "paired_mean_diff", "ci_low", "ci_high", "p_value",
-                                   "p_adjusted", "effect_size", "n_pairs", "n_better", "n_worse", "n_same", "verdict"]],
+                                   "p_adjusted", "effect_size", "effect_ci_low", "effect_ci_high", "n_pairs", "n_better",
+                                   "n_worse", "n_up", "n_down", "n_same", "verdict"]],
                             f"compare_{a_id}_{b_id}_metrics", key="runs_cmp_table",
-                            labels=CMP_LABELS,
+                            labels=CMP_LABELS | {"p_adjusted": (f"p ({correction_label(cmp.correction, 'ru')})",
+                                                                f"p ({correction_label(cmp.correction, 'en')})")},
                         )
                         if len(tested):
                             st.plotly_chart(
                                 charts.diff_figure(m, x_title=tr("B − A (95% ДИ)", "B − A (95% CI)"), lang=lang(),
-                                                   verdict_labels={k: tr(*v) for k, v in VERDICTS.items()}),
+                                                   verdict_labels={k: tr(*v) for k, v in VERDICTS.items()},
+                                                   correction=cmp.correction),
                                 key="runs_cmp_chart",
                             )
                             st.subheader(tr("Что изменилось по элементам", "What changed, item by item"))
@@ -269,7 +277,7 @@ with state.user_errors("Не удалось прочитать реестр за
                                                 format_func=tested_labels.get)
                             diff = cmp.item_diff(pick)
                             kinds = [k for k in CHANGES if k in set(diff["change"])]
-                            default_kinds = [k for k in ("worse", "better", "broken (failed in B)", "fixed (failed in A)") if k in kinds]
+                            default_kinds = [k for k in ("worse", "better", "down", "up", "broken (failed in B)", "fixed (failed in A)") if k in kinds]
                             change_names = {k: tr(*CHANGES[k]) for k in kinds}
                             chosen = d2.multiselect(tr("Показать", "Show"), kinds, default=default_kinds, placeholder=tr("Выберите…", "Choose…"),
                                                     format_func=change_names.get, key="runs_cmp_kinds")

@@ -3,7 +3,8 @@
 Each row is ``(tier, metric, value, attention_margin, note)``. A metric's **scale** and **direction**
 are not stored here: they come from the metric catalog (:mod:`voproshalych_eval.metrics.catalog`), the
 one place they are written. A baseline for a metric the catalog does not know, for an informational
-metric (direction ``none``) or outside the metric's scale is refused when saved and reported when loaded.
+metric (direction ``none``) or outside the metric's scale is refused when saved; a stored one is skipped
+when loaded and named (:func:`load_baselines`, :func:`problems`), never breaking a page.
 
 * ``attention_margin`` — the width of the "attention" band, in the metric's own units.
 
@@ -28,7 +29,7 @@ table belongs to the user: edits and deletions made in the app are kept.
 
 from __future__ import annotations
 
-import json
+import logging
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -37,7 +38,10 @@ from typing import Any
 import pandas as pd
 from sqlalchemy import Engine, text
 
+from voproshalych_eval.db import meta
 from voproshalych_eval.metrics import catalog
+
+log = logging.getLogger(__name__)
 
 STATUSES = ("good", "attention", "critical", "insufficient", "offline")
 #: the status of a run made by offline substitutes: never compared to a baseline
@@ -145,7 +149,7 @@ def ensure_defaults(engine: Engine, *, force: bool = False) -> int:
     Existing rows are never overwritten, and after the first seeding a user's deletions stay deleted.
     """
     with engine.begin() as conn:
-        seeded = conn.execute(text("SELECT value FROM eval.meta WHERE key = :k"), {"k": _SEEDED_KEY}).scalar()
+        seeded = meta.get_meta(conn, _SEEDED_KEY)
         if seeded and not force:
             return 0
         n = 0
@@ -158,13 +162,7 @@ def ensure_defaults(engine: Engine, *, force: bool = False) -> int:
                 ),
                 b.row(),
             ).rowcount
-        conn.execute(
-            text(
-                "INSERT INTO eval.meta(key, value) VALUES (:k, CAST(:v AS jsonb)) "
-                "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()"
-            ),
-            {"k": _SEEDED_KEY, "v": json.dumps(True)},
-        )
+        meta.set_meta(conn, _SEEDED_KEY, True)
     return n
 
 
@@ -177,10 +175,31 @@ def _stored(engine: Engine) -> list[Baseline]:
     return [Baseline(*r) for r in rows]
 
 
+def load_baselines(engine: Engine) -> tuple[list[Baseline], list[str]]:
+    """``(usable baselines, problems)``: every stored row checked against the catalog; a bad row (an
+    uncatalogued or informational metric, a value outside the scale — e.g. a catalog change after it was
+    saved) is left out and named in ``problems``, one sentence each, so no page breaks on it."""
+    good: list[Baseline] = []
+    problems: list[str] = []
+    for b in _stored(engine):
+        try:
+            good.append(check(b, f"Baseline {b.tier}/{b.metric}"))
+        except BaselineError as exc:
+            problems.append(f"{exc} It is skipped; fix or delete it on the Baselines page.")
+    return good, problems
+
+
 def list_baselines(engine: Engine) -> list[Baseline]:
-    """Every stored baseline, each checked against the catalog (a bad row raises :class:`BaselineError`
-    naming it — fix it on the Baselines page)."""
-    return [check(b, f"Baseline {b.tier}/{b.metric}") for b in _stored(engine)]
+    """The usable stored baselines (:func:`load_baselines`); a bad row is skipped and logged by name."""
+    good, problems = load_baselines(engine)
+    for problem in problems:
+        log.warning("%s", problem)
+    return good
+
+
+def problems(engine: Engine) -> list[str]:
+    """The stored rows :func:`list_baselines` skips, one sentence each naming the row (for the Baselines page)."""
+    return load_baselines(engine)[1]
 
 
 def baselines_frame(engine: Engine) -> pd.DataFrame:
@@ -236,13 +255,7 @@ def save_baselines(engine: Engine, frame: pd.DataFrame) -> int:
                 ),
                 b.row(),
             )
-        conn.execute(
-            text(
-                "INSERT INTO eval.meta(key, value) VALUES (:k, 'true'::jsonb) "
-                "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()"
-            ),
-            {"k": _SEEDED_KEY},
-        )
+        meta.set_meta(conn, _SEEDED_KEY, True)
     return len(rows)
 
 

@@ -43,7 +43,6 @@ RUN_STATES = ("running", "interrupted", "done", "done_with_failures", "failed", 
 HEARTBEAT_SECONDS = 5.0
 #: a ``running`` run whose heartbeat is older than this (and that no job of this process runs) is interrupted
 STALE_AFTER_SECONDS = 30.0
-_STALE_SQL = "heartbeat_at < now() - make_interval(secs => :stale)"
 _SECRET_WORDS = ("key", "token", "secret", "password", "authorization")
 #: advisory-lock namespace of run executions (``pg_try_advisory_lock(namespace, run_id)``)
 _LOCK_NAMESPACE = 0x7275  # "ru"
@@ -378,7 +377,7 @@ def list_runs(
     ``started_at`` (a date ``until`` includes that whole day).
     """
     conds: list[str] = []
-    args: dict[str, Any] = {"lim": limit, "stale": STALE_AFTER_SECONDS}
+    args: dict[str, Any] = {"lim": limit}
     wanted: list[str] = []
     if tier:
         conds.append("tier = ANY(:tier)")
@@ -460,6 +459,15 @@ def count_items(engine: Engine, run_id: int) -> dict[str, int]:
     out = {"done": 0, "failed": 0}
     out.update({r[0]: int(r[1]) for r in rows})
     return out
+
+
+def count_runs_reading_snapshot(engine: Engine, snapshot_id: int) -> int:
+    """How many recorded runs read knowledge-base snapshot ``snapshot_id`` (``snapshot_id`` or, in runs made
+    before that column, ``params.snapshot.id``). ``db.snapshots.delete`` takes this count from its caller."""
+    sql = text("SELECT count(*) FROM eval.runs WHERE snapshot_id = :i "
+               "OR (params -> 'snapshot' ->> 'id') = CAST(:i AS text)")
+    with engine.connect() as conn:
+        return int(conn.execute(sql, {"i": int(snapshot_id)}).scalar() or 0)
 
 
 # ------------------------------------------------------------------------------------- stale runs
@@ -568,17 +576,47 @@ def metric_history(
     return pd.DataFrame(rows, columns=cols).sort_values("run_id").reset_index(drop=True)
 
 
-#: run parameters that make a different configuration (beside the models, the dataset and the offline flag)
-CONFIG_PARAMS = ("retriever", "k", "use_index", "mode", "top_k", "metric", "judge_aggregate", "source", "repeats")
+#: run parameters that make a different configuration (beside the models, the dataset and the offline flag):
+#: history lines never join runs that differ in one of them
+CONFIG_PARAMS = (
+    "retriever", "k", "use_index", "mode", "top_k", "metric", "judge_aggregate", "source", "repeats",
+    # Tier 1: the reported cut-offs and the index / fusion settings
+    "cutoffs", "rrf_k", "ef_search", "hnsw_m", "hnsw_ef_construction",
+    # Tier 2 (and Tier 3 internal mode, UX): text normalisation, context cut, the generator's system prompt
+    "stem", "max_context_chars", "system_prompt",
+    # Tier 3: the bot endpoint (profile, or the stored request spec), the pass threshold, the context source
+    "api_profile", "api", "threshold", "context_from", "context_k",
+    # judge metrics: the aggregator, the quorums, the metric's definition / rubrics / embedders; a tier's judge quorums
+    "aggregate", "quorum", "vote_quorum", "config", "judge_quorum", "judge_vote_quorum",
+)
+_SHORT_VALUE = 40
+
+
+def _config_value(key: str, value: Any) -> str:
+    """A parameter's value for :func:`config_label`: as it is when short, else a short content hash (a
+    system prompt, a rubric table); the bot endpoint's URL stays readable beside the hash of its spec."""
+    import hashlib
+
+    from voproshalych_eval.jsonable import dumps
+
+    if isinstance(value, list | tuple) and all(isinstance(v, int | float | str) for v in value):
+        value = "+".join(str(v) for v in value)
+    if isinstance(value, bool | int | float) or (isinstance(value, str) and len(value) <= _SHORT_VALUE):
+        return str(value)
+    digest = "#" + hashlib.sha256(dumps(value, sort_keys=True).encode("utf-8")).hexdigest()[:8]
+    if key == "api" and isinstance(value, Mapping) and value.get("url"):
+        return f"{value['url']} {digest}"
+    return digest
 
 
 def config_label(run: Run) -> str:
-    """The run's configuration on one line: dataset, models, the configuring parameters, offline."""
+    """The run's configuration on one line: dataset, models, the configuring parameters (:data:`CONFIG_PARAMS`;
+    long values as a short hash), offline."""
     p = run.params or {}
     parts = [f"dataset={run.dataset_name}"] if run.dataset_name else []
     if run.models:
         parts.append(models_label(run))
-    parts += [f"{k}={p[k]}" for k in CONFIG_PARAMS if p.get(k) is not None]
+    parts += [f"{k}={_config_value(k, p[k])}" for k in CONFIG_PARAMS if p.get(k) not in (None, {}, [])]
     if run.offline:
         parts.append("offline")
     return ", ".join(parts) or "—"
@@ -730,20 +768,42 @@ def _run_brief(run: Run) -> dict[str, Any]:
     }
 
 
-def _match_item_field(metric: str, fields: Sequence[str]) -> str | None:
-    """The per-item field a run-level aggregate is the mean of: same key, or without ``avg_``."""
+def _item_field_of(metric: str, fields: Sequence[str]) -> str | None:
+    """The per-item field a run-level aggregate is the mean of, from the metric catalog's ``item_field``.
+
+    A Tier 1 block (``chunk.mrr``, ``url.hit_rate@5``) maps to the per-query field ``metrics_<block>.<field>``.
+    A subgroup mean (``by_question_type.factoid.…``, ``per_model.…``) or a prefixed twin (``benchmark_…``) is not
+    the mean of every item, so it gets no per-item field."""
+    from voproshalych_eval.metrics import catalog
+
     head, _, tail = metric.rpartition(".")
-    prefix = f"{head}." if head else ""
-    bare = tail.removeprefix("avg_")
-    cands = [metric, f"{prefix}{bare}"]
-    if head:  # Tier 1 stores per-query values under ``metrics_chunk`` for the aggregate block ``chunk``
-        cands += [f"metrics_{head}.{tail}", f"{head}_metrics.{tail}", f"metrics_{head}.{bare}"]
-    else:
-        cands.append(bare)
-    for cand in cands:
-        if cand in fields:
-            return cand
-    return None
+    if head not in ("", "chunk", "url") or any(tail.startswith(p) for p in catalog.PREFIXES):
+        return None
+    entry = catalog.get(tail)
+    if entry is None or entry.item_field is None:
+        return None
+    found = f"metrics_{head}.{entry.item_field}" if head else entry.item_field
+    return found if found in fields else None
+
+
+def _field_direction(field_name: str) -> str:
+    """The direction of a per-item field shown on its own (``item.<field>``): its catalog entry's, else ``none``."""
+    from voproshalych_eval.metrics import catalog
+
+    entry = catalog.for_item_field(field_name)
+    return entry.direction if entry is not None else "none"
+
+
+def _signed_counts(diff: pd.Series, direction: str) -> dict[str, int | None]:
+    """Items that went up / down / stayed, and — only for a metric with a better direction — better / worse."""
+    up, down = int((diff > 1e-12).sum()), int((diff < -1e-12).sum())
+    out: dict[str, int | None] = {"n_up": up, "n_down": down, "n_same": int((diff.abs() <= 1e-12).sum()),
+                                  "n_better": None, "n_worse": None}
+    if direction == "higher":
+        out.update(n_better=up, n_worse=down)
+    elif direction == "lower":
+        out.update(n_better=down, n_worse=up)
+    return out
 
 
 class NotComparable(ValueError):
@@ -826,7 +886,7 @@ def compare_runs(
     metric_keys = [k for k in agg_a if k in agg_b] + [k for k in agg_a if k not in agg_b] + [
         k for k in agg_b if k not in agg_a
     ]
-    matched: dict[str, str | None] = {k: _match_item_field(k, item_fields) for k in metric_keys}
+    matched: dict[str, str | None] = {k: _item_field_of(k, item_fields) for k in metric_keys}
     used = {f for f in matched.values() if f}
     # item-only fields identical in both runs are properties of the item (answerable, …), not results
     def _varies(f: str) -> bool:
@@ -839,13 +899,14 @@ def compare_runs(
     rows = []
     for key, field_name in rows_spec:
         b = bl.find_baseline(baselines, rb.tier, key.removeprefix("item.") if field_name else key)
-        direction = catalog.direction(key.removeprefix("item."))
+        # an aggregate's direction is its own catalog entry's; an item-only field's is its field entry's
+        direction = _field_direction(field_name) if key.startswith("item.") else catalog.direction(key)
         va = (agg_a.get(key) or {}).get("value")
         vb = (agg_b.get(key) or {}).get("value")
         row: dict[str, Any] = {
             "metric": key, "item_field": field_name, "direction": direction, "a": va, "b": vb,
             "diff": None, "paired_mean_diff": None, "ci_low": None, "ci_high": None, "p_value": None,
-            "n_pairs": 0, "n_unpaired": 0, "n_better": 0, "n_worse": 0, "n_same": 0,
+            "n_pairs": 0, "n_unpaired": 0, "n_up": 0, "n_down": 0, "n_better": None, "n_worse": None, "n_same": 0,
             "significant": None, "verdict": "no per-item data", "method": None,
             "status_a": bl.classify(va, b), "status_b": bl.classify(vb, b),
         }
@@ -861,13 +922,11 @@ def compare_runs(
             if valid.any():
                 res = test(xa.tolist(), xb.tolist(), n_resamples=n_resamples, seed=seed)
                 eff = paired_effect_size(xa.tolist(), xb.tolist(), n_resamples=min(n_resamples, 2000), seed=seed)
-                d = (xb[valid] - xa[valid]) * (1 if direction == "higher" else -1)
                 row.update({
                     "paired_mean_diff": res.mean_diff, "ci_low": res.ci_low, "ci_high": res.ci_high,
                     "p_value": res.p_value, "n_pairs": res.n, "method": res.method,
                     "effect_size": eff.d_z, "effect_ci_low": eff.ci_low, "effect_ci_high": eff.ci_high,
-                    "n_better": int((d > 1e-12).sum()), "n_worse": int((d < -1e-12).sum()),
-                    "n_same": int((d.abs() <= 1e-12).sum()),
+                    **_signed_counts(xb[valid] - xa[valid], direction),
                 })
             else:
                 row["verdict"] = "no valid pairs"
@@ -890,7 +949,7 @@ def compare_runs(
     metrics = pd.DataFrame(rows, columns=[
         "metric", "item_field", "direction", "a", "b", "diff", "paired_mean_diff", "ci_low", "ci_high",
         "p_value", "p_adjusted", "effect_size", "effect_ci_low", "effect_ci_high", "n_pairs", "n_unpaired",
-        "n_better", "n_worse", "n_same", "significant", "verdict", "method", "status_a", "status_b",
+        "n_up", "n_down", "n_better", "n_worse", "n_same", "significant", "verdict", "method", "status_a", "status_b",
     ])
     metrics = (metrics.assign(_t=metrics["n_pairs"] == 0).sort_values(["_t", "metric"], kind="stable")
                .drop(columns="_t").reset_index(drop=True))
@@ -928,7 +987,8 @@ def item_diff(comparison: Comparison, metric: str) -> pd.DataFrame:
     out["a"] = items[f"{field_name}.a"]
     out["b"] = items[f"{field_name}.b"]
     out["diff"] = out["b"] - out["a"]
-    sign = 1 if direction == "higher" else -1
+    # a metric with no better direction changes up or down, never better or worse
+    words = {"higher": ("better", "worse"), "lower": ("worse", "better")}.get(direction, ("up", "down"))
 
     def change(row: pd.Series, sa: str, sb: str) -> str:
         if sa != "done" and sb != "done":
@@ -939,14 +999,14 @@ def item_diff(comparison: Comparison, metric: str) -> pd.DataFrame:
             return "broken (failed in B)"
         if pd.isna(row["a"]) or pd.isna(row["b"]):
             return "no value"
-        d = row["diff"] * sign
-        return "better" if d > 1e-12 else ("worse" if d < -1e-12 else "same")
+        d = row["diff"]
+        return words[0] if d > 1e-12 else (words[1] if d < -1e-12 else "same")
 
     out["change"] = [change(r, sa, sb) for (_, r), sa, sb in zip(out.iterrows(), items["status_a"], items["status_b"], strict=True)]
     for extra in items.columns:
         if any(extra == f"{o}.{s}" for o in OUTPUT_FIELDS for s in ("a", "b")) or extra in ("error_a", "error_b"):
             out[extra] = items[extra]
-    order = {"worse": 0, "broken (failed in B)": 1, "better": 2, "fixed (failed in A)": 3}
+    order = {"worse": 0, "broken (failed in B)": 1, "better": 2, "fixed (failed in A)": 3, "down": 4, "up": 4}
     out["_o"] = out["change"].map(lambda c: order.get(c, 9))
     out["_m"] = -(out["diff"].abs().fillna(0))
     return out.sort_values(["_o", "_m", "item_key"]).drop(columns=["_o", "_m"]).reset_index(drop=True)

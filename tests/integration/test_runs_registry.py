@@ -283,9 +283,18 @@ def test_cli_runs(engine: Any, pair: tuple[int, int, str], tmp_path: Any, capsys
     capsys.readouterr()
     assert main(["runs", "show", "99999999"]) == 2
     assert "does not exist" in capsys.readouterr().err
+    assert main(["runs", "show", str(b)]) == 0  # the human output: catalog labels, values by kind, partial column
+    shown_text = capsys.readouterr().out
+    mrr_line = next(line for line in shown_text.splitlines() if line.startswith("MRR · chunks"))
+    value = runs.get_run(engine, b).metrics["chunk"]["mrr"]["value"]
+    assert f"{value:.3f}" in mrr_line and "0–1 ↑" in mrr_line and " part " in shown_text
+    count_line = next(line for line in shown_text.splitlines() if line.startswith("Chunk level · in the means"))
+    assert count_line.split()[6] == "39"  # a count is a whole number, never 39.0000
     assert main(["runs", "compare", str(a), str(b)]) == 0  # the human output
     human = capsys.readouterr().out
     assert "chunk.mrr" in human and "better" in human and "Вопрос номер" in human
+    # the effect size with its CI, and the correction named as used
+    assert "Holm–Bonferroni" in human and re.search(r"\d\.\d\d \[-?\d+\.\d\d; -?\d+\.\d\d\]", human)
 
 
 @pytest.mark.slow
@@ -311,3 +320,64 @@ def test_two_real_tier1_runs_on_the_demo(demo_engine: Any) -> None:
     assert {"better", "worse"} & set(diff["change"])
     changed = diff[diff["change"].isin(["better", "worse"])]
     assert (changed["diff"] != 0).all()
+
+
+def _finished(engine: Any, tier: str, ds: str, items: list[dict[str, Any]], metrics: dict[str, Any]) -> int:
+    run = runs.create_run(engine, tier, dataset_name=ds, dataset_hash=(ds * 64)[:64], n_items_total=len(items))
+    runs.record_items(engine, run.id, [(f"i{i:03d}", r, "done", None) for i, r in enumerate(items)])
+    runs.finish_run(engine, run.id, metrics)
+    return run.id
+
+
+def test_compare_pairs_by_the_catalog_item_field_with_the_aggregate_direction(engine: Any) -> None:
+    """Tier 3 ``pass_rate`` pairs with ``passed``, ``avg_rag_judge_score`` with ``rag_score``, the pipeline's
+    ``accuracy`` with ``correct``, a judge metric's ``avg_*`` with ``score`` — and a drop is "worse"."""
+    n = 30
+    ds = "t3_" + uuid.uuid4().hex[:6]
+    ids = []
+    for good in (True, False):
+        items = [{"passed": good or i % 3 == 0, "rag_score": (0.9 if good else 0.2) + i / 1000} for i in range(n)]
+        passed = [float(r["passed"]) for r in items]
+        ids.append(_finished(engine, "tier3", ds, items, {
+            "pass_rate": summarize(passed, n_resamples=100).to_dict(),
+            "avg_rag_judge_score": summarize([r["rag_score"] for r in items], n_resamples=100).to_dict()}))
+    rows = runs.compare_runs(engine, *ids, n_resamples=500).metrics.set_index("metric")
+    assert rows.loc["pass_rate", "item_field"] == "passed" and rows.loc["pass_rate", "direction"] == "higher"
+    assert rows.loc["pass_rate", "verdict"] == "worse" and rows.loc["pass_rate", "n_worse"] == 20
+    assert rows.loc["avg_rag_judge_score", "item_field"] == "rag_score"
+    assert rows.loc["avg_rag_judge_score", "verdict"] == "worse"
+    assert not {"item.passed", "item.rag_score"} & set(rows.index)  # paired under the aggregate, not on their own
+
+    ds = "jp_" + uuid.uuid4().hex[:6]
+    ids = []
+    for good in (True, False):
+        items = [{"correct": good or i % 4 == 0} for i in range(n)]
+        ids.append(_finished(engine, "judge_pipeline", ds, items, {
+            "accuracy": sum(r["correct"] for r in items) / n}))
+    row = runs.compare_runs(engine, *ids, n_resamples=500).metrics.set_index("metric").loc["accuracy"]
+    assert row["item_field"] == "correct" and row["verdict"] == "worse"
+
+    ds = "jm_" + uuid.uuid4().hex[:6]
+    ids = []
+    for score in (5.0, 2.0):
+        items = [{"score": score - (i % 2), "score_norm": (score - 1 - i % 2) / 4} for i in range(n)]
+        ids.append(_finished(engine, "judge_metrics", ds, items, {
+            "avg_rubrics_score": summarize([r["score"] for r in items], n_resamples=100).to_dict(),
+            "avg_rubrics_score_norm": summarize([r["score_norm"] for r in items], n_resamples=100).to_dict()}))
+    rows = runs.compare_runs(engine, *ids, n_resamples=500).metrics.set_index("metric")
+    assert rows.loc["avg_rubrics_score", "item_field"] == "score"
+    assert rows.loc["avg_rubrics_score_norm", "item_field"] == "score_norm"
+    assert set(rows.loc[["avg_rubrics_score", "avg_rubrics_score_norm"], "verdict"]) == {"worse"}
+
+
+def test_a_metric_without_direction_changes_up_or_down_never_better_or_worse(engine: Any) -> None:
+    """Direction ``none`` (an uncatalogued per-item field here) is never read as "lower is better"."""
+    ds = "none_" + uuid.uuid4().hex[:6]
+    ids = [_finished(engine, "tier3", ds, [{"answer_chars": 100 + shift + i} for i in range(20)], {})
+           for shift in (0, 50)]
+    cmp = runs.compare_runs(engine, *ids, n_resamples=500)
+    row = cmp.metrics.set_index("metric").loc["item.answer_chars"]
+    assert row["direction"] == "none" and row["verdict"] == "changed"
+    assert row["n_up"] == 20 and row["n_down"] == 0
+    assert pd.isna(row["n_better"]) and pd.isna(row["n_worse"])
+    assert set(cmp.item_diff("answer_chars")["change"]) == {"up"}

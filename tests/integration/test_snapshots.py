@@ -99,14 +99,15 @@ def test_changes_make_a_new_snapshot_and_old_runs_stay_reproducible(fresh_db_url
     snapshots.set_current(fresh_engine, a.id)
     assert snapshots.current(fresh_engine).id == a.id
     with pytest.raises(SnapshotError, match="current"):
-        snapshots.delete(fresh_engine, a.id)
+        snapshots.delete(fresh_engine, a.id, n_runs=0)
     from voproshalych_eval import runs
 
     run = runs.create_run(fresh_engine, "tier1", params={"snapshot": {"id": b.id, "content_hash": b.content_hash}})
+    n_runs = runs.count_runs_reading_snapshot(fresh_engine, b.id)
+    assert n_runs == 1 and run.id
     with pytest.raises(SnapshotError, match="1 recorded run"):
-        snapshots.delete(fresh_engine, b.id)
-    assert snapshots.runs_reading(fresh_engine, b.id) == 1 and run.id
-    snapshots.delete(fresh_engine, b.id, force=True)
+        snapshots.delete(fresh_engine, b.id, n_runs=n_runs)
+    snapshots.delete(fresh_engine, b.id, n_runs=n_runs, force=True)
     assert [s.id for s in snapshots.list_snapshots(fresh_engine)] == [a.id]
     with pytest.raises(SnapshotError, match="no snapshot"):
         snapshots.get(fresh_engine, b.id)

@@ -75,14 +75,18 @@ def stability_item(i: int, models: dict[str, list[float | None]], *, kind: str |
 
 
 def pipeline_item(i: int, *, label: int, verdict: int | None, kind: str = "pos",
-                  failure_kind: str | None = None, context: str = "к") -> dict[str, Any]:
-    res = judged(None if verdict is None else float(verdict), kind=failure_kind)
+                  failure_kind: str | None = None, context: str = "к", partial: bool = False,
+                  benchmark_failure: str | None = None) -> dict[str, Any]:
+    res = judged(None if verdict is None else float(verdict), kind=failure_kind) | {"partial": partial}
     out = {"question": f"В{i}", "context": context, "answer": "о", "label": label, "kind": kind, "verdict": verdict,
            "correct": None if verdict is None else verdict == label, "show_no_show": res,
            "failure_kind": None if verdict is not None else (failure_kind or "parse"),
            "with_context": bool(context.strip())}
     if context.strip():  # the benchmark judge needs a context
-        out.update({"benchmark": judged(1.0, passed=True), "benchmark_verdict": label})
+        if benchmark_failure:
+            out.update({"benchmark": judged(None, kind=benchmark_failure), "benchmark_verdict": None})
+        else:
+            out.update({"benchmark": judged(1.0, passed=True), "benchmark_verdict": label})
     return rec(f"p{i}", out)
 
 

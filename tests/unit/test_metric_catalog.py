@@ -108,3 +108,39 @@ def test_facets_group_keys_by_scale() -> None:
     assert catalog.axis(catalog.SHARE).range == (0.0, 1.05)
     assert catalog.axis(catalog.COUNT).range is None
     assert math.isinf(catalog.COUNT.high)
+
+
+def test_every_judge_metric_scores_inside_its_catalogued_scale() -> None:
+    """The judge table states each metric's per-sample scale; the catalog's ``avg_<metric>`` scale must hold it
+    (the default scale and the score of an empty answer), so the catalog stays the one place for scales."""
+    from voproshalych_eval.judges.judge_metrics import JUDGE_METRICS, metric_key
+
+    for name, jm in JUDGE_METRICS.items():
+        entry = catalog.get(metric_key(name))
+        assert entry is not None, name
+        needed = {"text": "Ответ вежлив?", "json": {"1": "плохо", "3": "средне", "5": "отлично"}}
+        s = jm.scale(jm.resolve({o.name: needed[o.kind] for o in jm.options if o.required}))
+        for v in (s.low, s.high, jm.empty_score(s)):
+            assert entry.scale.contains(v), f"{name}: {v} outside the catalog scale {entry.scale.key}"
+
+
+def test_per_item_fields_without_an_aggregate_are_catalogued() -> None:
+    from voproshalych_eval.plots.layout import metric_text
+
+    rank = catalog.for_item_field("first_relevant_rank")
+    assert rank is not None and rank.direction == "lower" and rank.scale.key == "rank"
+    assert catalog.for_item_field("first_relevant_rank_url").direction == "lower"
+    assert catalog.for_item_field("top_distance").direction == "none"
+    assert metric_text("item.url_depth", "en") == "Page search depth"
+    assert metric_text("item.first_relevant_rank", "ru") == "Ранг первого релевантного"
+
+
+def test_share_axes_come_from_the_catalog_scale() -> None:
+    import pandas as pd
+
+    from voproshalych_eval.plots import real_users, retrieval
+
+    share = list(catalog.axis(catalog.SHARE).range)
+    fig = real_users.volume(pd.DataFrame({"period": ["2026-01"], "questions": [3], "answered_rate": [0.5]}))
+    assert list(fig.layout.yaxis2.range) == share
+    assert list(retrieval.threshold_tradeoff([0.1], [0.5], names=("a", "b")).layout.yaxis.range) == share

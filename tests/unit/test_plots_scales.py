@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pandas as pd
+import pytest
 
 from voproshalych_eval.plots import generation, retrieval
 from voproshalych_eval.plots import runs as run_plots
@@ -87,3 +89,41 @@ def test_config_label_separates_retrievers_and_models() -> None:
     assert len({config_label(r) for r in (a, b, c)}) == 3
     assert config_label(a) == config_label(Run(4, "tier1", "done", dataset_name="g", params={"retriever": "vector",
                                                                                            "k": 10}, models={"embedder": "e5"}))
+
+
+@pytest.mark.parametrize(("tier", "base", "changed"), [
+    ("tier1", {"retriever": "vector", "k": 10, "cutoffs": [1, 3, 5, 10]}, {"cutoffs": [1, 3]}),
+    ("tier2", {"stem": False, "max_context_chars": None}, {"stem": True}),
+    ("tier2", {"max_context_chars": 4000}, {"max_context_chars": 2000}),
+    ("tier2", {"system_prompt": "Отвечай кратко. " * 10}, {"system_prompt": "Отвечай подробно. " * 10}),
+    ("tier3", {"mode": "api", "api": {"url": "http://bot/a", "method": "GET"}}, {"api": {"url": "http://bot/b"}}),
+    ("tier3", {"mode": "api", "api_profile": "prod"}, {"api_profile": "staging"}),
+    ("tier3", {"threshold": 0.5}, {"threshold": 0.7}),
+    ("judge_metrics", {"metric": "rubrics_score", "aggregate": "average"}, {"aggregate": "min"}),
+    ("judge_metrics", {"metric": "aspect_critic", "quorum": None}, {"quorum": "all"}),
+    ("judge_metrics", {"metric": "aspect_critic", "vote_quorum": None}, {"vote_quorum": "any"}),
+    ("judge_metrics", {"metric": "aspect_critic", "config": {"definition": "Ответ вежлив?"}},
+     {"config": {"definition": "Ответ краток?"}}),
+    ("judge_metrics", {"metric": "semantic_similarity", "config": {"embedders": ["e5"]}},
+     {"config": {"embedders": ["e5", "use"]}}),
+])
+def test_history_never_joins_runs_that_differ_in_a_configuring_parameter(
+        tier: str, base: dict[str, Any], changed: dict[str, Any]) -> None:
+    from voproshalych_eval.runs import Run, config_label
+
+    a = Run(1, tier, "done", dataset_name="g", params=base, models={"judge": ["m"]})
+    b = Run(2, tier, "done", dataset_name="g", params={**base, **changed}, models={"judge": ["m"]})
+    same = Run(3, tier, "done", dataset_name="g", params=dict(base), models={"judge": ["m"]})
+    assert config_label(a) != config_label(b)
+    assert config_label(a) == config_label(same)
+    assert len(config_label(b)) < 300  # long values (a system prompt) are hashed, not spelled out
+
+
+@pytest.mark.parametrize(("correction", "name"), [("holm", "Holm"), ("fdr_bh", "Benjamini–Hochberg")])
+def test_diff_chart_hover_shows_the_adjusted_p_and_names_the_correction(correction: str, name: str) -> None:
+    df = pd.DataFrame([{"metric": "mrr", "paired_mean_diff": 0.1, "ci_low": 0.05, "ci_high": 0.15, "p_value": 0.01,
+                        "p_adjusted": 0.03, "effect_size": 0.9, "effect_ci_low": 0.5, "effect_ci_high": 1.3,
+                        "n_pairs": 40, "verdict": "better"}])
+    trace = run_plots.diff_figure(df, correction=correction).data[0]
+    assert f"p ({name}) = %{{customdata[2]" in trace.hovertemplate and "d_z" in trace.hovertemplate
+    assert list(trace.customdata[0]) == [0.01, 40, 0.03, 0.9, 0.5, 1.3]

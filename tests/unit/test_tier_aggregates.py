@@ -132,9 +132,40 @@ def test_pipeline_error_rate_counts_transport_not_parse() -> None:
     rows.append(tr.pipeline_item(6, label=1, verdict=None, failure_kind="transport"))
     rows.append(tr.pipeline_item(7, label=0, verdict=None, failure_kind="transport"))
     rows.append(tr.pipeline_item(8, label=0, verdict=None, failure_kind="parse"))
+    rows.append(tr.rec("p9", None, status="failed", error="timeout: read timed out"))  # the whole item failed
     m = judge_pipeline.aggregate(rows)
-    assert m["error_rate"] == pytest.approx(2 / 9) and m["parse_failure_rate"] == pytest.approx(1 / 9)
-    assert m["failure_kinds"]["transport"] == 2 and m["n_failed"] == 3
+    # one denominator for both rates: every call asked, the failed item's included
+    assert m["error_rate"] == pytest.approx(3 / 10) and m["parse_failure_rate"] == pytest.approx(1 / 10)
+    assert m["failure_kinds"]["transport"] == 3 and m["n_failed"] == 3 and m["n_failed_items"] == 1
+
+
+def test_pipeline_counts_partial_verdicts_and_the_benchmark_judges_failures() -> None:
+    rows = [tr.pipeline_item(i, label=1, verdict=1, partial=i < 2) for i in range(6)]
+    rows.append(tr.pipeline_item(6, label=1, verdict=1, benchmark_failure="timeout"))
+    rows.append(tr.pipeline_item(7, label=0, verdict=0, benchmark_failure="parse_error"))
+    m = judge_pipeline.aggregate(rows)
+    assert m["n_partial"] == 2 and m["benchmark_n_partial"] == 0
+    assert m["benchmark_failure_kinds"]["transport"] == 1 and m["benchmark_failure_kinds"]["parse"] == 1
+    assert m["benchmark_error_rate"] == pytest.approx(1 / 8) and m["benchmark_n_failed"] == 2
+    assert m["failure_kinds"]["transport"] == 0  # the production judge's own counts are untouched
+    from voproshalych_eval.metrics import catalog
+    from voproshalych_eval.runs import flatten_metrics
+
+    assert catalog.uncatalogued(flatten_metrics(m)) == []
+
+
+def test_tier1_counts_failed_questions_by_kind() -> None:
+    from voproshalych_eval.tiers import tier1
+
+    def q(i: int) -> dict:
+        return tr.rec(f"q{i}", {"answerable": True, "top_distance": 0.1, "retrieved_ids": [1],
+                                "metrics_chunk": {"mrr": 1.0}, "metrics_url": {"mrr": 1.0}})
+
+    rows = [q(i) for i in range(4)] + [tr.rec("q4", None, "failed", "RateLimited: rate_limited after 3 retries"),
+                                       tr.rec("q5", None, "failed", "ValueError: bad vector")]
+    m = tier1.aggregate(rows, keys=[r["item_key"] for r in rows], k=5, n_resamples=50)
+    assert m["failure_kinds"]["transport"] == 1 and m["failure_kinds"]["error"] == 1 and m["n_failed_items"] == 2
+    assert m["chunk"]["mrr"]["failure_kinds"]["transport"] == 1
 
 
 def test_offline_runs_are_never_compared_to_a_baseline() -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from voproshalych_eval.commands.common import emit, engine, exit_code, progress
+from voproshalych_eval.commands.common import emit, engine, exit_code, progress, quorum_value
 from voproshalych_eval.commands.resume import add_outcome_flags, execute_plan
 
 
@@ -130,8 +130,7 @@ def metric_config(metric: str, args: Any) -> dict[str, Any]:
     return spec.resolve(cfg)
 
 
-def _quorum(value: str | None) -> str | int | None:
-    return int(value) if value is not None and value.isdigit() else value
+_quorum = quorum_value
 
 
 def cmd_judge(args: Any) -> int:

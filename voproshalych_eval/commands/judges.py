@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from voproshalych_eval.commands.common import exit_code
+from voproshalych_eval.commands.common import add_judge_quorum_flags, exit_code, judge_quorum_params
 from voproshalych_eval.commands.resume import add_run_flags, run_and_report
 
 
@@ -26,6 +26,7 @@ def register(sub: Any) -> None:
     p.add_argument("--prompt", default=None, help="custom show/no-show prompt (default: production)")
     p.add_argument("--no-calibrate", action="store_true", help="skip the benchmark-judge calibration")
     p.add_argument("--threshold", type=float, default=0.5, help="benchmark judge PASS threshold")
+    add_judge_quorum_flags(p)
     add_run_flags(p)
     p.set_defaults(func=cmd_pipeline)
 
@@ -50,7 +51,7 @@ def cmd_pipeline(args: Any) -> int:
     plan = build_plan(engine(), {
         "dataset": args.dataset, "limit": args.limit, "judge_models": args.judge_model, "prompt": args.prompt,
         "calibrate": not args.no_calibrate, "threshold": args.threshold, "concurrency": args.concurrency,
-        "offline": True if args.offline else None,
+        "offline": True if args.offline else None, **judge_quorum_params(args),
     })
     _, prog = run_and_report(plan, args)
     return exit_code(prog.status)

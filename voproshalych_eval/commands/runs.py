@@ -30,6 +30,7 @@ def register(sub: Any) -> None:
     q = rs.add_parser("show", help="one run: metadata, aggregates with CIs, baseline status, failures")
     q.add_argument("run_id", type=int)
     q.add_argument("--items", action="store_true", help="include the per-item table (JSON)")
+    q.add_argument("--lang", choices=("ru", "en"), default="en", help="language of the metric labels")
     add_json_flag(q)
     q.set_defaults(func=cmd_show)
 
@@ -79,6 +80,31 @@ def cmd_list(args: Any) -> int:
     return 0
 
 
+def _metric_lines(rows: list[dict[str, Any]], lang: str) -> list[str]:
+    """The aggregates as a table: catalog label, value and CI written by the metric's kind and scale, the
+    scale and better direction, n, failed, partial (quorum short of every vote), baseline and status."""
+    from voproshalych_eval.metrics import catalog
+    from voproshalych_eval.metrics.formatting import format_value
+
+    arrows = {"higher": "↑", "lower": "↓"}
+    out = [f"{'metric':<44} {'value':>10} {'95% CI':>21} {'scale':>9} {'n':>5} {'fail':>5} {'part':>5} "
+           f"{'baseline':>9}  status"]
+    for m in rows:
+        key = m["metric"]
+
+        def fv(v: Any, key: str = key) -> str:
+            return format_value(key, v, lang)
+
+        ci = f"[{fv(m['ci_low'])}; {fv(m['ci_high'])}]" if m.get("ci_low") is not None else "—"
+        scale = f"{m.get('scale') or '?'} {arrows.get(str(m.get('direction')), '')}".strip()
+        out.append(
+            f"{catalog.label(key, lang)[:44]:<44} {fv(m['value']):>10} {ci:>21} {scale:>9} {_fmt(m.get('n')):>5} "
+            f"{_fmt(m.get('n_failed')):>5} {_fmt(m.get('n_partial')):>5} {fv(m.get('baseline')):>9}  "
+            f"{m.get('status') or ''}"
+        )
+    return out
+
+
 def cmd_show(args: Any) -> int:
     from voproshalych_eval import baselines, runs
 
@@ -96,14 +122,8 @@ def cmd_show(args: Any) -> int:
         f"items: {r['n_items_done']} done, {r['n_items_failed']} failed (of {r.get('n_items_total') or '?'})",
         f"baseline status: {baselines.STATUS_ICONS.get(st['status'], '')} {st['status']}",
         "",
-        f"{'metric':<34} {'value':>9} {'95% CI':>21} {'n':>5} {'fail':>5} {'baseline':>9}  status",
+        *_metric_lines(data["metrics"], args.lang),
     ]
-    for m in data["metrics"]:
-        ci = f"[{_fmt(m['ci_low'])}; {_fmt(m['ci_high'])}]" if m.get("ci_low") is not None else "—"
-        lines.append(
-            f"{m['metric'][:34]:<34} {_fmt(m['value']):>9} {ci:>21} {_fmt(m.get('n')):>5} "
-            f"{_fmt(m.get('n_failed')):>5} {_fmt(m.get('baseline')):>9}  {m.get('status') or ''}"
-        )
     if data["failures"]:
         lines += ["", f"failures ({len(data['failures'])}):"] + [
             f"  {f['item_key']}: {f['error']}" for f in data["failures"][:20]
@@ -112,8 +132,20 @@ def cmd_show(args: Any) -> int:
     return 0
 
 
+def _effect(row: dict[str, Any]) -> str:
+    """``d_z [low; high]`` of a comparison row, ``—`` without a paired test."""
+    def num(v: Any) -> float | None:
+        return None if v is None or v != v else float(v)
+
+    d, lo, hi = num(row.get("effect_size")), num(row.get("effect_ci_low")), num(row.get("effect_ci_high"))
+    if d is None:
+        return "—"
+    return f"{d:.2f} [{lo:.2f}; {hi:.2f}]" if lo is not None and hi is not None else f"{d:.2f}"
+
+
 def cmd_compare(args: Any) -> int:
     from voproshalych_eval import runs
+    from voproshalych_eval.metrics.statistics import CORRECTIONS
 
     cmp = runs.compare_runs(engine(), args.run_a, args.run_b, method=args.method, force=args.force)
     tested = cmp.metrics[cmp.metrics["n_pairs"] > 0]
@@ -123,20 +155,23 @@ def cmd_compare(args: Any) -> int:
     out["item_diff_metric"] = metric
     out["item_diff"] = runs.frame_records(diff) if diff is not None else []
     lines = [f"B = run #{args.run_b} against A = run #{args.run_a}"] + [f"warning: {w}" for w in cmp.warnings]
-    lines.append(f"verdicts on {cmp.correction}-adjusted p-values (p_adj); raw p kept; d_z = Cohen's effect size")
+    lines.append(f"verdicts on p-values adjusted by {CORRECTIONS.get(cmp.correction, cmp.correction)} (p_adj); "
+                 "raw p kept; d_z = Cohen's effect size with its 95% bootstrap CI")
     lines.append(f"{'metric':<34} {'A':>9} {'B':>9} {'B−A':>9} {'95% CI (paired)':>21} {'p':>7} {'p_adj':>7} "
-                 f"{'d_z':>6} {'n':>5}  verdict")
+                 f"{'d_z [95% CI]':>20} {'n':>5}  verdict")
     for m in cmp.metrics.to_dict("records"):
         ci = f"[{_fmt(m['ci_low'])}; {_fmt(m['ci_high'])}]" if m["n_pairs"] else "—"
         p = f"{m['p_value']:.4f}" if m["n_pairs"] else "—"
         padj = f"{m['p_adjusted']:.4f}" if m["n_pairs"] and m.get("p_adjusted") is not None else "—"
-        dz = f"{m['effect_size']:.2f}" if m.get("effect_size") is not None and m["effect_size"] == m["effect_size"] else "—"
+        dz = _effect(m)
         lines.append(
             f"{m['metric'][:34]:<34} {_fmt(m['a']):>9} {_fmt(m['b']):>9} {_fmt(m['diff']):>9} {ci:>21} {p:>7} "
-            f"{padj:>7} {dz:>6} {m['n_pairs']:>5}  {m['verdict']}"
+            f"{padj:>7} {dz:>20} {m['n_pairs']:>5}  {m['verdict']}"
         )
     if diff is not None:
-        for label in ("worse", "better"):
+        for label in ("worse", "better", "down", "up"):  # up/down: a metric with no better direction
+            if label in ("down", "up") and not (diff["change"] == label).any():
+                continue
             part = diff[diff["change"] == label].head(args.top)
             lines += ["", f"{label} on {metric} ({int((diff['change'] == label).sum())} items):"]
             lines += [f"  {r['item_key']}: {_fmt(r['a'])} → {_fmt(r['b'])}  {str(r['text'] or '')[:90]}"

@@ -122,8 +122,10 @@ def cmd_use(args: Any) -> int:
 
 
 def cmd_delete(args: Any) -> int:
+    from voproshalych_eval import runs
     from voproshalych_eval.db import snapshots
 
-    snapshots.delete(engine(), args.id, force=args.force)
+    eng = engine()
+    snapshots.delete(eng, args.id, n_runs=runs.count_runs_reading_snapshot(eng, args.id), force=args.force)
     emit({"deleted": args.id}, args.json, f"snapshot #{args.id} deleted")
     return 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from voproshalych_eval.commands.common import exit_code
+from voproshalych_eval.commands.common import add_judge_quorum_flags, exit_code, judge_quorum_params
 from voproshalych_eval.commands.resume import add_run_flags, run_and_report
 
 
@@ -19,6 +19,7 @@ def register(sub: Any) -> None:
     p.add_argument("--max-context-chars", type=int, default=None, help="cut the context (default: full, never cut)")
     p.add_argument("--stem", action="store_true", help="Russian stemming for ROUGE")
     p.add_argument("--embedder", default=None, help="embedder for semantic self-consistency")
+    add_judge_quorum_flags(p)
     add_run_flags(p)
     p.set_defaults(func=cmd_tier2)
 
@@ -31,7 +32,7 @@ def cmd_tier2(args: Any) -> int:
         "dataset": args.dataset, "limit": args.limit, "repeats": args.repeats, "generator_model": args.model,
         "system_prompt": args.system_prompt, "temperature": args.temperature, "judge_models": args.judge_model,
         "max_context_chars": args.max_context_chars, "stem": args.stem, "embedder": args.embedder,
-        "concurrency": args.concurrency, "offline": True if args.offline else None,
+        "concurrency": args.concurrency, "offline": True if args.offline else None, **judge_quorum_params(args),
     })
     _, prog = run_and_report(plan, args)
     return exit_code(prog.status)

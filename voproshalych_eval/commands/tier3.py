@@ -13,6 +13,7 @@ import json
 import sys
 from typing import Any
 
+from voproshalych_eval.commands.common import add_judge_quorum_flags, judge_quorum_params
 from voproshalych_eval.commands.resume import add_run_flags, run_and_report
 
 #: exit status of a failed deployment gate (the same code as a failed run)
@@ -70,6 +71,7 @@ def register(sub: Any) -> None:
     internal.add_argument("--system-prompt", default=None)
     p.add_argument("--embedder", default=None)
     p.add_argument("--judge-model", action="append", default=None)
+    add_judge_quorum_flags(p)
     p.add_argument("--threshold", type=float, default=0.5, help="PASS when the seed-003 judge score >= this")
     p.add_argument("--min-pass-rate", type=float, default=None,
                    help="gate: exit with status 1 when the gate pass rate is below this (answered items need a "
@@ -126,7 +128,7 @@ def cmd_tier3(args: Any) -> int:
         "top_k": args.top_k, "embedder": args.embedder,
         "generator_model": args.model, "system_prompt": args.system_prompt, "judge_models": args.judge_model,
         "threshold": args.threshold, "min_pass_rate": args.min_pass_rate, "repeats": args.repeats,
-        "concurrency": args.concurrency, "offline": True if args.offline else None,
+        "concurrency": args.concurrency, "offline": True if args.offline else None, **judge_quorum_params(args),
     }
     eng = engine()
     if args.save_api_profile:

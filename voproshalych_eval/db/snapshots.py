@@ -605,26 +605,13 @@ def diff(engine: Engine, a: int | Snapshot, b: int | Snapshot) -> SnapshotDiff:
     )
 
 
-def runs_reading(engine: Engine | Connection, snapshot_id: int) -> int:
-    """How many recorded runs read snapshot ``snapshot_id`` (``eval.runs.snapshot_id`` or ``params.snapshot.id``)."""
-    has_column = _query(
-        engine,
-        "SELECT count(*) FROM information_schema.columns WHERE table_schema = 'eval' AND table_name = 'runs' "
-        "AND column_name = 'snapshot_id'",
-    )[0][0]
-    cond = "(params -> 'snapshot' ->> 'id') = CAST(:i AS text)"
-    if has_column:
-        cond = f"(snapshot_id = :i OR {cond})"
-    return int(_query(engine, f"SELECT count(*) FROM eval.runs WHERE {cond}", {"i": int(snapshot_id)})[0][0])
-
-
-def delete(engine: Engine, snapshot_id: int, *, force: bool = False) -> None:
+def delete(engine: Engine, snapshot_id: int, *, n_runs: int, force: bool = False) -> None:
     """Delete a snapshot that is not current and that no run read (``force``: even if runs did); its partitions
-    and HNSW copies go with it."""
+    and HNSW copies go with it. ``n_runs`` — how many recorded runs read it — comes from the caller
+    (``runs.count_runs_reading_snapshot``: the run tables belong to :mod:`voproshalych_eval.runs`)."""
     snap = get(engine, snapshot_id)
     if current_id(engine) == snap.id:
         raise SnapshotError(f"Snapshot #{snap.id} is the current snapshot; take or select another one first.")
-    n_runs = runs_reading(engine, snap.id)
     if n_runs and not force:
         raise SnapshotError(
             f"{n_runs} recorded run(s) read snapshot #{snap.id}; their results could no longer be reproduced. "

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field, replace
 __all__ = [
     "CATALOG",
     "DIRECTIONS",
+    "ITEM_FIELDS",
     "KINDS",
     "SCALES",
     "MetricSpec",
@@ -89,10 +90,11 @@ COUNT = Scale("count", 0.0, INF, "количество", "count")
 SECONDS = Scale("seconds", 0.0, INF, "секунды", "seconds")
 LEVEL = Scale("level", 0.0, INF, "уровень рубрики (целое)", "rubric level (integer)")
 USD = Scale("usd", 0.0, INF, "доллары США", "US dollars")
+RANK = Scale("rank", 1.0, INF, "ранг (1 — первый)", "rank (1 = first)")
 
 #: every scale by key (chart facets, the Baselines page)
 SCALES: dict[str, Scale] = {s.key: s for s in (SHARE, LIKERT, PERCENT, SIGNED, DIST2, DISTANCE, INV_DISTANCE,
-                                               COUNT, SECONDS, LEVEL, USD)}
+                                               COUNT, SECONDS, LEVEL, USD, RANK)}
 
 Band = tuple[float, float, str, str]  # low, high, ru, en
 
@@ -654,6 +656,20 @@ GROUPS: dict[str, MetricSpec] = {
                    "tokens × the model's price per 1M (price table); no price → unknown"),
 }
 
+#: per-item fields that runs compare item by item but no aggregate is the mean of (Tier 1's per-query values)
+ITEM_FIELDS: dict[str, MetricSpec] = {e.key: e for e in (
+    _m("first_relevant_rank", "Ранг первого релевантного", "First relevant rank", RANK, "lower", "statistic",
+       "позиция первого релевантного чанка в выдаче (1 — первый)", "position of the first relevant chunk (1 = first)"),
+    _m("first_relevant_rank_url", "Ранг первой релевантной страницы", "First relevant page rank", RANK, "lower",
+       "statistic", "позиция первой релевантной страницы среди различных страниц выдачи",
+       "position of the first relevant page among the distinct pages retrieved"),
+    _m("top_distance", "Расстояние лучшего результата", "Top-hit distance", DISTANCE, "none", "statistic",
+       "расстояние до первого найденного чанка", "distance of the top retrieved chunk"),
+    _m("url_depth", "Глубина поиска страниц", "Page search depth", COUNT, "none", "setting",
+       "сколько чанков извлечено, чтобы найти нужное число различных страниц",
+       "chunks retrieved to find the wanted number of distinct pages"),
+)}
+
 #: key families for cut-offs other than the defaults (no default baseline)
 _FAMILIES: tuple[tuple[re.Pattern[str], object], ...] = (
     (re.compile(r"^(hit_rate|recall|precision|ndcg)@(\d+)$"), "retrieval"),
@@ -770,7 +786,7 @@ def for_item_field(field_name: str) -> MetricSpec | None:
     by_field = [e for e in _ENTRIES if e.item_field == bare and e.item_field not in ("score", "score_norm")]
     if by_field:
         return by_field[0]
-    return get(bare) or get(f"avg_{bare}")
+    return ITEM_FIELDS.get(bare) or get(bare) or get(f"avg_{bare}")
 
 
 def scale_of_item_field(field_name: str) -> Scale | None:

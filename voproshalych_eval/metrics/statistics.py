@@ -27,6 +27,7 @@ __all__ = [
     "adjust_pvalues",
     "bootstrap_ci",
     "clean_values",
+    "correction_label",
     "paired_bootstrap_test",
     "paired_effect_size",
     "paired_permutation_test",
@@ -420,6 +421,14 @@ def percentiles(
 
 #: multiple-comparison corrections :func:`adjust_pvalues` accepts (statsmodels ``multipletests`` names)
 CORRECTIONS = {"holm": "Holm–Bonferroni (family-wise error rate)", "fdr_bh": "Benjamini–Hochberg (false discovery rate)"}
+#: short names of the corrections (ru, en) for column headers and chart hovers
+CORRECTION_LABELS = {"holm": ("Холм", "Holm"), "fdr_bh": ("Бенджамини–Хохберг", "Benjamini–Hochberg")}
+
+
+def correction_label(method: str, lang: str = "en") -> str:
+    """The short name of a correction of :data:`CORRECTIONS` (``holm`` -> ``Holm``)."""
+    ru, en = CORRECTION_LABELS.get(method, (method, method))
+    return ru if lang == "ru" else en
 
 
 def adjust_pvalues(p_values: Sequence[float | None], *, method: str = "holm") -> list[float | None]:

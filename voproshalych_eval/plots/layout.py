@@ -116,23 +116,11 @@ def metric_text(key: str, lang: str = "en", *, item_field: bool = False) -> str:
         if spec is not None:
             return spec.label(lang)
     text = catalog.label(k, lang)
-    if text == k:  # a per-item field compared item by item (``first_relevant_rank``) that is not an aggregate
+    if text == k:  # a per-item field compared item by item (``first_relevant_rank``): catalog.ITEM_FIELDS
         spec = catalog.for_item_field(k)
         if spec is not None:
             return spec.label(lang)
-        pair = ITEM_FIELD_LABELS.get(k.split(".")[-1])
-        if pair is not None:
-            return pair[1] if lang == "en" else pair[0]
     return text
-
-
-#: per-item fields that runs compare item by item but the catalog has no aggregate for
-ITEM_FIELD_LABELS: dict[str, tuple[str, str]] = {
-    "first_relevant_rank": ("Ранг первого релевантного", "First relevant rank"),
-    "first_relevant_rank_url": ("Ранг первой релевантной страницы", "First relevant page rank"),
-    "top_distance": ("Расстояние лучшего результата", "Top-hit distance"),
-    "url_depth": ("Глубина поиска страниц", "Page search depth"),
-}
 
 
 def label_ticks(fig: go.Figure, keys: Sequence[str], lang: str = "en", *, axis: str = "x", item_field: bool = False,

@@ -102,8 +102,10 @@ def volume(df: pd.DataFrame, *, title: str = "", rate_name: str = "answered rate
     if "effective_answered_rate" in df:
         fig.add_scatter(x=df["period"], y=df["effective_answered_rate"], name=effective_name, yaxis="y2",
                         mode="lines+markers", line={"color": ACCENT})
+    from voproshalych_eval.plots.layout import value_range
+
     fig.update_layout(title=title, height=360, legend={"orientation": "h"},
-                      yaxis2={"overlaying": "y", "side": "right", "range": [0, 1], "tickformat": ".0%"})
+                      yaxis2={"overlaying": "y", "side": "right", "range": value_range("answered_rate"), "tickformat": ".0%"})
     return fig
 
 

@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from voproshalych_eval.plots.layout import metric_text, polish
+from voproshalych_eval.metrics import catalog
+from voproshalych_eval.plots.layout import metric_text, polish, value_range
 from voproshalych_eval.plots.scales import faceted, facets, scale_title, style_axis
 
 LEVEL_COLORS = {"chunk": "#00A67E", "url": "#636EFA"}
@@ -146,5 +147,5 @@ def threshold_tradeoff(answerable: Sequence[float], unanswerable: Sequence[float
     fig = go.Figure()
     fig.add_scatter(x=grid, y=kept, name=names[0], line_color="#00A67E")
     fig.add_scatter(x=grid, y=rejected, name=names[1], line_color="#EF553B")
-    fig.update_layout(title=title, xaxis_title=x_title, yaxis={"range": [0, 1.02]}, height=340)
+    fig.update_layout(title=title, xaxis_title=x_title, yaxis={"range": value_range(scale=catalog.SHARE)}, height=340)
     return polish(fig, legend=True)

@@ -79,10 +79,15 @@ def diff_figure(
     x_title: str = "B − A",
     verdict_labels: dict[str, str] | None = None,
     lang: str = "en",
+    correction: str = "holm",
 ) -> go.Figure:
     """Paired mean differences (B − A) with their 95% CIs, one row per metric that has per-item values, one
     panel per catalog scale of the metric (a difference in BLEU points never shares an axis with a difference
-    in shares); coloured by verdict (better / worse / no significant difference)."""
+    in shares); coloured by verdict (better / worse / no significant difference). The hover gives the raw p,
+    the p adjusted by ``correction`` (named) that the verdict uses, and the effect size d_z with its CI."""
+    from voproshalych_eval.metrics.statistics import correction_label
+
+    adj = correction_label(correction, lang)
     rows = metrics[metrics["paired_mean_diff"].notna()].iloc[::-1]
     groups = facets([k.removeprefix("item.") for k in rows["metric"]])
     labels = verdict_labels or {}
@@ -98,8 +103,11 @@ def diff_figure(
                 showlegend=verdict not in seen,
                 error_x={"type": "data", "array": part["ci_high"] - part["paired_mean_diff"],
                          "arrayminus": part["paired_mean_diff"] - part["ci_low"]},
-                customdata=part[["p_value", "n_pairs"]].to_numpy(),
-                hovertemplate="%{y}: %{x:.3f}<br>p = %{customdata[0]:.4f}, n = %{customdata[1]}<extra></extra>",
+                customdata=part.reindex(columns=["p_value", "n_pairs", "p_adjusted", "effect_size", "effect_ci_low",
+                                                 "effect_ci_high"]).to_numpy(),
+                hovertemplate=("%{y}: %{x:.3f}<br>p = %{customdata[0]:.4f}, p (" + adj + ") = %{customdata[2]:.4f}, "
+                               "n = %{customdata[1]}<br>d_z = %{customdata[3]:.2f} "
+                               "[%{customdata[4]:.2f}; %{customdata[5]:.2f}]<extra></extra>"),
             ), row=i + 1, col=1)
             seen.add(verdict)
         fig.add_vline(x=0, line_color=NEUTRAL, row=i + 1, col=1)

@@ -9,7 +9,8 @@ item. Its reply is parsed STRICTLY by the LLM layer (``Yes`` or ``No: reason``; 
 Positive class = show. Over the items with a valid verdict: ``accuracy``, ``precision``, ``recall``,
 ``f1_score``, the confusion matrix, ``cohen_kappa`` (verdicts vs human labels); over all calls:
 ``error_rate`` (transport failures: timeout, 429 after retries, 5xx, connection), ``parse_failure_rate``
-(replies that are not a verdict), ``failure_kinds`` (every kind), ``latency_p50/p95/p99``. Accuracy per ``kind`` of item
+(replies that are not a verdict) — both over every call asked, failed items included —, ``failure_kinds``
+(every kind), ``n_partial`` (verdicts given by a quorum short of every model), ``latency_p50/p95/p99``. Accuracy per ``kind`` of item
 shows which hard negatives fool the judge.
 
 An empty ``context`` is a legitimate input: production judges answers reused from its similar-question
@@ -20,7 +21,9 @@ production prompt *without* context (``show_no_show_no_context``; a custom promp
 
 Calibration (``calibrate=True``): the benchmark judge (seed-003 ``rag_judge``, PASS/FAIL at
 ``threshold``) is run on the same items and compared with the human labels the same way
-(``benchmark_*`` keys) — how far the benchmark judge can be trusted on this data.
+(``benchmark_*`` keys, its own ``benchmark_failure_kinds``, ``benchmark_error_rate``,
+``benchmark_parse_failure_rate`` and ``benchmark_n_partial`` included) — how far the benchmark judge can be
+trusted on this data.
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ DEFAULTS: dict[str, Any] = {
     "dataset": "demo_judge",
     "limit": None,
     "judge_models": None,
+    "judge_quorum": None,
+    "judge_vote_quorum": None,
     "prompt": None,
     "calibrate": True,
     "threshold": 0.5,
@@ -48,7 +53,7 @@ DEFAULTS: dict[str, Any] = {
 
 
 def _show_judge(engine: Engine, p: Mapping[str, Any]) -> Any:
-    judge = llm_calls.make_judge(engine, models=p["judge_models"], offline=p["offline"], use_cache=True)
+    judge = llm_calls.tier_judge(engine, p, use_cache=True)
     if p["prompt"]:
         if getattr(judge, "offline", False):
             raise ValueError("a custom show/no-show prompt needs an LLM; the offline judge has no prompt")
@@ -94,7 +99,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     ds = inputs.load_dataset(engine, p["dataset"], "judge")
     pairs = inputs.select_items(ds, limit=p["limit"])
     judge = _show_judge(engine, p)
-    bench = llm_calls.make_judge(engine, models=p["judge_models"], offline=p["offline"]) if p["calibrate"] else None
+    bench = llm_calls.tier_judge(engine, p) if p["calibrate"] else None
     threshold = float(p["threshold"])
 
     def work(record: dict[str, Any]) -> ItemResult:
@@ -163,21 +168,26 @@ def classification(labels: Sequence[int], verdicts: Sequence[int | None], prefix
     return out
 
 
+def _rates(kinds: Mapping[str, int], n_calls: int, prefix: str = "") -> dict[str, Any]:
+    """Transport failures (timeout, 429 after retries, 5xx, connection) and unparseable replies, both over the
+    same denominator: every call asked (items recorded done or failed)."""
+    return {f"{prefix}error_rate": kinds["transport"] / n_calls if n_calls else None,
+            f"{prefix}parse_failure_rate": kinds["parse"] / n_calls if n_calls else None}
+
+
 def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
+    from voproshalych_eval.metrics.failures import category, count
+
     res = aggregation.done_results(records)
     labels = [r["label"] for r in res]
     m = classification(labels, [r.get("verdict") for r in res])
-    n_calls = len(res)
+    failed_kinds = aggregation.failed_item_kinds(records)
     m["n_items"] = len(records)
-    m["n_failed_items"] = aggregation.n_failed_items(records)
-    from voproshalych_eval.metrics.failures import category, count
-
-    kinds = count([category(r.get("failure_kind")) if r.get("failure_kind") else None for r in res]
-                  + aggregation.failed_item_kinds(records))
+    m["n_failed_items"] = len(failed_kinds)
+    kinds = count([category(r.get("failure_kind")) if r.get("failure_kind") else None for r in res] + failed_kinds)
     m["failure_kinds"] = kinds
-    # transport failures (timeout, 429 after retries, 5xx, connection) and unparseable replies, over the calls made
-    m["error_rate"] = kinds["transport"] / n_calls if n_calls else None
-    m["parse_failure_rate"] = kinds["parse"] / n_calls if n_calls else None
+    m.update(_rates(kinds, len(res) + len(failed_kinds)))
+    m["n_partial"] = sum(bool((r.get("show_no_show") or {}).get("partial")) for r in res)
     m["accuracy_ci"] = aggregation.agg([None if r.get("correct") is None else float(r["correct"]) for r in res])
     m.update(aggregation.latency_percentiles([r.get("show_no_show", {}).get("duration_s") for r in res], "latency"))
     m["tokens"] = sum(llm_calls.tokens_of(r.get("show_no_show", {})) + llm_calls.tokens_of(r.get("benchmark", {}) or {}) for r in res)
@@ -194,6 +204,12 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
         bench = [r for r in res if "benchmark_verdict" in r]
         m.update(classification([r["label"] for r in bench], [r.get("benchmark_verdict") for r in bench],
                                 prefix="benchmark_"))
+        # the benchmark judge's own failures, by kind, over the calls it was asked (items with a context)
+        b_raw = [aggregation.judge_kind(r.get("benchmark")) for r in bench]
+        b_kinds = count(category(k) if k else None for k in b_raw)
+        m["benchmark_failure_kinds"] = b_kinds
+        m.update(_rates(b_kinds, len(bench), prefix="benchmark_"))
+        m["benchmark_n_partial"] = sum(bool((r.get("benchmark") or {}).get("partial")) for r in bench)
     return m
 
 

@@ -37,13 +37,29 @@ def make_judge(
     aggregate: str = "average",
     offline: bool | None = None,
     use_cache: bool = True,
+    quorum: str | int | None = None,
+    vote_quorum: str | int | None = None,
 ) -> Any:
     from voproshalych_eval.config import get_settings
     from voproshalych_eval.judges import get_judge
 
     return get_judge(
-        get_settings(), engine, models=list(models) if models else None, aggregate=aggregate, offline=offline, use_cache=use_cache
+        get_settings(), engine, models=list(models) if models else None, aggregate=aggregate, offline=offline,
+        use_cache=use_cache, quorum=quorum, vote_quorum=vote_quorum,
     )
+
+
+#: a tier's judge parameters (``judge_quorum``: models that must answer, ``judge_vote_quorum``: strictness votes;
+#: ``None`` = the aggregator's default, see ``judges.base.DEFAULT_QUORUM``)
+JUDGE_PARAMS: dict[str, Any] = {"judge_models": None, "judge_aggregate": "average", "judge_quorum": None,
+                                "judge_vote_quorum": None}
+
+
+def tier_judge(engine: Engine, p: Mapping[str, Any], **kw: Any) -> Any:
+    """The judge of a tier from its parameters (:data:`JUDGE_PARAMS` and ``offline``)."""
+    return make_judge(engine, models=p.get("judge_models"), aggregate=p.get("judge_aggregate") or "average",
+                      offline=p.get("offline"), quorum=p.get("judge_quorum"), vote_quorum=p.get("judge_vote_quorum"),
+                      **kw)
 
 
 def make_sample(question: str, response: str | None, reference: str | None, contexts: Sequence[str]) -> Any:

@@ -35,6 +35,7 @@ from voproshalych_eval.bilingual import text as bi
 from voproshalych_eval.db import retrieval as R
 from voproshalych_eval.db import snapshots
 from voproshalych_eval.embeddings import cached_embedder
+from voproshalych_eval.metrics.failures import count as count_kinds
 from voproshalych_eval.metrics.retrieval import (
     DEFAULT_KS,
     evaluate_retrieval,
@@ -45,7 +46,7 @@ from voproshalych_eval.metrics.retrieval import (
 )
 from voproshalych_eval.metrics.statistics import percentiles, summarize
 from voproshalych_eval.plans import Plan
-from voproshalych_eval.tiers import inputs
+from voproshalych_eval.tiers import aggregation, inputs
 
 __all__ = [
     "LEVELS",
@@ -436,21 +437,24 @@ def aggregate(
     by_key = {r["item_key"]: r for r in records}
     q_records = [by_key[key] for key in keys if key in by_key]
     done = [r["result"] for r in q_records if r["status"] == "done"]
-    n_failed = sum(1 for r in q_records if r["status"] != "done")
+    failed_kinds = aggregation.failed_item_kinds(q_records)  # timeout / 429 / 5xx of the embedding API -> transport
+    n_failed = len(failed_kinds)
     out: dict[str, Any] = {}
     n_eval: dict[str, int] = {"questions": sum(1 for it in done if it["answerable"])}
     for level in LEVELS:
         rows = [it[f"metrics_{level}"] for it in done if it.get(f"metrics_{level}") is not None]
         n_eval[level] = len(rows)
         metric_keys = list(rows[0]) if rows else []
-        out[level] = {m: summarize([row[m] for row in rows] + [None] * n_failed, n_resamples=n_resamples).to_dict()
+        kinds = [None] * len(rows) + failed_kinds
+        out[level] = {m: summarize([row[m] for row in rows] + [None] * n_failed, kinds=kinds,
+                                   n_resamples=n_resamples).to_dict()
                       for m in metric_keys}
     tops = [it["top_distance"] for it in done if not it["answerable"] and it["top_distance"] is not None]
     summary: dict[str, Any] = {"n": sum(1 for it in done if not it["answerable"]), "n_with_hits": len(tops)}
     if tops:
         summary.update({"mean": float(np.mean(tops)), "min": float(min(tops)), **percentiles(tops, qs=(5, 50, 95))})
     out.update({"n_evaluated": n_eval, "n_unanswerable": summary["n"], "unanswerable_top_distance": summary,
-                "n_failed_items": n_failed})
+                "n_failed_items": n_failed, "failure_kinds": count_kinds(failed_kinds)})
     cons = dict(consistency or {"value": None, "applicable": False, "reason": "not measured", "repeats": 1})
     repeats = sorted((r["result"] for r in records if r["item_key"].startswith("consistency:") and r["status"] == "done"),
                      key=lambda x: x["repeat"])

@@ -38,8 +38,7 @@ DEFAULTS: dict[str, Any] = {
     "temperature": None,
     "generator_model": None,
     "system_prompt": None,
-    "judge_models": None,
-    "judge_aggregate": "average",
+    **llm_calls.JUDGE_PARAMS,
     "max_context_chars": None,
     "stem": False,
     "embedder": None,
@@ -73,7 +72,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     generator = llm_calls.make_generator(
         engine, model=p["generator_model"], system_prompt=p["system_prompt"], offline=p["offline"], temperature=p["temperature"]
     )
-    judge = llm_calls.make_judge(engine, models=p["judge_models"], aggregate=p["judge_aggregate"], offline=p["offline"])
+    judge = llm_calls.tier_judge(engine, p)
     embedder_name = p["embedder"]
     if repeats >= 2 and not embedder_name:
         from voproshalych_eval.config import get_settings

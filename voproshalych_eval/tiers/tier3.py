@@ -83,8 +83,7 @@ DEFAULTS: dict[str, Any] = {
     "embedder": None,
     "generator_model": None,
     "system_prompt": None,
-    "judge_models": None,
-    "judge_aggregate": "average",
+    **llm_calls.JUDGE_PARAMS,
     "threshold": 0.5,
     "min_pass_rate": None,
     "repeats": 1,
@@ -152,7 +151,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
 
     embedder_name = p["embedder"] or get_settings().embedder
     embedder = Lazy(lambda: cached_embedder(embedder_name, engine))
-    judge = llm_calls.make_judge(engine, models=p["judge_models"], aggregate=p["judge_aggregate"], offline=p["offline"])
+    judge = llm_calls.tier_judge(engine, p)
     generator = client = pages = spec = None
     if p["mode"] == "internal":
         generator = llm_calls.make_generator(engine, model=p["generator_model"], system_prompt=p["system_prompt"], offline=p["offline"])

@@ -286,7 +286,7 @@ def _dialog_plan(engine: Engine, p: dict[str, Any], emb: Lazy, embedder_name: st
         finalize=lambda records: aggregate(records, source="dialogs"),
         concurrency=int(p["concurrency"] or 4), params=params_out,
         models={"embedder": embedder_name, "generator": getattr(generator, "model", None) if generator else None},
-        prompts={"system_prompt": p["system_prompt"]},
+        prompts={**llm_calls.generator_prompts(generator), "system_prompt": p["system_prompt"]},
         dataset_id=ds.id, dataset_name=ds.name, dataset_hash=ds.content_hash, snapshot_id=snap.id, offline=offline,
         providers=llm_calls.providers_of(generator),
     )

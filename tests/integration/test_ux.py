@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from tests.support.sources import make_bot_source
 from voproshalych_eval import runs
 from voproshalych_eval.executor import run_plan
 from voproshalych_eval.tiers.ux import split_sessions
@@ -49,27 +50,6 @@ def test_ux_log_sessions(demo_engine) -> None:  # type: ignore[no-untyped-def]
     assert m["cache_hit_rate"]["n"] > 40 and 0.0 <= m["cache_hit_rate"]["value"] <= 1.0
 
 
-def _bot_source(url: str) -> None:
-    """Plays the production bot: a knowledge base and a question log, made outside the app."""
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-        conn.execute("CREATE TABLE chunk (id integer PRIMARY KEY, confluence_url text NOT NULL, text text NOT NULL, "
-                     "embedding vector(4) NOT NULL)")
-        conn.execute('CREATE TABLE "user" (id integer PRIMARY KEY, vk_id bigint)')
-        conn.execute("CREATE TABLE question_answer (id integer PRIMARY KEY, question text NOT NULL, embedding vector(4), "
-                     "answer text, confluence_url text, score integer, user_id integer, stop_point boolean DEFAULT false, "
-                     "created_at timestamptz, updated_at timestamptz)")
-        conn.execute("INSERT INTO chunk VALUES (1, 'https://wiki/a', 'Стипендия выплачивается до 25 числа', '[1,0,0,0]'), "
-                     "(2, 'https://wiki/b', 'Общежитие для иногородних', '[0,1,0,0]')")
-        conn.execute('INSERT INTO "user" VALUES (1, 10), (2, 20)')
-        conn.execute("INSERT INTO question_answer(id, question, answer, confluence_url, score, user_id, created_at) VALUES "
-                     "(1, 'когда стипендия', 'до 25 числа', 'https://wiki/a', 5, 1, '2026-01-10 10:00+05'), "
-                     "(2, 'когда придёт стипендия', 'до 25 числа', 'https://wiki/a', 5, 1, '2026-01-10 10:05+05'), "
-                     "(3, 'где жить', 'в общежитии', 'https://wiki/b', NULL, 2, '2026-01-11 12:00+05')")
-
-
 def test_ux_runs_are_pinned_to_a_snapshot_and_resumes_read_it(fresh_db_url, fresh_engine) -> None:  # type: ignore[no-untyped-def]
     """A UX run records the snapshot of the knowledge base and log it read; after the source changes, a
     resume rebuilds the plan on that snapshot (same log), while a new run reads the new one."""
@@ -79,7 +59,7 @@ def test_ux_runs_are_pinned_to_a_snapshot_and_resumes_read_it(fresh_db_url, fres
     from voproshalych_eval.db import snapshots
     from voproshalych_eval.tiers.ux import build_plan
 
-    _bot_source(fresh_db_url)
+    make_bot_source(fresh_db_url)
     run_id, prog = run_plan(fresh_engine, build_plan(fresh_engine, {"source": "log"}))
     run = runs.get_run(fresh_engine, run_id)
     first = snapshots.current(fresh_engine)

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
+from tests.support.sources import make_bot_source
 from voproshalych_eval.db.engine import make_source_engine
 from voproshalych_eval.db.errors import ProductionWriteError, SourceNotReadOnlyError
 
@@ -66,19 +67,9 @@ NOT_VALID_ON_WRITABLE = {"DROP TABLE foo, chunk", "COPY chunk FROM STDIN", "COPY
 
 
 def _make_source(url: str) -> None:
+    make_bot_source(url, variant="url", dim=3)
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-        conn.execute("CREATE TABLE chunk (id integer PRIMARY KEY, url text NOT NULL, source_type varchar(50), "
-                     "text text NOT NULL, embedding vector(3) NOT NULL)")
-        conn.execute('CREATE TABLE "user" (id integer PRIMARY KEY, vk_id bigint)')
-        conn.execute("CREATE TABLE question_answer (id integer PRIMARY KEY, question text NOT NULL, embedding vector(3), "
-                     "answer text, confluence_url text, score integer, user_id integer, stop_point boolean, "
-                     "created_at timestamptz, updated_at timestamptz)")
         conn.execute("CREATE SEQUENCE guard_seq")
-        conn.execute("INSERT INTO chunk VALUES (1, 'https://wiki/a', 'confluence', 'стипендия', '[1,0,0]'), "
-                     "(2, 'https://wiki/b', NULL, 'общежитие', '[0,1,0]')")
-        conn.execute('INSERT INTO "user" VALUES (1, 10)')
-        conn.execute("INSERT INTO question_answer(id, question, score, user_id) VALUES (1, 'когда стипендия', NULL, 1)")
 
 
 def _fingerprint(url: str) -> tuple:
@@ -309,7 +300,7 @@ def test_the_documented_read_only_role_is_enough_and_cannot_write(source_url: st
 
         store = store_for(reader)
         snap = snapshots.take(store)
-        assert (snap.n_chunks, snap.n_questions, snap.n_users) == (2, 1, 1)
+        assert (snap.n_chunks, snap.n_questions, snap.n_users) == (2, 3, 2)
         golden = tmp_path / "golden.json"
         golden.write_text(json.dumps([{"id": "g1", "question": "стипендия", "ground_truth_answer": "—",
                                        "relevant_chunk_ids": [1]}], ensure_ascii=False), encoding="utf-8")

@@ -14,18 +14,26 @@ from psycopg import sql
 from sqlalchemy.engine import make_url
 
 
-def make_bot_source(url: str) -> None:
-    """Plays the production bot: a small knowledge base (``chunk``, 4-d vectors) and a question log."""
+def make_bot_source(url: str, *, variant: str = "confluence_url", dim: int = 4) -> None:
+    """Plays the production bot: a small knowledge base (``chunk`` in either schema variant, ``dim``-d unit
+    vectors) and a question log of 3 rows by 2 users."""
+    url_col = "confluence_url text NOT NULL" if variant == "confluence_url" else "url text NOT NULL, source_type varchar(50)"
+    col = "confluence_url" if variant == "confluence_url" else "url"
+
+    def unit(i: int) -> str:
+        return "[" + ",".join("1" if j == i else "0" for j in range(dim)) + "]"
+
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-        conn.execute("CREATE TABLE chunk (id integer PRIMARY KEY, confluence_url text NOT NULL, text text NOT NULL, "
-                     "embedding vector(4) NOT NULL)")
+        conn.execute(f"CREATE TABLE chunk (id integer PRIMARY KEY, {url_col}, text text NOT NULL, "
+                     f"embedding vector({dim}) NOT NULL)")
         conn.execute('CREATE TABLE "user" (id integer PRIMARY KEY, vk_id bigint)')
-        conn.execute("CREATE TABLE question_answer (id integer PRIMARY KEY, question text NOT NULL, embedding vector(4), "
+        conn.execute(f"CREATE TABLE question_answer (id integer PRIMARY KEY, question text NOT NULL, embedding vector({dim}), "
                      "answer text, confluence_url text, score integer, user_id integer, stop_point boolean DEFAULT false, "
                      "created_at timestamptz, updated_at timestamptz)")
-        conn.execute("INSERT INTO chunk VALUES (1, 'https://wiki/a', 'Стипендия выплачивается до 25 числа', '[1,0,0,0]'), "
-                     "(2, 'https://wiki/b', 'Общежитие для иногородних', '[0,1,0,0]')")
+        for row in ((1, "https://wiki/a", "Стипендия выплачивается до 25 числа", unit(0)),
+                    (2, "https://wiki/b", "Общежитие для иногородних", unit(1))):
+            conn.execute(f"INSERT INTO chunk(id, {col}, text, embedding) VALUES (%s, %s, %s, %s::vector)", row)
         conn.execute('INSERT INTO "user" VALUES (1, 10), (2, 20)')
         conn.execute("INSERT INTO question_answer(id, question, answer, confluence_url, score, user_id, created_at) VALUES "
                      "(1, 'когда стипендия', 'до 25 числа', 'https://wiki/a', 5, 1, '2026-01-10 10:00+05'), "

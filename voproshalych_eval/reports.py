@@ -43,7 +43,7 @@ _MAX_ITEMS_HTML = 1000
 
 # ------------------------------------------------------------------------------------------ the document
 # A report is built once as a list of sections in the report's language, then written as Markdown or HTML:
-# both formats say the same thing. A block is ("p", text) | ("warn", text) | ("dl", [(term, value)]) |
+# both formats say the same thing. A block is ("p", text) | ("warn", text[, data]) | ("dl", [(term, value)]) |
 # ("table", headers, rows, note) | ("figures",). Texts of ours are plain; table cells that come from the
 # data (questions, answers, errors, names) are escaped by the writer.
 
@@ -189,7 +189,7 @@ def document(data: dict[str, Any], *, lang: str = "en") -> tuple[str, list[tuple
     if r.get("mixed"):
         warn.append(("warn", _w("mixed", lang)))
     if r.get("error"):
-        warn.append(("warn", f"{_w('error', lang)}: {r['error']}"))
+        warn.append(("warn", f"{_w('error', lang)}:", r["error"]))  # data: provider and bot error bodies
     warn += [("warn", f"ℹ️ {line}") for line in notes(data, lang=lang)]  # how a run with outcomes was scored
     total = r.get("n_items_total") if r.get("n_items_total") is not None else len(data["items"])
     state = r.get("state") or r.get("status")
@@ -315,7 +315,7 @@ def to_markdown(data: dict[str, Any], *, lang: str = "en") -> str:
             if b[0] == "p":
                 parts.append(b[1] + "\n")
             elif b[0] == "warn":
-                parts.append(f"> {b[1]}\n")
+                parts.append(f"> {b[1]}" + (f" {md.literal(b[2])}" if len(b) > 2 else "") + "\n")
             elif b[0] == "dl":
                 parts.append("\n".join(f"- **{t}:** {_md_text(v)}" for t, v in b[1]) + "\n")
             elif b[0] == "table":
@@ -323,7 +323,7 @@ def to_markdown(data: dict[str, Any], *, lang: str = "en") -> str:
                 if b[3] == "items" and len(rows) > _MAX_ITEMS_MD:
                     parts.append(f"_{_w('first_rows', lang, n=_MAX_ITEMS_MD, total=len(rows))}_\n")
                     rows = rows[:_MAX_ITEMS_MD]
-                parts.append(_md_rows(b[1], rows))
+                parts.append(_md_rows([md.cell(h) for h in b[1]] if b[3] == "items" else b[1], rows))  # data keys
     return "\n".join(parts)
 
 
@@ -398,7 +398,7 @@ def to_html(data: dict[str, Any], *, lang: str = "en") -> str:
             if b[0] == "p":
                 body.append(f"<p>{html.escape(b[1])}</p>")
             elif b[0] == "warn":
-                body.append(f'<p class="warn">{html.escape(b[1])}</p>')
+                body.append(f'<p class="warn">{html.escape(" ".join(map(str, b[1:])))}</p>')
             elif b[0] == "dl":
                 body.append("<dl>" + "".join(f"<dt>{html.escape(t)}</dt><dd>{_html_text(v)}</dd>" for t, v in b[1]) + "</dl>")
             elif b[0] == "table":

@@ -163,3 +163,42 @@ def test_resume_refuses_a_dataset_changed_in_the_store(demo_engine: Any, tmp_pat
     with pytest.raises(executor.ResumeRefused, match=r"dataset 'tiny_golden' \(id \d+\) changed since the run started"):
         executor.prepare_resume(demo_engine, run.id)
     assert datasets.content_hash(datasets.get_dataset(demo_engine, run.dataset_id).records) != run.dataset_hash
+
+
+@pytest.mark.parametrize(("tier", "params", "prompt"), [
+    ("tier2", {"limit": 2}, "faithfulness"),
+    ("tier3", {"limit": 2}, "rag_judge"),
+    ("judge", {"limit": 2, "repeats": 2, "metric": "answer_relevance"}, "answer_relevance"),
+    ("ux", {"source": "dialogs"}, "generation_user"),
+])
+def test_resume_after_a_prompt_edit_is_refused_naming_the_prompt(demo_engine: Any, monkeypatch: Any, tier: str,
+                                                                 params: dict[str, Any], prompt: str) -> None:
+    """Tier 2, Tier 3 and judge stability freeze the judge prompts they send (name and version), UX the
+    generator's; a resume after one of them was edited is refused and names it."""
+    import importlib
+
+    from tests.support.scripted_openai import ScriptedOpenAI
+    from voproshalych_eval.config import get_settings
+    from voproshalych_eval.llm import prompts
+    from voproshalych_eval.plans import spec
+
+    with ScriptedOpenAI() as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-prompt-test")
+        monkeypatch.setenv("VOPROSHALYCH_EVAL_LLM_MODELS", "model-a")
+        get_settings.cache_clear()
+        try:
+            plan = importlib.import_module(spec(tier).module).build_plan(demo_engine, params)
+            before = prompts.prompt_hash(prompt)
+            assert plan.prompts[prompt] == before and not plan.offline
+            run_id = executor.create_run(demo_engine, plan)
+            assert executor.prepare_resume(demo_engine, run_id)[1] is None  # unchanged: resumable
+            edited = prompts.PROMPTS[prompt]
+            monkeypatch.setitem(prompts.PROMPTS, prompt, type(edited)(
+                edited.name, edited.description, {k: v + "\nEdited." for k, v in edited.text.items()}))
+            after = prompts.prompt_hash(prompt)
+            with pytest.raises(executor.ResumeRefused, match=rf"prompts\.{prompt}: '{before}' at start, '{after}' now"):
+                executor.prepare_resume(demo_engine, run_id)
+        finally:
+            get_settings.cache_clear()
+    assert srv.count == 0  # building and checking a plan calls no LLM

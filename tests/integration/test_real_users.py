@@ -192,6 +192,9 @@ def test_domain_counts_add_up(result) -> None:  # type: ignore[no-untyped-def]
 def test_run_recorded(demo_engine, result) -> None:  # type: ignore[no-untyped-def]
     run = runs.get_run(demo_engine, result.run_id)
     assert run.tier == "real_users" and run.status == "done"
+    # the run names the snapshot of the knowledge base and log it analysed (a resume reads the same one)
+    assert run.snapshot_id is not None
+    assert run.snapshot_id == run.params["snapshot"] == run.config["snapshot_id"] == result.snapshot["id"]
     for key in ("chunk_coverage", "chunk_coverage@1", "n_topics", "n_questions_used", "answered_rate"):
         assert key in run.metrics
     assert run.metrics["n_questions_used"] == result.n_used

@@ -5,6 +5,11 @@ Places: ``OPENAI_API_KEY``; user-info and an ``?api-key=`` query in ``OPENAI_BAS
 ``secrets.toml``; and the server echoing the ``Authorization`` header and query string back in every reply.
 Also: pointed at another (all-500) server with the same model name, a run makes requests instead of
 answering from the first server's cache.
+
+Database credentials: a password in ``DATABASE_URL`` (user-info, URL-encoded special characters, and the
+``?password=`` form), in ``VOPROSHALYCH_EVAL_STORE_URL``, an unreachable source with a password (error
+paths) and a source read with the embedded store (its server logs) — through ``status``, ``snapshot take``
+and ``tier1``, then every export, both homes, the session server's log and a pg_dump of the store.
 """
 
 from __future__ import annotations
@@ -179,3 +184,107 @@ def test_another_server_with_the_same_model_is_not_answered_from_the_cache(demo_
     get_settings.cache_clear()
     assert broken.count > 0 and good.count == n_good
     assert second["aggregate"]["n_failures"] == len(SAMPLES)
+
+
+DB_PASS = f"pw:db@{TAG}/x%y"  # needs URL-encoding in user-info
+DB_QUERY_PASS = f"pw-db-query-{TAG}"
+STORE_PASS = f"pw-store-{TAG}"
+
+
+def _db_leaks(text: str) -> list[str]:
+    from urllib.parse import quote
+
+    return [s for p in (DB_PASS, DB_QUERY_PASS, STORE_PASS) for s in {p, quote(p, safe="")} if s in text]
+
+
+def test_database_credentials_never_leak(pg_url: str, new_database, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    from tests.support.sources import create_login_role, make_bot_source, role_url
+    from voproshalych_eval.cli import main
+    from voproshalych_eval.config import get_settings
+    from voproshalych_eval.db import reset_engines
+
+    source = new_database()
+    make_bot_source(source)
+    reader, qreader, owner = f"leak_reader_{TAG}", f"leak_qreader_{TAG}", f"leak_store_{TAG}"
+    create_login_role(pg_url, reader, DB_PASS)
+    create_login_role(pg_url, qreader, DB_QUERY_PASS)
+    create_login_role(pg_url, owner, STORE_PASS, superuser=True)  # the store migrates (CREATE EXTENSION …)
+    with psycopg.connect(source, autocommit=True) as conn:  # the README's read-only role, twice
+        for role in (reader, qreader):
+            conn.execute(f'GRANT CONNECT ON DATABASE "{make_url(source).database}" TO "{role}"')
+            conn.execute(f'GRANT USAGE ON SCHEMA public TO "{role}"')
+            conn.execute(f'GRANT SELECT ON chunk, question_answer, "user" TO "{role}"')
+    store = new_database()
+    store_url = role_url(store, owner, STORE_PASS)
+    sources = [role_url(source, reader, DB_PASS), role_url(source, qreader, query_password=DB_QUERY_PASS)]
+    golden = tmp_path / "golden.json"
+    golden.write_text(json.dumps([{"id": "g1", "question": "когда стипендия", "ground_truth_answer": "до 25 числа",
+                                   "relevant_chunk_ids": [1]}], ensure_ascii=False), encoding="utf-8")
+    home, embedded_home = tmp_path / "home", tmp_path / "embedded-home"
+    base = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "VOPROSHALYCH_EVAL_STORE_URL")}
+
+    outputs: list[str] = []
+    run_ids: list[int] = []
+
+    def cli(env: dict[str, str], args: list[str], ok: bool = True) -> subprocess.CompletedProcess[str]:
+        out = _cli(["-v", *args], env)
+        outputs.extend([out.stdout, out.stderr])
+        assert (out.returncode == 0) is ok, (args, out.stderr[-3000:])
+        return out
+
+    for url in sources:
+        env = dict(base, DATABASE_URL=url, VOPROSHALYCH_EVAL_STORE_URL=store_url, VOPROSHALYCH_EVAL_HOME=str(home))
+        cli(env, ["status"])
+        assert json.loads(cli(env, ["status", "--json"]).stdout)["source"]["kind"]
+        taken = json.loads(cli(env, ["snapshot", "take", "--json"]).stdout)
+        assert taken["n_chunks"] == 2
+        ran = json.loads(cli(env, ["tier1", "--dataset", str(golden), "--retriever", "fts",
+                                   "--json"]).stdout)
+        run_ids.append(ran["run_id"])
+    # an unreachable source with a password: the error paths
+    dead = role_url("postgresql://127.0.0.1:9/voproshalych", reader, DB_PASS)
+    env = dict(base, DATABASE_URL=dead, VOPROSHALYCH_EVAL_STORE_URL=store_url, VOPROSHALYCH_EVAL_HOME=str(home))
+    cli(env, ["status"])
+    cli(env, ["snapshot", "take"], ok=False)
+    # the embedded store (its own server, whose logs live in the home) reading the password-protected source
+    env = dict(base, DATABASE_URL=sources[0], VOPROSHALYCH_EVAL_HOME=str(embedded_home))
+    cli(env, ["status"])
+    assert json.loads(cli(env, ["snapshot", "take", "--json"]).stdout)["n_chunks"] == 2
+
+    # every export of the runs, in this process, against the password-protected store
+    exports = tmp_path / "exports"
+    monkeypatch.setenv("VOPROSHALYCH_EVAL_STORE_URL", store_url)
+    monkeypatch.setenv("DATABASE_URL", sources[1])
+    get_settings.cache_clear()
+    reset_engines()
+    try:
+        for rid in run_ids:
+            for fmt in ("md", "html", "json", "csv"):
+                assert main(["runs", "export", str(rid), "--format", fmt, "--out", str(exports / f"{rid}.{fmt}")]) == 0
+            assert main(["runs", "export", str(rid), "--format", "csv", "--csv-part", "metrics",
+                         "--out", str(exports / f"{rid}.metrics.csv")]) == 0
+    finally:
+        monkeypatch.undo()
+        get_settings.cache_clear()
+        reset_engines()
+
+    assert _db_leaks("\n".join(outputs)) == []
+    files = sorted(exports.iterdir())
+    assert len(files) == 5 * len(run_ids)
+    for f in files:
+        assert _db_leaks(f.read_text(encoding="utf-8")) == [], f.name
+    logs = [f for f in embedded_home.rglob("*") if f.is_file() and f.suffix == ".log"]
+    assert logs, "the embedded server wrote no log"
+    with psycopg.connect(pg_url) as conn:  # the session server's own log (it saw every login)
+        log_dir = Path(conn.execute("SELECT current_setting('data_directory')").fetchone()[0]) / conn.execute(
+            "SELECT current_setting('log_directory')").fetchone()[0]
+    for folder in (home, embedded_home, Path(os.environ["VOPROSHALYCH_EVAL_HOME"]), log_dir):
+        for f in (p for p in folder.rglob("*") if p.is_file()):
+            assert _db_leaks(f.read_bytes().decode("utf-8", "replace")) == [], str(f)
+    dump = _pg_dump(make_url(pg_url).set(database=make_url(store).database).render_as_string(hide_password=False))
+    assert "когда стипендия" in dump  # the snapshot and the run are in it
+    assert _db_leaks(dump) == []

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
+from tests.support.sources import make_bot_source
 from voproshalych_eval.db.engine import make_source_engine
 from voproshalych_eval.db.errors import ProductionWriteError, SourceNotReadOnlyError
 
@@ -66,19 +67,9 @@ NOT_VALID_ON_WRITABLE = {"DROP TABLE foo, chunk", "COPY chunk FROM STDIN", "COPY
 
 
 def _make_source(url: str) -> None:
+    make_bot_source(url, variant="url", dim=3)
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-        conn.execute("CREATE TABLE chunk (id integer PRIMARY KEY, url text NOT NULL, source_type varchar(50), "
-                     "text text NOT NULL, embedding vector(3) NOT NULL)")
-        conn.execute('CREATE TABLE "user" (id integer PRIMARY KEY, vk_id bigint)')
-        conn.execute("CREATE TABLE question_answer (id integer PRIMARY KEY, question text NOT NULL, embedding vector(3), "
-                     "answer text, confluence_url text, score integer, user_id integer, stop_point boolean, "
-                     "created_at timestamptz, updated_at timestamptz)")
         conn.execute("CREATE SEQUENCE guard_seq")
-        conn.execute("INSERT INTO chunk VALUES (1, 'https://wiki/a', 'confluence', 'стипендия', '[1,0,0]'), "
-                     "(2, 'https://wiki/b', NULL, 'общежитие', '[0,1,0]')")
-        conn.execute('INSERT INTO "user" VALUES (1, 10)')
-        conn.execute("INSERT INTO question_answer(id, question, score, user_id) VALUES (1, 'когда стипендия', NULL, 1)")
 
 
 def _fingerprint(url: str) -> tuple:
@@ -267,3 +258,70 @@ def test_fuzzed_writes_are_refused_by_postgresql(fresh_db_url: str, control_url:
         engine.dispose()
     assert len(seen) >= 100  # the property ran on enough valid write statements
     assert _fingerprint(fresh_db_url) == before
+
+
+def _readme_role_sql() -> str:
+    """The README's ``### Read-only role`` SQL block, exactly as documented."""
+    from voproshalych_eval.config import PROJECT_ROOT
+
+    readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Read-only role", 1)[1]
+    return section.split("```sql", 1)[1].split("```", 1)[0].strip()
+
+
+def test_the_documented_read_only_role_is_enough_and_cannot_write(source_url: str, store_for, pg_url: str,  # type: ignore[no-untyped-def]
+                                                                  tmp_path) -> None:
+    """A DBA runs the README's statements (database name and password filled in); the app takes a snapshot
+    and runs Tier 1 through that login, and a write through it fails on the role's privileges as well as on
+    the read-only transaction."""
+    import json
+
+    from sqlalchemy.engine import make_url
+
+    from tests.support.plans import run
+    from tests.support.sources import role_url, scram_verifier
+    from voproshalych_eval.db import snapshots
+
+    statements = [s.strip() for s in _readme_role_sql().split(";") if s.strip()]
+    assert [s.split()[0] for s in statements] == ["CREATE", "GRANT", "GRANT", "GRANT"]
+    assert all("voproshalych_reader" in s for s in statements)
+    password = "reader-" + tmp_path.name
+    db = make_url(source_url).database
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        admin.execute("DROP ROLE IF EXISTS voproshalych_reader")
+    try:
+        with psycopg.connect(source_url, autocommit=True) as conn:  # the DBA, on the production database
+            for s in statements:
+                conn.execute(s.replace("PASSWORD '...'", f"PASSWORD '{scram_verifier(password)}'")
+                             .replace("ON DATABASE voproshalych ", f'ON DATABASE "{db}" '))
+        reader = role_url(source_url, "voproshalych_reader", password)
+        with psycopg.connect(reader) as conn:
+            assert conn.execute("SELECT current_user").fetchone()[0] == "voproshalych_reader"
+
+        store = store_for(reader)
+        snap = snapshots.take(store)
+        assert (snap.n_chunks, snap.n_questions, snap.n_users) == (2, 3, 2)
+        golden = tmp_path / "golden.json"
+        golden.write_text(json.dumps([{"id": "g1", "question": "стипендия", "ground_truth_answer": "—",
+                                       "relevant_chunk_ids": [1]}], ensure_ascii=False), encoding="utf-8")
+        ran = run(store, "tier1", {"dataset": str(golden), "retriever": "fts", "k": 1, "n_resamples": 20})
+        assert ran.progress.status == "done" and ran.run.snapshot_id == snap.id
+        assert ran.records[0]["result"]["retrieved_ids"] == [1] and ran.records[0]["result"]["metrics_chunk"]["mrr"] == 1.0
+
+        before = _fingerprint(source_url)
+        with psycopg.connect(reader, autocommit=True) as conn:  # a plain session, not even read-only
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute("DELETE FROM question_answer")
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute("INSERT INTO chunk(id, url, text, embedding) VALUES (9, 'u', 't', '[1,1,1]')")
+        assert _refusal_state(make_source_engine(reader, text_check=False), "DELETE FROM question_answer") in (
+            REFUSED | {"42501"})
+        assert _fingerprint(source_url) == before
+    finally:
+        from voproshalych_eval.db import reset_engines
+
+        reset_engines()
+        with psycopg.connect(source_url, autocommit=True) as conn:
+            conn.execute("DROP OWNED BY voproshalych_reader")  # its grants here and on the database
+        with psycopg.connect(pg_url, autocommit=True) as admin:
+            admin.execute("DROP ROLE IF EXISTS voproshalych_reader")

@@ -56,6 +56,23 @@ def test_missing_llm_changed_model_prompt_dataset_are_named() -> None:
     assert len(ds) == 1 and ds[0].startswith("dataset.hash") and "changed" in ds[0]
 
 
+def test_judge_prompt_versions_are_frozen_and_an_edit_is_named() -> None:
+    """The judge prompts a run sends (name -> version hash) go into its frozen configuration; offline judges
+    send none. A prompt edited after the run started is named by ``config_differences``."""
+    from voproshalych_eval.judges.judge import Judge
+    from voproshalych_eval.llm.prompts import prompt_hash
+    from voproshalych_eval.tiers.llm_calls import judge_prompts
+
+    online = Judge(object(), models=["model-a"])  # a client is only needed to call, not to name prompts
+    frozen = judge_prompts(["faithfulness", "rag_judge"], online)
+    assert frozen == {"faithfulness": prompt_hash("faithfulness"), "judge_system": prompt_hash("judge_system"),
+                      "rag_judge": prompt_hash("rag_judge")}
+    assert judge_prompts(["faithfulness"], Judge(None, offline=True)) == {}
+    a = _config(prompts={"generation_system": "v1", **frozen})
+    b = _config(prompts={"generation_system": "v1", **frozen, "rag_judge": "0123456789ab"})
+    assert plans.config_differences(a, b) == [f"prompts.rag_judge: {frozen['rag_judge']!r} at start, '0123456789ab' now"]
+
+
 def test_plan_needs_work_and_freezes_its_configuration() -> None:
     with pytest.raises(ValueError, match="work"):
         plans.Plan(tier="tier1", items=[], finalize=lambda r: {})

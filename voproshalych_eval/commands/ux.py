@@ -18,6 +18,8 @@ def register(sub: Any) -> None:
     p.add_argument("--pause-minutes", type=float, default=30, help="log: a longer pause starts a new session")
     p.add_argument("--embedder", default=None)
     p.add_argument("--model", default=None, help="generator for the paraphrase answers (dialogs)")
+    p.add_argument("--snapshot", type=int, default=None,
+                   help="snapshot id of the knowledge base and log (default: the source's present content)")
     add_run_flags(p)
     p.set_defaults(func=cmd_ux)
 
@@ -30,6 +32,7 @@ def cmd_ux(args: Any) -> int:
         "source": args.source, "dataset": args.dataset, "limit": args.limit, "cache_distance": args.cache_distance,
         "followup_distance": args.followup_distance, "pause_minutes": args.pause_minutes, "embedder": args.embedder,
         "generator_model": args.model, "concurrency": args.concurrency, "offline": True if args.offline else None,
+        "snapshot": args.snapshot,
     })
     _, prog = run_and_report(plan, args)
     return exit_code(prog.status)

@@ -118,7 +118,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         concurrency=int(p["concurrency"] or 4),
         params=params_out,
         models={"judges": list(judges)},
-        prompts={"metric": metric},
+        prompts={"metric": metric, **llm_calls.judge_prompts([metric], *judges.values())},
         dataset_id=ds.id,
         dataset_name=ds.name,
         dataset_hash=ds.content_hash,

@@ -30,6 +30,17 @@ def generator_prompts(generator: Any) -> dict[str, Any]:
         return {}
 
 
+def judge_prompts(metrics: Sequence[str], *judges: Any) -> dict[str, str]:
+    """``{prompt name: version}`` of the judge prompts ``metrics`` send, frozen in a run's configuration so a
+    resume after a prompt edit is refused, naming the prompt. Offline judges send none."""
+    out: dict[str, str] = {}
+    for judge in judges:
+        if judge is not None and not getattr(judge, "offline", False):
+            for metric in metrics:
+                out.update(judge.prompts(metric))
+    return out
+
+
 def make_judge(
     engine: Engine,
     *,

@@ -134,6 +134,10 @@ def _same_url(a: str, b: str) -> bool:
     return a.strip().rstrip("/") == b.strip().rstrip("/")
 
 
+#: the judge metrics every answered item is scored with (their prompt versions are frozen in the run)
+JUDGE_METRICS = ("rag_judge", "e2e_score")
+
+
 def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     """The Tier 3 plan for ``params`` (see :data:`DEFAULTS`); also used by ``resume``."""
     p = {**DEFAULTS, **{k: v for k, v in params.items() if v is not None}}
@@ -304,7 +308,8 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
             "judges": list(getattr(judge, "models", []) or []),
             "embedder": embedder_name,
         },
-        prompts={**llm_calls.generator_prompts(generator), "system_prompt": getattr(generator, "system_prompt", None)} if generator else {},
+        prompts={**({**llm_calls.generator_prompts(generator), "system_prompt": getattr(generator, "system_prompt", None)}
+                    if generator else {}), **llm_calls.judge_prompts(JUDGE_METRICS, judge)},
         dataset_id=ds.id,
         dataset_name=ds.name,
         dataset_hash=ds.content_hash,

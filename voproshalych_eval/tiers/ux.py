@@ -51,6 +51,7 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import Engine
 
+from voproshalych_eval.db import snapshots
 from voproshalych_eval.embeddings import cached_embedder
 from voproshalych_eval.jsonable import scalar
 from voproshalych_eval.plans import ItemResult, Lazy, Plan
@@ -69,6 +70,9 @@ DEFAULTS: dict[str, Any] = {
     "system_prompt": None,
     "concurrency": 4,
     "offline": None,
+    # the snapshot of the knowledge base and the bot's log the run reads (None: the source's present content,
+    # taken when it changed); the run is pinned to it, so a resume reads the same data
+    "snapshot": None,
 }
 
 
@@ -110,17 +114,20 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     embedder_name = p["embedder"] or get_settings().embedder
     emb = Lazy(lambda: cached_embedder(embedder_name, engine))
     thr = float(p["cache_distance"])
-    if p["source"] == "log":
-        return _log_plan(engine, p, emb, embedder_name, thr)
-    if p["source"] != "dialogs":
+    if p["source"] not in ("log", "dialogs"):
         raise ValueError("source must be 'log' or 'dialogs'")
-    return _dialog_plan(engine, p, emb, embedder_name, thr)
+    snap = snapshots.for_run(engine, p["snapshot"])
+    p["snapshot"] = snap.id
+    if p["source"] == "log":
+        return _log_plan(engine, p, emb, embedder_name, thr, snap)
+    return _dialog_plan(engine, p, emb, embedder_name, thr, snap)
 
 
-def _log_plan(engine: Engine, p: dict[str, Any], emb: Lazy, embedder_name: str, thr: float) -> Plan:
+def _log_plan(engine: Engine, p: dict[str, Any], emb: Lazy, embedder_name: str, thr: float,
+              snap: snapshots.Snapshot) -> Plan:
     from voproshalych_eval.analytics.question_log import is_empty_question, read_log
 
-    log_df = read_log(engine)
+    log_df = read_log(engine, snapshot=snap)
     sessions = split_sessions(log_df, pause_minutes=float(p["pause_minutes"]))
     rows = [{k: scalar(v, keep_datetimes=True) for k, v in r.items()} for r in log_df.to_dict("records")]
     items = [(f"u{s[0]['user_id']}-{s[0]['id']}", s) for s in sessions]
@@ -208,11 +215,12 @@ def _log_plan(engine: Engine, p: dict[str, Any], emb: Lazy, embedder_name: str, 
         tier=TIER, items=items, work=work,
         finalize=lambda records: aggregate(records, source="log"),
         concurrency=int(p["concurrency"] or 4), params=params_out,
-        models={"embedder": embedder_name}, dataset_name="question_log", offline=False,
+        models={"embedder": embedder_name}, dataset_name="question_log", offline=False, snapshot_id=snap.id,
     )
 
 
-def _dialog_plan(engine: Engine, p: dict[str, Any], emb: Lazy, embedder_name: str, thr: float) -> Plan:
+def _dialog_plan(engine: Engine, p: dict[str, Any], emb: Lazy, embedder_name: str, thr: float,
+                 snap: snapshots.Snapshot) -> Plan:
     ds = inputs.load_dataset(engine, p["dataset"], "dialogs")
     pairs = inputs.select_items(ds, limit=p["limit"])
     needs_gen = any(r.get("paraphrase_of") == "same" for _, r in pairs)
@@ -224,8 +232,8 @@ def _dialog_plan(engine: Engine, p: dict[str, Any], emb: Lazy, embedder_name: st
 
         qs = [t["question"] for t in dialog["turns"]]
         qv = np.asarray(emb.get().encode_queries(qs), dtype=float)
-        hits = search_vectors(engine, qv, k=1, model=embedder_name)
-        kb = inputs.chunk_texts(engine, [h[0].chunk_id for h in hits if h])
+        hits = search_vectors(engine, qv, k=1, model=embedder_name, snapshot=snap)
+        kb = inputs.chunk_texts(engine, [h[0].chunk_id for h in hits if h], snapshot=snap)
         turns = []
         tokens = 0
         for i, (t, v, h) in enumerate(zip(dialog["turns"], qv, hits, strict=True)):
@@ -278,8 +286,8 @@ def _dialog_plan(engine: Engine, p: dict[str, Any], emb: Lazy, embedder_name: st
         finalize=lambda records: aggregate(records, source="dialogs"),
         concurrency=int(p["concurrency"] or 4), params=params_out,
         models={"embedder": embedder_name, "generator": getattr(generator, "model", None) if generator else None},
-        prompts={"system_prompt": p["system_prompt"]},
-        dataset_id=ds.id, dataset_name=ds.name, dataset_hash=ds.content_hash, offline=offline,
+        prompts={**llm_calls.generator_prompts(generator), "system_prompt": p["system_prompt"]},
+        dataset_id=ds.id, dataset_name=ds.name, dataset_hash=ds.content_hash, snapshot_id=snap.id, offline=offline,
         providers=llm_calls.providers_of(generator),
     )
 

@@ -213,10 +213,10 @@ if submitted and (use_offline := offline_choice(offline, llm_ok)) is not None:
     jobs.start(_plan, KEY)
 
 jobs.job_panel(KEY)
-run = jobs.pick_run("tier3", KEY, label=tr("Показан запуск", "Showing run"))
+run = jobs.pick_run("tier3", KEY, label=tr("Показан запуск", "Showing run"), dataset=ds_name)
 if run is None:
-    empty_state("Запусков ещё нет — задайте параметры вверху и нажмите «Запустить».",
-                "No runs yet — set the parameters above and press Run.")
+    empty_state(f"Запусков на наборе «{ds_name}» ещё нет — задайте параметры вверху и нажмите «Запустить».",
+                f"No runs on '{ds_name}' yet — set the parameters above and press Run.")
     st.stop()
 
 jobs.run_caption(run)

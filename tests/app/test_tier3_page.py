@@ -26,6 +26,18 @@ def _open(language: str = "en") -> AppTest:
     return at
 
 
+def _run_and_wait(at: AppTest, run_label: str) -> None:
+    """Press Run, wait for the background job, rerun the page."""
+    next(b for b in at.button if b.label == run_label).click()
+    at.run()
+    job = executor.get_job(at.session_state["tier3_run_id"])
+    assert job is not None
+    job.wait(120)
+    assert job.progress.status == "done", job.error
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+
+
 def test_api_mode_preset_run_and_profile(demo_engine, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from voproshalych_eval.bot_api.profiles import get_profile
     from voproshalych_eval.datasets import get_dataset
@@ -59,14 +71,7 @@ def test_api_mode_preset_run_and_profile(demo_engine, monkeypatch) -> None:  # t
         assert saved is not None and saved.spec.headers == {"Authorization": "Bearer ${BOT_TOKEN}"}
         assert saved.spec.url == srv.base_url + "/qa/" and saved.spec.rps == 50.0 and saved.spec.retry_backoff_s == 0.25
         assert (saved.judge_context.context_from, saved.judge_context.context_k) == ("nearest", 2)
-        next(b for b in at.button if b.label == "Run").click()
-        at.run()
-        job = executor.get_job(at.session_state["tier3_run_id"])
-        assert job is not None
-        job.wait(120)
-        assert job.progress.status == "done", job.error
-        at.run()
-        assert not at.exception, [e.value for e in at.exception]
+        _run_and_wait(at, "Run")
         assert {r.headers.get("Authorization") for r in srv.posts()} == {f"Bearer {token}"} and len(srv.posts()) == 3
     labels = {m.label: m.value for m in at.metric}
     assert labels["Answered share"] == "0.333" and labels["Banned rate"] == "0.333" and labels["Not-found rate"] == "0.333"
@@ -118,14 +123,7 @@ def test_form_on_top_never_silently_offline_and_gate_leads(demo_engine, language
     # ticked, with a gate: its PASS / FAIL in colour leads the results
     at.checkbox(key="t3_offline").check()
     next(s for s in at.slider if s.label.startswith(("Gate", "Ворота"))).set_value(0.8)
-    next(b for b in at.button if b.label == run_label).click()
-    at.run()
-    job = executor.get_job(at.session_state["tier3_run_id"])
-    assert job is not None
-    job.wait(120)
-    assert job.progress.status == "done", job.error
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
+    _run_and_wait(at, run_label)
     alerts = [str(e.value) for e in [*at.error, *at.success]]
     banner = next((a for a in alerts if a.startswith("### :")), None)
     assert banner is not None, alerts

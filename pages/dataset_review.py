@@ -54,7 +54,8 @@ for col, s in zip(c, ("pending", "accepted", "rejected"), strict=True):
     col.metric(tr(*STATUS[s]), counts.get(s, 0))
 
 if view == "table":
-    status_filter = st.multiselect(tr("Статус", "Status"), list(STATUS), default=list(STATUS), format_func={k: tr(*v) for k, v in STATUS.items()}.get)
+    status_filter = st.multiselect(tr("Статус", "Status"), list(STATUS), default=list(STATUS), format_func={k: tr(*v) for k, v in STATUS.items()}.get,
+                                   placeholder=tr("Выберите…", "Choose…"))
     shown = table[table["status"].isin(status_filter)]
     cols = ["id", "status", "question", "ground_truth_answer", "relevant_chunk_ids", "question_type", "is_question_ok",
             "is_answer_ok", "is_chunk_ok", "reason", "notes"]

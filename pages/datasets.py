@@ -122,9 +122,11 @@ with tab_gen:
                                              "proportional": tr("пропорционально числу чанков", "proportional to chunks")}.get)
         name = c3.text_input(tr("Имя набора (пусто — по времени)", "Dataset name (empty: by time)"), "")
         types = st.multiselect(tr("Типы вопросов (поровну)", "Question types (equal mix)"), list(TYPES), default=list(TYPES),
-                               format_func={t: _t(TYPE_LABELS[t]) for t in TYPES}.get)
-        pages = st.multiselect(tr("Только страницы (пусто — все)", "Only pages (empty: all)"), pages_all)
-        stypes = st.multiselect(tr("Только типы источников", "Only source types"), source_types) if source_types else []
+                               format_func={t: _t(TYPE_LABELS[t]) for t in TYPES}.get, placeholder=tr("Выберите…", "Choose…"))
+        pages = st.multiselect(tr("Только страницы (пусто — все)", "Only pages (empty: all)"), pages_all,
+                               placeholder=tr("Все страницы", "All pages"))
+        stypes = st.multiselect(tr("Только типы источников", "Only source types"), source_types,
+                                placeholder=tr("Все типы", "All types")) if source_types else []
         c1, c2, c3, c4 = st.columns(4)
         offline = c1.checkbox(tr("Офлайн (шаблоны, без LLM)", "Offline (templates, no LLM)"), value=not has_llm,
                               disabled=not has_llm)

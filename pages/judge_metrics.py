@@ -10,14 +10,13 @@ import pandas as pd
 import streamlit as st
 
 from voproshalych_eval import executor, runs
-from voproshalych_eval.describe import AGGREGATOR_LABELS
+from voproshalych_eval.describe import AGGREGATOR_LABELS, QUORUM_LABELS
 from voproshalych_eval.ui import jobs, state, tables
 from voproshalych_eval.ui.common import (
     empty_state,
     json_download,
     llm_notice,
     metric_cards,
-    offline_badge,
     page_header,
     table_with_download,
 )
@@ -58,7 +57,9 @@ page_header(
 )
 
 from voproshalych_eval.judges import AGGREGATORS, JUDGE_METRICS, Option  # noqa: E402
+from voproshalych_eval.judges.base import QUORUMS  # noqa: E402
 from voproshalych_eval.llm.providers import all_models, configured_providers  # noqa: E402
+from voproshalych_eval.tiers.judge_metrics import TIER  # noqa: E402
 
 s = state.settings()
 RUN_KEY = "jm_run_id"
@@ -80,7 +81,7 @@ with st.container(border=True):  # every setting of the run at the top of the pa
         upload = st.file_uploader(tr("JSON или JSONL (user_input, response, reference, retrieved_contexts)",
                                      "JSON or JSONL (user_input, response, reference, retrieved_contexts)"),
                                   type=["json", "jsonl", "csv"], key="jm_upload")
-    b1, b2, b3 = st.columns([3, 2, 2])
+    b1, b2, b3, b4, b5 = st.columns([3, 2, 2, 2, 2])
     if models_available:
         models = b1.multiselect(tr("Модели-судьи", "Judge models"), models_available, default=models_available[:1], placeholder=tr("Выберите…", "Choose…"),
                                 key="jm_models")
@@ -91,7 +92,18 @@ with st.container(border=True):  # every setting of the run at the top of the pa
     agg_names = {a: tr(*AGGREGATOR_LABELS[a]) for a in AGGREGATORS}  # resolved now: format_func runs later too
     aggregate = b2.selectbox(tr("Агрегатор моделей", "Model aggregator"), AGGREGATORS, key="jm_agg",
                              format_func=agg_names.get)
-    use_cache = b3.checkbox(tr("Использовать кэш ответов", "Use the response cache"), True, key="jm_cache")
+    quorum_names = {None: tr("по агрегатору", "the aggregator's"), **{q: tr(*QUORUM_LABELS[q]) for q in QUORUMS}}
+    quorum = b3.selectbox(tr("Кворум моделей", "Model quorum"), list(quorum_names), key="jm_quorum",
+                          format_func=quorum_names.get,
+                          help=tr("Сколько моделей должны ответить, чтобы оценка была выставлена. По умолчанию: все — "
+                                  "для минимума, максимума и консенсуса, строгое большинство — для остальных.",
+                                  "How many models must answer for a score to be given. By default: all for min, max "
+                                  "and consensus, a strict majority otherwise."))
+    vote_quorum = b4.selectbox(tr("Кворум голосов", "Vote quorum"), list(quorum_names), key="jm_vote_quorum",
+                               format_func=quorum_names.get,
+                               help=tr("Сколько повторных прогонов одной модели (строгость) должны ответить.",
+                                       "How many repeated runs of one model (strictness) must answer."))
+    use_cache = b5.checkbox(tr("Использовать кэш ответов", "Use the response cache"), True, key="jm_cache")
 
 DEFAULT_RUBRICS = {f"score{i}_description": d for i, d in enumerate(
     [tr("Неверно или не по теме", "Wrong or off-topic"), tr("Много ошибок", "Many errors"),
@@ -160,31 +172,36 @@ if run:
         dataset_id = samples_dataset()
         if dataset_id is not None:
             params = {"dataset": dataset_id, "metric": metric, "models": models or None, "aggregate": aggregate,
-                      "use_cache": use_cache, "config": cfg, "limit": int(limit),
+                      "quorum": quorum, "vote_quorum": vote_quorum, "use_cache": use_cache, "config": cfg, "limit": int(limit),
                       "lang": s.language if s.language in ("ru", "en") else "ru"}
             if jobs.start(lambda: build_plan(state.engine(), params), RUN_KEY) is not None:
                 st.session_state.pop("jm_result", None)
 
 jobs.job_panel(RUN_KEY)
-run_id = st.session_state.get(RUN_KEY)
-job = executor.get_job(run_id)
-if job is not None and not job.alive and (st.session_state.get("jm_result") or {}).get("run_id") != run_id:
+picked = jobs.pick_run(TIER, RUN_KEY, label=tr("Показан запуск", "Showing run"))
+live = executor.get_job(picked.id) if picked is not None else None
+out = None
+if picked is not None and not (live is not None and live.alive):  # a running job shows its progress above
     from voproshalych_eval.tiers.judge_metrics import run_summary
 
-    finished = runs.get_run(state.engine(), int(run_id))
-    if finished is not None and finished.status != "running":
-        st.session_state["jm_result"] = run_summary(finished, runs.item_records(state.engine(), finished.id))
+    out = st.session_state.get("jm_result")
+    if not out or out.get("run_id") != picked.id or out.get("status") != picked.status:
+        out = run_summary(picked, runs.item_records(state.engine(), picked.id))
+        st.session_state["jm_result"] = out
 
-out = st.session_state.get("jm_result")
 if not out:
     empty_state("Выберите метрику вверху и нажмите «Запустить». Без настроенного LLM работает офлайн-эвристика.",
                 "Pick a metric above and press Run. Without a configured LLM the offline heuristic is used.")
 else:
-    if out["offline"]:
-        offline_badge()
+    jobs.run_caption(picked)  # its verdict first, the offline badge, what was run
+    p_ = picked.params or {}
+    quorums = " · ".join(f"{tr(ru, en)}: {tr(*QUORUM_LABELS.get(str(p_[k]), (str(p_[k]),) * 2))}"
+                         for k, ru, en in (("quorum", "кворум моделей", "model quorum"),
+                                           ("vote_quorum", "кворум голосов", "vote quorum")) if p_.get(k) is not None)
     st.caption(f"{tr('Запуск', 'Run')} #{out['run_id']} · {metric_names.get(out['metric'], out['metric'])} · "
                f"{tr('модели', 'models')}: {', '.join(out['models']) or '—'} · {tr('агрегатор', 'aggregator')}: "
-               f"{tr(*AGGREGATOR_LABELS.get(out['aggregate_method'], (out['aggregate_method'],) * 2))}")
+               f"{tr(*AGGREGATOR_LABELS.get(out['aggregate_method'], (out['aggregate_method'],) * 2))}"
+               + (f" · {quorums}" if quorums else ""))
     metric_cards(out["metrics"])
     rows = []
     for r in out["results"]:

@@ -265,7 +265,8 @@ def render_naming(res: object) -> None:
                       "take effect from the next analysis run."))
         clusters = t.topics[t.topics["kind"] == "cluster"]
         label_of = {int(r["topic"]): f"{int(r['topic'])}: {r['name']} ({int(r['size'])})" for _, r in clusters.iterrows()}
-        picked = st.multiselect(tr("Темы", "Topics"), list(label_of), format_func=label_of.get, key="ru_name_pick")
+        picked = st.multiselect(tr("Темы", "Topics"), list(label_of), format_func=label_of.get, key="ru_name_pick",
+                                placeholder=tr("Выберите…", "Choose…"))
         new_name = st.text_input(tr("Новое имя", "New name"), key="ru_name_text")
         c1, c2 = st.columns(2)
         rename = c1.button(tr("Переименовать", "Rename"), key="ru_name_rename", disabled=len(picked) != 1)
@@ -291,7 +292,7 @@ def render_naming(res: object) -> None:
             table = pd.DataFrame([{"id": n.id, "name": n.name, "group": n.group_key[:8]} for n in names])
             table_with_download(table, "topic_names", key="ru_names_tbl")
             drop = st.multiselect(tr("Удалить сохранённые имена (id)", "Delete stored names (id)"),
-                                  table["id"].tolist(), key="ru_names_drop")
+                                  table["id"].tolist(), key="ru_names_drop", placeholder=tr("Выберите…", "Choose…"))
             if drop and st.button(tr("Удалить", "Delete"), key="ru_names_del"):
                 tm.forget(engine, drop)
                 st.rerun()

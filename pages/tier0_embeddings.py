@@ -14,11 +14,11 @@ from voproshalych_eval.metrics import catalog
 from voproshalych_eval.plots import embedding_space as charts
 from voproshalych_eval.tiers import projection as proj
 from voproshalych_eval.tiers import tier0
-from voproshalych_eval.ui import jobs, state
+from voproshalych_eval.ui import jobs, state, tables
 from voproshalych_eval.ui.common import TIER_COLORS, download_buttons, empty_state, json_download, page_header
 from voproshalych_eval.ui.i18n import fmt, fmt_count, fmt_seconds, lang, metric_label, tr
 
-RESULT, PROJ, RUN_KEY = "tier0_result", "tier0_projection", "t0_run_id"
+RESULT, PROJ, PROJ_RUN, RUN_KEY = "tier0_result", "tier0_projection", "tier0_projection_run", "t0_run_id"
 SOURCE_LABELS = {
     "chunks": ("Чанки базы знаний", "Knowledge-base chunks"),
     "questions": ("Вопросы пользователей (журнал)", "User questions (log)"),
@@ -37,6 +37,10 @@ COLOR_LABELS = {
     "period": ("Период (месяц)", "Period (month)"),
     "kb_page": ("Страница базы (ближайший чанк)", "KB page (nearest chunk)"),
 }
+#: headers of this page's tables that are neither metrics nor common columns
+TABLE_LABELS = {"outlier_score": COLOR_LABELS["outlier_score"], "score": COLOR_LABELS["outlier_score"]}
+#: the outlier score is a mean distance to the k neighbours: written as the distance metrics are
+OUTLIER_FORMAT = {"outlier_score": "avg_nn_distance", "score": "avg_nn_distance"}
 MAP_TEXTS = {
     "other": ("прочие", "other"),
     "outside": ("за рамкой (прижаты к краю)", "outside the frame (clipped)"),
@@ -204,22 +208,18 @@ def start_run() -> None:
         st.session_state.pop(PROJ, None)
 
 
-def finished_result() -> dict | None:
-    """The result of the run started here, once its job is done (with the in-memory vectors for the map)."""
+def run_result(run: runs.Run) -> dict:
+    """The picked run as the page reads it (kept per run in the session); the vectors and kNN for the map
+    are the in-memory ones of the process that ran it, when this process did."""
     res = st.session_state.get(RESULT)
-    run_id = st.session_state.get(RUN_KEY)
-    job = executor.get_job(run_id)
-    if job is None or job.alive or (res is not None and res.get("run_id") == run_id):
+    if res is not None and res.get("run_id") == run.id:
         return res
-    eng = state.engine()
-    run = runs.get_run(eng, int(run_id))
-    if run is None or run.status != "done":
-        st.error(tr(f"Tier 0 (запуск #{run_id}) не выполнен: ", f"Tier 0 (run #{run_id}) did not finish: ")
-                 + str((run.error if run else None) or job.error or (run.status if run else "")))
-        return res
-    res = tier0.result(run, runs.item_records(eng, run.id), job.plan.outputs)
-    res["request"] = st.session_state.get(f"{RUN_KEY}_request")
+    job = executor.get_job(run.id)
+    res = tier0.result(run, runs.item_records(state.engine(), run.id), job.plan.outputs if job is not None else None)
+    res["request"] = st.session_state.get(f"{RUN_KEY}_request") if run.id == st.session_state.get(RUN_KEY) else None
     st.session_state[RESULT] = res
+    if (st.session_state.get(PROJ_RUN)) != run.id:  # a map belongs to the vectors of one run
+        st.session_state.pop(PROJ, None)
     return res
 
 
@@ -227,19 +227,46 @@ def finished_result() -> dict | None:
 if run_clicked:
     start_run()
 jobs.job_panel(RUN_KEY)
-finished_result()
+picked_run = jobs.pick_run("tier0", RUN_KEY, label=tr("Показан запуск", "Showing run"))
+if picked_run is None:
+    empty_state(
+        "Запусков ещё нет — выберите векторы в форме вверху и нажмите «Запустить расчёт метрик», затем "
+        "«Построить проекцию». Нет данных — загрузите демо.",
+        "No runs yet — choose the vectors in the form at the top and press “Run metrics”, then “Build projection”. "
+        "No data yet — load the demo.",
+        demo=True,
+    )
+    st.stop()
+live = executor.get_job(picked_run.id)
+if live is not None and live.alive:  # its progress is shown above; the results come when it finishes
+    st.stop()
+jobs.run_caption(picked_run)
+if picked_run.status in ("failed", "cancelled") and picked_run.error:
+    st.error(tr(f"Tier 0 (запуск #{picked_run.id}) не выполнен: ", f"Tier 0 (run #{picked_run.id}) did not finish: ")
+             + str(picked_run.error))
+res = run_result(picked_run)
+if not res["metrics"]:
+    st.stop()
+if res.get("vector_set") is None:
+    st.info(tr("Векторы этого запуска не в памяти (запуск сделан в другом сеансе): карта и гистограмма соседей "
+               "появятся, когда они будут загружены заново по параметрам запуска.",
+               "This run's vectors are not in memory (it ran in another session): the map and the neighbour "
+               "histogram appear once they are loaded again from the run's parameters."))
+    if st.button(tr("Загрузить векторы запуска", "Load the run's vectors"), key="t0_reload", icon=":material/refresh:"):
+        with state.user_errors("Не удалось загрузить векторы", "Could not load the vectors"), \
+                st.spinner(tr("Загружаю векторы и соседей…", "Loading the vectors and neighbours…")):
+            res.update(tier0.reload_outputs(state.engine(), picked_run))
 if proj_clicked:
     with (
         state.user_errors("Не удалось выполнить Tier 0", "Tier 0 failed"),
         st.status(tr("Строю проекцию…", "Building the projection…"), expanded=True) as status,
     ):
-        res = st.session_state.get(RESULT)
-        if res is None or res.get("vector_set") is None:
-            st.warning(tr("Сначала запустите расчёт метрик и дождитесь его окончания.",
-                          "Run the metrics first and wait until they finish."))
+        if res.get("vector_set") is None:
+            st.warning(tr("Сначала запустите расчёт метрик (или загрузите векторы выбранного запуска).",
+                          "Run the metrics first (or load the picked run's vectors)."))
         else:
             ran = res.get("request") or {}
-            if any(ran.get(key) != request()[key] for key in ("source", "embedder", "filters")):
+            if ran and any(ran.get(key) != request()[key] for key in ("source", "embedder", "filters")):
                 st.warning(tr("Векторы в форме изменились после запуска: карта строится по векторам "
                               "последнего запуска. Запустите расчёт метрик снова, чтобы увидеть новые.",
                               "The vectors in the form changed since the run: the map shows the last run's "
@@ -253,20 +280,11 @@ if proj_clicked:
                 centre_groups=kinds.tolist() if centre and kinds.nunique() > 1 else None,
             )
             st.session_state[PROJ] = p
+            st.session_state[PROJ_RUN] = picked_run.id
             done = tr(f"Проекция: {fmt_count(len(p.point_ids))} точек за {fmt_seconds(p.seconds)}" + (" (из кэша)" if p.from_cache else ""),
                       f"Projection: {fmt_count(len(p.point_ids))} points in {fmt_seconds(p.seconds)}" + (" (from cache)" if p.from_cache else ""))
             bar.finish(done)
         status.update(label=tr("Готово", "Done"), state="complete", expanded=False)
-
-res = st.session_state.get(RESULT)
-if res is None:
-    empty_state(
-        "Выберите векторы в форме вверху и нажмите «Запустить расчёт метрик», затем «Построить проекцию». "
-        "Нет данных — загрузите демо (`voproshalych-eval demo`).",
-        "Choose the vectors in the form at the top and press “Run metrics”, then “Build projection”. "
-        "No data yet — load the demo (`voproshalych-eval demo`).",
-    )
-    st.stop()
 
 vs: tier0.VectorSet = res["vector_set"]
 metric_used = res["distance_metric"]
@@ -331,17 +349,24 @@ def render_gap(vs: tier0.VectorSet, p: proj.Projection) -> None:
                   "The map was built without centring — the modality gap keeps chunks and questions apart."))
 
 
-def picked_table_rows() -> list[int]:
-    """Vector-set rows picked in the tables of this page (outliers), to highlight on the map."""
-    res_ = st.session_state.get(RESULT)
-    ev = st.session_state.get("t0_outliers")
-    picked_ = list(getattr(getattr(ev, "selection", None), "rows", []) or (ev or {}).get("selection", {}).get("rows", [])
-                   if ev is not None else [])
-    if not res_ or not picked_:
+def table_selection(key: str) -> list[int]:
+    """Row positions selected in the ``st.dataframe`` of ``key`` (read before the table is drawn again)."""
+    ev = st.session_state.get(key)
+    if ev is None:
         return []
-    ids = [res_["outliers"][int(i)]["point_id"] for i in picked_ if int(i) < len(res_["outliers"])]
+    return [int(i) for i in (getattr(getattr(ev, "selection", None), "rows", None) or (ev or {}).get("selection", {}).get("rows", []))]
+
+
+def picked_table_rows(linked: pd.DataFrame) -> list[int]:
+    """Vector-set rows picked in the tables of this page — the outliers and the map's points table (the way
+    to select in 3D) — to star on the map."""
+    res_ = st.session_state.get(RESULT)
+    if not res_ or res_.get("vector_set") is None:
+        return []
+    ids = [res_["outliers"][i]["point_id"] for i in table_selection("t0_outliers") if i < len(res_["outliers"])]
     pos = {pid: i for i, pid in enumerate(res_["vector_set"].point_ids)}
-    return [pos[x] for x in ids if x in pos]
+    from_points = [int(linked.iloc[i]["row"]) for i in table_selection("t0_points") if i < len(linked)]
+    return [pos[x] for x in ids if x in pos] + from_points
 
 
 # ----------------------------------------------------------------------------------------- projection
@@ -384,7 +409,10 @@ else:
                                       key="t0_labels")
     highlight = (meta_p["text"].fillna("").astype(str).str.contains(query.strip(), case=False, regex=False).to_numpy()
                  if query.strip() else None)
-    table_rows = picked_table_rows()
+    # the points table under the map (drawn below): the same rows as then, so that its picks are starred here
+    linked = meta_p if highlight is None else meta_p[highlight]
+    linked = linked[["row", "point_id", "kind", "section", "text"]].head(2000).reset_index(drop=True)
+    table_rows = picked_table_rows(linked)
     picked_pos = [int(i) for i in np.flatnonzero(np.isin(rows, table_rows))]
     fig = charts.scatter_figure(p.coords, meta_p, color_by, color_title=tr(*COLOR_LABELS.get(color_by, (color_by, color_by))),
                                 highlight=highlight, picked=picked_pos, label_centres=label_centres,
@@ -404,14 +432,12 @@ else:
     else:
         st.plotly_chart(fig, key="t0_scatter3d")
     # selection through a linked table: works in 3D as in 2D; search narrows it; picked rows are starred above
-    linked = meta_p if highlight is None else meta_p[highlight]
-    linked = linked[["row", "point_id", "kind", "section", "text"]].head(2000)
     st.caption(tr("Таблица точек карты: выбранные строки выделяются на карте звездой и разбираются ниже "
                   "(первые 2000; поиск сужает список).",
                   "Points of the map: selected rows are starred on the map and analysed below (first 2,000; the "
                   "search narrows the list)."))
     tev = st.dataframe(linked, hide_index=True, on_select="rerun", selection_mode="multi-row", key="t0_points",
-                       column_config={"row": None, "text": st.column_config.TextColumn(width="large")}, height=240)
+                       column_config={**tables.column_config(linked), "row": None}, height=240)
     for i in (tev.selection.rows if tev and tev.selection else []):
         selected_rows.append(int(linked.iloc[int(i)]["row"]))
     dl = st.columns(3)
@@ -428,25 +454,24 @@ else:
         sel = sorted(set(selected_rows))
         st.markdown(tr(f"**Выбрано точек: {len(sel)}**", f"**Selected points: {len(sel)}**"))
         sel_df = vs.meta.iloc[sel][["point_id", "kind", "section", "url", "text", "outlier_score"]]
-        st.dataframe(sel_df, hide_index=True, column_config={"text": st.column_config.TextColumn(width="large")})
-        download_buttons(sel_df, "tier0_selection", key="t0_sel")
+        tables.show(sel_df, "tier0_selection", key="t0_sel", labels=TABLE_LABELS, metrics=OUTLIER_FORMAT)
         if len(sel) >= 2:
             sm = tier0.space_metrics(vs.X[sel], k=min(res["k"], len(sel) - 1), metric=metric_used)
-            cmp = pd.DataFrame(
-                {"metric": keys,
-                 tr("выделение", "selection"): [sm.get(kk) for kk in keys],
-                 tr("все точки", "all points"): [res["metrics"].get(kk) for kk in keys],
-                 tr("расстояние", "distance"): [unit(kk, metric_used) for kk in keys]}
+            cmp = pd.DataFrame(  # numbers written by each metric's kind, in one column of mixed metrics
+                {"metric": [label(kk) for kk in keys],
+                 "selection": [fmt(kk, sm.get(kk)) for kk in keys],
+                 "all_points": [fmt(kk, res["metrics"].get(kk)) for kk in keys],
+                 "distance": [unit(kk, metric_used) for kk in keys]}
             )
             st.markdown(tr("Метрики выделения против всего набора", "Selection metrics vs the whole set"))
-            st.dataframe(cmp, hide_index=True)
+            tables.show(cmp, "tier0_selection_vs_all", key="t0_sel_cmp")
 
 # ----------------------------------------------------------------------------------------- distributions, outliers
 st.subheader(tr("Соседи и выбросы", "Neighbours and outliers"))
-idx, dist = res["knn"]
 c1, c2 = st.columns(2)
-with c1:
-    st.plotly_chart(charts.nn_distance_histogram(
+if res.get("knn") is not None:
+    idx, dist = res["knn"]
+    c1.plotly_chart(charts.nn_distance_histogram(
         dist, metric=metric_used, color=TIER_COLORS["tier0"],
         title=tr(f"Расстояния до {res['k']} ближайших соседей ({dist_name})", f"Distances to the {res['k']} nearest neighbours ({dist_name})"),
         x_title=tr(f"{dist_name} расстояние", f"{dist_name} distance"), y_title=tr("число пар", "pairs")), key="t0_hist")
@@ -460,15 +485,15 @@ out_df = pd.DataFrame([{kk: o[kk] for kk in ("rank", "point_id", "kind", "score"
 if len(out_df):
     st.caption(tr("Выберите строку, чтобы увидеть соседей точки.", "Pick a row to see the point's neighbours."))
     ev = st.dataframe(out_df, hide_index=True, on_select="rerun", selection_mode="single-row", key="t0_outliers",
-                      column_config={"score": st.column_config.NumberColumn(format="%.4f", help=unit("avg_nn_distance", metric_used))})
+                      column_config=tables.column_config(out_df, TABLE_LABELS, OUTLIER_FORMAT))
     download_buttons(out_df, "tier0_outliers", key="t0_out")
     picked = ev.selection.rows if ev and ev.selection else []
     if picked:
         o = res["outliers"][int(picked[0])]
         st.markdown(tr(f"**Соседи {o['point_id']}** ({dist_name} расстояние)", f"**Neighbours of {o['point_id']}** ({dist_name} distance)"))
         st.text(o["text"])
-        st.dataframe(pd.DataFrame(o["neighbors"]), hide_index=True,
-                     column_config={"distance": st.column_config.NumberColumn(format="%.4f")})
+        tables.show(pd.DataFrame(o["neighbors"]).drop(columns=["row"], errors="ignore"), f"tier0_neighbours_{o['point_id']}",
+                    key="t0_nbrs", metrics={"distance": "avg_nn_distance"})
 
 # ----------------------------------------------------------------------------------------- per section
 st.subheader(tr("Метрики по разделам", "Metrics per section"))
@@ -476,12 +501,10 @@ st.caption(tr(f"Каждая строка — метрики точек одно
               f"Each row is the metrics of one section's (page's) points; distances are {dist_name}, spreads Euclidean."))
 per_section: pd.DataFrame = res["per_section"]
 if len(per_section):
-    st.dataframe(per_section, hide_index=True)
-    download_buttons(per_section, "tier0_per_section", key="t0_sec")
+    tables.show(per_section, "tier0_per_section", key="t0_sec")
 if isinstance(res.get("per_kind"), pd.DataFrame) and len(res["per_kind"]):
     st.markdown(tr("**По виду точки**", "**Per point kind**"))
-    st.dataframe(res["per_kind"], hide_index=True)
-    download_buttons(res["per_kind"], "tier0_per_kind", key="t0_kind")
+    tables.show(res["per_kind"], "tier0_per_kind", key="t0_kind")
 
 st.subheader(tr("Выгрузки", "Downloads"))
 metrics_df = pd.DataFrame({"metric": list(res["metrics"]), "value": [json.dumps(v) if isinstance(v, list) else v for v in res["metrics"].values()],

@@ -147,7 +147,8 @@ if run_clicked and dataset_id is not None:
 
 jobs.job_panel("t1_run_id")
 # the run shown: the one just started, or any earlier run of the tier picked here (newest first)
-run = jobs.pick_run("tier1", "t1_run_id", label=tr("Показан запуск", "Showing run"))
+dataset_name = next((d["name"] for d in list_datasets(engine, "golden") if d["id"] == dataset_id), None)
+run = jobs.pick_run("tier1", "t1_run_id", label=tr("Показан запуск", "Showing run"), dataset=dataset_name)
 if run is None:
     empty_state("Запусков Tier 1 ещё нет: выберите набор и нажмите «Запустить» вверху страницы.",
                 "No Tier 1 run yet: pick a dataset and press Run at the top of the page.")
@@ -187,8 +188,11 @@ if rc.get("value") is not None:
             f"({_reason(rc.get('reason'))}, {tr('повторов', 'repeats')}: {fmt_count(rc.get('repeats'))})")
 else:
     st.caption(metric_label("retrieval_consistency") + ": " + tr("неприменимо — ", "not applicable — ") + _reason(rc.get("reason")))
-if m.get("hnsw"):
-    st.info("HNSW: " + ", ".join(f"{a} = {b:.3f}" if isinstance(b, float) else f"{a} = {b}" for a, b in m["hnsw"].items()))
+if m.get("hnsw"):  # recall@k against exact search (catalog label, share), then the index parameters in words
+    st.info("HNSW: " + ", ".join(
+        f"{metric_label(a)} = {fmt(a, b)}" if a.endswith("_vs_exact")
+        else f"{describe.param_label('hnsw_' + a if a in ('m', 'ef_construction') else a, lang())} = {b}"
+        for a, b in m["hnsw"].items()))
 
 view = views.tabs("t1_view", {
     "summary": ("Сводка", "Summary"), "questions": ("По вопросам", "Per question"),

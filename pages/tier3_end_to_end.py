@@ -9,6 +9,7 @@ import streamlit as st
 
 from voproshalych_eval import datasets
 from voproshalych_eval.bot_api import profiles
+from voproshalych_eval.bot_api.client import ERROR_KIND_LABELS
 from voproshalych_eval.bot_api.spec import (
     PRESETS,
     BotApiSpec,
@@ -17,14 +18,21 @@ from voproshalych_eval.bot_api.spec import (
     parse_header,
     spec_from_options,
 )
-from voproshalych_eval.plots.generation import metric_intervals, outcome_bars, score_distributions
+from voproshalych_eval.plots.generation import (
+    OUTCOME_STYLE,
+    metric_intervals,
+    outcome_bars,
+    score_distributions,
+)
 from voproshalych_eval.tiers.page_context import MODES
 from voproshalych_eval.ui import jobs, state
 from voproshalych_eval.ui.common import (
     TIER_COLORS,
     empty_state,
     json_download,
+    llm_notice,
     metric_cards,
+    offline_choice,
     page_header,
     table_with_download,
 )
@@ -34,6 +42,9 @@ from voproshalych_eval.ui.verdicts import gate_banner
 KEY = "tier3_run_id"
 SCORES = ["rag_score", "e2e_score", "semantic_similarity", "rougeL_f"]
 NEW = "—"
+#: metric with counts by kind -> (ru, en) category of the outcome-kinds table
+KIND_GROUPS = {"errors_by_kind": ("ошибка", "error"), "declines_by_reason": ("отказ", "decline"),
+               "transport_failures": ("сбой транспорта (с повторёнными)", "transport failure (retried included)")}
 GATE_RULE = (
     "Ворота развёртывания: доля прошедших среди ВСЕХ вопросов. Ответ проходит при вердикте PASS; отказ бота "
     "(«не найдено», «запрещено») на вопрос, на который в базе есть ответ, — НЕ проходит, а отказ на вопрос без "
@@ -42,6 +53,12 @@ GATE_RULE = (
     "(not found / banned) on a question the knowledge base answers does NOT pass, a decline on an unanswerable "
     "question (no relevant chunks or URLs in the golden set) passes; a request error never passes.",
 )
+
+def outcome_word(outcome: str) -> str:
+    """A reply outcome (answered / not_found / banned / error) in words of the UI language."""
+    ru, en, _color = OUTCOME_STYLE.get(outcome, (outcome, outcome, ""))
+    return tr(ru, en)
+
 
 page_header(
     tr("Tier 3 · Сквозная оценка", "Tier 3 · End to end"),
@@ -66,79 +83,96 @@ page_header(
 
 eng = state.engine()
 golden = [d["name"] for d in datasets.list_datasets(eng, "golden")]
+llm_ok = llm_notice()  # before the run: whether it can use an LLM, and the way to Settings when not
 mode_labels = {"internal": tr("внутренний конвейер", "internal pipeline"), "api": tr("API бота", "bot API")}
-mode = st.sidebar.radio(tr("Режим", "Mode"), list(mode_labels), format_func=mode_labels.get, key="t3_mode")
+top = st.columns([2, 3, 3])  # what the form asks for: the mode, then the bot profile or an API preset
+mode = top[0].radio(tr("Режим", "Mode"), list(mode_labels), format_func=mode_labels.get, key="t3_mode", horizontal=True)
 
 spec: BotApiSpec | None = None
+saved: dict[str, profiles.BotProfile] = {}
 profile_name = NEW
 if mode == "api":
     saved = {p.name: p for p in state.safe_call(profiles.list_profiles, eng, default=[]) or []}
     profile_labels = {NEW: tr("— новый —", "— new —"), **{n: n for n in saved}}
-    profile_name = st.sidebar.selectbox(tr("Профиль бота", "Bot profile"), list(profile_labels), key="t3_profile",
-                                        format_func=profile_labels.get)
+    profile_name = top[1].selectbox(tr("Профиль бота", "Bot profile"), list(profile_labels), key="t3_profile",
+                                    format_func=profile_labels.get)
     if profile_name == NEW:
-        preset = st.sidebar.selectbox(tr("Шаблон API", "API preset"), list(PRESETS), key="t3_preset",
-                                      help=tr("voproshalych — сервис QA в продакшене (POST /qa/); search-rag — "
-                                              "GET /llm/search-rag?questions= из seed 003; custom — свой.",
-                                              "voproshalych — the production QA service (POST /qa/); search-rag — "
-                                              "seed 003's GET /llm/search-rag?questions=; custom — your own."))
+        preset = top[2].selectbox(tr("Шаблон API", "API preset"), list(PRESETS), key="t3_preset",
+                                  help=tr("voproshalych — сервис QA в продакшене (POST /qa/); search-rag — "
+                                          "GET /llm/search-rag?questions= из seed 003; custom — свой.",
+                                          "voproshalych — the production QA service (POST /qa/); search-rag — "
+                                          "seed 003's GET /llm/search-rag?questions=; custom — your own."))
         spec = spec_from_options("http://localhost:8080", preset=preset)
     else:
         spec = saved[profile_name].spec
     # widget keys follow the profile / preset, so that switching fills the form with its settings
     fk = f"{profile_name}|{spec.preset}"
+judge_context = saved[profile_name].judge_context if profile_name in saved else profiles.JudgeContext()
 
-with st.sidebar.form("tier3_form"):
-    st.subheader(tr("Параметры", "Parameters"))
-    ds_name = st.selectbox(tr("Набор данных", "Dataset"), golden or ["demo_golden"])
-    limit = st.number_input(tr("Первые N вопросов (0 — все)", "First N questions (0 = all)"), 0, 100000, 10)
-    if spec is not None:
-        st.markdown(tr("**Запрос к боту**", "**Request to the bot**"))
-        url = st.text_input(tr("URL (шаблон, {question} — вопрос)", "URL (template, {question} = the question)"),
-                            spec.url, key=f"t3_url|{fk}")
-        method = st.selectbox(tr("Метод", "Method"), ["GET", "POST"], index=["GET", "POST"].index(spec.method),
-                              key=f"t3_method|{fk}")
-        body_text = st.text_area(
-            tr("Тело JSON (POST): «{question}», «{dialog_context}»", "JSON body (POST): \"{question}\", \"{dialog_context}\""),
-            json.dumps(spec.body, ensure_ascii=False) if spec.body is not None else "", key=f"t3_body|{fk}")
-        headers_text = st.text_area(
-            tr("Заголовки, по одному в строке (секреты — только ${ПЕРЕМЕННАЯ})",
-               "Headers, one per line (secrets only as ${VARIABLE})"),
-            "\n".join(f"{k}: {v}" for k, v in spec.headers.items()), key=f"t3_headers|{fk}",
-            placeholder="Authorization: Bearer ${BOT_TOKEN}",
-            help=tr("Значение переменной берётся из окружения или secrets.toml в момент запроса и нигде не сохраняется.",
-                    "The variable's value is read from the environment or secrets.toml at request time and never stored."))
-        answer_path = st.text_input(tr("JSON-путь ответа", "Answer JSON path"), spec.answer_path, key=f"t3_ap|{fk}")
-        url_path = st.text_input(tr("JSON-путь URL страницы", "Page URL JSON path"), spec.url_path or "", key=f"t3_up|{fk}")
-        chunks_path = st.text_input(tr("JSON-путь чанков", "Chunks JSON path"), spec.chunks_path or "", key=f"t3_cp|{fk}")
-        c1, c2, c3 = st.columns(3)
-        timeout = c1.number_input(tr("Таймаут, с", "Timeout, s"), 1.0, 600.0, float(spec.timeout_s), key=f"t3_to|{fk}")
-        rps = c2.number_input(tr("Запросов/с (0 — без лимита)", "Requests/s (0 = no limit)"), 0.0, 100.0,
-                              float(spec.rps or 0.0), key=f"t3_rps|{fk}")
-        retries = c3.number_input(tr("Повторы", "Retries"), 0, 10, int(spec.retries), key=f"t3_rt|{fk}")
-        rules_text = st.text_area(
-            tr("Правила исходов: СТАТУС[:РЕГВЫР]=ИСХОД", "Outcome rules: STATUS[:REGEX]=OUTCOME"),
-            "\n".join(r.describe() for r in spec.outcomes), key=f"t3_rules|{fk}",
-            help=tr("Исходы: answered, not_found, banned, error. Первое подходящее правило решает.",
-                    "Outcomes: answered, not_found, banned, error. The first matching rule decides."))
-        context_from = st.selectbox(
-            tr("Если API вернул только URL — контекст для судьи", "When the API returns only a URL — judge's context"),
-            list(MODES), key="t3_ctx",
-            format_func={"page": tr("все чанки страницы", "all chunks of the page"),
-                         "nearest": tr("ближайшие к вопросу чанки страницы", "the page's chunks nearest to the question"),
-                         "none": tr("без контекста", "no context")}.get)
-        context_k = st.number_input(tr("Ближайших чанков", "Nearest chunks"), 1, 50, 3, key="t3_ctxk")
-        save_as = st.text_input(tr("Сохранить как профиль", "Save as profile"),
-                                "" if profile_name == NEW else profile_name, key=f"t3_save|{fk}")
-    else:
-        top_k = st.number_input("top-k", 1, 50, 1)
-    threshold = st.slider(tr("Порог PASS", "PASS threshold"), 0.0, 1.0, 0.5, 0.05)
-    min_pass = st.slider(tr("Ворота: мин. доля прошедших", "Gate: min pass rate"), 0.0, 1.0, 0.0, 0.05,
+with st.form("tier3_form", border=True):  # the run form at the top: Run visible without scrolling
+    f1, f2, f3, f4 = st.columns([3, 2, 2, 2])
+    ds_name = f1.selectbox(tr("Набор данных", "Dataset"), golden or ["demo_golden"])
+    limit = f2.number_input(tr("Первые N вопросов (0 — все)", "First N questions (0 = all)"), 0, 100000, 10)
+    threshold = f3.slider(tr("Порог PASS", "PASS threshold"), 0.0, 1.0, 0.5, 0.05)
+    min_pass = f4.slider(tr("Ворота: мин. доля прошедших", "Gate: min pass rate"), 0.0, 1.0, 0.0, 0.05,
                          help=tr(*GATE_RULE))
-    offline = st.checkbox(tr("Офлайн (без LLM)", "Offline (no LLM)"))
-    concurrency = st.slider(tr("Параллельно", "Concurrency"), 1, 16, 4)
-    submitted = st.form_submit_button(tr("Запустить", "Run"), type="primary")
-    save_clicked = spec is not None and st.form_submit_button(tr("Сохранить профиль", "Save profile"))
+    if spec is not None:
+        with st.expander(tr("Запрос к боту", "Request to the bot"), expanded=profile_name == NEW):
+            url = st.text_input(tr("URL (шаблон, {question} — вопрос)", "URL (template, {question} = the question)"),
+                                spec.url, key=f"t3_url|{fk}")
+            method = st.selectbox(tr("Метод", "Method"), ["GET", "POST"], index=["GET", "POST"].index(spec.method),
+                                  key=f"t3_method|{fk}")
+            body_text = st.text_area(
+                tr("Тело JSON (POST): «{question}», «{dialog_context}»",
+                   "JSON body (POST): \"{question}\", \"{dialog_context}\""),
+                json.dumps(spec.body, ensure_ascii=False) if spec.body is not None else "", key=f"t3_body|{fk}")
+            headers_text = st.text_area(
+                tr("Заголовки, по одному в строке (секреты — только ${ПЕРЕМЕННАЯ})",
+                   "Headers, one per line (secrets only as ${VARIABLE})"),
+                "\n".join(f"{k}: {v}" for k, v in spec.headers.items()), key=f"t3_headers|{fk}",
+                placeholder="Authorization: Bearer ${BOT_TOKEN}",
+                help=tr("Значение переменной берётся из окружения или secrets.toml в момент запроса и нигде не сохраняется.",
+                        "The variable's value is read from the environment or secrets.toml at request time and never stored."))
+            p1, p2, p3 = st.columns(3)
+            answer_path = p1.text_input(tr("JSON-путь ответа", "Answer JSON path"), spec.answer_path, key=f"t3_ap|{fk}")
+            url_path = p2.text_input(tr("JSON-путь URL страницы", "Page URL JSON path"), spec.url_path or "",
+                                     key=f"t3_up|{fk}")
+            chunks_path = p3.text_input(tr("JSON-путь чанков", "Chunks JSON path"), spec.chunks_path or "",
+                                        key=f"t3_cp|{fk}")
+            c1, c2, c3, c4 = st.columns(4)
+            timeout = c1.number_input(tr("Таймаут, с", "Timeout, s"), 1.0, 600.0, float(spec.timeout_s), key=f"t3_to|{fk}")
+            rps = c2.number_input(tr("Запросов/с (0 — без лимита)", "Requests/s (0 = no limit)"), 0.0, 100.0,
+                                  float(spec.rps or 0.0), key=f"t3_rps|{fk}")
+            retries = c3.number_input(tr("Повторы", "Retries"), 0, 10, int(spec.retries), key=f"t3_rt|{fk}")
+            backoff = c4.number_input(
+                tr("Пауза перед повтором, с", "Retry backoff, s"), 0.0, 60.0, float(spec.retry_backoff_s), 0.5,
+                key=f"t3_bo|{fk}", help=tr("Первая пауза; удваивается с каждой попыткой (Retry-After ответа 429 важнее).",
+                                           "The first pause; doubled per attempt (a 429's Retry-After wins)."))
+            rules_text = st.text_area(
+                tr("Правила исходов: СТАТУС[:РЕГВЫР]=ИСХОД", "Outcome rules: STATUS[:REGEX]=OUTCOME"),
+                "\n".join(r.describe() for r in spec.outcomes), key=f"t3_rules|{fk}",
+                help=tr("Исходы: answered (ответ), not_found («не найдено»), banned (запрет), error (ошибка). "
+                        "Первое подходящее правило решает.",
+                        "Outcomes: answered, not_found (not found), banned, error. The first matching rule decides."))
+            k1, k2 = st.columns([3, 1])
+            context_from = k1.selectbox(
+                tr("Если API вернул только URL — контекст для судьи", "When the API returns only a URL — judge's context"),
+                list(MODES), index=list(MODES).index(judge_context.context_from), key=f"t3_ctx|{fk}",
+                format_func={"page": tr("все чанки страницы", "all chunks of the page"),
+                             "nearest": tr("ближайшие к вопросу чанки страницы", "the page's chunks nearest to the question"),
+                             "none": tr("без контекста", "no context")}.get)
+            context_k = k2.number_input(tr("Ближайших чанков", "Nearest chunks"), 1, 50, judge_context.context_k,
+                                        key=f"t3_ctxk|{fk}")
+            save_as = st.text_input(tr("Сохранить как профиль", "Save as profile"),
+                                    "" if profile_name == NEW else profile_name, key=f"t3_save|{fk}")
+    g1, g2, g3, g4, g5 = st.columns([2, 2, 3, 2, 2])
+    top_k = g1.number_input("top-k", 1, 50, 1) if spec is None else 1
+    offline = g2.checkbox(tr("Офлайн (без LLM)", "Offline (no LLM)"), value=not llm_ok, key="t3_offline")
+    concurrency = g3.slider(tr("Параллельно", "Concurrency"), 1, 16, 4)
+    submitted = g4.form_submit_button(tr("Запустить", "Run"), type="primary", key="t3_run", icon=":material/play_arrow:",
+                                      use_container_width=True)
+    save_clicked = spec is not None and g5.form_submit_button(tr("Сохранить профиль", "Save profile"), key="t3_save_profile",
+                                                              use_container_width=True)
 
 
 def _form_spec() -> BotApiSpec:
@@ -149,25 +183,26 @@ def _form_spec() -> BotApiSpec:
     return BotApiSpec(
         url=url.strip(), method=method, body=body, headers=headers, answer_path=answer_path.strip(),
         url_path=url_path.strip() or None, chunks_path=chunks_path.strip() or None, timeout_s=float(timeout),
-        rps=float(rps) or None, retries=int(retries), retry_backoff_s=spec.retry_backoff_s if spec else 1.0,
+        rps=float(rps) or None, retries=int(retries), retry_backoff_s=float(backoff),
         outcomes=rules, preset=spec.preset if spec else None,
     ).validate()
 
 
 if save_clicked:
     with state.user_errors("Не удалось сохранить профиль", "Could not save the profile"):
-        prof = profiles.save_profile(eng, save_as, _form_spec())
-        st.sidebar.success(tr(f"Профиль «{prof.name}» сохранён.", f"Profile '{prof.name}' saved."))
+        prof = profiles.save_profile(eng, save_as, _form_spec(),
+                                     judge_context=profiles.JudgeContext(context_from, int(context_k)))
+        st.success(tr(f"Профиль «{prof.name}» сохранён.", f"Profile '{prof.name}' saved."))
         need = header_variables(prof.spec.headers)
         if need:
-            st.sidebar.caption(tr("Нужные переменные: ", "Variables needed: ") + ", ".join(need))
+            st.caption(tr("Нужные переменные: ", "Variables needed: ") + ", ".join(need))
 
-if submitted:
+if submitted and (use_offline := offline_choice(offline, llm_ok)) is not None:
     from voproshalych_eval.tiers.tier3 import build_plan
 
     def _plan():  # type: ignore[no-untyped-def]
         params = {"dataset": ds_name, "limit": int(limit) or None, "mode": mode, "threshold": threshold,
-                  "min_pass_rate": min_pass or None, "offline": True if offline else None, "concurrency": concurrency}
+                  "min_pass_rate": min_pass or None, "offline": use_offline, "concurrency": concurrency}
         if mode == "api":
             params.update(api=_form_spec().to_dict(), context_from=context_from, context_k=int(context_k),
                           api_profile=None if profile_name == NEW else profile_name)
@@ -178,10 +213,10 @@ if submitted:
     jobs.start(_plan, KEY)
 
 jobs.job_panel(KEY)
-run = jobs.pick_run("tier3", KEY)
+run = jobs.pick_run("tier3", KEY, label=tr("Показан запуск", "Showing run"), dataset=ds_name)
 if run is None:
-    empty_state("Запусков ещё нет — задайте параметры слева и нажмите «Запустить».",
-                "No runs yet — set the parameters on the left and press Run.")
+    empty_state(f"Запусков на наборе «{ds_name}» ещё нет — задайте параметры вверху и нажмите «Запустить».",
+                f"No runs on '{ds_name}' yet — set the parameters above and press Run.")
     st.stop()
 
 jobs.run_caption(run)
@@ -201,11 +236,10 @@ if m:
             f"запретов {m.get('n_banned')}, ошибок {m.get('n_error')}.",
             f"Of {m.get('n_items')} questions: answered {m.get('n_answered')}, not found {m.get('n_not_found')}, "
             f"banned {m.get('n_banned')}, errors {m.get('n_error')}."))
-    kinds = {**{f"error · {k}": v for k, v in (m.get("errors_by_kind") or {}).items()},
-             **{f"decline · {k}": v for k, v in (m.get("declines_by_reason") or {}).items()},
-             **{f"transport (retried included) · {k}": v for k, v in (m.get("transport_failures") or {}).items()}}
+    kinds = [(tr(*KIND_GROUPS[group]), tr(*ERROR_KIND_LABELS.get(k, (k, k))), n)
+             for group in KIND_GROUPS for k, n in (m.get(group) or {}).items()]
     if kinds:
-        table_with_download(pd.DataFrame({"kind": list(kinds), "n": list(kinds.values())}), f"tier3_run{run.id}_outcomes",
+        table_with_download(pd.DataFrame(kinds, columns=["category", "kind", "n"]), f"tier3_run{run.id}_outcomes",
                             key=f"t3o{run.id}")
     if m.get("outcomes_by_answerability"):
         st.plotly_chart(outcome_bars(m["outcomes_by_answerability"], lang=lang(), title=tr(
@@ -241,21 +275,25 @@ if score_cols:
 st.subheader(tr("Вопросы", "Questions"))
 filtered = jobs.filter_items(df, key="t3", score_cols=score_cols, disagreement=jobs.per_model_spread())
 if "outcome" in filtered.columns:
-    present = sorted(filtered["outcome"].dropna().unique())
-    chosen = st.multiselect(tr("Исход", "Outcome"), present, default=present, key="t3_outcomes")
+    present = [o for o in OUTCOME_STYLE if o in set(filtered["outcome"].dropna())]
+    words = {o: outcome_word(o) for o in present}  # resolved now: format_func runs later too
+    chosen = st.multiselect(tr("Исход", "Outcome"), present, default=present, key="t3_outcomes", format_func=words.get,
+                            placeholder=tr("Выберите исходы", "Choose outcomes"))
     filtered = filtered[filtered["outcome"].isin(chosen)]
 if "passed" in filtered.columns and st.checkbox(tr("Только FAIL", "FAIL only"), key="t3_fail"):
     filtered = filtered[filtered["passed"] == False]  # noqa: E712
-table_with_download(jobs.flat_table(filtered, ["question", "outcome", "reason", "gate_pass", "passed", "error_message",
-                                               *SCORES, "euclidean_distance", "retrieval_hit", "url_hit", "context_source"]),
-                    f"tier3_run{run.id}_items", key=f"t3i{run.id}")
+shown = jobs.flat_table(filtered, ["question", "outcome", "reason", "gate_pass", "passed", "error_message",
+                                  *SCORES, "euclidean_distance", "retrieval_hit", "url_hit", "context_source"])
+if "outcome" in shown.columns:  # outcomes in words of the UI language
+    shown["outcome"] = shown["outcome"].map(lambda o: outcome_word(o) if isinstance(o, str) else o)
+table_with_download(shown, f"tier3_run{run.id}_items", key=f"t3i{run.id}")
 
 
 def _render(row: dict) -> None:
     # declined and failed items have no answer, contexts or judges: their cells are NaN in the table
     row = {k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
     st.markdown(f"**{tr('Вопрос', 'Question')}:** {row.get('question')}")
-    st.caption(f"{tr('Исход', 'Outcome')}: {row.get('outcome') or '—'}"
+    st.caption(f"{tr('Исход', 'Outcome')}: {outcome_word(row['outcome']) if row.get('outcome') else '—'}"
                + (f" · {row.get('reason')}" if row.get("reason") else ""))
     c1, c2 = st.columns(2)
     c1.markdown(f"**{tr('Ответ системы', 'System answer')}**")

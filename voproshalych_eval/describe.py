@@ -87,14 +87,19 @@ AGGREGATOR_LABELS: dict[str, tuple[str, str]] = {
     "max": ("максимум", "maximum"), "consensus": ("консенсус", "consensus"),
 }
 
+#: a judge quorum (``voproshalych_eval.judges.base.QUORUMS``) -> (ru, en)
+QUORUM_LABELS = {"all": ("все", "all"), "majority": ("большинство", "majority"), "any": ("хотя бы один", "any")}
+
 #: parameter value -> (ru, en) for the values that are words of ours, not data
 VALUE_LABELS: dict[str, dict[str, tuple[str, str]]] = {
+    "quorum": QUORUM_LABELS, "vote_quorum": QUORUM_LABELS,
     "aggregate": AGGREGATOR_LABELS, "run_aggregate": AGGREGATOR_LABELS, "judge_aggregate": AGGREGATOR_LABELS,
     "retriever": {"vector": ("векторный поиск", "vector search"), "fts": ("полнотекстовый поиск", "full-text search"),
                   "hybrid": ("гибридный поиск", "hybrid search")},
     "mode": {"internal": ("внутренний конвейер", "internal pipeline"), "api": ("API бота", "bot API")},
     "generator": {"bot API": ("API бота", "bot API")},
-    "context_from": {"page": ("страница", "page"), "retrieval": ("поиск", "retrieval"), "api": ("API", "API")},
+    "context_from": {"page": ("страница", "page"), "retrieval": ("поиск", "retrieval"), "api": ("API", "API"),
+                     "nearest": ("ближайшие чанки страницы", "the page's nearest chunks"), "none": ("нет", "none")},
     "source": {"chunks": ("чанки", "chunks"), "questions": ("вопросы журнала", "logged questions"),
                "both": ("чанки + вопросы", "chunks + questions"), "golden": ("золотой набор", "golden set"),
                "dialogs": ("набор диалогов", "dialog dataset"), "log": ("журнал вопросов", "question log")},

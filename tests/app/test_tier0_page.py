@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -34,6 +36,14 @@ def test_tier0_page_run_and_project(demo_engine, lang: str) -> None:  # type: ig
     labels = [m.label for m in at.metric]
     assert any("Trustworthiness" in lab for lab in labels) is False  # no projection yet
     assert len(at.metric) >= 16
+    # the run picker shows the run just made and leads it with its verdict
+    run_id = at.session_state["t0_run_id"]
+    assert at.selectbox(key="pick_t0_run_id").value == run_id
+    verdict = "Verdict against the baselines" if lang == "en" else "Вердикт относительно базовых уровней"
+    assert any(verdict in str(a.value) for a in [*at.success, *at.warning, *at.error, *at.info])
+    # result tables speak the UI language: no raw metric keys in their headers
+    headers = [c.get("label") for df in at.dataframe for c in json.loads(df.proto.columns or "{}").values()]
+    assert "avg_nn_distance" not in headers and "score" not in headers, headers
 
     at.button(key="t0_project").click().run()
     assert not at.exception, [e.value for e in at.exception]
@@ -60,6 +70,12 @@ def test_tier0_page_run_and_project(demo_engine, lang: str) -> None:  # type: ig
     at.text_input(key="t0_search").set_value("стипенд").run()
     assert not at.exception, [e.value for e in at.exception]
     assert any(c.value.startswith("Matching points:") for c in at.caption)
+    at.session_state["t0_points"] = {"selection": {"rows": [0, 1], "columns": [], "cells": []}}
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(m.value.startswith("**Selected points: 2") for m in at.markdown), [m.value for m in at.markdown][-5:]
+    assert any('"picked in a table"' in c.proto.spec for c in at.get("plotly_chart")), \
+        "rows picked in the points table are starred on the (3D) map"
     # chunks and questions on one map: the modality gap as a number, centred by default, questions coloured
     # by their nearest chunk's page
     at.radio(key="t0_dim").set_value(2)
@@ -105,3 +121,31 @@ def test_step_bar_shows_counts_and_eta(lang: str, expected: str) -> None:
     (bar,) = at.progress
     assert bar.value == 10  # step 1 of 2, a fifth of its epochs done
     assert bar.text.startswith(expected), bar.text
+
+
+def test_tier0_picker_offers_an_earlier_run(demo_engine) -> None:  # type: ignore[no-untyped-def]
+    """An earlier run (another session) is offered by the picker, newest first, its metrics shown from the
+    store; its vectors are loaded again on request for the map."""
+    from voproshalych_eval import runs
+    from voproshalych_eval.executor import run_plan
+    from voproshalych_eval.tiers import tier0
+
+    eng = demo_engine
+    earlier, _ = run_plan(eng, tier0.build_plan(eng, {"source": "chunks", "k": 3}))
+    at = AppTest.from_file(str(PROJECT_ROOT / "app.py"), default_timeout=180)
+    at.session_state["ui_language"] = "en"
+    at.run()
+    at.switch_page("pages/tier0_embeddings.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    picker = at.selectbox(key="pick_t0_run_id")
+    assert picker.options[0].endswith(f"#{runs.list_runs(eng, tier='tier0', limit=1)[0].id}"), picker.options
+    picker.set_value(earlier).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(at.metric) >= 16
+    assert any("not in memory" in i.value for i in at.info)
+    at.button(key="t0_reload").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.number_input(key="t0_limit").set_value(100)
+    at.button(key="t0_project").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Trustworthiness@10" in m.label for m in at.metric)

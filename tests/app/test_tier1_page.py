@@ -10,19 +10,29 @@ from voproshalych_eval.config import PROJECT_ROOT
 APP = str(PROJECT_ROOT / "app.py")
 
 
-def test_run_from_the_page_shows_summary(demo_engine) -> None:  # type: ignore[no-untyped-def]
+def _page(language: str) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=180)
-    at.session_state["ui_language"] = "en"
+    at.session_state["ui_language"] = language
     at.run()
     at.switch_page("pages/tier1_retrieval.py").run()
     assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _run_and_wait(at: AppTest) -> executor.Job:
+    """Press Run; the run executes in a background job (off the script thread): wait for it, rerun the page."""
     at.button(key="t1_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    # the run executes in a background job (off the script thread); wait for it, then rerun the page
     job = executor.get_job(at.session_state["t1_run_id"])
     assert job is not None and job.wait(180).status == "done", job.progress
     at.run()
     assert not at.exception, [e.value for e in at.exception]
+    return job
+
+
+def test_run_from_the_page_shows_summary(demo_engine) -> None:  # type: ignore[no-untyped-def]
+    at = _page("en")
+    _run_and_wait(at)
     assert not at.error, [e.value for e in at.error]
     labels = {m.label for m in at.metric}
     assert {"MRR", "Hit Rate@5", "NDCG@10"} <= labels
@@ -77,3 +87,27 @@ def test_comparison_shows_every_run_it_started_and_opens_the_best(demo_engine) -
         assert not at.exception, [e.value for e in at.exception]
         assert at.selectbox(key="pick_t1_run_id").value == best_id
         assert at.session_state["t1_view__view"] == "questions"  # the best run's per-question detail is open
+
+
+def test_hnsw_line_and_picker_of_the_chosen_dataset(demo_engine) -> None:  # type: ignore[no-untyped-def]
+    """An HNSW run's line speaks words (catalog label, share by kind), never ``recall@10_vs_exact``; the picker
+    lists the runs of the chosen dataset only, newest first."""
+    from voproshalych_eval import runs
+    from voproshalych_eval.datasets import list_datasets
+
+    at = _page("ru")
+    at.checkbox(key="t1_hnsw").check().run()
+    job = _run_and_wait(at)
+    line = next(i.value for i in at.info if i.value.startswith("HNSW: "))
+    assert "Recall@10 HNSW к точному поиску = " in line and "_vs_exact" not in line and "ef_construction = " in line, line
+    # a run of another dataset is not offered beside the chosen dataset's runs
+    other = runs.create_run(demo_engine, "tier1", dataset_name=f"other-golden-{job.run_id}", n_items_total=0).id
+    runs.finish_run(demo_engine, other, {}, status="cancelled")
+    at.run()
+    chosen = next(d["name"] for d in list_datasets(demo_engine, "golden")
+                  if at.selectbox(key="t1_dataset").value.endswith(f"(#{d['id']})"))
+    picker = at.selectbox(key="pick_t1_run_id")
+    wanted = [r.id for r in runs.list_runs(demo_engine, tier="tier1", limit=50, dataset_name=chosen)]
+    assert list(picker.options) and len(picker.options) == len(wanted)
+    assert [int(o.rsplit("#", 1)[1]) for o in picker.options] == wanted == sorted(wanted, reverse=True)
+    assert other not in wanted and other in [r.id for r in runs.list_runs(demo_engine, tier="tier1", limit=50)]

@@ -10,7 +10,11 @@ from voproshalych_eval.tiers.tier1 import missing_item_fields
 
 
 def test_page_survives_partial_tier1_items(demo_engine) -> None:  # type: ignore[no-untyped-def]
-    run = runs.create_run(demo_engine, "tier1", params={"k": 10}, n_items_total=1)
+    from voproshalych_eval.datasets import list_datasets
+
+    # on the dataset the page's form chooses first: the run picker lists that dataset's runs
+    shown = list_datasets(demo_engine, "golden")[0]["name"]
+    run = runs.create_run(demo_engine, "tier1", params={"k": 10}, n_items_total=1, dataset_name=shown)
     try:
         runs.record_item(demo_engine, run.id, "q1", {"mrr": 1.0})
         runs.finish_run(demo_engine, run.id, {"chunk": {"mrr": 1.0}})

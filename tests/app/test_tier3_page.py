@@ -1,9 +1,12 @@
-"""AppTest of the End-to-end page in API mode: the production preset against the stand-in, a saved bot profile."""
+"""AppTest of the End-to-end page: the run form at the top of the main area, never silently offline, the
+gate's PASS / FAIL leading the results; API mode with the production preset against the stand-in and a saved
+bot profile (backoff and the judge's context included)."""
 
 from __future__ import annotations
 
 import uuid
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.support.production_qa import ProductionQA
@@ -14,13 +17,25 @@ APP = str(PROJECT_ROOT / "app.py")
 PAGE = "pages/tier3_end_to_end.py"
 
 
-def _open() -> AppTest:
+def _open(language: str = "en") -> AppTest:
     at = AppTest.from_file(APP, default_timeout=120)
-    at.session_state["ui_language"] = "en"
+    at.session_state["ui_language"] = language
     at.run()
     at.switch_page(PAGE).run()
     assert not at.exception, [e.value for e in at.exception]
     return at
+
+
+def _run_and_wait(at: AppTest, run_label: str) -> None:
+    """Press Run, wait for the background job, rerun the page."""
+    next(b for b in at.button if b.label == run_label).click()
+    at.run()
+    job = executor.get_job(at.session_state["tier3_run_id"])
+    assert job is not None
+    job.wait(120)
+    assert job.progress.status == "done", job.error
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
 
 
 def test_api_mode_preset_run_and_profile(demo_engine, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -42,6 +57,9 @@ def test_api_mode_preset_run_and_profile(demo_engine, monkeypatch) -> None:  # t
         at.text_input(key=f"t3_url|{fk}").set_value(srv.base_url + "/qa/")
         at.number_input(key=f"t3_rps|{fk}").set_value(50.0)
         at.text_area(key=f"t3_headers|{fk}").set_value("Authorization: Bearer ${BOT_TOKEN}")
+        at.number_input(key=f"t3_bo|{fk}").set_value(0.25)
+        at.selectbox(key=f"t3_ctx|{fk}").set_value("nearest")
+        at.number_input(key=f"t3_ctxk|{fk}").set_value(2)
         at.text_input(key=f"t3_save|{fk}").set_value(name)
         next(n for n in at.number_input if n.label.startswith("First N questions")).set_value(3)
         next(c for c in at.checkbox if c.label.startswith("Offline")).check()
@@ -51,15 +69,9 @@ def test_api_mode_preset_run_and_profile(demo_engine, monkeypatch) -> None:  # t
         assert any(name in str(s.value) for s in at.success)
         saved = get_profile(demo_engine, name)
         assert saved is not None and saved.spec.headers == {"Authorization": "Bearer ${BOT_TOKEN}"}
-        assert saved.spec.url == srv.base_url + "/qa/" and saved.spec.rps == 50.0
-        next(b for b in at.button if b.label == "Run").click()
-        at.run()
-        job = executor.get_job(at.session_state["tier3_run_id"])
-        assert job is not None
-        job.wait(120)
-        assert job.progress.status == "done", job.error
-        at.run()
-        assert not at.exception, [e.value for e in at.exception]
+        assert saved.spec.url == srv.base_url + "/qa/" and saved.spec.rps == 50.0 and saved.spec.retry_backoff_s == 0.25
+        assert (saved.judge_context.context_from, saved.judge_context.context_k) == ("nearest", 2)
+        _run_and_wait(at, "Run")
         assert {r.headers.get("Authorization") for r in srv.posts()} == {f"Bearer {token}"} and len(srv.posts()) == 3
     labels = {m.label: m.value for m in at.metric}
     assert labels["Answered share"] == "0.333" and labels["Banned rate"] == "0.333" and labels["Not-found rate"] == "0.333"
@@ -72,3 +84,51 @@ def test_api_mode_preset_run_and_profile(demo_engine, monkeypatch) -> None:  # t
     at.selectbox(key="t3_profile").set_value(name).run()
     assert at.text_input(key=f"t3_url|{name}|voproshalych").value == saved.spec.url
     assert "${BOT_TOKEN}" in at.text_area(key=f"t3_headers|{name}|voproshalych").value
+    assert at.number_input(key=f"t3_bo|{name}|voproshalych").value == 0.25
+    assert at.selectbox(key=f"t3_ctx|{name}|voproshalych").value == "nearest"
+    assert at.number_input(key=f"t3_ctxk|{name}|voproshalych").value == 2
+
+
+def _texts(block) -> list[str]:  # type: ignore[no-untyped-def]
+    """Text of the main area's elements in page order (alerts, headings, markdown)."""
+    out: list[str] = []
+    for node in block.children.values():
+        if getattr(node, "children", None) and not hasattr(node, "value"):
+            out.extend(_texts(node))
+        elif isinstance(getattr(node, "value", None), str):
+            out.append(node.value)
+    return out
+
+
+@pytest.mark.parametrize(("language", "run_label", "failed", "passed", "outcomes"),
+                         [("en", "Run", "gate failed", "gate passed", "Outcomes"),
+                          ("ru", "Запустить", "ворота не пройдены", "ворота пройдены", "Исходы")])
+def test_form_on_top_never_silently_offline_and_gate_leads(demo_engine, language: str, run_label: str, failed: str,
+                                                          passed: str, outcomes: str) -> None:  # type: ignore[no-untyped-def]
+    at = _open(language)
+    assert any(b.label == run_label for b in at.main.button), "Run sits in the main area"
+    assert not any(b.label == run_label for b in at.sidebar.button)
+    warnings = " ".join(str(w.value) for w in at.warning)
+    assert ("No LLM is configured" if language == "en" else "LLM не настроен") in warnings, "the notice before the run"
+    offline = at.checkbox(key="t3_offline")
+    assert offline.value is True, "no LLM: the form proposes offline"
+    next(n for n in at.number_input if n.label.startswith(("First N", "Первые N"))).set_value(3)
+    # unticked without an LLM: refused with a sentence, nothing started
+    offline.uncheck()
+    next(b for b in at.button if b.label == run_label).click()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "tier3_run_id" not in at.session_state, "a run went offline silently"
+    assert any(("Not started" if language == "en" else "Запуск не начат") in str(e.value) for e in at.error)
+    # ticked, with a gate: its PASS / FAIL in colour leads the results
+    at.checkbox(key="t3_offline").check()
+    next(s for s in at.slider if s.label.startswith(("Gate", "Ворота"))).set_value(0.8)
+    _run_and_wait(at, run_label)
+    alerts = [str(e.value) for e in [*at.error, *at.success]]
+    banner = next((a for a in alerts if a.startswith("### :")), None)
+    assert banner is not None, alerts
+    assert banner.startswith(("### :red[FAIL] — " + failed, "### :green[PASS] — " + passed)), banner
+    texts = _texts(at.main)
+    assert texts.index(next(t for t in texts if t == banner)) < texts.index(outcomes), "the gate leads the results"
+    outcome_cells = " ".join(str(w.value) for w in at.multiselect)
+    assert "not_found" not in outcome_cells

@@ -169,6 +169,31 @@ def test_nearest_chunks_of_the_page(demo_engine, scenario) -> None:  # type: ign
     assert len(row["contexts"]) == 1 and row["contexts"][0] in page
 
 
+def test_profile_keeps_backoff_and_judge_context(demo_engine, scenario, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A bot profile saves the retry backoff and how the judge's context is rebuilt (per bot); a run by the
+    profile uses them unless the flags say otherwise."""
+    from voproshalych_eval.bot_api.profiles import get_profile
+
+    profile = f"ctx-{uuid.uuid4().hex[:6]}"
+    base = ["--dataset", scenario["file"], "--limit", "1", "--offline", "--api-rps", "200"]  # the backoff: the profile's
+    with _serve({**scenario, "faults": {}}) as srv:
+        code, _out, _err = _run(capsys, [*base, "--api", srv.base_url, "--api-preset", "voproshalych",
+                                         "--api-backoff", "0.5", "--context-from", "nearest", "--context-k", "1",
+                                         "--save-api-profile", profile])
+        assert code == 0
+        saved = get_profile(demo_engine, profile)
+        assert saved.spec.retry_backoff_s == 0.5
+        assert (saved.judge_context.context_from, saved.judge_context.context_k) == ("nearest", 1)
+        code2, out2, _ = _run(capsys, [*base, "--api-profile", profile])
+        code3, out3, _ = _run(capsys, [*base, "--api-profile", profile, "--context-from", "page"])
+    assert code2 == code3 == 0
+    by_profile, overridden = runs.get_run(demo_engine, out2["run_id"]), runs.get_run(demo_engine, out3["run_id"])
+    assert (by_profile.params["context_from"], by_profile.params["context_k"]) == ("nearest", 1)
+    assert by_profile.params["api"]["retry_backoff_s"] == 0.5
+    assert runs.run_items(demo_engine, by_profile.id).iloc[0]["context_source"] == "nearest"
+    assert overridden.params["context_from"] == "page"
+
+
 def _rows_containing(engine: Any, needle: str) -> list[str]:
     """Every row of every eval.* table whose text form contains ``needle`` (table names)."""
     hits = []

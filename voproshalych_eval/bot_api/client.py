@@ -56,6 +56,22 @@ class MissingVariable(ValueError):
         )
 
 
+#: ``error_kind`` and transport-failure kind -> (ru, en) words, for pages and reports
+ERROR_KIND_LABELS: dict[str, tuple[str, str]] = {
+    "timeout": ("нет ответа за таймаут", "timeout"),
+    "connect": ("нет соединения", "connection failed"),
+    "http_429": ("HTTP 429 — лимит запросов", "HTTP 429 — rate limited"),
+    "http_5xx": ("HTTP 5xx — ошибка сервера", "HTTP 5xx — server error"),
+    "http_4xx": ("HTTP 4xx — ошибка запроса", "HTTP 4xx — request refused"),
+    "http_3xx": ("HTTP 3xx — перенаправление", "HTTP 3xx — redirect"),
+    "missing_variable": ("не задана переменная заголовка", "header variable not set"),
+    "rule": ("ошибка по правилу исходов", "error by an outcome rule"),
+    "bad_reply": ("ответ не разобран", "unreadable reply"),
+    "generation": ("сбой генерации", "generation failed"),
+    "internal": ("внутренняя ошибка", "internal error"),
+}
+
+
 @dataclass
 class BotReply:
     """What one question got from the bot (JSON-ready via :meth:`to_dict`)."""

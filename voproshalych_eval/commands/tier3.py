@@ -61,10 +61,12 @@ def register(sub: Any) -> None:
                      help="reply -> outcome rule, checked before the preset's (repeatable), e.g. "
                      "'404:^Answer banned=banned', '200:Ответ не найден=not_found'; outcomes: answered, "
                      "not_found, banned, error")
-    api.add_argument("--context-from", choices=list(MODES), default="page",
+    api.add_argument("--context-from", choices=list(MODES), default=None,
                      help="when the API returns only a page URL: judge on all chunks of that page (page), "
-                     "on the nearest ones to the question (nearest), or on none")
-    api.add_argument("--context-k", type=int, default=3, help="chunks kept by --context-from nearest")
+                     "on the nearest ones to the question (nearest), or on none (default: the bot profile's, "
+                     "else page)")
+    api.add_argument("--context-k", type=int, default=None,
+                     help="chunks kept by --context-from nearest (default: the bot profile's, else 3)")
     internal = p.add_argument_group("internal pipeline")
     internal.add_argument("--top-k", type=int, default=1, help="chunks retrieved (production: 1)")
     internal.add_argument("--model", default=None, help="generator model")
@@ -134,9 +136,11 @@ def cmd_tier3(args: Any) -> int:
     if args.save_api_profile:
         if not api_mode:
             raise ValueError("--save-api-profile needs the bot's settings (--api URL and options, or --api-profile)")
-        from voproshalych_eval.bot_api.profiles import save_profile
+        from voproshalych_eval.bot_api.profiles import JudgeContext, require_profile, save_profile
 
-        prof = save_profile(eng, args.save_api_profile, api_spec(eng, params))
+        base = require_profile(eng, args.api_profile).judge_context if args.api_profile else JudgeContext()
+        prof = save_profile(eng, args.save_api_profile, api_spec(eng, params), judge_context=JudgeContext(
+            args.context_from or base.context_from, args.context_k or base.context_k))
         progress(f"saved bot profile {prof.name!r} ({prof.spec.method} {prof.spec.url})")
         params["api_profile"] = prof.name
         params["api_url"] = params["api_preset"] = None

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Engine, text
 
-MODES = ("page", "nearest", "none")
+from voproshalych_eval.bot_api.profiles import CONTEXT_MODES as MODES  # one list of the modes
 
 
 def url_variants(url: str) -> list[str]:

@@ -663,6 +663,15 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     return plan
 
 
+def reload_outputs(engine: Engine, run: Any) -> dict[str, Any]:
+    """The in-memory vector set and kNN of a recorded run (``plan.outputs``), loaded again from its stored
+    parameters (same source, model, filters and knowledge-base snapshot) — for the explorer of an earlier run."""
+    plan = build_plan(engine, run.params or {})
+    plan.work("vectors")
+    plan.work("neighbours")
+    return dict(plan.outputs)
+
+
 def analyse(vs: VectorSet, *, k: int = 5, metric: str = "cosine", n_clusters: int | None = 8,
             top_outliers: int = 20) -> dict[str, Any]:
     """Every Tier 0 step on a vector set in memory, without recording a run (a ``.npy`` file, a

@@ -140,7 +140,8 @@ JUDGE_METRICS = ("rag_judge", "e2e_score")
 
 def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     """The Tier 3 plan for ``params`` (see :data:`DEFAULTS`); also used by ``resume``."""
-    p = {**DEFAULTS, **{k: v for k, v in params.items() if v is not None}}
+    given = {k: v for k, v in params.items() if v is not None}
+    p = {**DEFAULTS, **given}
     if p["mode"] not in ("internal", "api"):
         raise ValueError(f"mode must be 'internal' or 'api', got {p['mode']!r}")
     ds = inputs.load_dataset(engine, p["dataset"], "golden")
@@ -164,6 +165,12 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         from voproshalych_eval.tiers.page_context import PageContext
 
         spec = api_spec(engine, p)
+        if p.get("api_profile") and not p.get("api"):  # the profile's judge context unless given
+            from voproshalych_eval.bot_api.profiles import require_profile
+
+            ctx = require_profile(engine, p["api_profile"]).judge_context
+            p["context_from"] = given.get("context_from", ctx.context_from)
+            p["context_k"] = given.get("context_k", ctx.context_k)
         client = BotApiClient(spec)
         client.check_variables()  # a missing ${VARIABLE} stops the run before its first request
         pages = PageContext(engine, mode=str(p["context_from"]), k=int(p["context_k"]), embedder=embedder.get,

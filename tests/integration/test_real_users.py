@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -241,7 +242,9 @@ def test_report(result) -> None:  # type: ignore[no-untyped-def]
     assert trends is not None and trends.period == ["2026-05"] and trends.previous == ["2026-04"]
     assert "## Что изменилось" in md and "Темы по месяцам" in md and "<h2>Что изменилось</h2>" in page
     assert f"2026-05: {trends.totals['n_now']} вопросов против {trends.totals['n_prev']}" in md
-    for _, r in trends.changes[trends.changes["status"].isin(["emerging", "growing"])].iterrows():
+    moved_up = trends.changes[trends.changes["status"].isin(["emerging", "growing"])]
+    assert len(moved_up) >= 1, trends.changes  # the demo's May 2026 shows at least one emerging or growing topic
+    for _, r in moved_up.iterrows():
         assert str(r["name"]) in md
     assert result.metrics["n_emerging_topics"] == len(trends.status_of("emerging"))
     # the demo's new subject (the mobile app, May 2026) shows as emerging words, in the page's and report's summary
@@ -334,3 +337,23 @@ def test_cli_real_users_and_import(demo_engine, tmp_path, capsys) -> None:  # ty
     assert "row 3" in err and "created_at" in err
     assert main(["import-questions", str(bad), "--source", "t_cli_bad", "--skip-bad-rows", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["n_skipped"] == 1
+
+
+def test_cli_human_output_k_stability_and_english_report(demo_engine, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from voproshalych_eval.analytics.topics import silhouette_verdict
+    from voproshalych_eval.cli import main
+
+    report = tmp_path / "gaps.md"
+    assert main(["real-users", "--analysis", "topics", "--k-stability", "2", "--report", str(report),
+                 "--lang", "en"]) == 0
+    out = capsys.readouterr().out
+    snap = re.search(r"snapshot #(\d+) \(([0-9a-f]{12}), ", out)
+    assert snap, out  # the snapshot the run read
+    sil = float(re.search(r"best_silhouette: ([0-9.]+)", out).group(1))
+    assert f"silhouette means: {silhouette_verdict(sil, 'en')}" in out and "seed ARI" in out
+    ks = re.search(r"k stability: k = (\d+) on the log; silhouette picks k = ([\d, ]+) on 2 other random samples", out)
+    assert ks, out
+    assert len(ks.group(2).split(", ")) == 2
+    body = report.read_text(encoding="utf-8")
+    assert body.startswith("# Voproshalych: knowledge-base coverage gaps") and f"#{snap.group(1)} ({snap.group(2)}" in body
+    assert silhouette_verdict(sil, "en") in body and "What changed" in body and "Что изменилось" not in body

@@ -83,6 +83,48 @@ def test_bad_rules_are_rejected_with_the_place(tmp_path) -> None:  # type: ignor
         AnswerRules.from_file(p)
 
 
+def test_no_override_can_break_raw_minus_effective_equals_declines() -> None:
+    # "empty" means no text at all: a non-empty answer mapped to it would leave the raw rate, not the declines
+    with pytest.raises(ValueError, match="class 'empty'.*never 'empty'"):
+        AnswerRules(overrides={"Ответ не найден.": "empty"})
+    with pytest.raises(ValueError, match="class 'empty'"):
+        AnswerRules(patterns=[{"class": "empty", "pattern": "x"}])
+    # every allowed override keeps the identity exactly
+    for cls in ("answer", "not_found", "refusal", "template"):
+        rules = AnswerRules(overrides={"Стипендия перечисляется не позднее 25 числа на карту «Мир».": cls,
+                                       "Ответ не найден.": "answer"})
+        m = classify_answers([a for a, _ in ROWS], [u for _, u in ROWS], rules=rules).metrics()
+        assert m["answered_rate"] == pytest.approx(10 / len(ROWS))
+        assert m["answered_rate"] - m["effective_answered_rate"] == pytest.approx(m["n_declined"] / len(ROWS))
+
+
+def test_rules_file_is_read_like_every_input_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from voproshalych_eval.record_files import RecordFileError
+
+    p = tmp_path / "rules.json"
+    body = json.dumps({"overrides": {"Ответ не найден.": "answer"}, "min_template_count": 7}, ensure_ascii=False)
+    p.write_bytes(b"\xef\xbb\xbf" + body.encode("utf-8"))  # a BOM, as Windows editors write it
+    rules = AnswerRules.from_file(p)
+    assert rules.overrides == {"ответ не найден.": "answer"} and rules.min_template_count == 7
+    p.write_bytes(body.encode("cp1251"))  # not UTF-8: the reader's clear sentence, not a UnicodeDecodeError
+    with pytest.raises(RecordFileError, match="rules.json.*cp1251"):
+        AnswerRules.from_file(p)
+    cases = [({"patterns": [{"class": "refusal", "pattern": "x"}, {"class": "refusal", "pattern": "("}]},
+              "patterns[2].pattern", "regular expression"),
+             ({"overrides": {"x": "empty"}}, "overrides", "never 'empty'"),
+             ({"min_template_count": "many"}, "min_template_count", "must be an integer"),
+             ({"patterns": "x"}, "patterns", "list of objects")]
+    for data, field_name, message in cases:
+        p.write_text(json.dumps(data), encoding="utf-8")
+        with pytest.raises(RecordFileError, match=message) as err:
+            AnswerRules.from_file(p)
+        assert err.value.file == str(p) and err.value.field == field_name
+        assert f"rules.json, field '{field_name}'" in str(err.value)
+    p.write_text("{\"overrides\": ", encoding="utf-8")
+    with pytest.raises(RecordFileError, match="rules.json"):
+        AnswerRules.from_file(p)
+
+
 def test_lengths_must_match() -> None:
     with pytest.raises(ValueError, match="2 answers but 1 urls"):
         classify_answers(["a", "b"], ["u"])

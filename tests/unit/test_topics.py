@@ -11,6 +11,7 @@ from voproshalych_eval.analytics import text_ru
 from voproshalych_eval.analytics.topic_names import name_topics
 from voproshalych_eval.analytics.topics import (
     format_example,
+    k_stability,
     kmeans,
     representative_examples,
     seed_stability,
@@ -61,6 +62,19 @@ def test_seed_stability_is_one_for_separated_clusters_and_lower_for_noise() -> N
     st2 = seed_stability(noise, lab, 6, seeds=(1, 2, 3))
     assert st2["ari_mean"] < 0.9
     assert st2["ari"][0] == pytest.approx(adjusted_rand_score(lab, kmeans(noise, 6, seed=1).labels_))
+
+
+def test_k_stability_picks_the_same_k_on_other_samples_of_separated_clusters() -> None:
+    rng = np.random.default_rng(2)
+    centers = rng.normal(size=(5, 16)) * 10
+    X = _unit(np.vstack([c + rng.normal(size=(80, 16)) for c in centers]))
+    ks = k_stability(X, k_range=(2, 9), runs=3, sample_size=200, seed=0)
+    assert list(ks.columns) == ["run", "sample_seed", "k", "silhouette"] and list(ks["run"]) == [1, 2, 3]
+    assert set(ks["k"]) == {5} and (ks["silhouette"] > 0.5).all()
+    assert ks["sample_seed"].nunique() == 3  # three different samples, none the main run's (seed 0)
+    # on noise the silhouette is low on every sample (no structure to be stable about)
+    noise = _unit(rng.normal(size=(400, 16)))
+    assert (k_stability(noise, k_range=(2, 9), runs=2, sample_size=200)["silhouette"] < 0.2).all()
 
 
 DOCS = {

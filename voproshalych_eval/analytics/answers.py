@@ -15,7 +15,9 @@ Every row gets one class (:data:`ANSWER_CLASSES`):
 Rules, applied in this order (the first that fires wins), all shown and editable (:class:`AnswerRules`):
 
 1. **overrides**: exact answer texts (normalised: lowercase, ``ё → е``, whitespace) mapped to a class —
-   what a person set on the page or in a rules file;
+   what a person set on the page or in a rules file; only to a decline class or ``answer``
+   (:data:`OVERRIDE_CLASSES`): ``empty`` means "no text at all", so a non-empty text mapped to it would
+   leave the raw answered rate and break the identity below;
 2. **patterns**: case-insensitive regular expressions per class (:data:`DEFAULT_PATTERNS`) on the
    normalised text, optionally only for texts up to ``max_chars`` characters (a greeting in front of a
    long real answer stays an answer);
@@ -30,7 +32,6 @@ Rules, applied in this order (the first that fires wins), all shown and editable
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -42,9 +43,12 @@ import numpy as np
 import pandas as pd
 
 from voproshalych_eval.analytics.text_ru import normalize
+from voproshalych_eval.record_files import FieldError, RecordFileError, as_int, read_json_object
 
 ANSWER_CLASSES = ("answer", "not_found", "refusal", "template", "empty")
 DECLINE_CLASSES = ("not_found", "refusal", "template")
+#: what a pattern or an override may assign: a non-empty text is never ``empty``
+OVERRIDE_CLASSES = DECLINE_CLASSES + ("answer",)
 CLASS_NAMES = {
     "answer": ("ответ", "answer"),
     "not_found": ("«ответ не найден»", "not found"),
@@ -85,18 +89,21 @@ class AnswerRules:
     min_template_pages: int = 3
 
     def __post_init__(self) -> None:
+        allowed = ", ".join(OVERRIDE_CLASSES)
         for i, p in enumerate(self.patterns, start=1):
             cls = p.get("class")
-            if cls not in DECLINE_CLASSES + ("answer",):
-                raise ValueError(f"answer rule {i}: class {cls!r} is not one of {', '.join(DECLINE_CLASSES + ('answer',))}")
+            if cls not in OVERRIDE_CLASSES:
+                raise FieldError(f"patterns[{i}].class", f"answer rule {i}: class {cls!r} is not one of {allowed}")
             try:
                 re.compile(str(p.get("pattern") or ""))
             except re.error as exc:
-                raise ValueError(f"answer rule {i} ({cls}): invalid regular expression: {exc}") from None
-        bad = {t: c for t, c in self.overrides.items() if c not in ANSWER_CLASSES}
+                raise FieldError(f"patterns[{i}].pattern",
+                                 f"answer rule {i} ({cls}): invalid regular expression: {exc}") from None
+        bad = {t: c for t, c in self.overrides.items() if c not in OVERRIDE_CLASSES}
         if bad:
             text, cls = next(iter(bad.items()))
-            raise ValueError(f"answer override {text[:60]!r}: class {cls!r} is not one of {', '.join(ANSWER_CLASSES)}")
+            raise FieldError("overrides", f"answer override {text[:60]!r}: class {cls!r} is not one of {allowed}"
+                             + (" (a non-empty answer is never 'empty')" if cls == "empty" else ""))
         self.overrides = {normalize(t): c for t, c in self.overrides.items()}
 
     def to_dict(self) -> dict[str, Any]:
@@ -105,29 +112,37 @@ class AnswerRules:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AnswerRules:
+        """Rules from their :meth:`to_dict` form; a bad value raises :class:`FieldError` naming the field."""
         if not isinstance(data, dict):
-            raise ValueError("answer rules must be a JSON object {patterns, overrides, min_template_count, ...}")
+            raise FieldError(None, "answer rules must be a JSON object {patterns, overrides, min_template_count, ...}")
         unknown = set(data) - {"patterns", "overrides", "min_template_count", "min_template_pages"}
         if unknown:
-            raise ValueError(f"answer rules: unknown keys {sorted(unknown)}")
+            raise FieldError(sorted(unknown)[0], f"answer rules: unknown keys {sorted(unknown)}")
         kwargs: dict[str, Any] = {}
         if "patterns" in data:
+            if not isinstance(data["patterns"], list) or not all(isinstance(p, dict) for p in data["patterns"]):
+                raise FieldError("patterns", "expected a list of objects {class, pattern, max_chars, note}")
             kwargs["patterns"] = [dict(p) for p in data["patterns"]]
         if "overrides" in data:
-            kwargs["overrides"] = {str(k): str(v) for k, v in dict(data["overrides"]).items()}
+            if not isinstance(data["overrides"], dict):
+                raise FieldError("overrides", "expected an object {answer text: class}")
+            kwargs["overrides"] = {str(k): str(v) for k, v in data["overrides"].items()}
         for key in ("min_template_count", "min_template_pages"):
-            if key in data:
-                kwargs[key] = int(data[key])
+            value = as_int(data.get(key), key, lo=1)
+            if value is not None:
+                kwargs[key] = value
         return cls(**kwargs)
 
     @classmethod
     def from_file(cls, path: str | Path) -> AnswerRules:
-        """Rules from a JSON file; errors name the file."""
+        """Rules from a JSON file, read like every input file (:func:`~voproshalych_eval.record_files.read_json_object`:
+        a BOM or cp1251 is decoded); errors name the file and the field (:class:`RecordFileError`)."""
         p = Path(path)
+        data = read_json_object(p, name=str(p))
         try:
-            return cls.from_dict(json.loads(p.read_text(encoding="utf-8")))
-        except (ValueError, TypeError) as exc:
-            raise ValueError(f"{p}: {exc}") from None
+            return cls.from_dict(data)
+        except FieldError as exc:
+            raise RecordFileError(str(p), None, exc.field, exc.message) from None
 
 
 @lru_cache(maxsize=64)

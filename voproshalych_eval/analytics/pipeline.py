@@ -238,7 +238,8 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
             am = answers.metrics()
             return {"source": source, "filters": filters.describe(), "n_questions_used": len(df),
                     "n_empty_questions": len(df) - len(tdf),
-                    "answered_rate": float(df["answered"].mean()) if len(df) else None,
+                    # from the answer classes, so raw − effective = the classified declines exactly
+                    "answered_rate": am["answered_rate"],
                     "effective_answered_rate": am["effective_answered_rate"], "n_declined": am["n_declined"],
                     "answer_classes": jsonable(am), "categories": pd.Series(categories).value_counts().to_dict()}
         if step == "embeddings":

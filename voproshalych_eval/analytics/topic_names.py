@@ -11,11 +11,12 @@ Choice: **BERTopic** (``bertopic``), used as "manual BERTopic" — the topics co
   ``w(t, c) = tf(t, c) / |c| · log(1 + A / f(t))`` (``tf(t, c)`` the count of term ``t`` in topic ``c``,
   ``|c|`` the topic's term count, ``A`` the mean term count per topic, ``f(t)`` the count of ``t`` in all
   topics) — *distinctiveness*: a word frequent in this topic and rare elsewhere;
-* ``representation_model = [CharacteristicTerms(...), MaximalMarginalRelevance(diversity)]``: first drop
+* ``representation_model = [CharacteristicTerms(...), CtfidfMMR(diversity)]`` (both our own BERTopic
+  representation models; BERTopic's ``MaximalMarginalRelevance`` was tried and dropped, see :func:`_mmr`): first drop
   weak candidates (a word must occur in at least ``max(2, min_doc_share · docs)`` distinct questions of the
   topic; proper nouns, Latin and out-of-dictionary tokens — names, ``print``, abbreviations, typos — are kept
   only when at least ``concentration`` of their questions lie in this topic, i.e. they characterise it),
-  then maximal marginal relevance — *diversity*: the next keyword is the one with the highest c-TF-IDF
+  then a custom maximal marginal relevance — *diversity*: the next keyword is the one with the highest c-TF-IDF
   weight and the least similarity to the keywords already chosen
   (``argmax_w (1 − λ)·w̃(w) − λ·max_k cos(e_w, e_k)``, ``w̃`` the weight scaled by the topic's largest,
   ``e`` the embedder's word vectors, ``λ`` = ``diversity``; see :func:`_mmr` for why the relevance is the
@@ -72,15 +73,15 @@ def _analyzer(slang: text_ru.SlangNormalizer | None, filler: frozenset[str]) -> 
     return analyze
 
 
-def _representation_classes() -> tuple[type, type]:
-    """BERTopic's representation base class and MMR (imported lazily: the import takes seconds)."""
-    from bertopic.representation import BaseRepresentation, MaximalMarginalRelevance
+def _representation_base() -> type:
+    """BERTopic's representation base class (imported lazily: the import takes seconds)."""
+    from bertopic.representation import BaseRepresentation
 
-    return BaseRepresentation, MaximalMarginalRelevance
+    return BaseRepresentation
 
 
 def _characteristic_terms(analyzer: Callable[[str], list[str]], *, min_doc_share: float, concentration: float) -> Any:
-    base, _ = _representation_classes()
+    base = _representation_base()
 
     class CharacteristicTerms(base):  # type: ignore[misc, valid-type]
         """Keeps candidate words supported by enough distinct questions of the topic; proper nouns, Latin
@@ -122,7 +123,7 @@ def _mmr(*, diversity: float, top_n_words: int) -> Any:
     ходить, освобождение" instead of "физкультура, зачет, отработать"), so the c-TF-IDF ranking stays the
     relevance and the embeddings only keep near-synonyms (``пересдача``/``пересдать``) from filling a name.
     """
-    base, _ = _representation_classes()
+    base = _representation_base()
 
     class CtfidfMMR(base):  # type: ignore[misc, valid-type]
         def extract_topics(self, topic_model: Any, documents: pd.DataFrame, c_tf_idf: Any,

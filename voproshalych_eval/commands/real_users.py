@@ -37,6 +37,8 @@ def register(sub: Any) -> None:
     p.add_argument("--k-stability", type=int, default=0,
                    help="also choose k by silhouette on this many other random samples (stability of k)")
     p.add_argument("--report", type=Path, default=None, help="write the coverage-gap report (.md or .html)")
+    p.add_argument("--lang", choices=("ru", "en"), default="ru",
+                   help="language of the report and of the topic labels (default ru)")
     p.add_argument("--snapshot", type=int, default=None,
                    help="snapshot id of the knowledge base and log (default: the source's present content)")
     add_outcome_flags(p)
@@ -84,7 +86,7 @@ def cmd_real_users(args: Any) -> int:
         "k_topics": args.k_topics, "embedder": args.embedder, "pause_minutes": args.pause_minutes,
         "slang": load_slang(args.slang) if args.slang else None, "snapshot": args.snapshot,
         "answer_rules": AnswerRules.from_file(args.answer_rules).to_dict() if args.answer_rules else None,
-        "k_stability_runs": args.k_stability,
+        "k_stability_runs": args.k_stability, "lang": args.lang,
     })
     run_id, prog = execute_plan(plan, args)
     res = plan.outputs.get("result")
@@ -99,11 +101,15 @@ def cmd_real_users(args: Any) -> int:
     if args.report:
         from voproshalych_eval.analytics.report import coverage_gap_html, coverage_gap_markdown
 
-        body = coverage_gap_html(res) if args.report.suffix.lower() in {".html", ".htm"} else coverage_gap_markdown(res)
+        write = coverage_gap_html if args.report.suffix.lower() in {".html", ".htm"} else coverage_gap_markdown
+        body = write(res, lang=args.lang)
         args.report.write_text(body, encoding="utf-8")
         out["report"] = str(args.report)
+    from voproshalych_eval.analytics.report import snapshot_label
+    from voproshalych_eval.analytics.topics import silhouette_verdict
+
     m = res.metrics
-    snap = f" · snapshot #{res.snapshot['id']} ({res.snapshot['content_hash'][:12]})" if res.snapshot else ""
+    snap = f" · snapshot {snapshot_label(res.snapshot, 'en')}"
     lines = [f"run #{res.run_id} · source {res.source}{snap} · n = {res.n_used} questions used "
              f"({m.get('n_stored_embeddings', 0)} stored vectors, {m.get('n_embedded', 0)} embedded)"]
     for k in ("answered_rate", "effective_answered_rate", "n_declined", "chunk_coverage", "chunk_coverage@1",
@@ -111,6 +117,15 @@ def cmd_real_users(args: Any) -> int:
               "n_growing_topics", "unique_users", "n_sessions"):
         if k in m:
             lines.append(f"  {k}: {m[k]:.3f}" if isinstance(m[k], float) else f"  {k}: {m[k]}")
+    if res.topics is not None:
+        tm = res.topics.metrics
+        lines.append(f"  silhouette means: {silhouette_verdict(tm.get('best_silhouette'), 'en')}; seed ARI (1 = the "
+                     f"same topics with another random seed): mean {_num(tm.get('seed_ari_mean'))}, "
+                     f"min {_num(tm.get('seed_ari_min'))}")
+    ks = res.topics.stability.get("k") if res.topics is not None else None
+    if ks is not None and len(ks):
+        lines.append(f"  k stability: k = {m.get('n_topics')} on the log; silhouette picks k = "
+                     f"{', '.join(str(int(k)) for k in ks['k'])} on {len(ks)} other random samples")
     if res.topics is not None:
         lines.append("top coverage gaps:")
         for _, r in res.topics.gaps.head(5).iterrows():
@@ -126,6 +141,10 @@ def cmd_real_users(args: Any) -> int:
             lines += [f"  {x}" for x in summary_lines(res.topics.trends, gaps=res.topics.gaps, lang="en")]
     emit(out, args.json, "\n".join(lines))
     return exit_code(prog.status)
+
+
+def _num(v: Any) -> str:
+    return "—" if v is None else f"{float(v):.2f}"
 
 
 def cmd_import(args: Any) -> int:

@@ -241,9 +241,11 @@ with tab_io:
     st.subheader(tr("Загрузить файл разметки", "Import an annotation file"))
     up = st.file_uploader(tr("CSV или JSON", "CSV or JSON"), type=["csv", "json"], key="io_ann_up")
     skip_bad = st.checkbox(tr("Применить хорошие строки, плохие перечислить", "Apply the good rows, list the bad ones"), key="io_skip")
+    merge = st.checkbox(tr("Файл от старой версии: применить только изменённые в нём ячейки (трёхстороннее слияние)",
+                           "A file from an older version: apply only the cells changed in it (three-way merge)"), key="io_merge")
     if up is not None and st.button(tr("Применить разметку", "Apply the annotations"), key="io_apply"):
         try:
-            rep = A.import_annotations(eng, up.name, data=up.getvalue(), skip_bad_rows=skip_bad)
+            rep = A.import_annotations(eng, up.name, data=up.getvalue(), skip_bad_rows=skip_bad, merge=merge)
             st.success(tr(
                 f"{rep.dataset}: v{rep.version_before} → v{rep.version_after}; применено строк {rep.n_applied} из {rep.n_rows}; "
                 f"правок {len(rep.edited)}, отклонено {len(rep.rejected)}, возвращено {len(rep.restored)}, принято {len(rep.accepted)}.",

@@ -80,6 +80,9 @@ def register(sub: Any) -> None:
     a.add_argument("file")
     a.add_argument("--dataset", default=None, help="dataset name (default: the file's 'dataset' column)")
     a.add_argument("--skip-bad-rows", action="store_true", help="apply the good rows and report the bad ones")
+    a.add_argument("--merge", action="store_true",
+                   help="a file exported from an older version: apply only the cells changed in it (three-way), "
+                        "refusing rows that conflict with later edits (default: refuse the file)")
     add_json_flag(a)
     a.set_defaults(func=cmd_annotate_import)
 
@@ -263,10 +266,12 @@ def cmd_annotate_import(args: Any) -> int:
     from voproshalych_eval.annotations import AnnotationImportError, import_annotations
 
     try:
-        rep = import_annotations(engine(), args.file, dataset=args.dataset, skip_bad_rows=args.skip_bad_rows)
+        rep = import_annotations(engine(), args.file, dataset=args.dataset, skip_bad_rows=args.skip_bad_rows,
+                                 merge=args.merge)
     except AnnotationImportError as exc:
         for e in exc.errors:
-            progress(f"{Path(args.file).name}, row {e['row']}, field '{e['field']}': {e['message']}")
+            progress(f"{Path(args.file).name}" + (f", row {e['row']}" if e["row"] is not None else "")
+                     + f", field '{e['field']}': {e['message']}")
         raise
     human = "\n".join([
         f"{rep.dataset}: v{rep.version_before} -> v{rep.version_after}; {rep.n_applied} of {rep.n_rows} rows applied",

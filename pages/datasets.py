@@ -11,7 +11,7 @@ import streamlit as st
 from voproshalych_eval import annotations as A
 from voproshalych_eval import dataset_versions as dv
 from voproshalych_eval import datasets
-from voproshalych_eval.ui import jobs, state, tables
+from voproshalych_eval.ui import jobs, state, tables, views
 from voproshalych_eval.ui.common import empty_state, json_download, page_header, table_with_download
 from voproshalych_eval.ui.i18n import tr
 
@@ -75,10 +75,11 @@ page_header(
 )
 
 eng = state.engine()
-tab_list, tab_gen, tab_ver, tab_io, tab_stale = st.tabs([
-    tr("Наборы", "Datasets"), tr("Создать", "Generate"), tr("Версии", "Versions"),
-    tr("Экспорт и импорт", "Export and import"), tr("Актуальность", "Staleness"),
-])
+view = views.tabs("datasets_view", {
+    "list": ("Наборы", "Datasets"), "generate": ("Создать", "Generate"), "versions": ("Версии", "Versions"),
+    "io": ("Экспорт и импорт", "Export and import"), "stale": ("Актуальность", "Staleness"),
+})
+tab_list, tab_gen, tab_ver, tab_io, tab_stale = (view[n] for n in ("list", "generate", "versions", "io", "stale"))
 
 heads = datasets.list_datasets(eng, heads_only=True)
 golden_names = [d["name"] for d in heads if d["kind"] == "golden"]
@@ -276,6 +277,20 @@ with tab_stale:
         "Набор устаревает, когда чанки, на которые он ссылается, удалены, изменены или перенесены на другую страницу.",
         "A dataset is stale when chunks it references were deleted, changed or moved to another page.",
     ))
+    if tab_stale.open is not False:  # the source check reads the whole source: only in the open view
+        from voproshalych_eval.generation.staleness import source_note, source_text
+
+        note = source_note(eng)
+        if note:
+            st.warning(tr(source_text(note, "ru"), source_text(note, "en")))
+            if st.button(tr("Сделать снимок базы знаний", "Take a knowledge-base snapshot"), key="stale_refresh"):
+                from voproshalych_eval.db import snapshots
+
+                with st.spinner(tr("Снимаю базу знаний…", "Taking a snapshot…")):
+                    snap = snapshots.take(eng)
+                st.session_state.pop("stale_summary", None)
+                st.success(tr(f"Снимок #{snap.id} сделан; проверьте наборы снова.",
+                              f"Snapshot #{snap.id} taken; check the datasets again."))
     if golden_names and st.button(tr("Проверить все наборы", "Check every dataset"), key="stale_all"):
         from voproshalych_eval.generation.staleness import check_all
 

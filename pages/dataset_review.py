@@ -11,7 +11,7 @@ import streamlit as st
 from voproshalych_eval import annotations as A
 from voproshalych_eval import datasets
 from voproshalych_eval.generation.picker import highlight_span, search_chunks
-from voproshalych_eval.ui import state, tables
+from voproshalych_eval.ui import state, tables, views
 from voproshalych_eval.ui.common import empty_state, page_header, table_with_download
 from voproshalych_eval.ui.i18n import tr
 
@@ -125,8 +125,9 @@ if status == "rejected":
             st.rerun()
     st.stop()
 
-tabs = st.tabs([tr("Решение", "Decision"), tr("Правка", "Edit"), tr("Релевантные чанки", "Relevant chunks")])
-with tabs[0]:
+item_view = views.tabs("rv_item_view", {"decision": ("Решение", "Decision"), "edit": ("Правка", "Edit"),
+                                   "chunks": ("Релевантные чанки", "Relevant chunks")})
+with item_view["decision"]:
     with st.form(f"rv_decide_{key}"):
         cc = st.columns(3)
         q_ok = cc[0].checkbox("is_question_ok", value=bool(rev.is_question_ok) if rev and rev.is_question_ok is not None else True)
@@ -155,7 +156,7 @@ with tabs[0]:
         A.set_notes(eng, ds, key, notes)
         st.toast(tr("Заметки сохранены", "Notes saved"))
 
-with tabs[1], st.form(f"rv_edit_{key}"):
+with item_view["edit"], st.form(f"rv_edit_{key}"):
     q = st.text_area(tr("Вопрос", "Question"), value=str(rec.get("question") or ""))
     ans = st.text_area(tr("Эталонный ответ", "Reference answer"), value=str(rec.get("ground_truth_answer") or ""))
     if st.form_submit_button(tr("Сохранить (новая версия)", "Save (new version)")):
@@ -165,7 +166,7 @@ with tabs[1], st.form(f"rv_edit_{key}"):
                 st.toast(tr(f"Версия v{new.version}", f"Version v{new.version}"))
             st.rerun()
 
-with tabs[2]:
+with item_view["chunks"]:
     current = [int(x) for x in rec.get("relevant_chunk_ids") or []]
     query = st.text_input(tr("Поиск чанков (слова или вопрос)", "Search chunks (words or the question)"),
                           value=str(rec.get("question") or ""), key=f"rv_q_{key}")

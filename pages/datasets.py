@@ -11,12 +11,12 @@ import streamlit as st
 from voproshalych_eval import annotations as A
 from voproshalych_eval import dataset_versions as dv
 from voproshalych_eval import datasets
+from voproshalych_eval.generation.sampling import QUESTION_TYPES as TYPES
 from voproshalych_eval.ui import jobs, state, tables, views
 from voproshalych_eval.ui.common import empty_state, json_download, page_header, table_with_download
 from voproshalych_eval.ui.i18n import tr
 
 KEY = "datasets_gen_run_id"
-TYPES = ("factual", "paraphrase", "multi_chunk", "conditional", "unanswerable", "follow_up")
 TYPE_LABELS = {
     "factual": ("фактический", "factual"),
     "paraphrase": ("студенческий стиль", "student register"),
@@ -122,8 +122,12 @@ with tab_gen:
                                 format_func={"uniform": tr("поровну на страницу", "uniform per page"),
                                              "proportional": tr("пропорционально числу чанков", "proportional to chunks")}.get)
         name = c3.text_input(tr("Имя набора (пусто — по времени)", "Dataset name (empty: by time)"), "")
-        types = st.multiselect(tr("Типы вопросов (поровну)", "Question types (equal mix)"), list(TYPES), default=list(TYPES),
-                               format_func={t: _t(TYPE_LABELS[t]) for t in TYPES}.get)
+        st.caption(tr("Доли типов вопросов (0 — тип не нужен)", "Question-type weights (0: not wanted)"))
+        wcols = st.columns(len(TYPES))
+        weights = {t: wcols[i].number_input(_t(TYPE_LABELS[t]), 0, 10, 1, key=f"gen_w_{t}") for i, t in enumerate(TYPES)}
+        gen_lang = st.selectbox(tr("Язык вопросов (промптов)", "Language of the questions (prompts)"), ["ru", "en"],
+                                format_func={"ru": tr("русский", "Russian"), "en": tr("английский", "English")}.get, key="gen_lang",
+                                help=tr("Не зависит от языка интерфейса.", "Independent of the interface language."))
         pages = st.multiselect(tr("Только страницы (пусто — все)", "Only pages (empty: all)"), pages_all)
         stypes = st.multiselect(tr("Только типы источников", "Only source types"), source_types) if source_types else []
         c1, c2, c3, c4 = st.columns(4)
@@ -135,16 +139,17 @@ with tab_gen:
                                        "Extra slots, as a share of the size, to make up for gate drops."))
         concurrency = c4.slider(tr("Параллельно", "Concurrency"), 1, 16, 8)
         submitted = st.form_submit_button(tr("Создать набор", "Generate"), type="primary")
+    types = {t: float(w) for t, w in weights.items() if w > 0}
     if submitted:
         if not types:
-            st.error(tr("Выберите хотя бы один тип вопросов.", "Choose at least one question type."))
+            st.error(tr("Дайте хотя бы одному типу вопросов долю больше 0.", "Give at least one question type a weight above 0."))
         else:
             from voproshalych_eval.generation.plan import build_plan
 
-            params = {"size": int(size), "types": list(types), "strategy": strategy, "pages": pages or None,
+            params = {"size": int(size), "types": types, "strategy": strategy, "pages": pages or None,
                       "source_types": stypes or None, "name": name.strip() or None, "offline": True if offline or not has_llm else None,
                       "temperature": float(temperature), "oversample": float(oversample), "concurrency": int(concurrency),
-                      "lang": st.session_state.get("ui_language", "ru")}
+                      "lang": gen_lang}
             jobs.start(lambda: build_plan(eng, params), KEY)
     jobs.job_panel(KEY)
     run = jobs.pick_run("dataset_generation", KEY, label=tr("Запуск генерации", "Generation run"))

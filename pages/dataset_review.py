@@ -52,6 +52,8 @@ counts = table["status"].value_counts().to_dict()
 c = st.columns(3)
 for col, s in zip(c, ("pending", "accepted", "rejected"), strict=True):
     col.metric(tr(*STATUS[s]), counts.get(s, 0))
+if n_cut := datasets.n_truncated(ds.records):
+    st.info(tr(datasets.truncation_note(n_cut, len(ds), "ru"), datasets.truncation_note(n_cut, len(ds), "en")))
 
 if view == "table":
     status_filter = st.multiselect(tr("Статус", "Status"), list(STATUS), default=list(STATUS), format_func={k: tr(*v) for k, v in STATUS.items()}.get)
@@ -112,6 +114,9 @@ if chunk_text:
         body = html.escape(chunk_text)
     with st.expander(tr(f"Чанк {rec.get('chunk_id')} · {rec.get('confluence_url')}", f"Chunk {rec.get('chunk_id')} · {rec.get('confluence_url')}"),
                      expanded=True):
+        if rec.get("chunk_text_truncated"):
+            st.caption(tr("`chunk_text` этого элемента обрезан: показано начало чанка.",
+                          "This item's `chunk_text` is cut: the start of the chunk is shown."))
         if not span:
             st.caption(tr("Ответ дословно в чанке не найден.", "The answer was not found verbatim in the chunk."))
         st.html(f"<div style='white-space:pre-wrap'>{body}</div>")

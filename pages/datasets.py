@@ -230,6 +230,8 @@ with tab_io:
         ename = st.selectbox(tr("Набор", "Dataset"), golden_names, key="io_name")
         ds = datasets.get_dataset(eng, ename, "golden")
         st.caption(f"{ds.name} v{ds.version} · {len(ds)} · {ds.content_hash[:12]}")
+        if n_cut := datasets.n_truncated(ds.records):
+            st.info(tr(datasets.truncation_note(n_cut, len(ds), "ru"), datasets.truncation_note(n_cut, len(ds), "en")))
         c1, c2, c3, c4 = st.columns(4)
         c1.download_button("⬇ JSON", json.dumps(ds.records, ensure_ascii=False, indent=1).encode("utf-8"),
                            f"{ds.name}_v{ds.version}.json", "application/json", key="io_json")
@@ -272,9 +274,11 @@ with tab_io:
     if up2 is not None and st.button(tr("Сохранить набор", "Store the dataset"), key="io_store"):
         with state.user_errors("Набор не сохранён", "The dataset was not stored"):
             nm = iname.strip() or up2.name.rsplit(".", 1)[0]
-            stored = datasets.store(eng, datasets.load_file(up2.name, "golden", name=nm, data=up2.getvalue()))
+            stored = datasets.store_file(eng, up2.name, "golden", name=nm, data=up2.getvalue())
             st.success(tr(f"Сохранён {stored.name} v{stored.version} ({len(stored)} элементов).",
                           f"Stored {stored.name} v{stored.version} ({len(stored)} items)."))
+            if n_cut := datasets.n_truncated(stored.records):
+                st.info(tr(datasets.truncation_note(n_cut, len(stored), "ru"), datasets.truncation_note(n_cut, len(stored), "en")))
 
 # ---------------------------------------------------------------- staleness
 with tab_stale:

@@ -181,3 +181,16 @@ def test_a_run_on_a_stale_dataset_shows_the_warning(demo_engine) -> None:  # typ
     assert any(f"Dataset '{ds.name}' v1 is stale" in w.value and "1 of 3 items" in w.value for w in at.warning)
     at = _page("pages/tier1_retrieval.py", lang="ru", t1_run_id=res.run_id)
     assert any(f"Набор «{ds.name}» v1 устарел" in w.value for w in at.warning)
+
+
+def test_cut_chunk_texts_are_shown(demo_engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from tests.integration.test_dataset_cli import cut_chunk_file
+    from voproshalych_eval.datasets import store_file
+
+    f = tmp_path / "earlier.json"
+    ds = store_file(demo_engine, f, "golden", name=cut_chunk_file(demo_engine, f))
+    at = _page("pages/dataset_review.py", rv_name=ds.name)
+    assert any("1 of 2 items have a cut `chunk_text`" in i.value for i in at.info)
+    assert any("chunk_text` is cut" in c.value for c in at.caption)  # the first item is the cut one
+    at = _page("pages/datasets.py", lang="ru", io_name=ds.name)
+    assert any("У 1 из 2 элементов `chunk_text` обрезан" in i.value for i in at.info)

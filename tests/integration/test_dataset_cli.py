@@ -154,3 +154,33 @@ def test_generated_set_reviewed_annotated_and_evaluated_through_the_cli(demo_eng
     assert rshow["items"][1]["relevant_chunk_ids"] == [int(kb_chunk)]
     rt = _cli(capsys, "tier1", "--dataset", rq, "--retriever", "fts", "--k", "5")
     assert rt["n_questions"] == 2 and rt["n_unanswerable"] == 1
+
+
+def cut_chunk_file(engine, path) -> str:  # type: ignore[no-untyped-def]
+    """An earlier-benchmark-like golden file: one item's chunk_text cut short, one full (returns a new name)."""
+    import uuid
+
+    from voproshalych_eval.db.production import read_chunks
+
+    kb = read_chunks(engine)
+    kb = kb[kb["text"].str.len() > 400].head(2)
+    (cut_id, cut_text), (full_id, full_text) = zip(kb["id"].astype(int), kb["text"], strict=True)
+    items = [
+        {"id": "syn_a", "question": "Вопрос про обрезанный фрагмент?", "ground_truth_answer": "…", "chunk_id": cut_id,
+         "chunk_text": cut_text[:300], "question_source": "synthetic_from_chunk"},
+        {"id": "syn_b", "question": "Вопрос про целый фрагмент?", "ground_truth_answer": "…", "chunk_id": full_id,
+         "chunk_text": full_text, "question_source": "synthetic_from_chunk"},
+    ]
+    path.write_text(json.dumps(items, ensure_ascii=False), encoding="utf-8")
+    return "cut_" + uuid.uuid4().hex[:6]
+
+
+def test_import_and_show_count_cut_chunk_texts(demo_engine, capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    f = tmp_path / "earlier.json"
+    name = cut_chunk_file(demo_engine, f)
+    imp = _cli(capsys, "dataset", "import", str(f), "--name", name)
+    assert imp["n_items"] == 2 and imp["chunk_text_truncated"] == 1
+    show = _cli(capsys, "dataset", "show", name)
+    assert show["chunk_text_truncated"] == 1 and show["items"][0]["chunk_text_truncated"] is True
+    assert main(["dataset", "show", name]) == 0
+    assert "1 of 2 items have a cut `chunk_text`" in capsys.readouterr().out

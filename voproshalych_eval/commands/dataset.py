@@ -212,7 +212,7 @@ def cmd_list(args: Any) -> int:
 def cmd_show(args: Any) -> int:
     from collections import Counter
 
-    from voproshalych_eval.datasets import get_dataset
+    from voproshalych_eval.datasets import get_dataset, n_truncated, truncation_note
 
     eng = engine()
     ds = get_dataset(eng, args.name)
@@ -228,6 +228,7 @@ def cmd_show(args: Any) -> int:
         info["by_source"] = dict(Counter(str(r.get("question_source") or "—") for r in ds.records))
         info["pages"] = len({u for r in ds.records for u in r.get("relevant_urls") or []})
         info["offline_items"] = sum(1 for r in ds.records if (r.get("generation") or {}).get("offline"))
+        info["chunk_text_truncated"] = n_truncated(ds.records)
         info["stale"] = dataset_warning(eng, ds.id)
         info["kb_source"] = source
     info["items"] = ds.records[: max(0, args.items)]
@@ -237,6 +238,7 @@ def cmd_show(args: Any) -> int:
         + ([f"STALE: {info['stale']['n_items_affected']} item(s) reference changed chunks {info['stale']['by_kind']}"]
            if info.get("stale") else [])
         + ([f"WARNING: {source['warning']}"] if source and source.get("warning") else [])
+        + ([truncation_note(info["chunk_text_truncated"], len(ds))] if info.get("chunk_text_truncated") else [])
         + [f"- {r.get('id', '')}: {r.get('question') or r.get('dialog_id') or ''}" for r in info["items"]]
     )
     emit(info, args.json, human)
@@ -267,12 +269,13 @@ def cmd_export(args: Any) -> int:
 
 
 def cmd_import(args: Any) -> int:
-    from voproshalych_eval.datasets import load_file, store
+    from voproshalych_eval.datasets import n_truncated, store_file, truncation_note
 
-    ds = store(engine(), load_file(args.file, args.kind, name=args.name))
+    ds = store_file(engine(), args.file, args.kind, name=args.name)
     out = {"dataset": ds.name, "kind": ds.kind, "version": ds.version, "id": ds.id, "content_hash": ds.content_hash,
-           "n_items": len(ds)}
-    emit(out, args.json, f"stored {ds.name} v{ds.version} ({len(ds)} items, {ds.content_hash[:12]})")
+           "n_items": len(ds), "chunk_text_truncated": n_truncated(ds.records)}
+    emit(out, args.json, f"stored {ds.name} v{ds.version} ({len(ds)} items, {ds.content_hash[:12]})"
+         + (f"\n{truncation_note(out['chunk_text_truncated'], len(ds))}" if out["chunk_text_truncated"] else ""))
     return 0
 
 

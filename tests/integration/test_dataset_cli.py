@@ -157,21 +157,16 @@ def test_generated_set_reviewed_annotated_and_evaluated_through_the_cli(demo_eng
 
 
 def cut_chunk_file(engine, path) -> str:  # type: ignore[no-untyped-def]
-    """An earlier-benchmark-like golden file: one item's chunk_text cut short, one full (returns a new name)."""
+    """An earlier-benchmark-like golden file of two demo items, the first one's chunk_text cut short
+    (a prefix of the knowledge-base text); returns a new dataset name."""
     import uuid
 
-    from voproshalych_eval.db.production import read_chunks
+    from voproshalych_eval.datasets import get_dataset
 
-    kb = read_chunks(engine)
-    kb = kb[kb["text"].str.len() > 400].head(2)
-    (cut_id, cut_text), (full_id, full_text) = zip(kb["id"].astype(int), kb["text"], strict=True)
-    items = [
-        {"id": "syn_a", "question": "Вопрос про обрезанный фрагмент?", "ground_truth_answer": "…", "chunk_id": cut_id,
-         "chunk_text": cut_text[:300], "question_source": "synthetic_from_chunk"},
-        {"id": "syn_b", "question": "Вопрос про целый фрагмент?", "ground_truth_answer": "…", "chunk_id": full_id,
-         "chunk_text": full_text, "question_source": "synthetic_from_chunk"},
-    ]
-    path.write_text(json.dumps(items, ensure_ascii=False), encoding="utf-8")
+    recs = [dict(r) for r in get_dataset(engine, "demo_golden", "golden").records
+            if len(r.get("chunk_text") or "") > 200][:2]
+    recs[0]["chunk_text"] = recs[0]["chunk_text"][:150]
+    path.write_text(json.dumps(recs, ensure_ascii=False), encoding="utf-8")
     return "cut_" + uuid.uuid4().hex[:6]
 
 

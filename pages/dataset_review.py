@@ -112,7 +112,8 @@ if chunk_text:
         body = html.escape(chunk_text[:a]) + "<mark>" + html.escape(chunk_text[a:b]) + "</mark>" + html.escape(chunk_text[b:])
     else:
         body = html.escape(chunk_text)
-    with st.expander(tr(f"Чанк {rec.get('chunk_id')} · {rec.get('confluence_url')}", f"Chunk {rec.get('chunk_id')} · {rec.get('confluence_url')}"),
+    page_url = rec.get("confluence_url") or "—"
+    with st.expander(tr(f"Чанк {rec.get('chunk_id')} · {page_url}", f"Chunk {rec.get('chunk_id')} · {page_url}"),
                      expanded=True):
         if rec.get("chunk_text_truncated"):
             st.caption(tr("`chunk_text` этого элемента обрезан: показано начало чанка.",

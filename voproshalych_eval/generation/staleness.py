@@ -205,13 +205,34 @@ def source_note(engine: Engine) -> dict[str, Any] | None:
     return {"source_changed": True, "current_snapshot_id": snapshots.current_id(engine)}
 
 
+#: (store url, current snapshot id) -> (monotonic time, note): run captions re-render often, and the check
+#: hashes the whole source
+_NOTES: dict[tuple[str, int | None], tuple[float, dict[str, Any] | None]] = {}
+NOTE_TTL_S = 60.0
+
+
+def recent_source_note(engine: Engine) -> dict[str, Any] | None:
+    """:func:`source_note`, reused for :data:`NOTE_TTL_S` seconds per store and current snapshot."""
+    import time
+
+    from voproshalych_eval.db import snapshots
+
+    key = (str(engine.url), snapshots.current_id(engine))
+    hit = _NOTES.get(key)
+    if hit is not None and time.monotonic() - hit[0] < NOTE_TTL_S:
+        return hit[1]
+    note = source_note(engine)
+    _NOTES[key] = (time.monotonic(), note)
+    return note
+
+
 def dataset_warning(engine: Engine, dataset_id: int | None, snapshot: Any = None, *,
                     check_source: bool = False) -> dict[str, Any] | None:
     """The summary of :func:`check_dataset` (no suggestions) when the dataset ``dataset_id`` is stale against
     ``snapshot`` (a run's own snapshot; default the current one), else None. Shown with runs on that version.
 
     With ``check_source`` and the current snapshot, a source changed since that snapshot is reported too
-    (``source_changed``), even when the dataset is up to date against the snapshot.
+    (``source_changed``, by :func:`recent_source_note`), even when the dataset is up to date against the snapshot.
     """
     if dataset_id is None:
         return None
@@ -224,7 +245,7 @@ def dataset_warning(engine: Engine, dataset_id: int | None, snapshot: Any = None
         return None
     warn = rep.summary() if rep.stale else None
     if check_source and rep.snapshot_id == snapshots.current_id(engine):
-        note = source_note(engine)
+        note = recent_source_note(engine)
         if note:
             warn = {**(warn or rep.summary()), **note}
     return warn

@@ -11,7 +11,10 @@
 2. Gates on the demo: the offline template generator over every page (``--gate-items``, default 100) and
    the scripted LLM with injected defects (one in four replies wrong): what each gate dropped.
 
-    DATABASE_URL=... .venv/bin/python benchmarks/bench_dataset_generation.py [--items 200] [--delay 0.2] [--quick]
+   Every dataset the benchmark stores is deleted at the end (a leftover would feed later near-duplicate
+   checks). The throughput part is repeated ``--repeats`` times (default 3) and the median reported.
+
+    DATABASE_URL=... .venv/bin/python benchmarks/bench_dataset_generation.py [--items 200] [--delay 0.2] [--repeats 3] [--quick]
 """
 
 from __future__ import annotations
@@ -85,15 +88,63 @@ def _reference(eng, n_calls: int, concurrency: int) -> float:  # type: ignore[no
     return time.perf_counter() - t0
 
 
+def _dropped(m: dict) -> str:
+    """The gate counts, the near-duplicates split into within the new set / against existing sets."""
+    d = dict(m.get("dropped") or {})
+    parts = [f"{k} {v}" for k, v in d.items() if v and not k.startswith("near_duplicate")]
+    parts.append(f"near-duplicates {d.get('near_duplicate_new', 0)} new + {d.get('near_duplicate_existing', 0)} existing")
+    return ", ".join(parts)
+
+
+def _stored(m: dict) -> str:
+    return (f"stored {m.get('n_items')} of {m.get('size_requested')} requested from {m.get('n_slots')} slots, "
+            f"pages {m.get('pages_covered')}/{m.get('pages_total')}")
+
+
+def _throughput(eng, args, conc: int, names: list[str]) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    """One repetition: the baseline (concurrency 1), the default concurrency, and the bare-call reference."""
+    from voproshalych_eval.datasets import delete_dataset
+    from voproshalych_eval.executor import run_plan
+    from voproshalych_eval.generation.plan import build_plan
+
+    results = {}
+    for label, n, c in (("baseline", max(8, args.items // 4), 1), ("default", args.items, conc)):
+        params = {"size": n, "oversample": 0.0, "model": "bench-" + uuid.uuid4().hex[:6], "concurrency": c,
+                  "compare_existing": False, "name": f"bench_{label}_" + uuid.uuid4().hex[:4]}
+        names.append(params["name"])
+        t0 = time.perf_counter()
+        plan = build_plan(eng, params)
+        rid, prog = run_plan(eng, plan)
+        dt = time.perf_counter() - t0
+        calls, chain = _calls(eng, rid)
+        ideal = max(calls * args.delay / c, chain * args.delay)
+        results[label] = (n, dt, calls, ideal)
+        delete_dataset(eng, params["name"])  # the gates below compare against the demo's own sets only
+        print(f"  {label}: {n} items at concurrency {c}, oversample 0 ({len(plan.items)} slots): {dt:.1f} s, "
+              f"{prog.done} done / {prog.failed} failed, {calls} LLM calls ({calls / max(n, 1):.2f}/item), "
+              f"ideal bound {ideal:.1f} s -> x{dt / ideal:.2f} of ideal; {_stored(prog.metrics)}; dropped: {_dropped(prog.metrics)}")
+    bn, bdt, _, _ = results["baseline"]
+    dn, ddt, dcalls, dideal = results["default"]
+    ref = _reference(eng, dcalls, conc)
+    out = {"seconds": ddt, "calls": dcalls, "ideal": dideal, "x_ideal": ddt / dideal,
+           "speedup": (bdt / bn) / (ddt / dn), "reference": ref, "x_reference": ddt / ref}
+    print(f"  speed-up vs concurrency 1 (per item): x{out['speedup']:.2f}; reference: {dcalls} bare LLM calls at "
+          f"concurrency {conc}: {ref:.1f} s (ideal {dcalls * args.delay / conc:.1f} s); generation took x{out['x_reference']:.2f} of it")
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--items", type=int, default=200)
     ap.add_argument("--delay", type=float, default=0.2)
     ap.add_argument("--gate-items", type=int, default=100)
-    ap.add_argument("--quick", action="store_true", help="40 items, 40 gate items")
+    ap.add_argument("--repeats", type=int, default=3, help="repetitions of the throughput part; the median is reported")
+    ap.add_argument("--quick", action="store_true", help="40 items, 40 gate items, one repetition")
     args = ap.parse_args()
     if args.quick:
-        args.items, args.gate_items = 40, 40
+        args.items, args.gate_items, args.repeats = 40, 40, 1
+    from statistics import median
+
     from voproshalych_eval.config import get_settings
     from voproshalych_eval.datasets import delete_dataset
     from voproshalych_eval.db import get_engine
@@ -106,56 +157,48 @@ def main() -> None:
     from voproshalych_eval.embeddings import cached_embedder
 
     cached_embedder(get_settings().embedder, eng).encode_queries(["прогрев модели"])  # load the model outside the timing
-    proc, url = _server(args.delay)
+    names: list[str] = []  # every dataset this benchmark stores, deleted at the end (even on failure)
     try:
-        _use(url)
-        conc = int(DEFAULTS["concurrency"])
-        results = {}
-        for label, n, c in (("baseline", max(8, args.items // 4), 1), ("default", args.items, conc)):
-            params = {"size": n, "oversample": 0.0, "model": "bench-" + uuid.uuid4().hex[:6], "concurrency": c,
-                      "compare_existing": False, "name": f"bench_{label}_" + uuid.uuid4().hex[:4]}
-            t0 = time.perf_counter()
-            plan = build_plan(eng, params)
-            rid, prog = run_plan(eng, plan)
-            dt = time.perf_counter() - t0
-            calls, chain = _calls(eng, rid)
-            ideal = max(calls * args.delay / c, chain * args.delay)
-            results[label] = (n, dt, calls, ideal)
-            delete_dataset(eng, params["name"])  # the gates below compare against the demo's own sets only
-            print(f"{label}: {n} items at concurrency {c}: {dt:.1f} s, {prog.done} done / {prog.failed} failed, "
-                  f"{calls} LLM calls ({calls / max(n, 1):.2f}/item), ideal bound {ideal:.1f} s -> x{dt / ideal:.2f} of ideal; "
-                  f"stored {prog.metrics.get('n_items')} items, dropped {sum(prog.metrics.get('dropped', {}).values())}")
-        bn, bdt, _, _ = results["baseline"]
-        dn, ddt, dcalls, _ = results["default"]
-        print(f"speed-up vs concurrency 1 (per item, same run): x{(bdt / bn) / (ddt / dn):.2f}")
-        ref = _reference(eng, dcalls, conc)
-        print(f"reference: {dcalls} bare LLM calls at concurrency {conc}: {ref:.1f} s "
-              f"(ideal {dcalls * args.delay / conc:.1f} s); generation took x{ddt / ref:.2f} of it")
-    finally:
-        proc.terminate()
-        proc.wait(10)
-    # what the gates drop on the demo
-    _use(None)
-    plan = build_plan(eng, {"size": args.gate_items, "offline": True, "compare_existing": False,
-                            "name": "bench_gates_offline_" + uuid.uuid4().hex[:4]})
-    _, prog = run_plan(eng, plan)
-    delete_dataset(eng, str(plan.dataset_name))
-    m = prog.metrics
-    print(f"gates, offline templates: {m['n_items']} of {m['size_requested']} items from {m['n_slots']} slots, "
-          f"pages {m['pages_covered']}/{m['pages_total']}, dropped {m['dropped']}")
-    proc, url = _server(0.0, defect_every=4)
-    try:
-        _use(url)
-        plan = build_plan(eng, {"size": args.gate_items, "compare_existing": True, "model": "bench-" + uuid.uuid4().hex[:6],
-                                "name": "bench_gates_llm_" + uuid.uuid4().hex[:4]})
-        _, prog = run_plan(eng, plan)
-        m = prog.metrics
-        print(f"gates, scripted LLM with a defect in ~1 of 4 replies: {m['n_items']} of {m['size_requested']} items from "
-              f"{m['n_slots']} slots, pages {m['pages_covered']}/{m['pages_total']}, dropped {m['dropped']}")
-    finally:
-        proc.terminate()
-        proc.wait(10)
+        proc, url = _server(args.delay)
+        try:
+            _use(url)
+            conc = int(DEFAULTS["concurrency"])
+            reps = []
+            for i in range(max(1, args.repeats)):
+                print(f"throughput, repetition {i + 1} of {args.repeats}:")
+                reps.append(_throughput(eng, args, conc, names))
+            med = {k: median(r[k] for r in reps) for k in reps[0]}
+            print(f"MEDIAN of {len(reps)}: {args.items} items, {args.delay * 1000:.0f} ms per reply, concurrency {conc}, "
+                  f"oversample 0: {med['seconds']:.1f} s for {med['calls']:.0f} LLM calls; ideal bound {med['ideal']:.1f} s "
+                  f"(x{med['x_ideal']:.2f}); x{med['speedup']:.2f} per item vs concurrency 1; bare calls "
+                  f"{med['reference']:.1f} s (x{med['x_reference']:.2f})")
+        finally:
+            proc.terminate()
+            proc.wait(10)
+        # what the gates drop on the demo (the default oversample: spare slots make up for the drops)
         _use(None)
+        plan = build_plan(eng, {"size": args.gate_items, "offline": True, "compare_existing": False,
+                                "name": "bench_gates_offline_" + uuid.uuid4().hex[:4]})
+        names.append(str(plan.dataset_name))
+        _, prog = run_plan(eng, plan)
+        print(f"gates, offline templates (oversample {DEFAULTS['oversample']}): {_stored(prog.metrics)}; "
+              f"dropped: {_dropped(prog.metrics)}")
+        proc, url = _server(0.0, defect_every=4)
+        try:
+            _use(url)
+            plan = build_plan(eng, {"size": args.gate_items, "compare_existing": True, "model": "bench-" + uuid.uuid4().hex[:6],
+                                    "name": "bench_gates_llm_" + uuid.uuid4().hex[:4]})
+            names.append(str(plan.dataset_name))
+            _, prog = run_plan(eng, plan)
+            print(f"gates, scripted LLM with a defect in ~1 of 4 replies (oversample {DEFAULTS['oversample']}, against "
+                  f"the existing sets too): {_stored(prog.metrics)}; dropped: {_dropped(prog.metrics)}")
+        finally:
+            proc.terminate()
+            proc.wait(10)
+            _use(None)
+    finally:
+        for name in names:
+            delete_dataset(eng, name)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ import streamlit as st
 from voproshalych_eval import annotations as A
 from voproshalych_eval import datasets
 from voproshalych_eval.generation.picker import highlight_span, search_chunks
-from voproshalych_eval.ui import state, tables
+from voproshalych_eval.ui import state, tables, views
 from voproshalych_eval.ui.common import empty_state, page_header, table_with_download
 from voproshalych_eval.ui.i18n import tr
 
@@ -52,6 +52,8 @@ counts = table["status"].value_counts().to_dict()
 c = st.columns(3)
 for col, s in zip(c, ("pending", "accepted", "rejected"), strict=True):
     col.metric(tr(*STATUS[s]), counts.get(s, 0))
+if n_cut := datasets.n_truncated(ds.records):
+    st.info(tr(datasets.truncation_note(n_cut, len(ds), "ru"), datasets.truncation_note(n_cut, len(ds), "en")))
 
 if view == "table":
     status_filter = st.multiselect(tr("Статус", "Status"), list(STATUS), default=list(STATUS), format_func={k: tr(*v) for k, v in STATUS.items()}.get,
@@ -111,8 +113,12 @@ if chunk_text:
         body = html.escape(chunk_text[:a]) + "<mark>" + html.escape(chunk_text[a:b]) + "</mark>" + html.escape(chunk_text[b:])
     else:
         body = html.escape(chunk_text)
-    with st.expander(tr(f"Чанк {rec.get('chunk_id')} · {rec.get('confluence_url')}", f"Chunk {rec.get('chunk_id')} · {rec.get('confluence_url')}"),
+    page_url = rec.get("confluence_url") or "—"
+    with st.expander(tr(f"Чанк {rec.get('chunk_id')} · {page_url}", f"Chunk {rec.get('chunk_id')} · {page_url}"),
                      expanded=True):
+        if rec.get("chunk_text_truncated"):
+            st.caption(tr("`chunk_text` этого элемента обрезан: показано начало чанка.",
+                          "This item's `chunk_text` is cut: the start of the chunk is shown."))
         if not span:
             st.caption(tr("Ответ дословно в чанке не найден.", "The answer was not found verbatim in the chunk."))
         st.html(f"<div style='white-space:pre-wrap'>{body}</div>")
@@ -126,8 +132,9 @@ if status == "rejected":
             st.rerun()
     st.stop()
 
-tabs = st.tabs([tr("Решение", "Decision"), tr("Правка", "Edit"), tr("Релевантные чанки", "Relevant chunks")])
-with tabs[0]:
+item_view = views.tabs("rv_item_view", {"decision": ("Решение", "Decision"), "edit": ("Правка", "Edit"),
+                                   "chunks": ("Релевантные чанки", "Relevant chunks")})
+with item_view["decision"]:
     with st.form(f"rv_decide_{key}"):
         cc = st.columns(3)
         q_ok = cc[0].checkbox("is_question_ok", value=bool(rev.is_question_ok) if rev and rev.is_question_ok is not None else True)
@@ -156,7 +163,7 @@ with tabs[0]:
         A.set_notes(eng, ds, key, notes)
         st.toast(tr("Заметки сохранены", "Notes saved"))
 
-with tabs[1], st.form(f"rv_edit_{key}"):
+with item_view["edit"], st.form(f"rv_edit_{key}"):
     q = st.text_area(tr("Вопрос", "Question"), value=str(rec.get("question") or ""))
     ans = st.text_area(tr("Эталонный ответ", "Reference answer"), value=str(rec.get("ground_truth_answer") or ""))
     if st.form_submit_button(tr("Сохранить (новая версия)", "Save (new version)")):
@@ -166,7 +173,7 @@ with tabs[1], st.form(f"rv_edit_{key}"):
                 st.toast(tr(f"Версия v{new.version}", f"Version v{new.version}"))
             st.rerun()
 
-with tabs[2]:
+with item_view["chunks"]:
     current = [int(x) for x in rec.get("relevant_chunk_ids") or []]
     query = st.text_input(tr("Поиск чанков (слова или вопрос)", "Search chunks (words or the question)"),
                           value=str(rec.get("question") or ""), key=f"rv_q_{key}")

@@ -11,12 +11,12 @@ import streamlit as st
 from voproshalych_eval import annotations as A
 from voproshalych_eval import dataset_versions as dv
 from voproshalych_eval import datasets
-from voproshalych_eval.ui import jobs, state, tables
+from voproshalych_eval.generation.sampling import QUESTION_TYPES as TYPES
+from voproshalych_eval.ui import jobs, state, tables, views
 from voproshalych_eval.ui.common import empty_state, json_download, page_header, table_with_download
 from voproshalych_eval.ui.i18n import tr
 
 KEY = "datasets_gen_run_id"
-TYPES = ("factual", "paraphrase", "multi_chunk", "conditional", "unanswerable", "follow_up")
 TYPE_LABELS = {
     "factual": ("фактический", "factual"),
     "paraphrase": ("студенческий стиль", "student register"),
@@ -37,7 +37,8 @@ GATE_LABELS = {
 
 WARNINGS_RU = {
     "size_below_pages": "Размер {size} меньше числа страниц ({pages}): не каждой странице достанется вопрос.",
-    "no_second_chunk": "Слот {slot}: нет второго чанка для вопроса из нескольких чанков; запланирован фактический.",
+    "no_second_chunk": "Слотов «из нескольких чанков», запланированных как фактические: {n} — у страницы один чанк и нет "
+                       "связанной страницы (нет сохранённых векторов).",
     "incomplete": "Не сгенерировано слотов: {n}. Продолжите запуск, чтобы сохранить набор.",
     "empty": "Ни один вопрос не прошёл фильтры; набор не сохранён.",
     "pages_uncovered": "Страниц без вопросов: {n}.",
@@ -75,10 +76,11 @@ page_header(
 )
 
 eng = state.engine()
-tab_list, tab_gen, tab_ver, tab_io, tab_stale = st.tabs([
-    tr("Наборы", "Datasets"), tr("Создать", "Generate"), tr("Версии", "Versions"),
-    tr("Экспорт и импорт", "Export and import"), tr("Актуальность", "Staleness"),
-])
+view = views.tabs("datasets_view", {
+    "list": ("Наборы", "Datasets"), "generate": ("Создать", "Generate"), "versions": ("Версии", "Versions"),
+    "io": ("Экспорт и импорт", "Export and import"), "stale": ("Актуальность", "Staleness"),
+})
+tab_list, tab_gen, tab_ver, tab_io, tab_stale = (view[n] for n in ("list", "generate", "versions", "io", "stale"))
 
 heads = datasets.list_datasets(eng, heads_only=True)
 golden_names = [d["name"] for d in heads if d["kind"] == "golden"]
@@ -121,8 +123,12 @@ with tab_gen:
                                 format_func={"uniform": tr("поровну на страницу", "uniform per page"),
                                              "proportional": tr("пропорционально числу чанков", "proportional to chunks")}.get)
         name = c3.text_input(tr("Имя набора (пусто — по времени)", "Dataset name (empty: by time)"), "")
-        types = st.multiselect(tr("Типы вопросов (поровну)", "Question types (equal mix)"), list(TYPES), default=list(TYPES),
-                               format_func={t: _t(TYPE_LABELS[t]) for t in TYPES}.get, placeholder=tr("Выберите…", "Choose…"))
+        st.caption(tr("Доли типов вопросов (0 — тип не нужен)", "Question-type weights (0: not wanted)"))
+        wcols = st.columns(len(TYPES))
+        weights = {t: wcols[i].number_input(_t(TYPE_LABELS[t]), 0, 10, 1, key=f"gen_w_{t}") for i, t in enumerate(TYPES)}
+        gen_lang = st.selectbox(tr("Язык вопросов (промптов)", "Language of the questions (prompts)"), ["ru", "en"],
+                                format_func={"ru": tr("русский", "Russian"), "en": tr("английский", "English")}.get, key="gen_lang",
+                                help=tr("Не зависит от языка интерфейса.", "Independent of the interface language."))
         pages = st.multiselect(tr("Только страницы (пусто — все)", "Only pages (empty: all)"), pages_all,
                                placeholder=tr("Все страницы", "All pages"))
         stypes = st.multiselect(tr("Только типы источников", "Only source types"), source_types,
@@ -136,16 +142,17 @@ with tab_gen:
                                        "Extra slots, as a share of the size, to make up for gate drops."))
         concurrency = c4.slider(tr("Параллельно", "Concurrency"), 1, 16, 8)
         submitted = st.form_submit_button(tr("Создать набор", "Generate"), type="primary")
+    types = {t: float(w) for t, w in weights.items() if w > 0}
     if submitted:
         if not types:
-            st.error(tr("Выберите хотя бы один тип вопросов.", "Choose at least one question type."))
+            st.error(tr("Дайте хотя бы одному типу вопросов долю больше 0.", "Give at least one question type a weight above 0."))
         else:
             from voproshalych_eval.generation.plan import build_plan
 
-            params = {"size": int(size), "types": list(types), "strategy": strategy, "pages": pages or None,
+            params = {"size": int(size), "types": types, "strategy": strategy, "pages": pages or None,
                       "source_types": stypes or None, "name": name.strip() or None, "offline": True if offline or not has_llm else None,
                       "temperature": float(temperature), "oversample": float(oversample), "concurrency": int(concurrency),
-                      "lang": st.session_state.get("ui_language", "ru")}
+                      "lang": gen_lang}
             jobs.start(lambda: build_plan(eng, params), KEY)
     jobs.job_panel(KEY)
     run = jobs.pick_run("dataset_generation", KEY, label=tr("Запуск генерации", "Generation run"))
@@ -226,6 +233,8 @@ with tab_io:
         ename = st.selectbox(tr("Набор", "Dataset"), golden_names, key="io_name")
         ds = datasets.get_dataset(eng, ename, "golden")
         st.caption(f"{ds.name} v{ds.version} · {len(ds)} · {ds.content_hash[:12]}")
+        if n_cut := datasets.n_truncated(ds.records):
+            st.info(tr(datasets.truncation_note(n_cut, len(ds), "ru"), datasets.truncation_note(n_cut, len(ds), "en")))
         c1, c2, c3, c4 = st.columns(4)
         c1.download_button("⬇ JSON", json.dumps(ds.records, ensure_ascii=False, indent=1).encode("utf-8"),
                            f"{ds.name}_v{ds.version}.json", "application/json", key="io_json")
@@ -243,9 +252,11 @@ with tab_io:
     st.subheader(tr("Загрузить файл разметки", "Import an annotation file"))
     up = st.file_uploader(tr("CSV или JSON", "CSV or JSON"), type=["csv", "json"], key="io_ann_up")
     skip_bad = st.checkbox(tr("Применить хорошие строки, плохие перечислить", "Apply the good rows, list the bad ones"), key="io_skip")
+    merge = st.checkbox(tr("Файл от старой версии: применить только изменённые в нём ячейки (трёхстороннее слияние)",
+                           "A file from an older version: apply only the cells changed in it (three-way merge)"), key="io_merge")
     if up is not None and st.button(tr("Применить разметку", "Apply the annotations"), key="io_apply"):
         try:
-            rep = A.import_annotations(eng, up.name, data=up.getvalue(), skip_bad_rows=skip_bad)
+            rep = A.import_annotations(eng, up.name, data=up.getvalue(), skip_bad_rows=skip_bad, merge=merge)
             st.success(tr(
                 f"{rep.dataset}: v{rep.version_before} → v{rep.version_after}; применено строк {rep.n_applied} из {rep.n_rows}; "
                 f"правок {len(rep.edited)}, отклонено {len(rep.rejected)}, возвращено {len(rep.restored)}, принято {len(rep.accepted)}.",
@@ -266,9 +277,11 @@ with tab_io:
     if up2 is not None and st.button(tr("Сохранить набор", "Store the dataset"), key="io_store"):
         with state.user_errors("Набор не сохранён", "The dataset was not stored"):
             nm = iname.strip() or up2.name.rsplit(".", 1)[0]
-            stored = datasets.store(eng, datasets.load_file(up2.name, "golden", name=nm, data=up2.getvalue()))
+            stored = datasets.store_file(eng, up2.name, "golden", name=nm, data=up2.getvalue())
             st.success(tr(f"Сохранён {stored.name} v{stored.version} ({len(stored)} элементов).",
                           f"Stored {stored.name} v{stored.version} ({len(stored)} items)."))
+            if n_cut := datasets.n_truncated(stored.records):
+                st.info(tr(datasets.truncation_note(n_cut, len(stored), "ru"), datasets.truncation_note(n_cut, len(stored), "en")))
 
 # ---------------------------------------------------------------- staleness
 with tab_stale:
@@ -276,6 +289,20 @@ with tab_stale:
         "Набор устаревает, когда чанки, на которые он ссылается, удалены, изменены или перенесены на другую страницу.",
         "A dataset is stale when chunks it references were deleted, changed or moved to another page.",
     ))
+    if tab_stale.open is not False:  # the source check reads the whole source: only in the open view
+        from voproshalych_eval.generation.staleness import source_note, source_text
+
+        note = source_note(eng)
+        if note:
+            st.warning(tr(source_text(note, "ru"), source_text(note, "en")))
+            if st.button(tr("Сделать снимок базы знаний", "Take a knowledge-base snapshot"), key="stale_refresh"):
+                from voproshalych_eval.db import snapshots
+
+                with st.spinner(tr("Снимаю базу знаний…", "Taking a snapshot…")):
+                    snap = snapshots.take(eng)
+                st.session_state.pop("stale_summary", None)
+                st.success(tr(f"Снимок #{snap.id} сделан; проверьте наборы снова.",
+                              f"Snapshot #{snap.id} taken; check the datasets again."))
     if golden_names and st.button(tr("Проверить все наборы", "Check every dataset"), key="stale_all"):
         from voproshalych_eval.generation.staleness import check_all
 

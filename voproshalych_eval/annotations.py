@@ -17,6 +17,13 @@ the item's current status), else it follows from the checks: any check ``0`` -> 
 failed checks and ``reason``/``notes``), all three ``1`` -> accepted, otherwise unchanged. Every bad row is reported with its row number and field; by default
 nothing is applied when any row is bad (``skip_bad_rows`` applies the good ones), and never when no row
 is good.
+
+A file remembers the version it was exported from (its ``version`` column). A file from an older version
+is refused — applied to the head it would silently undo the edits made since — unless ``merge`` asks for
+a three-way merge: only the cells the reviewer changed relative to the exported version are applied, and a
+row whose changed cell (or decision) conflicts with a later edit of the same item is refused as a bad row.
+Decisions from the checks are taken only where the reviewer changed the checks, so re-importing an
+unchanged file changes nothing.
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ __all__ = [
     "AnnotationImportError",
     "AnnotationReport",
     "Review",
+    "StaleAnnotationFileError",
     "accept",
     "annotation_rows",
     "confirmed_gaps",
@@ -404,6 +412,76 @@ def _existing_chunk_ids(engine: Engine, ids: set[int]) -> set[int]:
     return {int(i) for i in read_chunks(engine, ids=sorted(ids))["id"]}
 
 
+class StaleAnnotationFileError(AnnotationImportError):
+    """The annotation file was exported from an older version than the head."""
+
+    def __init__(self, file: str, name: str, file_version: int, head_version: int) -> None:
+        message = (f"exported from {name} v{file_version}, but the head is v{head_version}; applying it would undo "
+                   f"the edits made since. Export the head again, or merge (--merge) to apply only the cells changed "
+                   f"in the file relative to v{file_version}")
+        super().__init__(file, [{"row": None, "field": "version", "message": message}])
+        self.file_version = file_version
+        self.head_version = head_version
+
+
+def _file_version(fname: str, records: Sequence[Mapping[str, Any]]) -> int | None:
+    """The one version the file was exported from (``None`` for a file without the column)."""
+    found: set[int] = set()
+    for r in records:
+        v = str(r.get("version") or "").strip().lstrip("vV")
+        if v:
+            if not v.isdigit():
+                raise AnnotationImportError(fname, [], f"the 'version' column must be a version number, got {r.get('version')!r}")
+            found.add(int(v))
+    if len(found) > 1:
+        raise AnnotationImportError(fname, [], f"the file mixes versions: {', '.join(f'v{v}' for v in sorted(found))}")
+    return found.pop() if found else None
+
+
+_CONTENT = ("question", "ground_truth_answer", "relevant_chunk_ids")
+
+
+def _content(rec: Mapping[str, Any] | None, f: str) -> Any:
+    if f == "relevant_chunk_ids":
+        return [int(x) for x in (rec or {}).get(f) or []]
+    return str((rec or {}).get(f) or "").strip()
+
+
+def _three_way(row: dict[str, Any], origin: Mapping[str, Any] | None, head: Mapping[str, Any] | None, file_version: int) -> None:
+    """Keep in ``row`` only the content cells the reviewer changed relative to the exported version.
+
+    Raises :class:`_RowError` when a changed cell was also changed, differently, by a later version.
+    """
+    for f in _CONTENT:
+        if f not in row:
+            continue
+        mine, base, theirs = row[f], _content(origin, f), _content(head, f)
+        if mine == base:
+            del row[f]  # not touched in the file: the head's value stays
+        elif theirs not in (base, mine):
+            raise _RowError(f, f"changed in the file and, differently, after v{file_version} (now {theirs!r}); "
+                               "this row is not applied")
+
+
+def _changed_checks(row: Mapping[str, Any], rev: Review | None) -> dict[str, bool | None]:
+    """The checks of a row that differ from the stored review state (what the reviewer changed)."""
+    return {c: row[c] for c in CHECKS if row[c] != (getattr(rev, c) if rev else None)}
+
+
+def _decision(row: Mapping[str, Any], status_before: str, rev: Review | None) -> str | None:
+    """The row's decision: its status where the reviewer changed it, else from the checks the reviewer changed."""
+    if row["status"] not in (None, status_before):
+        return str(row["status"])
+    changed = _changed_checks(row, rev)
+    if not changed:
+        return None
+    if any(v is False for v in changed.values()):
+        return "rejected"
+    if all(row[c] is True for c in CHECKS):
+        return "accepted"
+    return None
+
+
 def import_annotations(
     engine: Engine,
     path: str | Path,
@@ -411,12 +489,14 @@ def import_annotations(
     dataset: str | None = None,
     data: bytes | None = None,
     skip_bad_rows: bool = False,
+    merge: bool = False,
 ) -> AnnotationReport:
     """Apply an annotation file (see the module docstring) as one new version of its dataset.
 
     The dataset is ``dataset`` or the file's ``dataset`` column (one name for the whole file). Raises
     :class:`AnnotationImportError` listing every bad row (nothing applied) unless ``skip_bad_rows``;
-    a file with no usable row always raises.
+    a file with no usable row always raises. A file exported from an older version raises
+    :class:`StaleAnnotationFileError` unless ``merge`` (three-way, see the module docstring).
     """
     p = Path(path)
     fname = p.name
@@ -436,10 +516,17 @@ def import_annotations(
             )
         dataset = names.pop()
     base = get_dataset(engine, dataset, "golden")
+    file_version = _file_version(fname, records)
+    origin: Dataset | None = None
+    if file_version is not None and file_version != base.version:
+        if not merge or file_version > (base.version or 0):
+            raise StaleAnnotationFileError(fname, base.name, file_version, base.version or 0)
+        origin = get_dataset(engine, f"{base.name}@v{file_version}", "golden")
     revs = reviews(engine, base.name, base.kind)
     keys = base.keys()
     key_pos = {k: i for i, k in enumerate(keys)}
     rejected_keys = {k for k, r in revs.items() if r.status == "rejected" and r.item and k not in key_pos}
+    origin_items = dict(zip(origin.keys(), origin.records, strict=True)) if origin is not None else {}
     all_ids = set()
     parsed: list[tuple[int, dict[str, Any]]] = []
     errors: list[dict[str, Any]] = [e.to_dict() for e in f.bad_rows]  # rows the reader could not use
@@ -475,9 +562,24 @@ def import_annotations(
                 ids = _parse_ids(rec.get("relevant_chunk_ids"))
                 if ids is not None:
                     row["relevant_chunk_ids"] = ids
-                    all_ids.update(ids)
             row["reason"] = str(rec.get("reason") or "").strip() or None
             row["notes"] = str(rec.get("notes")).strip() if rec.get("notes") is not None else None
+            rev = revs.get(key)
+            current_status = "rejected" if key in rejected_keys else (rev.status if rev and rev.status != "rejected" else "pending")
+            status_before = current_status  # what the file's status column is compared with
+            if origin is not None:
+                head_rec = base.records[key_pos[key]] if key in key_pos else (rev.item if rev else None)
+                in_origin = key in origin_items
+                _three_way(row, origin_items[key] if in_origin else (rev.item if rev else None), head_rec, origin.version or 0)
+                status_before = "rejected" if not in_origin else current_status if key in key_pos else "pending"
+            row["decision"] = _decision(row, status_before, rev)
+            if (row["decision"] is not None and (row["decision"] == "rejected") != (current_status == "rejected")
+                    and (status_before == "rejected") != (current_status == "rejected")):
+                raise _RowError("status", f"the file {'rejects' if row['decision'] == 'rejected' else 'restores'} an item "
+                                          f"a later version {'restored' if status_before == 'rejected' else 'rejected'}; "
+                                          "this row is not applied")
+            if "relevant_chunk_ids" in row:
+                all_ids.update(row["relevant_chunk_ids"])
             parsed.append((rown, row))
         except _RowError as exc:
             errors.append({"row": rown, "field": exc.field, "message": exc.message})
@@ -518,15 +620,9 @@ def import_annotations(
         if edited != current:
             report.edited.append(key)
         checks = {c: row[c] for c in CHECKS}
-        current_status = "rejected" if key in rejected_keys else (rev.status if rev and rev.status != "rejected" else "pending")
-        decision = row["status"] if row["status"] not in (None, current_status) else None
-        if decision is None:
-            if any(v is False for v in checks.values()):
-                decision = "rejected"
-            elif all(v is True for v in checks.values()):
-                decision = "accepted"
-        upd: dict[str, Any] = {**checks}
-        if row["notes"] is not None:
+        decision = row["decision"]
+        upd: dict[str, Any] = _changed_checks(row, rev)
+        if row["notes"] is not None and (row["notes"] or origin is None):  # a merged empty cell keeps later notes
             upd["notes"] = row["notes"]
         was_rejected = key in rejected_keys
         if decision == "rejected":
@@ -539,6 +635,9 @@ def import_annotations(
                 upd["item_index"] = key_pos[key]
                 removed.add(key)
                 report.rejected.append(key)
+        elif was_rejected and decision is None:  # stays rejected; edits go to the kept item
+            if edited != current:
+                upd["item"] = edited
         else:
             if was_rejected:
                 restored.append((int(rev.item_index if rev and rev.item_index is not None else len(records_new)), edited))
@@ -550,9 +649,8 @@ def import_annotations(
                 upd["status"] = decision
                 if decision == "accepted":
                     report.accepted.append(key)
-            elif was_rejected:
-                upd["status"] = "pending"
-        review_updates[key] = upd
+        if upd:
+            review_updates[key] = upd
     final = [r for k, r in zip(keys, records_new, strict=True) if k not in removed]
     for pos, rec in sorted(restored, key=lambda t: t[0]):
         final.insert(min(pos, len(final)), rec)

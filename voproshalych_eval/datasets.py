@@ -535,11 +535,30 @@ def resolve(engine: Engine, path_or_name: str, kind: str) -> Dataset:
     """A dataset from a file path (validated and stored) or the name/id of a stored one."""
     p = Path(path_or_name)
     if file_format(p) is not None or p.is_file():
-        ds = load_file(p, kind)
-        if kind == "golden":
-            ds = with_kb_truncation_flags(engine, ds)
-        return store(engine, ds)
+        return store_file(engine, p, kind)
     return get_dataset(engine, path_or_name, kind)
+
+
+def store_file(engine: Engine, path: str | Path, kind: str, *, name: str | None = None, data: bytes | None = None) -> Dataset:
+    """Read, validate and store a dataset file (a golden one flagged by :func:`with_kb_truncation_flags`)."""
+    ds = load_file(path, kind, name=name, data=data)
+    if kind == "golden":
+        ds = with_kb_truncation_flags(engine, ds)
+    return store(engine, ds)
+
+
+def n_truncated(records: Sequence[Mapping[str, Any]]) -> int:
+    """Items whose ``chunk_text`` is cut short (``chunk_text_truncated``)."""
+    return sum(1 for r in records if r.get("chunk_text_truncated"))
+
+
+def truncation_note(n: int, n_items: int, lang: str = "en") -> str:
+    """One sentence about the items whose ``chunk_text`` was cut (the earlier benchmark cut it)."""
+    if lang == "ru":
+        return (f"У {n} из {n_items} элементов `chunk_text` обрезан (файлы прежнего бенчмарка обрезали его до "
+                f"{EARLIER_CHUNK_TEXT_CUT} символов): это не полный текст чанка, а его начало.")
+    return (f"{n} of {n_items} items have a cut `chunk_text` (the earlier benchmark's files cut it to {EARLIER_CHUNK_TEXT_CUT} "
+            "characters): it is the start of the chunk, not its full text.")
 
 
 def with_kb_truncation_flags(engine: Engine, ds: Dataset) -> Dataset:

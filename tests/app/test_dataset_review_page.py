@@ -101,8 +101,12 @@ def test_datasets_page_generates_offline(demo_engine) -> None:  # type: ignore[n
     assert at.title[0].value == "Datasets"
     assert any("offline template generator" in w.value for w in at.warning)  # no LLM configured in tests
     name = "page_" + uuid.uuid4().hex[:6]
-    at.number_input[0].set_value(5)
+    at.number_input[0].set_value(6)
     at.text_input[0].set_value(name)
+    # a weighted type mix (not only equal) and Russian questions under an English interface (the default)
+    for t, w in {"factual": 2, "paraphrase": 1, "multi_chunk": 0, "conditional": 0, "unanswerable": 0, "follow_up": 0}.items():
+        at.number_input(key=f"gen_w_{t}").set_value(w)
+    assert at.selectbox(key="gen_lang").value == "ru"
     next(b for b in at.button if b.label == "Generate").click().run()
     assert not at.exception, [e.value for e in at.exception]
     from voproshalych_eval import executor, runs
@@ -111,8 +115,13 @@ def test_datasets_page_generates_offline(demo_engine) -> None:  # type: ignore[n
     job = executor.get_job(run.id)
     assert job is not None
     job.wait(300)
-    assert runs.get_run(demo_engine, run.id).status == "done"
-    assert get_dataset(demo_engine, name, "golden").records[0]["generation"]["offline"] is True
+    done = runs.get_run(demo_engine, run.id)
+    assert done.status == "done" and done.params["lang"] == "ru"
+    assert (done.metrics or {})["requested_by_type"] == {"factual": 4, "paraphrase": 2}
+    generated = get_dataset(demo_engine, name, "golden")
+    assert generated.records[0]["generation"]["offline"] is True
+    assert {r["question_type"] for r in generated.records} <= {"factual", "paraphrase"}
+    assert {r["generation"]["lang"] for r in generated.records} == {"ru"}
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("not a substitute" in w.value for w in at.warning)
@@ -134,3 +143,54 @@ def test_realq_page_labels_a_question(demo_engine) -> None:  # type: ignore[no-u
     assert not at.exception, [e.value for e in at.exception]
     ds = get_dataset(demo_engine, name, "golden")
     assert len(ds) == 1 and ds.records[0]["not_in_kb"] is True and ds.records[0]["relevant_chunk_ids"] == []
+
+
+def test_review_picker_saves_chunks_and_notes(demo_engine) -> None:  # type: ignore[no-untyped-def]
+    ds = _copy(demo_engine, 3)
+    key = ds.keys()[0]
+    at = _page("pages/dataset_review.py", rv_name=ds.name)
+    picker = at.data_editor(key=f"rv_pick_{key}").value
+    current = [int(i) for i in ds.records[0]["relevant_chunk_ids"]]
+    assert sorted(picker.loc[picker["relevant"], "chunk_id"].astype(int)) == sorted(current)
+    other = picker.index[~picker["relevant"]][0]  # a search hit nobody marked
+    edits = {int(i): {"relevant": False} for i in picker.index[picker["relevant"]]}
+    edits[int(other)] = {"relevant": True}
+    at.session_state[f"rv_pick_{key}"] = {"edited_rows": edits, "added_rows": [], "deleted_rows": []}
+    at.run()
+    at.button(key=f"rv_save_chunks_{key}").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    head = get_dataset(demo_engine, ds.name)
+    assert head.version == 2 and head.records[0]["relevant_chunk_ids"] == [int(picker.loc[other, "chunk_id"])]
+    # notes are review metadata: saved, no new version
+    at = _page("pages/dataset_review.py", rv_name=ds.name)
+    next(t for t in at.text_area if t.label == "Notes").set_value("проверить у деканата")
+    next(b for b in at.button if b.label == "Save notes").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert A.reviews(demo_engine, ds.name)[key].notes == "проверить у деканата"
+    assert get_dataset(demo_engine, ds.name).version == 2
+
+
+def test_a_run_on_a_stale_dataset_shows_the_warning(demo_engine) -> None:  # type: ignore[no-untyped-def]
+    from tests.support.plans import tier1 as run_tier1
+
+    recs = [dict(r) for r in get_dataset(demo_engine, "demo_golden", "golden").records[:3]]
+    recs[1]["chunk_text"] = "Текст чанка, которого в базе знаний больше нет."  # the knowledge base changed since
+    ds = store(demo_engine, Dataset("st_" + uuid.uuid4().hex[:6], "golden", recs, content_hash(recs), source="test"))
+    res = run_tier1(demo_engine, ds.name, retriever="fts", k=5)
+    at = _page("pages/tier1_retrieval.py", t1_run_id=res.run_id)
+    assert any(f"Dataset '{ds.name}' v1 is stale" in w.value and "1 of 3 items" in w.value for w in at.warning)
+    at = _page("pages/tier1_retrieval.py", lang="ru", t1_run_id=res.run_id)
+    assert any(f"Набор «{ds.name}» v1 устарел" in w.value for w in at.warning)
+
+
+def test_cut_chunk_texts_are_shown(demo_engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from tests.integration.test_dataset_cli import cut_chunk_file
+    from voproshalych_eval.datasets import store_file
+
+    f = tmp_path / "earlier.json"
+    ds = store_file(demo_engine, f, "golden", name=cut_chunk_file(demo_engine, f))
+    at = _page("pages/dataset_review.py", rv_name=ds.name)
+    assert any("1 of 2 items have a cut `chunk_text`" in i.value for i in at.info)
+    assert any("chunk_text` is cut" in c.value for c in at.caption)  # the first item is the cut one
+    at = _page("pages/datasets.py", lang="ru", io_name=ds.name)
+    assert any("У 1 из 2 элементов `chunk_text` обрезан" in i.value for i in at.info)

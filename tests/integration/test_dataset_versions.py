@@ -158,7 +158,7 @@ def test_annotation_import_reports_bad_rows(demo_engine, tmp_path) -> None:  # t
     assert rep.n_applied == 1 and rep.n_errors == 3 and rep.rejected == [ds.keys()[3]]
     assert get_dataset(demo_engine, ds.name).version == 2
     g = tmp_path / "all_bad.csv"
-    g.write_text(_write([rows[1]]), encoding="utf-8")
+    g.write_text(_write([{**rows[1], "version": "2"}]), encoding="utf-8")  # a file of the head
     with pytest.raises(A.AnnotationImportError, match="no usable row"):
         A.import_annotations(demo_engine, g, skip_bad_rows=True)
     assert get_dataset(demo_engine, ds.name).version == 2
@@ -176,3 +176,56 @@ def test_tier1_runs_on_each_version(demo_engine) -> None:  # type: ignore[no-unt
     from voproshalych_eval.runs import get_run
 
     assert get_run(demo_engine, r2.run_id).dataset_id == v2.id
+
+
+def test_stale_annotation_file_is_refused_or_merged(demo_engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    ds = _copy_of_demo(demo_engine, 5)
+    k0, k1, k2, k3 = ds.keys()[:4]
+    v1_rows = _rows(A.export_annotations(demo_engine, ds.name))
+    assert {r["version"] for r in v1_rows} == {"1"}
+    v2 = A.edit(demo_engine, ds, k0, question="Вопрос, исправленный на странице?")
+    v3 = A.reject(demo_engine, v2, k3, "не по теме")
+    stale = tmp_path / "v1.csv"
+    stale.write_text(_write(v1_rows), encoding="utf-8")
+    # the unchanged v1 file would revert k0's question and restore k3: refused, naming the file and versions
+    with pytest.raises(A.StaleAnnotationFileError, match=r"v1\.csv.*v1, but the head is v3"):
+        A.import_annotations(demo_engine, stale)
+    assert get_dataset(demo_engine, ds.name).content_hash == v3.content_hash
+    # merged, the unchanged file changes nothing
+    A.import_annotations(demo_engine, stale, merge=True)
+    head = get_dataset(demo_engine, ds.name)
+    assert head.content_hash == v3.content_hash and A.reviews(demo_engine, ds.name)[k3].status == "rejected"
+    # a reviewer's cell edit is applied without clobbering the later edits; a conflicting cell is refused
+    edited = [dict(r) for r in v1_rows]
+    edited[1]["ground_truth_answer"] = "Ответ из таблицы."
+    edited[0]["question"] = "Другая правка того же вопроса?"
+    edited[2].update(is_question_ok="1", is_answer_ok="1", is_chunk_ok="1")
+    f = tmp_path / "v1_edited.csv"
+    f.write_text(_write(edited), encoding="utf-8")
+    with pytest.raises(A.AnnotationImportError) as ei:
+        A.import_annotations(demo_engine, f, merge=True)
+    assert [(e["row"], e["field"]) for e in ei.value.errors] == [(2, "question")]
+    rep = A.import_annotations(demo_engine, f, merge=True, skip_bad_rows=True)
+    assert rep.edited == [k1] and rep.accepted == [k2] and rep.version_after == 4
+    by = dict(zip(*(lambda d: (d.keys(), d.records))(get_dataset(demo_engine, ds.name)), strict=True))
+    assert by[k1]["ground_truth_answer"] == "Ответ из таблицы."
+    assert by[k0]["question"] == "Вопрос, исправленный на странице?" and k3 not in by
+    # a file that restores an item a later version rejected conflicts
+    edited = [dict(r) for r in v1_rows]
+    edited[3]["status"] = "accepted"
+    f.write_text(_write(edited), encoding="utf-8")
+    with pytest.raises(A.AnnotationImportError) as ei:
+        A.import_annotations(demo_engine, f, merge=True)
+    assert [(e["row"], e["field"]) for e in ei.value.errors] == [(5, "status")]
+
+
+def test_reimporting_the_head_file_changes_nothing(demo_engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    ds = _copy_of_demo(demo_engine, 4)
+    v2 = A.reject(demo_engine, ds, ds.keys()[1], "дубликат")
+    A.accept(demo_engine, v2, ds.keys()[0])
+    f = tmp_path / "head.csv"
+    f.write_text(A.export_annotations(demo_engine, ds.name), encoding="utf-8")
+    before = A.reviews(demo_engine, ds.name)
+    A.import_annotations(demo_engine, f)
+    assert get_dataset(demo_engine, ds.name).content_hash == v2.content_hash
+    assert A.reviews(demo_engine, ds.name)[ds.keys()[1]].status == "rejected" == before[ds.keys()[1]].status

@@ -115,3 +115,18 @@ def test_spares_go_to_pages_with_fewest_core_slots() -> None:
     spare = Counter(s.urls[0] for s in plan.slots if s.spare)
     assert sum(spare.values()) == 5
     assert all(core[p] == 1 for p in spare)  # spares only where the core gave one slot
+
+
+def test_multi_chunk_without_a_related_page_is_planned_factual_and_counted() -> None:
+    kb = _kb({"big": 3, "single": 1, "lone": 1})
+    plan = plan_slots(kb, size=9, types="multi_chunk", related={"single": ["big"]})  # no related page for "lone"
+    lone = [s for s in plan.slots if s.urls[0] == "lone"]
+    assert lone and all(s.question_type == "factual" and s.chunk_ids == (5,) and s.urls == ("lone",) for s in lone)
+    assert all(len(s.chunk_ids) == 2 for s in plan.slots if s.urls[0] != "lone")
+    assert plan.by_type == {"multi_chunk": 9 - len(lone), "factual": len(lone)}
+    warn = [w for w in plan.warnings if w["code"] == "no_second_chunk"]
+    assert len(warn) == 1 and warn[0]["n"] == len(lone) and warn[0]["slots"] == [s.index + 1 for s in lone]
+    # with no related pages at all (no stored vectors), only same-page pairs are made
+    bare = plan_slots(kb, size=9, types="multi_chunk")
+    assert {s.urls[0] for s in bare.slots if s.question_type == "factual"} == {"single", "lone"}
+    assert all(s.urls[0] == s.urls[1] for s in bare.slots if s.question_type == "multi_chunk")

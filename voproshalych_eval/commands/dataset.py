@@ -54,6 +54,7 @@ def register(sub: Any) -> None:
     a = dsub.add_parser("show", help="one dataset: version, counts, staleness, first items (NAME, NAME@v2, id or hash)")
     a.add_argument("name")
     a.add_argument("--items", type=int, default=3, help="items to print")
+    a.add_argument("--refresh", action="store_true", help="take a knowledge-base snapshot first when the source changed")
     add_json_flag(a)
     a.set_defaults(func=cmd_show)
 
@@ -80,6 +81,9 @@ def register(sub: Any) -> None:
     a.add_argument("file")
     a.add_argument("--dataset", default=None, help="dataset name (default: the file's 'dataset' column)")
     a.add_argument("--skip-bad-rows", action="store_true", help="apply the good rows and report the bad ones")
+    a.add_argument("--merge", action="store_true",
+                   help="a file exported from an older version: apply only the cells changed in it (three-way), "
+                        "refusing rows that conflict with later edits (default: refuse the file)")
     add_json_flag(a)
     a.set_defaults(func=cmd_annotate_import)
 
@@ -97,6 +101,8 @@ def register(sub: Any) -> None:
 
     a = dsub.add_parser("stale", help="datasets referencing chunks that changed in the knowledge base (with suggestions)")
     a.add_argument("name", nargs="?", default=None, help="one dataset (default: every golden dataset, no suggestions)")
+    a.add_argument("--refresh", action="store_true",
+                   help="take a knowledge-base snapshot first when the source changed since the current one")
     add_json_flag(a)
     a.set_defaults(func=cmd_stale)
 
@@ -171,6 +177,24 @@ def cmd_generate(args: Any) -> int:
     return exit_code(prog.status) if out["dataset"] or prog.status != "done" else 1
 
 
+def _source_check(eng: Any, refresh: bool) -> dict[str, Any]:
+    """Whether the source changed since the current snapshot; with ``refresh`` a snapshot is taken then."""
+    from voproshalych_eval.db import snapshots
+    from voproshalych_eval.generation.staleness import source_note, source_text
+
+    note = source_note(eng)
+    out: dict[str, Any] = {"source_changed": bool(note), "refreshed": False,
+                           "current_snapshot_id": snapshots.current_id(eng)}
+    if note and refresh:
+        snap = snapshots.take(eng, progress=progress)
+        out.update(refreshed=True, current_snapshot_id=snap.id)
+        progress(f"the source changed: took snapshot #{snap.id}")
+    elif note:
+        out["warning"] = source_text(note)
+        progress("WARNING: " + out["warning"])
+    return out
+
+
 # ---------------------------------------------------------------- list / show / export / import
 
 
@@ -188,10 +212,11 @@ def cmd_list(args: Any) -> int:
 def cmd_show(args: Any) -> int:
     from collections import Counter
 
-    from voproshalych_eval.datasets import get_dataset
+    from voproshalych_eval.datasets import get_dataset, n_truncated, truncation_note
 
     eng = engine()
     ds = get_dataset(eng, args.name)
+    source = _source_check(eng, args.refresh) if ds.kind == "golden" else None
     info: dict[str, Any] = {
         "dataset": ds.name, "kind": ds.kind, "version": ds.version, "id": ds.id, "content_hash": ds.content_hash,
         "n_items": len(ds), "source": ds.source,
@@ -203,13 +228,17 @@ def cmd_show(args: Any) -> int:
         info["by_source"] = dict(Counter(str(r.get("question_source") or "—") for r in ds.records))
         info["pages"] = len({u for r in ds.records for u in r.get("relevant_urls") or []})
         info["offline_items"] = sum(1 for r in ds.records if (r.get("generation") or {}).get("offline"))
+        info["chunk_text_truncated"] = n_truncated(ds.records)
         info["stale"] = dataset_warning(eng, ds.id)
+        info["kb_source"] = source
     info["items"] = ds.records[: max(0, args.items)]
     human = "\n".join(
         [f"{ds.name} v{ds.version} ({ds.kind}, id {ds.id}, {ds.content_hash[:12]}): {len(ds)} items"]
         + [f"{k}: {v}" for k, v in info.items() if k in ("by_type", "by_source", "pages", "offline_items", "source")]
         + ([f"STALE: {info['stale']['n_items_affected']} item(s) reference changed chunks {info['stale']['by_kind']}"]
            if info.get("stale") else [])
+        + ([f"WARNING: {source['warning']}"] if source and source.get("warning") else [])
+        + ([truncation_note(info["chunk_text_truncated"], len(ds))] if info.get("chunk_text_truncated") else [])
         + [f"- {r.get('id', '')}: {r.get('question') or r.get('dialog_id') or ''}" for r in info["items"]]
     )
     emit(info, args.json, human)
@@ -240,12 +269,13 @@ def cmd_export(args: Any) -> int:
 
 
 def cmd_import(args: Any) -> int:
-    from voproshalych_eval.datasets import load_file, store
+    from voproshalych_eval.datasets import n_truncated, store_file, truncation_note
 
-    ds = store(engine(), load_file(args.file, args.kind, name=args.name))
+    ds = store_file(engine(), args.file, args.kind, name=args.name)
     out = {"dataset": ds.name, "kind": ds.kind, "version": ds.version, "id": ds.id, "content_hash": ds.content_hash,
-           "n_items": len(ds)}
-    emit(out, args.json, f"stored {ds.name} v{ds.version} ({len(ds)} items, {ds.content_hash[:12]})")
+           "n_items": len(ds), "chunk_text_truncated": n_truncated(ds.records)}
+    emit(out, args.json, f"stored {ds.name} v{ds.version} ({len(ds)} items, {ds.content_hash[:12]})"
+         + (f"\n{truncation_note(out['chunk_text_truncated'], len(ds))}" if out["chunk_text_truncated"] else ""))
     return 0
 
 
@@ -263,10 +293,12 @@ def cmd_annotate_import(args: Any) -> int:
     from voproshalych_eval.annotations import AnnotationImportError, import_annotations
 
     try:
-        rep = import_annotations(engine(), args.file, dataset=args.dataset, skip_bad_rows=args.skip_bad_rows)
+        rep = import_annotations(engine(), args.file, dataset=args.dataset, skip_bad_rows=args.skip_bad_rows,
+                                 merge=args.merge)
     except AnnotationImportError as exc:
         for e in exc.errors:
-            progress(f"{Path(args.file).name}, row {e['row']}, field '{e['field']}': {e['message']}")
+            progress(f"{Path(args.file).name}" + (f", row {e['row']}" if e["row"] is not None else "")
+                     + f", field '{e['field']}': {e['message']}")
         raise
     human = "\n".join([
         f"{rep.dataset}: v{rep.version_before} -> v{rep.version_after}; {rep.n_applied} of {rep.n_rows} rows applied",
@@ -314,9 +346,10 @@ def cmd_stale(args: Any) -> int:
     from voproshalych_eval.generation.staleness import check_all, check_dataset
 
     eng = engine()
+    source = _source_check(eng, args.refresh)
     reps = [check_dataset(eng, args.name)] if args.name else check_all(eng)
-    out = {"datasets": [r.to_dict() for r in reps], "n_stale": sum(r.stale for r in reps)}
-    lines = []
+    out = {"datasets": [r.to_dict() for r in reps], "n_stale": sum(r.stale for r in reps), "kb_source": source}
+    lines = [f"WARNING: {source['warning']}"] if source.get("warning") else []
     for r in reps:
         lines.append(f"{r.dataset} v{r.version}: " + (f"STALE — {len(r.affected)} of {r.n_items} items {r.by_kind()}" if r.stale else "up to date"))
         for a in r.affected[:20]:

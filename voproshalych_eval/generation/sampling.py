@@ -17,7 +17,9 @@ page takes an ``unanswerable`` slot only if at least two of its slots (core and 
 — else the slot goes to the next page, and only leftovers are placed regardless — so every page gets
 questions with a relevant chunk, and a second one to spare, where the size allows.
 Within a page the chunks are used in turn (seeded starting point). ``multi_chunk`` takes a second chunk
-of the same page, or of the most related page (``related``) when the page has one chunk. ``unanswerable``
+of the same page, or of the most related page (``related``) when the page has one chunk; with no related
+page the slot is planned as ``factual`` (counted in the ``no_second_chunk`` warning), never paired
+with an arbitrary page. ``unanswerable``
 uses its chunk only as the topic (relevant lists stay empty).
 
 ``oversample`` adds spare slots (``ceil(size * oversample)``), planned the same way (but given first
@@ -217,11 +219,7 @@ def plan_slots(
         for other in (related or {}).get(page, []):
             if other in by_page and other != page:
                 return take(other), other
-        others = [p for p in page_order if p != page]
-        if others:
-            o = others[(page_order.index(page)) % len(others)]
-            return take(o), o
-        return None
+        return None  # no related page known: an arbitrary page would make a question of two unrelated chunks
 
     pc_core = _page_counts(page_order, n_chunks, size, strategy)
     # spares go first to the pages that got the fewest core slots (stable within the seeded order)
@@ -229,6 +227,7 @@ def plan_slots(
     pc_spare = _page_counts(spare_order, n_chunks, n_spare, strategy) if n_spare else dict.fromkeys(page_order, 0)
     total = {pg: pc_core[pg] + pc_spare[pg] for pg in page_order}
     unanswerable: dict[str, int] = dict.fromkeys(page_order, 0)
+    as_factual: list[int] = []  # multi_chunk slots without a second chunk (1-based slot numbers)
 
     def needs_answerable(page: str) -> bool:
         """A page takes an unanswerable slot only if at least two of its slots stay answerable."""
@@ -266,8 +265,7 @@ def plan_slots(
             if qtype == "multi_chunk":
                 sec = second_chunk(page, first)
                 if sec is None:
-                    warnings.append({"code": "no_second_chunk", "slot": idx + 1,
-                                     "message": f"slot {idx + 1}: no second chunk for a multi_chunk question; planned as factual"})
+                    as_factual.append(idx + 1)
                     qtype = "factual"
                 else:
                     ids.append(sec[0])
@@ -282,4 +280,8 @@ def plan_slots(
         if not s.spare:
             by_type[s.question_type] = by_type.get(s.question_type, 0) + 1
     planned = len({s.urls[0] for s in slots if not s.spare})
+    if as_factual:
+        warnings.append({"code": "no_second_chunk", "n": len(as_factual), "slots": as_factual,
+                         "message": f"{len(as_factual)} multi_chunk slot(s) planned as factual: a single-chunk page with "
+                                    "no related page (no stored vectors) has no second chunk"})
     return SamplingPlan(slots, len(by_page), planned, by_type, warnings)

@@ -194,31 +194,95 @@ def check_all(engine: Engine, *, suggest: bool = False) -> list[StaleReport]:
     return [check_dataset(engine, int(d["id"]), suggest=suggest) for d in list_datasets(engine, "golden", heads_only=True)]
 
 
-def dataset_warning(engine: Engine, dataset_id: int | None, snapshot: Any = None) -> dict[str, Any] | None:
+def source_note(engine: Engine) -> dict[str, Any] | None:
+    """``{"source_changed": True, "current_snapshot_id": N}`` when the source's content differs from the current
+    snapshot (the checks here read snapshots, so edits not yet snapshotted are unseen), else None (also
+    when the source cannot be read)."""
+    from voproshalych_eval.db import snapshots
+
+    if not snapshots.source_changed(engine):
+        return None
+    return {"source_changed": True, "current_snapshot_id": snapshots.current_id(engine)}
+
+
+#: (store url, current snapshot id) -> (monotonic time, note): run captions re-render often, and the check
+#: hashes the whole source
+_NOTES: dict[tuple[str, int | None], tuple[float, dict[str, Any] | None]] = {}
+NOTE_TTL_S = 60.0
+
+
+def recent_source_note(engine: Engine) -> dict[str, Any] | None:
+    """:func:`source_note`, reused for :data:`NOTE_TTL_S` seconds per store and current snapshot."""
+    import time
+
+    from voproshalych_eval.db import snapshots
+
+    key = (str(engine.url), snapshots.current_id(engine))
+    hit = _NOTES.get(key)
+    if hit is not None and time.monotonic() - hit[0] < NOTE_TTL_S:
+        return hit[1]
+    note = source_note(engine)
+    _NOTES[key] = (time.monotonic(), note)
+    return note
+
+
+def dataset_warning(engine: Engine, dataset_id: int | None, snapshot: Any = None, *,
+                    check_source: bool = False) -> dict[str, Any] | None:
     """The summary of :func:`check_dataset` (no suggestions) when the dataset ``dataset_id`` is stale against
-    ``snapshot`` (a run's own snapshot; default the current one), else None. Shown with runs on that version."""
+    ``snapshot`` (a run's own snapshot; default the current one), else None. Shown with runs on that version.
+
+    With ``check_source`` and the current snapshot, a source changed since that snapshot is reported too
+    (``source_changed``, by :func:`recent_source_note`), even when the dataset is up to date against the snapshot.
+    """
     if dataset_id is None:
         return None
+    from voproshalych_eval.db import snapshots
     from voproshalych_eval.db.errors import SnapshotError
 
     try:
         rep = check_dataset(engine, int(dataset_id), suggest=False, snapshot=snapshot)
     except (LookupError, SnapshotError):
         return None
-    return rep.summary() if rep.stale else None
+    warn = rep.summary() if rep.stale else None
+    if check_source and rep.snapshot_id == snapshots.current_id(engine):
+        note = recent_source_note(engine)
+        if note:
+            warn = {**(warn or rep.summary()), **note}
+    return warn
 
 
 def run_warning(engine: Engine, run: Any) -> dict[str, Any] | None:
     """:func:`dataset_warning` for a recorded run: its dataset version against the snapshot the run read
-    (``params["snapshot"]["id"]`` or ``params["snapshot_id"]``; the current one when the run names none)."""
+    (``params["snapshot"]["id"]`` or ``params["snapshot_id"]``; the current one when the run names none).
+    When that is the current snapshot, a source changed since is reported too."""
     params = getattr(run, "params", None) or {}
     snap = (params.get("snapshot") or {}).get("id") if isinstance(params.get("snapshot"), Mapping) else None
     snap = snap or params.get("snapshot_id") or getattr(run, "snapshot_id", None)
-    return dataset_warning(engine, getattr(run, "dataset_id", None), snapshot=snap)
+    return dataset_warning(engine, getattr(run, "dataset_id", None), snapshot=snap, check_source=True)
+
+
+def source_text(note: Mapping[str, Any], lang: str = "en") -> str:
+    """One sentence: the source changed since the current snapshot (the staleness check has not seen it)."""
+    sid = note.get("current_snapshot_id") or note.get("snapshot_id")
+    if lang == "ru":
+        return (f"База знаний изменилась после снимка #{sid}, по которому проверялась актуальность: эти правки ещё не "
+                "учтены. Сделайте снимок (кнопка на вкладке «Актуальность» страницы «Наборы данных» или "
+                "`dataset stale --refresh`).")
+    return (f"The knowledge base changed since snapshot #{sid}, which the staleness check read: those edits are not "
+            "seen yet. Take a snapshot (the button in the Datasets page's Staleness tab, or `dataset stale --refresh`).")
 
 
 def warning_text(warn: Mapping[str, Any], lang: str = "en") -> str:
-    """One sentence for a stale-dataset warning, in ``lang``."""
+    """The sentence(s) of a stale-dataset warning, in ``lang`` (and the source note when it has one)."""
+    parts = []
+    if warn.get("n_items_affected"):
+        parts.append(_stale_text(warn, lang))
+    if warn.get("source_changed"):
+        parts.append(source_text(warn, lang))
+    return " ".join(parts)
+
+
+def _stale_text(warn: Mapping[str, Any], lang: str) -> str:
     kinds = ", ".join(f"{k} {v}" for k, v in (warn.get("by_kind") or {}).items() if v)
     if lang == "ru":
         return (f"Набор «{warn.get('dataset')}» v{warn.get('version')} устарел относительно базы знаний "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
+from tests.support.app_jobs import started_job
 from voproshalych_eval import executor
 from voproshalych_eval.config import PROJECT_ROOT
 
@@ -23,7 +24,7 @@ def _run_and_wait(at: AppTest) -> executor.Job:
     """Press Run; the run executes in a background job (off the script thread): wait for it, rerun the page."""
     at.button(key="t1_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    job = executor.get_job(at.session_state["t1_run_id"])
+    job = started_job(at, "t1_run_id")
     assert job is not None and job.wait(180).status == "done", job.progress
     at.run()
     assert not at.exception, [e.value for e in at.exception]

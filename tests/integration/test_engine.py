@@ -202,3 +202,38 @@ def test_resume_after_a_prompt_edit_is_refused_naming_the_prompt(demo_engine: An
         finally:
             get_settings.cache_clear()
     assert srv.count == 0  # building and checking a plan calls no LLM
+
+
+def test_a_plan_factory_is_built_in_the_background_job(engine: Any) -> None:
+    """``start_background`` with a factory returns before ``build_plan`` finishes (it runs in the job's
+    thread); a factory error, or a plan without items, ends the job with the error and no run."""
+    entered, release = threading.Event(), threading.Event()
+
+    def factory() -> Plan:
+        entered.set()
+        assert release.wait(120)
+        return Plan(tier="tier1", items=[("a", 1), ("b", 2)], work=lambda p: {"v": p}, finalize=_sum)
+
+    before = runs.list_runs(engine, limit=1)
+    job = executor.start_background(engine, factory)
+    assert job.building and job.run_id is None and executor.get_job(job.key) is job  # the factory still waits
+    assert entered.wait(120)
+    assert job in executor.active_jobs() and runs.list_runs(engine, limit=1) == before  # no run before the plan
+    release.set()
+    prog = job.wait(120)
+    assert prog.status == "done" and not job.building and job.error is None
+    assert job.run_id is not None and executor.get_job(job.run_id) is job and executor.get_job(job.key) is job
+    run = runs.get_run(engine, job.run_id)
+    assert run is not None and run.status == "done" and run.metrics == {"n_items": 2, "n_failed_items": 0}
+
+    def broken() -> Plan:
+        raise FileNotFoundError("golden.json not found")
+
+    bad = executor.start_background(engine, broken)
+    bad.wait(120)
+    assert bad.run_id is None and not bad.building and bad.progress.status == "failed"
+    assert bad.error is not None and "golden.json not found" in bad.error
+    empty = executor.start_background(engine, lambda: Plan(tier="tier1", items=[], work=lambda p: {}, finalize=_sum))
+    empty.wait(120)
+    assert empty.nothing_to_run and empty.run_id is None and "Nothing to evaluate" in (empty.error or "")
+    assert runs.list_runs(engine, limit=1)[0].id == job.run_id  # neither created a run

@@ -63,11 +63,13 @@ def test_comparison_shows_every_run_it_started_and_opens_the_best(demo_engine) -
     at.multiselect(key="t1_cmp_cfg").set_value([("fts", None), ("hybrid", "use-multilingual")]).run()
     at.button(key="t1_cmp_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    started = list(at.session_state["t1_cmp_ids"])
-    assert len(started) == 2
-    for rid in started:
-        job = executor.get_job(rid)
+    keys = list(at.session_state["t1_cmp_ids"])  # the jobs' keys: their runs exist once their plans are built
+    assert len(keys) == 2
+    started = []
+    for key in keys:
+        job = executor.get_job(key)
         assert job is not None and job.wait(180).status == "done", job.progress
+        started.append(job.run_id)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     # the comparison shows the page's run and every run it started, without adding them by hand

@@ -9,10 +9,11 @@ import pandas as pd
 import streamlit as st
 
 from voproshalych_eval import annotations as A
+from voproshalych_eval import executor, runs
 from voproshalych_eval.analytics.question_log import list_sources
 from voproshalych_eval.generation import realq
 from voproshalych_eval.generation.picker import search_chunks
-from voproshalych_eval.ui import state
+from voproshalych_eval.ui import jobs, state, views
 from voproshalych_eval.ui.common import empty_state, page_header, table_with_download
 from voproshalych_eval.ui.i18n import tr
 
@@ -53,6 +54,40 @@ with st.sidebar:
     name = st.text_input(tr("Имя набора реальных вопросов", "Real-questions dataset name"), value="realq", key="rq_name").strip() or "realq"
     source = st.selectbox(tr("Журнал", "Log"), sources, key="rq_source")
 
+TOPICS_RUN = "rq_topics_run"  # the topic analysis started here (a recorded real_users run)
+
+
+def _topics_run(source: str) -> runs.Run | None:
+    """The run whose topics the picker uses: the one started here, else the newest finished topic analysis of the log."""
+    mine = runs.get_run(eng, int(st.session_state[TOPICS_RUN])) if st.session_state.get(TOPICS_RUN) else None
+    if mine is not None and mine.params.get("source") == source:
+        return mine
+    return next((r for r in runs.list_runs(eng, tier="real_users", status=("done", "done_with_failures"), limit=20)
+                 if r.params.get("source") == source and "topics" in (r.params.get("analyses") or ())), None)
+
+
+def _topics(run: runs.Run) -> pd.DataFrame | None:
+    """The topic of every log question, read once from the run's stored ``topics`` step."""
+    cached = st.session_state.get("rq_topics")
+    if isinstance(cached, tuple) and cached[0] == run.id:
+        return cached[1]
+    try:
+        topics = realq.topic_assignments(runs.item_records(eng, run.id))
+    except LookupError as exc:
+        st.caption(tr(f"Темы запуска #{run.id} недоступны: ", f"Topics of run #{run.id} unavailable: ") + str(exc))
+        return None
+    st.session_state["rq_topics"] = (run.id, topics)
+    return topics
+
+
+def _start_topics() -> None:
+    if jobs.start(lambda: realq.topics_plan(eng, source=source), TOPICS_RUN) is not None:
+        st.info(tr("Темы журнала считаются в фоне (запуск записан, его можно отменить и продолжить). Когда он "
+                   "закончится, нажмите «Добавить в очередь» ещё раз.",
+                   "The log's topics are being computed in the background (a recorded run: cancel or resume it). "
+                   "When it finishes, press 'Add to the queue' again."))
+
+
 with st.expander(tr("Выбрать вопросы для разметки", "Pick questions to label"), expanded=False):
     with st.form("rq_pick"):
         c1, c2, c3 = st.columns(3)
@@ -61,23 +96,33 @@ with st.expander(tr("Выбрать вопросы для разметки", "Pi
         seed = c3.number_input(tr("Зерно", "Seed"), 0, 10_000, 0)
         topic = st.number_input(tr("Номер темы (для «по теме»)", "Topic id (for 'by topic')"), -1, 1000, -1)
         go = st.form_submit_button(tr("Добавить в очередь", "Add to the queue"), type="primary")
+    topics_run = _topics_run(source)
+    topics_state = executor.run_state(eng, topics_run.id) if topics_run is not None else None
+    topics = _topics(topics_run) if topics_run is not None and topics_state in ("done", "done_with_failures") else None
     if go:
         with state.user_errors("Не удалось выбрать вопросы", "Could not pick questions"):
-            topics = None
-            if strategy in ("topic", "coverage_gap"):
-                with st.spinner(tr("Считаю темы журнала…", "Computing the log's topics…")):
-                    topics = realq.topic_assignments(eng, source=source)
-                st.session_state["rq_topics"] = topics
-            pooled = realq.pool(eng, name)
-            cands = realq.candidates(eng, strategy=strategy, n=int(n), source=source, seed=int(seed), topics=topics,
-                                     topic=int(topic) if topic >= 0 else None,
-                                     exclude=pooled["question"].tolist() if len(pooled) else ())
-            added = realq.add_to_pool(eng, name, cands)
-            st.success(tr(f"Добавлено вопросов: {len(added)}.", f"Questions added: {len(added)}."))
-    if isinstance(st.session_state.get("rq_topics"), pd.DataFrame):
-        t = st.session_state["rq_topics"]
-        st.dataframe(t.groupby(["topic", "topic_name"], dropna=False).agg(n=("log_id", "size"), gap_rank=("gap_rank", "first"))
+            if strategy in realq.TOPIC_STRATEGIES and topics is None:
+                if topics_state != "running":
+                    _start_topics()
+            else:
+                pooled = realq.pool(eng, name)
+                cands = realq.candidates(eng, strategy=strategy, n=int(n), source=source, seed=int(seed), topics=topics,
+                                         topic=int(topic) if topic >= 0 else None,
+                                         exclude=pooled["question"].tolist() if len(pooled) else ())
+                added = realq.add_to_pool(eng, name, cands)
+                st.success(tr(f"Добавлено вопросов: {len(added)}.", f"Questions added: {len(added)}."))
+    jobs.job_panel(TOPICS_RUN)
+    if topics_run is not None and topics_state in ("interrupted", "cancelled", "failed"):
+        st.warning(tr(f"Расчёт тем (запуск #{topics_run.id}) {jobs.state_label(topics_state)}.",
+                      f"The topic analysis (run #{topics_run.id}) is {jobs.state_label(topics_state)}."))
+        jobs.resume_button(topics_run.id, TOPICS_RUN)
+    if topics is not None and topics_run is not None:
+        st.caption(tr(f"Темы журнала из запуска #{topics_run.id}", f"The log's topics from run #{topics_run.id}"))
+        st.dataframe(topics.groupby(["topic", "topic_name"], dropna=False).agg(n=("log_id", "size"), gap_rank=("gap_rank", "first"))
                      .reset_index(), hide_index=True)
+        if st.button(tr("Пересчитать темы", "Recompute the topics"), key="rq_topics_again"):
+            with state.user_errors("Не удалось запустить", "Could not start the run"):
+                _start_topics()
 
 pool = realq.pool(eng, name)
 if pool.empty:
@@ -87,11 +132,11 @@ c = st.columns(3)
 for col, s in zip(c, ("pending", "labelled", "skipped"), strict=True):
     col.metric(tr(*STATE_LABELS[s]), int((pool["state"] == s).sum()))
 
-tab_one, tab_all = st.tabs([tr("Разметка", "Label"), tr("Все вопросы", "All questions")])
-with tab_all:
+view = views.tabs("rq_view", {"label": ("Разметка", "Label"), "all": ("Все вопросы", "All questions")})
+with view["all"]:
     table_with_download(pool, f"{name}_pool", key="rq_pool")
 
-with tab_one:
+with view["label"]:
     pending = pool[pool["state"] == "pending"]["item_key"].tolist()
     others = pool[pool["state"] != "pending"]["item_key"].tolist()
     choices = pending + others

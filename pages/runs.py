@@ -21,7 +21,7 @@ from voproshalych_eval.ui.common import (
     page_header,
 )
 from voproshalych_eval.ui.i18n import fmt, fmt_count, lang, metric_label, show, tr
-from voproshalych_eval.ui.jobs import mixed_warning, state_label
+from voproshalych_eval.ui.jobs import job_panel, mixed_warning, resume_button, state_label
 from voproshalych_eval.ui.verdicts import status_text
 
 VERDICTS = {
@@ -70,14 +70,15 @@ page_header(
         "перестановочный тест и размер эффекта (d_z Коэна с 95% интервалом). Метрик сравнивается много сразу, "
         "поэтому вывод делается по p с поправкой Холма (p_adj < 0,05 — значимо; исходное p тоже показано). "
         "«Лучше»/«хуже» учитывают направление метрики из каталога метрик (больше или меньше — лучше). Запуск, который числится выполняющимся, но давно не подавал "
-        "сигнал, показан как **прерван** (его процесс завершился) — его можно продолжить на странице уровня.",
+        "сигнал, показан как **прерван** (его процесс завершился) — его можно продолжить здесь, на вкладке «Отчёт и экспорт» "
+        "(кнопка «Продолжить»).",
         "Every run stores its tier, dataset and its hash, models, prompt hashes, parameters, code version, "
         "aggregates with 95% confidence intervals and per-item results. **Compare** puts run B against the "
         "reference run A on the same items: the difference B − A, its 95% bootstrap interval, a paired "
         "permutation test and the effect size (Cohen's d_z with a 95% interval). Many metrics are compared at "
         "once, so the verdict uses Holm-adjusted p-values (p_adj < 0.05 is significant; the raw p is shown too). "
         "Better/worse follow the metric's direction from the metric catalog (higher or lower is better). A run still marked running whose heartbeat is old is shown "
-        "as **interrupted** (its process died) — resume it on its tier page.",
+        "as **interrupted** (its process died) — resume it right here, on the Report and export tab (the Resume button).",
     ),
 )
 
@@ -317,6 +318,10 @@ with state.user_errors("Не удалось прочитать реестр за
                 if run.offline:
                     offline_badge()
                 mixed_warning(run)
+                if runs.run_state(run, alive=executor.job_alive) in ("interrupted", "cancelled", "failed",
+                                                                     "done_with_failures"):
+                    resume_button(rid, "runs_resumed")  # through the engine: missing and failed items only
+                job_panel("runs_resumed")
                 if run.error:
                     st.error(tr("Ошибка запуска: ", "Run error: ") + run.error)
                 with st.expander(tr("Конфигурация и происхождение запуска", "Run configuration and provenance")):

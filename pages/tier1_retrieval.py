@@ -279,6 +279,7 @@ with tab_cmp:
     cmp_ids = list(st.session_state.get("t1_cmp_ids", []))
     for n in range(len(cmp_ids)):
         jobs.job_panel(f"t1_cmp_job{n}")
+    cmp_ids = [i for i in (jobs.run_id_of(f"t1_cmp_job{n}") for n in range(len(cmp_ids))) if i is not None]  # once built
     same = runs.list_runs(engine, tier="tier1", status=runs.FINISHED, dataset_hash=run.dataset_hash, limit=50)
     by_id = {r.id: r for r in same}
     # the selection lives under its own key (the widget's state is rebuilt whenever its options change); every

@@ -52,6 +52,13 @@ class ArgumentParser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", HelpFormatter)
         super().__init__(*args, **kwargs)
 
+    def format_help(self) -> str:
+        """The help; a command's help ends with the exit codes (as written) unless its epilog has them."""
+        text = super().format_help()
+        if self.get_default("func") is not None and "exit codes:" not in text:
+            text += "\n" + EXIT_CODES_HELP + "\n"
+        return text
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(

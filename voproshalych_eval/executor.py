@@ -28,7 +28,9 @@ naming what differs) unless ``force`` — then the run is marked *mixed*. It del
 items so they are retried and executes only the keys not yet recorded.
 
 Background jobs live in a module-level registry keyed by run id (:func:`get_job`): a Streamlit rerun or
-a reopened tab keeps only the run id in ``st.session_state`` and reattaches to the job here.
+a reopened tab keeps only the run id in ``st.session_state`` and reattaches to the job here. The app
+starts jobs from a plan *factory*: ``build_plan`` runs in the job's thread, so it may be heavy (a snapshot,
+a model load); until the run exists the job is found by its key.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ import logging
 import threading
 import time
 import traceback
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass
@@ -54,6 +57,7 @@ __all__ = [
     "AlreadyRunning",
     "ItemResult",
     "Job",
+    "NothingToRun",
     "Plan",
     "Progress",
     "ResumeRefused",
@@ -433,37 +437,88 @@ def run_plan(
 # ------------------------------------------------------------------ background jobs (the app path)
 
 
+PlanFactory = Callable[[], Plan]
+
+
+class NothingToRun(ValueError):
+    """The plan a factory built has no items (nothing to evaluate): no run is created."""
+
+
 class Job:
     """A plan executing in a background thread of this process; survives Streamlit reruns.
 
-    ``plan.outputs`` holds the plan's in-memory artefacts once it has run (figures for a page).
+    Started from a plan factory (:func:`start_background`), the job first *builds* the plan in its thread
+    (``building`` is True, ``run_id`` None): snapshot taking, model loading, dataset reading stay off the
+    caller's thread; a build error ends the job with ``error`` set and no run. Once built, the run is
+    created (``run_id``) and executed. ``plan.outputs`` holds the plan's in-memory artefacts once it has
+    run (figures for a page).
     """
 
-    def __init__(self, engine: Engine, run_id: int, plan: Plan, *, retry_failed: bool = False,
+    def __init__(self, engine: Engine, run_id: int | None, plan: Plan | PlanFactory, *, retry_failed: bool = False,
                  mixed_reason: str | None = None) -> None:
         self.engine = engine
         self.run_id = run_id
-        self.plan = plan
+        self.key = uuid.uuid4().hex  # names the job before it has a run (``get_job(key)``)
+        self.plan: Plan | None = plan if isinstance(plan, Plan) else None
+        self._factory: PlanFactory | None = None if isinstance(plan, Plan) else plan
         self.cancel_event = threading.Event()
-        self.progress = Progress(run_id=run_id, total=len(plan.items))
+        self.progress = Progress(run_id=run_id or 0, total=len(self.plan.items) if self.plan is not None else 0,
+                                 message=None if self.plan is not None else "preparing the run…")
         self.error: str | None = None
+        self.nothing_to_run = False  # the factory's plan had no items
         self.started = time.time()
         self._retry_failed = retry_failed
         self._mixed_reason = mixed_reason
-        self._thread = threading.Thread(target=self._main, name=f"job-{run_id}", daemon=True)
+        self._thread = threading.Thread(target=self._main, name=f"job-{run_id or self.key[:8]}", daemon=True)
+
+    @property
+    def building(self) -> bool:
+        """The plan is still being built (no run yet)."""
+        return self.run_id is None and self.error is None and self.alive
 
     def _update(self, p: Progress) -> None:
         self.progress = p
 
-    def _main(self) -> None:
+    def _fail(self, exc: BaseException) -> None:
+        self.error = str(exc) if isinstance(exc, AlreadyRunning | NothingToRun) else _short_error(exc)
+        self.progress.status = "failed"
+        self.progress.last_error = self.error
+
+    def _build(self) -> bool:
+        """Build the plan and create its run (the factory path); False when that failed (``error`` set)."""
+        assert self._factory is not None
         try:
-            self.progress = execute(self.engine, self.run_id, self.plan, cancel=self.cancel_event, on_progress=self._update,
-                                    retry_failed=self._retry_failed, mixed_reason=self._mixed_reason)
+            plan = self._factory()
+            if not plan.items:
+                self.nothing_to_run = True
+                raise NothingToRun("Nothing to evaluate: the plan has no items.")
+            if self.cancel_event.is_set():
+                self.progress.status = "cancelled"
+                return False
+            run_id = create_run(self.engine, plan)
+        except Exception as exc:  # noqa: BLE001 - kept for the page to show as a sentence
+            log.log(logging.INFO if isinstance(exc, NothingToRun) else logging.ERROR, "building a plan failed",
+                    exc_info=not isinstance(exc, NothingToRun))
+            self._fail(exc)
+            return False
+        self.plan = plan
+        self.progress = Progress(run_id=run_id, total=len(plan.items))
+        with _JOBS_LOCK:
+            _JOBS[run_id] = self
+        self.run_id = run_id
+        return True
+
+    def _main(self) -> None:
+        if self.plan is None and not self._build():
+            return
+        assert self.plan is not None and self.run_id is not None
+        try:
+            self.progress = execute(self.engine, self.run_id, self.plan, cancel=self.cancel_event,
+                                    on_progress=self._update, retry_failed=self._retry_failed,
+                                    mixed_reason=self._mixed_reason)
         except Exception as exc:  # noqa: BLE001 - kept for the page to show as a sentence
             log.exception("background run %s failed", self.run_id)
-            self.error = str(exc) if isinstance(exc, AlreadyRunning) else _short_error(exc)
-            self.progress.status = "failed"
-            self.progress.last_error = self.error
+            self._fail(exc)
 
     def start(self) -> Job:
         self._thread.start()
@@ -482,6 +537,7 @@ class Job:
 
 
 _JOBS: dict[int, Job] = {}
+_BUILDING: dict[str, Job] = {}  # jobs started from a factory, by key (also kept once built)
 _JOBS_LOCK = threading.Lock()
 
 
@@ -495,16 +551,31 @@ def _start_job(engine: Engine, run_id: int, plan: Plan, **kwargs: Any) -> Job:
     return job.start()
 
 
-def start_background(engine: Engine, plan: Plan) -> Job:
-    """Create a run for ``plan`` and execute it in a background thread."""
-    return _start_job(engine, create_run(engine, plan), plan)
+def start_background(engine: Engine, plan: Plan | PlanFactory) -> Job:
+    """Execute a plan in a background thread; returns its :class:`Job` at once.
+
+    Given a :class:`Plan`, its run is created here first (``job.run_id`` is set on return). Given a plan
+    factory (a callable returning the plan), the factory runs in the job's thread — ``build_plan`` may be
+    heavy (taking a snapshot, loading a model) — and the run is created once it returns; until then
+    ``job.building`` is True and ``job.run_id`` None (find the job again with ``get_job(job.key)``). A
+    factory error (or a plan without items: ``job.nothing_to_run``) ends the job with ``job.error``.
+    """
+    if isinstance(plan, Plan):
+        return _start_job(engine, create_run(engine, plan), plan)
+    job = Job(engine, None, plan)
+    with _JOBS_LOCK:
+        _BUILDING[job.key] = job
+    return job.start()
 
 
-def get_job(run_id: int | None) -> Job | None:
-    """The job of this process executing ``run_id`` (alive or finished), if any."""
+def get_job(run_id: int | str | None) -> Job | None:
+    """The job of this process executing ``run_id`` (alive or finished), if any; a ``str`` is a job's ``key``
+    (a job started from a plan factory, before and after its run exists)."""
     if run_id is None:
         return None
     with _JOBS_LOCK:
+        if isinstance(run_id, str):
+            return _BUILDING.get(run_id)
         return _JOBS.get(int(run_id))
 
 
@@ -515,8 +586,9 @@ def job_alive(run_id: int) -> bool:
 
 
 def active_jobs() -> list[Job]:
+    """Jobs of this process running (or building their plan) now."""
     with _JOBS_LOCK:
-        return [j for j in _JOBS.values() if j.alive]
+        return [j for j in {id(j): j for j in (*_JOBS.values(), *_BUILDING.values())}.values() if j.alive]
 
 
 def cancel_run(engine: Engine, run_id: int) -> bool:

@@ -163,15 +163,10 @@ def _metric_rows(data: dict[str, Any], lang: str, *, offline: bool) -> list[dict
 
 
 def _key_metric_keys(data: dict[str, Any]) -> list[str]:
-    try:
-        from voproshalych_eval.plans import SPECS  # type: ignore[attr-defined]
+    from voproshalych_eval.plans import SPECS
 
-        return list(SPECS[data["run"]["tier"]].key_metrics) if data["run"]["tier"] in SPECS else []
-    except ImportError:
-        from voproshalych_eval.tiers.catalog import TIERS
-
-        t = TIERS.get(data["run"]["tier"])
-        return list(t.key_metrics) if t else []
+    tier = data["run"]["tier"]
+    return list(SPECS[tier].key_metrics) if tier in SPECS else []
 
 
 def document(data: dict[str, Any], *, lang: str = "en") -> tuple[str, list[tuple[str, list[tuple[Any, ...]]]]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from voproshalych_eval import executor
+from tests.support.app_jobs import started_job
 from voproshalych_eval.config import PROJECT_ROOT
 
 APP = str(PROJECT_ROOT / "app.py")
@@ -21,9 +21,7 @@ def _open(page: str) -> AppTest:
 
 
 def _wait_and_rerun(at: AppTest, state_key: str) -> None:
-    run_id = at.session_state[state_key]
-    job = executor.get_job(run_id)
-    assert job is not None
+    job = started_job(at, state_key)
     job.wait(120)
     assert job.progress.status == "done", job.error
     at.run()

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from voproshalych_eval import executor, runs
+from tests.support.app_jobs import started_job
+from voproshalych_eval import runs
 from voproshalych_eval.config import PROJECT_ROOT
 
 
@@ -14,12 +15,12 @@ def _run(at: AppTest, limit: int) -> int:
     at.number_input(key="jm_limit").set_value(limit).run()
     at.button(key="jm_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    run_id = at.session_state["jm_run_id"]
-    job = executor.get_job(run_id)
-    assert job is not None and job.wait(180).status == "done", job.progress
+    job = started_job(at, "jm_run_id")
+    assert job.wait(180).status == "done", job.progress
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    return int(run_id)
+    assert at.session_state["jm_run_id"] == job.run_id  # the page remembers the run once its plan is built
+    return int(job.run_id)
 
 
 @pytest.mark.parametrize(("lang", "verdict", "quorum_words"), [

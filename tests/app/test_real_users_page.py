@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from voproshalych_eval import executor
+from tests.support.app_jobs import started_job
 from voproshalych_eval.config import PROJECT_ROOT
 
 
@@ -21,7 +21,7 @@ def test_real_users_page_runs(demo_engine) -> None:  # type: ignore[no-untyped-d
     at.button(key="ru_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
     # the analyses run as a background job of the engine; wait for it, then rerun the page
-    job = executor.get_job(at.session_state["ru_run_id"])
+    job = started_job(at, "ru_run_id")
     assert job is not None and job.wait(300).status == "done", job.progress
     at.run()
     assert not at.exception, [e.value for e in at.exception]

@@ -7,7 +7,7 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from voproshalych_eval import executor
+from tests.support.app_jobs import started_job
 from voproshalych_eval.config import PROJECT_ROOT
 
 
@@ -28,7 +28,7 @@ def test_tier0_page_run_and_project(demo_engine, lang: str) -> None:  # type: ig
     at.button(key="t0_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
     # the metrics run as a background job (its steps are the run's items); wait, then rerun the page
-    job = executor.get_job(at.session_state["t0_run_id"])
+    job = started_job(at, "t0_run_id")
     assert job is not None and job.wait(180).status == "done", job.progress
     at.run()
     assert not at.exception, [e.value for e in at.exception]
@@ -84,7 +84,7 @@ def test_tier0_page_run_and_project(demo_engine, lang: str) -> None:  # type: ig
     # other vectors in the sidebar than in the run: the map says it shows the run's vectors
     assert any("changed since the run" in w.value for w in at.warning)
     at.button(key="t0_run").click().run()
-    job = executor.get_job(at.session_state["t0_run_id"])
+    job = started_job(at, "t0_run_id")
     assert job is not None and job.wait(180).status == "done", job.progress
     at.run()
     at.button(key="t0_project").click().run()

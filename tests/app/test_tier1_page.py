@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
+from tests.support.app_jobs import started_job
 from voproshalych_eval import executor
 from voproshalych_eval.config import PROJECT_ROOT
 
@@ -23,7 +24,7 @@ def _run_and_wait(at: AppTest) -> executor.Job:
     """Press Run; the run executes in a background job (off the script thread): wait for it, rerun the page."""
     at.button(key="t1_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    job = executor.get_job(at.session_state["t1_run_id"])
+    job = started_job(at, "t1_run_id")
     assert job is not None and job.wait(180).status == "done", job.progress
     at.run()
     assert not at.exception, [e.value for e in at.exception]
@@ -62,11 +63,13 @@ def test_comparison_shows_every_run_it_started_and_opens_the_best(demo_engine) -
     at.multiselect(key="t1_cmp_cfg").set_value([("fts", None), ("hybrid", "use-multilingual")]).run()
     at.button(key="t1_cmp_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    started = list(at.session_state["t1_cmp_ids"])
-    assert len(started) == 2
-    for rid in started:
-        job = executor.get_job(rid)
+    keys = list(at.session_state["t1_cmp_ids"])  # the jobs' keys: their runs exist once their plans are built
+    assert len(keys) == 2
+    started = []
+    for key in keys:
+        job = executor.get_job(key)
         assert job is not None and job.wait(180).status == "done", job.progress
+        started.append(job.run_id)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     # the comparison shows the page's run and every run it started, without adding them by hand

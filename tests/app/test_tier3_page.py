@@ -9,8 +9,8 @@ import uuid
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.support.app_jobs import started_job
 from tests.support.production_qa import ProductionQA
-from voproshalych_eval import executor
 from voproshalych_eval.config import PROJECT_ROOT
 
 APP = str(PROJECT_ROOT / "app.py")
@@ -30,7 +30,7 @@ def _run_and_wait(at: AppTest, run_label: str) -> None:
     """Press Run, wait for the background job, rerun the page."""
     next(b for b in at.button if b.label == run_label).click()
     at.run()
-    job = executor.get_job(at.session_state["tier3_run_id"])
+    job = started_job(at, "tier3_run_id")
     assert job is not None
     job.wait(120)
     assert job.progress.status == "done", job.error

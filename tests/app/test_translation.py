@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.support.app_jobs import started_job
 from tests.support.ui_text import data_corpus, page_texts, violations
 from voproshalych_eval.config import PROJECT_ROOT
 
@@ -56,7 +57,6 @@ def test_page_speaks_one_language(corpus: str, page: str, lang: str) -> None:
 def test_judge_metric_results_speak_one_language(demo_engine: Any, demo_source: Any, lang: str) -> None:
     """The judge-metrics page after a finished run (offline heuristic on the demo samples): cards, the per-sample
     table, the drill-down and the run caption are in one language too."""
-    from voproshalych_eval import executor
 
     at = AppTest.from_file(APP, default_timeout=180)
     at.session_state["ui_language"] = lang
@@ -65,7 +65,7 @@ def test_judge_metric_results_speak_one_language(demo_engine: Any, demo_source: 
     at.number_input(key="jm_limit").set_value(3).run()
     at.button(key="jm_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    job = executor.get_job(at.session_state["jm_run_id"])
+    job = started_job(at, "jm_run_id")
     assert job is not None and job.wait(180).status == "done", job.progress
     at.run()
     assert not at.exception, [e.value for e in at.exception]

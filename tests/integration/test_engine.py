@@ -202,3 +202,86 @@ def test_resume_after_a_prompt_edit_is_refused_naming_the_prompt(demo_engine: An
         finally:
             get_settings.cache_clear()
     assert srv.count == 0  # building and checking a plan calls no LLM
+
+
+def test_a_plan_factory_is_built_in_the_background_job(engine: Any) -> None:
+    """``start_background`` with a factory returns before ``build_plan`` finishes (it runs in the job's
+    thread); a factory error, or a plan without items, ends the job with the error and no run."""
+    entered, release = threading.Event(), threading.Event()
+
+    def factory() -> Plan:
+        entered.set()
+        assert release.wait(120)
+        return Plan(tier="tier1", items=[("a", 1), ("b", 2)], work=lambda p: {"v": p}, finalize=_sum)
+
+    before = runs.list_runs(engine, limit=1)
+    job = executor.start_background(engine, factory)
+    assert job.building and job.run_id is None and executor.get_job(job.key) is job  # the factory still waits
+    assert entered.wait(120)
+    assert job in executor.active_jobs() and runs.list_runs(engine, limit=1) == before  # no run before the plan
+    release.set()
+    prog = job.wait(120)
+    assert prog.status == "done" and not job.building and job.error is None
+    assert job.run_id is not None and executor.get_job(job.run_id) is job and executor.get_job(job.key) is job
+    run = runs.get_run(engine, job.run_id)
+    assert run is not None and run.status == "done" and run.metrics == {"n_items": 2, "n_failed_items": 0}
+
+    def broken() -> Plan:
+        raise FileNotFoundError("golden.json not found")
+
+    bad = executor.start_background(engine, broken)
+    bad.wait(120)
+    assert bad.run_id is None and not bad.building and bad.progress.status == "failed"
+    assert bad.error is not None and "golden.json not found" in bad.error
+    empty = executor.start_background(engine, lambda: Plan(tier="tier1", items=[], work=lambda p: {}, finalize=_sum))
+    empty.wait(120)
+    assert empty.nothing_to_run and empty.run_id is None and "Nothing to evaluate" in (empty.error or "")
+    assert runs.list_runs(engine, limit=1)[0].id == job.run_id  # neither created a run
+
+
+def _signal_mid_run(engine: Any, sig: int) -> tuple[int, int, str]:
+    """A Tier 1 CLI run, frozen once it recorded items (its run row locked), gets ``sig``; returns
+    ``(run id, exit code, stderr)``."""
+    import subprocess
+    import sys
+    import time
+
+    from tests.integration.test_kill_resume import ROOT, _max_run_id, _newest_run, _row_locked
+
+    before = _max_run_id(engine)
+    proc = subprocess.Popen([sys.executable, "-m", "voproshalych_eval.cli", "tier1", "--retriever", "fts",
+                             "--batch-size", "4", "--json"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.time() + 240
+        run_id = None
+        while not (run_id and runs.count_items(engine, run_id)["done"] >= 4):
+            assert time.time() < deadline and proc.poll() is None, "the CLI ended or stalled before the signal"
+            time.sleep(0.05)
+            run_id = _newest_run(engine, "tier1", before)
+        with _row_locked(engine, run_id):  # the CLI blocks at its next write: the signal lands mid-run
+            proc.send_signal(sig)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return int(run_id), proc.returncode, err.decode()
+
+
+@pytest.mark.parametrize(("sig", "code", "error"), [(2, 130, "interrupted by the user"), (15, 4, None)],
+                         ids=["ctrl-c-130", "sigterm-4"])
+def test_cli_exit_codes_for_an_interrupted_and_a_cancelled_run(demo_engine: Any, sig: int, code: int,
+                                                               error: str | None) -> None:
+    """Ctrl-C (SIGINT) exits 130 and SIGTERM exits 4; either way the run is ``cancelled``, not locked, and a
+    resume finishes it with every item recorded once."""
+    from tests.integration.test_kill_resume import wait_unlocked
+    from voproshalych_eval.cli import main
+
+    run_id, returncode, err = _signal_mid_run(demo_engine, sig)
+    assert returncode == code, err[-3000:]
+    run = runs.get_run(demo_engine, run_id)
+    assert run is not None and run.status == "cancelled" and run.error == error
+    wait_unlocked(demo_engine, run_id)
+    assert 4 <= sum(runs.count_items(demo_engine, run_id).values()) < run.n_items_total  # stopped mid-way
+    assert main(["resume", str(run_id)]) == 0
+    assert runs.get_run(demo_engine, run_id).status == "done"
+    assert set(_key_counts(demo_engine, run_id).values()) == {1} and len(_key_counts(demo_engine, run_id)) == run.n_items_total

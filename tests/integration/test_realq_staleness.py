@@ -41,6 +41,42 @@ def test_candidates_strategies_and_dedup(demo_engine) -> None:  # type: ignore[n
         realq.candidates(demo_engine, strategy="best")
 
 
+def test_topic_strategies_take_the_topics_of_a_recorded_run(demo_engine, capsys) -> None:  # type: ignore[no-untyped-def]
+    """``realq-pick --strategy coverage_gap`` runs the topic analysis through the engine (a recorded real_users
+    run) and picks from the topics stored in it; ``--topics-run`` reuses them without a new run."""
+    import json
+
+    from voproshalych_eval import runs
+    from voproshalych_eval.cli import main
+
+    with pytest.raises(ValueError, match="needs the log's topics"):
+        realq.candidates(demo_engine, strategy="coverage_gap")  # never computed behind the engine's back
+    name = "realq_" + uuid.uuid4().hex[:6]
+    assert main(["dataset", "realq-pick", name, "--strategy", "coverage_gap", "--n", "3", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    run = runs.get_run(demo_engine, out["topics_run"])
+    assert run is not None and run.tier == "real_users" and run.status == "done" and run.params["analyses"] == ["topics"]
+    records = runs.item_records(demo_engine, run.id)
+    assert [r["item_key"] for r in records] == ["embeddings", "log", "retrieval", "topics"]
+    topics = realq.topic_assignments(records)
+    questions = realq.log_questions(demo_engine)
+    assert set(questions["log_id"]) <= set(topics["log_id"])  # every question has its topic
+    top_gaps = topics[topics["gap_rank"].notna() & (topics["gap_rank"] <= 3)]
+    assert len(out["added"]) == 3 and top_gaps["topic_name"].str.len().gt(0).all()
+    gap_keys = {realq.item_key_for(run.params["source"], i) for i in top_gaps["log_id"]}
+    assert set(out["added"]) <= gap_keys  # picked from the top-ranked coverage gaps
+    n_runs = len(runs.list_runs(demo_engine, tier="real_users"))
+    one = int(topics.set_index("log_id").loc[questions["log_id"], "topic"].mode()[0])  # the largest topic
+    assert main(["dataset", "realq-pick", name, "--strategy", "topic", "--topic", str(one), "--n", "2",
+                 "--topics-run", str(run.id), "--json"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["topics_run"] == run.id and len(runs.list_runs(demo_engine, tier="real_users")) == n_runs
+    in_topic = {realq.item_key_for(run.params["source"], i) for i in topics.loc[topics["topic"] == one, "log_id"]}
+    assert again["added"] and set(again["added"]) <= in_topic
+    with pytest.raises(LookupError, match="no finished 'topics' step"):
+        realq.topic_assignments([r for r in records if r["item_key"] != "topics"])
+
+
 def test_label_real_questions_tier1_and_gap_report(demo_engine) -> None:  # type: ignore[no-untyped-def]
     from tests.support.plans import tier1 as run_tier1
     from voproshalych_eval import annotations as A

@@ -66,3 +66,17 @@ def test_console_script_help_in_a_subprocess() -> None:
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert "tier1" in out.stdout and not out.stderr.strip()
+
+
+@pytest.mark.parametrize("path", [(), ("tier1",), ("resume",), ("dataset", "realq-pick")], ids=" ".join)
+def test_help_epilog_lists_the_exit_codes(path: tuple[str, ...], capsys: pytest.CaptureFixture[str]) -> None:
+    """Every run command's ``--help`` ends with the exit codes, each one of :data:`EXIT_CODES` with its meaning."""
+    from voproshalych_eval.commands.common import EXIT_CODES, EXIT_ERROR, EXIT_INTERRUPTED
+
+    with pytest.raises(SystemExit):
+        main([*path, "--help"])
+    out = capsys.readouterr().out
+    assert "exit codes:" in out
+    listed = {int(line.split()[0]) for line in out.split("exit codes:", 1)[1].splitlines() if line[:6].strip().isdigit()}
+    assert listed == {*EXIT_CODES.values(), EXIT_ERROR, EXIT_INTERRUPTED} == {0, 1, 2, 3, 4, 130}
+    assert "Ctrl-C" in out and "SIGTERM" in out and "cancelled" in out

@@ -270,7 +270,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
             from voproshalych_eval.annotations import confirmed_gaps
 
             res.confirmed_gaps = confirmed_gaps(engine)
-            return jsonable(res.topics.to_dict())
+            return {**jsonable(res.topics.to_dict()), "assignments": topic_assignments(res)}
         if step == "domain":
             plan.say("Domain analysis…")
             res.domain = timed("domain", lambda: domain_analysis(
@@ -306,6 +306,21 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         snapshot_id=snap.id,
     )
     return plan
+
+
+def topic_assignments(res: RealUsersResult) -> dict[str, Any]:
+    """The topic of every log row with question text, stored in the ``topics`` step's result (what the realq
+    picker reads from the run): ``log_id`` and ``topic`` (parallel lists), every topic's ``names`` and the
+    ``gap_rank`` of the ranked coverage gaps (keys are topic ids as strings)."""
+    t = res.topics
+    if t is None:
+        return {"log_id": [], "topic": [], "names": {}, "gap_rank": {}}
+    return {
+        "log_id": [int(x) for x in res.text_log["id"]],
+        "topic": [int(x) for x in np.asarray(t.labels)],
+        "names": {str(int(k)): str(v) for k, v in zip(t.topics["topic"], t.topics["name"], strict=True)},
+        "gap_rank": {str(int(r["topic"])): int(r["gap_rank"]) for _, r in t.gaps.iterrows()} if len(t.gaps) else {},
+    }
 
 
 def summary_metrics(steps: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import Engine
@@ -34,13 +38,29 @@ EXIT_CODES_HELP = """exit codes:
   2    error before or around a run: bad arguments or input, a refused resume (configuration changed),
        the run is already running in another process
   3    the run finished with more failed items than allowed (done_with_failures; see --max-failure-share)
-  4    the run was cancelled (resumable)
+  4    the run was cancelled: SIGTERM (`kill <pid>`) stops it after the items in flight (resumable)
   130  interrupted with Ctrl-C (the run is marked cancelled and can be resumed)"""
 
 
 def exit_code(status: str) -> int:
     """The exit status for a run outcome (see :data:`EXIT_CODES_HELP`)."""
     return EXIT_CODES.get(status, 1)
+
+
+@contextmanager
+def cancel_on_sigterm() -> Iterator[threading.Event]:
+    """An event that SIGTERM (``kill <pid>``) sets while a run executes in the foreground: the executor then
+    starts no new item, finishes the ones in flight and closes the run as ``cancelled`` (exit code 4,
+    resumable). Off the main thread (an in-process caller) no handler is installed."""
+    cancel = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield cancel
+        return
+    previous = signal.signal(signal.SIGTERM, lambda *_: cancel.set())
+    try:
+        yield cancel
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def progress(message: str) -> None:

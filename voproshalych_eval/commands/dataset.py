@@ -114,6 +114,9 @@ def register(sub: Any) -> None:
     a.add_argument("--topic", type=int, default=None)
     a.add_argument("--source", default=None, help="question log source (default: the bot's table)")
     a.add_argument("--seed", type=int, default=0)
+    a.add_argument("--topics-run", type=int, default=None,
+                   help="topic and coverage_gap: take the topics of this finished real-users run (with the topics "
+                        "analysis) instead of running the topic analysis (a recorded, resumable real_users run)")
     add_json_flag(a)
     a.set_defaults(func=cmd_realq_pick)
 
@@ -366,11 +369,25 @@ def cmd_realq_pick(args: Any) -> int:
     from voproshalych_eval.generation import realq
 
     eng = engine()
+    topics, topics_run = None, args.topics_run
+    if args.strategy in realq.TOPIC_STRATEGIES:
+        from voproshalych_eval import runs
+
+        if topics_run is None:
+            from voproshalych_eval.commands.resume import execute_plan
+
+            topics_run, prog = execute_plan(realq.topics_plan(eng, source=args.source), args)
+            if prog.status not in ("done", "done_with_failures"):
+                progress(f"the topic analysis (run {topics_run}) ended {prog.status}: {prog.last_error or ''} — "
+                         f"resume it with `resume {topics_run}`, then pass --topics-run {topics_run}")
+                return exit_code(prog.status)
+        topics = realq.topic_assignments(runs.item_records(eng, topics_run))
     pooled = realq.pool(eng, args.name)
     df = realq.candidates(eng, strategy=args.strategy, n=args.n, source=args.source, topic=args.topic, seed=args.seed,
-                          exclude=pooled["question"].tolist() if len(pooled) else ())
+                          topics=topics, exclude=pooled["question"].tolist() if len(pooled) else ())
     added = realq.add_to_pool(eng, args.name, df)
-    out = {"dataset": args.name, "strategy": args.strategy, "added": added, "n_pool": len(pooled) + len(added)}
+    out = {"dataset": args.name, "strategy": args.strategy, "added": added, "n_pool": len(pooled) + len(added),
+           "topics_run": topics_run}
     emit(out, args.json, f"{len(added)} question(s) added to the labelling pool of {args.name} ({out['n_pool']} pooled)\n"
          + "\n".join(added))
     return 0

@@ -5,7 +5,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from voproshalych_eval.commands.common import add_json_flag, emit, engine, exit_code, progress
+from voproshalych_eval.commands.common import (
+    add_json_flag,
+    cancel_on_sigterm,
+    emit,
+    engine,
+    exit_code,
+    progress,
+)
 
 
 def add_run_flags(p: Any, *, concurrency: int = 4) -> None:
@@ -68,7 +75,9 @@ def execute_plan(plan: Any, args: Any) -> tuple[int, Any]:
     eng = engine()
     run_id = create_run(eng, plan)
     progress(f"run {run_id} ({plan.tier}): {len(plan.items)} items" + (" — OFFLINE heuristics" if plan.offline else ""))
-    prog = execute(eng, run_id, plan, on_progress=printer(), concurrency=getattr(args, "concurrency", None))
+    with cancel_on_sigterm() as cancel:
+        prog = execute(eng, run_id, plan, on_progress=printer(), concurrency=getattr(args, "concurrency", None),
+                       cancel=cancel)
     return run_id, prog
 
 
@@ -117,7 +126,9 @@ def cmd_resume(args: Any) -> int:
         raise ValueError(f"run {args.run_id} does not exist")
     before = runs.count_items(eng, args.run_id)
     progress(f"run {args.run_id}: {state}; recorded {before.get('done', 0)} done, {before.get('failed', 0)} failed")
-    prog = resume(eng, args.run_id, retry_failed=not args.keep_failed, force=args.force, on_progress=printer())
+    with cancel_on_sigterm() as cancel:
+        prog = resume(eng, args.run_id, retry_failed=not args.keep_failed, force=args.force, on_progress=printer(),
+                      cancel=cancel)
     metrics = prog.metrics or {}
     run = runs.get_run(eng, args.run_id)
     emit({"run_id": args.run_id, "status": prog.status, "n_done": prog.done, "n_failed": prog.failed,

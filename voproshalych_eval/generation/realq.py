@@ -8,7 +8,9 @@ deduplicates them by normalised text (the number of times each was asked is kept
   (thumbs up / thumbs down / unrated), proportional with at least one per non-empty stratum;
 * ``unanswered`` — the bot gave no answer; ``thumbs_down`` — the user rated the answer 1;
 * ``topic`` — the questions of one topic of the real-user topic analysis; ``coverage_gap`` — the
-  questions of the top-ranked coverage-gap topics, taken in turn.
+  questions of the top-ranked coverage-gap topics, taken in turn. Both take the topics of a recorded
+  run: :func:`topics_plan` is run by the executor (cancellable, resumable) and
+  :func:`topic_assignments` reads the topic of every question from its stored ``topics`` step.
 
 Candidates go to a labelling pool (review rows of the target dataset with status ``pending``) with the
 retriever's top hits stored as *suggestions*. :func:`label` turns one into a golden item — the relevant
@@ -23,16 +25,16 @@ from __future__ import annotations
 import math
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
 import pandas as pd
 from sqlalchemy import Engine
 
 from voproshalych_eval import annotations as A
 from voproshalych_eval import dataset_versions as dv
 from voproshalych_eval.datasets import Dataset, content_hash, get_dataset, store, validate_records
+from voproshalych_eval.plans import Plan
 
 STRATEGIES = ("random_stratified", "unanswered", "thumbs_down", "topic", "coverage_gap")
 CANDIDATE_COLUMNS = ["log_id", "source", "question", "n_asked", "answer", "url", "score", "created_at", "stratum", "topic"]
@@ -73,29 +75,40 @@ def log_questions(engine: Engine, *, source: str | None = None) -> pd.DataFrame:
     return df[[c for c in CANDIDATE_COLUMNS if c in df.columns] + ["answered", "key"]].reset_index(drop=True)
 
 
-def topic_assignments(engine: Engine, *, source: str | None = None, k_topics: int | None = None) -> pd.DataFrame:
-    """Topic of every log question (the real-user topic analysis, not recorded as a run):
-    ``log_id, topic, topic_name, gap_rank`` (``gap_rank`` None for topics that are not ranked gaps).
+TOPIC_STRATEGIES = ("topic", "coverage_gap")
+TOPIC_COLUMNS = ["log_id", "topic", "topic_name", "gap_rank"]
 
-    The real-users plan's steps are worked through in order here, in memory, without the engine."""
+
+def topics_plan(engine: Engine, *, source: str | None = None, k_topics: int | None = None) -> Plan:
+    """The real-user topic analysis of the log (a ``real_users`` plan with ``analyses=["topics"]``), for the
+    executor to run as a recorded, cancellable, resumable run; its ``topics`` step stores the topic of every
+    log question (read back with :func:`topic_assignments`)."""
     from voproshalych_eval.analytics.pipeline import build_plan
 
     plan = build_plan(engine, {"analyses": ["topics"], "source": source, "k_topics": k_topics})
-    for _, step in plan.items:
-        plan.work(step)  # type: ignore[misc]
-    res = plan.outputs["result"]
-    t = res.topics
-    if t is None:
-        return pd.DataFrame(columns=["log_id", "topic", "topic_name", "gap_rank"])
-    names = dict(zip(t.topics["topic"].astype(int), t.topics["name"].astype(str), strict=True))
-    gaps = {int(r["topic"]): int(r["gap_rank"]) for _, r in t.gaps.iterrows()} if len(t.gaps) else {}
-    labels = np.asarray(t.labels).astype(int)
+    plan.label = "realq: topics of the log"
+    return plan
+
+
+def topic_assignments(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """Topic of every log question from the item records of a finished real-users run with the topics analysis
+    (:func:`voproshalych_eval.runs.item_records`): ``log_id, topic, topic_name, gap_rank`` (``gap_rank`` None
+    for topics that are not ranked gaps)."""
+    step = next((r for r in records if r["item_key"] == "topics"), None)
+    if step is None or step["status"] != "done":
+        raise LookupError("the run has no finished 'topics' step: run (or resume) the real-user topic analysis first")
+    a = (step["result"] or {}).get("assignments")
+    if a is None:
+        raise LookupError("the run's 'topics' step has no topic assignments (a run from an older version): "
+                          "run the topic analysis again")
+    names, gaps = a.get("names") or {}, a.get("gap_rank") or {}
+    topics = [int(x) for x in a["topic"]]
     return pd.DataFrame({
-        "log_id": res.log["id"].astype(int).to_numpy(),
-        "topic": labels,
-        "topic_name": [names.get(int(x), str(x)) for x in labels],
-        "gap_rank": [gaps.get(int(x)) for x in labels],
-    })
+        "log_id": [int(x) for x in a["log_id"]],
+        "topic": topics,
+        "topic_name": [names.get(str(x), str(x)) for x in topics],
+        "gap_rank": [gaps.get(str(x)) for x in topics],
+    }, columns=TOPIC_COLUMNS)
 
 
 def _stratified(df: pd.DataFrame, n: int, rng: random.Random) -> pd.DataFrame:
@@ -154,7 +167,8 @@ def candidates(
         out = _stratified(df.reset_index(drop=True), n, rng)
     else:
         if topics is None:
-            topics = topic_assignments(engine, source=source)
+            raise ValueError(f"strategy {strategy!r} needs the log's topics: run the topic analysis (topics_plan) "
+                             "and pass topic_assignments(...) of its run")
         m = df.merge(topics, on="log_id", how="inner", suffixes=("_x", ""))
         m = m.drop(columns=[c for c in m.columns if c.endswith("_x")])
         if strategy == "topic":

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -191,10 +190,18 @@ def download_buttons(df: pd.DataFrame, name: str, *, key: str | None = None, for
             )
 
 
+def json_file(obj: Any) -> bytes:
+    """The bytes of a JSON download: cleaned by the one JSON cleaner (numpy and pandas values as plain
+    numbers, ``NaN``/``NaT`` as ``null`` — never invalid JSON, never numbers as strings)."""
+    from voproshalych_eval.jsonable import dumps
+
+    return dumps(obj, indent=1).encode("utf-8")
+
+
 def json_download(obj: Any, name: str, *, label: str = "⬇ JSON", key: str | None = None) -> None:
     st.download_button(
         label,
-        data=json.dumps(obj, ensure_ascii=False, indent=1, default=str).encode("utf-8"),
+        data=json_file(obj),
         file_name=f"{name}.json",
         mime="application/json",
         key=f"dl_{key or name}_json",

@@ -51,18 +51,63 @@ def mixed_warning(run: runs.Run) -> None:
         ))
 
 
-def start(build_plan: Callable[[], executor.Plan], state_key: str) -> int | None:
-    """Build the plan (errors become a sentence), start it in the background, remember its run id."""
+def building_key(state_key: str) -> str:
+    """Where the job started under ``state_key`` is remembered while it builds its plan (before its run exists)."""
+    return f"{state_key}__building"
+
+
+def start(build_plan: Callable[[], executor.Plan], state_key: str) -> str | None:
+    """Start a background job that builds the plan (in its own thread: snapshots, model loads) and runs it;
+    returns the job's key. ``st.session_state[state_key]`` gets the run id once the run exists
+    (:func:`run_id_of`, :func:`job_panel`); a build error is shown by :func:`job_panel`."""
     with state.user_errors("Не удалось запустить", "Could not start the run"):
-        plan = build_plan()
-        if not plan.items:
-            st.warning(tr("Нет элементов для оценки.", "Nothing to evaluate."))
-            return None
-        job = executor.start_background(state.engine(), plan)
+        job = executor.start_background(state.engine(), build_plan)
+        st.session_state.pop(state_key, None)  # the previous run's view goes away while the new one is prepared
+        st.session_state[building_key(state_key)] = job.key
+        return job.key
+    return None
+
+
+def run_id_of(state_key: str) -> int | None:
+    """The run remembered under ``state_key``: a job started here gets its run id once its plan is built."""
+    key = st.session_state.get(building_key(state_key))
+    job = executor.get_job(key) if key else None
+    if job is not None and job.run_id is not None:
         st.session_state[state_key] = job.run_id
         st.session_state[f"pick_{state_key}"] = job.run_id  # the run picker shows the new run
-        return job.run_id
-    return None
+        del st.session_state[building_key(state_key)]
+    run_id = st.session_state.get(state_key)
+    return int(run_id) if run_id is not None else None
+
+
+def _building_view(state_key: str) -> bool:
+    """The job started under ``state_key`` while its plan is built (True), or why it never got a run."""
+    key = st.session_state.get(building_key(state_key))
+    job = executor.get_job(key) if key else None
+    if job is None or job.run_id is not None:
+        return False
+    if job.alive and job.error is None:
+        @st.fragment(run_every=POLL_SECONDS)
+        def _wait() -> None:
+            j = executor.get_job(key)
+            if j is None or not j.building:
+                st.rerun()
+            with st.status(tr("Подготовка запуска…", "Preparing the run…"), state="running"):
+                st.caption(tr("Загружаются данные и модели; запуск появится, когда план будет готов.",
+                              "Loading the data and models; the run appears once its plan is ready."))
+                if st.button(tr("Отменить", "Cancel"), key=f"cancel_build_{key}"):
+                    j.cancel()
+
+        _wait()
+        return True
+    if job.run_id is not None:  # built meanwhile: the next rerun shows the run
+        return False
+    del st.session_state[building_key(state_key)]
+    if job.nothing_to_run:
+        st.warning(tr("Нет элементов для оценки.", "Nothing to evaluate."))
+    elif job.error:
+        st.error(tr("Не удалось запустить: ", "Could not start the run: ") + job.error)
+    return False
 
 
 def _progress_view(job: executor.Job) -> None:
@@ -127,8 +172,11 @@ class StepBar:
 
 
 def job_panel(state_key: str) -> None:
-    """Show the job of the run remembered under ``state_key``; refreshes itself while it runs."""
-    run_id = st.session_state.get(state_key)
+    """Show the job of the run remembered under ``state_key`` (or its plan being built); refreshes itself
+    while it runs."""
+    run_id = run_id_of(state_key)
+    if _building_view(state_key):
+        return
     job = executor.get_job(run_id)
     if job is None:
         return

@@ -1,0 +1,1 @@
+"""Alembic revisions (frozen: they import nothing from the package above ``db``)."""

@@ -147,9 +147,8 @@ with st.form("jm_form", border=True):
 
 def samples_dataset() -> int | None:
     """The samples to judge, stored as a dataset (the demo show/no-show set, or the uploaded file)."""
-    from voproshalych_eval.commands.judge import read_samples
     from voproshalych_eval.datasets import get_dataset
-    from voproshalych_eval.tiers.judge_metrics import samples_from_judge_set, store_samples
+    from voproshalych_eval.tiers.judge_metrics import read_samples, samples_from_judge_set, store_samples
 
     if source == "demo":
         return store_samples(state.engine(), samples_from_judge_set(get_dataset(state.engine(), "demo_judge", "judge")),
@@ -163,8 +162,7 @@ def samples_dataset() -> int | None:
 
 if run:
     with state.user_errors("Не удалось выполнить оценку", "Evaluation failed"):
-        from voproshalych_eval.commands.judge import read_rubrics
-        from voproshalych_eval.tiers.judge_metrics import build_plan
+        from voproshalych_eval.tiers.judge_metrics import build_plan, read_rubrics
 
         if isinstance(cfg.get("rubrics"), str):
             cfg["rubrics"] = read_rubrics(cfg["rubrics"])

@@ -41,6 +41,7 @@ import pandas as pd
 from sqlalchemy import Engine, text
 
 from voproshalych_eval import dataset_versions as dv
+from voproshalych_eval import jsonable
 from voproshalych_eval.datasets import Dataset, DatasetError, get_dataset
 from voproshalych_eval.record_files import FieldError, RecordFileError, as_bool, as_int, read_file
 
@@ -322,7 +323,7 @@ def export_annotations(engine: Engine, ds: Dataset | str, fmt: str = "csv") -> s
     """The annotation file's text: CSV (``csv`` module, every field quoted as needed) or JSON."""
     rows = annotation_rows(engine, ds)
     if fmt == "json":
-        return json.dumps(rows, ensure_ascii=False, indent=1, default=str)
+        return jsonable.dumps(rows, indent=1)
     if fmt != "csv":
         raise ValueError(f"unknown format {fmt!r}; use csv or json")
     buf = io.StringIO()

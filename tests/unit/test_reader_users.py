@@ -8,8 +8,8 @@ import json
 import pytest
 
 from voproshalych_eval.analytics import text_ru
-from voproshalych_eval.commands.judge import read_rubrics, read_samples
 from voproshalych_eval.record_files import RecordFileError
+from voproshalych_eval.tiers.judge_metrics import read_rubrics, read_samples
 
 
 def test_judge_samples_with_bom_and_csv(tmp_path) -> None:  # type: ignore[no-untyped-def]

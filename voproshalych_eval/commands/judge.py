@@ -21,6 +21,7 @@ from typing import Any
 
 from voproshalych_eval.commands.common import emit, engine, exit_code, progress, quorum_value
 from voproshalych_eval.commands.resume import add_outcome_flags, execute_plan
+from voproshalych_eval.tiers.judge_metrics import read_rubrics, read_samples
 
 
 def register(sub: Any) -> None:
@@ -56,53 +57,6 @@ def register(sub: Any) -> None:
     p.add_argument("--concurrency", type=int, default=None, help="samples in flight at once (default: the LLM's)")
     add_outcome_flags(p)
     p.set_defaults(func=cmd_judge)
-
-
-_SAMPLE_FIELDS = {"user_input": "user_input", "retrieved_contexts": "retrieved_contexts", "response": "response",
-                  "reference": "reference"}
-
-
-def read_samples(path: str | Path, *, data: bytes | None = None, encoding: str | None = None,
-                 name: str | None = None) -> list[dict[str, Any]]:
-    """Samples from a JSON array (or {"samples": [...]}), JSONL or CSV file, read by the one file reader
-    (:func:`record_files.read_file`); every problem is a ``RecordFileError`` naming the file, row and field.
-    A CSV ``retrieved_contexts`` cell holds a JSON array of strings (or one context)."""
-    from voproshalych_eval.judges import Sample
-    from voproshalych_eval.record_files import FieldError, RecordFileError, as_json_value, read_file
-
-    f = read_file(path, data=data, encoding=encoding, name=name or Path(path).name)
-    out = []
-    for rec, row in zip(f.records, f.rows, strict=True):
-        r = dict(rec)
-        try:
-            for k in ("retrieved_contexts", "retrievedContexts", "contexts"):
-                if k in r:
-                    r[k] = as_json_value(r[k], k)
-            if "id" in r and (isinstance(r["id"], bool) or not isinstance(r["id"], (str, int))):
-                raise FieldError("id", f"must be a string or an integer, got {type(r['id']).__name__}")
-            sample = Sample.from_dict(r)
-        except FieldError as exc:
-            raise f.error(row, exc) from None
-        except ValueError as exc:
-            first = str(exc).split(" ", 1)[0]
-            raise RecordFileError(f.file, row, _SAMPLE_FIELDS.get(first), str(exc)) from None
-        out.append(sample.to_dict() | ({"id": r["id"]} if r.get("id") not in (None, "") else {}))
-    if not out:
-        raise RecordFileError(f.file, None, None, "no samples")
-    return out
-
-
-def read_rubrics(src: str) -> dict[str, str]:
-    """Rubrics from a JSON file or inline JSON: ``{"score1_description": "...", ...}`` (string values)."""
-    from voproshalych_eval.record_files import RecordFileError, parse_json_object, read_json_object
-
-    inline = src.lstrip().startswith("{")
-    name = "--rubrics" if inline else Path(src).name
-    obj = parse_json_object(src, name) if inline else read_json_object(src, name=name)
-    for k, v in obj.items():
-        if not isinstance(v, str) or not v.strip():
-            raise RecordFileError(name, None, k, "a rubric description must be non-empty text")
-    return obj
 
 
 def metric_config(metric: str, args: Any) -> dict[str, Any]:

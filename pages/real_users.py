@@ -18,6 +18,7 @@ from voproshalych_eval.analytics import (
     list_sources,
 )
 from voproshalych_eval.analytics.answers import ANSWER_CLASSES, CLASS_NAMES, AnswerRules, classify_answers
+from voproshalych_eval.analytics.pipeline import RealUsersResult, rebuild_result
 from voproshalych_eval.analytics.report import coverage_gap_html, coverage_gap_markdown
 from voproshalych_eval.analytics.text_ru import CLASSIFIER_RULES
 from voproshalych_eval.analytics.topic_trends import (
@@ -29,7 +30,8 @@ from voproshalych_eval.analytics.topic_trends import (
 )
 from voproshalych_eval.analytics.topics import GAP_FORMULA, format_example, month_of, silhouette_verdict
 from voproshalych_eval.plots import real_users as charts
-from voproshalych_eval.ui import jobs, state
+from voproshalych_eval.ui import jobs, state, tables, views
+from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import empty_state, metric_cards, page_header, table_with_download
 from voproshalych_eval.ui.i18n import lang, tr
 
@@ -85,7 +87,7 @@ def choice(label: str, options: dict[str, str], key: str, *, index: int = 0) -> 
 
 def chart(fig: object, df: pd.DataFrame, name: str) -> None:
     """A plotly chart followed by the CSV of its data."""
-    st.plotly_chart(fig, key=f"fig_{name}")
+    plotly_chart(fig, key=f"fig_{name}")
     st.download_button("⬇ CSV", df.to_csv(index=False).encode("utf-8"), file_name=f"{name}.csv", mime="text/csv",
                        key=f"dl_{name}")
 
@@ -167,29 +169,62 @@ if run_clicked:
               "pause_minutes": float(pause), "lang": lang()}
     if st.session_state.get(RULES_KEY) is not None:  # the rules edited on the "Bot answers" tab
         params["answer_rules"] = st.session_state[RULES_KEY].to_dict()
-    if jobs.start(lambda: build_plan(engine, params), RUN_KEY) is not None:
-        st.session_state.pop(RESULT_KEY, None)
+    jobs.start(lambda: build_plan(engine, params), RUN_KEY)
 
-# the analyses run as a background job of the engine (each step an item of the run); show it when done
+# the analyses run as a background job of the engine (each step an item of the run); the picker shows the run
+# just made (or any earlier one, newest first), with its verdict against the baselines first
 jobs.job_panel(RUN_KEY)
-job = executor.get_job(st.session_state.get(RUN_KEY))
-if job is not None and not job.alive and RESULT_KEY not in st.session_state:
-    finished = runs.get_run(engine, job.run_id)
-    if job.plan.outputs.get("result") is not None and finished is not None and finished.status == "done":
-        st.session_state[RESULT_KEY] = job.plan.outputs["result"]
-    elif finished is not None:
-        st.error(tr("Анализ не выполнен: ", "Analysis failed: ") + str(finished.error or job.error or finished.status))
-
-res = st.session_state.get(RESULT_KEY)
-if res is None:
-    empty_state("Выберите фильтры в форме вверху и нажмите «Запустить анализ».",
-                "Choose the filters in the form at the top and press “Run analysis”.")
+run = jobs.pick_run("real_users", RUN_KEY, label=tr("Анализ", "Analysis"))
+if run is None:
+    empty_state("Анализов ещё не было: выберите фильтры в форме вверху и нажмите «Запустить анализ».",
+                "No analysis yet: choose the filters in the form at the top and press “Run analysis”.")
+    st.stop()
+if executor.job_alive(run.id):
+    st.stop()  # the progress panel above shows it; the page reruns when it ends
+jobs.run_caption(run)
+if run.status not in ("done", "done_with_failures"):
+    st.error(tr("Анализ не выполнен: ", "Analysis failed: ") + str(run.error or run.status))
     st.stop()
 
-st.caption(tr(f"Запуск #{res.run_id} · источник {res.source}", f"Run #{res.run_id} · source {res.source}"))
-tab_u, tab_t, tab_a, tab_d = st.tabs([tr("Использование чанков", "Chunk utilization"),
-                                      tr("Темы и пробелы", "Topics & coverage gaps"), tr("Ответы бота", "Bot answers"),
-                                      tr("Домен", "Domain")])
+
+def result_of(run: runs.Run) -> RealUsersResult | None:
+    """The in-memory result of ``run``: the one on screen, else the one its job of this process left."""
+    res = st.session_state.get(RESULT_KEY)
+    if res is not None and res.run_id == run.id:
+        return res
+    job = executor.get_job(run.id)
+    res = job.plan.outputs.get("result") if job is not None else None
+    if res is not None:
+        st.session_state[RESULT_KEY] = res
+    return res
+
+
+STEP_NAMES = {"log": ("журнал вопросов и классы ответов", "question log and answer classes"),
+              "embeddings": ("эмбеддинги вопросов", "question embeddings"),
+              "retrieval": ("поиск top-k", "top-k retrieval"), "utilization": ("использование чанков", "chunk utilization"),
+              "topics": ("темы и пробелы", "topics and gaps"), "domain": ("домен", "domain")}
+
+res = result_of(run)
+if res is None:
+    st.info(tr(f"Таблицы и графики анализа #{run.id} хранятся только в памяти запустившего его процесса. Их можно "
+               "пересчитать по замороженным параметрам запуска на его снимке базы — новый запуск не создаётся.",
+               f"The tables and charts of analysis #{run.id} live only in the memory of the process that ran it. "
+               "They can be recomputed from the run's frozen parameters on its snapshot — no new run is made."))
+    if not st.button(tr("Пересчитать таблицы и графики", "Recompute the tables and charts"), key="ru_rebuild",
+                     type="primary"):
+        st.stop()
+    with state.user_errors("Не удалось пересчитать анализ", "Could not recompute the analysis"):
+        bar = jobs.StepBar(tr("Пересчёт…", "Recomputing…"))
+        res = rebuild_result(engine, run, progress=lambda i, n, key: bar(i, n, tr(*STEP_NAMES.get(key, (key, key)))))
+        bar.finish(tr(f"Анализ #{run.id} пересчитан", f"Analysis #{run.id} recomputed"))
+        st.session_state[RESULT_KEY] = res
+    if res is None:
+        st.stop()
+
+view = views.tabs("ru_view", {"utilization": ("Использование чанков", "Chunk utilization"),
+                              "topics": ("Темы и пробелы", "Topics & coverage gaps"),
+                              "answers": ("Ответы бота", "Bot answers"), "domain": ("Домен", "Domain")})
+tab_u, tab_t, tab_a, tab_d = view["utilization"], view["topics"], view["answers"], view["domain"]
 
 
 def with_examples(df: pd.DataFrame) -> pd.DataFrame:
@@ -333,7 +368,8 @@ def render_changes(res: object, names: dict[int, str]) -> None:
     share = trends.monthly[trends.monthly["topic"].isin(clustered)]
     chart(charts.topic_trend(share, names, value="share", highlight=moved,
                              title=tr("Темы по месяцам: доля вопросов месяца", "Topics by month: share of the month"),
-                             y_title=tr("доля месяца", "share of the month")), trends.monthly, "topic_trend")
+                             y_title=tr("доля месяца", "share of the month"), x_title=tr("месяц", "month")),
+          trends.monthly, "topic_trend")
     if len(trends.peaks):
         peaks = trends.peaks.copy()
         peaks["peak_month_name"] = peaks["peak_month"].map(lambda m: (MONTHS_RU if lang() == "ru" else MONTHS_EN)[m - 1])
@@ -342,6 +378,30 @@ def render_changes(res: object, names: dict[int, str]) -> None:
         table_with_download(peaks, "topic_peaks", key="ru_tr_peaks")
 
 MAP_KEY = "ru_topic_map"
+MAP_TOPIC_KEY = "ru_map_topic"  # the map's "highlight a topic" picker
+PICKED_TOPIC_KEY = "ru_map_topic_picked"  # a topic picked in the gap or topic table, for that picker
+
+
+def hover_texts() -> dict[str, str]:
+    """The hover words of the gap and topic charts in the UI language."""
+    return {"gap": tr("оценка пробела", "gap score"), "answered": tr("с настоящим ответом", "effectively answered"),
+            "non_empty": tr("непустой ответ", "non-empty answer"), "distance": tr("расстояние до базы", "distance to the KB")}
+
+
+def linked_table(df: pd.DataFrame, name: str, key: str) -> None:
+    """A table of topics (one row per topic) linked to the topic map: the topic of the row picked here is
+    highlighted on the map (the map's topic picker takes it)."""
+    event = tables.show(df, name, key=key, labels={"llm_label": ("Подпись LLM", "LLM label")}, on_select="rerun",
+                        selection_mode="single-row")
+    rows = list(getattr(getattr(event, "selection", None), "rows", None) or [])
+    picked = int(df["topic"].iloc[rows[0]]) if rows and int(rows[0]) < len(df) else None
+    seen_key = f"{key}_picked_seen"
+    if picked != st.session_state.get(seen_key):  # a new pick (not the same one still selected on a rerun)
+        st.session_state[seen_key] = picked
+        if picked is not None:
+            st.session_state[PICKED_TOPIC_KEY] = picked
+    st.caption(tr("Выберите строку — её тема подсветится на карте тем ниже.",
+                  "Pick a row — its topic is highlighted on the topic map below."))
 
 
 def render_topic_map(res: object, names: dict[int, str]) -> None:
@@ -377,7 +437,10 @@ def render_topic_map(res: object, names: dict[int, str]) -> None:
     query = c1.text_input(tr("Поиск по тексту (подсветить на карте)", "Search the texts (highlight on the map)"),
                           key="ru_map_search")
     topic_ids = sorted({int(x) for x in meta["topic_id"]})
-    focus = c2.selectbox(tr("Подсветить тему", "Highlight a topic"), [None] + topic_ids, key="ru_map_topic",
+    picked_topic = st.session_state.pop(PICKED_TOPIC_KEY, None)  # a row picked in the gap or topic table
+    if picked_topic in topic_ids:
+        st.session_state[MAP_TOPIC_KEY] = picked_topic
+    focus = c2.selectbox(tr("Подсветить тему", "Highlight a topic"), [None] + topic_ids, key=MAP_TOPIC_KEY,
                          format_func=lambda x: "—" if x is None else f"{x}: {names.get(x, x)}")
     highlight = None
     if query.strip() or focus is not None:
@@ -464,8 +527,9 @@ with tab_t:
         c2.download_button(tr("⬇ Отчёт (HTML)", "⬇ Report (HTML)"), coverage_gap_html(res).encode("utf-8"),
                            file_name="coverage_gaps.html", mime="text/html", key="ru_rep_html")
         gaps = with_examples(t.gaps)
-        chart(charts.gaps_bar(t.gaps, title=tr("Оценка пробела", "Gap score"), x_title="gap"), gaps, "coverage_gaps")
-        table_with_download(gaps, "coverage_gaps_table")
+        chart(charts.gaps_bar(t.gaps, title=tr("Оценка пробела", "Gap score"), x_title=tr("оценка пробела", "gap score"),
+                              texts=hover_texts()), gaps, "coverage_gaps")
+        linked_table(gaps, "coverage_gaps_table", "ru_gaps")
         topics = with_examples(t.topics)
         topics["terms"] = topics["terms"].map(lambda xs: ", ".join(xs))
         labels = render_llm_labels(res)
@@ -474,12 +538,13 @@ with tab_t:
         chart(charts.topics_scatter(t.topics, title=tr("Темы: отвеченность и удалённость от базы",
                                                        "Topics: answered share vs distance to the KB"),
                                     x_title=tr("доля с настоящим ответом", "effective answered share"),
-                                    y_title=tr("расстояние до ближайшего чанка", "distance to nearest chunk")),
+                                    y_title=tr("расстояние до ближайшего чанка", "distance to nearest chunk"),
+                                    texts=hover_texts()),
               topics, "topics")
         names = dict(zip(t.topics["topic"], t.topics["name"], strict=True))
         render_changes(res, names)
         st.subheader(tr("Все темы", "All topics"))
-        table_with_download(topics, "topics_table")
+        linked_table(topics, "topics_table", "ru_topics")
         if len(t.k_scores):
             chart(charts.bar(t.k_scores, "k", "silhouette", title=tr("Выбор k: силуэт", "Choosing k: silhouette")),
                   t.k_scores, "k_silhouette")

@@ -307,6 +307,30 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     return plan
 
 
+def rebuild_result(engine: Engine, run: Any, *, progress: Callable[[int, int, str], None] | None = None
+                   ) -> RealUsersResult:
+    """The in-memory :class:`RealUsersResult` of a recorded run (tables and vectors for the page), recomputed
+    from the run's frozen parameters on its pinned snapshot — nothing is recorded, no new run starts.
+
+    ``progress(step, n_steps, step_key)`` before each step (``log``, ``embeddings``, …). The run's stored
+    metrics and id are kept; names remembered since the run (topic memory) apply to the topics."""
+    params = dict(run.params or {})
+    if getattr(run, "snapshot_id", None) is not None:
+        params["snapshot"] = run.snapshot_id
+    plan = build_plan(engine, params)
+    keys = plan.keys()
+    for i, key in enumerate(keys, 1):
+        if progress is not None:
+            progress(i, len(keys), key)
+        plan.work(key)  # type: ignore[misc]
+    res: RealUsersResult | None = plan.outputs.get("result")
+    if res is None:
+        raise LookupError(f"run {run.id} has no analysis to show (steps: {', '.join(keys)})")
+    res.run_id = run.id
+    res.metrics = dict(run.metrics or {})
+    return res
+
+
 def summary_metrics(steps: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """The run's headline metrics from its steps' results (``log``, ``embeddings``, ``utilization``,
     ``topics``, ``domain``)."""

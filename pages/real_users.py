@@ -33,10 +33,42 @@ from voproshalych_eval.plots import real_users as charts
 from voproshalych_eval.ui import jobs, state, tables, views
 from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import empty_state, metric_cards, page_header, table_with_download
-from voproshalych_eval.ui.i18n import lang, tr
+from voproshalych_eval.ui.i18n import fmt_count, lang, tr
 
 RESULT_KEY, RUN_KEY = "ru_result", "ru_run_id"
 RULES_KEY = "ru_answer_rules"
+#: headers of the analyses' columns (beside ui.tables.COLUMN_LABELS and the metric catalog)
+COLUMNS: dict[str, tuple[str, str]] = {
+    "retrieved_topk": ("Попаданий в top-k", "Retrieved in top-k"), "retrieved_top1": ("Попаданий первым", "Retrieved first"),
+    "thumbs_up": ("Оценок 👍", "👍 ratings"), "thumbs_down": ("Оценок 👎", "👎 ratings"),
+    "thumbs_up_top1": ("👍 на первом месте", "👍 when first"), "thumbs_down_top1": ("👎 на первом месте", "👎 when first"),
+    "down_share": ("Доля 👎", "👎 share"), "down_share_top1": ("Доля 👎 на первом месте", "👎 share when first"),
+    "text_preview": ("Начало текста", "Text preview"), "distinct_pages": ("Разных страниц", "Distinct pages"),
+    "distinct_chunks": ("Разных чанков", "Distinct chunks"), "gap_rank": ("Место по пробелу", "Gap rank"),
+    "gap_score": ("Оценка пробела", "Gap score"), "name_coverage": ("Покрытие названием", "Name coverage"),
+    "nearest_distance": ("Расстояние до базы", "Distance to the KB"),
+    "nearest_similarity": ("Сходство с базой", "Similarity to the KB"), "size": ("Вопросов", "Questions"),
+    "answered_share": ("Доля с ответом", "Answered share"),
+    "effective_answered_share": ("Доля с настоящим ответом", "Effective answered share"),
+    "declined": ("Отказов", "Declines"), "off_topic_share": ("Доля не по теме", "Off-topic share"),
+    "trend_slope": ("Наклон тренда", "Trend slope"), "user_named": ("Имя дано вручную", "Named by hand"),
+    "merged_from": ("Объединена из", "Merged from"), "stored_ids": ("Сохранённые имена", "Stored names"),
+    "llm_label": ("Подпись LLM", "LLM label"), "n_now": ("Вопросов сейчас", "Questions now"),
+    "n_prev": ("Вопросов раньше", "Questions before"), "share_now": ("Доля сейчас", "Share now"),
+    "share_prev": ("Доля раньше", "Share before"), "p_up": ("p роста", "p of growth"), "p_down": ("p спада", "p of decline"),
+    "status_name": ("Статус", "Status"), "lift": ("Рост", "Lift"), "ratio": ("Отношение", "Ratio"),
+    "effective_answered_now": ("С настоящим ответом сейчас", "Effectively answered now"),
+    "effective_answered_prev": ("С настоящим ответом раньше", "Effectively answered before"),
+    "peak_month": ("Месяц пика", "Peak month"), "peak_month_name": ("Месяц пика, название", "Peak month, name"),
+    "n_peak": ("Вопросов в пике", "Questions at the peak"), "class": ("Класс", "Class"), "rows": ("Строк", "Rows"),
+    "share": ("Доля", "Share"), "count": ("Раз", "Times"), "pages": ("Страниц", "Pages"), "pattern": ("Шаблон", "Pattern"),
+    "max_chars": ("Не длиннее, символов", "At most, characters"), "variants": ("Варианты", "Variants"),
+    "sample_seed": ("seed выборки", "Sample seed"), "silhouette": ("Силуэт", "Silhouette"),
+    "group": ("Группа", "Group"), "period": ("Период", "Period"), "month": ("Месяц", "Month"),
+    "subset": ("Выборка", "Subset"), "example": ("Пример", "Example"), "cluster": ("Кластер", "Cluster"),
+    "example_counts": ("Повторов примеров", "Example repeats"), "words": ("Слова", "Words"),
+    "mixed": ("Смешанная тема", "Mixed topic"),
+}
 
 page_header(
     tr("Реальные пользователи", "Real users"),
@@ -50,9 +82,9 @@ page_header(
         "правильным ответом. Анализ идёт по **всему** журналу после фильтров: вопросы без сохранённого вектора "
         "досчитываются (с кэшем), n указано на каждой вкладке.\n\n"
         "- **Использование**: для каждого вопроса — текущий top-k поиска (pgvector). Покрытие = доля чанков, "
-        "хоть раз попавших в top-k (0–1, больше — больше базы используется); @1 — то, что production отдаёт LLM.\n"
-        "- **Ответы бота**: непустой ответ — ещё не ответ. «Ответ не найден.», «Что-то в вашем вопросе меня "
-        "смущает…», «Извините, но в предоставленном фрагменте…» и шаблоны приветствий считаются отказами; "
+        "хоть раз попавших в top-k (0–1, больше — больше базы используется); @1 — то, что бот отдаёт LLM.\n"
+        "- **Ответы бота**: непустой ответ — ещё не ответ. `Ответ не найден.`, `Что-то в вашем вопросе меня "
+        "смущает…`, `Извините, но в предоставленном фрагменте…` и шаблоны приветствий считаются отказами; "
         "**фактическая доля отвеченных** = только настоящие ответы. Правила видны и редактируются на вкладке.\n"
         f"- **Темы**: KMeans по эмбеддингам, k по силуэту; названия — ключевые слова BERTopic (c-TF-IDF + MMR по "
         f"леммам pymorphy3 без стоп-слов и слов-паразитов); примеры — ближайшие к центру темы без почти-дубликатов "
@@ -64,8 +96,8 @@ page_header(
         "tab states its n.\n\n"
         "- **Utilization**: the retriever's current top-k (pgvector) for every question. Coverage = share of "
         "chunks retrieved at least once (0–1, higher = more of the KB used); @1 is what production feeds the LLM.\n"
-        "- **Bot answers**: a non-empty answer is not yet an answer. \"Ответ не найден.\", \"Что-то в вашем вопросе "
-        "меня смущает…\", \"Извините, но в предоставленном фрагменте…\" and greeting templates count as declines; "
+        "- **Bot answers**: a non-empty answer is not yet an answer. `Ответ не найден.`, `Что-то в вашем вопросе "
+        "меня смущает…`, `Извините, но в предоставленном фрагменте…` and greeting templates count as declines; "
         "the **effective answered rate** counts real answers only. The rules are shown and editable on the tab.\n"
         f"- **Topics**: KMeans over embeddings, k by silhouette; names are BERTopic keywords (c-TF-IDF + MMR over "
         f"pymorphy3 lemmas without stop words and filler); examples are the questions closest to the topic centre "
@@ -76,6 +108,11 @@ page_header(
 )
 
 engine = state.engine()
+
+
+def show_table(df: pd.DataFrame, name: str, *, key: str | None = None) -> None:
+    """A table of the page with its columns' headers in the UI language (:data:`COLUMNS`) and its downloads."""
+    table_with_download(df, name, key=key, labels=COLUMNS)
 
 
 def choice(label: str, options: dict[str, str], key: str, *, index: int = 0) -> str:
@@ -150,7 +187,7 @@ with st.container(border=True):
                                "users), left out of text analyses."))
                 if rep.errors:
                     st.warning(tr(f"Пропущено строк: {rep.n_skipped}", f"Rows skipped: {rep.n_skipped}"))
-                    st.dataframe(pd.DataFrame(rep.errors), hide_index=True)
+                    tables.show(pd.DataFrame(rep.errors), "import_errors", key="ru_imp_errors", download=False)
             except QuestionLogImportError as exc:
                 st.error(tr(f"Файл не импортирован, ничего не записано: {exc}",
                             f"Nothing imported, nothing written: {exc}"))
@@ -248,8 +285,11 @@ def render_llm_labels(res: object) -> dict[int, str]:
     if st.button(tr("Подписать темы с помощью LLM", "Label the topics with an LLM"), key="ru_llm_labels"):
         from voproshalych_eval.analytics.topic_names import llm_labels
 
-        with st.spinner(tr("LLM подписывает темы…", "The LLM is labelling the topics…")):
-            st.session_state[key] = llm_labels(res.topics.topics, client, lang=lang())  # type: ignore[attr-defined]
+        bar = jobs.StepBar(tr("LLM подписывает темы…", "The LLM is labelling the topics…"))
+        st.session_state[key] = llm_labels(res.topics.topics, client, lang=lang(),  # type: ignore[attr-defined]
+                                           progress=lambda done, total: bar(1, 1, tr("подписи тем", "topic labels"),
+                                                                            done, total))
+        bar.finish(tr(f"Подписано тем: {len(st.session_state[key])}", f"Topics labelled: {len(st.session_state[key])}"))
     labels = st.session_state.get(key) or {}
     if labels:
         st.caption(tr(f"Столбец llm_label написан LLM ({client.models[0]}) по ключевым словам и примерам — это "
@@ -274,15 +314,18 @@ def render_trust(res: object) -> None:
         from voproshalych_eval.analytics.topics import k_stability, unit_rows
 
         X = unit_rows(res.embeddings.vectors)[t.labels < t.metrics["n_topics"]]  # type: ignore[attr-defined]
-        with st.spinner(tr("Подбираю k на других выборках…", "Choosing k on other samples…")):
-            st.session_state["ru_k_stability"] = k_stability(X, k_range=tuple(t.params["k_range"]), runs=3)
+        bar = jobs.StepBar(tr("Подбираю k на других выборках…", "Choosing k on other samples…"))
+        st.session_state["ru_k_stability"] = k_stability(
+            X, k_range=tuple(t.params["k_range"]), runs=3,
+            progress=lambda r, n: bar(r, n, tr(f"k по силуэту на выборке {r}", f"k by silhouette on sample {r}")))
+        bar.finish(tr("Устойчивость k проверена", "The stability of k is checked"))
     ks = st.session_state.get("ru_k_stability")
     if ks is not None:
         st.caption(tr(f"k по силуэту на других выборках: {', '.join(map(str, ks['k']))} (в этом запуске "
                       f"{t.metrics['n_topics']}). Сильный разброс — число тем выбрано неустойчиво.",
                       f"k by silhouette on other samples: {', '.join(map(str, ks['k']))} (this run: "
                       f"{t.metrics['n_topics']}). A wide spread means the number of topics is not stable."))
-        table_with_download(ks, "k_stability", key="ru_k_stab_tbl")
+        show_table(ks, "k_stability", key="ru_k_stab_tbl")
 
 
 def render_naming(res: object) -> None:
@@ -299,7 +342,8 @@ def render_naming(res: object) -> None:
                       f"centroid is within cosine {tm.DEFAULT_THRESHOLD} (merged topics are merged again). They "
                       "take effect from the next analysis run."))
         clusters = t.topics[t.topics["kind"] == "cluster"]
-        label_of = {int(r["topic"]): f"{int(r['topic'])}: {r['name']} ({int(r['size'])})" for _, r in clusters.iterrows()}
+        label_of = {int(r["topic"]): f"{int(r['topic'])}: {r['name']} · n = {int(r['size'])}"
+                    for _, r in clusters.iterrows()}
         picked = st.multiselect(tr("Темы", "Topics"), list(label_of), format_func=label_of.get, key="ru_name_pick")
         new_name = st.text_input(tr("Новое имя", "New name"), key="ru_name_text")
         c1, c2 = st.columns(2)
@@ -324,7 +368,7 @@ def render_naming(res: object) -> None:
         names = tm.list_names(engine, model)
         if names:
             table = pd.DataFrame([{"id": n.id, "name": n.name, "group": n.group_key[:8]} for n in names])
-            table_with_download(table, "topic_names", key="ru_names_tbl")
+            show_table(table, "topic_names", key="ru_names_tbl")
             drop = st.multiselect(tr("Удалить сохранённые имена (id)", "Delete stored names (id)"),
                                   table["id"].tolist(), key="ru_names_drop")
             if drop and st.button(tr("Удалить", "Delete"), key="ru_names_del"):
@@ -357,13 +401,13 @@ def render_changes(res: object, names: dict[int, str]) -> None:
                   "'emerging' — ≤ 1 question before and ≥ 5 now, 'growing' — the share grew ≥ 1.5 times."))
     changes = trends.changes.copy()
     changes["status_name"] = changes["status"].map(lambda x: tr(*STATUS_NAMES[x]))
-    table_with_download(changes, "topic_changes", key="ru_tr_changes")
+    show_table(changes, "topic_changes", key="ru_tr_changes")
     if len(trends.terms):
         st.markdown(tr("**Новые слова в вопросах** (≤ 1 вопроса раньше, ≥ 5 сейчас, биномиальный тест): новая тема "
                        "часто не образует свой кластер, а вливается в соседний.",
                        "**New words in the questions** (≤ 1 question before, ≥ 5 now, binomial test): a new subject "
                        "often joins a neighbouring cluster instead of forming its own."))
-        table_with_download(trends.terms, "emerging_terms", key="ru_tr_terms")
+        show_table(trends.terms, "emerging_terms", key="ru_tr_terms")
     moved = changes.loc[changes["status"].isin(["emerging", "growing"]), "topic"].astype(int).tolist()
     share = trends.monthly[trends.monthly["topic"].isin(clustered)]
     chart(charts.topic_trend(share, names, value="share", highlight=moved,
@@ -375,7 +419,7 @@ def render_changes(res: object, names: dict[int, str]) -> None:
         peaks["peak_month_name"] = peaks["peak_month"].map(lambda m: (MONTHS_RU if lang() == "ru" else MONTHS_EN)[m - 1])
         st.markdown(tr("**Сезонные пики** (доля темы в этом календарном месяце / её доля за всё время)",
                        "**Seasonal peaks** (the topic's share in that calendar month / its share overall)"))
-        table_with_download(peaks, "topic_peaks", key="ru_tr_peaks")
+        show_table(peaks, "topic_peaks", key="ru_tr_peaks")
 
 MAP_KEY = "ru_topic_map"
 MAP_TOPIC_KEY = "ru_map_topic"  # the map's "highlight a topic" picker
@@ -391,7 +435,7 @@ def hover_texts() -> dict[str, str]:
 def linked_table(df: pd.DataFrame, name: str, key: str) -> None:
     """A table of topics (one row per topic) linked to the topic map: the topic of the row picked here is
     highlighted on the map (the map's topic picker takes it)."""
-    event = tables.show(df, name, key=key, labels={"llm_label": ("Подпись LLM", "LLM label")}, on_select="rerun",
+    event = tables.show(df, name, key=key, labels=COLUMNS, on_select="rerun",
                         selection_mode="single-row")
     rows = list(getattr(getattr(event, "selection", None), "rows", None) or [])
     picked = int(df["topic"].iloc[rows[0]]) if rows and int(rows[0]) < len(df) else None
@@ -470,9 +514,9 @@ def render_topic_map(res: object, names: dict[int, str]) -> None:
                   "звездой.",
                   "Questions of the map (first 2,000; the search and the topic narrow the list): selected rows are "
                   "starred on the map."))
-    st.dataframe(meta.iloc[shown][["point_id", "topic", "text", "url"]], hide_index=True, on_select="rerun",
-                 selection_mode="multi-row", key="ru_map_points", height=240,
-                 column_config={"text": st.column_config.TextColumn(width="large")})
+    points = meta.iloc[shown][["point_id", "topic", "text", "url"]]
+    st.dataframe(points, hide_index=True, on_select="rerun", selection_mode="multi-row", key="ru_map_points", height=240,
+                 column_config=tables.column_config(points, COLUMNS))
 
 
 # ---------------------------------------------------------------- utilization
@@ -484,7 +528,9 @@ with tab_u:
     else:
         metric_cards({k: u.metrics[k] for k in ("chunk_coverage", "chunk_coverage@1", "page_coverage",
                                                  "page_coverage@1", "n_never_retrieved", "top10pct_chunk_share",
-                                                 "mean_top1_similarity", "n_chunks")})
+                                                 "mean_top1_similarity")})
+        st.caption(tr(f"Чанков в базе знаний: {fmt_count(u.metrics.get('n_chunks'))}",
+                      f"Chunks in the knowledge base: {fmt_count(u.metrics.get('n_chunks'))}"))
         chart(charts.long_tail(u.per_chunk, title=tr("Сколько раз чанк попадал в выдачу (длинный хвост)",
                                                      "How often each chunk is retrieved (long tail)"),
                                x_title=tr("чанки по убыванию", "chunks, descending"), y_title=tr("вопросов", "questions")),
@@ -493,9 +539,9 @@ with tab_u:
         st.subheader(tr(f"Ни разу не найденные чанки ({len(u.never_retrieved)})",
                         f"Never-retrieved chunks ({len(u.never_retrieved)})"))
         st.caption(tr("Кандидаты на удаление или переписывание.", "Candidates for removal or rewriting."))
-        table_with_download(u.never_retrieved, "never_retrieved_chunks")
+        show_table(u.never_retrieved, "never_retrieved_chunks")
         st.subheader(tr("Чанки, собирающие 👎 (top-1)", "Chunks attracting 👎 (top-1)"))
-        table_with_download(u.thumbs_down_chunks, "thumbs_down_chunks")
+        show_table(u.thumbs_down_chunks, "thumbs_down_chunks")
 
 # ---------------------------------------------------------------- topics
 with tab_t:
@@ -570,7 +616,7 @@ with tab_a:
                       "the domain use the effective rate."))
         classes = a.table()
         classes["name"] = classes["class"].map(lambda c: tr(*CLASS_NAMES[c]))
-        table_with_download(classes[["class", "name", "rows", "share"]], "answer_classes")
+        show_table(classes[["class", "name", "rows", "share"]], "answer_classes")
         st.subheader(tr("Самые частые ответы и их класс", "Most frequent answers and their class"))
         st.caption(tr("Правило «частый шаблон»: один и тот же текст ≥ N раз без страницы или с ≥ M разных страниц — "
                       "шаблон, а не ответ. Исправьте класс в таблице и нажмите «Применить правила»; темы и пробелы "
@@ -581,14 +627,17 @@ with tab_a:
         rules: AnswerRules = st.session_state.get(RULES_KEY) or a.rules
         freq = st.data_editor(
             a.frequent, hide_index=True, key="ru_answers_freq", disabled=["answer", "count", "pages", "rule"],
-            column_config={"class": st.column_config.SelectboxColumn(options=list(ANSWER_CLASSES), required=True),
-                           "answer": st.column_config.TextColumn(width="large")})
+            column_config={**tables.column_config(a.frequent, COLUMNS),
+                           "class": st.column_config.SelectboxColumn(tables.header("class", COLUMNS),
+                                                                     options=list(ANSWER_CLASSES), required=True)})
         st.markdown(tr("**Шаблоны (регулярные выражения по нормализованному тексту)**",
                        "**Patterns (regular expressions on the normalised text)**"))
-        pats = st.data_editor(pd.DataFrame(rules.patterns).reindex(columns=["class", "pattern", "max_chars", "note"]),
-                              hide_index=True, num_rows="dynamic", key="ru_answers_patterns",
-                              column_config={"class": st.column_config.SelectboxColumn(
-                                  options=["not_found", "refusal", "template", "answer"], required=True)})
+        pattern_rows = pd.DataFrame(rules.patterns).reindex(columns=["class", "pattern", "max_chars", "note"])
+        pats = st.data_editor(pattern_rows, hide_index=True, num_rows="dynamic", key="ru_answers_patterns",
+                              column_config={**tables.column_config(pattern_rows, COLUMNS),
+                                             "class": st.column_config.SelectboxColumn(
+                                                 tables.header("class", COLUMNS),
+                                                 options=["not_found", "refusal", "template", "answer"], required=True)})
         c1, c2, c3 = st.columns(3)
         min_count = c1.number_input("N", 2, 1000, int(rules.min_template_count), key="ru_tpl_count")
         min_pages = c2.number_input("M", 2, 100, int(rules.min_template_pages), key="ru_tpl_pages")
@@ -651,8 +700,8 @@ with tab_d:
         st.caption(tr("Прозрачный классификатор на правилах, не LLM.", "A transparent rule-based classifier, not an LLM."))
         chart(charts.bar(T["categories"], "category", "questions", title=""), T["categories"], "categories")
         with st.expander(tr("Правила классификатора", "Classifier rules")):
-            st.dataframe(pd.DataFrame([{"category": r["category"], "rule": r["rule_ru" if lang() == "ru" else "rule_en"]}
-                                       for r in CLASSIFIER_RULES]), hide_index=True)
+            tables.show(pd.DataFrame([{"category": r["category"], "rule": r["rule_ru" if lang() == "ru" else "rule_en"]}
+                                      for r in CLASSIFIER_RULES]), "classifier_rules", key="ru_cls_rules", download=False)
         subset = choice(tr("Слова", "Terms"), {"all": tr("все", "all"), "answered": tr("отвеченные", "answered"),
                                                "unanswered": tr("без ответа", "unanswered")}, "ru_terms")
         c1, c2 = st.columns(2)
@@ -671,8 +720,8 @@ with tab_d:
         c1, c2 = st.columns(2)
         with c1:
             st.caption(tr("Точные повторы (нормализованный текст)", "Exact repeats (normalised text)"))
-            table_with_download(T["exact_repeats"].head(200), "exact_repeats")
+            show_table(T["exact_repeats"].head(200), "exact_repeats")
         with c2:
             st.caption(tr(f"Кластеры почти-дубликатов (косинус ≥ {d.params['near_threshold']})",
                           f"Near-duplicate clusters (cosine ≥ {d.params['near_threshold']})"))
-            table_with_download(T["near_duplicate_clusters"], "near_duplicate_clusters")
+            show_table(T["near_duplicate_clusters"], "near_duplicate_clusters")

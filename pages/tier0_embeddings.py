@@ -264,7 +264,7 @@ if res is None:
         "Выберите векторы в форме вверху и нажмите «Запустить расчёт метрик», затем «Построить проекцию». "
         "Нет данных — загрузите демо (`voproshalych-eval demo`).",
         "Choose the vectors in the form at the top and press “Run metrics”, then “Build projection”. "
-        "No data yet — load the demo (`voproshalych-eval demo`).",
+        "No data yet — load the demo (`voproshalych-eval demo`).", demo=True,
     )
     st.stop()
 

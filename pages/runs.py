@@ -35,6 +35,8 @@ VERDICTS = {
 DIRECTIONS = {"higher": ("больше — лучше", "higher is better"), "lower": ("меньше — лучше", "lower is better"),
               "none": ("без направления", "no direction"), "None": ("без направления", "no direction")}
 ITEM_STATES = {"done": ("готово", "done"), "failed": ("сбой", "failed"), "partial": ("частично", "partial")}
+#: per-item columns of some tiers that the common table headers do not name
+ITEM_COLUMNS = {"benchmark": ("Эталонный судья", "Benchmark judge"), "rationale": ("Обоснование", "Rationale")}
 CMP_LABELS = {
     "direction": ("Лучше, когда", "Better when"), "a": ("A", "A"), "b": ("B", "B"), "diff": ("B − A", "B − A"),
     "ci_low": ("ДИ 2,5%", "CI 2.5%"), "ci_high": ("ДИ 97,5%", "CI 97.5%"), "effect_size": ("d_z", "d_z"),
@@ -367,7 +369,8 @@ with state.user_errors("Не удалось прочитать реестр за
                 st.markdown(f"**{tr('Элементы', 'Items')}** ({len(items)})")
                 if len(items):
                     items["status"] = items["status"].map(lambda v: tr(*ITEM_STATES.get(v, (v, v))))
-                    tables.show(items, f"run_{rid}_items", key="runs_rep_items", height=320, download=False)
+                    tables.show(items, f"run_{rid}_items", key="runs_rep_items", height=320, download=False,
+                                labels=ITEM_COLUMNS)
                 ui_lang = lang()
                 st.markdown(f"**{tr('Экспорт отчёта', 'Export the report')}**")
                 cols = st.columns(5)

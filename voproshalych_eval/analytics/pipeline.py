@@ -43,6 +43,7 @@ from voproshalych_eval.analytics.utilization import (
     retrieve_log,
     utilization_for_log,
 )
+from voproshalych_eval.bilingual import text as bi
 from voproshalych_eval.jsonable import jsonable
 from voproshalych_eval.plans import Lazy, Plan
 
@@ -188,14 +189,16 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         return out
 
     def load_log() -> tuple[pd.DataFrame, pd.DataFrame, list[str], AnswerClasses]:
-        plan.say("Reading the question log…")
+        plan.say(bi("Читаю журнал вопросов…", "Reading the question log…"))
         df = timed("read", lambda: read_log(engine, source=source, filters=filters, snapshot=snap))
         if df.empty:
             raise LookupError("No questions match the filters (period, answered, score, source). Widen the filters.")
         tdf, n_empty = text_rows(df)
         if n_empty:
-            plan.say(f"{n_empty} rows have no question text: counted as events (sessions, users), left out of "
-                     "text analyses.")
+            plan.say(bi(f"Строк без текста вопроса: {n_empty} — учтены как события (сессии, пользователи), в "
+                        "текстовый анализ не входят.",
+                        f"{n_empty} rows have no question text: counted as events (sessions, users), left out of "
+                        "text analyses."))
         if tdf.empty and {"utilization", "topics"} & set(analyses):
             raise LookupError("No row with question text matches the filters. Widen the filters.")
         categories = timed("classify", lambda: text_ru.classify_many(tdf["question"].tolist(), slang=normalizer))
@@ -217,7 +220,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
 
     def do_retrieve() -> LogRetrieval:
         emb = embeddings.get()
-        plan.say(f"Retrieving the top-{top_k} chunks of every question…")
+        plan.say(bi(f"Поиск top-{top_k} чанков для каждого вопроса…", f"Retrieving the top-{top_k} chunks of every question…"))
         return timed("retrieve", lambda: retrieve_log(engine, emb.vectors, k=top_k, model=emb.model, snapshot=snap))
 
     retrieval = Lazy(do_retrieve)
@@ -249,12 +252,12 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
             return {"k": ret.k, "model": ret.model, "n_questions": int(ret.chunk_ids.shape[0])}
         res = result()
         if step == "utilization":
-            plan.say("Chunk utilization…")
+            plan.say(bi("Использование чанков…", "Chunk utilization…"))
             res.utilization = timed("utilization", lambda: utilization_for_log(engine, res.text_log, res.retrieval,
                                                                                snapshot=snap))
             return jsonable(res.utilization.to_dict())
         if step == "topics":
-            plan.say("Topics and coverage gaps…")
+            plan.say(bi("Темы и пробелы в покрытии…", "Topics and coverage gaps…"))
             from voproshalych_eval.analytics.topic_memory import TopicMemory
             from voproshalych_eval.embeddings import cached_embedder
 
@@ -271,7 +274,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
             res.confirmed_gaps = confirmed_gaps(engine)
             return jsonable(res.topics.to_dict())
         if step == "domain":
-            plan.say("Domain analysis…")
+            plan.say(bi("Анализ домена…", "Domain analysis…"))
             res.domain = timed("domain", lambda: domain_analysis(
                 res.log, res.embeddings.vectors if res.embeddings else None, pause_minutes=float(p["pause_minutes"]),
                 near_threshold=float(p["near_threshold"]), slang=normalizer, categories=res.categories,

@@ -37,7 +37,7 @@ eng = state.engine()
 names = [d["name"] for d in datasets.list_datasets(eng, "golden", heads_only=True)]
 if not names:
     empty_state("Нет эталонных наборов — загрузите демо или создайте набор на странице «Наборы данных».",
-                "No golden datasets — load the demo or generate one on the Datasets page.")
+                "No golden datasets — load the demo or generate one on the Datasets page.", demo=True, page="pages/datasets.py")
     st.stop()
 
 with st.sidebar:

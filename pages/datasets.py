@@ -88,7 +88,7 @@ golden_names = [d["name"] for d in heads if d["kind"] == "golden"]
 # ---------------------------------------------------------------- list
 with tab_list:
     if not heads:
-        empty_state("Наборов пока нет — загрузите демо или создайте набор.", "No datasets yet — load the demo or generate one.")
+        empty_state("Наборов пока нет — загрузите демо или создайте набор.", "No datasets yet — load the demo or generate one.", demo=True)
     else:
         df = pd.DataFrame(heads)[["name", "kind", "version", "n_items", "content_hash", "source", "created_at"]]
         df["content_hash"] = df["content_hash"].str.slice(0, 12)

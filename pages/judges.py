@@ -8,6 +8,7 @@ import streamlit as st
 from voproshalych_eval import datasets
 from voproshalych_eval.plots.generation import confusion_matrix, per_model_bars, score_distributions
 from voproshalych_eval.ui import jobs, state, tables, views
+from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import (
     TIER_COLORS,
     empty_state,
@@ -90,7 +91,7 @@ with tab_s:
                           f"Calls: {calls}, not applicable: {n_na}, tokens: {toks}, metric: {what}"
                           + (f"; by kind: {kinds}" if kinds else "")))
             if len(m.get("per_model") or {}) > 1:
-                st.plotly_chart(per_model_bars(m["per_model"], "consistency_score", color=TIER_COLORS["judge"], lang=lang()))
+                plotly_chart(per_model_bars(m["per_model"], "consistency_score", color=TIER_COLORS["judge"], lang=lang()))
             json_download(m, f"judge_run{run.id}_metrics", key=f"jsm{run.id}")
         df = jobs.items_frame(run.id)
         if not df.empty:
@@ -103,7 +104,7 @@ with tab_s:
                                  "n_failed_calls": len(scores) - len(valid)})
             flat = pd.DataFrame(rows)
             if not flat.empty:
-                st.plotly_chart(score_distributions(flat, ["std"], color=TIER_COLORS["judge"], lang=lang(),
+                plotly_chart(score_distributions(flat, ["std"], color=TIER_COLORS["judge"], lang=lang(),
                                                     labels={"std": tr("СКО повторов", "Std of repeats")},
                                                     title=tr("СКО повторов по элементам", "Per-item std of repeats")))
                 if st.checkbox(tr("Только нестабильные или со сбоями", "Unstable or failed only"), key="js_unst"):
@@ -150,7 +151,7 @@ with tab_p:
             n_valid, n_failed = fmt_count(m.get("n_valid")), fmt_count(m.get("n_failed"))
             st.caption(tr(f"С вердиктом: {n_valid}, сбоев: {n_failed}", f"With a verdict: {n_valid}, failed: {n_failed}"))
             if m.get("confusion_matrix"):
-                st.plotly_chart(confusion_matrix(m["confusion_matrix"], title=tr("Матрица ошибок", "Confusion matrix"),
+                plotly_chart(confusion_matrix(m["confusion_matrix"], title=tr("Матрица ошибок", "Confusion matrix"),
                                                  labels=(tr("показать", "show"), tr("не показывать", "no-show")),
                                                  x_title=tr("судья", "judge"), y_title=tr("разметка", "label")))
             if m.get("benchmark_accuracy") is not None:

@@ -9,6 +9,7 @@ from voproshalych_eval.baselines import RULE_EN, RULE_RU, STATUS_ICONS
 from voproshalych_eval.overview import overview_snapshot
 from voproshalych_eval.plots.runs import sparkline
 from voproshalych_eval.ui import state
+from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import TIER_COLORS, empty_state, page_header
 from voproshalych_eval.ui.i18n import fmt, fmt_count, lang, metric_label, tr
 from voproshalych_eval.ui.verdicts import badge_markdown
@@ -83,7 +84,7 @@ with state.user_errors("Не удалось открыть базу данных
                     st.markdown(f"{metric_label(key)}: **{fmt(key, value)}** {mark}{target}")
                 trend = tier.get("trend") or {}
                 if len(trend.get("values") or []) >= 2:
-                    st.plotly_chart(
+                    plotly_chart(
                         sparkline(trend["values"], baseline=None if run["offline"] else trend.get("baseline"),
                                   color=TIER_COLORS.get(tier["key"], "#00A67E"), metric_key=trend["metric"]),
                         key=f"overview_trend_{tier['key']}", config={"staticPlot": True},

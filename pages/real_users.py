@@ -18,6 +18,7 @@ from voproshalych_eval.analytics import (
     list_sources,
 )
 from voproshalych_eval.analytics.answers import ANSWER_CLASSES, CLASS_NAMES, AnswerRules, classify_answers
+from voproshalych_eval.analytics.pipeline import RealUsersResult, rebuild_result
 from voproshalych_eval.analytics.report import coverage_gap_html, coverage_gap_markdown
 from voproshalych_eval.analytics.text_ru import CLASSIFIER_RULES
 from voproshalych_eval.analytics.topic_trends import (
@@ -29,12 +30,45 @@ from voproshalych_eval.analytics.topic_trends import (
 )
 from voproshalych_eval.analytics.topics import GAP_FORMULA, format_example, month_of, silhouette_verdict
 from voproshalych_eval.plots import real_users as charts
-from voproshalych_eval.ui import jobs, state
+from voproshalych_eval.ui import jobs, state, tables, views
+from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import empty_state, metric_cards, page_header, table_with_download
-from voproshalych_eval.ui.i18n import lang, tr
+from voproshalych_eval.ui.i18n import fmt_count, lang, tr
 
 RESULT_KEY, RUN_KEY = "ru_result", "ru_run_id"
 RULES_KEY = "ru_answer_rules"
+#: headers of the analyses' columns (beside ui.tables.COLUMN_LABELS and the metric catalog)
+COLUMNS: dict[str, tuple[str, str]] = {
+    "retrieved_topk": ("Попаданий в top-k", "Retrieved in top-k"), "retrieved_top1": ("Попаданий первым", "Retrieved first"),
+    "thumbs_up": ("Оценок 👍", "👍 ratings"), "thumbs_down": ("Оценок 👎", "👎 ratings"),
+    "thumbs_up_top1": ("👍 на первом месте", "👍 when first"), "thumbs_down_top1": ("👎 на первом месте", "👎 when first"),
+    "down_share": ("Доля 👎", "👎 share"), "down_share_top1": ("Доля 👎 на первом месте", "👎 share when first"),
+    "text_preview": ("Начало текста", "Text preview"), "distinct_pages": ("Разных страниц", "Distinct pages"),
+    "distinct_chunks": ("Разных чанков", "Distinct chunks"), "gap_rank": ("Место по пробелу", "Gap rank"),
+    "gap_score": ("Оценка пробела", "Gap score"), "name_coverage": ("Покрытие названием", "Name coverage"),
+    "nearest_distance": ("Расстояние до базы", "Distance to the KB"),
+    "nearest_similarity": ("Сходство с базой", "Similarity to the KB"), "size": ("Вопросов", "Questions"),
+    "answered_share": ("Доля с ответом", "Answered share"),
+    "effective_answered_share": ("Доля с настоящим ответом", "Effective answered share"),
+    "declined": ("Отказов", "Declines"), "off_topic_share": ("Доля не по теме", "Off-topic share"),
+    "trend_slope": ("Наклон тренда", "Trend slope"), "user_named": ("Имя дано вручную", "Named by hand"),
+    "merged_from": ("Объединена из", "Merged from"), "stored_ids": ("Сохранённые имена", "Stored names"),
+    "llm_label": ("Подпись LLM", "LLM label"), "n_now": ("Вопросов сейчас", "Questions now"),
+    "n_prev": ("Вопросов раньше", "Questions before"), "share_now": ("Доля сейчас", "Share now"),
+    "share_prev": ("Доля раньше", "Share before"), "p_up": ("p роста", "p of growth"), "p_down": ("p спада", "p of decline"),
+    "status_name": ("Статус", "Status"), "lift": ("Рост", "Lift"), "ratio": ("Отношение", "Ratio"),
+    "effective_answered_now": ("С настоящим ответом сейчас", "Effectively answered now"),
+    "effective_answered_prev": ("С настоящим ответом раньше", "Effectively answered before"),
+    "peak_month": ("Месяц пика", "Peak month"), "peak_month_name": ("Месяц пика, название", "Peak month, name"),
+    "n_peak": ("Вопросов в пике", "Questions at the peak"), "class": ("Класс", "Class"), "rows": ("Строк", "Rows"),
+    "share": ("Доля", "Share"), "count": ("Раз", "Times"), "pages": ("Страниц", "Pages"), "pattern": ("Шаблон", "Pattern"),
+    "max_chars": ("Не длиннее, символов", "At most, characters"), "variants": ("Варианты", "Variants"),
+    "sample_seed": ("seed выборки", "Sample seed"), "silhouette": ("Силуэт", "Silhouette"),
+    "group": ("Группа", "Group"), "period": ("Период", "Period"), "month": ("Месяц", "Month"),
+    "subset": ("Выборка", "Subset"), "example": ("Пример", "Example"), "cluster": ("Кластер", "Cluster"),
+    "example_counts": ("Повторов примеров", "Example repeats"), "words": ("Слова", "Words"),
+    "mixed": ("Смешанная тема", "Mixed topic"),
+}
 
 page_header(
     tr("Реальные пользователи", "Real users"),
@@ -48,9 +82,9 @@ page_header(
         "правильным ответом. Анализ идёт по **всему** журналу после фильтров: вопросы без сохранённого вектора "
         "досчитываются (с кэшем), n указано на каждой вкладке.\n\n"
         "- **Использование**: для каждого вопроса — текущий top-k поиска (pgvector). Покрытие = доля чанков, "
-        "хоть раз попавших в top-k (0–1, больше — больше базы используется); @1 — то, что production отдаёт LLM.\n"
-        "- **Ответы бота**: непустой ответ — ещё не ответ. «Ответ не найден.», «Что-то в вашем вопросе меня "
-        "смущает…», «Извините, но в предоставленном фрагменте…» и шаблоны приветствий считаются отказами; "
+        "хоть раз попавших в top-k (0–1, больше — больше базы используется); @1 — то, что бот отдаёт LLM.\n"
+        "- **Ответы бота**: непустой ответ — ещё не ответ. `Ответ не найден.`, `Что-то в вашем вопросе меня "
+        "смущает…`, `Извините, но в предоставленном фрагменте…` и шаблоны приветствий считаются отказами; "
         "**фактическая доля отвеченных** = только настоящие ответы. Правила видны и редактируются на вкладке.\n"
         f"- **Темы**: KMeans по эмбеддингам, k по силуэту; названия — ключевые слова BERTopic (c-TF-IDF + MMR по "
         f"леммам pymorphy3 без стоп-слов и слов-паразитов); примеры — ближайшие к центру темы без почти-дубликатов "
@@ -62,8 +96,8 @@ page_header(
         "tab states its n.\n\n"
         "- **Utilization**: the retriever's current top-k (pgvector) for every question. Coverage = share of "
         "chunks retrieved at least once (0–1, higher = more of the KB used); @1 is what production feeds the LLM.\n"
-        "- **Bot answers**: a non-empty answer is not yet an answer. \"Ответ не найден.\", \"Что-то в вашем вопросе "
-        "меня смущает…\", \"Извините, но в предоставленном фрагменте…\" and greeting templates count as declines; "
+        "- **Bot answers**: a non-empty answer is not yet an answer. `Ответ не найден.`, `Что-то в вашем вопросе "
+        "меня смущает…`, `Извините, но в предоставленном фрагменте…` and greeting templates count as declines; "
         "the **effective answered rate** counts real answers only. The rules are shown and editable on the tab.\n"
         f"- **Topics**: KMeans over embeddings, k by silhouette; names are BERTopic keywords (c-TF-IDF + MMR over "
         f"pymorphy3 lemmas without stop words and filler); examples are the questions closest to the topic centre "
@@ -76,6 +110,11 @@ page_header(
 engine = state.engine()
 
 
+def show_table(df: pd.DataFrame, name: str, *, key: str | None = None) -> None:
+    """A table of the page with its columns' headers in the UI language (:data:`COLUMNS`) and its downloads."""
+    table_with_download(df, name, key=key, labels=COLUMNS)
+
+
 def choice(label: str, options: dict[str, str], key: str, *, index: int = 0) -> str:
     """A horizontal radio over translated labels; returns the option's value."""
     labels = list(options.values())
@@ -85,7 +124,7 @@ def choice(label: str, options: dict[str, str], key: str, *, index: int = 0) -> 
 
 def chart(fig: object, df: pd.DataFrame, name: str) -> None:
     """A plotly chart followed by the CSV of its data."""
-    st.plotly_chart(fig, key=f"fig_{name}")
+    plotly_chart(fig, key=f"fig_{name}")
     st.download_button("⬇ CSV", df.to_csv(index=False).encode("utf-8"), file_name=f"{name}.csv", mime="text/csv",
                        key=f"dl_{name}")
 
@@ -148,7 +187,7 @@ with st.container(border=True):
                                "users), left out of text analyses."))
                 if rep.errors:
                     st.warning(tr(f"Пропущено строк: {rep.n_skipped}", f"Rows skipped: {rep.n_skipped}"))
-                    st.dataframe(pd.DataFrame(rep.errors), hide_index=True)
+                    tables.show(pd.DataFrame(rep.errors), "import_errors", key="ru_imp_errors", download=False)
             except QuestionLogImportError as exc:
                 st.error(tr(f"Файл не импортирован, ничего не записано: {exc}",
                             f"Nothing imported, nothing written: {exc}"))
@@ -167,29 +206,62 @@ if run_clicked:
               "pause_minutes": float(pause), "lang": lang()}
     if st.session_state.get(RULES_KEY) is not None:  # the rules edited on the "Bot answers" tab
         params["answer_rules"] = st.session_state[RULES_KEY].to_dict()
-    if jobs.start(lambda: build_plan(engine, params), RUN_KEY) is not None:
-        st.session_state.pop(RESULT_KEY, None)
+    jobs.start(lambda: build_plan(engine, params), RUN_KEY)
 
-# the analyses run as a background job of the engine (each step an item of the run); show it when done
+# the analyses run as a background job of the engine (each step an item of the run); the picker shows the run
+# just made (or any earlier one, newest first), with its verdict against the baselines first
 jobs.job_panel(RUN_KEY)
-job = executor.get_job(st.session_state.get(RUN_KEY))
-if job is not None and not job.alive and RESULT_KEY not in st.session_state:
-    finished = runs.get_run(engine, job.run_id)
-    if job.plan.outputs.get("result") is not None and finished is not None and finished.status == "done":
-        st.session_state[RESULT_KEY] = job.plan.outputs["result"]
-    elif finished is not None:
-        st.error(tr("Анализ не выполнен: ", "Analysis failed: ") + str(finished.error or job.error or finished.status))
-
-res = st.session_state.get(RESULT_KEY)
-if res is None:
-    empty_state("Выберите фильтры в форме вверху и нажмите «Запустить анализ».",
-                "Choose the filters in the form at the top and press “Run analysis”.")
+run = jobs.pick_run("real_users", RUN_KEY, label=tr("Анализ", "Analysis"))
+if run is None:
+    empty_state("Анализов ещё не было: выберите фильтры в форме вверху и нажмите «Запустить анализ».",
+                "No analysis yet: choose the filters in the form at the top and press “Run analysis”.")
+    st.stop()
+if executor.job_alive(run.id):
+    st.stop()  # the progress panel above shows it; the page reruns when it ends
+jobs.run_caption(run)
+if run.status not in ("done", "done_with_failures"):
+    st.error(tr("Анализ не выполнен: ", "Analysis failed: ") + str(run.error or run.status))
     st.stop()
 
-st.caption(tr(f"Запуск #{res.run_id} · источник {res.source}", f"Run #{res.run_id} · source {res.source}"))
-tab_u, tab_t, tab_a, tab_d = st.tabs([tr("Использование чанков", "Chunk utilization"),
-                                      tr("Темы и пробелы", "Topics & coverage gaps"), tr("Ответы бота", "Bot answers"),
-                                      tr("Домен", "Domain")])
+
+def result_of(run: runs.Run) -> RealUsersResult | None:
+    """The in-memory result of ``run``: the one on screen, else the one its job of this process left."""
+    res = st.session_state.get(RESULT_KEY)
+    if res is not None and res.run_id == run.id:
+        return res
+    job = executor.get_job(run.id)
+    res = job.plan.outputs.get("result") if job is not None else None
+    if res is not None:
+        st.session_state[RESULT_KEY] = res
+    return res
+
+
+STEP_NAMES = {"log": ("журнал вопросов и классы ответов", "question log and answer classes"),
+              "embeddings": ("эмбеддинги вопросов", "question embeddings"),
+              "retrieval": ("поиск top-k", "top-k retrieval"), "utilization": ("использование чанков", "chunk utilization"),
+              "topics": ("темы и пробелы", "topics and gaps"), "domain": ("домен", "domain")}
+
+res = result_of(run)
+if res is None:
+    st.info(tr(f"Таблицы и графики анализа #{run.id} хранятся только в памяти запустившего его процесса. Их можно "
+               "пересчитать по замороженным параметрам запуска на его снимке базы — новый запуск не создаётся.",
+               f"The tables and charts of analysis #{run.id} live only in the memory of the process that ran it. "
+               "They can be recomputed from the run's frozen parameters on its snapshot — no new run is made."))
+    if not st.button(tr("Пересчитать таблицы и графики", "Recompute the tables and charts"), key="ru_rebuild",
+                     type="primary"):
+        st.stop()
+    with state.user_errors("Не удалось пересчитать анализ", "Could not recompute the analysis"):
+        bar = jobs.StepBar(tr("Пересчёт…", "Recomputing…"))
+        res = rebuild_result(engine, run, progress=lambda i, n, key: bar(i, n, tr(*STEP_NAMES.get(key, (key, key)))))
+        bar.finish(tr(f"Анализ #{run.id} пересчитан", f"Analysis #{run.id} recomputed"))
+        st.session_state[RESULT_KEY] = res
+    if res is None:
+        st.stop()
+
+view = views.tabs("ru_view", {"utilization": ("Использование чанков", "Chunk utilization"),
+                              "topics": ("Темы и пробелы", "Topics & coverage gaps"),
+                              "answers": ("Ответы бота", "Bot answers"), "domain": ("Домен", "Domain")})
+tab_u, tab_t, tab_a, tab_d = view["utilization"], view["topics"], view["answers"], view["domain"]
 
 
 def with_examples(df: pd.DataFrame) -> pd.DataFrame:
@@ -213,8 +285,11 @@ def render_llm_labels(res: object) -> dict[int, str]:
     if st.button(tr("Подписать темы с помощью LLM", "Label the topics with an LLM"), key="ru_llm_labels"):
         from voproshalych_eval.analytics.topic_names import llm_labels
 
-        with st.spinner(tr("LLM подписывает темы…", "The LLM is labelling the topics…")):
-            st.session_state[key] = llm_labels(res.topics.topics, client, lang=lang())  # type: ignore[attr-defined]
+        bar = jobs.StepBar(tr("LLM подписывает темы…", "The LLM is labelling the topics…"))
+        st.session_state[key] = llm_labels(res.topics.topics, client, lang=lang(),  # type: ignore[attr-defined]
+                                           progress=lambda done, total: bar(1, 1, tr("подписи тем", "topic labels"),
+                                                                            done, total))
+        bar.finish(tr(f"Подписано тем: {len(st.session_state[key])}", f"Topics labelled: {len(st.session_state[key])}"))
     labels = st.session_state.get(key) or {}
     if labels:
         st.caption(tr(f"Столбец llm_label написан LLM ({client.models[0]}) по ключевым словам и примерам — это "
@@ -239,15 +314,18 @@ def render_trust(res: object) -> None:
         from voproshalych_eval.analytics.topics import k_stability, unit_rows
 
         X = unit_rows(res.embeddings.vectors)[t.labels < t.metrics["n_topics"]]  # type: ignore[attr-defined]
-        with st.spinner(tr("Подбираю k на других выборках…", "Choosing k on other samples…")):
-            st.session_state["ru_k_stability"] = k_stability(X, k_range=tuple(t.params["k_range"]), runs=3)
+        bar = jobs.StepBar(tr("Подбираю k на других выборках…", "Choosing k on other samples…"))
+        st.session_state["ru_k_stability"] = k_stability(
+            X, k_range=tuple(t.params["k_range"]), runs=3,
+            progress=lambda r, n: bar(r, n, tr(f"k по силуэту на выборке {r}", f"k by silhouette on sample {r}")))
+        bar.finish(tr("Устойчивость k проверена", "The stability of k is checked"))
     ks = st.session_state.get("ru_k_stability")
     if ks is not None:
         st.caption(tr(f"k по силуэту на других выборках: {', '.join(map(str, ks['k']))} (в этом запуске "
                       f"{t.metrics['n_topics']}). Сильный разброс — число тем выбрано неустойчиво.",
                       f"k by silhouette on other samples: {', '.join(map(str, ks['k']))} (this run: "
                       f"{t.metrics['n_topics']}). A wide spread means the number of topics is not stable."))
-        table_with_download(ks, "k_stability", key="ru_k_stab_tbl")
+        show_table(ks, "k_stability", key="ru_k_stab_tbl")
 
 
 def render_naming(res: object) -> None:
@@ -264,7 +342,8 @@ def render_naming(res: object) -> None:
                       f"centroid is within cosine {tm.DEFAULT_THRESHOLD} (merged topics are merged again). They "
                       "take effect from the next analysis run."))
         clusters = t.topics[t.topics["kind"] == "cluster"]
-        label_of = {int(r["topic"]): f"{int(r['topic'])}: {r['name']} ({int(r['size'])})" for _, r in clusters.iterrows()}
+        label_of = {int(r["topic"]): f"{int(r['topic'])}: {r['name']} · n = {int(r['size'])}"
+                    for _, r in clusters.iterrows()}
         picked = st.multiselect(tr("Темы", "Topics"), list(label_of), format_func=label_of.get, key="ru_name_pick",
                                 placeholder=tr("Выберите…", "Choose…"))
         new_name = st.text_input(tr("Новое имя", "New name"), key="ru_name_text")
@@ -290,7 +369,7 @@ def render_naming(res: object) -> None:
         names = tm.list_names(engine, model)
         if names:
             table = pd.DataFrame([{"id": n.id, "name": n.name, "group": n.group_key[:8]} for n in names])
-            table_with_download(table, "topic_names", key="ru_names_tbl")
+            show_table(table, "topic_names", key="ru_names_tbl")
             drop = st.multiselect(tr("Удалить сохранённые имена (id)", "Delete stored names (id)"),
                                   table["id"].tolist(), key="ru_names_drop", placeholder=tr("Выберите…", "Choose…"))
             if drop and st.button(tr("Удалить", "Delete"), key="ru_names_del"):
@@ -323,26 +402,51 @@ def render_changes(res: object, names: dict[int, str]) -> None:
                   "'emerging' — ≤ 1 question before and ≥ 5 now, 'growing' — the share grew ≥ 1.5 times."))
     changes = trends.changes.copy()
     changes["status_name"] = changes["status"].map(lambda x: tr(*STATUS_NAMES[x]))
-    table_with_download(changes, "topic_changes", key="ru_tr_changes")
+    show_table(changes, "topic_changes", key="ru_tr_changes")
     if len(trends.terms):
         st.markdown(tr("**Новые слова в вопросах** (≤ 1 вопроса раньше, ≥ 5 сейчас, биномиальный тест): новая тема "
                        "часто не образует свой кластер, а вливается в соседний.",
                        "**New words in the questions** (≤ 1 question before, ≥ 5 now, binomial test): a new subject "
                        "often joins a neighbouring cluster instead of forming its own."))
-        table_with_download(trends.terms, "emerging_terms", key="ru_tr_terms")
+        show_table(trends.terms, "emerging_terms", key="ru_tr_terms")
     moved = changes.loc[changes["status"].isin(["emerging", "growing"]), "topic"].astype(int).tolist()
     share = trends.monthly[trends.monthly["topic"].isin(clustered)]
     chart(charts.topic_trend(share, names, value="share", highlight=moved,
                              title=tr("Темы по месяцам: доля вопросов месяца", "Topics by month: share of the month"),
-                             y_title=tr("доля месяца", "share of the month")), trends.monthly, "topic_trend")
+                             y_title=tr("доля месяца", "share of the month"), x_title=tr("месяц", "month")),
+          trends.monthly, "topic_trend")
     if len(trends.peaks):
         peaks = trends.peaks.copy()
         peaks["peak_month_name"] = peaks["peak_month"].map(lambda m: (MONTHS_RU if lang() == "ru" else MONTHS_EN)[m - 1])
         st.markdown(tr("**Сезонные пики** (доля темы в этом календарном месяце / её доля за всё время)",
                        "**Seasonal peaks** (the topic's share in that calendar month / its share overall)"))
-        table_with_download(peaks, "topic_peaks", key="ru_tr_peaks")
+        show_table(peaks, "topic_peaks", key="ru_tr_peaks")
 
 MAP_KEY = "ru_topic_map"
+MAP_TOPIC_KEY = "ru_map_topic"  # the map's "highlight a topic" picker
+PICKED_TOPIC_KEY = "ru_map_topic_picked"  # a topic picked in the gap or topic table, for that picker
+
+
+def hover_texts() -> dict[str, str]:
+    """The hover words of the gap and topic charts in the UI language."""
+    return {"gap": tr("оценка пробела", "gap score"), "answered": tr("с настоящим ответом", "effectively answered"),
+            "non_empty": tr("непустой ответ", "non-empty answer"), "distance": tr("расстояние до базы", "distance to the KB")}
+
+
+def linked_table(df: pd.DataFrame, name: str, key: str) -> None:
+    """A table of topics (one row per topic) linked to the topic map: the topic of the row picked here is
+    highlighted on the map (the map's topic picker takes it)."""
+    event = tables.show(df, name, key=key, labels=COLUMNS, on_select="rerun",
+                        selection_mode="single-row")
+    rows = list(getattr(getattr(event, "selection", None), "rows", None) or [])
+    picked = int(df["topic"].iloc[rows[0]]) if rows and int(rows[0]) < len(df) else None
+    seen_key = f"{key}_picked_seen"
+    if picked != st.session_state.get(seen_key):  # a new pick (not the same one still selected on a rerun)
+        st.session_state[seen_key] = picked
+        if picked is not None:
+            st.session_state[PICKED_TOPIC_KEY] = picked
+    st.caption(tr("Выберите строку — её тема подсветится на карте тем ниже.",
+                  "Pick a row — its topic is highlighted on the topic map below."))
 
 
 def render_topic_map(res: object, names: dict[int, str]) -> None:
@@ -378,7 +482,10 @@ def render_topic_map(res: object, names: dict[int, str]) -> None:
     query = c1.text_input(tr("Поиск по тексту (подсветить на карте)", "Search the texts (highlight on the map)"),
                           key="ru_map_search")
     topic_ids = sorted({int(x) for x in meta["topic_id"]})
-    focus = c2.selectbox(tr("Подсветить тему", "Highlight a topic"), [None] + topic_ids, key="ru_map_topic",
+    picked_topic = st.session_state.pop(PICKED_TOPIC_KEY, None)  # a row picked in the gap or topic table
+    if picked_topic in topic_ids:
+        st.session_state[MAP_TOPIC_KEY] = picked_topic
+    focus = c2.selectbox(tr("Подсветить тему", "Highlight a topic"), [None] + topic_ids, key=MAP_TOPIC_KEY,
                          format_func=lambda x: "—" if x is None else f"{x}: {names.get(x, x)}")
     highlight = None
     if query.strip() or focus is not None:
@@ -408,9 +515,9 @@ def render_topic_map(res: object, names: dict[int, str]) -> None:
                   "звездой.",
                   "Questions of the map (first 2,000; the search and the topic narrow the list): selected rows are "
                   "starred on the map."))
-    st.dataframe(meta.iloc[shown][["point_id", "topic", "text", "url"]], hide_index=True, on_select="rerun",
-                 selection_mode="multi-row", key="ru_map_points", height=240,
-                 column_config={"text": st.column_config.TextColumn(width="large")})
+    points = meta.iloc[shown][["point_id", "topic", "text", "url"]]
+    st.dataframe(points, hide_index=True, on_select="rerun", selection_mode="multi-row", key="ru_map_points", height=240,
+                 column_config=tables.column_config(points, COLUMNS))
 
 
 # ---------------------------------------------------------------- utilization
@@ -422,7 +529,9 @@ with tab_u:
     else:
         metric_cards({k: u.metrics[k] for k in ("chunk_coverage", "chunk_coverage@1", "page_coverage",
                                                  "page_coverage@1", "n_never_retrieved", "top10pct_chunk_share",
-                                                 "mean_top1_similarity", "n_chunks")})
+                                                 "mean_top1_similarity")})
+        st.caption(tr(f"Чанков в базе знаний: {fmt_count(u.metrics.get('n_chunks'))}",
+                      f"Chunks in the knowledge base: {fmt_count(u.metrics.get('n_chunks'))}"))
         chart(charts.long_tail(u.per_chunk, title=tr("Сколько раз чанк попадал в выдачу (длинный хвост)",
                                                      "How often each chunk is retrieved (long tail)"),
                                x_title=tr("чанки по убыванию", "chunks, descending"), y_title=tr("вопросов", "questions")),
@@ -431,9 +540,9 @@ with tab_u:
         st.subheader(tr(f"Ни разу не найденные чанки ({len(u.never_retrieved)})",
                         f"Never-retrieved chunks ({len(u.never_retrieved)})"))
         st.caption(tr("Кандидаты на удаление или переписывание.", "Candidates for removal or rewriting."))
-        table_with_download(u.never_retrieved, "never_retrieved_chunks")
+        show_table(u.never_retrieved, "never_retrieved_chunks")
         st.subheader(tr("Чанки, собирающие 👎 (top-1)", "Chunks attracting 👎 (top-1)"))
-        table_with_download(u.thumbs_down_chunks, "thumbs_down_chunks")
+        show_table(u.thumbs_down_chunks, "thumbs_down_chunks")
 
 # ---------------------------------------------------------------- topics
 with tab_t:
@@ -465,8 +574,9 @@ with tab_t:
         c2.download_button(tr("⬇ Отчёт (HTML)", "⬇ Report (HTML)"), coverage_gap_html(res).encode("utf-8"),
                            file_name="coverage_gaps.html", mime="text/html", key="ru_rep_html")
         gaps = with_examples(t.gaps)
-        chart(charts.gaps_bar(t.gaps, title=tr("Оценка пробела", "Gap score"), x_title="gap"), gaps, "coverage_gaps")
-        table_with_download(gaps, "coverage_gaps_table")
+        chart(charts.gaps_bar(t.gaps, title=tr("Оценка пробела", "Gap score"), x_title=tr("оценка пробела", "gap score"),
+                              texts=hover_texts()), gaps, "coverage_gaps")
+        linked_table(gaps, "coverage_gaps_table", "ru_gaps")
         topics = with_examples(t.topics)
         topics["terms"] = topics["terms"].map(lambda xs: ", ".join(xs))
         labels = render_llm_labels(res)
@@ -475,12 +585,13 @@ with tab_t:
         chart(charts.topics_scatter(t.topics, title=tr("Темы: отвеченность и удалённость от базы",
                                                        "Topics: answered share vs distance to the KB"),
                                     x_title=tr("доля с настоящим ответом", "effective answered share"),
-                                    y_title=tr("расстояние до ближайшего чанка", "distance to nearest chunk")),
+                                    y_title=tr("расстояние до ближайшего чанка", "distance to nearest chunk"),
+                                    texts=hover_texts()),
               topics, "topics")
         names = dict(zip(t.topics["topic"], t.topics["name"], strict=True))
         render_changes(res, names)
         st.subheader(tr("Все темы", "All topics"))
-        table_with_download(topics, "topics_table")
+        linked_table(topics, "topics_table", "ru_topics")
         if len(t.k_scores):
             chart(charts.bar(t.k_scores, "k", "silhouette", title=tr("Выбор k: силуэт", "Choosing k: silhouette")),
                   t.k_scores, "k_silhouette")
@@ -506,7 +617,7 @@ with tab_a:
                       "the domain use the effective rate."))
         classes = a.table()
         classes["name"] = classes["class"].map(lambda c: tr(*CLASS_NAMES[c]))
-        table_with_download(classes[["class", "name", "rows", "share"]], "answer_classes")
+        show_table(classes[["class", "name", "rows", "share"]], "answer_classes")
         st.subheader(tr("Самые частые ответы и их класс", "Most frequent answers and their class"))
         st.caption(tr("Правило «частый шаблон»: один и тот же текст ≥ N раз без страницы или с ≥ M разных страниц — "
                       "шаблон, а не ответ. Исправьте класс в таблице и нажмите «Применить правила»; темы и пробелы "
@@ -517,14 +628,17 @@ with tab_a:
         rules: AnswerRules = st.session_state.get(RULES_KEY) or a.rules
         freq = st.data_editor(
             a.frequent, hide_index=True, key="ru_answers_freq", disabled=["answer", "count", "pages", "rule"],
-            column_config={"class": st.column_config.SelectboxColumn(options=list(ANSWER_CLASSES), required=True),
-                           "answer": st.column_config.TextColumn(width="large")})
+            column_config={**tables.column_config(a.frequent, COLUMNS),
+                           "class": st.column_config.SelectboxColumn(tables.header("class", COLUMNS),
+                                                                     options=list(ANSWER_CLASSES), required=True)})
         st.markdown(tr("**Шаблоны (регулярные выражения по нормализованному тексту)**",
                        "**Patterns (regular expressions on the normalised text)**"))
-        pats = st.data_editor(pd.DataFrame(rules.patterns).reindex(columns=["class", "pattern", "max_chars", "note"]),
-                              hide_index=True, num_rows="dynamic", key="ru_answers_patterns",
-                              column_config={"class": st.column_config.SelectboxColumn(
-                                  options=["not_found", "refusal", "template", "answer"], required=True)})
+        pattern_rows = pd.DataFrame(rules.patterns).reindex(columns=["class", "pattern", "max_chars", "note"])
+        pats = st.data_editor(pattern_rows, hide_index=True, num_rows="dynamic", key="ru_answers_patterns",
+                              column_config={**tables.column_config(pattern_rows, COLUMNS),
+                                             "class": st.column_config.SelectboxColumn(
+                                                 tables.header("class", COLUMNS),
+                                                 options=["not_found", "refusal", "template", "answer"], required=True)})
         c1, c2, c3 = st.columns(3)
         min_count = c1.number_input("N", 2, 1000, int(rules.min_template_count), key="ru_tpl_count")
         min_pages = c2.number_input("M", 2, 100, int(rules.min_template_pages), key="ru_tpl_pages")
@@ -587,8 +701,8 @@ with tab_d:
         st.caption(tr("Прозрачный классификатор на правилах, не LLM.", "A transparent rule-based classifier, not an LLM."))
         chart(charts.bar(T["categories"], "category", "questions", title=""), T["categories"], "categories")
         with st.expander(tr("Правила классификатора", "Classifier rules")):
-            st.dataframe(pd.DataFrame([{"category": r["category"], "rule": r["rule_ru" if lang() == "ru" else "rule_en"]}
-                                       for r in CLASSIFIER_RULES]), hide_index=True)
+            tables.show(pd.DataFrame([{"category": r["category"], "rule": r["rule_ru" if lang() == "ru" else "rule_en"]}
+                                      for r in CLASSIFIER_RULES]), "classifier_rules", key="ru_cls_rules", download=False)
         subset = choice(tr("Слова", "Terms"), {"all": tr("все", "all"), "answered": tr("отвеченные", "answered"),
                                                "unanswered": tr("без ответа", "unanswered")}, "ru_terms")
         c1, c2 = st.columns(2)
@@ -607,8 +721,8 @@ with tab_d:
         c1, c2 = st.columns(2)
         with c1:
             st.caption(tr("Точные повторы (нормализованный текст)", "Exact repeats (normalised text)"))
-            table_with_download(T["exact_repeats"].head(200), "exact_repeats")
+            show_table(T["exact_repeats"].head(200), "exact_repeats")
         with c2:
             st.caption(tr(f"Кластеры почти-дубликатов (косинус ≥ {d.params['near_threshold']})",
                           f"Near-duplicate clusters (cosine ≥ {d.params['near_threshold']})"))
-            table_with_download(T["near_duplicate_clusters"], "near_duplicate_clusters")
+            show_table(T["near_duplicate_clusters"], "near_duplicate_clusters")

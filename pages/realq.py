@@ -47,7 +47,7 @@ page_header(
 eng = state.engine()
 sources = list_sources(eng)
 if not sources:
-    empty_state("Журнала вопросов нет: загрузите демо или импортируйте журнал.", "No question log: load the demo or import a log.")
+    empty_state("Журнала вопросов нет: загрузите демо или импортируйте журнал.", "No question log: load the demo or import a log.", demo=True)
     st.stop()
 
 with st.sidebar:

@@ -12,6 +12,7 @@ from voproshalych_eval.metrics.statistics import correction_label
 from voproshalych_eval.plans import SPECS as TIERS
 from voproshalych_eval.plots import runs as charts
 from voproshalych_eval.ui import state, tables, views
+from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import (
     TIER_COLORS,
     download_buttons,
@@ -21,7 +22,7 @@ from voproshalych_eval.ui.common import (
     page_header,
 )
 from voproshalych_eval.ui.i18n import fmt, fmt_count, lang, metric_label, show, tr
-from voproshalych_eval.ui.jobs import job_panel, mixed_warning, resume_button, state_label
+from voproshalych_eval.ui.jobs import StepBar, job_panel, mixed_warning, resume_button, state_label
 from voproshalych_eval.ui.verdicts import status_text
 
 VERDICTS = {
@@ -35,6 +36,8 @@ VERDICTS = {
 DIRECTIONS = {"higher": ("больше — лучше", "higher is better"), "lower": ("меньше — лучше", "lower is better"),
               "none": ("без направления", "no direction"), "None": ("без направления", "no direction")}
 ITEM_STATES = {"done": ("готово", "done"), "failed": ("сбой", "failed"), "partial": ("частично", "partial")}
+#: per-item columns of some tiers that the common table headers do not name
+ITEM_COLUMNS = {"benchmark": ("Эталонный судья", "Benchmark judge"), "rationale": ("Обоснование", "Rationale")}
 CMP_LABELS = {
     "direction": ("Лучше, когда", "Better when"), "a": ("A", "A"), "b": ("B", "B"), "diff": ("B − A", "B − A"),
     "ci_low": ("ДИ 2,5%", "CI 2.5%"), "ci_high": ("ДИ 97,5%", "CI 97.5%"), "effect_size": ("d_z", "d_z"),
@@ -81,6 +84,22 @@ page_header(
         "as **interrupted** (its process died) — resume it right here, on the Report and export tab (the Resume button).",
     ),
 )
+
+
+FILTER_KEYS = ("runs_f_tier", "runs_f_dataset", "runs_f_model", "runs_f_period", "runs_f_status")
+RESET_FILTERS = ("Сбросить фильтры", "Reset the filters")
+
+
+def _reset_filters() -> None:
+    """on_click: clear every sidebar filter (before the rerun, so the widgets start empty)."""
+    for k in FILTER_KEYS:
+        st.session_state.pop(k, None)
+
+
+def _no_match(key: str) -> None:
+    empty_state("Под фильтры не попал ни один запуск — сбросьте фильтры на боковой панели.",
+                "No run matches the filters — reset the sidebar filters.", action=(key, RESET_FILTERS),
+                on_action=_reset_filters)
 
 
 def _run_option(r: runs.Run) -> str:
@@ -131,6 +150,7 @@ with state.user_errors("Не удалось прочитать реестр за
         empty_state(
             "Запусков ещё нет: запустите любой уровень на его странице или командой `voproshalych-eval tier1 …`.",
             "No runs yet: run any tier from its page or with `voproshalych-eval tier1 …`.",
+            page="pages/tier1_retrieval.py", page_label=("Запустить Tier 1 · Поиск", "Run Tier 1 · Retrieval"),
         )
     else:
         table = _runs_table(filtered)
@@ -148,7 +168,7 @@ with state.user_errors("Не удалось прочитать реестр за
         with tab_hist:
             tiers_here = sorted({r.tier for r in filtered})
             if not tiers_here:
-                empty_state("Под фильтры не попал ни один запуск.", "No run matches the filters.")
+                _no_match("runs_reset_hist")
             else:
                 c1, c2 = st.columns(2)
                 tier_names = {t: tr(*TIERS[t].title) if t in TIERS else t for t in tiers_here}
@@ -174,17 +194,27 @@ with state.user_errors("Не удалось прочитать реестр за
                     words = {r.id: describe.config_words(r, lang()) + (f" · {r.dataset_name}" if r.dataset_name else "")
                              for r in filtered}
                     hist["config"] = [words.get(i, c) for i, c in zip(hist["run_id"], hist["config"], strict=True)]
+                    offline_ids = {r.id for r in filtered if r.offline}
+                    hist["offline"] = hist["run_id"].isin(offline_ids)
                     b = bl.find_baseline(baselines, h_tier, h_metric)
-                    st.plotly_chart(
+                    plotly_chart(
                         charts.history_figure(
                             hist, metric_label=metric_label(h_metric),
                             baseline=b.value if b else None, attention_margin=b.attention_margin if b else None,
                             direction=catalog.direction(h_metric), scale=catalog.scale_of(h_metric), lang=lang(),
                             color=TIER_COLORS.get(h_tier, "#00A67E"), metric_key=h_metric,
                             baseline_label=tr("базовый уровень", "baseline"), run_label=tr("запуск", "run"),
+                            offline_label=tr("офлайн — не сравнивается", "offline — not compared"),
+                            online_only_label=tr("только для онлайн-запусков", "online runs only"),
                         ),
                         key="runs_hist_chart",
                     )
+                    if hist["offline"].any():
+                        st.caption("📴 " + tr(
+                            "Серые пунктирные линии — офлайн-запуски (оценки офлайн-заменителей, не LLM): с базовым "
+                            "уровнем они не сравниваются, его линия относится только к онлайн-запускам.",
+                            "Grey dotted lines are offline runs (scores of offline substitutes, not an LLM): they are "
+                            "never compared to the baseline; its line applies to online runs only."))
                     if b is None:
                         st.caption(tr("Для этой метрики нет базового уровня — добавьте его на странице «Базовые уровни».",
                                       "This metric has no baseline — add one on the Baselines page."))
@@ -226,8 +256,12 @@ with state.user_errors("Не удалось прочитать реестр за
                                       format_func=method_names.get, key="runs_cmp_method")
                     wanted = (a_id, b_id, method)
                     if st.button(tr("Сравнить", "Compare"), type="primary", key="runs_cmp_go"):
-                        with st.spinner(tr("Парные тесты по всем метрикам…", "Paired tests on every metric…")):
-                            st.session_state["runs_cmp_result"] = (wanted, runs.compare_runs(engine, a_id, b_id, method=method))
+                        bar = StepBar(tr("Парные тесты по всем метрикам…", "Paired tests on every metric…"))
+                        cmp_result = runs.compare_runs(engine, a_id, b_id, method=method, progress=lambda done, total: bar(
+                            1, 1, tr("парные тесты по метрикам", "paired tests by metric"), done, total))
+                        bar.finish(tr(f"Сравнено метрик: {fmt_count(len(cmp_result.metrics))}",
+                                      f"Metrics compared: {fmt_count(len(cmp_result.metrics))}"))
+                        st.session_state["runs_cmp_result"] = (wanted, cmp_result)
                     stored = st.session_state.get("runs_cmp_result")
                     if not stored or stored[0] != wanted:
                         st.info(tr("Выберите два запуска и нажмите «Сравнить».", "Pick two runs and press Compare."))
@@ -265,7 +299,7 @@ with state.user_errors("Не удалось прочитать реестр за
                                                                 f"p ({correction_label(cmp.correction, 'en')})")},
                         )
                         if len(tested):
-                            st.plotly_chart(
+                            plotly_chart(
                                 charts.diff_figure(m, x_title=tr("B − A (95% ДИ)", "B − A (95% CI)"), lang=lang(),
                                                    verdict_labels={k: tr(*v) for k, v in VERDICTS.items()},
                                                    correction=cmp.correction),
@@ -290,7 +324,7 @@ with state.user_errors("Не удалось прочитать реестр за
                                         metrics={c: pick for c in ("a", "b", "diff")})
                             valid = diff["diff"].dropna()
                             if len(valid):
-                                st.plotly_chart(charts.item_diff_histogram(valid, x_title=f"{metric_label(pick)}: B − A",
+                                plotly_chart(charts.item_diff_histogram(valid, x_title=f"{metric_label(pick)}: B − A",
                                                                            y_title=tr("Элементов", "Items")),
                                                 key="runs_cmp_hist")
                         json_download(cmp.to_dict(), f"compare_{a_id}_{b_id}", label=tr("⬇ Сравнение целиком (JSON)", "⬇ Full comparison (JSON)"),
@@ -299,7 +333,7 @@ with state.user_errors("Не удалось прочитать реестр за
         # ---------------------------------------------------------------- report
         with tab_rep:
             if not filtered:
-                empty_state("Под фильтры не попал ни один запуск.", "No run matches the filters.")
+                _no_match("runs_reset_rep")
             else:
                 by_id_all = {r.id: r for r in filtered}
                 all_options = {i: _run_option(r) for i, r in by_id_all.items()}
@@ -340,7 +374,7 @@ with state.user_errors("Не удалось прочитать реестр за
                                 download=False)
                     download_buttons(mf, f"run_{rid}_metrics", key="runs_rep_metrics")
                     if mf["value"].notna().any() and len(mf) <= 60:
-                        st.plotly_chart(charts.metrics_figure(mf, baseline_label=tr("базовый уровень", "baseline"), lang=lang()),
+                        plotly_chart(charts.metrics_figure(mf, baseline_label=tr("базовый уровень", "baseline"), lang=lang()),
                                         key="runs_rep_chart")
                 else:
                     empty_state("У запуска нет агрегатов.", "The run has no aggregates.")
@@ -348,7 +382,8 @@ with state.user_errors("Не удалось прочитать реестр за
                 st.markdown(f"**{tr('Элементы', 'Items')}** ({len(items)})")
                 if len(items):
                     items["status"] = items["status"].map(lambda v: tr(*ITEM_STATES.get(v, (v, v))))
-                    tables.show(items, f"run_{rid}_items", key="runs_rep_items", height=320, download=False)
+                    tables.show(items, f"run_{rid}_items", key="runs_rep_items", height=320, download=False,
+                                labels=ITEM_COLUMNS)
                 ui_lang = lang()
                 st.markdown(f"**{tr('Экспорт отчёта', 'Export the report')}**")
                 cols = st.columns(5)
@@ -365,3 +400,4 @@ with state.user_errors("Не удалось прочитать реестр за
     if not filtered and everything:
         st.caption(tr("Сбросьте фильтры на боковой панели, чтобы увидеть все запуски.",
                       "Clear the sidebar filters to see all runs."))
+        st.button(tr(*RESET_FILTERS), key="runs_reset", on_click=_reset_filters)

@@ -27,7 +27,7 @@ s = state.settings()
 
 st.subheader(tr("Источник данных", "Data source"))
 if s.embedded:
-    st.markdown(tr("Источник: демо-база (`voproshalych_demo`), читается только в read-only транзакциях.",
+    st.markdown(tr("Источник: демо-база (`voproshalych_demo`), читается только в транзакциях без права записи.",
                    "Source: the demo database (`voproshalych_demo`), read only through read-only transactions."))
 else:
     st.markdown(tr("Источник (только чтение): ", "Source (read only): ") + f"`{s.database_label}`")
@@ -96,7 +96,7 @@ with state.user_errors("Не удалось прочитать настройк�
     else:
         desc = [p.describe() for p in providers]
         st.dataframe(pd.DataFrame([{
-            tr("Имя", "Name"): d["name"], "Base URL": d["base_url"] or "api.openai.com",
+            tr("Имя", "Name"): d["name"], tr("Базовый URL", "Base URL"): d["base_url"] or "api.openai.com",
             tr("Переменная ключа", "Key variable"): d["api_key_env"] or "—",
             tr("Ключ задан", "Key set"): "✓" if d["api_key_set"] else "—",
             tr("Модели", "Models"): ", ".join(d["models"]),
@@ -137,8 +137,15 @@ with state.user_errors("Не удалось сохранить цены", "Could
     )
     with st.form("llm_prices"):
         edited = st.data_editor(price_df, num_rows="dynamic", hide_index=True, disabled=["source"], key="prices_editor",
-                                column_config={"input_per_1m": st.column_config.NumberColumn(min_value=0.0, format="%.4f"),
-                                               "output_per_1m": st.column_config.NumberColumn(min_value=0.0, format="%.4f")})
+                                column_config={
+                                    "model": st.column_config.TextColumn(tr("Модель", "Model")),
+                                    "input_per_1m": st.column_config.NumberColumn(
+                                        tr("Вход, $ за 1 млн токенов", "Input, $ per 1M tokens"), min_value=0.0,
+                                        format="%.4f"),
+                                    "output_per_1m": st.column_config.NumberColumn(
+                                        tr("Выход, $ за 1 млн токенов", "Output, $ per 1M tokens"), min_value=0.0,
+                                        format="%.4f"),
+                                    "source": st.column_config.TextColumn(tr("Откуда цена", "Price source"))})
         save = st.form_submit_button(tr("Сохранить цены", "Save prices"))
     if save:
         res = llm_prices.save_price_table(state.engine(), edited.to_dict(orient="records"))

@@ -7,6 +7,7 @@ import streamlit as st
 from voproshalych_eval import datasets
 from voproshalych_eval.plots.generation import metric_intervals, score_distributions
 from voproshalych_eval.ui import jobs, state
+from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import (
     TIER_COLORS,
     empty_state,
@@ -86,14 +87,14 @@ if m:
     n_items, n_failed, n_cut = (fmt_count(m.get(k)) for k in ("n_items", "n_failed_items", "n_context_truncated"))
     st.caption(tr(f"Элементов: {n_items}, не выполнено: {n_failed}, контекст обрезан: {n_cut}",
                   f"Items: {n_items}, failed: {n_failed}, context cut: {n_cut}"))
-    st.plotly_chart(metric_intervals(m, keys, color=TIER_COLORS["tier2"], labels={k: metric_label(k) for k in keys},
+    plotly_chart(metric_intervals(m, keys, color=TIER_COLORS["tier2"], labels={k: metric_label(k) for k in keys},
                                      lang=lang(), title=tr("Средние и 95% ДИ (по шкалам)", "Means and 95% CI (by scale)")))
     json_download(m, f"tier2_run{run.id}_metrics", key=f"t2m{run.id}")
 
 df = jobs.items_frame(run.id)
 if df.empty:
     st.stop()
-st.plotly_chart(score_distributions(df, SCORES, color=TIER_COLORS["tier2"], lang=lang(),
+plotly_chart(score_distributions(df, SCORES, color=TIER_COLORS["tier2"], lang=lang(),
                                     title=tr("Оценки по вопросам", "Per-question scores")))
 st.subheader(tr("Вопросы", "Questions"))
 filtered = jobs.filter_items(df, key="t2", score_cols=SCORES, disagreement=jobs.per_model_spread())

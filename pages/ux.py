@@ -8,6 +8,7 @@ import streamlit as st
 from voproshalych_eval import datasets
 from voproshalych_eval.plots.generation import rate_bars
 from voproshalych_eval.ui import jobs, state, tables
+from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import (
     TIER_COLORS,
     empty_state,
@@ -79,7 +80,7 @@ if m:
     n_items, n_turns, thr = fmt_count(m.get("n_items")), fmt_count(m.get("n_turns")), run.params.get("cache_distance")
     st.caption(tr(f"Источник: {src}, элементов: {n_items}, ходов: {n_turns}, порог кэша: {thr}",
                   f"Source: {src}, items: {n_items}, turns: {n_turns}, cache threshold: {thr}"))
-    st.plotly_chart(rate_bars(m, ["cache_hit_rate", "context_preservation", "first_turn_hit_rate", "multi_turn_source_agreement",
+    plotly_chart(rate_bars(m, ["cache_hit_rate", "context_preservation", "first_turn_hit_rate", "multi_turn_source_agreement",
                                   "cache_precision", "cache_recall", "cache_false_hit_rate"], color=TIER_COLORS["ux"],
                               lang=lang(), labels={k: metric_label(k) for k in keys}), key="ux_rates")
     json_download(m, f"ux_run{run.id}_metrics", key=f"uxm{run.id}")

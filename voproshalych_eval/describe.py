@@ -261,7 +261,11 @@ def provenance_rows(run: Any, lang: str = "ru") -> list[tuple[str, Any]]:
         rows.append((t("Модель", "Model") + f" ({param_label(str(role), lang)})", shown))
     rows += param_rows(_get(run, "params"), lang)
     for name, digest in (_get(run, "prompts") or {}).items():
-        rows.append((t("Промпт", "Prompt") + f" {name}", str(digest)[:12] if digest else "—"))
+        if isinstance(digest, Mapping):  # several prompts under one name (variants by input): technical text
+            shown_digest: Any = ("code", "; ".join(f"{k}: {str(v)[:12]}" for k, v in digest.items()) or "—")
+        else:
+            shown_digest = str(digest)[:12] if digest else "—"
+        rows.append((t("Промпт", "Prompt") + f" {name}", shown_digest))
     rows += [
         (t("Версия кода", "Code version"), str(_get(run, "code_version") or "—")),
         (t("Запустил", "Started by"), str(_get(run, "created_by") or "—")),

@@ -831,8 +831,10 @@ def compare_runs(
     seed: int = 0,
     correction: str = "holm",
     force: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Comparison:
-    """Compare run ``b`` with the reference run ``a``.
+    """Compare run ``b`` with the reference run ``a``; ``progress(done, total)`` before each metric's test
+    (a progress bar).
 
     Every metric gets ``a``, ``b``, ``diff = b − a`` and, when its per-item values exist in both runs,
     a paired test on the items present in both (``metrics.statistics.paired_permutation_test`` by default,
@@ -897,7 +899,9 @@ def compare_runs(
     rows_spec = [(k, matched[k]) for k in metric_keys] + [(f"item.{f}", f) for f in varying]
 
     rows = []
-    for key, field_name in rows_spec:
+    for done, (key, field_name) in enumerate(rows_spec):
+        if progress is not None:
+            progress(done, len(rows_spec))
         b = bl.find_baseline(baselines, rb.tier, key.removeprefix("item.") if field_name else key)
         # an aggregate's direction is its own catalog entry's; an item-only field's is its field entry's
         direction = _field_direction(field_name) if key.startswith("item.") else catalog.direction(key)

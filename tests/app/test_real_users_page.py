@@ -1,6 +1,11 @@
-"""AppTest: the Real users page runs the analyses on the demo log and renders its three tabs."""
+"""AppTest: the Real users page runs the analyses on the demo log and renders its tabs: the run picker shows
+the run just made with its verdict, the view survives the UMAP rerun, tables pick topics on the map, and
+every chart is drawn with the app's chart config and translated axis titles."""
 
 from __future__ import annotations
+
+import json
+from typing import Any
 
 from streamlit.testing.v1 import AppTest
 
@@ -26,6 +31,18 @@ def test_real_users_page_runs(demo_engine) -> None:  # type: ignore[no-untyped-d
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert [t.label for t in at.tabs] == ["Chunk utilization", "Topics & coverage gaps", "Bot answers", "Domain"]
+    # the picker shows the run just made, led by its verdict against the baselines
+    run_id = at.session_state["ru_run_id"]
+    assert at.selectbox(key="pick_ru_run_id").value == run_id
+    assert at.selectbox(key="pick_ru_run_id").options[0].endswith(f"#{run_id}")  # newest first, with its id
+    leads = [e.value for e in (*at.success, *at.warning, *at.error, *at.info)]
+    assert any("Verdict against the baselines" in v for v in leads), leads
+    # every chart has the app's toolbar config; the gap chart's axis is translated, its legend outside
+    figures = _figures(at)
+    assert figures and all(json.loads(el.proto.config).get("displaylogo") is False for el in at.get("plotly_chart"))
+    gap = next(f for f in figures if f["layout"].get("title", {}).get("text") == "Gap score")
+    assert gap["layout"]["xaxis"]["title"]["text"] == "gap score"
+    assert gap["layout"]["xaxis"]["range"][0] == 0 and gap["layout"]["modebar"]["orientation"] == "v"
     captions = " ".join(c.value for c in at.caption)
     assert "n = " in captions
     labels = {m.label for m in at.metric}
@@ -59,14 +76,35 @@ def test_real_users_page_runs(demo_engine) -> None:  # type: ignore[no-untyped-d
     finally:
         tm.forget(demo_engine, [n.id for n in tm.list_names(demo_engine, model)])
 
+    # the topics view is open (a click on its tab); building the map reruns the page and keeps it open
+    at.session_state["ru_view"] = "Topics & coverage gaps"
+    at.run()
+    # a row picked in the gap table before the map exists: its topic is highlighted once the map is built
+    gaps = res.topics.gaps
+    at.session_state["tbl_ru_gaps"] = {"selection": {"rows": [0], "columns": []}}
+    at.run()
     # the topic map stays after reruns; a search and a topic highlight their questions
     at.button(key="ru_map").click().run()
     assert not at.exception, [e.value for e in at.exception]
     # the UMAP step has a progress bar; it ends full with the count of questions on the map
     assert any(b.value == 100 and b.text.startswith("Map: ") and "questions" in b.text for b in at.main.progress), \
         [b.text for b in at.main.progress]
+    assert at.session_state["ru_view"] == "Topics & coverage gaps"  # the open tab, not the first one
+    assert at.selectbox(key="ru_map_topic").value == int(gaps["topic"].iloc[0])
+    topic_map = next(f for f in _figures(at) if f["layout"].get("title", {}).get("text", "").startswith("Questions"))
+    assert topic_map["layout"]["legend"]["x"] > 1  # 30 topic names in a column right of the map, not over it
+    # a row picked in the topic table moves the highlight to its topic
+    topics = res.topics.topics
+    at.session_state["tbl_ru_topics"] = {"selection": {"rows": [1], "columns": []}}
+    at.run()
+    assert at.selectbox(key="ru_map_topic").value == int(topics["topic"].iloc[1])
+    at.selectbox(key="ru_map_topic").set_value(None).run()
     at.text_input(key="ru_map_search").set_value("стипенд").run()
     assert not at.exception, [e.value for e in at.exception]
     hits = [c.value for c in at.caption if c.value.startswith("Highlighted questions:")]
     assert len(hits) == 1 and not hits[0].startswith("Highlighted questions: 0 ")
     assert at.session_state["ru_topic_map"][0] == res.run_id
+
+
+def _figures(at: AppTest) -> list[dict[str, Any]]:
+    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]

@@ -1,9 +1,10 @@
 """Every translated page in both languages: no metric key or raw column name, no English in the Russian UI
 (and no Russian in the English UI) outside code and data, no raw JSON tree (``tests/support/ui_text``).
 
-The pages are rendered with real runs in the store (a Tier 1 run on the demo golden set, an offline End-to-end
-run with a deployment gate), so cards, charts
-and tables have something to show. :data:`CHECKED` lists the pages whose every text comes from the string
+The pages are rendered with real runs in the store, seeded by the module's own fixture (so the check does not
+depend on which test modules ran before): a Tier 0 run on the chunks, a Tier 1 run on the demo golden set,
+offline Tier 2, UX, judge-stability and judge-pipeline runs, an offline End-to-end run with a deployment gate and
+a real-users analysis — so cards, charts and tables have something to show. :data:`CHECKED` lists the pages whose every text comes from the string
 tables and the metric catalog; a page joins it when it has been translated completely.
 """
 
@@ -24,18 +25,38 @@ APP = str(PROJECT_ROOT / "app.py")
 CHECKED = ["pages/overview.py", "pages/runs.py", "pages/baselines.py", "pages/tier1_retrieval.py", "pages/tier2_generation.py",
            "pages/ux.py", "pages/judges.py", "pages/tier0_embeddings.py",
            "pages/judge_metrics.py", "pages/tier3_end_to_end.py", "pages/datasets.py", "pages/dataset_review.py",
-           "pages/realq.py"]
+           "pages/realq.py", "pages/real_users.py", "pages/settings.py"]
+
+#: offline runs the pages show, seeded when the store has no finished run of that plan: plan key -> parameters
+SEEDS: dict[str, dict[str, Any]] = {
+    "tier0": {"source": "chunks", "k": 5, "n_clusters": 4, "top_outliers": 5},
+    "tier2": {"limit": 3, "offline": True},
+    "tier3": {"limit": 3, "offline": True, "min_pass_rate": 0.5},  # End to end with its gate verdict
+    "ux": {"source": "dialogs", "offline": True, "limit": 6},
+    "judge": {"limit": 3, "repeats": 2, "offline": True},
+    "judge_pipeline": {"limit": 6, "offline": True},
+}
 
 
 @pytest.fixture(scope="module")
-def corpus(demo_engine: Any, demo_source: Any) -> str:
+def real_users_result(demo_engine: Any) -> Any:
+    """A finished real-users analysis with its in-memory result (the page shows the result of the picked run)."""
+    from tests.support.plans import real_users
+
+    return real_users(demo_engine, k_topics=6, label="translation check")
+
+
+@pytest.fixture(scope="module")
+def corpus(demo_engine: Any, demo_source: Any, real_users_result: Any) -> str:
     from tests.support.plans import run, tier1
     from voproshalych_eval import runs
 
     if not runs.list_runs(demo_engine, tier="tier1", status="done", limit=1):
         tier1(demo_engine, "demo_golden", retriever="fts", k=10, n_resamples=200, label="translation check")
-    if not runs.list_runs(demo_engine, tier="tier3", status="done", limit=1):  # End to end with its gate verdict
-        run(demo_engine, "tier3", {"limit": 3, "offline": True, "min_pass_rate": 0.5, "label": "translation check"})
+    for key, params in SEEDS.items():
+        if not runs.list_runs(demo_engine, tier=key, status="done", limit=1):
+            ran = run(demo_engine, key, {**params, "label": "translation check"})
+            assert ran.progress.status == "done", (key, ran.run.error)
     return data_corpus(demo_engine, demo_source)
 
 
@@ -71,4 +92,20 @@ def test_judge_metric_results_speak_one_language(demo_engine: Any, demo_source: 
     assert not at.exception, [e.value for e in at.exception]
     assert len(at.session_state["jm_result"]["results"]) == 3
     problems = violations(page_texts(at), lang, data_corpus(demo_engine, demo_source))  # the samples are data now
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("lang", ["ru", "en"])
+def test_real_users_results_speak_one_language(corpus: str, real_users_result: Any, lang: str) -> None:
+    """The Real users page showing a finished analysis: the verdict lead, every tab's cards, tables and charts
+    (axis titles, legends, hover words) are in one language."""
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.session_state["ui_language"] = lang
+    at.session_state["pick_ru_run_id"] = real_users_result.run_id
+    at.session_state["ru_result"] = real_users_result  # the analysis the picked run left in memory
+    at.run()
+    at.switch_page("pages/real_users.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(at.tabs) == 4 and len(at.get("plotly_chart")) > 5  # the results are on the page, not an empty state
+    problems = violations(page_texts(at), lang, corpus)
     assert not problems, "\n".join(problems)

@@ -43,6 +43,7 @@ from voproshalych_eval.analytics.utilization import (
     retrieve_log,
     utilization_for_log,
 )
+from voproshalych_eval.bilingual import text as bi
 from voproshalych_eval.jsonable import jsonable
 from voproshalych_eval.plans import Lazy, Plan
 
@@ -188,14 +189,16 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         return out
 
     def load_log() -> tuple[pd.DataFrame, pd.DataFrame, list[str], AnswerClasses]:
-        plan.say("Reading the question log…")
+        plan.say(bi("Читаю журнал вопросов…", "Reading the question log…"))
         df = timed("read", lambda: read_log(engine, source=source, filters=filters, snapshot=snap))
         if df.empty:
             raise LookupError("No questions match the filters (period, answered, score, source). Widen the filters.")
         tdf, n_empty = text_rows(df)
         if n_empty:
-            plan.say(f"{n_empty} rows have no question text: counted as events (sessions, users), left out of "
-                     "text analyses.")
+            plan.say(bi(f"Строк без текста вопроса: {n_empty} — учтены как события (сессии, пользователи), в "
+                        "текстовый анализ не входят.",
+                        f"{n_empty} rows have no question text: counted as events (sessions, users), left out of "
+                        "text analyses."))
         if tdf.empty and {"utilization", "topics"} & set(analyses):
             raise LookupError("No row with question text matches the filters. Widen the filters.")
         categories = timed("classify", lambda: text_ru.classify_many(tdf["question"].tolist(), slang=normalizer))
@@ -217,7 +220,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
 
     def do_retrieve() -> LogRetrieval:
         emb = embeddings.get()
-        plan.say(f"Retrieving the top-{top_k} chunks of every question…")
+        plan.say(bi(f"Поиск top-{top_k} чанков для каждого вопроса…", f"Retrieving the top-{top_k} chunks of every question…"))
         return timed("retrieve", lambda: retrieve_log(engine, emb.vectors, k=top_k, model=emb.model, snapshot=snap))
 
     retrieval = Lazy(do_retrieve)
@@ -250,12 +253,12 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
             return {"k": ret.k, "model": ret.model, "n_questions": int(ret.chunk_ids.shape[0])}
         res = result()
         if step == "utilization":
-            plan.say("Chunk utilization…")
+            plan.say(bi("Использование чанков…", "Chunk utilization…"))
             res.utilization = timed("utilization", lambda: utilization_for_log(engine, res.text_log, res.retrieval,
                                                                                snapshot=snap))
             return jsonable(res.utilization.to_dict())
         if step == "topics":
-            plan.say("Topics and coverage gaps…")
+            plan.say(bi("Темы и пробелы в покрытии…", "Topics and coverage gaps…"))
             from voproshalych_eval.analytics.topic_memory import TopicMemory
             from voproshalych_eval.embeddings import cached_embedder
 
@@ -272,7 +275,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
             res.confirmed_gaps = confirmed_gaps(engine)
             return {**jsonable(res.topics.to_dict()), "assignments": topic_assignments(res)}
         if step == "domain":
-            plan.say("Domain analysis…")
+            plan.say(bi("Анализ домена…", "Domain analysis…"))
             res.domain = timed("domain", lambda: domain_analysis(
                 res.log, res.embeddings.vectors if res.embeddings else None, pause_minutes=float(p["pause_minutes"]),
                 near_threshold=float(p["near_threshold"]), slang=normalizer, categories=res.categories,
@@ -321,6 +324,30 @@ def topic_assignments(res: RealUsersResult) -> dict[str, Any]:
         "names": {str(int(k)): str(v) for k, v in zip(t.topics["topic"], t.topics["name"], strict=True)},
         "gap_rank": {str(int(r["topic"])): int(r["gap_rank"]) for _, r in t.gaps.iterrows()} if len(t.gaps) else {},
     }
+
+
+def rebuild_result(engine: Engine, run: Any, *, progress: Callable[[int, int, str], None] | None = None
+                   ) -> RealUsersResult:
+    """The in-memory :class:`RealUsersResult` of a recorded run (tables and vectors for the page), recomputed
+    from the run's frozen parameters on its pinned snapshot — nothing is recorded, no new run starts.
+
+    ``progress(step, n_steps, step_key)`` before each step (``log``, ``embeddings``, …). The run's stored
+    metrics and id are kept; names remembered since the run (topic memory) apply to the topics."""
+    params = dict(run.params or {})
+    if getattr(run, "snapshot_id", None) is not None:
+        params["snapshot"] = run.snapshot_id
+    plan = build_plan(engine, params)
+    keys = plan.keys()
+    for i, key in enumerate(keys, 1):
+        if progress is not None:
+            progress(i, len(keys), key)
+        plan.work(key)  # type: ignore[misc]
+    res: RealUsersResult | None = plan.outputs.get("result")
+    if res is None:
+        raise LookupError(f"run {run.id} has no analysis to show (steps: {', '.join(keys)})")
+    res.run_id = run.id
+    res.metrics = dict(run.metrics or {})
+    return res
 
 
 def summary_metrics(steps: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:

@@ -267,7 +267,10 @@ def embed_log(
         texts = df["question"].iloc[missing].astype(str).tolist()
         unique = list(dict.fromkeys(texts))
         if progress:
-            progress(f"Embedding {len(unique)} distinct questions ({missing.size} rows without a stored vector)…")
+            from voproshalych_eval.bilingual import text as bi
+
+            progress(bi(f"Эмбеддинги {len(unique)} разных вопросов (строк без сохранённого вектора: {missing.size})…",
+                        f"Embedding {len(unique)} distinct questions ({missing.size} rows without a stored vector)…"))
         vecs = emb.encode_queries(unique)
         index = {t: i for i, t in enumerate(unique)}
         out[missing] = vecs[[index[t] for t in texts]]

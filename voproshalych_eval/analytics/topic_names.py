@@ -244,10 +244,12 @@ def llm_labels(
     model: str | None = None,
     lang: str = "ru",
     n_examples: int = 5,
+    progress: Callable[[int, int], None] | None = None,
 ) -> dict[int, str]:
     """A short human-style label per clustered topic (``topic`` → label) written by an LLM from the topic's
     keywords and examples (prompt ``topic_label``). Answers are cached by the LLM client (same keywords and
-    examples → no new call). Failures leave the topic out (the keyword name stays)."""
+    examples → no new call). Failures leave the topic out (the keyword name stays). ``progress(done, total)``
+    after each topic (a progress bar)."""
     from voproshalych_eval.llm.prompts import render
 
     model = model or (client.models[0] if client.models else None)
@@ -255,7 +257,9 @@ def llm_labels(
         return {}
     rows = topics[topics["kind"] == "cluster"]
     out: dict[int, str] = {}
-    for _, r in rows.iterrows():
+    for done, (_, r) in enumerate(rows.iterrows()):
+        if progress is not None:
+            progress(done, len(rows))
         examples = "\n".join(f"- {e}" for e in list(r["examples"])[:n_examples])
         prompt = render("topic_label", lang=lang, keywords=", ".join(r["terms"]) or "—", examples=examples)
         try:

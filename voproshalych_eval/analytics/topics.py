@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import warnings
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -201,10 +202,14 @@ def seed_stability(X: np.ndarray, labels: np.ndarray, k: int, *, seeds: tuple[in
 
 
 def k_stability(X: np.ndarray, *, k_range: tuple[int, int], runs: int = 3, sample_size: int = 2500,
-                seed: int = 0) -> pd.DataFrame:
-    """The k the silhouette picks on ``runs`` other random samples (one row per run: seed, k, silhouette)."""
+                seed: int = 0, progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+    """The k the silhouette picks on ``runs`` other random samples (one row per run: seed, k, silhouette).
+
+    ``progress(run, runs)`` before each sample (a progress bar)."""
     out = []
     for r in range(1, runs + 1):
+        if progress is not None:
+            progress(r, runs)
         k, scores, _ = choose_k(X, k_range=k_range, sample_size=sample_size, seed=seed + 1000 * r)
         best = float(scores["silhouette"].max()) if len(scores) else None
         out.append({"run": r, "sample_seed": seed + 1000 * r, "k": int(k), "silhouette": best})

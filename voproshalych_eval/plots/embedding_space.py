@@ -16,6 +16,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
+from voproshalych_eval.plots.layout import polish
+
 WEBGL_THRESHOLD = 2_000
 MAX_POINTS = 50_000
 MAX_CATEGORIES = 30
@@ -258,7 +260,8 @@ def scatter_figure(
     else:
         fig.update_xaxes(title="UMAP-1", showticklabels=False, zeroline=False, range=list(ranges[0]))
         fig.update_yaxes(title="UMAP-2", showticklabels=False, zeroline=False, range=list(ranges[1]))
-    return fig
+    # up to 30 categories with counts: a legend column right of the map, never over the points or the title
+    return polish(fig, legend_side="right")
 
 
 def synthetic_map(n: int = 20_000, *, n_classes: int = 40, seed: int = 0, dim: int = 2) -> tuple[np.ndarray, pd.DataFrame]:
@@ -303,7 +306,7 @@ def nn_distance_histogram(
         height=340,
         margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
     )
-    return fig
+    return polish(fig, legend=False)
 
 
 def outlier_bar_chart(
@@ -335,7 +338,7 @@ def outlier_bar_chart(
         height=max(260, 22 * len(df) + 80),
         margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
     )
-    return fig
+    return polish(fig, legend=False)
 
 
 def standalone_html(fig: go.Figure) -> str:

@@ -2,13 +2,15 @@
 time ticks, value axes bounded by the metric's scale.
 
 * :func:`polish` — legend in one row above the plot area (never over the data, never over the x-axis
-  title), the toolbar turned vertical at the right edge so it never covers the title, margins that fit both;
+  title; or a column right of it for many long names, ``legend_side="right"``), the toolbar turned
+  vertical at the right edge so it never covers the title, margins that fit both;
 * :func:`time_axis` — dates of runs on x: a single run (or runs minutes apart) gets a window of at least
   a day and date ticks, never sub-millisecond ones;
 * :func:`value_range` — the axis range of a metric's scale from the catalog (a 0–1 share on 0–1.05, a
   standard deviation of 0–1 scores on 0–0.5), never a symmetric −1…1 autorange.
 
-:data:`CHART_CONFIG` is the plotly ``config`` pages and reports pass with every chart.
+:data:`CHART_CONFIG` is the plotly ``config`` every chart of the app is drawn with
+(:func:`voproshalych_eval.ui.charts.plotly_chart`).
 """
 
 from __future__ import annotations
@@ -29,17 +31,23 @@ CHART_CONFIG: dict[str, Any] = {
 }
 
 _TITLE_H = 36  # px the title needs above the plot area
+_TITLE_LINE_H = 18  # px of each further title line (a ``<br><sup>`` note)
 _LEGEND_H = 28  # px of a one-row legend
 
 
-def polish(fig: go.Figure, *, legend: bool | None = None, height: int | None = None) -> go.Figure:
-    """Legend above the plot area (outside it), vertical toolbar, margins for title and legend.
+def polish(fig: go.Figure, *, legend: bool | None = None, height: int | None = None,
+           legend_side: str = "top") -> go.Figure:
+    """Legend outside the plot area, vertical toolbar, margins for title and legend.
 
-    ``legend``: force showing (True) or hiding (False) the legend; ``None`` keeps plotly's choice."""
+    ``legend``: force showing (True) or hiding (False) the legend; ``None`` keeps plotly's choice.
+    ``legend_side``: ``"top"`` — one row above the plot; ``"right"`` — a column right of the plot (many or
+    long names: a map's 30 topics, a trend's topic names), the plot narrows to make room."""
     layout = fig.layout
-    has_title = bool(layout.title and layout.title.text)
+    title_text = str(layout.title.text) if layout.title and layout.title.text else ""
+    has_title = bool(title_text)
     show_legend = legend if legend is not None else (layout.showlegend is not False and len(fig.data) > 1)
-    top = 12 + (_TITLE_H if has_title else 0) + (_LEGEND_H if show_legend else 0)
+    top_row = show_legend and legend_side == "top"
+    top = 12 + (_TITLE_H + _TITLE_LINE_H * title_text.count("<br>") if has_title else 0) + (_LEGEND_H if top_row else 0)
     margin = {k: getattr(layout.margin, k) for k in ("l", "r", "b") if getattr(layout.margin, k) is not None}
     fig.update_layout(
         showlegend=show_legend,
@@ -48,8 +56,11 @@ def polish(fig: go.Figure, *, legend: bool | None = None, height: int | None = N
         title={"x": 0, "xanchor": "left", "y": 1, "yanchor": "top", "yref": "container", "pad": {"t": 10, "l": 8}}
         if has_title else None,
     )
-    if show_legend:
+    if top_row:
         fig.update_layout(legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "left", "x": 0,
+                                  "bgcolor": "rgba(0,0,0,0)"})
+    elif show_legend:  # right of the plot area (plotly widens the right margin to fit it)
+        fig.update_layout(legend={"orientation": "v", "yanchor": "top", "y": 1.0, "xanchor": "left", "x": 1.02,
                                   "bgcolor": "rgba(0,0,0,0)"})
     if height is not None:
         fig.update_layout(height=height)
@@ -90,16 +101,17 @@ def value_range(key: str | None = None, *, scale: catalog.Scale | None = None, s
         return None
     if std:
         if not s.bounded:
-            return _open(values)
+            return from_zero(values)
         top = (s.high - s.low) / 2
         return [0.0, top * 1.05]
     if not s.bounded:
-        return _open(values) if s.low == 0 else None
+        return from_zero(values) if s.low == 0 else None
     ax = catalog.axis(s)
     return list(ax.range) if ax.range else None
 
 
-def _open(values: Sequence[float]) -> list[float] | None:
+def from_zero(values: Sequence[float]) -> list[float] | None:
+    """An axis from 0 to just above the largest of ``values`` (counts, scores without an upper bound)."""
     vals = [float(v) for v in values if v is not None and pd.notna(v)]
     if not vals:
         return None

@@ -2,7 +2,9 @@
 (the topic map is :func:`voproshalych_eval.plots.embedding_space.scatter_figure`, one map for every page).
 
 Pure functions returning ``plotly.graph_objects.Figure``; texts are parameters (pages pass them in the
-user's language). Every builder takes the DataFrame the page also offers as a CSV download.
+user's language). Every builder takes the DataFrame the page also offers as a CSV download and finishes the
+figure with :func:`~voproshalych_eval.plots.layout.polish` (legend outside the plot, toolbar off the title);
+share axes are bounded by the catalog's 0–1 scale, count and score axes start at 0.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import numpy as np
 import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
+
+from voproshalych_eval.plots.layout import from_zero, polish, value_range
 
 COLOR = "#B6E880"  # real_users tier colour
 ACCENT = "#EF553B"
@@ -27,8 +31,9 @@ def long_tail(per_chunk: pd.DataFrame, *, title: str = "", x_title: str = "", y_
                 hovertemplate="#%{customdata[0]}<br>%{customdata[1]}<br>%{y}<extra></extra>")
     fig.add_scatter(x=np.arange(1, len(d) + 1), y=d["retrieved_top1"], name=top1_name, mode="lines",
                     line={"color": ACCENT})
-    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=360, legend={"orientation": "h"})
-    return fig
+    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=360)
+    fig.update_yaxes(range=from_zero(d["retrieved_topk"]))
+    return polish(fig, legend=True)
 
 
 def pages_bar(per_page: pd.DataFrame, *, title: str = "", topk_name: str = "top-k", top1_name: str = "top-1") -> go.Figure:
@@ -38,46 +43,61 @@ def pages_bar(per_page: pd.DataFrame, *, title: str = "", topk_name: str = "top-
     fig = go.Figure()
     fig.add_bar(y=labels, x=d["retrieved_topk"], orientation="h", name=topk_name, marker_color=COLOR)
     fig.add_bar(y=labels, x=d["retrieved_top1"], orientation="h", name=top1_name, marker_color=ACCENT)
-    fig.update_layout(title=title, barmode="group", height=max(320, 22 * len(d)), legend={"orientation": "h"})
-    return fig
+    fig.update_layout(title=title, barmode="group", height=max(320, 22 * len(d)))
+    fig.update_xaxes(range=from_zero(d["retrieved_topk"]))
+    return polish(fig, legend=True)
 
 
-def gaps_bar(gaps: pd.DataFrame, *, title: str = "", x_title: str = "", top_n: int = 15) -> go.Figure:
+#: hover words of the gap and topic charts (pages pass them in the UI language)
+HOVER_TEXTS = {"gap": "gap score", "answered": "effectively answered", "non_empty": "non-empty answer",
+               "distance": "distance to the KB"}
+
+
+def gaps_bar(gaps: pd.DataFrame, *, title: str = "", x_title: str = "", top_n: int = 15,
+             texts: dict[str, str] | None = None) -> go.Figure:
     """Coverage-gap score of the top topics (hover: size, effective and raw answered share, distance)."""
+    t = {**HOVER_TEXTS, **(texts or {})}
     d = gaps.head(top_n).iloc[::-1]
     eff = d["effective_answered_share"] if "effective_answered_share" in d else d["answered_share"]
     fig = go.Figure(go.Bar(
         y=d["name"], x=d["gap_score"], orientation="h", marker_color=ACCENT,
         customdata=np.c_[d["size"], eff.astype(float), d["answered_share"].astype(float),
                          d["nearest_distance"].astype(float)],
-        hovertemplate="%{y}<br>gap %{x:.3f}<br>n=%{customdata[0]}<br>answered %{customdata[1]:.0%} "
-                      "(non-empty %{customdata[2]:.0%})<br>distance %{customdata[3]:.3f}<extra></extra>",
+        hovertemplate=f"%{{y}}<br>{t['gap']} %{{x:.3f}}<br>n = %{{customdata[0]}}<br>{t['answered']} "
+                      f"%{{customdata[1]:.0%}} ({t['non_empty']} %{{customdata[2]:.0%}})<br>{t['distance']} "
+                      "%{customdata[3]:.3f}<extra></extra>",
     ))
     fig.update_layout(title=title, xaxis_title=x_title, height=max(320, 28 * len(d)), margin={"l": 10})
-    return fig
+    fig.update_xaxes(range=from_zero(d["gap_score"]))
+    return polish(fig, legend=False)
 
 
-def topics_scatter(topics: pd.DataFrame, *, title: str = "", x_title: str = "", y_title: str = "") -> go.Figure:
-    """Topics as bubbles: effective answered share (x; the raw one without answer classes) vs nearest-chunk
-    distance (y), size = questions."""
+def topics_scatter(topics: pd.DataFrame, *, title: str = "", x_title: str = "", y_title: str = "",
+                   texts: dict[str, str] | None = None) -> go.Figure:
+    """Topics as bubbles: effective answered share (x; the raw one without answer classes, 0–1 from the
+    catalog) vs nearest-chunk distance (y, from 0), size = questions, colour = gap score."""
+    t = {**HOVER_TEXTS, **(texts or {})}
     d = topics[topics["kind"] == "cluster"]
     fig = go.Figure(go.Scatter(
         x=d["effective_answered_share"] if "effective_answered_share" in d else d["answered_share"],
         y=d["nearest_distance"], mode="markers", text=d["name"],
         marker={"size": np.sqrt(d["size"].astype(float)) * 3, "color": d.get("gap_score"), "colorscale": "Reds",
-                "showscale": True, "line": {"width": 1, "color": "#444"}},
-        hovertemplate="%{text}<br>answered %{x:.0%}<br>distance %{y:.3f}<extra></extra>",
+                "showscale": True, "line": {"width": 1, "color": "#444"}, "colorbar": {"title": {"text": t["gap"]}}},
+        hovertemplate=f"%{{text}}<br>{t['answered']} %{{x:.0%}}<br>{t['distance']} %{{y:.3f}}<extra></extra>",
     ))
     fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=420)
-    return fig
+    fig.update_xaxes(range=value_range("effective_answered_rate"), tickformat=".0%")
+    fig.update_yaxes(range=from_zero(d["nearest_distance"]))
+    return polish(fig, legend=False)
 
 
 def topic_trend(trend: pd.DataFrame, names: dict[int, str], *, title: str = "", top_n: int = 8,
-                value: str = "n", y_title: str = "", highlight: list[int] | None = None) -> go.Figure:
+                value: str = "n", y_title: str = "", x_title: str = "",
+                highlight: list[int] | None = None) -> go.Figure:
     """Monthly questions (``value="n"``) or share of the month (``value="share"``) of the largest topics and
     of the ``highlight`` topics (emerging / growing ones, drawn thicker)."""
     if trend.empty:
-        return go.Figure().update_layout(title=title)
+        return polish(go.Figure().update_layout(title=title))
     top = list(trend.groupby("topic")["n"].sum().nlargest(top_n).index)
     top += [t for t in (highlight or []) if t not in top]
     d = trend[trend["topic"].isin(top)].copy()
@@ -86,10 +106,14 @@ def topic_trend(trend: pd.DataFrame, names: dict[int, str], *, title: str = "", 
     for tr in fig.data:
         if any(names.get(t, "")[:40] == tr.name for t in (highlight or [])):
             tr.line.width = 4
-    fig.update_layout(title=title, height=400, legend={"orientation": "h", "y": -0.3}, yaxis_title=y_title)
-    if value == "share":
-        fig.update_yaxes(tickformat=".0%")
-    return fig
+    fig.update_layout(title=title, height=400, yaxis_title=y_title, xaxis_title=x_title, legend_title_text="")
+    top = float(d[value].max()) if len(d) else 0.0
+    if value == "share":  # a share of the month: from 0, never above the 0–1 scale of the catalog
+        share_axis = value_range("answered_rate") or [0.0, 1.05]
+        fig.update_yaxes(tickformat=".0%", range=[0.0, min(share_axis[1], top * 1.1 if top > 0 else share_axis[1])])
+    else:
+        fig.update_yaxes(range=from_zero([top]))
+    return polish(fig, legend=True, legend_side="right")
 
 
 def volume(df: pd.DataFrame, *, title: str = "", rate_name: str = "answered rate",
@@ -102,11 +126,11 @@ def volume(df: pd.DataFrame, *, title: str = "", rate_name: str = "answered rate
     if "effective_answered_rate" in df:
         fig.add_scatter(x=df["period"], y=df["effective_answered_rate"], name=effective_name, yaxis="y2",
                         mode="lines+markers", line={"color": ACCENT})
-    from voproshalych_eval.plots.layout import value_range
-
-    fig.update_layout(title=title, height=360, legend={"orientation": "h"},
-                      yaxis2={"overlaying": "y", "side": "right", "range": value_range("answered_rate"), "tickformat": ".0%"})
-    return fig
+    fig.update_layout(title=title, height=360,
+                      yaxis2={"overlaying": "y", "side": "right", "range": value_range("answered_rate"),
+                              "tickformat": ".0%"})
+    fig.update_layout(yaxis={"range": from_zero(df["questions"])})
+    return polish(fig, legend=True)
 
 
 def bar(df: pd.DataFrame, x: str, y: str, *, title: str = "", horizontal: bool = False, color: str = COLOR) -> go.Figure:
@@ -115,11 +139,13 @@ def bar(df: pd.DataFrame, x: str, y: str, *, title: str = "", horizontal: bool =
         d = df.iloc[::-1]
         fig = go.Figure(go.Bar(y=d[x].astype(str), x=d[y], orientation="h", marker_color=color))
         fig.update_layout(height=max(300, 22 * len(d)))
+        fig.update_xaxes(range=from_zero(d[y]))
     else:
         fig = go.Figure(go.Bar(x=df[x].astype(str), y=df[y], marker_color=color))
         fig.update_layout(height=340)
+        fig.update_yaxes(range=from_zero(df[y]))
     fig.update_layout(title=title)
-    return fig
+    return polish(fig, legend=False)
 
 
 def length_hist(lengths: pd.DataFrame, *, title: str = "", x_title: str = "") -> go.Figure:
@@ -127,4 +153,4 @@ def length_hist(lengths: pd.DataFrame, *, title: str = "", x_title: str = "") ->
     cap = float(np.percentile(lengths["chars"], 99)) if len(lengths) else 0
     fig = go.Figure(go.Histogram(x=lengths["chars"].clip(upper=cap), nbinsx=40, marker_color=MUTED))
     fig.update_layout(title=title, xaxis_title=x_title, height=320)
-    return fig
+    return polish(fig, legend=False)

@@ -34,31 +34,47 @@ def history_figure(
     scale: catalog.Scale | None = None,
     lang: str = "en",
     metric_key: str | None = None,
+    offline_label: str = "offline — not compared",
+    online_only_label: str = "online runs only",
 ) -> go.Figure:
     """A metric over runs (x = run start, y = value with its 95% CI as error bars), ONE LINE PER CONFIGURATION
     (``history["config"]``; two configurations are never joined), the baseline as a dashed line and the
     attention band shaded; the y axis is the metric's catalog ``scale``. ``history`` has ``run_id, started_at,
-    value, ci_low, ci_high`` (and ``config``). ``metric_key`` picks the number format of the hover labels; the
-    time axis never gets sub-second ticks (one run is shown in a day-wide window)."""
+    value, ci_low, ci_high`` (and ``config``, ``offline``). ``metric_key`` picks the number format of the hover
+    labels; the time axis never gets sub-second ticks (one run is shown in a day-wide window).
+
+    Offline runs (``history["offline"]``: numbers from offline substitutes, never compared to the baselines)
+    are drawn grey with open markers and a dotted line, named and hovered ``offline_label``; the baseline line
+    and band are drawn only when an online run is shown (then labelled ``online_only_label`` if offline runs
+    are shown too), so no offline point ever sits against a baseline as if it had a verdict."""
     fig = go.Figure()
     num = d3_format(metric_key)
+    offline = history["offline"].fillna(False).astype(bool) if "offline" in history else pd.Series(False, index=history.index)
     if len(history):
         configs = history["config"] if "config" in history else pd.Series("", index=history.index)
         palette = [color, "#636EFA", "#EF553B", "#AB63FA", "#FFA15A", "#19D3F3", "#FF6692", "#B6E880"]
-        for i, (cfg, part) in enumerate(history.groupby(configs, sort=False)):
+        for i, ((cfg, off), part) in enumerate(history.groupby([configs, offline], sort=False)):
             hi = (part["ci_high"] - part["value"]).where(part["ci_high"].notna())
             lo = (part["value"] - part["ci_low"]).where(part["ci_low"].notna())
+            name = str(cfg) or metric_label
+            style = ({"line": {"color": NEUTRAL, "dash": "dot"}, "marker": {"symbol": "circle-open", "size": 10}}
+                     if off else {"line": {"color": palette[i % len(palette)]}})
             fig.add_trace(go.Scatter(
-                x=part["started_at"], y=part["value"], mode="lines+markers", name=str(cfg) or metric_label,
-                line={"color": palette[i % len(palette)]},
+                x=part["started_at"], y=part["value"], mode="lines+markers", name=f"📴 {name} · {offline_label}" if off else name,
                 error_y={"type": "data", "array": hi.fillna(0), "arrayminus": lo.fillna(0), "visible": bool(hi.notna().any())},
                 customdata=part[["run_id"]].to_numpy(),
                 hovertemplate=(f"{run_label} #%{{customdata[0]}}<br>%{{x|%Y-%m-%d %H:%M}}<br>{metric_label} = %{{y:{num}}}"
-                               f"<extra>{cfg}</extra>"),
+                               + (f"<br>📴 {offline_label}" if off else "") + f"<extra>{cfg}</extra>"),
+                **style,
             ))
+    if offline.all() and len(history):  # nothing here has a verdict: no baseline to read one from
+        baseline = None
+        fig.add_annotation(text=f"📴 {offline_label}", xref="paper", yref="paper", x=0.01, y=0.99, xanchor="left",
+                           yanchor="top", showarrow=False, font={"color": NEUTRAL})
     if baseline is not None:
-        fig.add_hline(y=baseline, line_dash="dash", line_color=NEUTRAL,
-                      annotation_text=f"{baseline_label} {baseline:g}", annotation_position="top left")
+        text = f"{baseline_label} {baseline:g}" + (f" ({online_only_label})" if offline.any() else "")
+        fig.add_hline(y=baseline, line_dash="dash", line_color=NEUTRAL, annotation_text=text,
+                      annotation_position="top left")
         if attention_margin:
             y0, y1 = (baseline - attention_margin, baseline) if direction == "higher" else (baseline, baseline + attention_margin)
             fig.add_hrect(y0=y0, y1=y1, fillcolor=ATTENTION, opacity=0.15, line_width=0)
@@ -68,7 +84,7 @@ def history_figure(
     fig.update_layout(title=title or None, height=380, margin={"l": 50, "r": 20, "b": 40}, yaxis=yaxis)
     if len(history):
         time_axis(fig, history["started_at"])
-    multi = len(history) > 0 and history.get("config", pd.Series()).nunique() > 1
+    multi = len(fig.data) > 1 or bool(offline.any())
     return polish(fig, legend=multi)
 
 

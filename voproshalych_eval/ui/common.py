@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -77,16 +77,18 @@ def offline_choice(submitted_offline: bool, llm_ok: bool) -> bool | None:
 
 
 def empty_state(message_ru: str, message_en: str, *, page: str | None = None, page_label: tuple[str, str] | None = None,
-                demo: bool = False, action: tuple[str, tuple[str, str]] | None = None) -> bool:
+                demo: bool = False, action: tuple[str, tuple[str, str]] | None = None,
+                on_action: Callable[[], None] | None = None) -> bool:
     """An empty state that says what to do, with the control that does it: a page link (``page``), a
     "load the demo" button (``demo``) or an action button (``action = (key, (ru, en))``).
 
-    Returns ``True`` when the action button was pressed (the caller then does the action)."""
+    Returns ``True`` when the action button was pressed (the caller then does the action); or give the
+    action as ``on_action``, run before the page reruns (what resetting widgets needs)."""
     with st.container(border=True):
         st.info(tr(message_ru, message_en))
         pressed = False
         if action is not None:
-            pressed = st.button(tr(*action[1]), key=action[0], type="primary")
+            pressed = st.button(tr(*action[1]), key=action[0], type="primary", on_click=on_action)
         if demo:
             load_demo_button()
         if page is not None:

@@ -17,7 +17,7 @@ from voproshalych_eval.analytics import (
     import_file,
     list_sources,
 )
-from voproshalych_eval.analytics.answers import ANSWER_CLASSES, CLASS_NAMES, AnswerRules, classify_answers
+from voproshalych_eval.analytics.answers import CLASS_NAMES, OVERRIDE_CLASSES, AnswerRules, classify_answers
 from voproshalych_eval.analytics.pipeline import RealUsersResult, rebuild_result
 from voproshalych_eval.analytics.report import coverage_gap_html, coverage_gap_markdown
 from voproshalych_eval.analytics.text_ru import CLASSIFIER_RULES
@@ -630,7 +630,7 @@ with tab_a:
             a.frequent, hide_index=True, key="ru_answers_freq", disabled=["answer", "count", "pages", "rule"],
             column_config={**tables.column_config(a.frequent, COLUMNS),
                            "class": st.column_config.SelectboxColumn(tables.header("class", COLUMNS),
-                                                                     options=list(ANSWER_CLASSES), required=True)})
+                                                                     options=list(OVERRIDE_CLASSES), required=True)})
         st.markdown(tr("**Шаблоны (регулярные выражения по нормализованному тексту)**",
                        "**Patterns (regular expressions on the normalised text)**"))
         pattern_rows = pd.DataFrame(rules.patterns).reindex(columns=["class", "pattern", "max_chars", "note"])
@@ -638,7 +638,7 @@ with tab_a:
                               column_config={**tables.column_config(pattern_rows, COLUMNS),
                                              "class": st.column_config.SelectboxColumn(
                                                  tables.header("class", COLUMNS),
-                                                 options=["not_found", "refusal", "template", "answer"], required=True)})
+                                                 options=list(OVERRIDE_CLASSES), required=True)})
         c1, c2, c3 = st.columns(3)
         min_count = c1.number_input("N", 2, 1000, int(rules.min_template_count), key="ru_tpl_count")
         min_pages = c2.number_input("M", 2, 100, int(rules.min_template_pages), key="ru_tpl_pages")

@@ -13,7 +13,7 @@ from voproshalych_eval import executor, runs
 from voproshalych_eval.analytics.question_log import list_sources
 from voproshalych_eval.generation import realq
 from voproshalych_eval.generation.picker import search_chunks
-from voproshalych_eval.ui import jobs, state, views
+from voproshalych_eval.ui import jobs, state, tables, views
 from voproshalych_eval.ui.common import empty_state, page_header, table_with_download
 from voproshalych_eval.ui.i18n import tr
 
@@ -118,8 +118,9 @@ with st.expander(tr("Выбрать вопросы для разметки", "Pi
         jobs.resume_button(topics_run.id, TOPICS_RUN)
     if topics is not None and topics_run is not None:
         st.caption(tr(f"Темы журнала из запуска #{topics_run.id}", f"The log's topics from run #{topics_run.id}"))
-        st.dataframe(topics.groupby(["topic", "topic_name"], dropna=False).agg(n=("log_id", "size"), gap_rank=("gap_rank", "first"))
-                     .reset_index(), hide_index=True)
+        tables.show(topics.groupby(["topic", "topic_name"], dropna=False)
+                    .agg(n=("log_id", "size"), gap_rank=("gap_rank", "first")).reset_index(),
+                    f"realq_topics_run{topics_run.id}", key="rq_topics_table")
         if st.button(tr("Пересчитать темы", "Recompute the topics"), key="rq_topics_again"):
             with state.user_errors("Не удалось запустить", "Could not start the run"):
                 _start_topics()

@@ -37,7 +37,10 @@ DIRECTIONS = {"higher": ("больше — лучше", "higher is better"), "lo
               "none": ("без направления", "no direction"), "None": ("без направления", "no direction")}
 ITEM_STATES = {"done": ("готово", "done"), "failed": ("сбой", "failed"), "partial": ("частично", "partial")}
 #: per-item columns of some tiers that the common table headers do not name
-ITEM_COLUMNS = {"benchmark": ("Эталонный судья", "Benchmark judge"), "rationale": ("Обоснование", "Rationale")}
+ITEM_COLUMNS = {"benchmark": ("Эталонный судья", "Benchmark judge"), "rationale": ("Обоснование", "Rationale"),
+                "n_used": ("Использовано", "Used"), "n_stored": ("Из сохранённых", "Stored"),
+                "n_questions": ("Вопросов", "Questions"), "gap_formula": ("Формула пробела", "Gap formula"),
+                "note": ("Примечание", "Note")}
 CMP_LABELS = {
     "direction": ("Лучше, когда", "Better when"), "a": ("A", "A"), "b": ("B", "B"), "diff": ("B − A", "B − A"),
     "ci_low": ("ДИ 2,5%", "CI 2.5%"), "ci_high": ("ДИ 97,5%", "CI 97.5%"), "effect_size": ("d_z", "d_z"),
@@ -382,8 +385,12 @@ with state.user_errors("Не удалось прочитать реестр за
                 st.markdown(f"**{tr('Элементы', 'Items')}** ({len(items)})")
                 if len(items):
                     items["status"] = items["status"].map(lambda v: tr(*ITEM_STATES.get(v, (v, v))))
-                    tables.show(items, f"run_{rid}_items", key="runs_rep_items", height=320, download=False,
-                                labels=ITEM_COLUMNS)
+                    nested = tables.nested_columns(items)  # whole step results (tables, dicts): in the exports
+                    tables.show(items.drop(columns=nested), f"run_{rid}_items", key="runs_rep_items", height=320,
+                                download=False, labels=ITEM_COLUMNS)
+                    if nested:
+                        st.caption(tr(f"Вложенные результаты элементов ({len(nested)} полей) — в экспорте JSON ниже.",
+                                      f"Nested item results ({len(nested)} fields) are in the JSON export below."))
                 ui_lang = lang()
                 st.markdown(f"**{tr('Экспорт отчёта', 'Export the report')}**")
                 cols = st.columns(5)

@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from voproshalych_eval import executor, runs
+from voproshalych_eval.bilingual import Text
 from voproshalych_eval.embeddings import BUILTIN_EMBEDDERS
 from voproshalych_eval.metrics import catalog
 from voproshalych_eval.plots import embedding_space as charts
@@ -298,7 +299,7 @@ st.caption(
     + (f" · {tr('запуск', 'run')} #{res['run_id']}" if res.get("run_id") else "")
 )
 for note in res["notes"]:
-    st.caption("ℹ️ " + note)
+    st.caption("ℹ️ " + (tr(note.ru, note.en) if isinstance(note, Text) else str(note)))
 if res["estimated"]:
     st.warning(tr("Попарные и nn-метрики — ОЦЕНКА по случайной выборке (95% ДИ в подписи): N больше порога точного расчёта.",
                   "Pairwise and nn metrics are ESTIMATED from a random sample (95% CI in the captions): N is above the exact limit."))

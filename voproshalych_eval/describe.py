@@ -78,6 +78,8 @@ PARAM_LABELS: dict[str, tuple[str, str]] = {
     "bot_api": ("API бота", "bot API"), "vote_quorum": ("кворум голосов", "vote quorum"),
     "quorum": ("кворум моделей", "model quorum"), "config": ("настройки метрики", "metric settings"),
     "run_aggregate": ("агрегатор прогонов", "run aggregator"), "strictness": ("прогонов", "runs"),
+    "judge_quorum": ("кворум моделей судьи", "judge model quorum"),
+    "judge_vote_quorum": ("кворум голосов судьи", "judge vote quorum"),
 }
 
 #: judge aggregators (``judges.AGGREGATORS``) in words
@@ -93,6 +95,7 @@ QUORUM_LABELS = {"all": ("все", "all"), "majority": ("большинство"
 #: parameter value -> (ru, en) for the values that are words of ours, not data
 VALUE_LABELS: dict[str, dict[str, tuple[str, str]]] = {
     "quorum": QUORUM_LABELS, "vote_quorum": QUORUM_LABELS,
+    "judge_quorum": QUORUM_LABELS, "judge_vote_quorum": QUORUM_LABELS,
     "aggregate": AGGREGATOR_LABELS, "run_aggregate": AGGREGATOR_LABELS, "judge_aggregate": AGGREGATOR_LABELS,
     "retriever": {"vector": ("векторный поиск", "vector search"), "fts": ("полнотекстовый поиск", "full-text search"),
                   "hybrid": ("гибридный поиск", "hybrid search")},

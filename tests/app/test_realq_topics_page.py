@@ -10,15 +10,28 @@ from streamlit.testing.v1 import AppTest
 from tests.support.app_jobs import started_job
 from tests.support.dataset_cleanup import drop_new_datasets  # noqa: F401 (autouse fixture)
 from voproshalych_eval import runs
+from voproshalych_eval.analytics import question_log
 from voproshalych_eval.config import PROJECT_ROOT
 from voproshalych_eval.generation import realq
 
 
 def test_coverage_gap_pick_runs_the_topic_analysis_through_the_engine(demo_engine: Any) -> None:
     name = "rq_" + uuid.uuid4().hex[:6]
+    # a log source of its own (the demo log under a new name), so that no topic analysis of another test
+    # is reused and the page has to start one
+    source = "rq_topics_" + uuid.uuid4().hex[:6]
+    question_log.import_file(demo_engine, PROJECT_ROOT / "data" / "question_log.csv", source=source)
+    try:
+        _pick_through_the_engine(demo_engine, name, source)
+    finally:
+        question_log.delete_source(demo_engine, source)
+
+
+def _pick_through_the_engine(demo_engine: Any, name: str, source: str) -> None:
     at = AppTest.from_file(str(PROJECT_ROOT / "app.py"), default_timeout=300)
     at.session_state["ui_language"] = "en"
     at.session_state["rq_name"] = name
+    at.session_state["rq_source"] = source
     at.run()
     at.switch_page("pages/realq.py").run()
     assert not at.exception, [e.value for e in at.exception]

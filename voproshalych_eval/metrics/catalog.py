@@ -730,6 +730,11 @@ MEMBER_LABELS: dict[str, tuple[str, str]] = {
     "support": ("опора на чанк", "support"), "answerable": ("отвечаемость", "answerable"),
     "near_duplicate_new": ("почти дубликат в новом наборе", "near duplicate in the new set"),
     "near_duplicate_existing": ("почти дубликат в прежних наборах", "near duplicate of earlier sets"),
+    # the timed steps of the real-user analytics (``timings_s.<step>``)
+    "read": ("чтение журнала", "reading the log"), "classify": ("классификация вопросов", "classifying questions"),
+    "classify_answers": ("классификация ответов", "classifying answers"), "embed": ("эмбеддинги", "embeddings"),
+    "retrieve": ("поиск", "retrieval"), "topics": ("темы", "topics"), "utilization": ("использование чанков", "chunk utilization"),
+    "domain": ("анализ предметной области", "domain analysis"),
 }
 
 

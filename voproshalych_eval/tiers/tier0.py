@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import Engine
 
+from voproshalych_eval.bilingual import Text
 from voproshalych_eval.bilingual import text as bi
 from voproshalych_eval.embeddings import cached_embedder
 from voproshalych_eval.jsonable import jsonable
@@ -210,13 +211,16 @@ def _load_chunks(engine: Engine, model: str, use_stored: bool, say: Progress, sn
         return np.zeros((0, schema.chunk_dim or 0), np.float32), df, notes
     if use_stored:
         X = np.vstack(df["embedding"].to_list()).astype(np.float32, copy=False)
-        notes.append(f"{len(df)} chunks: stored vectors from chunk.embedding ({X.shape[1]}-d, model {model})")
+        notes.append(bi(f"{len(df)} чанков: сохранённые векторы из chunk.embedding ({X.shape[1]}-d, модель {model})",
+                        f"{len(df)} chunks: stored vectors from chunk.embedding ({X.shape[1]}-d, model {model})"))
         df = df.drop(columns=["embedding"])
     else:
         say(bi(f"Эмбеддинг {len(df)} текстов чанков моделью {model} (через кэш)…", f"Embedding {len(df)} chunk texts with {model} (cached)…"))
         X = cached_embedder(model, engine).encode_passages(df["text"].astype(str).tolist())
-        notes.append(f"{len(df)} chunks: texts re-embedded with {model} ({X.shape[1]}-d) — stored vectors come "
-                     "from another model")
+        notes.append(bi(f"{len(df)} чанков: тексты заново закодированы моделью {model} ({X.shape[1]}-d) — "
+                        "сохранённые векторы от другой модели",
+                        f"{len(df)} chunks: texts re-embedded with {model} ({X.shape[1]}-d) — stored vectors come "
+                        "from another model"))
     meta = pd.DataFrame(
         {
             "point_id": ["chunk:" + str(i) for i in df["id"]],
@@ -385,7 +389,8 @@ def apply_filters(vs: VectorSet, filters: Mapping[str, Any]) -> VectorSet:
         keep &= (created < pd.Timestamp(filters["date_to"], tz="UTC") + pd.Timedelta(days=1)).fillna(False).to_numpy()
     out = vs.subset(np.flatnonzero(keep))
     if not keep.all():
-        out.notes.append(f"filters kept {int(keep.sum())} of {len(keep)} points: {dict(filters)}")
+        out.notes.append(bi(f"фильтры оставили {int(keep.sum())} из {len(keep)} точек: {dict(filters)}",
+                            f"filters kept {int(keep.sum())} of {len(keep)} points: {dict(filters)}"))
     return out
 
 
@@ -547,6 +552,16 @@ DEFAULTS: dict[str, Any] = {
     "top_outliers": 20,
     "snapshot": None,
 }
+def _stored_note(note: str) -> Any:
+    """A note as stored in the run's result: both languages of a bilingual note, else the text."""
+    return {"ru": note.ru, "en": note.en} if isinstance(note, Text) else str(note)
+
+
+def _read_note(note: Any) -> str:
+    """A stored note back as a bilingual :class:`~voproshalych_eval.bilingual.Text` (plain text as it is)."""
+    return Text(str(note.get("ru", "")), str(note.get("en", ""))) if isinstance(note, dict) else str(note)
+
+
 #: the steps of a Tier 0 run, in order (each is an item of the run); ``per_kind`` only when kinds are mixed
 STEPS = ("vectors", "metrics", "neighbours", "per_section", "per_kind")
 
@@ -556,7 +571,7 @@ def analyse_step(step: str, vs: VectorSet, *, k: int, metric: str, n_clusters: i
     """One step's JSON result (``knn`` computes the neighbours, outlier scores and clusters once)."""
     if step == "vectors":
         return {"source": vs.source, "model": vs.model, "dim": vs.dim, "n": len(vs), "counts": vs.counts,
-                "notes": list(vs.notes)}
+                "notes": [_stored_note(n) for n in vs.notes]}
     if step == "metrics":
         return {"raw": space_metrics(vs.X, k=k, metric=metric)}
     if step == "neighbours":
@@ -706,7 +721,7 @@ def result(run: Any, records: Sequence[Mapping[str, Any]], outputs: Mapping[str,
         "dim": vec.get("dim"),
         "n": vec.get("n"),
         "counts": vec.get("counts") or {},
-        "notes": vec.get("notes") or [],
+        "notes": [_read_note(n) for n in vec.get("notes") or []],
         "distance_metric": metric or (run.params.get("metric") if run is not None else None) or raw.get("distance_metric"),
         "k": raw.get("k"),
         "estimated": bool(raw.get("estimated")),

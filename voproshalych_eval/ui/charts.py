@@ -12,5 +12,7 @@ from voproshalych_eval.plots.layout import CHART_CONFIG
 
 def plotly_chart(fig: Any, **kwargs: Any) -> Any:
     """``st.plotly_chart`` with the app's chart config; ``kwargs`` as for ``st.plotly_chart`` (``key``,
-    ``on_select``, ``selection_mode``…). Returns the selection event when ``on_select`` is set."""
-    return st.plotly_chart(fig, config=CHART_CONFIG, **kwargs)
+    ``on_select``, ``selection_mode``…; a ``config`` is laid over the app's). Returns the selection event when
+    ``on_select`` is set."""
+    config = {**CHART_CONFIG, **(kwargs.pop("config", None) or {})}
+    return st.plotly_chart(fig, config=config, **kwargs)

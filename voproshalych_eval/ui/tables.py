@@ -43,6 +43,7 @@ COLUMN_LABELS: dict[str, tuple[str, str]] = {
     "id": ("№", "No."), "duration_s": ("Длительность, с", "Duration, s"), "quality": ("Вердикт", "Verdict"),
     "change": ("Изменение", "Change"), "a": ("A", "A"), "b": ("B", "B"), "diff": ("B − A", "B − A"),
     "topic": ("Тема", "Topic"), "name": ("Название", "Name"), "examples": ("Примеры", "Examples"),
+    "topic_name": ("Название темы", "Topic name"), "gap_rank": ("Место среди пробелов", "Gap rank"),
     "terms": ("Ключевые слова", "Key words"), "gap": ("Оценка пробела", "Gap score"), "chunk_id": ("Чанк", "Chunk"),
     "retrievals": ("Попаданий в выдачу", "Retrievals"), "users": ("Пользователей", "Users"),
     "category": ("Категория", "Category"), "rule": ("Правило", "Rule"), "term": ("Слово", "Term"),
@@ -160,6 +161,16 @@ def show(df: pd.DataFrame, name: str, *, key: str | None = None, labels: Mapping
     if download:
         download_buttons(df, name, key=key)
     return event
+
+
+def nested_columns(df: pd.DataFrame) -> list[str]:
+    """Columns whose every non-empty value is a dict or a list (whole results, not readable as a cell)."""
+    out = []
+    for col in df.columns:
+        vals = [v for v in df[col] if v is not None and not (isinstance(v, float) and v != v)]
+        if vals and all(isinstance(v, dict | list | tuple) for v in vals):
+            out.append(col)
+    return out
 
 
 def _flat(v: Any) -> Any:

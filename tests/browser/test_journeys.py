@@ -119,14 +119,22 @@ def _selected_views(drv: Any) -> set[str]:
 
 def _select(drv: Any, key: str, ends_with: str) -> None:
     """Choose the option of the selectbox ``key`` whose label ends with ``ends_with`` (typed to filter)."""
+    from selenium.webdriver.common.keys import Keys
+
     box = drv.find_element(*by(f".st-key-{key} input"))
     _scroll_click(drv, box)
+    box.send_keys(Keys.CONTROL, "a")
     box.send_keys(ends_with)
     option = wait(drv, lambda d: next((o for o in d.find_elements(*by('[role="option"]'))
                                        if o.text.strip().endswith(ends_with)), False), 30, f"option {ends_with!r} of {key}")
     option.click()
-    wait(drv, lambda d: ends_with in (d.find_element(*by(f".st-key-{key}")).text) and script_idle(d), 60,
-         f"{ends_with!r} chosen in {key}")
+    wait(drv, lambda d: _picked(d, key).endswith(ends_with) and script_idle(d), 60, f"{ends_with!r} chosen in {key}")
+
+
+def _picked(drv: Any, key: str) -> str:
+    """The label shown by the selectbox ``key`` (the value of its combobox input, however the box clips it)."""
+    box = drv.find_elements(*by(f".st-key-{key} input"))
+    return str(box[0].get_property("value") or "") if box else ""
 
 
 def _pick_options(drv: Any, key: str, texts: list[str]) -> None:
@@ -314,9 +322,6 @@ def test_tier0_umap_and_a_selection(driver: Any, app_url: str, demo_engine: Any,
 
 RU = {"ru": {"run": "Запуск", "topics": "Темы и пробелы", "map": "Карта тем", "hits": "Подсвечено вопросов"},
       "en": {"run": "Run", "topics": "Topics & coverage gaps", "map": "Topic map", "hits": "Highlighted questions"}}
-TAB_ISSUE = ("pages/real_users.py draws its result views with plain st.tabs: the rerun caused by «Построить карту "
-             "(UMAP)» / 'Build the map (UMAP)' brings the first tab (Chunk utilization) back — the Topics view is not "
-             "kept (issue 17: a keyed segmented control / stateful tabs)")
 
 
 def _search_word(demo_source: Any) -> tuple[str, int]:
@@ -353,9 +358,7 @@ def test_real_users_topic_map(driver: Any, app_url: str, demo_engine: Any, demo_
     map_css = ".st-key-fig_topic_map .js-plotly-plot .scatterlayer .point"
     wait(driver, lambda d: bool(d.find_elements(*by(map_css))) and script_idle(d), JOB_TIMEOUT, "the topic map")
     _shot(driver, j, lang, "3-map-built")
-    kept = t["topics"] in _selected_views(driver)
-    if not kept:  # see TAB_ISSUE: go back to the view to finish the journey; reported as xfail below
-        _open_view(driver, t["topics"])
+    assert t["topics"] in _selected_views(driver), _selected_views(driver)  # the view kept across the map's rerun
     assert t["map"] in _main_text(driver)
     assert len(driver.find_elements(*by(map_css))) > 0
     _clean(driver, lang)
@@ -371,10 +374,8 @@ def test_real_users_topic_map(driver: Any, app_url: str, demo_engine: Any, demo_
         _shot(driver, j, lang, "4-search")
     assert int(found.group(1)) == expected, (word, found.group(0), expected)
     assert expected <= int(found.group(2))
-    kept = kept and t["topics"] in _selected_views(driver)
+    assert t["topics"] in _selected_views(driver), _selected_views(driver)
     _clean(driver, lang)
-    if not kept:
-        pytest.xfail(TAB_ISSUE)
 
 
 # ------------------------------------------------------------------------------------------ 4. LLM tier offline
@@ -396,9 +397,10 @@ def test_llm_tier_offline_is_not_compared(driver: Any, app_url: str, demo_engine
     _click_key(driver, "t2_run")
     (run_id,) = _new_runs(driver, demo_engine, "tier2", before)
     try:
-        wait(driver, lambda d: f"#{run_id}" in d.find_element(*by(".st-key-pick_tier2_run_id")).text
-             and t["verdict"] in _main_text(d).lower() and bool(d.find_elements(*by('[data-testid="stMetric"]')))
-             and script_idle(d), JOB_TIMEOUT, f"the offline Tier 2 run #{run_id}")
+        wait(driver, lambda d: _picked(d, "pick_tier2_run_id").endswith(f"#{run_id}"), JOB_TIMEOUT,
+             f"the offline Tier 2 run #{run_id} in the run picker")
+        wait(driver, lambda d: t["verdict"] in _main_text(d).lower(), 60, f"the verdict {t['verdict']!r}")
+        wait(driver, script_idle, 120, "the Tier 2 page to finish")
     finally:
         _shot(driver, j, lang, "2-offline-run")
     assert t["critical"] not in _main_text(driver).lower(), "an offline run got a baseline verdict"

@@ -7,7 +7,9 @@ their Streamlit key (``.st-key-<key>``) or by their visible text in the current 
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import time
 from typing import Any
 
@@ -15,6 +17,7 @@ import pytest
 
 from voproshalych_eval.config import PROJECT_ROOT
 
+CHROMIUM = "/usr/bin/chromium"
 SCREENSHOTS = PROJECT_ROOT / "artifacts" / "screenshots"
 PAGE_TIMEOUT = 180.0
 LANG_LABELS = {"ru": "Русский", "en": "English"}
@@ -26,6 +29,14 @@ BENIGN_PATTERNS = (
     # background fetches the headless browser or Streamlit make to the internet (no network on CI)
     re.compile(r"^https?://(?!127\.0\.0\.1)[^ ]+ - Failed to load resource: net::ERR_(NAME_NOT_RESOLVED|INTERNET_DISCONNECTED|CONNECTION_REFUSED|CONNECTION_RESET|TIMED_OUT|ADDRESS_UNREACHABLE|BLOCKED_BY_CLIENT)"),
 )
+
+
+def chromedriver() -> str | None:
+    """Debian's chromedriver (or one on the PATH), when installed."""
+    for cand in ("/usr/bin/chromedriver", shutil.which("chromedriver")):
+        if cand and os.access(cand, os.X_OK):
+            return cand
+    return None
 
 
 def is_benign(message: str) -> bool:

@@ -24,17 +24,10 @@ from typing import Any
 
 import pytest
 
+from tests.browser.app_driver import CHROMIUM, chromedriver
 from voproshalych_eval.config import PROJECT_ROOT
 
-CHROMIUM = "/usr/bin/chromium"
 START_TIMEOUT = 120.0
-
-
-def _chromedriver() -> str | None:
-    for cand in ("/usr/bin/chromedriver", shutil.which("chromedriver")):
-        if cand and os.access(cand, os.X_OK):
-            return cand
-    return None
 
 
 def _free_port() -> int:
@@ -53,7 +46,7 @@ def _healthy(url: str) -> bool:
 
 @pytest.fixture(scope="session")
 def browser_tools() -> tuple[str, str]:
-    driver = _chromedriver()
+    driver = chromedriver()
     if not os.access(CHROMIUM, os.X_OK) or driver is None:
         missing = " and ".join(n for n, ok in (("/usr/bin/chromium", os.access(CHROMIUM, os.X_OK)),
                                                ("chromedriver", driver is not None)) if not ok)

@@ -20,25 +20,18 @@ from typing import Any
 
 import pytest
 
+from tests.browser.app_driver import CHROMIUM, chromedriver
 from voproshalych_eval.plots import embedding_space as charts
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = "/usr/bin/chromium"
 N_POINTS = 20_000
 ACTION_TIMEOUT = 120
 
 
-def _chromedriver() -> str | None:
-    for cand in ("/usr/bin/chromedriver", shutil.which("chromedriver")):
-        if cand and os.access(cand, os.X_OK):
-            return cand
-    return None
-
-
 @pytest.fixture(scope="module")
 def driver() -> Iterator[Any]:
-    drv_path = _chromedriver()
+    drv_path = chromedriver()
     if not os.access(CHROMIUM, os.X_OK) or drv_path is None:
         pytest.skip("needs Debian's chromium and chromium-driver (/usr/bin/chromium, chromedriver)")
     pytest.importorskip("selenium")

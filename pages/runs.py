@@ -118,6 +118,8 @@ def _runs_table(rows: list[runs.Run]) -> pd.DataFrame:
     table["status"] = table["status"].map(state_label)
     table.insert(5, "config", [describe.config_words(r, lang()) for r in rows])
     table["offline"] = table["offline"].map(lambda v: tr("да", "yes") if v else tr("нет", "no"))
+    for col in ("label", "dataset_name", "dataset_hash", "code_version", "created_by"):  # no value: a dash, not "None"
+        table[col] = table[col].map(lambda v: "—" if v is None or v != v or v == "" else v)
     return table.drop(columns=["models"])
 
 

@@ -92,6 +92,12 @@ AGGREGATOR_LABELS: dict[str, tuple[str, str]] = {
 #: a judge quorum (``voproshalych_eval.judges.base.QUORUMS``) -> (ru, en)
 QUORUM_LABELS = {"all": ("все", "all"), "majority": ("большинство", "majority"), "any": ("хотя бы один", "any")}
 
+#: the model names of the offline substitutes (``llm/offline.py``) in words, wherever a model name is shown
+OFFLINE_MODEL_LABELS: dict[str, tuple[str, str]] = {
+    "offline-heuristic": ("офлайн-эвристика", "offline heuristic"),
+    "extractive (offline heuristic)": ("извлекающий генератор (офлайн-эвристика)", "extractive generator (offline heuristic)"),
+}
+
 #: parameter value -> (ru, en) for the values that are words of ours, not data
 VALUE_LABELS: dict[str, dict[str, tuple[str, str]]] = {
     "quorum": QUORUM_LABELS, "vote_quorum": QUORUM_LABELS,
@@ -154,6 +160,8 @@ def value_text(name: str, value: Any, lang: str = "ru") -> str:
     words = VALUE_LABELS.get(name, {})
     if isinstance(value, str) and value in words:
         return _pick(words[value], lang)
+    if isinstance(value, str) and value in OFFLINE_MODEL_LABELS:  # our offline substitutes, named in words
+        return _pick(OFFLINE_MODEL_LABELS[value], lang)
     if name == "metric" and isinstance(value, str):
         spec = catalog.for_item_field(value) or catalog.get(value)
         if spec is not None:

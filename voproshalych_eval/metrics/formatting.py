@@ -43,7 +43,7 @@ def decimals(spec: catalog.MetricSpec | None) -> int:
         return 3
     if is_count(spec):
         return 0
-    return {"1–5": 2, "0–100": 1, "count": 2, "level": 2, "1/distance": 2, "seconds": 2}.get(spec.scale.key, 3)
+    return {"1–5": 2, "0–100": 1, "count": 2, "level": 2, "1/distance": 2, "seconds": 2, "rank": 0}.get(spec.scale.key, 3)
 
 
 def format_count(value: float | int, lang: str = "ru") -> str:

@@ -135,7 +135,7 @@ def column_config(df: pd.DataFrame, labels: Mapping[str, tuple[str, str]] | None
             None if name in COLUMN_LABELS else _metric_spec(name))
         numeric = pd.api.types.is_numeric_dtype(df[col]) and not pd.api.types.is_bool_dtype(df[col])
         if numeric and (spec is not None or name in COLUMN_LABELS):
-            d = decimals(spec) if spec is not None else (0 if pd.api.types.is_integer_dtype(df[col]) else 3)
+            d = decimals(spec) if spec is not None else (0 if _whole_numbers(df[col]) else 3)
             config[name] = st.column_config.NumberColumn(head, format="%d" if d == 0 else f"%.{d}f")
         elif pd.api.types.is_datetime64_any_dtype(df[col]):
             config[name] = st.column_config.DatetimeColumn(head, format="YYYY-MM-DD HH:mm")
@@ -144,6 +144,14 @@ def column_config(df: pd.DataFrame, labels: Mapping[str, tuple[str, str]] | None
         else:
             config[name] = st.column_config.Column(head)
     return config
+
+
+def _whole_numbers(col: pd.Series) -> bool:
+    """Integers, or floats that are all whole numbers once the missing values are left out (counts, ranks)."""
+    if pd.api.types.is_integer_dtype(col):
+        return True
+    vals = col.dropna()
+    return len(vals) > 0 and bool((vals == vals.round()).all())
 
 
 def show(df: pd.DataFrame, name: str, *, key: str | None = None, labels: Mapping[str, tuple[str, str]] | None = None,

@@ -80,6 +80,10 @@ PARAM_LABELS: dict[str, tuple[str, str]] = {
     "run_aggregate": ("агрегатор прогонов", "run aggregator"), "strictness": ("прогонов", "runs"),
     "judge_quorum": ("кворум моделей судьи", "judge model quorum"),
     "judge_vote_quorum": ("кворум голосов судьи", "judge vote quorum"),
+    "analyses": ("анализы", "analyses"), "k_range": ("диапазон числа тем", "range of topic counts"),
+    "near_threshold": ("порог почти-дубликатов", "near-duplicate threshold"),
+    "slang": ("словарь сленга", "slang dictionary"), "answer_rules": ("правила ответов бота", "bot answer rules"),
+    "k_stability_runs": ("выборок для устойчивости числа тем", "samples for the topic-count stability"),
 }
 
 #: judge aggregators (``judges.AGGREGATORS``) in words

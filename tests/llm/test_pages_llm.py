@@ -6,8 +6,8 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from tests.support.app_jobs import started_job
 from tests.support.scripted_openai import ScriptedOpenAI
-from voproshalych_eval import executor
 
 
 def _page(page: str) -> AppTest:
@@ -24,8 +24,8 @@ def test_judge_metrics_offline_run_on_demo(demo_engine) -> None:  # type: ignore
     at.button(key="jm_run").click().run()  # the form's Run button
     assert not at.exception, [e.value for e in at.exception]
     # the samples run as a background job of the engine; wait for it, then rerun the page
-    job = executor.get_job(at.session_state["jm_run_id"])
-    assert job is not None and job.wait(180).status == "done", job.progress
+    job = started_job(at, "jm_run_id")
+    assert job.wait(180).status == "done", job.progress
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     text = " ".join(w.value for w in at.warning)
@@ -57,5 +57,10 @@ def test_judge_metric_widgets_come_from_the_table(demo_engine) -> None:  # type:
     at.number_input(key="jm_limit").set_value(2).run()
     at.button(key="jm_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
+    job = started_job(at, "jm_run_id")  # a background job of the engine: wait, then show its run
+    assert job.wait(180).status == "done", job.progress
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["jm_run_id"] == job.run_id
     agg = at.session_state["jm_result"]["aggregate"]
     assert agg["n_not_applicable"] == 2 and agg["n_failed"] == 0

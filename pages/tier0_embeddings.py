@@ -16,6 +16,7 @@ from voproshalych_eval.plots import embedding_space as charts
 from voproshalych_eval.tiers import projection as proj
 from voproshalych_eval.tiers import tier0
 from voproshalych_eval.ui import jobs, state, tables
+from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import TIER_COLORS, download_buttons, empty_state, json_download, page_header
 from voproshalych_eval.ui.i18n import fmt, fmt_count, fmt_seconds, lang, metric_label, tr
 
@@ -425,13 +426,13 @@ else:
         st.caption(tr(f"За рамкой (прижаты к краю): {meta_fig['n_clipped']}", f"Outside the frame (clipped): {meta_fig['n_clipped']}"))
     selected_rows: list[int] = []
     if p.n_components == 2:
-        event = st.plotly_chart(fig, key="t0_scatter", on_select="rerun", selection_mode=("points", "box", "lasso"))
+        event = plotly_chart(fig, key="t0_scatter", on_select="rerun", selection_mode=("points", "box", "lasso"))
         for pt in (event.selection.points if event and event.selection else []):
             cd = pt.get("customdata")
             if cd is not None and len(cd):
                 selected_rows.append(int(cd[0]))
     else:
-        st.plotly_chart(fig, key="t0_scatter3d")
+        plotly_chart(fig, key="t0_scatter3d")
     # selection through a linked table: works in 3D as in 2D; search narrows it; picked rows are starred above
     st.caption(tr("Таблица точек карты: выбранные строки выделяются на карте звездой и разбираются ниже "
                   "(первые 2000; поиск сужает список).",
@@ -477,7 +478,7 @@ if res.get("knn") is not None:
         title=tr(f"Расстояния до {res['k']} ближайших соседей ({dist_name})", f"Distances to the {res['k']} nearest neighbours ({dist_name})"),
         x_title=tr(f"{dist_name} расстояние", f"{dist_name} distance"), y_title=tr("число пар", "pairs")), key="t0_hist")
 with c2:
-    st.plotly_chart(charts.outlier_bar_chart(
+    plotly_chart(charts.outlier_bar_chart(
         res["outliers"], metric=metric_used, color=TIER_COLORS["tier0"],
         title=tr("Главные выбросы", "Top outliers"),
         x_title=tr(f"ср. {dist_name} расстояние до k соседей", f"mean {dist_name} distance to k neighbours")), key="t0_outbar")

@@ -14,6 +14,7 @@ from voproshalych_eval.embeddings import BUILTIN_EMBEDDERS
 from voproshalych_eval.plots import retrieval as charts
 from voproshalych_eval.tiers import tier1
 from voproshalych_eval.ui import jobs, state, views
+from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import empty_state, metric_cards, page_header, table_with_download
 from voproshalych_eval.ui.i18n import fmt, fmt_count, lang, metric_label, tr
 from voproshalych_eval.ui.verdicts import run_verdict
@@ -203,7 +204,7 @@ tab_sum, tab_q, tab_fail, tab_cmp, tab_thr = (view[n] for n in ("summary", "ques
 
 with tab_sum:
     level_names = {lvl: tr(*LEVEL_NAMES[lvl]) for lvl in ("chunk", "url")}
-    st.plotly_chart(charts.metrics_by_level({lvl: m.get(lvl, {}) for lvl in ("chunk", "url")}, SUMMARY_KEYS,
+    plotly_chart(charts.metrics_by_level({lvl: m.get(lvl, {}) for lvl in ("chunk", "url")}, SUMMARY_KEYS,
                                             level_names=level_names, lang=lang()), key="t1_levels")
     summary = pd.concat([tier1.comparison_frame([run], level=lvl) for lvl in ("chunk", "url")], ignore_index=True)
     summary["config"] = describe.config_words(run, lang())
@@ -225,7 +226,7 @@ with tab_q:
         evaluated = table[table["relevant_chunk_ids"] != ""]
         ranks = [None if pd.isna(r) else int(r) for r in evaluated["first_relevant_rank"]]
         depth = (run.params or {}).get("retrieved_depth") or (run.params or {}).get("k", 10)
-        st.plotly_chart(charts.first_rank_histogram(ranks, k=int(depth), not_found_label=tr("не найден", "not found"),
+        plotly_chart(charts.first_rank_histogram(ranks, k=int(depth), not_found_label=tr("не найден", "not found"),
                                                     x_title=tr("Ранг первого релевантного чанка", "Rank of the first relevant chunk"),
                                                     y_title=tr("Вопросов", "Questions")), key="t1_ranks")
         table_with_download(shown, f"tier1_run{run.id}_questions", key="t1_questions")
@@ -252,7 +253,7 @@ with tab_fail:
         frank = st.radio(tr("Провал — это", "A failure is"), [1, None], horizontal=True, key="t1_fail_rank",
                          format_func=failure_labels.get)
         by_section = tier1.failures_by_section(items, failure_rank=frank)
-        st.plotly_chart(charts.failures_by_section(by_section[by_section["failures"] > 0],
+        plotly_chart(charts.failures_by_section(by_section[by_section["failures"] > 0],
                                                    x_title=tr("Провалов", "Failures")), key="t1_sections")
         table_with_download(by_section, f"tier1_run{run.id}_failures_by_section", key="t1_sections_tbl")
 
@@ -305,7 +306,7 @@ with tab_cmp:
         cmp_df = tier1.comparison_frame(sel, level=level, keys=("hit_rate@1", "hit_rate@5", "mrr", "ndcg@10", "map"))
         words = {r.id: f"{describe.config_words(r, lang())} · #{r.id}" for r in sel}
         cmp_df["config"] = cmp_df["run_id"].map(words)
-        st.plotly_chart(charts.comparison_bars(cmp_df, lang=lang()), key="t1_cmp_chart")
+        plotly_chart(charts.comparison_bars(cmp_df, lang=lang()), key="t1_cmp_chart")
         mrr = cmp_df[cmp_df["metric"] == "mrr"].set_index("run_id")["value"].to_dict()
         best = max(sel, key=lambda r: mrr.get(r.id) if mrr.get(r.id) is not None else -1.0)
         b1, b2 = st.columns([3, 1])
@@ -344,14 +345,14 @@ with tab_thr:
             thr = st.slider(tr("Порог расстояния", "Distance threshold"), float(lo), float(hi) if hi > lo else float(lo) + 0.01,
                             float((lo + hi) / 2), key="t1_thr")
             names = (tr("есть ответ", "answerable"), tr("нет ответа", "unanswerable"))
-            st.plotly_chart(charts.threshold_chart(ans, una, threshold=thr, names=names,
+            plotly_chart(charts.threshold_chart(ans, una, threshold=thr, names=names,
                                                    x_title=tr("Расстояние лучшего результата", "Top-hit distance")), key="t1_thr_hist")
             kept = sum(1 for x in ans if x <= thr) / len(ans) if ans else None
             rejected = sum(1 for x in una if x > thr) / len(una) if una else None
             c1, c2 = st.columns(2)
             c1.metric(tr("Отвечаем на вопросы с ответом", "Answerable questions kept"), "—" if kept is None else f"{kept:.1%}")
             c2.metric(tr("Отклоняем вопросы без ответа", "Unanswerable questions rejected"), "—" if rejected is None else f"{rejected:.1%}")
-            st.plotly_chart(charts.threshold_tradeoff(ans, una, names=(tr("доля сохранённых отвечаемых", "answerable kept"),
+            plotly_chart(charts.threshold_tradeoff(ans, una, names=(tr("доля сохранённых отвечаемых", "answerable kept"),
                                                                           tr("доля отклонённых без ответа", "unanswerable rejected")),
                                                       x_title=tr("Порог", "Threshold")), key="t1_thr_curve")
             unans = table.loc[~table["answerable"], ["item_key", "question", "top_distance", "retrieved"]]

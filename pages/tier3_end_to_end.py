@@ -26,6 +26,7 @@ from voproshalych_eval.plots.generation import (
 )
 from voproshalych_eval.tiers.page_context import MODES
 from voproshalych_eval.ui import jobs, state
+from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import (
     TIER_COLORS,
     empty_state,
@@ -242,7 +243,7 @@ if m:
         table_with_download(pd.DataFrame(kinds, columns=["category", "kind", "n"]), f"tier3_run{run.id}_outcomes",
                             key=f"t3o{run.id}")
     if m.get("outcomes_by_answerability"):
-        st.plotly_chart(outcome_bars(m["outcomes_by_answerability"], lang=lang(), title=tr(
+        plotly_chart(outcome_bars(m["outcomes_by_answerability"], lang=lang(), title=tr(
             "Исходы по вопросам с ответом в базе и без него", "Outcomes of answerable and unanswerable questions")))
     if m.get("n_context_reconstructed"):
         st.info(tr(
@@ -261,7 +262,7 @@ if m:
     lat = {k: m.get(k) for k in ("latency_p50", "latency_p95", "latency_p99") if m.get(k) is not None}
     if lat:
         st.caption(tr("Задержка ответа: ", "Answer latency: ") + ", ".join(f"{metric_label(k)} {fmt(k, v)}" for k, v in lat.items()))
-    st.plotly_chart(metric_intervals(m, ["answered_rate", "pass_rate", "avg_e2e_score", "avg_rougeL_f", "retrieval_hit_rate"],
+    plotly_chart(metric_intervals(m, ["answered_rate", "pass_rate", "avg_e2e_score", "avg_rougeL_f", "retrieval_hit_rate"],
                                      color=TIER_COLORS["tier3"], lang=lang(), title=tr("Средние и 95% ДИ", "Means and 95% CI")))
     json_download(m, f"tier3_run{run.id}_metrics", key=f"t3m{run.id}")
 
@@ -270,7 +271,7 @@ if df.empty:
     st.stop()
 score_cols = [c for c in SCORES if c in df.columns]
 if score_cols:
-    st.plotly_chart(score_distributions(df, score_cols, color=TIER_COLORS["tier3"], lang=lang(),
+    plotly_chart(score_distributions(df, score_cols, color=TIER_COLORS["tier3"], lang=lang(),
                                         title=tr("Оценки по вопросам", "Per-question scores")))
 st.subheader(tr("Вопросы", "Questions"))
 filtered = jobs.filter_items(df, key="t3", score_cols=score_cols, disagreement=jobs.per_model_spread())

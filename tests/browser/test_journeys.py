@@ -320,8 +320,8 @@ def test_tier0_umap_and_a_selection(driver: Any, app_url: str, demo_engine: Any,
 
 # ------------------------------------------------------------------------------------------ 3. Real users
 
-RU = {"ru": {"run": "Запуск", "topics": "Темы и пробелы", "map": "Карта тем", "hits": "Подсвечено вопросов"},
-      "en": {"run": "Run", "topics": "Topics & coverage gaps", "map": "Topic map", "hits": "Highlighted questions"}}
+RU = {"ru": {"topics": "Темы и пробелы", "map": "Карта тем", "hits": "Подсвечено вопросов"},
+      "en": {"topics": "Topics & coverage gaps", "map": "Topic map", "hits": "Highlighted questions"}}
 
 
 def _search_word(demo_source: Any) -> tuple[str, int]:
@@ -346,8 +346,9 @@ def test_real_users_topic_map(driver: Any, app_url: str, demo_engine: Any, demo_
     _click_key(driver, "ru_run")
     (run_id,) = _new_runs(driver, demo_engine, "real_users", before)
     try:
-        wait(driver, lambda d: f"{t['run']} #{run_id} ·" in _main_text(d) and script_idle(d), JOB_TIMEOUT,
-             f"the results of the new analysis #{run_id}")
+        # the run picker and the run's caption name the analysis just made (``… · #ID``)
+        wait(driver, lambda d: re.search(rf"· #{run_id}\b", _main_text(d)) is not None and script_idle(d),
+             JOB_TIMEOUT, f"the results of the new analysis #{run_id}")
     finally:
         _shot(driver, j, lang, "1-run")
     _clean(driver, lang)

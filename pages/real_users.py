@@ -37,38 +37,7 @@ from voproshalych_eval.ui.i18n import fmt_count, lang, tr
 
 RESULT_KEY, RUN_KEY = "ru_result", "ru_run_id"
 RULES_KEY = "ru_answer_rules"
-#: headers of the analyses' columns (beside ui.tables.COLUMN_LABELS and the metric catalog)
-COLUMNS: dict[str, tuple[str, str]] = {
-    "retrieved_topk": ("Попаданий в top-k", "Retrieved in top-k"), "retrieved_top1": ("Попаданий первым", "Retrieved first"),
-    "thumbs_up": ("Оценок 👍", "👍 ratings"), "thumbs_down": ("Оценок 👎", "👎 ratings"),
-    "thumbs_up_top1": ("👍 на первом месте", "👍 when first"), "thumbs_down_top1": ("👎 на первом месте", "👎 when first"),
-    "down_share": ("Доля 👎", "👎 share"), "down_share_top1": ("Доля 👎 на первом месте", "👎 share when first"),
-    "text_preview": ("Начало текста", "Text preview"), "distinct_pages": ("Разных страниц", "Distinct pages"),
-    "distinct_chunks": ("Разных чанков", "Distinct chunks"), "gap_rank": ("Место по пробелу", "Gap rank"),
-    "gap_score": ("Оценка пробела", "Gap score"), "name_coverage": ("Покрытие названием", "Name coverage"),
-    "nearest_distance": ("Расстояние до базы", "Distance to the KB"),
-    "nearest_similarity": ("Сходство с базой", "Similarity to the KB"), "size": ("Вопросов", "Questions"),
-    "answered_share": ("Доля с ответом", "Answered share"),
-    "effective_answered_share": ("Доля с настоящим ответом", "Effective answered share"),
-    "declined": ("Отказов", "Declines"), "off_topic_share": ("Доля не по теме", "Off-topic share"),
-    "trend_slope": ("Наклон тренда", "Trend slope"), "user_named": ("Имя дано вручную", "Named by hand"),
-    "merged_from": ("Объединена из", "Merged from"), "stored_ids": ("Сохранённые имена", "Stored names"),
-    "llm_label": ("Подпись LLM", "LLM label"), "n_now": ("Вопросов сейчас", "Questions now"),
-    "n_prev": ("Вопросов раньше", "Questions before"), "share_now": ("Доля сейчас", "Share now"),
-    "share_prev": ("Доля раньше", "Share before"), "p_up": ("p роста", "p of growth"), "p_down": ("p спада", "p of decline"),
-    "status_name": ("Статус", "Status"), "lift": ("Рост", "Lift"), "ratio": ("Отношение", "Ratio"),
-    "effective_answered_now": ("С настоящим ответом сейчас", "Effectively answered now"),
-    "effective_answered_prev": ("С настоящим ответом раньше", "Effectively answered before"),
-    "peak_month": ("Месяц пика", "Peak month"), "peak_month_name": ("Месяц пика, название", "Peak month, name"),
-    "n_peak": ("Вопросов в пике", "Questions at the peak"), "class": ("Класс", "Class"), "rows": ("Строк", "Rows"),
-    "share": ("Доля", "Share"), "count": ("Раз", "Times"), "pages": ("Страниц", "Pages"), "pattern": ("Шаблон", "Pattern"),
-    "max_chars": ("Не длиннее, символов", "At most, characters"), "variants": ("Варианты", "Variants"),
-    "sample_seed": ("seed выборки", "Sample seed"), "silhouette": ("Силуэт", "Silhouette"),
-    "group": ("Группа", "Group"), "period": ("Период", "Period"), "month": ("Месяц", "Month"),
-    "subset": ("Выборка", "Subset"), "example": ("Пример", "Example"), "cluster": ("Кластер", "Cluster"),
-    "example_counts": ("Повторов примеров", "Example repeats"), "words": ("Слова", "Words"),
-    "mixed": ("Смешанная тема", "Mixed topic"),
-}
+COLUMNS = tables.TOPIC_COLUMN_LABELS
 
 page_header(
     tr("Реальные пользователи", "Real users"),

@@ -120,7 +120,8 @@ with st.expander(tr("Выбрать вопросы для разметки", "Pi
         st.caption(tr(f"Темы журнала из запуска #{topics_run.id}", f"The log's topics from run #{topics_run.id}"))
         tables.show(topics.groupby(["topic", "topic_name"], dropna=False)
                     .agg(n=("log_id", "size"), gap_rank=("gap_rank", "first")).reset_index(),
-                    f"realq_topics_run{topics_run.id}", key="rq_topics_table")
+                    f"realq_topics_run{topics_run.id}", key="rq_topics_table",
+                    labels=tables.TOPIC_COLUMN_LABELS)
         if st.button(tr("Пересчитать темы", "Recompute the topics"), key="rq_topics_again"):
             with state.user_errors("Не удалось запустить", "Could not start the run"):
                 _start_topics()

@@ -386,3 +386,37 @@ def test_estimated_ci_covers_exact_value(metric: str) -> None:
     est = embedding_space_metrics(X, metric=metric, exact_limit=200, sample_pairs=20_000, seed=3)
     lo, hi = est["avg_pairwise_distance_ci"]
     assert lo <= exact["avg_pairwise_distance"] <= hi
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_the_metrics_scan_returns_the_same_knn_as_knn(metric: str) -> None:
+    """The pair scan of the metrics finds the exact kNN on the way; it equals a separate ``knn`` call."""
+    from voproshalych_eval.metrics.geometry import embedding_space_metrics_and_knn
+
+    X = np.random.default_rng(5).normal(size=(157, 12))
+    res, found = embedding_space_metrics_and_knn(X, k=4, metric=metric, block_size=37)
+    idx, dist = knn(X, k=4, metric=metric, block_size=37)
+    assert found is not None and res == embedding_space_metrics(X, k=4, metric=metric, block_size=37)
+    np.testing.assert_array_equal(found[0], idx)
+    np.testing.assert_array_equal(found[1], dist)
+    assert embedding_space_metrics_and_knn(X[:1], k=4, metric=metric)[1] is None
+
+
+def test_tier0_scans_the_whole_set_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Metrics and outliers share one pass over all pairs (it was two: 34% of a Tier 0 run)."""
+    import voproshalych_eval.metrics.geometry as geometry
+    from voproshalych_eval.tiers import tier0
+
+    X = np.random.default_rng(6).normal(size=(120, 16))
+    calls: list[int] = []
+    real = geometry._scan
+
+    def counting(prep, **kw):  # type: ignore[no-untyped-def]
+        calls.append(prep.W.shape[0])
+        return real(prep, **kw)
+
+    monkeypatch.setattr(geometry, "_scan", counting)
+    vs = tier0.vector_set_from_array(X)
+    res = tier0.analyse(vs, k=5, n_clusters=None)
+    assert res["outliers"] is not None
+    assert calls.count(120) == 1, calls

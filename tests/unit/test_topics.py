@@ -120,3 +120,43 @@ def test_caps_lock_rows_are_detected() -> None:
 
     got = caps_rows(["пАРУ ПЕРЕНЕСЛИ ГДЕ СМОТРЕТЬ", "Когда стипендия?", "ГДЕ", "ИМиКН-241 расписание", "LMS НЕ РАБОТАЕТ"])
     assert got.tolist() == [True, False, False, False, True]
+
+
+def test_class_tfidf_matches_the_formula_by_hand():
+    """w(t, c) = tf(t, c)/|c| · log(1 + A/f(t)); A = mean term count per topic, truncated to an integer."""
+    from voproshalych_eval.analytics.topic_names import class_tfidf
+
+    counts = np.array([[2, 1, 0], [0, 1, 3]])  # topic sizes 3 and 4 -> A = int(3.5) = 3; f = (2, 2, 3)
+    W = class_tfidf(counts).toarray()
+    expected = np.array([
+        [2 / 3 * np.log(1 + 3 / 2), 1 / 3 * np.log(1 + 3 / 2), 0.0],
+        [0.0, 1 / 4 * np.log(1 + 3 / 2), 3 / 4 * np.log(1 + 3 / 3)],
+    ])
+    np.testing.assert_allclose(W, expected, rtol=1e-12)
+
+
+def test_equal_weights_are_ordered_alphabetically():
+    import scipy.sparse as sp
+
+    from voproshalych_eval.analytics.topic_names import _top_words
+
+    words = np.array(["вуз", "абитуриент", "бюджет", "грант"])
+    row = sp.csr_matrix(np.array([[0.5, 0.5, 0.9, 0.0]]))
+    assert _top_words(row, words, 3) == [("бюджет", 0.9), ("абитуриент", 0.5), ("вуз", 0.5)]
+
+
+def test_naming_topics_imports_no_deep_learning_stack():
+    """Naming topics needs scikit-learn only: bertopic/torch/umap imports cost a third of a topics click."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numpy as np\n"
+        "from voproshalych_eval.analytics.topic_names import name_topics\n"
+        "docs = ['стипендия когда придет', 'стипендия повышенная', 'общежитие заселение', 'общежитие оплата']\n"
+        "out = name_topics(docs, np.array([0, 0, 1, 1]), np.eye(4), n_terms=3)\n"
+        "assert out[0].terms[0] == 'стипендия' and out[1].terms[0] == 'общежитие', out\n"
+        "print(sorted(m for m in ('torch', 'bertopic', 'umap', 'transformers') if m in sys.modules))\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert res.stdout.strip() == "[]"

@@ -1,32 +1,28 @@
-"""Readable topic names: BERTopic's representation pipeline over Russian lemmas, and optional LLM labels.
+"""Readable topic names: BERTopic's representation method over Russian lemmas, and optional LLM labels.
 
-Choice: **BERTopic** (``bertopic``), used as "manual BERTopic" — the topics come from our KMeans
-(:mod:`voproshalych_eval.analytics.topics`), BERTopic only builds their representation:
+The topics come from our KMeans (:mod:`voproshalych_eval.analytics.topics`); this module only builds their
+representation, with the method of BERTopic (Grootendorst, 2022) computed on scikit-learn directly:
 
-* ``umap_model = BaseDimensionalityReduction()`` and ``hdbscan_model = BaseCluster()`` with ``y = labels``:
-  no second reduction or clustering, the precomputed embeddings are used as they are;
-* ``vectorizer_model = CountVectorizer(analyzer=text_ru.topic_terms)``: pymorphy3 lemmas, the maintained
-  stop-word lists and the domain's filler removed (the project's one Russian lemmatiser);
-* ``ctfidf_model = ClassTfidfTransformer()``: class-based TF-IDF
-  ``w(t, c) = tf(t, c) / |c| · log(1 + A / f(t))`` (``tf(t, c)`` the count of term ``t`` in topic ``c``,
-  ``|c|`` the topic's term count, ``A`` the mean term count per topic, ``f(t)`` the count of ``t`` in all
-  topics) — *distinctiveness*: a word frequent in this topic and rare elsewhere;
-* ``representation_model = [CharacteristicTerms(...), CtfidfMMR(diversity)]`` (both our own BERTopic
-  representation models; BERTopic's ``MaximalMarginalRelevance`` was tried and dropped, see :func:`_mmr`): first drop
-  weak candidates (a word must occur in at least ``max(2, min_doc_share · docs)`` distinct questions of the
-  topic; proper nouns, Latin and out-of-dictionary tokens — names, ``print``, abbreviations, typos — are kept
-  only when at least ``concentration`` of their questions lie in this topic, i.e. they characterise it),
-  then a custom maximal marginal relevance — *diversity*: the next keyword is the one with the highest c-TF-IDF
-  weight and the least similarity to the keywords already chosen
+* terms: ``CountVectorizer`` over pymorphy3 lemmas, the maintained stop-word lists and the domain's filler
+  removed (:func:`text_ru.topic_terms`, the project's one Russian lemmatiser);
+* class-based TF-IDF (:func:`class_tfidf`): ``w(t, c) = tf(t, c) / |c| · log(1 + A / f(t))`` (``tf(t, c)``
+  the count of term ``t`` in topic ``c``, ``|c|`` the topic's term count, ``A`` the mean term count per topic,
+  ``f(t)`` the count of ``t`` in all topics) — *distinctiveness*: a word frequent in this topic and rare
+  elsewhere; the 30 best words of a topic are its candidates;
+* characteristic terms (:func:`_characteristic`): a word must occur in at least ``max(2, min_doc_share ·
+  docs)`` distinct questions of the topic; proper nouns, Latin and out-of-dictionary tokens — names,
+  ``print``, abbreviations, typos — are kept only when at least ``concentration`` of their questions lie in
+  this topic, i.e. they characterise it;
+* maximal marginal relevance (:func:`_mmr`) — *diversity*: the next keyword is the one with the highest
+  c-TF-IDF weight and the least similarity to the keywords already chosen
   (``argmax_w (1 − λ)·w̃(w) − λ·max_k cos(e_w, e_k)``, ``w̃`` the weight scaled by the topic's largest,
-  ``e`` the embedder's word vectors, ``λ`` = ``diversity``; see :func:`_mmr` for why the relevance is the
-  c-TF-IDF weight rather than BERTopic's word–topic cosine).
+  ``e`` the embedder's word vectors, ``λ`` = ``diversity``).
 
-It replaced a hand-written c-TF-IDF over Snowball stems shown as their most frequent surface form, with no
-diversity step and the project's own short stop-word list (names such as "такое, расписание, элективы,
-работает"). BERTopic brings ``hdbscan`` (a wheel; not used here) and reuses ``umap-learn``,
-``sentence-transformers`` and the CPU ``torch`` the project pins already; it is imported lazily, only
-when topics are named.
+Until this round the same steps ran through the ``bertopic`` package ("manual BERTopic" with our clusters
+and our two representation models). Importing it pulled torch, transformers and umap and cost about a third
+of every topics click (profiled), while the only part it computed was the c-TF-IDF above. The keywords
+are the same (checked on the demo log at k = 12 and 25: identical with MMR; without an embedder, words of
+exactly equal weight are now ordered alphabetically, where BERTopic's order depended on its sparse layout).
 
 Every distinct normalised question counts once, so one question repeated 50 times cannot name a topic.
 
@@ -73,48 +69,54 @@ def _analyzer(slang: text_ru.SlangNormalizer | None, filler: frozenset[str]) -> 
     return analyze
 
 
-def _representation_base() -> type:
-    """BERTopic's representation base class (imported lazily: the import takes seconds)."""
-    from bertopic.representation import BaseRepresentation
-
-    return BaseRepresentation
+TOP_CANDIDATES = 30
+"""Candidate words per topic taken from the c-TF-IDF ranking before the filters (at least ``n_terms``)."""
 
 
-def _characteristic_terms(analyzer: Callable[[str], list[str]], *, min_doc_share: float, concentration: float) -> Any:
-    base = _representation_base()
+def class_tfidf(counts: Any) -> Any:
+    """Class-based TF-IDF of a topic × term count matrix (sparse), BERTopic's c-TF-IDF.
 
-    class CharacteristicTerms(base):  # type: ignore[misc, valid-type]
-        """Keeps candidate words supported by enough distinct questions of the topic; proper nouns, Latin
-        and unknown tokens only when they concentrate in the topic (see the module docstring)."""
+    ``w(t, c) = tf(t, c) / |c| · log(1 + A / f(t))`` with ``tf(t, c)`` the count of term ``t`` in topic ``c``,
+    ``|c|`` the topic's term count, ``A`` the mean term count per topic (truncated to an integer, as BERTopic
+    does) and ``f(t)`` the count of ``t`` over all topics. Returns a CSR matrix of the same shape.
+    """
+    import scipy.sparse as sp
+    from sklearn.preprocessing import normalize
 
-        def extract_topics(self, topic_model: Any, documents: pd.DataFrame, c_tf_idf: Any,
-                           topics: dict[int, list[tuple[str, float]]]) -> dict[int, list[tuple[str, float]]]:
-            doc_freq: dict[int, Counter[str]] = {}
-            for topic, doc in zip(documents["Topic"], documents["Document"], strict=True):
-                doc_freq.setdefault(int(topic), Counter()).update(set(analyzer(doc)))
-            n_docs = {t: int((documents["Topic"] == t).sum()) for t in doc_freq}
-            overall: Counter[str] = Counter()
-            for c in doc_freq.values():
-                overall.update(c)
-            out: dict[int, list[tuple[str, float]]] = {}
-            for topic, words in topics.items():
-                df_t = doc_freq.get(int(topic), Counter())
-                need = max(2, int(np.ceil(min_doc_share * n_docs.get(int(topic), 0))))
-                kept = []
-                for word, score in words:
-                    if not word or df_t[word] < need:
-                        continue
-                    if text_ru.token_kind(word) != "word" and df_t[word] < concentration * overall[word]:
-                        continue
-                    kept.append((word, score))
-                out[topic] = kept or [("", 1e-5)]
-            return out
-
-    return CharacteristicTerms()
+    X = sp.csr_matrix(counts, dtype=np.float64)
+    df = np.asarray(X.sum(axis=0)).ravel()
+    avg = int(np.asarray(X.sum(axis=1)).mean()) if X.shape[0] else 0
+    idf = np.log(avg / np.where(df > 0, df, 1.0) + 1.0)
+    return sp.csr_matrix(normalize(X, axis=1, norm="l1") @ sp.diags(idf, format="csr"))
 
 
-def _mmr(*, diversity: float, top_n_words: int) -> Any:
-    """Maximal marginal relevance with the c-TF-IDF weight as relevance (a BERTopic representation model).
+def _top_words(row: Any, words: np.ndarray, n: int) -> list[tuple[str, float]]:
+    """The ``n`` best-weighted words of one sparse row, best first, equal weights in alphabetical order (a
+    stated rule: BERTopic's order of equal weights depends on its sparse layout)."""
+    data, cols = row.data, row.indices
+    keep = data > 0
+    data, cols = data[keep], cols[keep]
+    order = np.lexsort((words[cols], -data))[:n]
+    return [(str(words[cols[i]]), float(data[i])) for i in order]
+
+
+def _characteristic(candidates: list[tuple[str, float]], doc_freq: Counter[str], overall: Counter[str], n_docs: int,
+                    *, min_doc_share: float, concentration: float) -> list[tuple[str, float]]:
+    """Candidate words supported by enough distinct questions of the topic; proper nouns, Latin and unknown
+    tokens only when they concentrate in the topic (see the module docstring)."""
+    need = max(2, int(np.ceil(min_doc_share * n_docs)))
+    kept = []
+    for word, score in candidates:
+        if not word or doc_freq[word] < need:
+            continue
+        if text_ru.token_kind(word) != "word" and doc_freq[word] < concentration * overall[word]:
+            continue
+        kept.append((word, score))
+    return kept or [("", 1e-5)]
+
+
+def _mmr(words: list[tuple[str, float]], embedder: Any, *, diversity: float, top_n_words: int) -> list[tuple[str, float]]:
+    """Maximal marginal relevance with the c-TF-IDF weight as relevance.
 
     ``next = argmax_w (1 − λ)·w(t, c)/max_w w(t, c) − λ·max_{k chosen} cos(e_w, e_k)`` with ``λ`` =
     ``diversity`` and ``e`` the embedder's word vectors. BERTopic's own ``MaximalMarginalRelevance`` takes the
@@ -123,48 +125,19 @@ def _mmr(*, diversity: float, top_n_words: int) -> Any:
     ходить, освобождение" instead of "физкультура, зачет, отработать"), so the c-TF-IDF ranking stays the
     relevance and the embeddings only keep near-synonyms (``пересдача``/``пересдать``) from filling a name.
     """
-    base = _representation_base()
-
-    class CtfidfMMR(base):  # type: ignore[misc, valid-type]
-        def extract_topics(self, topic_model: Any, documents: pd.DataFrame, c_tf_idf: Any,
-                           topics: dict[int, list[tuple[str, float]]]) -> dict[int, list[tuple[str, float]]]:
-            out: dict[int, list[tuple[str, float]]] = {}
-            for topic, ws in topics.items():
-                words = [(w, float(sc)) for w, sc in ws if w]
-                if len(words) <= 1 or topic_model.embedding_model is None:
-                    out[topic] = words[:top_n_words]
-                    continue
-                E = np.asarray(topic_model._extract_embeddings([w for w, _ in words], method="word", verbose=False),
-                               dtype=np.float64)
-                E /= np.maximum(np.linalg.norm(E, axis=1, keepdims=True), 1e-12)
-                rel = np.asarray([sc for _, sc in words]) / max(words[0][1], 1e-12)
-                chosen = [0]
-                rest = list(range(1, len(words)))
-                while rest and len(chosen) < top_n_words:
-                    sim = (E[rest] @ E[chosen].T).max(axis=1)
-                    score = (1 - diversity) * rel[rest] - diversity * sim
-                    chosen.append(rest.pop(int(np.argmax(score))))
-                out[topic] = [words[i] for i in chosen]
-            return out
-
-    return CtfidfMMR()
-
-
-class _EmbedderBackend:
-    """Adapter of a project embedder (``encode_queries``) to BERTopic's backend protocol."""
-
-    def __new__(cls, embedder: Any) -> Any:
-        from bertopic.backend import BaseEmbedder
-
-        class Backend(BaseEmbedder):  # type: ignore[misc, valid-type]
-            def __init__(self, inner: Any) -> None:
-                super().__init__()
-                self.inner = inner
-
-            def embed(self, documents: Sequence[str], verbose: bool = False) -> np.ndarray:
-                return np.asarray(self.inner.encode_queries([str(d) for d in documents]), dtype=np.float32)
-
-        return Backend(embedder)
+    words = [(w, float(sc)) for w, sc in words if w]
+    if len(words) <= 1 or embedder is None:
+        return words[:top_n_words]
+    E = np.asarray(embedder.encode_queries([w for w, _ in words]), dtype=np.float64)
+    E /= np.maximum(np.linalg.norm(E, axis=1, keepdims=True), 1e-12)
+    rel = np.asarray([sc for _, sc in words]) / max(words[0][1], 1e-12)
+    chosen = [0]
+    rest = list(range(1, len(words)))
+    while rest and len(chosen) < top_n_words:
+        sim = (E[rest] @ E[chosen].T).max(axis=1)
+        score = (1 - diversity) * rel[rest] - diversity * sim
+        chosen.append(rest.pop(int(np.argmax(score))))
+    return [words[i] for i in chosen]
 
 
 def name_topics(
@@ -182,13 +155,10 @@ def name_topics(
 ) -> dict[int, TopicTerms]:
     """Keywords of every topic ``labels`` (``>= 0``) over the distinct ``docs`` (module docstring).
 
-    ``embeddings`` are the documents' vectors (aligned with ``docs``); ``embedder`` embeds candidate words
-    for MMR — without one, the keywords are the c-TF-IDF ranking after :class:`CharacteristicTerms`.
+    ``embeddings`` are the documents' vectors (aligned with ``docs``; checked, kept for the signature's
+    contract); ``embedder`` embeds candidate words for MMR — without one, the keywords are the c-TF-IDF
+    ranking after the characteristic-terms filter.
     """
-    from bertopic import BERTopic
-    from bertopic.cluster import BaseCluster
-    from bertopic.dimensionality import BaseDimensionalityReduction
-    from bertopic.vectorizers import ClassTfidfTransformer
     from sklearn.feature_extraction.text import CountVectorizer
 
     labels = np.asarray(labels, dtype=np.int64)
@@ -197,38 +167,35 @@ def name_topics(
     keep = labels >= 0
     docs_k = [str(d) for d, k in zip(docs, keep, strict=True) if k]
     y = labels[keep]
-    if len(set(y.tolist())) < 1 or not docs_k:
+    if not docs_k:
         return {}
     analyzer = _analyzer(slang, filler)
-    if not any(analyzer(d) for d in docs_k):
-        return {int(t): TopicTerms([], []) for t in sorted(set(y.tolist()))}
-    chain: list[Any] = [_characteristic_terms(analyzer, min_doc_share=min_doc_share, concentration=concentration)]
-    if embedder is not None:
-        chain.append(_mmr(diversity=diversity, top_n_words=n_terms))
-    model = BERTopic(
-        embedding_model=_EmbedderBackend(embedder) if embedder is not None else None,
-        umap_model=BaseDimensionalityReduction(),
-        hdbscan_model=BaseCluster(),
-        vectorizer_model=CountVectorizer(analyzer=analyzer),
-        ctfidf_model=ClassTfidfTransformer(),
-        representation_model=chain,
-        top_n_words=n_terms,
-        language="multilingual",  # "english" would strip every non-Latin character before vectorising
-        calculate_probabilities=False,
-        verbose=False,
-    )
-    fitted_topics, _ = model.fit_transform(docs_k, embeddings=np.asarray(embeddings[keep], dtype=np.float32), y=y)
-    # BERTopic renumbers topics by size: map its ids back to ours through the documents
-    mapping: dict[int, int] = {}
-    for ours, theirs in zip(y.tolist(), list(fitted_topics), strict=True):
-        mapping.setdefault(int(theirs), int(ours))
+    analysed = [analyzer(d) for d in docs_k]
+    topics = sorted(set(y.tolist()))
+    if not any(analysed):
+        return {int(t): TopicTerms([], []) for t in topics}
+    # one "document" per topic: the lemmas of its questions (tabs/newlines never matter: the analyzer splits words)
+    per_topic: dict[int, list[str]] = {t: [] for t in topics}
+    doc_freq: dict[int, Counter[str]] = {t: Counter() for t in topics}
+    for t, terms in zip(y.tolist(), analysed, strict=True):
+        per_topic[t].extend(terms)
+        doc_freq[t].update(set(terms))
+    vectorizer = CountVectorizer(analyzer=lambda terms: terms)
+    counts = vectorizer.fit_transform([per_topic[t] for t in topics])
+    words = vectorizer.get_feature_names_out()
+    weights = class_tfidf(counts)
+    overall: Counter[str] = Counter()
+    for c in doc_freq.values():
+        overall.update(c)
+    n_docs = Counter(y.tolist())
     out: dict[int, TopicTerms] = {}
-    for theirs, ours in mapping.items():
-        words = [(w, float(s)) for w, s in (model.get_topic(theirs) or []) if w]
-        words = words[:n_terms]
-        out[ours] = TopicTerms([w for w, _ in words], [s for _, s in words], [text_ru.token_kind(w) for w, _ in words])
-    for t in set(y.tolist()):
-        out.setdefault(int(t), TopicTerms([], []))
+    for row, t in enumerate(topics):
+        candidates = _top_words(weights.getrow(row), words, max(n_terms, TOP_CANDIDATES))
+        kept = _characteristic(candidates, doc_freq[t], overall, n_docs[t], min_doc_share=min_doc_share,
+                               concentration=concentration)
+        chosen = _mmr(kept, embedder, diversity=diversity, top_n_words=n_terms) if embedder is not None else kept
+        chosen = [(w, s) for w, s in chosen if w][:n_terms]
+        out[int(t)] = TopicTerms([w for w, _ in chosen], [s for _, s in chosen], [text_ru.token_kind(w) for w, _ in chosen])
     return out
 
 

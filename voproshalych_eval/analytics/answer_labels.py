@@ -116,3 +116,12 @@ def import_labels(engine: Engine, path: str | Path, *, by: str | None = None, da
         raise RecordFileError(name, None, None, "no labels in the file")
     n = sum(save_labels(engine, rows, by=who, source=None) for who, rows in groups.items())
     return LabelImport(name, len(f.records), n)
+
+
+def confirmed_labels(frequent: pd.DataFrame, classes: list[str], confirmed: list[bool]) -> list[dict[str, str]]:
+    """The rows of the frequent-answers table a person confirmed, with the class they chose (what
+    :func:`save_labels` stores); an unconfirmed row is never returned, whatever its class."""
+    if not len(frequent) == len(classes) == len(confirmed):
+        raise ValueError(f"{len(frequent)} answers, {len(classes)} classes, {len(confirmed)} confirmations")
+    return [{"answer": str(a), "class": str(c)}
+            for a, c, ok in zip(frequent["answer"], classes, confirmed, strict=True) if ok]

@@ -158,7 +158,7 @@ def cmd_real_users(args: Any) -> int:
                      f"examples]" if r.get("mixed") else "")
             lines.append(f"  {int(r['gap_rank'])}. {r['name']}{mixed} — {int(r['size'])} q, answered "
                          f"{r['effective_answered_share']:.0%} (non-empty {r['answered_share']:.0%}), distance "
-                         f"{r['nearest_distance']:.3f}, gap {r['gap_score']:.3f}")
+                         f"{_num(r['nearest_distance'], 3)} (to the KB), gap {_num(r['gap_score'], 3)}")
         if res.topics.trends is not None:
             from voproshalych_eval.analytics.topic_trends import summary_lines
 
@@ -168,8 +168,8 @@ def cmd_real_users(args: Any) -> int:
     return exit_code(prog.status)
 
 
-def _num(v: Any) -> str:
-    return "—" if v is None else f"{float(v):.2f}"
+def _num(v: Any, digits: int = 2) -> str:
+    return "—" if v is None or v != v else f"{float(v):.{digits}f}"  # v != v: NaN
 
 
 def cmd_import(args: Any) -> int:

@@ -666,6 +666,7 @@ with tab_a:
                       "is recomputed at once)."))
         version = int(st.session_state.get(LABELS_VERSION, 0))
         options = list(OVERRIDE_CLASSES)
+        option_names = [tr(*CLASS_NAMES[c]) for c in options]  # the shown names; the class by position
         with st.form(f"ru_label_form_{version}"):
             who = st.text_input(tr("Кто размечает", "Who labels"), key=f"ru_label_by_{version}")
             all_ok = st.checkbox(tr("Подтверждаю все показанные классы", "I confirm every class shown"),
@@ -676,9 +677,9 @@ with tab_a:
                 c1, c2, c3, c4 = st.columns([7, 1, 3, 1], vertical_alignment="center")
                 c1.text(str(r["answer"]))  # the bot's text is untrusted: shown as text, never as Markdown
                 c2.caption(f"×{int(r['count'])}" + (" ✔" if bool(r["labelled"]) else ""))
-                chosen.append(c3.selectbox(tr("Класс", "Class"), options, index=options.index(str(r["class"])),
-                                           format_func=lambda c: tr(*CLASS_NAMES[c]), key=f"ru_lab_cls_{version}_{i}",
-                                           label_visibility="collapsed"))
+                picked = c3.selectbox(tr("Класс", "Class"), option_names, index=options.index(str(r["class"])),
+                                      key=f"ru_lab_cls_{version}_{i}", label_visibility="collapsed")
+                chosen.append(options[option_names.index(picked)])
                 ticked.append(c4.checkbox("✓", key=f"ru_lab_ok_{version}_{i}"))
             save = st.form_submit_button(tr("Сохранить отмеченные", "Save the ticked rows"), type="primary",
                                          key=f"ru_labels_save_{version}")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import importlib.util
 import io
+import sys
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.support.plans import real_users as run_real_users
 from voproshalych_eval.analytics import answer_labels, build_plan, import_file
+from voproshalych_eval.analytics.answers import CLASS_NAMES
 from voproshalych_eval.analytics.question_log import delete_source
 from voproshalych_eval.config import PROJECT_ROOT
 
@@ -25,7 +27,11 @@ def _truth() -> dict[str, str]:
     spec = importlib.util.spec_from_file_location("gen_log", PROJECT_ROOT / "scripts" / "generate_question_log.py")
     assert spec is not None and spec.loader is not None
     gen: Any = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(gen)
+    sys.modules[spec.name] = gen  # its dataclasses look their module up
+    try:
+        spec.loader.exec_module(gen)
+    finally:
+        sys.modules.pop(spec.name, None)
     out = {t: "template" for t in gen.GREETING_ANSWERS + gen.THANKS_ANSWERS}
     out |= {t: "refusal" for t in gen.OFFTOPIC_ANSWERS + gen.JAILBREAK_ANSWERS}
     out |= {t: ("refusal" if "смущает" in t else "not_found") for t, _ in gen.DISGUISED_DECLINES}
@@ -67,10 +73,10 @@ def test_labelling_flow_trains_a_checked_classifier_and_urls_do_not_matter(clean
     for i, row in enumerate(frequent.to_dict(orient="records")):
         want = truth.get(row["answer"], "answer")
         box = at.selectbox(key=f"ru_lab_cls_0_{i}")
-        assert box.value == row["class"]  # pre-filled with the suggestion
-        if want != box.value:
+        assert box.value == CLASS_NAMES[row["class"]][1]  # pre-filled with the suggestion (English UI)
+        if want != row["class"]:
             n_changed += 1
-            box.set_value(want)
+            box.set_value(CLASS_NAMES[want][1])
         if i < len(frequent) - 1:  # the last row stays unticked: it must not be saved
             at.checkbox(key=f"ru_lab_ok_0_{i}").check()
     at.text_input(key="ru_label_by_0").set_value("Ирина (методист)")

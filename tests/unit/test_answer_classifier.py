@@ -84,7 +84,7 @@ def test_settings_are_checked_and_frozen() -> None:
 def test_wilson_interval() -> None:
     # reference values: statsmodels proportion_confint(…, method="wilson") / the closed form
     lo, hi = proportion_ci(30, 30)
-    assert lo == pytest.approx(0.8865, abs=1e-4) and hi == pytest.approx(1.0)
+    assert lo == pytest.approx(0.8865, abs=1e-4) and hi == 1.0
     lo, hi = proportion_ci(5, 10)
     assert lo == pytest.approx(0.2366, abs=1e-4) and hi == pytest.approx(0.7634, abs=1e-4)
     assert proportion_ci(0, 0) == (None, None)

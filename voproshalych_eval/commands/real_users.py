@@ -32,8 +32,8 @@ def register(sub: Any) -> None:
     p.add_argument("--pause-minutes", type=float, default=30.0, help="session split at pauses longer than this")
     p.add_argument("--slang", type=Path, default=None, help="slang dictionary (JSON or CSV) merged with the defaults")
     p.add_argument("--answer-rules", type=Path, default=None,
-                   help="bot-answer rules (JSON: patterns, overrides, min_template_count, min_template_pages) that "
-                        "tell real answers from declines in disguise (default: the built-in rules)")
+                   help="bot-answer hint rules (JSON: patterns, overrides) that suggest classes and seed the classifier "
+                        "telling real answers from declines in disguise (default: the built-in rules)")
     p.add_argument("--k-stability", type=int, default=0,
                    help="also choose k by silhouette on this many other random samples (stability of k)")
     p.add_argument("--report", type=Path, default=None, help="write the coverage-gap report (.md or .html)")

@@ -532,4 +532,5 @@ def proportion_ci(hits: int, n: int, *, confidence: float = 0.95) -> tuple[float
     from statsmodels.stats.proportion import proportion_confint
 
     lo, hi = proportion_confint(int(hits), int(n), alpha=1 - confidence, method="wilson")
-    return float(max(0.0, lo)), float(min(1.0, hi))
+    # at hits == n (0) the Wilson bound is exactly 1 (0); the closed form leaves a rounding error
+    return (0.0 if hits == 0 else float(max(0.0, lo))), (1.0 if hits == n else float(min(1.0, hi)))

@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.support.plans import real_users as run_real_users
 from voproshalych_eval.analytics import answer_labels, build_plan, import_file
+from voproshalych_eval.analytics.answer_classifier import CLASSIFIER_VERSION
 from voproshalych_eval.analytics.answers import CLASS_NAMES
 from voproshalych_eval.analytics.question_log import delete_source
 from voproshalych_eval.config import PROJECT_ROOT
@@ -96,7 +97,11 @@ def test_labelling_flow_trains_a_checked_classifier_and_urls_do_not_matter(clean
     acc = after.report.accuracy
     assert acc["n"] == len(stored) and acc["ci_low"] <= acc["value"] <= acc["ci_high"]
 
-    # a new run freezes the labels and the classifier version; the report is stored with the run
+    # a new run freezes the labels, the classifier's version and thresholds; the report is stored with the run
+    frozen = build_plan(engine, {"analyses": ["domain"]}).config()["params"]
+    assert frozen["answer_labels"] == answer_labels.load_labels(engine) and len(frozen["answer_labels"]) == len(stored)
+    assert frozen["answer_classifier"]["version"] == CLASSIFIER_VERSION
+    assert {"uncertain_below", "min_labels", "cv_folds"} <= set(frozen["answer_classifier"])
     with_urls = _log_step(engine)
     assert with_urls["n_answer_labels"] == len(stored)
     assert with_urls["answer_classifier"]["confusion"]["labels"][0] == "answer"

@@ -11,11 +11,20 @@ import streamlit as st
 
 from voproshalych_eval import executor, runs
 from voproshalych_eval.analytics import (
+    PRODUCTION_SOURCE,
     LogFilters,
     QuestionLogImportError,
     build_plan,
     import_file,
     list_sources,
+)
+from voproshalych_eval.analytics.answer_classifier import ClassifierSettings
+from voproshalych_eval.analytics.answer_labels import (
+    confirmed_labels,
+    import_labels,
+    labels_frame,
+    load_labels,
+    save_labels,
 )
 from voproshalych_eval.analytics.answers import CLASS_NAMES, OVERRIDE_CLASSES, AnswerRules, classify_answers
 from voproshalych_eval.analytics.pipeline import RealUsersResult, rebuild_result
@@ -54,7 +63,8 @@ page_header(
         "хоть раз попавших в top-k (0–1, больше — больше базы используется); @1 — то, что бот отдаёт LLM.\n"
         "- **Ответы бота**: непустой ответ — ещё не ответ. `Ответ не найден.`, `Что-то в вашем вопросе меня "
         "смущает…`, `Извините, но в предоставленном фрагменте…` и шаблоны приветствий считаются отказами; "
-        "**фактическая доля отвеченных** = только настоящие ответы. Правила видны и редактируются на вкладке.\n"
+        "**фактическая доля отвеченных** = только настоящие ответы. Классы решает модель, обученная на вашей "
+        "разметке частых ответов (вкладка «Ответы бота»), с точностью и интервалом по кросс-валидации.\n"
         f"- **Темы**: KMeans по эмбеддингам, k по силуэту; названия — ключевые слова BERTopic (c-TF-IDF + MMR по "
         f"леммам pymorphy3 без стоп-слов и слов-паразитов); примеры — ближайшие к центру темы без почти-дубликатов "
         f"(×N — сколько вопросов темы их повторяют). Оценка пробела: `{GAP_FORMULA}` — больше значит «писать в "
@@ -67,7 +77,8 @@ page_header(
         "chunks retrieved at least once (0–1, higher = more of the KB used); @1 is what production feeds the LLM.\n"
         "- **Bot answers**: a non-empty answer is not yet an answer. `Ответ не найден.`, `Что-то в вашем вопросе "
         "меня смущает…`, `Извините, но в предоставленном фрагменте…` and greeting templates count as declines; "
-        "the **effective answered rate** counts real answers only. The rules are shown and editable on the tab.\n"
+        "the **effective answered rate** counts real answers only. A model trained on your labels of the frequent "
+        "answers (the Bot answers tab) decides the classes, with its cross-validated accuracy and interval.\n"
         f"- **Topics**: KMeans over embeddings, k by silhouette; names are BERTopic keywords (c-TF-IDF + MMR over "
         f"pymorphy3 lemmas without stop words and filler); examples are the questions closest to the topic centre "
         f"with near-duplicates folded (×N = how many questions of the topic repeat them). Gap score: "
@@ -137,6 +148,15 @@ with st.container(border=True):
         pause = p3.number_input(tr("Пауза сессии, мин", "Session pause, min"), 1, 1440, 30, key="ru_pause")
     run_clicked = g2.button(tr("Запустить анализ", "Run analysis"), type="primary", key="ru_run",
                             icon=":material/play_arrow:", width="stretch", disabled=not sources)
+    link_kb = False
+    if source is not None and source != PRODUCTION_SOURCE:
+        link_kb = st.checkbox(
+            tr("Журнал относится к загруженной базе знаний (связать со снимком базы)",
+               "This log belongs to the loaded knowledge base (link it to the KB's snapshot)"), key="ru_link_kb",
+            help=tr("Без связи импортированный журнал анализируется сам по себе: домен и темы работают, использование "
+                    "чанков и расстояния до базы — нет.",
+                    "Unlinked, an imported log is analysed on its own: domain and topics work; chunk utilization and "
+                    "distances to the KB need the link."))
 
     with st.expander(tr("Импорт журнала (CSV/JSONL/JSON)", "Import a log (CSV/JSONL/JSON)"), expanded=not sources):
         upload = st.file_uploader(tr("Файл выгрузки question_answer", "question_answer export file"),
@@ -172,7 +192,7 @@ if run_clicked:
     filters = LogFilters(start=start if isinstance(start, date) else None, end=end if isinstance(end, date) else None,
                          answered={"all": None, "yes": True, "no": False}[answered_opt], scores=scores)
     params = {"source": source, "filters": filters.describe(), "top_k": int(top_k), "k_topics": int(k_topics) or None,
-              "pause_minutes": float(pause), "lang": lang()}
+              "pause_minutes": float(pause), "lang": lang(), "link_kb": bool(link_kb)}
     if st.session_state.get(RULES_KEY) is not None:  # the rules edited on the "Bot answers" tab
         params["answer_rules"] = st.session_state[RULES_KEY].to_dict()
     jobs.start(lambda: build_plan(engine, params), RUN_KEY)
@@ -493,7 +513,14 @@ def render_topic_map(res: object, names: dict[int, str]) -> None:
 with tab_u:
     u = res.utilization
     n_caption(res)
-    if u is None:
+    if u is None and res.snapshot is None:
+        st.info(tr("Использование чанков требует базу знаний, а этот журнал с ней не связан (импортирован без связи "
+                   "или база не загружена). Отметьте в форме вверху «Журнал относится к загруженной базе знаний», если "
+                   "это так.",
+                   "Chunk utilization needs a knowledge base, and this log is not linked to one (imported without a "
+                   "link, or no KB is loaded). Tick “This log belongs to the loaded knowledge base” in the form at the "
+                   "top if it does."))
+    elif u is None:
         empty_state("Нет результата.", "No result.")
     else:
         metric_cards({k: u.metrics[k] for k in ("chunk_coverage", "chunk_coverage@1", "page_coverage",
@@ -571,6 +598,18 @@ with tab_t:
                                                            "Open the embedding-space explorer (Tier 0)"))
 
 # ---------------------------------------------------------------- bot answers
+LABELS_VERSION = "ru_labels_version"  # bumped on every save: the labelling widgets start from the new suggestions
+
+
+def confusion_frame(report: object) -> pd.DataFrame:
+    """The classifier's cross-validated confusion matrix as a table: rows the person's class, columns the model's."""
+    conf = report.confusion  # type: ignore[attr-defined]
+    names = [tr(*CLASS_NAMES[c]) for c in conf["labels"]]
+    df = pd.DataFrame(conf["matrix"], columns=names)
+    df.insert(0, tr("класс по разметке ↓ / модель →", "labelled class ↓ / model →"), names)
+    return df
+
+
 with tab_a:
     a = res.answers
     n_caption(res)
@@ -578,56 +617,128 @@ with tab_a:
         empty_state("Нет результата.", "No result.")
     else:
         am = a.metrics()
-        metric_cards({"answered_rate": am["answered_rate"], "effective_answered_rate": am["effective_answered_rate"],
-                      "n_declined": am["n_declined"], "declined_share_of_answered": am["declined_share_of_answered"]})
+        cards = {k: am[k] for k in ("answered_rate", "effective_answered_rate", "n_declined",
+                                    "declined_share_of_answered")}
+        if a.report is not None:
+            cards.update({k: am[k] for k in ("effective_answered_rate_ci", "answer_classifier_accuracy",
+                                             "n_answer_labels") if am.get(k) is not None})
+        metric_cards(cards)
         st.caption(tr("Доля отвеченных (непустой ответ) − фактическая доля = отказы под видом ответа / n. Темы, пробелы "
                       "и домен считают фактическую долю.",
                       "Answered rate (non-empty answer) − effective rate = declines in disguise / n. Topics, gaps and "
                       "the domain use the effective rate."))
+        if a.report is None:
+            st.warning(tr("Классы ответов дали шаблоны-правила: классификатор не обучен, его точность неизвестна. "
+                          "Нужно не меньше 10 размеченных текстов, из них хотя бы 2 настоящих ответа, — разметьте "
+                          "частые ответы ниже.",
+                          "The answer classes come from the pattern rules: no classifier is trained, its accuracy is "
+                          "unknown. It needs at least 10 labelled texts, at least 2 of them real answers — label the "
+                          "frequent answers below."))
+        else:
+            rep = a.report
+            st.caption(tr(
+                f"Классификатор {rep.settings['version']}: логистическая регрессия на символьных n-граммах текста "
+                f"ответа и признаках правил; обучен на {rep.n_labels} размеченных текстах и {rep.n_seeds} текстах, "
+                f"где сработало правило; точность — кросс-валидация ({rep.cv_folds} блоков) только на размеченных, "
+                f"интервал Уилсона. Неуверенных текстов (вероятность < {rep.settings['uncertain_below']}): "
+                f"{rep.n_uncertain_texts}. Интервал фактической доли учитывает ошибки модели (PPV и FOR из "
+                "кросс-валидации).",
+                f"Classifier {rep.settings['version']}: logistic regression on character n-grams of the answer text and "
+                f"the rules as features; trained on {rep.n_labels} labelled texts and {rep.n_seeds} texts a rule fired "
+                f"on; accuracy is cross-validated ({rep.cv_folds} folds) on the labelled texts only, Wilson interval. "
+                f"Uncertain texts (probability < {rep.settings['uncertain_below']}): {rep.n_uncertain_texts}. The "
+                "effective rate's interval carries the model's errors (PPV and FOR from cross-validation)."))
+            st.markdown(tr("**Матрица ошибок (кросс-валидация на размеченных текстах)**",
+                           "**Confusion matrix (cross-validated on the labelled texts)**"))
+            show_table(confusion_frame(rep), "answer_confusion", key="ru_answer_confusion")
         classes = a.table()
         classes["name"] = classes["class"].map(lambda c: tr(*CLASS_NAMES[c]))
         show_table(classes[["class", "name", "rows", "share"]], "answer_classes")
-        st.subheader(tr("Самые частые ответы и их класс", "Most frequent answers and their class"))
-        st.caption(tr("Правило «частый шаблон»: один и тот же текст ≥ N раз без страницы или с ≥ M разных страниц — "
-                      "шаблон, а не ответ. Исправьте класс в таблице и нажмите «Применить правила»; темы и пробелы "
-                      "пересчитаются при следующем запуске анализа.",
-                      "The 'frequent template' rule: the same text given ≥ N times with no page or from ≥ M different "
-                      "pages is a template, not an answer. Fix a class in the table and press 'Apply rules'; topics "
-                      "and gaps are recomputed on the next analysis run."))
-        rules: AnswerRules = st.session_state.get(RULES_KEY) or a.rules
-        freq = st.data_editor(
-            a.frequent, hide_index=True, key="ru_answers_freq", disabled=["answer", "count", "pages", "rule"],
-            column_config={**tables.column_config(a.frequent, COLUMNS),
-                           "class": st.column_config.SelectboxColumn(tables.header("class", COLUMNS),
-                                                                     options=list(OVERRIDE_CLASSES), required=True)})
-        st.markdown(tr("**Шаблоны (регулярные выражения по нормализованному тексту)**",
-                       "**Patterns (regular expressions on the normalised text)**"))
-        pattern_rows = pd.DataFrame(rules.patterns).reindex(columns=["class", "pattern", "max_chars", "note"])
-        pats = st.data_editor(pattern_rows, hide_index=True, num_rows="dynamic", key="ru_answers_patterns",
-                              column_config={**tables.column_config(pattern_rows, COLUMNS),
-                                             "class": st.column_config.SelectboxColumn(
-                                                 tables.header("class", COLUMNS),
-                                                 options=list(OVERRIDE_CLASSES), required=True)})
-        c1, c2, c3 = st.columns(3)
-        min_count = c1.number_input("N", 2, 1000, int(rules.min_template_count), key="ru_tpl_count")
-        min_pages = c2.number_input("M", 2, 100, int(rules.min_template_pages), key="ru_tpl_pages")
-        if c3.button(tr("Применить правила", "Apply rules"), key="ru_rules_apply"):
-            overrides = dict(rules.overrides)
-            for _, r in freq.iterrows():
-                auto = a.frequent.loc[a.frequent["answer"] == r["answer"], "class"]
-                if len(auto) and r["class"] != auto.iloc[0]:
-                    overrides[str(r["answer"])] = str(r["class"])
-            patterns = [{k: v for k, v in row.items() if v is not None and not (isinstance(v, float) and pd.isna(v))}
-                        for row in pats.to_dict(orient="records") if row.get("pattern")]
-            with state.user_errors("Правила не применены", "Rules not applied"):
-                new_rules = AnswerRules(patterns=patterns, overrides=overrides, min_template_count=int(min_count),
-                                        min_template_pages=int(min_pages))
-                st.session_state[RULES_KEY] = new_rules
-                res.answers = classify_answers(res.log["answer"].tolist(), res.log["url"].tolist(), rules=new_rules)
-                st.rerun()
-        st.download_button(tr("⬇ Правила (JSON)", "⬇ Rules (JSON)"),
-                           json.dumps(rules.to_dict(), ensure_ascii=False, indent=1).encode("utf-8"),
-                           file_name="answer_rules.json", mime="application/json", key="ru_rules_dl")
+
+        st.subheader(tr("Разметка частых ответов", "Label the frequent answers"))
+        st.caption(tr("Самые частые тексты бота (они и есть его шаблоны) и заметные отказы. Класс предложен моделью "
+                      "или правилами; проверьте его, исправьте при необходимости и отметьте «✓». Сохраняются только "
+                      "отмеченные строки — с вашим именем и временем; следующий запуск анализа обучится на них "
+                      "(эта страница пересчитывается сразу).",
+                      "The bot's most frequent texts (its templates) and the declines that stand out. The class is "
+                      "suggested by the model or the rules; check it, fix it if needed and tick “✓”. Only ticked rows "
+                      "are saved — with your name and the time; the next analysis run learns from them (this page "
+                      "is recomputed at once)."))
+        version = int(st.session_state.get(LABELS_VERSION, 0))
+        options = list(OVERRIDE_CLASSES)
+        option_names = [tr(*CLASS_NAMES[c]) for c in options]  # the shown names; the class by position
+        with st.form(f"ru_label_form_{version}"):
+            who = st.text_input(tr("Кто размечает", "Who labels"), key=f"ru_label_by_{version}")
+            all_ok = st.checkbox(tr("Подтверждаю все показанные классы", "I confirm every class shown"),
+                                 key=f"ru_label_all_{version}")
+            chosen: list[str] = []
+            ticked: list[bool] = []
+            for i, r in enumerate(a.frequent.to_dict(orient="records")):
+                c1, c2, c3, c4 = st.columns([7, 1, 3, 1], vertical_alignment="center")
+                c1.text(str(r["answer"]))  # the bot's text is untrusted: shown as text, never as Markdown
+                c2.caption(f"×{int(r['count'])}" + (" ✔" if bool(r["labelled"]) else ""))
+                picked = c3.selectbox(tr("Класс", "Class"), option_names, index=options.index(str(r["class"])),
+                                      key=f"ru_lab_cls_{version}_{i}", label_visibility="collapsed")
+                chosen.append(options[option_names.index(picked)])
+                ticked.append(c4.checkbox("✓", key=f"ru_lab_ok_{version}_{i}"))
+            save = st.form_submit_button(tr("Сохранить отмеченные", "Save the ticked rows"), type="primary",
+                                         key=f"ru_labels_save_{version}")
+        if save:
+            rows = confirmed_labels(a.frequent, chosen, [ok or all_ok for ok in ticked])
+            if not rows:
+                st.warning(tr("Ничего не отмечено — ничего не сохранено.", "Nothing ticked — nothing saved."))
+            else:
+                with state.user_errors("Метки не сохранены", "Labels not saved"):
+                    n_saved = save_labels(engine, rows, by=who, source=res.source)
+                    res.answers = classify_answers(
+                        res.log["answer"].tolist(), res.log["url"].tolist(),
+                        rules=st.session_state.get(RULES_KEY) or a.rules, labels=load_labels(engine),
+                        classifier=ClassifierSettings.from_dict((run.params or {}).get("answer_classifier")))
+                    st.session_state[LABELS_VERSION] = version + 1
+                    st.session_state["ru_labels_saved"] = n_saved
+                    st.rerun()
+        saved = st.session_state.pop("ru_labels_saved", None)
+        if saved:
+            st.success(tr(f"Сохранено меток: {saved}. Классы на странице пересчитаны; запуск #{run.id} хранит "
+                          "прежние метки — новый анализ возьмёт эти.",
+                          f"Saved {saved} labels. The classes on this page are recomputed; run #{run.id} keeps the "
+                          "labels it was run with — a new analysis takes these."))
+        with st.expander(tr("Сохранённые метки: выгрузка и загрузка", "Saved labels: export and import")):
+            table_with_download(labels_frame(engine), "answer_labels", key="ru_labels_table")
+            up = st.file_uploader(tr("Файл меток (CSV/JSON/JSONL: answer, class, labelled_by)",
+                                     "Labels file (CSV/JSON/JSONL: answer, class, labelled_by)"),
+                                  type=["csv", "json", "jsonl"], key="ru_labels_upload")
+            if st.button(tr("Загрузить метки", "Import labels"), key="ru_labels_import") and up is not None:
+                with state.user_errors("Метки не загружены, ничего не записано", "Labels not imported, nothing written"):
+                    imp = import_labels(engine, up.name, by=who or None, data=up.getvalue())
+                    st.success(tr(f"Загружено меток: {imp.n_saved}", f"Imported labels: {imp.n_saved}"))
+
+        with st.expander(tr("Правила-подсказки (регулярные выражения)", "Hint rules (regular expressions)")):
+            st.caption(tr("Правила не решают класс: они подсказывают классы для разметки, служат признаками модели и "
+                          "дают ей примеры отказов. Ни одно правило не зависит от ссылок на страницы.",
+                          "The rules do not decide the class: they suggest classes for labelling, are features of the "
+                          "model and give it examples of declines. No rule depends on the page links."))
+            rules: AnswerRules = st.session_state.get(RULES_KEY) or a.rules
+            pattern_rows = pd.DataFrame(rules.patterns).reindex(columns=["class", "pattern", "max_chars", "note"])
+            pats = st.data_editor(pattern_rows, hide_index=True, num_rows="dynamic", key="ru_answers_patterns",
+                                  column_config={**tables.column_config(pattern_rows, COLUMNS),
+                                                 "class": st.column_config.SelectboxColumn(
+                                                     tables.header("class", COLUMNS),
+                                                     options=list(OVERRIDE_CLASSES), required=True)})
+            if st.button(tr("Применить правила", "Apply rules"), key="ru_rules_apply"):
+                patterns = [{k: v for k, v in row.items() if v is not None and not (isinstance(v, float) and pd.isna(v))}
+                            for row in pats.to_dict(orient="records") if row.get("pattern")]
+                with state.user_errors("Правила не применены", "Rules not applied"):
+                    new_rules = AnswerRules(patterns=patterns, overrides=rules.overrides)
+                    st.session_state[RULES_KEY] = new_rules
+                    res.answers = classify_answers(
+                        res.log["answer"].tolist(), res.log["url"].tolist(), rules=new_rules,
+                        labels=load_labels(engine),
+                        classifier=ClassifierSettings.from_dict((run.params or {}).get("answer_classifier")))
+                    st.rerun()
+            st.download_button(tr("⬇ Правила (JSON)", "⬇ Rules (JSON)"),
+                               json.dumps(rules.to_dict(), ensure_ascii=False, indent=1).encode("utf-8"),
+                               file_name="answer_rules.json", mime="application/json", key="ru_rules_dl")
 
 # ---------------------------------------------------------------- domain
 with tab_d:

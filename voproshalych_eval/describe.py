@@ -84,6 +84,9 @@ PARAM_LABELS: dict[str, tuple[str, str]] = {
     "near_threshold": ("порог почти-дубликатов", "near-duplicate threshold"),
     "slang": ("словарь сленга", "slang dictionary"), "answer_rules": ("правила ответов бота", "bot answer rules"),
     "k_stability_runs": ("выборок для устойчивости числа тем", "samples for the topic-count stability"),
+    "answer_labels": ("разметка ответов бота", "bot answer labels"),
+    "answer_classifier": ("классификатор ответов бота", "bot answer classifier"),
+    "link_kb": ("журнал связан с базой знаний", "log linked to the knowledge base"),
 }
 
 #: judge aggregators (``judges.AGGREGATORS``) in words

@@ -588,6 +588,8 @@ CONFIG_PARAMS = (
     "api_profile", "api", "threshold", "context_from", "context_k",
     # judge metrics: the aggregator, the quorums, the metric's definition / rubrics / embedders; a tier's judge quorums
     "aggregate", "quorum", "vote_quorum", "config", "judge_quorum", "judge_vote_quorum",
+    # real users: a person's answer labels and the answer classifier's settings and version (issue 22)
+    "answer_labels", "answer_classifier",
 )
 _SHORT_VALUE = 40
 

@@ -304,7 +304,8 @@ def test_imported_source_analysed_with_whole_log(demo_engine, tmp_path) -> None:
     p = tmp_path / "small.csv"
     p.write_text(CSV_GOOD, encoding="utf-8")
     import_file(demo_engine, p, source="t_import_small")
-    res = run_real_users(demo_engine, source="t_import_small", analyses=("utilization", "domain"))
+    # utilization reads the knowledge base: the imported log is linked to it explicitly (issue 22)
+    res = run_real_users(demo_engine, source="t_import_small", analyses=("utilization", "domain"), link_kb=True)
     assert res.n_used == 3 and res.embeddings.n_embedded == 3
 
 

@@ -9,31 +9,32 @@ Every row gets one class (:data:`ANSWER_CLASSES`):
 * ``empty`` — no answer at all (the raw "unanswered");
 * ``not_found`` — the bot says it found nothing (in the knowledge base or in the retrieved fragment);
 * ``refusal`` — the bot refuses (off-topic, jailbreak, "something in your question bothers me");
-* ``template`` — a greeting / thanks / fallback template, not an answer to a question;
+* ``template`` — a greeting / thanks template, not an answer to a question;
+* ``error`` — an error fallback ("произошла ошибка, попробуйте позже");
+* ``clarification`` — the bot asks the user to clarify instead of answering;
 * ``answer`` — everything else: a real answer.
 
-Rules, applied in this order (the first that fires wins), all shown and editable (:class:`AnswerRules`):
+Who decides, per distinct (normalised: lowercase, ``ё → е``, whitespace) answer text:
 
-1. **overrides**: exact answer texts (normalised: lowercase, ``ё → е``, whitespace) mapped to a class —
-   what a person set on the page or in a rules file; only to a decline class or ``answer``
-   (:data:`OVERRIDE_CLASSES`): ``empty`` means "no text at all", so a non-empty text mapped to it would
-   leave the raw answered rate and break the identity below;
-2. **patterns**: case-insensitive regular expressions per class (:data:`DEFAULT_PATTERNS`) on the
-   normalised text, optionally only for texts up to ``max_chars`` characters (a greeting in front of a
-   long real answer stays an answer);
-3. **frequent template** (from the log's own most frequent answer texts): the same text given at least
-   ``min_template_count`` times and either with no page at all or from at least ``min_template_pages``
-   different pages is a template — a generated answer is written from one page's chunk, so one
-   identical text across several pages is not an answer to those questions.
+1. **labels** — the class a person gave the text (the bot's most frequent answers, labelled once on the Real
+   users page, :mod:`~voproshalych_eval.analytics.answer_labels`; and the ``overrides`` of a rules file);
+2. **the classifier** (:mod:`~voproshalych_eval.analytics.answer_classifier`) for every other text: trained on
+   the labels plus the texts a **pattern** (case-insensitive regular expressions per class,
+   :data:`DEFAULT_PATTERNS`, optionally only for texts up to ``max_chars``) fires on; the pattern's class is
+   also one of its features. Its cross-validated accuracy (Wilson CI) and confusion matrix are in
+   :attr:`AnswerClasses.report`, and its errors are carried into the CI of the effective answered rate;
+3. without a labelled real answer (nothing to learn from) the **patterns** decide, and no accuracy is claimed.
+
+Nothing depends on the page URLs: a log exported without them gets the same classes.
 
 ``effective answered rate = |{answer}| / n``; ``raw answered rate − effective answered rate =
-|{not_found, refusal, template}| / n`` exactly (the classified declines).
+|{not_found, refusal, template, error, clarification}| / n`` exactly (the classified declines).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -42,18 +43,21 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from voproshalych_eval.analytics.answer_classifier import ClassifierReport, ClassifierSettings, fit_predict
 from voproshalych_eval.analytics.text_ru import normalize
 from voproshalych_eval.record_files import FieldError, RecordFileError, as_int, read_json_object
 
-ANSWER_CLASSES = ("answer", "not_found", "refusal", "template", "empty")
-DECLINE_CLASSES = ("not_found", "refusal", "template")
+ANSWER_CLASSES = ("answer", "not_found", "refusal", "template", "error", "clarification", "empty")
+DECLINE_CLASSES = ("not_found", "refusal", "template", "error", "clarification")
 #: what a pattern or an override may assign: a non-empty text is never ``empty``
 OVERRIDE_CLASSES = DECLINE_CLASSES + ("answer",)
 CLASS_NAMES = {
     "answer": ("ответ", "answer"),
     "not_found": ("«ответ не найден»", "not found"),
     "refusal": ("отказ", "refusal"),
-    "template": ("шаблон (приветствие, заглушка)", "template (greeting, fallback)"),
+    "template": ("шаблон (приветствие, благодарность)", "template (greeting, thanks)"),
+    "error": ("сообщение об ошибке", "error fallback"),
+    "clarification": ("просьба уточнить", "clarification request"),
     "empty": ("нет ответа", "no answer"),
 }
 
@@ -76,7 +80,19 @@ DEFAULT_PATTERNS: tuple[dict[str, Any], ...] = (
                 r"|^(всегда )?пожалуйста\b|чем (я )?могу помочь|задайте (ваш |свой )?вопрос",
      "max_chars": 250,
      "note": "приветствия, «Рад был помочь», «Обращайтесь», «Задайте вопрос…» (только короткие тексты)"},
+    {"class": "error",
+     "pattern": r"(произошла|возникла|случилась) (\w+ )?ошибка|сервис (временно )?недоступен|попробуйте (еще раз )?позже"
+                r"|технические (работы|неполадки)|something went wrong|internal (server )?error",
+     "max_chars": 300,
+     "note": "«Произошла ошибка, попробуйте позже», «Сервис временно недоступен»"},
+    {"class": "clarification",
+     "pattern": r"^(пожалуйста,? )?уточните|не (совсем )?понял\w* (ваш )?вопрос|что (именно )?вы имеете в виду"
+                r"|^(какой|какую|какое|какие|о каком|о какой) .{0,60}\?$",
+     "max_chars": 300,
+     "note": "«Уточните, пожалуйста, вопрос», «Не совсем понял ваш вопрос», «Что вы имеете в виду?»"},
 )
+#: keys of older rules files (the URL-based "frequent template" rule, removed): accepted and ignored
+LEGACY_RULE_KEYS = ("min_template_count", "min_template_pages")
 
 
 @dataclass
@@ -85,8 +101,6 @@ class AnswerRules:
 
     patterns: list[dict[str, Any]] = field(default_factory=lambda: [dict(p) for p in DEFAULT_PATTERNS])
     overrides: dict[str, str] = field(default_factory=dict)
-    min_template_count: int = 5
-    min_template_pages: int = 3
 
     def __post_init__(self) -> None:
         allowed = ", ".join(OVERRIDE_CLASSES)
@@ -107,15 +121,14 @@ class AnswerRules:
         self.overrides = {normalize(t): c for t, c in self.overrides.items()}
 
     def to_dict(self) -> dict[str, Any]:
-        return {"patterns": self.patterns, "overrides": self.overrides,
-                "min_template_count": self.min_template_count, "min_template_pages": self.min_template_pages}
+        return {"patterns": self.patterns, "overrides": self.overrides}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AnswerRules:
         """Rules from their :meth:`to_dict` form; a bad value raises :class:`FieldError` naming the field."""
         if not isinstance(data, dict):
-            raise FieldError(None, "answer rules must be a JSON object {patterns, overrides, min_template_count, ...}")
-        unknown = set(data) - {"patterns", "overrides", "min_template_count", "min_template_pages"}
+            raise FieldError(None, "answer rules must be a JSON object {patterns, overrides}")
+        unknown = set(data) - {"patterns", "overrides", *LEGACY_RULE_KEYS}
         if unknown:
             raise FieldError(sorted(unknown)[0], f"answer rules: unknown keys {sorted(unknown)}")
         kwargs: dict[str, Any] = {}
@@ -127,10 +140,8 @@ class AnswerRules:
             if not isinstance(data["overrides"], dict):
                 raise FieldError("overrides", "expected an object {answer text: class}")
             kwargs["overrides"] = {str(k): str(v) for k, v in data["overrides"].items()}
-        for key in ("min_template_count", "min_template_pages"):
-            value = as_int(data.get(key), key, lo=1)
-            if value is not None:
-                kwargs[key] = value
+        for key in LEGACY_RULE_KEYS:  # validated so an old file with a typo still says where, then ignored
+            as_int(data.get(key), key, lo=1)
         return cls(**kwargs)
 
     @classmethod
@@ -162,12 +173,15 @@ def _pattern_class(text: str, rules: AnswerRules) -> tuple[str, str] | None:
 
 @dataclass
 class AnswerClasses:
-    """Class of every row (aligned with the log), the rule that decided it, and the frequent-texts table."""
+    """Class of every row (aligned with the log), what decided it, the frequent-texts table and the classifier's
+    cross-validated report (None when the patterns decided: nothing labelled to learn from)."""
 
     classes: np.ndarray  # str per row, one of ANSWER_CLASSES
-    rule: np.ndarray  # str per row: "override", "pattern N", "frequent template", "default", "empty"
+    rule: np.ndarray  # str per row: "label", "classifier", "uncertain", "pattern N", "default", "empty"
     frequent: pd.DataFrame
     rules: AnswerRules
+    report: ClassifierReport | None = None
+    labelled: np.ndarray | None = None  # bool per row: the text's class was given by a person
 
     @property
     def raw_answered(self) -> np.ndarray:
@@ -181,17 +195,40 @@ class AnswerClasses:
     def declined(self) -> np.ndarray:
         return np.isin(self.classes, DECLINE_CLASSES)
 
+    def effective_rate_ci(self) -> dict[str, Any] | None:
+        """The effective answered rate with the classifier's errors carried into a 95% interval
+        (:func:`~voproshalych_eval.metrics.classification.misclassification_adjusted_rate`: rows of labelled
+        texts are known, rows the model classified are corrected by its cross-validated PPV / false-omission
+        rate for "answer"). None without a classifier or without a cross-validation."""
+        from voproshalych_eval.metrics.classification import misclassification_adjusted_rate
+
+        if self.report is None or not self.report.cv_folds:
+            return None
+        labelled = self.labelled if self.labelled is not None else np.zeros(len(self.classes), dtype=bool)
+        model = ~labelled & self.raw_answered
+        out = misclassification_adjusted_rate(
+            n_total=len(self.classes), n_known_positive=int((labelled & self.effective_answered).sum()),
+            n_predicted_positive=int((model & self.effective_answered).sum()),
+            n_predicted_negative=int((model & ~self.effective_answered).sum()), **self.report.answer_confusion)
+        return {**out, "n_failed": 0}
+
     def metrics(self) -> dict[str, Any]:
         n = len(self.classes)
         counts = {c: int((self.classes == c).sum()) for c in ANSWER_CLASSES}
-        return {
+        out: dict[str, Any] = {
             "answered_rate": float(self.raw_answered.mean()) if n else None,
             "effective_answered_rate": float(self.effective_answered.mean()) if n else None,
             "n_declined": int(self.declined.sum()),
             "declined_share_of_answered": (float(self.declined.sum() / self.raw_answered.sum())
                                            if self.raw_answered.any() else None),
             **{f"n_answer_{c}": v for c, v in counts.items()},
+            "n_answer_labels": self.report.n_labels if self.report is not None else 0,
         }
+        if self.report is not None:
+            out["answer_classifier_accuracy"] = self.report.accuracy
+            out["effective_answered_rate_ci"] = self.effective_rate_ci()
+            out["n_answer_uncertain"] = int((self.rule == "uncertain").sum())
+        return out
 
     def table(self) -> pd.DataFrame:
         """Rows per class (for the page and the report)."""
@@ -205,56 +242,63 @@ def classify_answers(
     urls: Sequence[Any] | None = None,
     *,
     rules: AnswerRules | None = None,
+    labels: Mapping[str, str] | None = None,
+    classifier: ClassifierSettings | None = None,
     top_n: int = 40,
 ) -> AnswerClasses:
-    """Class of every answer (module docstring); ``urls`` are the pages the bot answered from (may be None)."""
+    """Class of every answer (module docstring). ``labels``: a person's classes by answer text (normalised here);
+    ``urls`` (may be None) only fill the informative ``pages`` column of the frequent table — no class depends
+    on them."""
     rules = rules or AnswerRules()
     n = len(answers)
     norm = [normalize(a) if isinstance(a, str) else "" for a in answers]
     url_list = [(u if isinstance(u, str) and u.strip() else None) for u in (urls if urls is not None else [None] * n)]
     if len(url_list) != n:
         raise ValueError(f"{n} answers but {len(url_list)} urls")
+    person = {**rules.overrides, **{normalize(t): c for t, c in (labels or {}).items()}}
+    bad = {t: c for t, c in person.items() if c not in OVERRIDE_CLASSES}
+    if bad:
+        text, cls = next(iter(bad.items()))
+        raise FieldError("class", f"answer label {text[:60]!r}: class {cls!r} is not one of {', '.join(OVERRIDE_CLASSES)}")
     frame = pd.DataFrame({"text": norm, "url": url_list})
     filled = frame[frame["text"] != ""]
     g = filled.groupby("text")
-    stats = pd.DataFrame({"count": g.size(), "pages": g["url"].nunique(), "with_page": g["url"].count()})
-    stats["no_page"] = stats["with_page"] == 0
-
+    stats = pd.DataFrame({"count": g.size(), "pages": g["url"].nunique()})
+    texts = [str(t) for t in stats.index]
+    hits = [_pattern_class(t, rules) for t in texts]
+    rule_classes = [h[0] if h else None for h in hits]
+    fitted = fit_predict(texts, rule_classes, person, settings=classifier,
+                         rule_names=sorted({str(p["class"]) for p in rules.patterns}))
     by_text: dict[str, tuple[str, str]] = {}
-    for text, r in stats.iterrows():
-        t = str(text)
-        if t in rules.overrides:
-            by_text[t] = (rules.overrides[t], "override")
-            continue
-        hit = _pattern_class(t, rules)
-        if hit is not None:
-            by_text[t] = hit
-        elif int(r["count"]) >= rules.min_template_count and (bool(r["no_page"]) or int(r["pages"]) >= rules.min_template_pages):
-            by_text[t] = ("template", "frequent template")
-        else:
-            by_text[t] = ("answer", "default")
+    report: ClassifierReport | None = None
+    if fitted is not None:
+        pred, report = fitted
+        s = classifier or ClassifierSettings()
+        for t, c, pr in zip(texts, pred, report.per_text_proba, strict=True):
+            how = "label" if t in person else ("uncertain" if pr < s.uncertain_below else "classifier")
+            by_text[t] = (str(c), how)
+    else:
+        for t, h in zip(texts, hits, strict=True):
+            by_text[t] = (person[t], "label") if t in person else (h if h is not None else ("answer", "default"))
     classes = np.asarray([by_text[t][0] if t else "empty" for t in norm], dtype=object)
     rule = np.asarray([by_text[t][1] if t else "empty" for t in norm], dtype=object)
+    labelled = np.asarray([bool(t) and t in person for t in norm], dtype=bool)
 
-    # the log's most frequent answer texts with their class: what a person checks and edits
+    # the log's most frequent answer texts with their class: what a person checks and labels
     first_text = {}
     for a, t in zip(answers, norm, strict=True):
         if t and t not in first_text:
             first_text[t] = str(a)
     top = stats.sort_values(["count", "pages"], ascending=[False, False]).head(top_n)
-    frequent = pd.DataFrame({
-        "answer": [first_text[str(t)] for t in top.index],
-        "count": top["count"].to_numpy(int),
-        "pages": top["pages"].to_numpy(int),
-        "class": [by_text[str(t)][0] for t in top.index],
-        "rule": [by_text[str(t)][1] for t in top.index],
-    }, columns=["answer", "count", "pages", "class", "rule"])
-    # declines the top list may miss (long tail of "not found" variants) are listed too
     extra = [t for t, (c, _) in by_text.items() if c != "answer" and t not in set(top.index)]
-    if extra:
-        ex = stats.loc[extra].sort_values("count", ascending=False).head(top_n)
-        frequent = pd.concat([frequent, pd.DataFrame({
-            "answer": [first_text[str(t)] for t in ex.index], "count": ex["count"].to_numpy(int),
-            "pages": ex["pages"].to_numpy(int), "class": [by_text[str(t)][0] for t in ex.index],
-            "rule": [by_text[str(t)][1] for t in ex.index]})], ignore_index=True)
-    return AnswerClasses(classes, rule, frequent, rules)
+    # declines the top list may miss (long tail of "not found" variants) are listed too
+    rows = list(top.index) + list(stats.loc[extra].sort_values("count", ascending=False).head(top_n).index)
+    frequent = pd.DataFrame({
+        "answer": [first_text[str(t)] for t in rows],
+        "count": stats.loc[rows, "count"].to_numpy(int),
+        "pages": stats.loc[rows, "pages"].to_numpy(int),
+        "class": [by_text[str(t)][0] for t in rows],
+        "rule": [by_text[str(t)][1] for t in rows],
+        "labelled": [str(t) in person for t in rows],
+    }, columns=["answer", "count", "pages", "class", "rule", "labelled"])
+    return AnswerClasses(classes, rule, frequent, rules, report, labelled)

@@ -24,14 +24,17 @@ import pandas as pd
 from sqlalchemy import Engine
 
 from voproshalych_eval.analytics import text_ru
+from voproshalych_eval.analytics.answer_classifier import ClassifierSettings
 from voproshalych_eval.analytics.answers import AnswerClasses, AnswerRules, classify_answers
 from voproshalych_eval.analytics.domain import DomainResult, domain_analysis
 from voproshalych_eval.analytics.question_log import (
+    PRODUCTION_SOURCE,
     LogEmbeddings,
     LogFilters,
     analysis_embedder_name,
     default_source,
     embed_log,
+    imported_sources,
     is_empty_question,
     read_log,
     text_rows,
@@ -72,7 +75,8 @@ class RealUsersResult:
     timings: dict[str, float] = field(default_factory=dict)
     #: real questions a person labelled "not in the knowledge base" (realq datasets): confirmed gaps
     confirmed_gaps: pd.DataFrame | None = None
-    #: the knowledge-base snapshot analysed (``Snapshot.to_json()``; its log too for the bot's own log)
+    #: the knowledge-base snapshot analysed (``Snapshot.to_json()``; its log too for the bot's own log); None when
+    #: the run read no knowledge base (an imported log not linked to one)
     snapshot: dict[str, Any] | None = None
 
     @property
@@ -110,12 +114,13 @@ class RealUsersResult:
             out["domain"] = self.domain.to_dict()
         if self.answers is not None:
             out["answers"] = {"metrics": self.answers.metrics(), "rules": self.answers.rules.to_dict(),
+                              "classifier": self.answers.report.to_dict() if self.answers.report else None,
                               "frequent": self.answers.frequent.to_dict(orient="records")}
         return out
 
 
 DEFAULTS: dict[str, Any] = {
-    "analyses": list(ANALYSES),
+    "analyses": None,  # None: every analysis the inputs allow (no chunk utilization without a knowledge base)
     "source": None,
     "filters": {},
     "top_k": 5,
@@ -126,6 +131,9 @@ DEFAULTS: dict[str, Any] = {
     "near_threshold": 0.92,
     "slang": None,
     "answer_rules": None,
+    "answer_labels": None,  # {normalised answer text: class}; None: the labels stored in eval.answer_labels
+    "answer_classifier": None,  # ClassifierSettings as a dict; None: the defaults
+    "link_kb": False,  # pair an imported log with the knowledge base's present snapshot (they belong together)
     "k_stability_runs": 0,
     "lang": "ru",
 }
@@ -157,28 +165,68 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
 
     ``snapshot``: the snapshot of the knowledge base (and of the bot's log) to analyse; default: the
     source's present content, taken when it changed (:func:`voproshalych_eval.db.snapshots.for_run`).
-    The run is pinned to it (``snapshot_id``), so a resume reads the same data.
+    The run is pinned to it (``snapshot_id``), so a resume reads the same data. An **imported** log reads no
+    knowledge base (``snapshot_id`` None) unless it is linked to one explicitly: ``snapshot`` (an id) or
+    ``link_kb`` (the knowledge base's present snapshot). Without a knowledge base the domain and topic analyses
+    run on the log alone (topics without distances to the KB); chunk utilization says what is missing.
     """
     from voproshalych_eval.db import snapshots
+    from voproshalych_eval.db.errors import SnapshotError
 
     p = {**DEFAULTS, **{k: v for k, v in params.items() if v is not None}}
-    analyses = [a for a in ANALYSES if a in set(p["analyses"])]
-    unknown = set(p["analyses"]) - set(ANALYSES)
-    if unknown or not analyses:
+    requested = p["analyses"]
+    unknown = set(requested or ()) - set(ANALYSES)
+    if unknown or (requested is not None and not requested):
         raise ValueError(f"unknown analyses {sorted(unknown)}; choose from {', '.join(ANALYSES)}")
     filters = filters_from(p["filters"])
-    snap = snapshots.for_run(engine, p.get("snapshot"))
-    source = p["source"] or default_source(engine, snapshot=snap)
+    source, explicit, link = p["source"], p.get("snapshot"), bool(p["link_kb"])
+    snap = None
+    if source is None or source == PRODUCTION_SOURCE or explicit is not None or link:
+        try:
+            snap = snapshots.for_run(engine, explicit)
+        except SnapshotError:
+            if source == PRODUCTION_SOURCE or explicit is not None or link:
+                raise
+            snap = None  # no knowledge base: the log alone (an imported one, when there is one)
+    if source is None:
+        source = (default_source(engine, snapshot=snap) if snap is not None
+                  else next(iter(imported_sources(engine)), None))
     if source is None:
         read_log(engine, source=source, filters=filters, snapshot=snap)  # raises the "no question log" sentence
+    if source != PRODUCTION_SOURCE and explicit is None and not link:
+        snap = None  # an imported log is paired with a knowledge base only when linked explicitly
+    if requested is None:
+        analyses = [a for a in ANALYSES if snap is not None or a != "utilization"]
+    else:
+        analyses = [a for a in ANALYSES if a in set(requested)]
+        if "utilization" in analyses and snap is None:
+            raise LookupError(
+                f"Chunk utilization needs a knowledge base, and the log {source!r} is not linked to one"
+                + (" (none is loaded: run `voproshalych-eval demo` or set DATABASE_URL)"
+                   if source == PRODUCTION_SOURCE else "")
+                + ". Link it to a knowledge-base snapshot (--snapshot ID or --link-kb) when they belong together, "
+                "or run --analysis domain / topics, which need only the log.")
     top_k, k_topics = int(p["top_k"]), (int(p["k_topics"]) if p["k_topics"] else None)
     k_range = (int(p["k_range"][0]), int(p["k_range"][1]))
     slang = dict(p["slang"]) if p["slang"] is not None else None
     normalizer = text_ru.SlangNormalizer(slang) if slang is not None else text_ru.SlangNormalizer()
     rules_in = p["answer_rules"]
     rules = rules_in if isinstance(rules_in, AnswerRules) else AnswerRules.from_dict(dict(rules_in or {}))
+    if p["answer_labels"] is None:
+        from voproshalych_eval.analytics.answer_labels import load_labels
+
+        answer_labels = load_labels(engine)
+    else:
+        answer_labels = {str(k): str(v) for k, v in dict(p["answer_labels"]).items()}
+    classifier = ClassifierSettings.from_dict(p["answer_classifier"])
     k_stability_runs = int(p["k_stability_runs"] or 0)
-    embedder_name = analysis_embedder_name(engine, p["embedder"], snapshot=snap)
+    if snap is not None:
+        embedder_name = analysis_embedder_name(engine, p["embedder"], snapshot=snap)
+    else:
+        from voproshalych_eval.config import get_settings
+
+        embedder_name = p["embedder"] or get_settings().embedder
+    kb_steps = snap is not None and bool({"utilization", "topics"} & set(analyses))
     timings: dict[str, float] = {}
     plan: Plan
 
@@ -204,7 +252,8 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         categories = timed("classify", lambda: text_ru.classify_many(tdf["question"].tolist(), slang=normalizer))
         # the answers of every row (the rates are over all rows); the topics take the rows with text
         answers = timed("classify_answers", lambda: classify_answers(df["answer"].tolist(), df["url"].tolist(),
-                                                                     rules=rules))
+                                                                     rules=rules, labels=answer_labels,
+                                                                     classifier=classifier))
         return df, tdf, categories, answers
 
     log_data = Lazy(load_log)
@@ -218,7 +267,9 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
 
     embeddings = Lazy(do_embed)
 
-    def do_retrieve() -> LogRetrieval:
+    def do_retrieve() -> LogRetrieval | None:
+        if snap is None:
+            return None
         emb = embeddings.get()
         plan.say(bi(f"Поиск top-{top_k} чанков для каждого вопроса…", f"Retrieving the top-{top_k} chunks of every question…"))
         return timed("retrieve", lambda: retrieve_log(engine, emb.vectors, k=top_k, model=emb.model, snapshot=snap))
@@ -230,8 +281,8 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         if res is None:
             df, tdf, categories, answers = log_data.get()
             res = RealUsersResult(source or "", filters, df, tdf, embeddings.get(),
-                                  retrieval.get() if {"utilization", "topics"} & set(analyses) else None, categories,
-                                  answers, timings=timings, snapshot=snap.to_json())
+                                  retrieval.get() if kb_steps else None, categories,
+                                  answers, timings=timings, snapshot=snap.to_json() if snap is not None else None)
             plan.outputs["result"] = res
         return res
 
@@ -244,12 +295,17 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
                     # from the answer classes, so raw − effective = the classified declines exactly
                     "answered_rate": am["answered_rate"],
                     "effective_answered_rate": am["effective_answered_rate"], "n_declined": am["n_declined"],
+                    "effective_answered_rate_ci": jsonable(am.get("effective_answered_rate_ci")),
+                    "answer_classifier_accuracy": jsonable(am.get("answer_classifier_accuracy")),
+                    "n_answer_labels": am["n_answer_labels"],
+                    "answer_classifier": jsonable(answers.report.to_dict()) if answers.report else None,
                     "answer_classes": jsonable(am), "categories": pd.Series(categories).value_counts().to_dict()}
         if step == "embeddings":
             emb = embeddings.get()
             return emb.info() if emb is not None else {"n_used": 0, "note": "no question text"}
         if step == "retrieval":
             ret = retrieval.get()
+            assert ret is not None  # the step exists only with a knowledge base
             return {"k": ret.k, "model": ret.model, "n_questions": int(ret.chunk_ids.shape[0])}
         res = result()
         if step == "utilization":
@@ -292,7 +348,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
             res.run_id = plan.run_id
         return {**metrics, "timings_s": {k: round(v, 3) for k, v in timings.items()}}
 
-    steps = ["log", "embeddings"] + (["retrieval"] if {"utilization", "topics"} & set(analyses) else []) + analyses
+    steps = ["log", "embeddings"] + (["retrieval"] if kb_steps else []) + analyses
     plan = Plan(
         tier="real_users",
         items=[(s, s) for s in steps],
@@ -302,11 +358,12 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         params={"analyses": analyses, "source": source, "filters": filters.describe(), "top_k": top_k,
                 "k_topics": k_topics, "k_range": list(k_range), "embedder": embedder_name,
                 "pause_minutes": float(p["pause_minutes"]), "near_threshold": float(p["near_threshold"]),
-                "slang": slang, "answer_rules": rules.to_dict(), "k_stability_runs": k_stability_runs,
-                "lang": str(p["lang"]), "snapshot": snap.id},
+                "slang": slang, "answer_rules": rules.to_dict(), "answer_labels": answer_labels,
+                "answer_classifier": classifier.to_dict(), "link_kb": link, "k_stability_runs": k_stability_runs,
+                "lang": str(p["lang"]), "snapshot": snap.id if snap is not None else None},
         models={"embedder": embedder_name},
         dataset_name=f"question_log:{source}",
-        snapshot_id=snap.id,
+        snapshot_id=snap.id if snap is not None else None,
     )
     return plan
 
@@ -360,6 +417,11 @@ def summary_metrics(steps: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     if "effective_answered_rate" in log_step:
         m["effective_answered_rate"] = log_step.get("effective_answered_rate")
         m["n_declined"] = log_step.get("n_declined")
+    for k in ("effective_answered_rate_ci", "answer_classifier_accuracy"):
+        if log_step.get(k) is not None:
+            m[k] = log_step[k]
+    if "n_answer_labels" in log_step:
+        m["n_answer_labels"] = log_step["n_answer_labels"]
     if emb and "n_stored" in emb:
         m["n_stored_embeddings"] = emb.get("n_stored")
         m["n_embedded"] = emb.get("n_embedded")

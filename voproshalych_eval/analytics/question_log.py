@@ -80,14 +80,18 @@ def _snapshot_has_log(engine: Engine, snapshot: Any = None) -> bool:
         return False
 
 
+def imported_sources(engine: Engine) -> list[str]:
+    """Names of the logs imported from files (``eval.question_log``), sorted; reads no knowledge base."""
+    with engine.connect() as conn:
+        return [r[0] for r in conn.execute(text("SELECT DISTINCT source FROM eval.question_log ORDER BY 1"))]
+
+
 def list_sources(engine: Engine, *, snapshot: Any = None) -> list[str]:
     """Available log sources: ``question_answer`` (when the snapshot has the table) and imported source names."""
     out: list[str] = []
     if _snapshot_has_log(engine, snapshot):
         out.append(PRODUCTION_SOURCE)
-    with engine.connect() as conn:
-        out += [r[0] for r in conn.execute(text("SELECT DISTINCT source FROM eval.question_log ORDER BY 1"))]
-    return out
+    return out + imported_sources(engine)
 
 
 def default_source(engine: Engine, *, snapshot: Any = None) -> str | None:
@@ -237,13 +241,14 @@ def embed_log(
     n = len(df)
     out = np.zeros((n, emb.dim), dtype=np.float32)
     have = np.zeros(n, dtype=bool)
-    stored_model = stored_model_name(engine, snapshot=snapshot)
+    # only the bot's own log has stored vectors; an imported log reads no knowledge base
+    production_log = bool(n) and "source" in df and bool((df["source"] == PRODUCTION_SOURCE).all())
+    stored_model = stored_model_name(engine, snapshot=snapshot) if production_log else None
     if (
-        n
+        production_log
         and stored_model == name
         and "has_stored_embedding" in df
         and bool(df["has_stored_embedding"].any())
-        and (df["source"] == PRODUCTION_SOURCE).all()
     ):
         ids = df.loc[df["has_stored_embedding"], "id"].astype(int).tolist()
         pos = {int(i): k for k, i in enumerate(df["id"].astype(int).tolist())}

@@ -34,7 +34,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "generated": ("Сформировано", "Generated"),
     "source": ("источник", "source"),
     "snapshot": ("снимок", "snapshot"),
-    "no_snapshot": ("без снимка (текущие данные)", "no snapshot (present data)"),
+    "no_snapshot": ("без базы знаний (только журнал)", "no knowledge base (the log alone)"),
     "filters": ("фильтры", "filters"),
     "none": ("нет", "none"),
     "n_used": ("Использовано вопросов", "Questions used"),
@@ -44,6 +44,12 @@ TEXTS: dict[str, tuple[str, str]] = {
                  "видом ответа: {declined}",
                  "Answered: {eff} effectively (real answers) · {raw} with a non-empty answer; declines in disguise: "
                  "{declined}"),
+    "answer_ci": ("С учётом ошибок классификатора ответов: {value}, 95% ДИ [{lo}; {hi}]; его точность по "
+                  "кросс-валидации {acc} [{acc_lo}; {acc_hi}] на {n} размеченных текстах",
+                  "With the answer classifier's errors: {value}, 95% CI [{lo}; {hi}]; its cross-validated accuracy "
+                  "{acc} [{acc_lo}; {acc_hi}] on {n} labelled texts"),
+    "answer_rules_only": ("Классы ответов дали правила-шаблоны: тексты ответов не размечены, точность неизвестна",
+                          "Answer classes come from the pattern rules: no answer texts labelled, accuracy unknown"),
     "n_topics": ("Тем (KMeans, k по силуэту): {k}", "Topics (KMeans, k by silhouette): {k}"),
     "silhouette": ("Силуэт {value}: {verdict}", "Silhouette {value}: {verdict}"),
     "seed_ari": ("Устойчивость тем к случайному зерну (ARI между запусками, 1 — то же разбиение): среднее {mean}, "
@@ -106,6 +112,14 @@ def _num(v: Any, digits: int = 3) -> str:
     return "—" if v is None or pd.isna(v) else f"{float(v):.{digits}f}"
 
 
+def _answer_ci_line(m: dict[str, Any], lang: str) -> str:
+    ci, acc = m.get("effective_answered_rate_ci"), m.get("answer_classifier_accuracy")
+    if not isinstance(ci, dict) or not isinstance(acc, dict) or ci.get("ci_low") is None or acc.get("ci_low") is None:
+        return _t("answer_rules_only", lang)
+    return _t("answer_ci", lang, value=_pct(ci["value"]), lo=_pct(ci["ci_low"]), hi=_pct(ci["ci_high"]),
+              acc=_pct(acc["value"]), acc_lo=_pct(acc["ci_low"]), acc_hi=_pct(acc["ci_high"]), n=acc.get("n"))
+
+
 def snapshot_label(snap: dict[str, Any] | None, lang: str) -> str:
     """``#id (hash…, taken …)`` of the snapshot the run read (as :attr:`Snapshot.label`)."""
     if not snap:
@@ -133,6 +147,7 @@ def _context(result: Any, top_n: int, lang: str) -> dict[str, Any]:
         "summary": [
             _t("answered", lang, eff=_pct(m.get("effective_answered_rate")), raw=_pct(m.get("answered_rate")),
                declined=m.get("n_declined", "—")),
+            _answer_ci_line(m, lang),
             _t("n_topics", lang, k=m.get("n_topics", "—")),
             _t("silhouette", lang, value=_num(sil, 2), verdict=silhouette_verdict(sil, lang)),
             _t("seed_ari", lang, mean=_num(tm.get("seed_ari_mean"), 2), min=_num(tm.get("seed_ari_min"), 2)),

@@ -32,17 +32,33 @@ def register(sub: Any) -> None:
     p.add_argument("--pause-minutes", type=float, default=30.0, help="session split at pauses longer than this")
     p.add_argument("--slang", type=Path, default=None, help="slang dictionary (JSON or CSV) merged with the defaults")
     p.add_argument("--answer-rules", type=Path, default=None,
-                   help="bot-answer rules (JSON: patterns, overrides, min_template_count, min_template_pages) that "
-                        "tell real answers from declines in disguise (default: the built-in rules)")
+                   help="bot-answer hint rules (JSON: patterns, overrides) that suggest classes and seed the classifier "
+                        "telling real answers from declines in disguise (default: the built-in rules)")
     p.add_argument("--k-stability", type=int, default=0,
                    help="also choose k by silhouette on this many other random samples (stability of k)")
     p.add_argument("--report", type=Path, default=None, help="write the coverage-gap report (.md or .html)")
     p.add_argument("--lang", choices=("ru", "en"), default="ru",
                    help="language of the report and of the topic labels (default ru)")
     p.add_argument("--snapshot", type=int, default=None,
-                   help="snapshot id of the knowledge base and log (default: the source's present content)")
+                   help="snapshot id of the knowledge base and log (default: the source's present content; an "
+                        "imported log reads no knowledge base unless linked with --snapshot or --link-kb)")
+    p.add_argument("--link-kb", action="store_true",
+                   help="an imported log belongs to the knowledge base loaded now: pair it with the KB's present "
+                        "snapshot (chunk utilization and distances to the KB)")
     add_outcome_flags(p)
     p.set_defaults(func=cmd_real_users)
+
+    p = sub.add_parser(
+        "answer-labels",
+        help="a person's classes for the bot's frequent answer texts (what the answer classifier learns from)",
+        description="Import labels from a CSV/JSON/JSONL file of {answer, class[, labelled_by]} records, export "
+                    "them, or list them. Classes: answer, not_found, refusal, template, error, clarification.",
+    )
+    p.add_argument("action", choices=("import", "export", "list"))
+    p.add_argument("file", type=Path, nargs="?", default=None, help="the file to import from or export to")
+    p.add_argument("--by", default=None, help="who labelled them (when the file has no labelled_by column)")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_answer_labels)
 
     p = sub.add_parser(
         "import-questions",
@@ -78,11 +94,11 @@ def cmd_real_users(args: Any) -> int:
     from voproshalych_eval.analytics.answers import AnswerRules
     from voproshalych_eval.analytics.text_ru import load_slang
 
-    analyses = ANALYSES if args.analysis == "all" else (args.analysis,)
-    if args.report and "topics" not in analyses:
+    analyses = None if args.analysis == "all" else (args.analysis,)
+    if args.report and "topics" not in (analyses or ANALYSES):
         raise ValueError("--report needs the topics analysis (--analysis topics or all)")
     plan = build_plan(engine(), {
-        "analyses": list(analyses), "source": args.source, "filters": _filters(args).describe(), "top_k": args.top_k,
+        "analyses": list(analyses) if analyses else None, "link_kb": args.link_kb, "source": args.source, "filters": _filters(args).describe(), "top_k": args.top_k,
         "k_topics": args.k_topics, "embedder": args.embedder, "pause_minutes": args.pause_minutes,
         "slang": load_slang(args.slang) if args.slang else None, "snapshot": args.snapshot,
         "answer_rules": AnswerRules.from_file(args.answer_rules).to_dict() if args.answer_rules else None,
@@ -109,7 +125,7 @@ def cmd_real_users(args: Any) -> int:
     from voproshalych_eval.analytics.topics import silhouette_verdict
 
     m = res.metrics
-    snap = f" · snapshot {snapshot_label(res.snapshot, 'en')}"
+    snap = f" · snapshot {snapshot_label(res.snapshot, 'en')}" if res.snapshot else " · no knowledge base (the log alone)"
     lines = [f"run #{res.run_id} · source {res.source}{snap} · n = {res.n_used} questions used "
              f"({m.get('n_stored_embeddings', 0)} stored vectors, {m.get('n_embedded', 0)} embedded)"]
     for k in ("answered_rate", "effective_answered_rate", "n_declined", "chunk_coverage", "chunk_coverage@1",
@@ -117,6 +133,15 @@ def cmd_real_users(args: Any) -> int:
               "n_growing_topics", "unique_users", "n_sessions"):
         if k in m:
             lines.append(f"  {k}: {m[k]:.3f}" if isinstance(m[k], float) else f"  {k}: {m[k]}")
+    for k, what in (("effective_answered_rate_ci", "effective answered rate with the classifier's errors"),
+                    ("answer_classifier_accuracy", "answer classifier, cross-validated accuracy")):
+        v = m.get(k)
+        if isinstance(v, dict) and v.get("value") is not None and v.get("ci_low") is not None:
+            lines.append(f"  {what}: {v['value']:.3f} [95% CI {v['ci_low']:.3f}; {v['ci_high']:.3f}], "
+                         f"n = {v['n']} labelled texts")
+    if not m.get("answer_classifier_accuracy"):
+        lines.append("  answers classified by the patterns only: label the frequent answers (Real users page, or "
+                     "`answer-labels import`) to train the classifier and get its accuracy")
     if res.topics is not None:
         tm = res.topics.metrics
         lines.append(f"  silhouette means: {silhouette_verdict(tm.get('best_silhouette'), 'en')}; seed ARI (1 = the "
@@ -133,7 +158,7 @@ def cmd_real_users(args: Any) -> int:
                      f"examples]" if r.get("mixed") else "")
             lines.append(f"  {int(r['gap_rank'])}. {r['name']}{mixed} — {int(r['size'])} q, answered "
                          f"{r['effective_answered_share']:.0%} (non-empty {r['answered_share']:.0%}), distance "
-                         f"{r['nearest_distance']:.3f}, gap {r['gap_score']:.3f}")
+                         f"{_num(r['nearest_distance'], 3)} (to the KB), gap {_num(r['gap_score'], 3)}")
         if res.topics.trends is not None:
             from voproshalych_eval.analytics.topic_trends import summary_lines
 
@@ -143,8 +168,8 @@ def cmd_real_users(args: Any) -> int:
     return exit_code(prog.status)
 
 
-def _num(v: Any) -> str:
-    return "—" if v is None else f"{float(v):.2f}"
+def _num(v: Any, digits: int = 2) -> str:
+    return "—" if v is None or v != v else f"{float(v):.{digits}f}"  # v != v: NaN
 
 
 def cmd_import(args: Any) -> int:
@@ -160,4 +185,31 @@ def cmd_import(args: Any) -> int:
     for e in rep.errors[:20]:
         human += f"\n  row {e['row']}, field '{e['field']}': {e['message']}"
     emit(rep.to_dict(), args.json, human)
+    return 0
+
+
+def cmd_answer_labels(args: Any) -> int:
+    from voproshalych_eval.analytics.answer_labels import import_labels, labels_frame
+
+    if args.action == "import":
+        if args.file is None:
+            raise ValueError("answer-labels import needs a FILE")
+        rep = import_labels(engine(), args.file, by=args.by)
+        emit(rep.to_dict(), args.json, f"saved {rep.n_saved} labels from {rep.n_rows} rows of {rep.file}")
+        return 0
+    df = labels_frame(engine())
+    if args.action == "export":
+        if args.file is None:
+            raise ValueError("answer-labels export needs a FILE (.csv or .json)")
+        from voproshalych_eval.jsonable import dumps
+
+        out = df.assign(labelled_at=df["labelled_at"].astype(str))
+        body = (dumps(out.to_dict(orient="records"), indent=1) if args.file.suffix.lower() == ".json"
+                else out.to_csv(index=False))
+        args.file.write_text(body, encoding="utf-8")
+        emit({"file": str(args.file), "n_labels": len(df)}, args.json, f"wrote {len(df)} labels to {args.file}")
+        return 0
+    records = df.assign(labelled_at=df["labelled_at"].astype(str)).to_dict(orient="records")
+    emit({"labels": records}, args.json, "\n".join(f"{r['class']:>13}  {r['answer'][:100]}  ({r['labelled_by']})"
+                                                 for r in records) or "no answer labels yet")
     return 0

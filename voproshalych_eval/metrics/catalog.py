@@ -656,6 +656,27 @@ GROUPS: dict[str, MetricSpec] = {
                    "tokens × the model's price per 1M (price table); no price → unknown"),
 }
 
+
+# ---- real-user analytics: the learned answer classifier (issue 22)
+_add(
+    _m("effective_answered_rate_ci", "Доля с настоящим ответом (с интервалом)", "Effective answered share (with CI)",
+       SHARE, "higher", "rate",
+       "(K + P·PPV + N·FOR) / n: K строк размеченных человеком ответов, P и N строк, которые модель назвала "
+       "ответом и отказом; PPV и FOR из кросс-валидации на разметке (апостериорные Beta Джеффриса), 95% интервал "
+       "по 4000 выборкам",
+       "(K + P·PPV + N·FOR) / n: K rows of answers a person labelled, P and N rows the model called an answer "
+       "and a decline; PPV and FOR from cross-validation on the labels (Jeffreys Beta posteriors), 95% interval "
+       "over 4000 draws"),
+    _m("answer_classifier_accuracy", "Точность классификатора ответов", "Answer classifier accuracy", SHARE,
+       "higher", "rate",
+       "доля размеченных человеком текстов ответов, класс которых модель угадала в кросс-валидации; интервал Уилсона",
+       "share of the person-labelled answer texts whose class the model got right in cross-validation; "
+       "Wilson interval"),
+    _count("n_answer_labels", "Размечено текстов ответов", "Labelled answer texts",
+           "тексты ответов бота, класс которых задал человек (обучающая и проверочная выборка)",
+           "bot answer texts whose class a person gave (the training and checking sample)"),
+)
+
 #: per-item fields that runs compare item by item but no aggregate is the mean of (Tier 1's per-query values)
 ITEM_FIELDS: dict[str, MetricSpec] = {e.key: e for e in (
     _m("first_relevant_rank", "Ранг первого релевантного", "First relevant rank", RANK, "lower", "statistic",

@@ -4,6 +4,8 @@ r"""Classification and inter-rater agreement metrics (judge quality, Yes/No verd
   of a binary classifier (e.g. a pass/fail judge against human labels).
 * :func:`cohen_kappa` - chance-corrected agreement of two raters.
 * :func:`fleiss_kappa` - chance-corrected agreement of a fixed number of raters per item.
+* :func:`misclassification_adjusted_rate` - a rate from a model's decisions with the model's estimated
+  errors carried into a confidence interval.
 
 Failed predictions (an unparseable judge reply) must be removed by the caller and reported as a
 count; these functions never turn a failure into a label.
@@ -15,7 +17,9 @@ from collections import Counter
 from collections.abc import Hashable, Sequence
 from typing import Any
 
-__all__ = ["binary_classification_report", "cohen_kappa", "fleiss_kappa"]
+import numpy as np
+
+__all__ = ["binary_classification_report", "cohen_kappa", "fleiss_kappa", "misclassification_adjusted_rate"]
 
 
 def _as_binary(values: Sequence[Any], name: str) -> list[bool]:
@@ -136,3 +140,56 @@ def fleiss_kappa(ratings: Sequence[Sequence[Hashable]]) -> float:
     if p_e >= 1.0:
         return 1.0
     return min(1.0, (p_bar - p_e) / (1.0 - p_e))
+
+
+def misclassification_adjusted_rate(
+    *,
+    n_total: int,
+    n_known_positive: int,
+    n_predicted_positive: int,
+    n_predicted_negative: int,
+    tp: int,
+    fp: int,
+    fn: int,
+    tn: int,
+    confidence: float = 0.95,
+    n_draws: int = 4000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    r"""A rate whose rows were partly classified by a model, with the model's errors carried into a CI.
+
+    ``n_known_positive`` rows are positive by a person's label (no error); ``n_predicted_positive`` /
+    ``n_predicted_negative`` rows were classified by the model; ``tp, fp, fn, tn`` is the model's binary
+    confusion matrix estimated by cross-validation on the labelled sample. With
+    :math:`\mathrm{PPV} = P(\text{positive} \mid \text{predicted positive})` and
+    :math:`\mathrm{FOR} = P(\text{positive} \mid \text{predicted negative})`:
+
+    .. math:: r = \frac{K + P\cdot\mathrm{PPV} + N\cdot\mathrm{FOR}}{T}
+
+    PPV and FOR are drawn from their Jeffreys posteriors :math:`\mathrm{Beta}(tp+\tfrac12, fp+\tfrac12)`
+    and :math:`\mathrm{Beta}(fn+\tfrac12, tn+\tfrac12)` (``n_draws`` Monte-Carlo draws, fixed ``seed``);
+    ``value`` is the median of :math:`r` over the draws, ``ci_low``/``ci_high`` its equal-tailed percentiles.
+    ``classified`` is the plain share :math:`(K + P) / T` the model's decisions give. The rows are the whole
+    log (a census): only the classification is uncertain, so with a perfect and large labelled sample the
+    interval shrinks to ``classified``. ``n`` is the size of the labelled sample (``tp + fp + fn + tn``).
+    """
+    counts = {"n_total": n_total, "n_known_positive": n_known_positive, "n_predicted_positive": n_predicted_positive,
+              "n_predicted_negative": n_predicted_negative, "tp": tp, "fp": fp, "fn": fn, "tn": tn}
+    bad = {k: v for k, v in counts.items() if int(v) < 0}
+    if bad:
+        raise ValueError(f"counts must be >= 0, got {bad}")
+    if n_known_positive + n_predicted_positive + n_predicted_negative > n_total:
+        raise ValueError("known + predicted rows exceed n_total")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    n = int(tp + fp + fn + tn)
+    if n_total == 0:
+        return {"value": None, "ci_low": None, "ci_high": None, "classified": None, "n": n}
+    rng = np.random.default_rng(seed)
+    ppv = rng.beta(tp + 0.5, fp + 0.5, size=n_draws)
+    fo_r = rng.beta(fn + 0.5, tn + 0.5, size=n_draws)
+    r = (n_known_positive + n_predicted_positive * ppv + n_predicted_negative * fo_r) / n_total
+    alpha = (1 - confidence) / 2
+    return {"value": float(np.median(r)), "ci_low": float(np.quantile(r, alpha)),
+            "ci_high": float(np.quantile(r, 1 - alpha)),
+            "classified": float((n_known_positive + n_predicted_positive) / n_total), "n": n}

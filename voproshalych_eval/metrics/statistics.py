@@ -513,3 +513,24 @@ def paired_effect_size(
     alpha = 1.0 - confidence
     low, high = np.quantile(dist, [alpha / 2.0, 1.0 - alpha / 2.0])
     return EffectSize(dz, min(float(low), dz), max(float(high), dz), n)
+
+
+def proportion_ci(hits: int, n: int, *, confidence: float = 0.95) -> tuple[float, float] | tuple[None, None]:
+    r"""Wilson score interval of a proportion ``hits / n`` (``statsmodels.stats.proportion.proportion_confint``,
+    ``method="wilson"``).
+
+    .. math:: \frac{\hat p + z^2/2n \pm z\sqrt{\hat p(1-\hat p)/n + z^2/4n^2}}{1 + z^2/n}
+
+    ``(None, None)`` when ``n == 0``. Unlike the normal approximation it stays inside [0, 1] and is not
+    degenerate at ``hits == n`` (a perfect score on 30 items is [0.886, 1.0], not [1, 1]).
+    """
+    _check_confidence(confidence)
+    if n < 0 or hits < 0 or hits > n:
+        raise ValueError(f"need 0 <= hits <= n, got hits={hits}, n={n}")
+    if n == 0:
+        return None, None
+    from statsmodels.stats.proportion import proportion_confint
+
+    lo, hi = proportion_confint(int(hits), int(n), alpha=1 - confidence, method="wilson")
+    # at hits == n (0) the Wilson bound is exactly 1 (0); the closed form leaves a rounding error
+    return (0.0 if hits == 0 else float(max(0.0, lo))), (1.0 if hits == n else float(min(1.0, hi)))

@@ -22,6 +22,16 @@ class UsageMeter:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._models: dict[str, dict[str, int]] = {}
+        self._retries: dict[str, int] = {}
+
+    def retry(self, kind: str) -> None:
+        """One retried request (after a ``kind`` error: ``timeout``, ``rate_limited``, ...)."""
+        with self._lock:
+            self._retries[kind] = self._retries.get(kind, 0) + 1
+
+    def retries(self) -> dict[str, int]:
+        with self._lock:
+            return dict(sorted(self._retries.items()))
 
     def add(self, model: str, prompt_tokens: int | None, completion_tokens: int | None, *, cached: bool) -> None:
         with self._lock:

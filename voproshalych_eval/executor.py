@@ -89,7 +89,7 @@ class Progress:
     done: int = 0
     failed: int = 0
     skipped: int = 0  # items already recorded when this execution started
-    tokens: int = 0  # tokens spent by this execution
+    tokens: int = 0  # tokens spent by the run, earlier executions (before a resume) included
     cost_usd: float | None = 0.0  # money spent by this execution's LLM calls; None = unknown (a price or usage missing)
     llm: dict[str, Any] | None = None  # per model: calls, cached, prompt/completion tokens, cost_usd (None = unknown)
     elapsed_s: float = 0.0
@@ -97,6 +97,8 @@ class Progress:
     last_error: str | None = None
     message: str | None = None  # what the plan is doing right now ("embedding 5,000 questions…")
     metrics: dict[str, Any] | None = None
+    #: LLM requests repeated after an error, by kind, and calls that succeeded only after one (this execution)
+    retries: dict[str, Any] | None = None
 
     @property
     def finished(self) -> int:
@@ -222,6 +224,15 @@ def _execute_locked(
     t0 = time.perf_counter()
     meter = UsageMeter()
     prices: dict[str, Any] = {}
+    if prog.skipped:  # a resume: tokens and money over the whole run, not only this execution
+        try:
+            from voproshalych_eval.llm.prices import run_usage
+
+            before = run_usage(engine, run_id)
+            meter.seed(before["per_model"])
+            prog.tokens = int(before.get("prompt_tokens") or 0) + int(before.get("completion_tokens") or 0)
+        except Exception:  # noqa: BLE001 - a progress nicety, never a reason to fail the run
+            log.warning("could not read the earlier usage of run %s", run_id, exc_info=True)
 
     def update_cost() -> None:
         used = meter.snapshot()
@@ -233,6 +244,8 @@ def _execute_locked(
             prices.update(price_table(engine))
         summary = summarize_usage(used, prices)
         prog.llm, prog.cost_usd = summary["per_model"], summary["cost_usd"]
+        retries = meter.retries()
+        prog.retries = retries if retries["retried"] else None
 
     def emit() -> None:
         if on_progress is None:
@@ -418,6 +431,10 @@ def with_cost(engine: Engine, run_id: int, metrics: Mapping[str, Any]) -> dict[s
         cost["total"] = {"value": used["cost_usd"], "prompt_tokens": used["prompt_tokens"],
                          "completion_tokens": used["completion_tokens"]}
         out["cost_usd"] = cost
+        # repeated LLM requests (after a timeout, a 429, a 5xx) and the calls they rescued, every execution counted
+        out["llm_retries"] = used.get("retries", 0)
+        out["llm_recovered"] = used.get("recovered", 0)
+        out["llm_failed_calls"] = used.get("failed_calls", 0)
     return out
 
 
@@ -724,5 +741,14 @@ def summary_line(p: Progress) -> str:
     cost = f" · {format_cost(p.cost_usd)}" if p.llm else ""
     return (
         f"[run {p.run_id}] {p.finished}/{p.total} (failed {p.failed}) · tokens {p.tokens}{cost} · "
-        f"ETA {format_eta(p.eta_s)}" + (f" · {p.message}" if p.message else "")
+        f"ETA {format_eta(p.eta_s)}" + retries_text(p.retries) + (f" · {p.message}" if p.message else "")
     )
+
+
+def retries_text(retries: Mapping[str, Any] | None) -> str:
+    """`` · retried: timeout 3, rate_limited 1 (recovered 3)`` — empty when nothing was retried."""
+    if not retries or not retries.get("retried"):
+        return ""
+    done = sum((retries.get("recovered") or {}).values())
+    kinds = ", ".join(f"{k} {n}" for k, n in retries["retried"].items())
+    return f" · retried: {kinds} (recovered {done})"

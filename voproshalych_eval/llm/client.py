@@ -378,6 +378,10 @@ class LLMClient:
         """Requests in flight at once per provider (the process-wide limit of the first provider)."""
         return self._limits[self.providers[0].name].capacity
 
+    @concurrency.setter
+    def concurrency(self, n: int) -> None:
+        self.set_concurrency(n)
+
     def set_concurrency(self, n: int, *, explicit: bool = True) -> None:
         """Set the process-wide limit of every provider of this client (``--concurrency`` of a command)."""
         for lim in self._limits.values():
@@ -541,9 +545,13 @@ class LLMClient:
                 if not getattr(resp, "choices", None):
                     raise _NoChoices(_dump(resp))
                 if retried:
+                    meter, _ = usage_meter.current()
                     with self._lock:
                         for k in set(retried):
                             self.stats.recovered[k] = self.stats.recovered.get(k, 0) + 1
+                    for k in set(retried):
+                        if meter is not None:
+                            meter.recovered(k)
                 return resp, attempt
             except Exception as exc:  # noqa: BLE001 - classified below
                 if isinstance(exc, _NoChoices):

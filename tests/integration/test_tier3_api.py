@@ -77,7 +77,7 @@ def _check_outcomes(engine: Any, sc: dict[str, Any], out: dict[str, Any], srv: P
     assert (m["n_answered"], m["n_not_found"], m["n_banned"], m["n_error"], m["n_items"]) == (3, 2, 1, 1, 7)
     for key, n in (("answered_rate", 3), ("not_found_rate", 2), ("banned_rate", 1), ("error_rate", 1)):
         assert m[key]["value"] == pytest.approx(n / 7) and m[key]["n"] == 7, key
-    assert m["errors_by_kind"] == {"http_5xx": 1} and m["failure_kinds"]["transport"] == 1
+    assert m["errors_by_kind"] == {"http_5xx": 1} and m["failure_kinds"]["server"] == 1
     assert m["declines_by_reason"] == {"Answer banned": 1, "Answer not found": 1, "Chunk not found": 1}
     # every transport failure met is counted by kind, the recovered ones included (a2: 429 then a drop)
     assert m["transport_failures"] == {"connect": 1, "http_429": 1, "http_5xx": 4}

@@ -876,7 +876,7 @@ def _usage(resp: Any) -> tuple[int | None, int | None]:
 
 def _mode_key(provider: Provider, model_id: str) -> str:
     """The store key of the structured-output mode learned for an endpoint and model."""
-    return "structured_mode:" + cache_key(model_id, [], {"endpoint": provider.endpoint})
+    return cache_key(model_id, [], {"endpoint": provider.endpoint, "what": "structured_output_mode"})
 
 
 def _http_client(timeout: float, pool: int) -> Any:

@@ -153,7 +153,7 @@ def fit_contexts(contexts: Sequence[str], budget_tokens: int | None, estimate: T
             kept.append(c)
             used += need
             continue
-        room_chars = int((budget_tokens - used) * est.chars_per_token)
+        room_chars = int((budget_tokens - used) * est.chars_per_token) - 2  # the " …" mark
         if room_chars >= 40:
             part = c[:room_chars]
             space = part.rfind(" ")

@@ -59,8 +59,8 @@ from typing import Any, TypeVar
 from sqlalchemy import Engine
 
 from voproshalych_eval import redaction
-from voproshalych_eval.llm import usage as usage_meter
 from voproshalych_eval.llm import limits
+from voproshalych_eval.llm import usage as usage_meter
 from voproshalych_eval.llm.cache import CallLog, LLMCache, cache_key
 from voproshalych_eval.llm.context_window import (
     ENV_WINDOW,

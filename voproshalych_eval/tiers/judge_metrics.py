@@ -183,8 +183,7 @@ def read_samples(path: str | Path, *, data: bytes | None = None, encoding: str |
     (:func:`record_files.read_file`); every problem is a ``RecordFileError`` naming the file, row and field.
     A CSV ``retrieved_contexts`` cell holds a JSON array of strings (or one context). With ``metric`` a sample
     needs a question only when that metric does (Semantic Similarity compares response and reference)."""
-    from voproshalych_eval.judges import JUDGE_METRICS
-    from voproshalych_eval.judges import Sample
+    from voproshalych_eval.judges import JUDGE_METRICS, Sample
     from voproshalych_eval.record_files import FieldError, RecordFileError, as_json_value, read_file
 
     f = read_file(path, data=data, encoding=encoding, name=name or Path(path).name)

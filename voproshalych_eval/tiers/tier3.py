@@ -273,7 +273,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         out: dict[str, Any] = {
             **base,
             "answer": answer,
-            "contexts": contexts,
+            "contexts": list(sample.retrieved_contexts),  # what the judge saw (cut to its window: context_cut)
             "context_source": first.get("context_source"),
             "context_reconstructed": first.get("context_source") in ("page", "nearest"),
             "context_chunk_ids": first.get("context_chunk_ids"),

@@ -37,6 +37,7 @@ Variables (all optional): ``LOCAL_LLM_DIR``, ``LOCAL_LLM_PORT`` (8080), ``LOCAL_
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -347,10 +348,8 @@ def call_timeout(tokens_per_s: float | None) -> int:
 
 def _gone(pid: int) -> bool:
     """Whether the process group of ``pid`` has ended (a zombie child of this process is reaped first)."""
-    try:
+    with contextlib.suppress(ChildProcessError, OSError):
         os.waitpid(pid, os.WNOHANG)
-    except (ChildProcessError, OSError):
-        pass
     try:
         os.killpg(pid, 0)
     except ProcessLookupError:

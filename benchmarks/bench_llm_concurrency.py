@@ -35,6 +35,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+if "--client-root" in sys.argv:  # before anything imports the package
+    sys.path.insert(0, sys.argv[sys.argv.index("--client-root") + 1])
+
 from voproshalych_eval.llm import LLMClient, Provider  # noqa: E402
 from voproshalych_eval.llm.prompts import SCHEMAS, render  # noqa: E402
 
@@ -77,8 +80,10 @@ def scenario(conc: int, calls: int, a: argparse.Namespace, profile: bool) -> dic
             prof.disable()
         wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
         after = client.usage()
-        n429 = after["retries"].get("rate_limited", 0) - before["retries"].get("rate_limited", 0)
-        in_flight = client._limits[client.providers[0].name].max_in_flight  # noqa: SLF001 - the bench reads it
+        # every request beyond one per call was a 429 answered at once (the server sends nothing else)
+        n429 = after["http_requests"] - before["http_requests"] - calls
+        limits = getattr(client, "_limits", None)  # absent in older clients (--before runs)
+        in_flight = limits[client.providers[0].name].max_in_flight if limits else -1
         failures = sum(isinstance(o, BaseException) for o in out)
         ideal = (calls * latency + n429 * a.retry_after) / conc
         if prof:
@@ -110,6 +115,8 @@ def main() -> int:
     ap.add_argument("--sequential-sample", type=int, default=0)
     ap.add_argument("--pause", type=float, default=2.0)
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--client-root", default=None, help="import voproshalych_eval from this checkout instead (a "
+                    "'before' measurement of another branch in the same session)")
     a = ap.parse_args()
     ok = True
     print(f"load average {os.getloadavg()[0]:.1f}; server latency {a.latency * 1000:.0f} ms, every {a.every_429}th "
@@ -119,6 +126,8 @@ def main() -> int:
         r = scenario(conc, calls, a, profile=a.profile and i == 0)
         target = TARGETS.get(conc, 1.5)
         good = r["ratio"] <= target and r["cpu_ms"] <= CPU_TARGET_MS and r["failures"] == 0 and r["in_flight"] <= conc
+        if a.client_root:
+            print(f"  (client code from {a.client_root})")
         ok &= good
         print(f"concurrency {conc:>3}, {calls} calls: {r['wall']:.2f} s vs ideal {r['ideal']:.2f} s "
               f"(measured call {r['latency'] * 1000:.0f} ms, {r['n429']} x 429 waited {a.retry_after:g} s) -> "

@@ -37,12 +37,13 @@ from __future__ import annotations
 
 import importlib
 import logging
+import queue
 import threading
 import time
 import traceback
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -339,6 +340,9 @@ def _execute_locked(
                 plan.prepare()
         tasks = _batches(todo, plan.batch_size) if plan.work_batch is not None else [[kp] for kp in todo]
         pending: set[Future[None]] = set()
+        # finished futures arrive on a queue (a done-callback): waiting on every pending future for each
+        # completion (``futures.wait``) cost 16 % of a 64-way judge run's CPU (issue 28)
+        finished_q: queue.SimpleQueue[Future[None]] = queue.SimpleQueue()
         it = iter(tasks)
         exhausted = False
         while True:
@@ -347,15 +351,26 @@ def _execute_locked(
                 if nxt is None:
                     exhausted = True
                     break
-                pending.add(pool.submit(task, nxt))
+                fut = pool.submit(task, nxt)
+                pending.add(fut)
+                fut.add_done_callback(finished_q.put)
             if not pending:
                 break
             if cancel.is_set():
                 for f in pending:
                     f.cancel()
                 break
-            finished, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+            try:
+                finished = [finished_q.get(timeout=0.5)]
+            except queue.Empty:
+                continue
+            while True:
+                try:
+                    finished.append(finished_q.get_nowait())
+                except queue.Empty:
+                    break
             for f in finished:
+                pending.discard(f)
                 f.result()  # ``task`` never raises except on database errors: let those surface
     except BaseException as exc:
         cancel.set()

@@ -265,7 +265,21 @@ def _execute_locked(
             prog.message = message
         emit()
 
+    # finished items are written by the calling thread in batches — everything finished since it last woke (at
+    # each completion, at least every 0.5 s): one transaction and one run-row update per batch, not per item
+    buffer: list[tuple[str, ItemResult]] = []
+    buf_lock = threading.Lock()
+
     def record(done_items: list[tuple[str, ItemResult]]) -> None:
+        with buf_lock:
+            buffer.extend(done_items)
+
+    def flush() -> None:
+        with buf_lock:
+            done_items = list(buffer)
+            buffer.clear()
+        if not done_items:
+            return
         added = runs.record_items(engine, run_id, [(k, r.result, r.status, r.error) for k, r in done_items])
         with lock:
             for key, r in done_items:
@@ -363,6 +377,7 @@ def _execute_locked(
             try:
                 finished = [finished_q.get(timeout=0.5)]
             except queue.Empty:
+                flush()  # items of a batch plan recorded while its task still runs
                 continue
             while True:
                 try:
@@ -372,9 +387,14 @@ def _execute_locked(
             for f in finished:
                 pending.discard(f)
                 f.result()  # ``task`` never raises except on database errors: let those surface
+            flush()
     except BaseException as exc:
         cancel.set()
         pool.shutdown(wait=False, cancel_futures=True)
+        try:
+            flush()  # what finished is kept (a resume does not redo it)
+        except Exception:  # noqa: BLE001
+            log.exception("could not record the last finished items of run %s", run_id)
         stop_beat.set()
         plan.listen(None)
         interrupted = isinstance(exc, KeyboardInterrupt)
@@ -390,6 +410,7 @@ def _execute_locked(
         emit()
         raise
     pool.shutdown(wait=True, cancel_futures=True)
+    flush()
     stop_beat.set()
     plan.listen(None)
 

@@ -172,7 +172,7 @@ class Judge:
                 raise TypeError(f"{metric}: option {opt.name} given twice")
             cfg[opt.name] = value
         s = sample if isinstance(sample, Sample) else Sample.from_dict(
-            sample, require_question="user_input" in spec.required)
+            sample, require_question=spec.prompt is not None)
         t0 = time.perf_counter()
         opts = spec.resolve(cfg)
         scale = spec.scale(opts)

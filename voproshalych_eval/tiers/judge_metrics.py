@@ -197,7 +197,8 @@ def read_samples(path: str | Path, *, data: bytes | None = None, encoding: str |
             if "id" in r and (isinstance(r["id"], bool) or not isinstance(r["id"], (str, int))):
                 raise FieldError("id", f"must be a string or an integer, got {type(r['id']).__name__}")
             spec = JUDGE_METRICS.get(metric) if metric else None
-            sample = Sample.from_dict(r, require_question=spec is None or "user_input" in spec.required)
+            # the question is needed by every metric with a prompt; Semantic Similarity (no prompt) needs none
+            sample = Sample.from_dict(r, require_question=spec is None or spec.prompt is not None)
         except FieldError as exc:
             raise f.error(row, exc) from None
         except ValueError as exc:

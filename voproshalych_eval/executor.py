@@ -265,14 +265,17 @@ def _execute_locked(
             prog.message = message
         emit()
 
-    # finished items are written by the calling thread in batches — everything finished since it last woke (at
-    # each completion, at least every 0.5 s): one transaction and one run-row update per batch, not per item
+    # finished items of per-item plans are written by the calling thread in batches — everything finished since it
+    # last woke (at each completion, at least every 0.5 s): one transaction and one run-row update per batch, not
+    # per item (issue 28); a batch plan's items are written as its work yields them
     buffer: list[tuple[str, ItemResult]] = []
     buf_lock = threading.Lock()
 
     def record(done_items: list[tuple[str, ItemResult]]) -> None:
         with buf_lock:
             buffer.extend(done_items)
+        if plan.work_batch is not None:  # a batch plan's items are written as they come (progress inside a batch)
+            flush()
 
     def flush() -> None:
         with buf_lock:

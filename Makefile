@@ -50,4 +50,4 @@ LOCAL_LLM_EMBED_PORT ?= 8081
 test-local-llm: $(STAMP)
 	VOPROSHALYCH_EVAL_LOCAL_LLM_URL=http://127.0.0.1:$(LOCAL_LLM_PORT)/v1 \
 	VOPROSHALYCH_EVAL_LOCAL_LLM_EMBED_URL=http://127.0.0.1:$(LOCAL_LLM_EMBED_PORT)/v1 \
-	$(PY) -m pytest -q -m local_llm tests/local_llm
+	$(PY) -m pytest -q -rxXs -m local_llm tests/local_llm

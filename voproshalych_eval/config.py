@@ -41,6 +41,7 @@ ENV_VARS: dict[str, str] = {
     "VOPROSHALYCH_EVAL_LLM_TIMEOUT": "seconds per LLM call",
     "VOPROSHALYCH_EVAL_EMBEDDINGS_BASE_URL": "the endpoint of openai:<model> embedders (default OPENAI_BASE_URL)",
     "VOPROSHALYCH_EVAL_EMBEDDINGS_API_KEY": "its key (default OPENAI_API_KEY)",
+    "VOPROSHALYCH_EVAL_LLM_CONTEXT_WINDOW": "the LLM's context window in tokens, when the server does not report it",
 }
 
 

@@ -274,6 +274,15 @@ def notes(data: dict[str, Any], *, lang: str = "en") -> list[str]:
             f"Контекст восстановлен из базы знаний для {k} ответов: API вернул только URL страницы, "
             "обоснованность оценена по чанкам этой страницы."
         )
+    if m.get("n_context_cut"):
+        k = int(m["n_context_cut"])
+        out.append(
+            f"Context cut to fit the judge model's context window for {k} answered items (whole chunks first, the "
+            "last one cut at a word)."
+            if lang == "en" else
+            f"Контекст обрезан до окна контекста модели-судьи для {k} ответов (сначала целые чанки, последний — "
+            "по границе слова)."
+        )
     return out
 
 

@@ -77,7 +77,7 @@ def _check_outcomes(engine: Any, sc: dict[str, Any], out: dict[str, Any], srv: P
     assert (m["n_answered"], m["n_not_found"], m["n_banned"], m["n_error"], m["n_items"]) == (3, 2, 1, 1, 7)
     for key, n in (("answered_rate", 3), ("not_found_rate", 2), ("banned_rate", 1), ("error_rate", 1)):
         assert m[key]["value"] == pytest.approx(n / 7) and m[key]["n"] == 7, key
-    assert m["errors_by_kind"] == {"http_5xx": 1} and m["failure_kinds"]["transport"] == 1
+    assert m["errors_by_kind"] == {"http_5xx": 1} and m["failure_kinds"]["server"] == 1
     assert m["declines_by_reason"] == {"Answer banned": 1, "Answer not found": 1, "Chunk not found": 1}
     # every transport failure met is counted by kind, the recovered ones included (a2: 429 then a drop)
     assert m["transport_failures"] == {"connect": 1, "http_429": 1, "http_5xx": 4}
@@ -259,3 +259,45 @@ def test_requests_per_second_limit(demo_engine, scenario, capsys) -> None:  # ty
     assert code == 0 and len(times) == 6
     assert min(b - a for a, b in zip(times, times[1:], strict=False)) >= 0.05
     assert runs.get_run(demo_engine, out["run_id"]).params["api"]["rps"] == 5.0
+
+
+def test_page_context_is_cut_to_the_judge_window(demo_engine, scenario, capsys, monkeypatch,  # type: ignore[no-untyped-def]
+                                                 scripted_openai_env) -> None:  # noqa: F811
+    """Issue 30: the whole page no longer goes into the judge prompt. With a 1,900-token window (and the judge's
+    1,000-token reply) the page text is cut to fit, the cut is recorded on the item and counted, and every
+    judge prompt sent fits the window by the client's own estimate."""
+    monkeypatch.setenv("VOPROSHALYCH_EVAL_LLM_CONTEXT_WINDOW", "1900")
+    with _serve({**scenario, "faults": {}}) as srv:
+        code, out, _err = _run(capsys, ["--dataset", scenario["file"], "--api", srv.base_url, "--api-preset",
+                                        "voproshalych", *FAST, "--min-pass-rate", "0.0"])
+    assert code == 0
+    m = out["metrics"]
+    items = runs.run_items(demo_engine, out["run_id"]).set_index("question")
+    page = _page_texts(demo_engine, scenario["page"])
+    cut = items.loc[scenario["a1"], "context_cut"]
+    assert cut and cut["chars_before"] == sum(map(len, page)) and cut["chars_after"] < cut["chars_before"]
+    assert sum(map(len, items.loc[scenario["a1"], "contexts"])) == cut["chars_after"]
+    assert m["n_context_cut"] >= 1 and m["n_context_cut"] == int(items["context_cut"].notna().sum())
+    # every judge prompt fits: at 2.5 characters per token, prompt + the 1,000-token reply <= 1,900 tokens
+    for req in scripted_openai_env.requests:
+        chars = sum(len(str(msg.get("content") or "")) for msg in req["messages"])
+        assert chars / 2.5 + req["max_tokens"] <= 1900, chars
+    # all three answered items were judged (none silently dropped)
+    assert m["pass_rate"]["n"] == 3 and m["pass_rate"]["n_failed"] == 0
+
+
+def test_an_item_that_cannot_fit_is_a_counted_context_overflow(demo_engine, scenario, capsys,  # type: ignore[no-untyped-def]
+                                                               monkeypatch, scripted_openai_env) -> None:  # noqa: F811
+    """A window too small even for the question and answer: the judge is not called, each answered item's judges
+    fail as ``context_overflow`` (counted, shown) and the gate's denominator still holds every item."""
+    monkeypatch.setenv("VOPROSHALYCH_EVAL_LLM_CONTEXT_WINDOW", "1200")
+    with _serve({**scenario, "faults": {}}) as srv:
+        _code, out, _err = _run(capsys, ["--dataset", scenario["file"], "--api", srv.base_url, "--api-preset",
+                                         "voproshalych", *FAST, "--min-pass-rate", "0.5", "--max-failure-share", "1"])
+    m = out["metrics"]
+    assert scripted_openai_env.count == 0  # nothing sent that the server would refuse
+    assert m["pass_rate"]["n"] == 0 and m["pass_rate"]["n_failed"] == 3
+    assert m["pass_rate"]["failure_kinds"]["context_overflow"] == 3
+    assert m["failure_kinds"]["context_overflow"] == 6  # rag_judge and e2e_score of the three answered items
+    # the gate: passes over ALL seven items (only u1's rightful decline passes), never over the judged ones
+    assert m["n_items"] == 7 and m["gate_pass_rate"] == pytest.approx(1 / 7) and m["gate"] == "FAIL"

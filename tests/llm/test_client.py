@@ -91,7 +91,8 @@ def test_json_schema_rejected_fallback_remembered(scripted_openai: ScriptedOpenA
 
 def test_json_object_rejected_falls_back_to_text(scripted_openai: ScriptedOpenAI) -> None:
     c = make_client(scripted_openai)
-    scripted_openai.script(Reply.error(400), Reply.error(400), Reply.error(400), Reply.prose({"score": 0.4, "explanation": "x"}))
+    refused = '{"error": {"message": "response_format is not supported by this model", "type": "invalid_request_error"}}'
+    scripted_openai.script(*[Reply.raw(400, refused)] * 3, Reply.prose({"score": 0.4, "explanation": "x"}))
     r = c.complete(msg("h"), model="m3", schema=SCHEMA)
     assert r.mode == "text" and r.parsed["score"] == 0.4
     assert "response_format" not in scripted_openai.requests[-1]

@@ -221,9 +221,9 @@ def test_quorum_per_aggregator(scripted_openai: ScriptedOpenAI, client: LLMClien
     # configurable: a quorum of one model
     r = run("min", ("c",), quorum="any")
     assert r.score == 0.5 and r.partial
-    # all failing in transport -> a transport failure, not a parse failure
+    # all failing with a 5xx -> a server failure (named as what it is), not a parse failure
     r = run("average", ("a", "b", "c"))
-    assert r.score is None and r.failure_kind == "transport"
+    assert r.score is None and r.failure_kind == "server"
 
 
 def test_aspect_critic_votes_need_a_majority(scripted_openai: ScriptedOpenAI, client: LLMClient) -> None:

@@ -121,7 +121,7 @@ def test_empty_choices_is_retried(scripted_openai: ScriptedOpenAI) -> None:
         (Reply.raw(404, json.dumps({"detail": "Model 'm' not found"})), "bad_request", "Model 'm' not found"),
         (Reply.raw(400, json.dumps({"error": "model 'm' not found, try pulling it first"})), "bad_request", "try pulling it"),
         (Reply.raw(422, json.dumps({"message": "Invalid model: m", "type": "invalid_model"})), "bad_request", "Invalid model: m"),
-        (Reply.raw(401, "<html><body>401 Authorization Required</body></html>", "text/html"), "bad_request", "Authorization Required"),
+        (Reply.raw(401, "<html><body>401 Authorization Required</body></html>", "text/html"), "auth", "Authorization Required"),
         (Reply.raw(400, json.dumps({"detail": [{"loc": ["body", "messages"], "msg": "field required"}]})), "bad_request", "field required"),
     ],
 )

@@ -171,6 +171,9 @@ class ScriptedOpenAI:
         self.strict_formats = False
         self.omit_usage = False
         self.echo_auth = False
+        self.every_429 = 0  # every Nth request answered 429 with Retry-After: retry_after_429 (benchmarks)
+        self.retry_after_429 = 1.0
+        self._n_seen = 0
 
     # ---------------------------------------------------------------- control
     def script(self, *replies: Reply, model: str | None = None) -> ScriptedOpenAI:
@@ -309,6 +312,13 @@ class ScriptedOpenAI:
                            "Use 'max_completion_tokens' instead.",
                 "type": "invalid_request_error", "param": "max_tokens", "code": "unsupported_parameter"}}, {}, self.delay
         reply = self._next(model)
+        if self.every_429:
+            with self._lock:
+                self._n_seen += 1
+                limited = self._n_seen % self.every_429 == 0
+            if limited:  # a rate limit, answered at once (a provider's gateway does not wait)
+                return 429, {"error": {"message": "Rate limit reached", "type": "rate_limit"}}, {
+                    "Retry-After": f"{self.retry_after_429:g}"}, 0.0
         delay = self.delay + reply.delay
         if reply.kind == "status":
             out_headers = {}
@@ -401,8 +411,11 @@ def _main() -> None:  # pragma: no cover - used by benchmarks: a server in its o
 
     ap = argparse.ArgumentParser(description="Run the scripted OpenAI-compatible server (smart mode) until killed.")
     ap.add_argument("--delay", type=float, default=0.0)
+    ap.add_argument("--every-429", type=int, default=0, help="answer every Nth request with HTTP 429 (0: never)")
+    ap.add_argument("--retry-after", type=float, default=1.0, help="the Retry-After of those 429s, seconds")
     a = ap.parse_args()
     with ScriptedOpenAI(delay=a.delay) as srv:
+        srv.every_429, srv.retry_after_429 = a.every_429, a.retry_after
         print(srv.base_url, flush=True)
         try:
             while True:

@@ -78,3 +78,44 @@ def test_wait_ends_when_every_server_answers_and_times_out_otherwise(tmp_path: P
     assert answered.count(8080) == 1 and answered.count(8081) == 3
     with pytest.raises(SystemExit, match=r"embed \(port 8081\) did not come up in 0.05 s(?s:.)*still loading"):
         ll.wait_until_ready([("embed", 8081, None, log)], 0.05, ready=lambda port: False, poll_s=0.01)
+
+
+def test_threads_leave_a_core_free_unless_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    mod = _script()
+    monkeypatch.delenv("LOCAL_LLM_THREADS", raising=False)
+    assert (mod.threads(1), mod.threads(2), mod.threads(4), mod.threads(64)) == (1, 1, 3, 8)
+    monkeypatch.setenv("LOCAL_LLM_THREADS", "2")
+    assert mod.threads(2) == 2
+    monkeypatch.setenv("LOCAL_LLM_THREADS", "0")
+    with pytest.raises(SystemExit, match="at least 1"):
+        mod.threads()
+
+
+def test_printed_variables_fit_a_one_at_a_time_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    mod = _script()
+    monkeypatch.setenv("LOCAL_LLM_DIR", str(tmp_path))
+    (tmp_path / "speed.json").write_text('{"tokens_per_s": 2.8, "threads": 1, "n_ctx": 4096}')
+    mod.print_env()
+    out = capsys.readouterr().out
+    assert "export VOPROSHALYCH_EVAL_LLM_CONCURRENCY=1" in out
+    assert f"export VOPROSHALYCH_EVAL_LLM_TIMEOUT={mod.call_timeout(2.8)}" in out and "2.8 tokens/s" in out
+    assert "VOPROSHALYCH_EVAL_LLM_CONTEXT_WINDOW=4096" in out
+    # the timeout grows as the server slows down, 600 s when unmeasured
+    assert 300 < mod.call_timeout(2.8) < mod.call_timeout(0.3) <= 7200 and mod.call_timeout(None) == 600
+
+
+def test_stop_waits_until_the_server_is_gone(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A server still finishing a request ignores SIGTERM for a while: ``stop`` returns only once it is gone."""
+    mod = _script()
+    monkeypatch.setenv("LOCAL_LLM_DIR", str(tmp_path))
+    slow = ("import signal, time\n"
+            "signal.signal(signal.SIGTERM, lambda *a: (time.sleep(1.0), exit(0)))\n"
+            "print('up', flush=True)\n"
+            "time.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-c", slow], start_new_session=True, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "up"
+    (tmp_path / "chat.pid").write_text(str(proc.pid))
+    mod.stop(timeout=30)
+    assert proc.poll() is not None or proc.wait(timeout=0.5) is not None  # gone (reaped here) when stop returned
+    assert not (tmp_path / "chat.pid").exists()

@@ -32,7 +32,8 @@ BODY_EXCERPT = 200
 
 
 #: error kind -> the raw failure kind of ``metrics.failures`` named in a recorded error (its category:
-#: ``transport`` for the first five, ``parse`` for ``bad_reply``, ``error`` for the rest)
+#: ``transport`` for timeouts and connections, ``rate_limit``, ``server``, ``bad_request``, ``parse`` for
+#: ``bad_reply``, ``error`` for the rest)
 RAW_KINDS = {
     "timeout": "timeout", "connect": "connection", "http_429": "rate_limited", "http_5xx": "server_error",
     "http_4xx": "bad_request", "bad_reply": "parse_error",

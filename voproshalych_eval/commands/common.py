@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 import threading
@@ -56,7 +57,13 @@ def cancel_on_sigterm() -> Iterator[threading.Event]:
     if threading.current_thread() is not threading.main_thread():
         yield cancel
         return
-    previous = signal.signal(signal.SIGTERM, lambda *_: cancel.set())
+    def on_term(*_: Any) -> None:
+        if not cancel.is_set():  # acknowledged at once: the run stops after the items in flight
+            os.write(2, b"SIGTERM received: cancelling - no new items; the ones in flight finish, then the run is "
+                        b"marked cancelled (resumable with `resume RUN_ID`)\n")
+        cancel.set()
+
+    previous = signal.signal(signal.SIGTERM, on_term)
     try:
         yield cancel
     finally:

@@ -91,7 +91,7 @@ def cmd_judge(args: Any) -> int:
     from voproshalych_eval import runs
     from voproshalych_eval.tiers.judge_metrics import build_plan, run_summary, store_samples
 
-    samples = read_samples(args.input, encoding=args.encoding)
+    samples = read_samples(args.input, encoding=args.encoding, metric=args.metric)
     cfg = metric_config(args.metric, args)
     eng = engine()
     dataset = store_samples(eng, samples, Path(args.input).stem)

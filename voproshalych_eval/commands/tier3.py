@@ -108,6 +108,15 @@ def outcome_lines(metrics: dict[str, Any]) -> list[str]:
     if metrics.get("n_context_reconstructed"):
         lines.append(f"context reconstructed from the knowledge base (page URL only) for "
                      f"{metrics['n_context_reconstructed']} answered items")
+    if metrics.get("n_context_cut"):
+        lines.append(f"context cut to fit the judge model's context window for {metrics['n_context_cut']} answered "
+                     "items (each item's context_cut says how much)")
+    overflow = (metrics.get("failure_kinds") or {}).get("context_overflow")
+    if overflow:
+        lines.append(f"{overflow} judge results failed as context_overflow: the prompt did not fit the model's window")
+    if metrics.get("llm_retries"):
+        lines.append(f"LLM requests retried: {metrics['llm_retries']} ({metrics.get('llm_recovered', 0)} calls "
+                     "recovered by a retry)")
     if metrics.get("gate"):
         lines.append(f"GATE {metrics['gate']}: gate pass rate {metrics.get('gate_pass_rate'):.3f} vs minimum "
                      f"{metrics.get('min_pass_rate')} (declines pass only on unanswerable questions; errors never pass)")

@@ -118,8 +118,9 @@ class Sample:
     retrieved_contexts: list[str] = field(default_factory=list)
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Sample:
-        """From snake case (or the seed's camelCase) keys; unknown keys are ignored."""
+    def from_dict(cls, d: Mapping[str, Any], *, require_question: bool = True) -> Sample:
+        """From snake case (or the seed's camelCase) keys; unknown keys are ignored. ``require_question=False``
+        accepts a sample without ``user_input`` (metrics that need none, e.g. Semantic Similarity: seed 002)."""
         def get(*names: str) -> Any:
             for n in names:
                 if n in d and d[n] is not None:
@@ -127,7 +128,9 @@ class Sample:
             return None
 
         ui = get("user_input", "userInput", "question")
-        if not isinstance(ui, str) or not ui.strip():
+        if ui is None and not require_question:
+            ui = ""
+        if not isinstance(ui, str) or (require_question and not ui.strip()):
             raise ValueError("user_input is required (a non-empty string)")
         ctx = get("retrieved_contexts", "retrievedContexts", "contexts") or []
         if isinstance(ctx, str):

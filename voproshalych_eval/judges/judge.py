@@ -171,7 +171,8 @@ class Judge:
             if opt.name in cfg:
                 raise TypeError(f"{metric}: option {opt.name} given twice")
             cfg[opt.name] = value
-        s = sample if isinstance(sample, Sample) else Sample.from_dict(sample)
+        s = sample if isinstance(sample, Sample) else Sample.from_dict(
+            sample, require_question=spec.prompt is not None)
         t0 = time.perf_counter()
         opts = spec.resolve(cfg)
         scale = spec.scale(opts)
@@ -243,7 +244,9 @@ class Judge:
             try:
                 return r, extract(r.parsed if schema is not None else r.text, cfg, ctx)
             except (ValueError, TypeError, KeyError) as exc:
-                raise _Failure("parse_error", str(exc), r.text) from None
+                f = _Failure("parse_error", str(exc), r.text)
+                f.prompt_tokens, f.completion_tokens = r.prompt_tokens, r.completion_tokens  # type: ignore[attr-defined]
+                raise f from None
 
         outcomes = map_concurrent(one, tasks, concurrency=min(len(tasks), self.client.concurrency))
         per_run: dict[str, list[float | None]] = {m: [] for m in self.models}
@@ -259,6 +262,9 @@ class Judge:
                 if isinstance(out, LLMCallError | _Failure):
                     failures.append({"model": model, "run": i, "kind": out.kind, "message": out.message,
                                      "raw_text": out.raw_text})
+                    # a reply that came back unusable still spent tokens
+                    tokens["prompt"] += getattr(out, "prompt_tokens", None) or 0
+                    tokens["completion"] += getattr(out, "completion_tokens", None) or 0
                     if out.raw_text is not None and out.kind == "parse_error":
                         raw.append(out.raw_text)
                 else:

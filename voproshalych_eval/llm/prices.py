@@ -225,7 +225,8 @@ def format_cost(cost: float | None, lang: str = "en") -> str:
 
 def run_usage(engine: Engine, run_id: int, settings: Any = None) -> dict[str, Any]:
     """Tokens and money of one run, per model, from its logged calls (``eval.llm_calls``); every execution
-    of the run (resumes included) counts."""
+    of the run (resumes included) counts. Also ``retries`` (requests repeated after an error), ``recovered``
+    (calls that succeeded after one) and ``failed_calls``."""
     with engine.connect() as conn:
         rows = conn.execute(
             text(
@@ -233,11 +234,19 @@ def run_usage(engine: Engine, run_id: int, settings: Any = None) -> dict[str, An
                 "coalesce(sum(prompt_tokens) FILTER (WHERE NOT cached), 0), "
                 "coalesce(sum(completion_tokens) FILTER (WHERE NOT cached), 0), "
                 "count(*) FILTER (WHERE NOT cached AND status = 'ok' AND prompt_tokens IS NULL "
-                "AND completion_tokens IS NULL) "
+                "AND completion_tokens IS NULL), "
+                "coalesce(sum(greatest(attempts - 1, 0)) FILTER (WHERE NOT cached), 0), "
+                "count(*) FILTER (WHERE NOT cached AND status = 'ok' AND attempts > 1), "
+                "count(*) FILTER (WHERE status <> 'ok') "
                 "FROM eval.llm_calls WHERE run_id = :r GROUP BY model ORDER BY model"
             ),
             {"r": run_id},
         ).all()
     per_model = {r[0]: {"calls": r[1], "cached": r[2], "prompt_tokens": r[3], "completion_tokens": r[4],
                         "no_usage": r[5]} for r in rows}
-    return summarize_usage(per_model, price_table(engine, settings))
+    out = summarize_usage(per_model, price_table(engine, settings))
+    # repeated requests (retries and refused response formats) and calls that succeeded only after one
+    out["retries"] = int(sum(r[6] for r in rows))
+    out["recovered"] = int(sum(r[7] for r in rows))
+    out["failed_calls"] = int(sum(r[8] for r in rows))
+    return out

@@ -12,6 +12,7 @@ Configured in ``.streamlit/secrets.toml``::
     api_key_env = "OPENROUTER_API_KEY"      # read from the environment or from the top level of secrets.toml
     models = ["google/gemini-2.5-flash", "openai/gpt-4o-mini"]
     headers = { "HTTP-Referer" = "https://example.org", "X-Title" = "Voproshalych eval" }  # optional
+    context_window = 4096    # optional: tokens, when the server does not report its window
 
 A base URL may carry query parameters (``https://host/openai/v1?api-version=2024-06-01&api-key=...``): they
 are sent with every request (:func:`split_base_url`); user-info (``https://user:pass@host/v1``) is sent as
@@ -56,6 +57,8 @@ class Provider:
     models: list[str] = field(default_factory=list)
     #: extra request headers (OpenRouter's optional ``HTTP-Referer`` / ``X-Title`` attribution)
     headers: dict[str, str] = field(default_factory=dict)
+    #: the model's context window in tokens when the server does not report it (``context_window = 4096``)
+    context_window: int | None = None
 
     @property
     def endpoint(self) -> str:
@@ -159,6 +162,7 @@ def configured_providers(settings: Any = None, env: Mapping[str, str] | None = N
                     api_key_env=(e.get("api_key_env") or e.get("api-key-env") or None),
                     models=_models(e.get("models") or e.get("chat_models") or e.get("chat-models")) or list(DEFAULT_MODELS),
                     headers={str(k): str(v) for k, v in headers.items()} if isinstance(headers, Mapping) else {},
+                    context_window=_window(e.get("context_window"), str(e.get("name") or f"provider{i + 1}")),
                 )
             )
     if providers:
@@ -168,6 +172,18 @@ def configured_providers(settings: Any = None, env: Mapping[str, str] | None = N
         models = _models(env.get("VOPROSHALYCH_EVAL_LLM_MODELS", "")) or list(DEFAULT_MODELS)
         return [Provider("default", base, "OPENAI_API_KEY", models)]
     return []
+
+
+def _window(value: Any, name: str) -> int | None:
+    if value in (None, ""):
+        return None
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        n = 0
+    if n <= 0:
+        raise ProviderConfigError(f"provider {name!r}: context_window must be a positive number of tokens, got {value!r}")
+    return n
 
 
 def all_models(providers: list[Provider]) -> list[str]:

@@ -22,6 +22,32 @@ class UsageMeter:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._models: dict[str, dict[str, int]] = {}
+        self._retries: dict[str, int] = {}
+        self._recovered: dict[str, int] = {}
+
+    def seed(self, per_model: dict[str, dict[str, int]]) -> None:
+        """Start from what earlier executions of the run spent (a resume reports totals over the whole run)."""
+        with self._lock:
+            for model, used in per_model.items():
+                m = self._models.setdefault(
+                    model, {"calls": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0, "no_usage": 0})
+                for k in m:
+                    m[k] += int(used.get(k) or 0)
+
+    def retry(self, kind: str) -> None:
+        """One retried request (after a ``kind`` error: ``timeout``, ``rate_limited``, ...)."""
+        with self._lock:
+            self._retries[kind] = self._retries.get(kind, 0) + 1
+
+    def recovered(self, kind: str) -> None:
+        """One call that succeeded after a retried ``kind`` error (a recovered timeout, ...)."""
+        with self._lock:
+            self._recovered[kind] = self._recovered.get(kind, 0) + 1
+
+    def retries(self) -> dict[str, dict[str, int]]:
+        """``{"retried": {kind: n}, "recovered": {kind: n}}`` of this execution."""
+        with self._lock:
+            return {"retried": dict(sorted(self._retries.items())), "recovered": dict(sorted(self._recovered.items()))}
 
     def add(self, model: str, prompt_tokens: int | None, completion_tokens: int | None, *, cached: bool) -> None:
         with self._lock:

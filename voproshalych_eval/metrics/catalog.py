@@ -214,6 +214,13 @@ for _kind, _ru, _en, _dir in (
     ("error", "прочие ошибки", "other errors", "lower"),
     ("not_applicable", "неприменимо (нет нужного поля)", "not applicable (a required field is missing)", "none"),
     ("empty_answer", "пустые ответы (оценены как плохие)", "empty answers (scored as bad answers)", "lower"),
+    ("context_overflow", "запрос длиннее окна контекста модели", "prompts longer than the model's context window",
+     "lower"),
+    ("bad_request", "запросы, отвергнутые сервером как неверные", "requests the server refused as malformed", "lower"),
+    ("auth", "отказ в доступе (ключ API)", "credentials refused (API key)", "lower"),
+    ("rate_limit", "лимит запросов провайдера (429) после повторов", "provider rate limits (429) after the retries",
+     "lower"),
+    ("server", "сбои сервера (HTTP 5xx)", "server failures (HTTP 5xx)", "lower"),
 ):
     _add(_m(f"failure_kinds.{_kind}", _ru.capitalize(), _en.capitalize(), COUNT, _dir, "count",
             f"число элементов: {_ru}", f"items with {_en}"))
@@ -414,6 +421,17 @@ _add(
     _m("url_hit_rate", "Попадание в страницу", "Page hit rate", SHARE, "higher", "rate",
        "доля ответов, чей URL страницы — релевантный", "share of answers whose page URL is a relevant one",
        item_field="url_hit"),
+    _count("n_context_cut", "Обрезанных контекстов", "Contexts cut to fit",
+           "ответы, чей контекст обрезан до окна контекста модели-судьи",
+           "answers whose context was cut to fit the judge model's context window"),
+    _count("llm_retries", "Повторных запросов к LLM", "LLM requests retried",
+           "запросы, повторённые после тайм-аута, 429 или 5xx (все запуски прогона)",
+           "requests repeated after a timeout, a 429 or a 5xx (every execution of the run)"),
+    _count("llm_recovered", "Вызовов LLM, спасённых повтором", "LLM calls recovered by a retry",
+           "вызовы, успешные только после повтора", "calls that succeeded only after a retry"),
+    _count("llm_failed_calls", "Неудачных вызовов LLM", "Failed LLM calls",
+           "вызовы без пригодного ответа (по видам — в failure_kinds)",
+           "calls without a usable reply (by kind in failure_kinds)", "lower"),
 )
 
 # ---- judge metrics (seed 001, 002, 003, 004; judge_metrics runs)

@@ -92,6 +92,10 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
             return ItemResult(out, status="failed", error=f"{res.failure_kind}: {why}"[:500], tokens=tokens)
         return ItemResult(out, tokens=tokens)
 
+    if p["concurrency"] and not judge.offline and judge.client is not None:
+        # one setting: samples in flight and requests in flight to the provider are what was asked (the client's
+        # own default never caps it)
+        judge.client.set_concurrency(int(p["concurrency"]))
     concurrency = 1 if judge.offline else int(p["concurrency"] or getattr(judge.client, "concurrency", 4) or 4)
     plan = Plan(
         tier=TIER,
@@ -174,11 +178,12 @@ _SAMPLE_FIELDS = {"user_input": "user_input", "retrieved_contexts": "retrieved_c
 
 
 def read_samples(path: str | Path, *, data: bytes | None = None, encoding: str | None = None,
-                 name: str | None = None) -> list[dict[str, Any]]:
+                 name: str | None = None, metric: str | None = None) -> list[dict[str, Any]]:
     """Samples from a JSON array (or {"samples": [...]}), JSONL or CSV file, read by the one file reader
     (:func:`record_files.read_file`); every problem is a ``RecordFileError`` naming the file, row and field.
-    A CSV ``retrieved_contexts`` cell holds a JSON array of strings (or one context)."""
-    from voproshalych_eval.judges import Sample
+    A CSV ``retrieved_contexts`` cell holds a JSON array of strings (or one context). With ``metric`` a sample
+    needs a question only when that metric does (Semantic Similarity compares response and reference)."""
+    from voproshalych_eval.judges import JUDGE_METRICS, Sample
     from voproshalych_eval.record_files import FieldError, RecordFileError, as_json_value, read_file
 
     f = read_file(path, data=data, encoding=encoding, name=name or Path(path).name)
@@ -191,7 +196,9 @@ def read_samples(path: str | Path, *, data: bytes | None = None, encoding: str |
                     r[k] = as_json_value(r[k], k)
             if "id" in r and (isinstance(r["id"], bool) or not isinstance(r["id"], (str, int))):
                 raise FieldError("id", f"must be a string or an integer, got {type(r['id']).__name__}")
-            sample = Sample.from_dict(r)
+            spec = JUDGE_METRICS.get(metric) if metric else None
+            # the question is needed by every metric with a prompt; Semantic Similarity (no prompt) needs none
+            sample = Sample.from_dict(r, require_question=spec is None or spec.prompt is not None)
         except FieldError as exc:
             raise f.error(row, exc) from None
         except ValueError as exc:

@@ -169,9 +169,12 @@ def classification(labels: Sequence[int], verdicts: Sequence[int | None], prefix
 
 
 def _rates(kinds: Mapping[str, int], n_calls: int, prefix: str = "") -> dict[str, Any]:
-    """Transport failures (timeout, 429 after retries, 5xx, connection) and unparseable replies, both over the
+    """Request failures (timeout, connection, 429 after retries, 5xx, context overflow, refused requests) and
+    unparseable replies, both over the
     same denominator: every call asked (items recorded done or failed)."""
-    return {f"{prefix}error_rate": kinds["transport"] / n_calls if n_calls else None,
+    from voproshalych_eval.metrics.failures import request_failures
+
+    return {f"{prefix}error_rate": request_failures(kinds) / n_calls if n_calls else None,
             f"{prefix}parse_failure_rate": kinds["parse"] / n_calls if n_calls else None}
 
 

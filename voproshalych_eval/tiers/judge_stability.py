@@ -170,7 +170,7 @@ def model_metrics(items: Sequence[Sequence[Mapping[str, Any]]], *, metric: str, 
     """
     from voproshalych_eval.metrics.classification import fleiss_kappa
     from voproshalych_eval.metrics.consistency import exact_agreement_rate, flip_rate, score_std_per_item
-    from voproshalych_eval.metrics.failures import count
+    from voproshalych_eval.metrics.failures import count, request_failures
 
     all_calls = [c for item in items for c in item]
     lo, hi = _scale(metric)
@@ -192,9 +192,9 @@ def model_metrics(items: Sequence[Sequence[Mapping[str, Any]]], *, metric: str, 
         "avg_score": aggregation.agg([_norm(c, lo, hi) for c in calls]),
         "n_calls": n_calls,
         "n_not_applicable": n_calls - n_app,
-        "error_rate": kinds["transport"] / n_app if n_app else None,
+        "error_rate": request_failures(kinds) / n_app if n_app else None,
         "parse_failure_rate": kinds["parse"] / n_app if n_app else None,
-        "n_errors": kinds["transport"],
+        "n_errors": request_failures(kinds),
         "n_parse_failures": kinds["parse"],
         "failure_kinds": kinds,
         "n_partial": sum(1 for c in calls if c.get("partial")),

@@ -143,3 +143,54 @@ def providers_of(*parts: Any) -> list[dict[str, Any]]:
             if model_id not in entry["models"]:
                 entry["models"].append(model_id)
     return [found[k] | {"models": sorted(found[k]["models"])} for k in sorted(found)]
+
+
+def fit_judge_contexts(judge: Any, metrics: Sequence[str], sample: Any) -> tuple[Any, dict[str, Any] | None]:
+    """``sample`` with its retrieved (or page) context cut to fit the context window of every model of ``judge``
+    for every metric in ``metrics``, and what happened: None when nothing was cut (or the window is unknown),
+    else ``{"cut": {...}}`` (:func:`voproshalych_eval.llm.context_window.fit_contexts`) or, when even an empty
+    context leaves no room, ``{"overflow": {...}}`` — the caller counts that item as a ``context_overflow``
+    failure, never drops it."""
+    import dataclasses
+
+    from voproshalych_eval.llm.context_window import TokenEstimate, fit_contexts
+
+    client = getattr(judge, "client", None)
+    contexts = list(getattr(sample, "retrieved_contexts", None) or [])
+    if client is None or getattr(judge, "offline", False) or not contexts:
+        return sample, None
+    from voproshalych_eval.judges import JUDGE_METRICS
+
+    bare = dataclasses.replace(sample, retrieved_contexts=[])
+    budget: int | None = None
+    estimate: TokenEstimate | None = None
+    for metric in metrics:
+        spec = JUDGE_METRICS.get(metric)
+        if spec is None or spec.prompt is None:
+            continue
+        try:
+            messages = judge._messages(spec, bare, spec.resolve({}))
+        except Exception:  # noqa: BLE001 - a prompt that needs options: its fields stand in for it
+            messages = [{"content": " ".join(str(x or "") for x in (bare.user_input, bare.response, bare.reference))}]
+        for model in getattr(judge, "models", None) or []:
+            b = client.context_budget(model, messages, int(getattr(judge, "max_tokens", 1000)))
+            if b is not None and (budget is None or b < budget):
+                budget, estimate = b, client.token_estimate(model)
+    if budget is None:
+        return sample, None
+    fit = fit_contexts(contexts, budget, estimate)
+    if not fit.fits:
+        return sample, {"overflow": {"window_budget_tokens": budget, "chars": sum(map(len, contexts))}}
+    if fit.cut is None:
+        return sample, None
+    return dataclasses.replace(sample, retrieved_contexts=fit.contexts), {"cut": fit.cut}
+
+
+def overflow_result(info: Mapping[str, Any], lang: str = "en") -> dict[str, Any]:
+    """The judge result of an item whose prompt cannot fit the model's window: a counted ``context_overflow``
+    failure (never a score, never left out of a denominator)."""
+    budget = (info.get("overflow") or {}).get("window_budget_tokens")
+    msg = ("context_overflow: the question, answer and reference alone leave no room for the context in the model's "
+           f"window (budget {budget} tokens)")
+    return {"score": None, "passed": None, "failure_kind": "context_overflow",
+            "failures": [{"kind": "context_overflow", "message": msg, "raw_text": None}], "error": True}

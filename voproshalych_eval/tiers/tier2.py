@@ -95,7 +95,12 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
             raise RuntimeError(f"generation failed on every repeat: {gens[0]['error']}")
         answer = ok[0]["text"]
         sample = llm_calls.make_sample(question, answer, reference, ctx["contexts"])
-        judged = {m: llm_calls.judge_call(getattr(judge, m), sample) for m in JUDGE_METRICS}
+        # the judge prompts must fit the judge model's window: cut (recorded) or a counted context_overflow
+        sample, fit = llm_calls.fit_judge_contexts(judge, JUDGE_METRICS, sample)
+        if fit is not None and "overflow" in fit:
+            judged = {m: llm_calls.overflow_result(fit) for m in JUDGE_METRICS}
+        else:
+            judged = {m: llm_calls.judge_call(getattr(judge, m), sample) for m in JUDGE_METRICS}
         out: dict[str, Any] = {
             "question": question,
             "question_type": record.get("question_type"),
@@ -107,6 +112,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
             "context_truncated": ctx["truncated"],
             "context_chars_full": ctx["chars_full"],
             "context_chars_used": ctx["chars_used"],
+            "judge_context_cut": (fit or {}).get("cut"),
             "generation": {k: v for k, v in ok[0].items() if k != "text"},
             "generation_failures": [g["error"] for g in gens if g["error"]],
             "judges": judged,
@@ -162,6 +168,7 @@ def aggregate(records: list[dict[str, Any]], *, repeats: int = 1) -> dict[str, A
     m["n_items"] = len(records)
     m["n_failed_items"] = nf
     m["n_context_truncated"] = sum(1 for r in res if r.get("context_truncated"))
+    m["n_context_cut"] = sum(1 for r in res if r.get("judge_context_cut"))  # cut to the judge model's window
     gen_lat = [r.get("generation", {}).get("latency_s") for r in res]
     m.update(aggregation.latency_percentiles(gen_lat, "generation_latency"))
     by_type: dict[str, dict[str, Any]] = {}

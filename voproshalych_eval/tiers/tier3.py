@@ -33,7 +33,11 @@ These judge and overlap metrics are means over the **answered** items only (``n`
 outcome rates stand beside them. The context is the chunk texts the API returned; when it returned only
 a page URL, the context is *reconstructed* from the knowledge base (``context_from``: ``page`` — all
 chunks of that page, ``nearest`` — the ``context_k`` chunks of the page nearest to the question, ``none``)
-and the item says so (``context_source``; the run counts ``n_context_reconstructed``).
+and the item says so (``context_source``; the run counts ``n_context_reconstructed``). The context given to the
+judge is cut to fit the judge model's context window (whole chunks first, the last one cut at a word); the item
+records the cut (``context_cut``) and the run counts them (``n_context_cut``); an item whose prompt cannot fit
+even without context is a ``context_overflow`` failure of its judges — counted, and still in ``gate_pass_rate``'s
+denominator like every item.
 
 The deployment gate: ``gate_pass_rate`` = items passing / ALL items, where an answered item passes on
 a PASS verdict, a decline passes on an *unanswerable* question (a golden item with no relevant chunk ids
@@ -249,8 +253,14 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
             return ItemResult(base, tokens=tokens)
         answer, contexts = first["answer"], first.get("contexts") or []
         sample = llm_calls.make_sample(question, answer, reference, contexts)
-        rag = llm_calls.judge_call(judge.rag_judge, sample, threshold=threshold)
-        e2e = llm_calls.judge_call(judge.e2e_score, sample)
+        # the judge prompt must fit the model's window: the context is cut to fit (recorded), and an item that
+        # cannot fit at all is a counted context_overflow failure, still in every denominator
+        sample, fit = llm_calls.fit_judge_contexts(judge, JUDGE_METRICS, sample)
+        if fit is not None and "overflow" in fit:
+            rag = e2e = llm_calls.overflow_result(fit)
+        else:
+            rag = llm_calls.judge_call(judge.rag_judge, sample, threshold=threshold)
+            e2e = llm_calls.judge_call(judge.e2e_score, sample)
         vecs = embedder.get().encode_passages([answer, reference]) if answer.strip() and reference else None
         from voproshalych_eval.metrics.similarity import cosine_similarity, euclidean_distance
 
@@ -263,10 +273,12 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         out: dict[str, Any] = {
             **base,
             "answer": answer,
-            "contexts": contexts,
+            "contexts": list(sample.retrieved_contexts),  # what the judge saw (cut to its window: context_cut)
             "context_source": first.get("context_source"),
             "context_reconstructed": first.get("context_source") in ("page", "nearest"),
             "context_chunk_ids": first.get("context_chunk_ids"),
+            "context_cut": (fit or {}).get("cut"),
+            "context_overflow": (fit or {}).get("overflow"),
             "retrieved_chunk_ids": retrieved,
             "retrieved_urls": first.get("retrieved_urls"),
             "retrieval_hit": (bool(set(retrieved) & relevant) if retrieved is not None and relevant else None),
@@ -390,6 +402,7 @@ def aggregate(records: list[dict[str, Any]], *, repeats: int = 1, min_pass_rate:
         (res.get("reason") or o) for res, o in zip(results, outcomes, strict=True) if o in ("not_found", "banned")).items()))
     m["transport_failures"] = _sum_counts(res.get("transport_failures") for res in results)
     m["n_context_reconstructed"] = sum(1 for res in answered if res.get("context_reconstructed"))
+    m["n_context_cut"] = sum(1 for res in answered if res.get("context_cut"))
     m["context_sources"] = dict(sorted(Counter(res.get("context_source") or "—" for res in answered).items()))
     m["n_answered_unanswerable"] = sum(1 for res in answered if res.get("answerable") is False)
     m["outcomes_by_answerability"] = outcomes_by_answerability(records, outcomes)

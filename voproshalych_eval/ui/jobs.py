@@ -129,6 +129,11 @@ def _progress_view(job: executor.Job) -> None:
             st.caption(" · ".join(
                 f"{m}: {u['prompt_tokens']}+{u['completion_tokens']} " + tr("ток.", "tok.") + f", {format_cost(u['cost_usd'], lang())}"
                 for m, u in p.llm.items()))
+        if p.retries and p.retries.get("retried"):
+            retried = ", ".join(f"{k} {n}" for k, n in p.retries["retried"].items())
+            st.caption(tr("Повторные запросы к LLM: ", "LLM requests retried: ") + retried + " · "
+                       + tr("спасено повтором: ", "recovered by a retry: ")
+                       + fmt_count(sum((p.retries.get("recovered") or {}).values())))
         if p.message:
             st.caption(show(p.message))
         if p.last_error:

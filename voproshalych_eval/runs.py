@@ -289,6 +289,20 @@ def outcome(counts: Mapping[str, int], *, cancelled: bool = False, max_failure_s
     return "done"
 
 
+def too_few_judged(metrics: Mapping[str, Any], min_share: float) -> str | None:
+    """Why a judged run must end ``failed``, or ``None``: its ``judged_share`` (items with a usable judgement /
+    items that could be judged) is 0, or below ``min_share``. A run without the key, or with nothing to judge
+    (``value`` None), is not checked."""
+    js = metrics.get("judged_share")
+    if not isinstance(js, Mapping) or js.get("value") is None or not js.get("n"):
+        return None
+    share, n, k = float(js["value"]), int(js["n"]), int(js.get("n_judged") or 0)
+    if k == 0 or share < min_share:
+        return (f"only {k} of {n} items got a usable judgement ({share:.0%}; the minimum is {min_share:.0%}, "
+                f"VOPROSHALYCH_EVAL_MIN_JUDGED_SHARE)")
+    return None
+
+
 def finish_run(engine: Engine, run_id: int, metrics: Mapping[str, Any], *, status: str = "done",
                error: str | None = None) -> None:
     """Store the aggregates and close the run with ``status``."""

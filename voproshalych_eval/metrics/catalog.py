@@ -619,6 +619,15 @@ _add(
            "passed the gates but were not needed (over the size)"),
 )
 
+# ---- verdicts (issue 22 §3): usable judgements, per-call failures of a jury, undecided ties
+_add(
+    _m("judged_share", "Доля оценённых", "Judged share", SHARE, "higher", "rate",
+       "элементы с пригодной оценкой судьи / элементы, которые можно было оценить; ниже "
+       "VOPROSHALYCH_EVAL_MIN_JUDGED_SHARE (0,5) или ни одного — запуск «failed»",
+       "items with a usable judgement / items that could be judged; below VOPROSHALYCH_EVAL_MIN_JUDGED_SHARE (0.5) "
+       "or none at all — the run is failed"),
+)
+
 #: groups whose children are all alike (``timings_s.embed`` is seconds whatever the step)
 GROUPS: dict[str, MetricSpec] = {
     "timings_s": _m("timings_s", "Время этапа", "Step time", SECONDS, "none", "statistic",

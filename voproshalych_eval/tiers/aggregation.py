@@ -116,3 +116,12 @@ def column(results: Sequence[Mapping[str, Any]], path: str, n_failed_items: int 
             v = v.get(part) if isinstance(v, Mapping) else None
         out.append(float(v) if isinstance(v, int | float) and not isinstance(v, bool) else (float(v) if isinstance(v, bool) else None))
     return out + [None] * n_failed_items
+
+
+def judged_share(n_judged: int, n_judgeable: int) -> dict[str, Any]:
+    """``judged_share``: items with a usable judgement / the items that could be judged (each tier says which),
+    an aggregate-shaped dict (``value``, ``n``, ``n_judged``, ``n_failed`` = the rest; no CI). The engine ends a
+    run ``failed`` when this share is below ``Settings.min_judged_share`` (``VOPROSHALYCH_EVAL_MIN_JUDGED_SHARE``);
+    ``value`` is ``None`` when nothing could be judged (e.g. every Tier 3 question declined) — then no check."""
+    n, k = int(n_judgeable), int(n_judged)
+    return {"value": k / n if n else None, "n": n, "n_judged": k, "n_failed": n - k, "ci_low": None, "ci_high": None}

@@ -21,7 +21,7 @@ from sqlalchemy import Engine
 from voproshalych_eval import datasets
 from voproshalych_eval.metrics.statistics import summarize
 from voproshalych_eval.plans import ItemResult, Plan
-from voproshalych_eval.tiers import inputs, llm_calls
+from voproshalych_eval.tiers import aggregation, inputs, llm_calls
 
 TIER = "judge_metrics"
 DEFAULTS: dict[str, Any] = {
@@ -142,6 +142,11 @@ def aggregate(records: Sequence[Mapping[str, Any]], metric: str) -> dict[str, An
     if passed:
         out["pass_rate"] = summarize([float(x) for x in passed]).to_dict()
     out["n_partial"] = sum(partial)
+    out["failure_kinds"] = out[key]["failure_kinds"]
+    # samples with a score / samples the metric applies to (every sample when it applies to none)
+    n_app = sum(1 for k in kinds if k != "not_applicable")
+    out["judged_share"] = aggregation.judged_share(sum(1 for res in results if res.get("score") is not None),
+                                                   n_app or len(records))
     return out
 
 

@@ -184,6 +184,7 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
     failed_kinds = aggregation.failed_item_kinds(records)
     m["n_items"] = len(records)
     m["n_failed_items"] = len(failed_kinds)
+    m["judged_share"] = aggregation.judged_share(sum(1 for r in res if r.get("verdict") is not None), len(records))
     kinds = count([category(r.get("failure_kind")) if r.get("failure_kind") else None for r in res] + failed_kinds)
     m["failure_kinds"] = kinds
     m.update(_rates(kinds, len(res) + len(failed_kinds)))

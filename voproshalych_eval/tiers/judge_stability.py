@@ -238,6 +238,11 @@ def aggregate(records: list[dict[str, Any]], *, models: Sequence[str], metric: s
         out.update({k: v for k, v in first.items()})
     out["metric"] = metric
     out["n_items"] = len(records)
+    # items with a valid score from some model / items some call applied to (all items when none applied)
+    calls = [[c for cs in r.get("calls", {}).values() for c in cs] for r in res]
+    n_app = sum(1 for cs in calls if any(c.get("failure_kind") != "not_applicable" for c in cs))
+    out["judged_share"] = aggregation.judged_share(
+        sum(1 for cs in calls if any(c.get("score") is not None for c in cs)), n_app or len(records))
     out["n_failed_items"] = aggregation.n_failed_items(records)
     out["repeats"] = max((len(c) for r in res for c in r.get("calls", {}).values()), default=0)
     out["per_model"] = per_model

@@ -161,6 +161,9 @@ def aggregate(records: list[dict[str, Any]], *, repeats: int = 1) -> dict[str, A
         m["response_semantic_consistency"] = aggregation.agg(aggregation.column(res, "response_semantic_consistency", nf))
     m["n_items"] = len(records)
     m["n_failed_items"] = nf
+    # items with at least one judge score (an empty answer scored by rule included) / every recorded item
+    m["judged_share"] = aggregation.judged_share(
+        sum(1 for r in res if any(r.get(k) is not None for k in JUDGE_METRICS)), len(records))
     m["n_context_truncated"] = sum(1 for r in res if r.get("context_truncated"))
     gen_lat = [r.get("generation", {}).get("latency_s") for r in res]
     m.update(aggregation.latency_percentiles(gen_lat, "generation_latency"))

@@ -1,0 +1,142 @@
+"""Issue 22 §3 against the scripted OpenAI-compatible server (real HTTP): an empty generated answer is an answer
+(scored, counted as ``empty_answer``), per-call failures of a jury are counted per call, a tie between judges is
+undecided, and a run in which nothing got a usable judgement ends ``failed``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # ``tests.support`` importable
+
+from tests.support.scripted_openai import Reply, scripted_openai, scripted_openai_env  # noqa: E402,F401 (fixtures)
+from voproshalych_eval import runs  # noqa: E402
+from voproshalych_eval.executor import run_plan  # noqa: E402
+
+
+# ---------------------------------------------------------------- 1. an empty generated answer is an answer
+def test_tier2_empty_generation_is_scored_not_a_parse_failure(demo_engine: Any, scripted_openai_env: Any) -> None:  # noqa: F811
+    from voproshalych_eval.tiers.tier2 import build_plan
+
+    srv = scripted_openai_env
+    srv.script(Reply.empty(), Reply.empty(), model="gen")  # the first two answers are empty, the rest smart
+    plan = build_plan(demo_engine, {"limit": 4, "generator_model": "gen", "judge_models": ["judge-a"],
+                                    "concurrency": 1})
+    run_id, prog = run_plan(demo_engine, plan)
+    m = runs.get_run(demo_engine, run_id).metrics
+    assert prog.status == "done" and m["n_failed_items"] == 0
+    assert m["failure_kinds"]["empty_answer"] == 2 and m["failure_kinds"]["parse"] == 0
+    faith = m["avg_faithfulness"]
+    assert faith["n"] == 4 and faith["n_failed"] == 0 and faith["failure_kinds"]["empty_answer"] == 2
+    items = runs.item_records(demo_engine, run_id)
+    empty = [r["result"] for r in items if not r["result"]["answer"]]
+    assert len(empty) == 2
+    for r in empty:  # the scale's lowest value: 0 on faithfulness / relevance, 1 on the seed's 1–5 correctness
+        assert r["faithfulness"] == 0.0 and r["answer_relevance"] == 0.0 and r["answer_correctness"] == 1.0
+    # the mean includes the two zeros: at most half of the two real answers' mean
+    real = [r["result"]["faithfulness"] for r in items if r["result"]["answer"]]
+    assert faith["value"] == pytest.approx(sum(real) / 4)
+
+
+def test_tier3_internal_empty_generation_is_an_answered_bad_answer(demo_engine: Any, scripted_openai_env: Any) -> None:  # noqa: F811
+    from voproshalych_eval.tiers.tier3 import build_plan
+
+    srv = scripted_openai_env
+    srv.script(*[Reply.empty()] * 3, model="gen")
+    plan = build_plan(demo_engine, {"limit": 3, "generator_model": "gen", "judge_models": ["judge-a"],
+                                    "concurrency": 1})
+    run_id, prog = run_plan(demo_engine, plan)
+    m = runs.get_run(demo_engine, run_id).metrics
+    assert m["n_answered"] == 3 and m["n_error"] == 0 and m["n_failed_items"] == 0
+    assert m["failure_kinds"]["empty_answer"] == 3 and m["failure_kinds"]["parse"] == 0
+    assert m["avg_e2e_score"]["value"] == 0.0 and m["avg_e2e_score"]["n"] == 3
+    assert m["pass_rate"]["value"] == 0.0
+
+
+def test_judge_cli_empty_response_scored(demo_engine: Any, scripted_openai_env: Any, tmp_path: Path, capsys: Any) -> None:  # noqa: F811,E501
+    from voproshalych_eval.cli import main
+
+    f = tmp_path / "samples.json"
+    f.write_text(json.dumps([{"user_input": "Где деканат?", "response": "", "retrieved_contexts": ["Деканат в корпусе 5."]},
+                             {"user_input": "Где библиотека?", "response": "В корпусе 2.",
+                              "retrieved_contexts": ["Библиотека в корпусе 2."]}], ensure_ascii=False), encoding="utf-8")
+    code = main(["judge", "--input", str(f), "--metric", "faithfulness", "--models", "judge-a", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    agg = out["aggregate"]
+    assert code == 0 and agg["n"] == 2 and agg["n_failed"] == 0 and agg["failure_kinds"]["empty_answer"] == 1
+    assert out["metrics"]["failure_kinds"]["empty_answer"] == 1
+    empty = [r for r in out["results"] if r.get("empty_answer")]
+    assert len(empty) == 1 and empty[0]["score"] == 0.0
+
+
+# ---------------------------------------------------------------- 4. a run that judged nothing fails
+def test_tier2_judge_never_parses_run_failed(demo_engine: Any, scripted_openai_env: Any) -> None:  # noqa: F811
+    from voproshalych_eval.tiers.tier2 import build_plan
+
+    scripted_openai_env.script(*[Reply.garbage()] * 100, model="judge-x")
+    plan = build_plan(demo_engine, {"limit": 2, "judge_models": ["judge-x"], "concurrency": 1})
+    run_id, prog = run_plan(demo_engine, plan)
+    run = runs.get_run(demo_engine, run_id)
+    assert prog.status == "failed" and run.status == "failed"
+    assert "usable judgement" in (run.error or "")
+    assert run.metrics["judged_share"]["value"] == 0.0 and run.metrics["judged_share"]["n"] == 2
+
+
+def test_pipeline_no_verdict_run_failed(demo_engine: Any, scripted_openai_env: Any) -> None:  # noqa: F811
+    from voproshalych_eval.tiers.judge_pipeline import build_plan
+
+    scripted_openai_env.script(*[Reply.text("maybe")] * 20)
+    plan = build_plan(demo_engine, {"limit": 4, "calibrate": False, "concurrency": 1})
+    run_id, prog = run_plan(demo_engine, plan)
+    run = runs.get_run(demo_engine, run_id)
+    assert prog.status == "failed" and run.metrics["n_valid"] == 0
+    assert run.metrics["judged_share"]["value"] == 0.0
+
+
+def test_stability_all_transport_errors_run_failed(demo_engine: Any, scripted_openai_env: Any) -> None:  # noqa: F811
+    from voproshalych_eval.tiers.judge_stability import build_plan
+
+    scripted_openai_env.script(*[Reply.error(400)] * 50)
+    plan = build_plan(demo_engine, {"limit": 2, "repeats": 2, "concurrency": 1})
+    run_id, prog = run_plan(demo_engine, plan)
+    run = runs.get_run(demo_engine, run_id)
+    assert run.metrics["error_rate"] == 1.0
+    assert prog.status == "failed" and run.status == "failed"
+
+
+def test_judge_cli_all_not_applicable_exits_1(demo_engine: Any, tmp_path: Path, capsys: Any) -> None:
+    from voproshalych_eval.cli import main
+
+    f = tmp_path / "samples.json"  # answer correctness needs a reference: none has one
+    f.write_text(json.dumps([{"user_input": "Где деканат?", "response": "В корпусе 5.", "retrieved_contexts": ["x"]}],
+                            ensure_ascii=False), encoding="utf-8")
+    code = main(["judge", "--input", str(f), "--metric", "answer_correctness", "--offline", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert out["status"] == "failed" and code == 1
+    assert out["metrics"]["judged_share"]["value"] == 0.0
+
+
+def test_min_judged_share_setting(demo_engine: Any, scripted_openai_env: Any, monkeypatch: Any) -> None:  # noqa: F811
+    """Half the items judged: failed under a minimum share of 0.75, done under the default."""
+    from voproshalych_eval.config import get_settings
+    from voproshalych_eval.tiers.judge_pipeline import build_plan
+
+    srv = scripted_openai_env
+    for share, status in (("0.75", "failed"), (None, "done")):
+        if share:
+            monkeypatch.setenv("VOPROSHALYCH_EVAL_MIN_JUDGED_SHARE", share)
+        else:
+            monkeypatch.delenv("VOPROSHALYCH_EVAL_MIN_JUDGED_SHARE", raising=False)
+        get_settings.cache_clear()
+        srv.reset()
+        srv.script(Reply.text("Yes"), Reply.text("maybe"), Reply.text("No: нет"), Reply.text("perhaps"))
+        plan = build_plan(demo_engine, {"limit": 4, "calibrate": False, "concurrency": 1, "prompt":
+                                        "Контекст: {context}\nВопрос: {question}\nОтвет: {answer}\nYes или No: причина."})
+        run_id, prog = run_plan(demo_engine, plan)
+        assert runs.get_run(demo_engine, run_id).metrics["judged_share"]["value"] == 0.5
+        assert prog.status == status, share
+    get_settings.cache_clear()

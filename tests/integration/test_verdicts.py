@@ -140,3 +140,38 @@ def test_min_judged_share_setting(demo_engine: Any, scripted_openai_env: Any, mo
         assert runs.get_run(demo_engine, run_id).metrics["judged_share"]["value"] == 0.5
         assert prog.status == status, share
     get_settings.cache_clear()
+
+
+# ---------------------------------------------------------------- 2. per-call failures of a jury
+def test_tier2_jury_counts_failures_per_call(demo_engine: Any, scripted_openai_env: Any) -> None:  # noqa: F811
+    from voproshalych_eval import reports
+    from voproshalych_eval.tiers.tier2 import build_plan
+
+    scripted_openai_env.script(*[Reply.garbage()] * 200, model="judge-b")  # judge-b never gives a readable reply
+    plan = build_plan(demo_engine, {"limit": 2, "judge_models": ["judge-a", "judge-b"], "judge_quorum": "any",
+                                    "concurrency": 1})
+    run_id, prog = run_plan(demo_engine, plan)
+    m = runs.get_run(demo_engine, run_id).metrics
+    assert prog.status == "done" and m["failure_kinds"]["parse"] == 0  # every item scored (partially)
+    calls = m["judge_calls"]
+    assert calls["denominator"] == "calls" and calls["n_calls"] == 12  # 2 items × 3 metrics × 2 models
+    assert calls["failure_kinds"]["parse"] == 6 and calls["parse_failure_rate_calls"] == 0.5
+    assert calls["per_model"]["judge-b"]["parse_failure_rate_calls"] == 1.0
+    assert calls["per_model"]["judge-a"]["n_failed_calls"] == 0
+    assert calls["failing_models"] == ["judge-b"]
+    notes = reports.notes({"raw_metrics": m}, lang="en")
+    assert any("judge-b" in n and "6 of 6" in n for n in notes), notes
+
+
+def test_pipeline_jury_transport_failures_per_call(demo_engine: Any, scripted_openai_env: Any) -> None:  # noqa: F811
+    from voproshalych_eval.tiers.judge_pipeline import build_plan
+
+    scripted_openai_env.script(*[Reply.error(400)] * 50, model="judge-b")  # every call of judge-b fails in transport
+    plan = build_plan(demo_engine, {"limit": 4, "calibrate": False, "judge_models": ["judge-a", "judge-b"],
+                                    "judge_quorum": "any", "concurrency": 1})
+    run_id, _ = run_plan(demo_engine, plan)
+    m = runs.get_run(demo_engine, run_id).metrics
+    assert m["n_valid"] == 4 and m["error_rate"] == 0.0  # per item: every item got a verdict
+    assert m["judge_calls"]["error_rate_calls"] == 0.5 and m["judge_calls"]["n_calls"] == 8
+    assert m["judge_calls"]["failure_kinds"]["transport"] == 4
+    assert m["judge_calls"]["failing_models"] == ["judge-b"]

@@ -45,7 +45,7 @@ from voproshalych_eval.judges.judge_metrics import (
 from voproshalych_eval.llm.client import LLMCallError, LLMClient, default_client, map_concurrent
 from voproshalych_eval.llm.offline import OFFLINE_LABEL, OfflineJudge, default_embedder
 from voproshalych_eval.llm.prompts import SCHEMAS, prompt_versions, render
-from voproshalych_eval.metrics.failures import item_kind
+from voproshalych_eval.metrics.failures import category, item_kind
 
 __all__ = ["METRICS", "METRIC_KEYS", "Judge", "get_judge", "parse_verdict"]
 
@@ -284,6 +284,13 @@ class Judge:
             failures.append({"model": None, "kind": total.kind, "message": total.reason, "raw_text": None})
         if runs > 1:
             details["per_run"] = per_run
+        # every call counted per model: how many were asked and why those without a reply failed (by category),
+        # so a jury's per-call failures show even when the quorum still gave a score
+        details["calls"] = {m: {"n_calls": runs, "failure_kinds": {}} for m in self.models}
+        for f in failures:
+            if "run" in f and f.get("model") in details["calls"]:
+                kinds = details["calls"][f["model"]]["failure_kinds"]
+                kinds[category(f["kind"])] = kinds.get(category(f["kind"]), 0) + 1
         n_answered = sum(1 for v in per_run.values() for x in v if x is not None)
         details["models_asked"], details["models_answered"] = total.n_asked, total.n_answered
         if len(self.models) == 1:

@@ -626,6 +626,15 @@ _add(
        "VOPROSHALYCH_EVAL_MIN_JUDGED_SHARE (0,5) или ни одного — запуск «failed»",
        "items with a usable judgement / items that could be judged; below VOPROSHALYCH_EVAL_MIN_JUDGED_SHARE (0.5) "
        "or none at all — the run is failed"),
+    _count("n_failed_calls", "Вызовов без ответа", "Failed calls",
+           "вызовы судьи, не давшие оценки (любой вид сбоя)", "judge calls that gave no score (any failure kind)",
+           "lower"),
+    _m("parse_failure_rate_calls", "Доля неразобранных ответов (вызовы)", "Parse failure rate (calls)", SHARE, "lower",
+       "rate", "неразобранные ответы / все вызовы судей (каждая модель, каждый повтор)",
+       "unparseable replies / every judge call (each model, each repeat)"),
+    _m("error_rate_calls", "Доля сбоев API (вызовы)", "API failure rate (calls)", SHARE, "lower", "rate",
+       "сбои транспорта / все вызовы судей (каждая модель, каждый повтор)",
+       "transport failures / every judge call (each model, each repeat)"),
 )
 
 #: groups whose children are all alike (``timings_s.embed`` is seconds whatever the step)
@@ -820,6 +829,7 @@ BLOCK_LABELS: dict[str, tuple[str, str]] = {
     "hnsw": ("HNSW", "HNSW"),
     "with_context": ("с контекстом", "with context"),
     "without_context": ("без контекста", "without context"),
+    "judge_calls": ("вызовы судей", "judge calls"),
 }
 
 

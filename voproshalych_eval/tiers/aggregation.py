@@ -125,3 +125,42 @@ def judged_share(n_judged: int, n_judgeable: int) -> dict[str, Any]:
     ``value`` is ``None`` when nothing could be judged (e.g. every Tier 3 question declined) — then no check."""
     n, k = int(n_judgeable), int(n_judged)
     return {"value": k / n if n else None, "n": n, "n_judged": k, "n_failed": n - k, "ci_low": None, "ci_high": None}
+
+
+#: a judge model that failed more than this share of its calls is named on the page and in reports
+FAILING_MODEL_SHARE = 0.5
+
+
+def _call_block(n_calls: int, kinds: Mapping[str, int]) -> dict[str, Any]:
+    from voproshalych_eval.metrics.failures import FAILURES, count
+
+    tally = count(k for k, n in kinds.items() for _ in range(int(n)))
+    failed = sum(tally[k] for k in FAILURES)
+    return {"n_calls": n_calls, "n_failed_calls": failed, "failure_kinds": tally,
+            "parse_failure_rate_calls": tally["parse"] / n_calls if n_calls else None,
+            "error_rate_calls": tally["transport"] / n_calls if n_calls else None}
+
+
+def jury_calls(results: Sequence[Mapping[str, Any] | None]) -> dict[str, Any] | None:
+    """Every judge call of ``results`` (stored judge results; their ``details.calls``, see ``Judge._run_llm``)
+    counted per call, per model and in total: ``n_calls``, ``n_failed_calls``, ``failure_kinds`` and the
+    rates ``parse_failure_rate_calls`` / ``error_rate_calls`` whose denominator is every call asked
+    (``denominator: "calls"``); ``failing_models`` names the models that failed more than
+    :data:`FAILING_MODEL_SHARE` of their calls. ``None`` when no result made a call (offline, empty answers)."""
+    per: dict[str, tuple[int, dict[str, int]]] = {}
+    for res in results:
+        for model, c in (((res or {}).get("details") or {}).get("calls") or {}).items():
+            n, kinds = per.setdefault(str(model), (0, {}))
+            for k, v in (c.get("failure_kinds") or {}).items():
+                kinds[k] = kinds.get(k, 0) + int(v)
+            per[str(model)] = (n + int(c.get("n_calls") or 0), kinds)
+    if not per:
+        return None
+    total: dict[str, int] = {}
+    for _, kinds in per.values():
+        for k, v in kinds.items():
+            total[k] = total.get(k, 0) + v
+    models = {m: _call_block(n, kinds) for m, (n, kinds) in sorted(per.items())}
+    return {**_call_block(sum(n for n, _ in per.values()), total), "denominator": "calls", "per_model": models,
+            "failing_models": [m for m, b in models.items()
+                               if b["n_calls"] and b["n_failed_calls"] / b["n_calls"] > FAILING_MODEL_SHARE]}

@@ -143,6 +143,9 @@ def aggregate(records: Sequence[Mapping[str, Any]], metric: str) -> dict[str, An
         out["pass_rate"] = summarize([float(x) for x in passed]).to_dict()
     out["n_partial"] = sum(partial)
     out["failure_kinds"] = out[key]["failure_kinds"]
+    calls = aggregation.jury_calls(results)
+    if calls is not None:
+        out["judge_calls"] = calls
     # samples with a score / samples the metric applies to (every sample when it applies to none)
     n_app = sum(1 for k in kinds if k != "not_applicable")
     out["judged_share"] = aggregation.judged_share(sum(1 for res in results if res.get("score") is not None),

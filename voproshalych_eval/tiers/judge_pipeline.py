@@ -189,6 +189,9 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
     m["failure_kinds"] = kinds
     m.update(_rates(kinds, len(res) + len(failed_kinds)))
     m["n_partial"] = sum(bool((r.get("show_no_show") or {}).get("partial")) for r in res)
+    calls = aggregation.jury_calls([r.get("show_no_show") for r in res])
+    if calls is not None:
+        m["judge_calls"] = calls
     m["accuracy_ci"] = aggregation.agg([None if r.get("correct") is None else float(r["correct"]) for r in res])
     m.update(aggregation.latency_percentiles([r.get("show_no_show", {}).get("duration_s") for r in res], "latency"))
     m["tokens"] = sum(llm_calls.tokens_of(r.get("show_no_show", {})) + llm_calls.tokens_of(r.get("benchmark", {}) or {}) for r in res)
@@ -211,6 +214,9 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
         m["benchmark_failure_kinds"] = b_kinds
         m.update(_rates(b_kinds, len(bench), prefix="benchmark_"))
         m["benchmark_n_partial"] = sum(bool((r.get("benchmark") or {}).get("partial")) for r in bench)
+        b_calls = aggregation.jury_calls([r.get("benchmark") for r in bench])
+        if b_calls is not None:
+            m["benchmark_judge_calls"] = b_calls
     return m
 
 

@@ -159,6 +159,9 @@ def aggregate(records: list[dict[str, Any]], *, repeats: int = 1) -> dict[str, A
     if repeats >= 2:
         m["response_exact_match_rate"] = aggregation.agg(aggregation.column(res, "response_exact_match", nf))
         m["response_semantic_consistency"] = aggregation.agg(aggregation.column(res, "response_semantic_consistency", nf))
+    calls = aggregation.jury_calls([j for r in res for j in (r.get("judges") or {}).values()])
+    if calls is not None:
+        m["judge_calls"] = calls
     m["n_items"] = len(records)
     m["n_failed_items"] = nf
     # items with at least one judge score (an empty answer scored by rule included) / every recorded item

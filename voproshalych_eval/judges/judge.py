@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Engine
 
-from voproshalych_eval.judges.base import AGGREGATORS, EvaluationResult, Sample, combine
+from voproshalych_eval.judges.base import AGGREGATORS, VOTE_AGGREGATORS, EvaluationResult, Sample, combine, vote
 from voproshalych_eval.judges.judge_metrics import (
     JUDGE_METRICS,
     JudgeMetric,
@@ -154,6 +154,14 @@ class Judge:
             passed = score >= threshold
         elif score is not None and spec.passes_at is not None:
             passed = score >= spec.passes_at
+        cut = threshold if threshold is not None else spec.passes_at
+        per_model = kw.get("per_model") or {}
+        if cut is not None and self.aggregate in VOTE_AGGREGATORS and sum(v is not None for v in per_model.values()) >= 2:
+            # a jury's verdict is its majority under every aggregator that is a vote; a tie is undecided
+            verdict, undecided = vote(list(per_model.values()), float(cut))
+            if score is not None or undecided:
+                passed = verdict
+                kw["undecided"] = kw.get("undecided") or undecided
         return EvaluationResult(
             spec.key, score, passed, threshold, explanation, duration_s=time.perf_counter() - t0, scale=scale.label,
             offline=kw.pop("offline", self.offline), aggregate=self.aggregate, score_range=(scale.low, scale.high), **kw)
@@ -297,11 +305,14 @@ class Judge:
             explanation = next(iter(explanations.values()), "")
         else:
             explanation = "\n".join(f"[{m}] {e}" for m, e in explanations.items())
+        undecided = total.kind == "undecided" or (
+            len(self.models) == 1 and total.score is None and any(f.get("kind") == "undecided" for f in failures))
         return self._result(
             spec, scale, cfg, t0, total.score, explanation, per_model=per_model, raw_replies=raw, failures=failures,
             tokens=tokens, details=details, n_asked=len(tasks), n_answered=n_answered,
-            partial=total.score is not None and n_answered < len(tasks),
-            failure_kind=None if total.score is not None else item_kind(failures, n_answered=n_answered))
+            partial=total.score is not None and n_answered < len(tasks), undecided=undecided,
+            failure_kind=None if total.score is not None else (
+                "undecided" if undecided else item_kind(failures, n_answered=n_answered)))
 
     def _semantic_similarity(self, spec: JudgeMetric, s: Sample, cfg: Mapping[str, Any], scale: ScoreScale, t0: float,
                              details: dict[str, Any]) -> EvaluationResult:

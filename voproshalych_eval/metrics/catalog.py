@@ -635,6 +635,11 @@ _add(
     _m("error_rate_calls", "Доля сбоев API (вызовы)", "API failure rate (calls)", SHARE, "lower", "rate",
        "сбои транспорта / все вызовы судей (каждая модель, каждый повтор)",
        "transport failures / every judge call (each model, each repeat)"),
+    _count("n_undecided", "Без решения (ничья)", "Undecided (ties)",
+           "элементы, где вердикты судей разделились поровну: не сбой, вне метрик точности и доли PASS",
+           "items whose judges' verdicts tie: not a failure, left out of accuracy and pass rates"),
+    _m("failure_kinds.undecided", "Без решения (ничья судей)", "Undecided (judges tie)", COUNT, "none", "count",
+       "число элементов: вердикты судей разделились поровну", "items whose judges' verdicts tie"),
 )
 
 #: groups whose children are all alike (``timings_s.embed`` is seconds whatever the step)

@@ -24,7 +24,7 @@ def failed_item_kinds(records: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 def judge_kind(result: Mapping[str, Any] | None) -> str | None:
-    """The kind of one stored judge result: ``empty_answer``, its ``failure_kind``, or (older records and
+    """The kind of one stored judge result: ``empty_answer``, ``undecided`` (a tie), its ``failure_kind``, or (older records and
     exceptions) the kind named by its failures; ``None`` for a plain score."""
     from voproshalych_eval.metrics.failures import item_kind
 
@@ -32,6 +32,8 @@ def judge_kind(result: Mapping[str, Any] | None) -> str | None:
         return None
     if result.get("empty_answer"):
         return "empty_answer"
+    if result.get("undecided"):
+        return "undecided"
     if result.get("failure_kind"):
         return str(result["failure_kind"])
     if result.get("score") is None:
@@ -75,8 +77,8 @@ def overlap_aggs(results: Sequence[Mapping[str, Any]], records: Sequence[Mapping
 
 def item_outcomes(results: Sequence[Mapping[str, Any]], records: Sequence[Mapping[str, Any]],
                   judges: Sequence[str]) -> dict[str, Any]:
-    """Run-level outcome counts: ``failure_kinds`` — failed items by kind, empty answers, and every judge result
-    of ``judges`` left without a score, by kind — and ``n_partial`` (items with at least one partial judge score)."""
+    """Run-level outcome counts: ``failure_kinds`` — failed items by kind, empty answers, undecided verdicts (a
+    tie between judges) and every judge result of ``judges`` left without a score, by kind — and ``n_partial`` (items with at least one partial judge score)."""
     from voproshalych_eval.metrics.failures import count
 
     kinds: list[str | None] = list(failed_item_kinds(records))

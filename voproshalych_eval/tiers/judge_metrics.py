@@ -127,6 +127,8 @@ def aggregate(records: Sequence[Mapping[str, Any]], metric: str) -> dict[str, An
         res = r["result"] or {}
         if res.get("empty_answer"):
             return "empty_answer"
+        if res.get("undecided") and res.get("score") is None:
+            return "undecided"
         if res.get("failure_kind"):
             return str(res["failure_kind"])
         return from_message(r.get("error")) if r["status"] != "done" else None
@@ -143,6 +145,7 @@ def aggregate(records: Sequence[Mapping[str, Any]], metric: str) -> dict[str, An
         out["pass_rate"] = summarize([float(x) for x in passed]).to_dict()
     out["n_partial"] = sum(partial)
     out["failure_kinds"] = out[key]["failure_kinds"]
+    out["n_undecided"] = sum(bool(res.get("undecided")) for res in results)
     calls = aggregation.jury_calls(results)
     if calls is not None:
         out["judge_calls"] = calls

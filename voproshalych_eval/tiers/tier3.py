@@ -393,6 +393,7 @@ def aggregate(records: list[dict[str, Any]], *, repeats: int = 1, min_pass_rate:
     m["context_sources"] = dict(sorted(Counter(res.get("context_source") or "—" for res in answered).items()))
     m["n_answered_unanswerable"] = sum(1 for res in answered if res.get("answerable") is False)
     m["outcomes_by_answerability"] = outcomes_by_answerability(records, outcomes)
+    m["n_undecided"] = sum(1 for r in answered if ((r.get("judges") or {}).get("rag_judge") or {}).get("undecided"))
     calls = aggregation.jury_calls([j for r in answered for j in (r.get("judges") or {}).values()])
     if calls is not None:
         m["judge_calls"] = calls

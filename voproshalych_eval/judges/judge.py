@@ -33,7 +33,14 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Engine
 
-from voproshalych_eval.judges.base import AGGREGATORS, VOTE_AGGREGATORS, EvaluationResult, Sample, combine, vote
+from voproshalych_eval.judges.base import (
+    AGGREGATORS,
+    VOTE_AGGREGATORS,
+    EvaluationResult,
+    Sample,
+    combine,
+    vote,
+)
 from voproshalych_eval.judges.judge_metrics import (
     JUDGE_METRICS,
     JudgeMetric,

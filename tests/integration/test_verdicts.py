@@ -161,6 +161,17 @@ def test_tier2_jury_counts_failures_per_call(demo_engine: Any, scripted_openai_e
     assert calls["failing_models"] == ["judge-b"]
     notes = reports.notes({"raw_metrics": m}, lang="en")
     assert any("judge-b" in n and "6 of 6" in n for n in notes), notes
+    # the run's page names the model too (AppTest of the Tier 2 page showing this run)
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=180)
+    at.run()
+    at.switch_page("pages/tier2_generation.py")
+    at.session_state["tier2_run_id"] = run_id
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    warnings = " ".join(w.value for w in at.warning)
+    assert "judge-b" in warnings and "6" in warnings, warnings
 
 
 def test_pipeline_jury_transport_failures_per_call(demo_engine: Any, scripted_openai_env: Any) -> None:  # noqa: F811
@@ -175,3 +186,18 @@ def test_pipeline_jury_transport_failures_per_call(demo_engine: Any, scripted_op
     assert m["judge_calls"]["error_rate_calls"] == 0.5 and m["judge_calls"]["n_calls"] == 8
     assert m["judge_calls"]["failure_kinds"]["transport"] == 4
     assert m["judge_calls"]["failing_models"] == ["judge-b"]
+
+
+def test_tier3_bot_api_empty_answer_is_an_answered_bad_answer(demo_engine: Any, scripted_openai_env: Any, capsys: Any) -> None:  # noqa: F811,E501
+    from tests.integration.test_tier2_3 import FakeBot
+    from voproshalych_eval.cli import main
+
+    args = ["tier3", "--limit", "2", "--judge-model", "judge-a", "--answer-path", "data.answer",
+            "--chunks-path", "data.chunks.*.text", "--json"]
+    with FakeBot(answer="", chunks=["Стипендию выплачивают 25 числа."]) as bot:
+        code = main([*args, "--api", bot.url])
+    out = json.loads(capsys.readouterr().out)
+    m = out.get("metrics", out)
+    assert m["n_answered"] == 2 and m["failure_kinds"]["empty_answer"] == 2 and m["failure_kinds"]["parse"] == 0
+    assert m["avg_e2e_score"]["value"] == 0.0 and m["pass_rate"]["value"] == 0.0
+    assert code == 0

@@ -12,7 +12,10 @@ out); otherwise every model (× ``strictness`` runs) is asked concurrently, each
 a reply that cannot be parsed is a ``parse`` failure (raw text kept), a call that never returned one a
 ``transport`` failure, never a score. The runs of a model are combined by the metric's run aggregator and
 the models by the judge's aggregator, each only when its quorum answered
-(:mod:`voproshalych_eval.judges.base`). Scores are on the metric's own scale (``score_range``): the
+(:mod:`voproshalych_eval.judges.base`). With a verdict (a threshold, or a binary metric) and several models under
+a vote aggregator (average, median, majority_voting) ``passed`` is the models' majority, a tie *undecided*
+(``passed=None``, ``undecided=True``). Every call is counted per model in ``details["calls"]`` (asked, failed by
+kind), so a jury's failures show even when the quorum still gave a score. Scores are on the metric's own scale (``score_range``): the
 seed's 1–5 for answer correctness, the integer level for RubricsScore, 0–1 otherwise (−1–1 for a
 cosine); ``score_norm`` gives 0–1.
 

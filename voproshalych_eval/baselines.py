@@ -309,7 +309,7 @@ def classify(value: float | None, baseline: Baseline | None) -> str | None:
         v = float(value)
     except (TypeError, ValueError):
         return None
-    if math.isnan(v):
+    if math.isnan(v) or baseline.direction not in ("higher", "lower"):  # an informational metric: no verdict
         return None
     b, m = baseline.value, baseline.attention_margin
     if baseline.direction == "higher":

@@ -42,6 +42,8 @@ ENV_VARS: dict[str, str] = {
     "VOPROSHALYCH_EVAL_EMBEDDINGS_BASE_URL": "the endpoint of openai:<model> embedders (default OPENAI_BASE_URL)",
     "VOPROSHALYCH_EVAL_EMBEDDINGS_API_KEY": "its key (default OPENAI_API_KEY)",
     "VOPROSHALYCH_EVAL_LLM_CONTEXT_WINDOW": "the LLM's context window in tokens, when the server does not report it",
+    "VOPROSHALYCH_EVAL_MIN_JUDGED_SHARE": "a judged run whose share of items with a usable judgement is below this "
+                                          "ends failed (0.5; none judged always fails)",
 }
 
 
@@ -84,13 +86,13 @@ def describe_database_url(url: str | None) -> str:
     return f"{host}{port}/{db}"
 
 
-def _share(value: Any) -> float:
+def _share(value: Any, name: str = "VOPROSHALYCH_EVAL_MAX_FAILURE_SHARE") -> float:
     try:
         share = float(value)
     except (TypeError, ValueError):
-        raise ValueError(f"VOPROSHALYCH_EVAL_MAX_FAILURE_SHARE must be a number in [0, 1], got {value!r}") from None
+        raise ValueError(f"{name} must be a number in [0, 1], got {value!r}") from None
     if not 0.0 <= share <= 1.0:
-        raise ValueError(f"VOPROSHALYCH_EVAL_MAX_FAILURE_SHARE must be in [0, 1], got {share}")
+        raise ValueError(f"{name} must be in [0, 1], got {share}")
     return share
 
 
@@ -110,6 +112,8 @@ class Settings:
     language: str = "ru"
     #: a finished run with a larger share of failed items is ``done_with_failures``
     max_failure_share: float = 0.1
+    #: a judged run (``judged_share`` in its metrics) with a smaller share of usable judgements is ``failed``
+    min_judged_share: float = 0.5
     secrets: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
@@ -176,6 +180,8 @@ class Settings:
             stored_embedding_model=pick("VOPROSHALYCH_EVAL_STORED_MODEL", "stored_embedding_model"),
             language=pick("VOPROSHALYCH_EVAL_LANG", "language", "ru"),
             max_failure_share=_share(pick("VOPROSHALYCH_EVAL_MAX_FAILURE_SHARE", "max_failure_share", 0.1)),
+            min_judged_share=_share(pick("VOPROSHALYCH_EVAL_MIN_JUDGED_SHARE", "min_judged_share", 0.5),
+                                    "VOPROSHALYCH_EVAL_MIN_JUDGED_SHARE"),
             secrets=secrets,
         )
 

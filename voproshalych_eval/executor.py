@@ -19,8 +19,10 @@ per-batch work, aggregation; see :mod:`voproshalych_eval.plans`). :func:`execute
   money so far per model: every LLM call made inside an item's work counts on the execution's usage meter
   and is logged under the run id — :mod:`voproshalych_eval.llm.usage`); the finished run's metrics get
   ``cost_usd`` per model and in total, from the call log (every execution of the run counts);
-* the outcome tells the truth (:func:`runs.outcome`): every item failed → ``failed``; more failed than
-  the allowed share → ``done_with_failures``; else ``done``.
+* the outcome tells the truth (:func:`runs.outcome`): every item failed → ``failed``; a judged run (its
+  metrics carry ``judged_share``) in which no item, or a share below ``Settings.min_judged_share``
+  (``VOPROSHALYCH_EVAL_MIN_JUDGED_SHARE``, 0.5), got a usable judgement → ``failed``
+  (:func:`runs.too_few_judged`); more failed than the allowed share → ``done_with_failures``; else ``done``.
 
 :func:`resume` rebuilds the plan from the run's stored parameters and its frozen dataset (by id, never
 a path), compares the rebuilt configuration with the frozen one and refuses (:class:`ResumeRefused`,
@@ -136,6 +138,12 @@ def _max_failure_share(plan: Plan) -> float:
     from voproshalych_eval.config import get_settings
 
     return float(get_settings().max_failure_share)
+
+
+def _min_judged_share() -> float:
+    from voproshalych_eval.config import get_settings
+
+    return float(get_settings().min_judged_share)
 
 
 def create_run(engine: Engine, plan: Plan) -> int:
@@ -429,8 +437,11 @@ def _execute_locked(
     final_counts = runs.count_items(engine, run_id)
     status = runs.outcome(final_counts, cancelled=cancel.is_set(), max_failure_share=_max_failure_share(plan))
     error = None
+    unjudged = None if status == "cancelled" else runs.too_few_judged(metrics, _min_judged_share())
     if status == "failed":
         error = f"every item failed ({final_counts.get('failed', 0)}); last error: {prog.last_error}"
+    elif unjudged is not None:
+        status, error = "failed", unjudged
     elif status == "done_with_failures":
         error = (f"{final_counts.get('failed', 0)} of {final_counts.get('done', 0) + final_counts.get('failed', 0)} "
                  f"items failed (more than {_max_failure_share(plan):.0%})")

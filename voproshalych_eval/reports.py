@@ -283,6 +283,31 @@ def notes(data: dict[str, Any], *, lang: str = "en") -> list[str]:
             f"Контекст обрезан до окна контекста модели-судьи для {k} ответов (сначала целые чанки, последний — "
             "по границе слова)."
         )
+    return out + jury_notes(m, lang=lang)
+
+
+def jury_notes(metrics: dict[str, Any], *, lang: str = "en") -> list[str]:
+    """A sentence for each judge model that failed most of its calls (``judge_calls.failing_models``, also of the
+    benchmark judge) and for undecided ties between judges (``n_undecided``); plain text from counts only."""
+    out: list[str] = []
+    for block in ("judge_calls", "benchmark_judge_calls"):
+        calls = metrics.get(block) or {}
+        for model in calls.get("failing_models") or []:
+            b = (calls.get("per_model") or {}).get(model) or {}
+            kinds = ", ".join(f"{k} {n}" for k, n in (b.get("failure_kinds") or {}).items() if n)
+            n, f = int(b.get("n_calls") or 0), int(b.get("n_failed_calls") or 0)
+            out.append(
+                f"Judge model {model} failed {f} of {n} calls ({kinds}): the jury's scores rest on the other models."
+                if lang == "en" else
+                f"Модель-судья {model} не дала оценки в {f} из {n} вызовов ({kinds}): оценки жюри держатся на "
+                "остальных моделях.")
+    if metrics.get("n_undecided"):
+        k = int(metrics["n_undecided"])
+        out.append(
+            f"{k} items are undecided (a tie between the judges): they are counted apart and left out of the "
+            "accuracy-type metrics."
+            if lang == "en" else
+            f"{k} элементов без решения (ничья между судьями): они посчитаны отдельно и не входят в метрики точности.")
     return out
 
 

@@ -289,6 +289,20 @@ def outcome(counts: Mapping[str, int], *, cancelled: bool = False, max_failure_s
     return "done"
 
 
+def too_few_judged(metrics: Mapping[str, Any], min_share: float) -> str | None:
+    """Why a judged run must end ``failed``, or ``None``: its ``judged_share`` (items with a usable judgement /
+    items that could be judged) is 0, or below ``min_share``. A run without the key, or with nothing to judge
+    (``value`` None), is not checked."""
+    js = metrics.get("judged_share")
+    if not isinstance(js, Mapping) or js.get("value") is None or not js.get("n"):
+        return None
+    share, n, k = float(js["value"]), int(js["n"]), int(js.get("n_judged") or 0)
+    if k == 0 or share < min_share:
+        return (f"only {k} of {n} items got a usable judgement ({share:.0%}; the minimum is {min_share:.0%}, "
+                f"VOPROSHALYCH_EVAL_MIN_JUDGED_SHARE)")
+    return None
+
+
 def finish_run(engine: Engine, run_id: int, metrics: Mapping[str, Any], *, status: str = "done",
                error: str | None = None) -> None:
     """Store the aggregates and close the run with ``status``."""
@@ -544,7 +558,8 @@ def metrics_frame(run: Run, baselines: list[Any] | None = None) -> pd.DataFrame:
                 "baseline": b.value if b else None,
                 "scale": scale.key if scale else None,
                 "direction": catalog.direction(key),
-                "status": bl.classify(agg.get("value"), b),
+                # a run made by offline substitutes is never compared to a baseline (no status on any row)
+                "status": None if run.offline else bl.classify(agg.get("value"), b),
             })
         rows.append(row)
     cols = ["metric", *_AGG_KEYS] + (["baseline", "scale", "direction", "status"] if baselines is not None else [])
@@ -823,6 +838,22 @@ def comparability(ra: Run, rb: Run) -> list[str]:
     return out
 
 
+def adjust_comparison_pvalues(rows: Sequence[Mapping[str, Any]], *, method: str = "holm") -> list[float | None]:
+    """Adjusted p-values of a comparison's rows (aligned with ``rows``; ``None`` where ``p_value`` is ``None``).
+
+    Two families, each adjusted on its own (``metrics.statistics.adjust_pvalues``): the run's metrics, and the
+    item-only fields (``item.<field>``: latencies, token counts, distances…), so describing more per-item fields
+    never weakens the metrics' verdicts."""
+    from voproshalych_eval.metrics.statistics import adjust_pvalues
+
+    out: list[float | None] = [None] * len(rows)
+    for is_item in (False, True):
+        idx = [i for i, r in enumerate(rows) if str(r["metric"]).startswith("item.") is is_item]
+        for i, adj in zip(idx, adjust_pvalues([rows[i]["p_value"] for i in idx], method=method), strict=True):
+            out[i] = adj
+    return out
+
+
 def compare_runs(
     engine: Engine,
     run_a: int | Run,
@@ -857,7 +888,6 @@ def compare_runs(
     from voproshalych_eval.metrics import catalog
     from voproshalych_eval.metrics.statistics import (
         ALPHA,
-        adjust_pvalues,
         paired_bootstrap_test,
         paired_effect_size,
         paired_permutation_test,
@@ -914,7 +944,7 @@ def compare_runs(
             "diff": None, "paired_mean_diff": None, "ci_low": None, "ci_high": None, "p_value": None,
             "n_pairs": 0, "n_unpaired": 0, "n_up": 0, "n_down": 0, "n_better": None, "n_worse": None, "n_same": 0,
             "significant": None, "verdict": "no per-item data", "method": None,
-            "status_a": bl.classify(va, b), "status_b": bl.classify(vb, b),
+            "status_a": None if ra.offline else bl.classify(va, b), "status_b": None if rb.offline else bl.classify(vb, b),
         }
         if field_name and common:
             xa = _numeric(ia.loc[common], field_name)
@@ -939,8 +969,9 @@ def compare_runs(
         if va is not None and vb is not None:
             row["diff"] = vb - va
         rows.append(row)
-    # several metrics are tested at once: the verdicts use Holm-adjusted p-values (raw p kept)
-    for row, adj in zip(rows, adjust_pvalues([r["p_value"] for r in rows], method=correction), strict=True):
+    # several metrics are tested at once: the verdicts use Holm-adjusted p-values (raw p kept); the family is the
+    # metrics only — item-only fields (``item.…``) are adjusted in a family of their own
+    for row, adj in zip(rows, adjust_comparison_pvalues(rows, method=correction), strict=True):
         row["p_adjusted"] = adj
         if adj is None:
             continue

@@ -204,14 +204,14 @@ def test_baselines_editable_and_statuses(engine: Any) -> None:
     edited.loc[(edited["tier"] == "tier1") & (edited["metric"] == "mrr"), "value"] = 0.9
     edited = pd.concat([edited, pd.DataFrame([{"tier": "tier1", "metric": "map", "value": 0.5,
                                                "attention_margin": 0.1, "note": None}])])
-    edited = edited[~((edited["tier"] == "ux") & (edited["metric"] == "cache_hit_rate"))]
+    edited = edited[~((edited["tier"] == "ux") & (edited["metric"] == "cache_false_hit_rate"))]
     try:
         bl.save_baselines(engine, edited)
         assert bl.metric_status(engine, "tier1", "mrr", 0.7) == "critical"
         assert bl.metric_status(engine, "tier1", "map", 0.45) == "attention"
-        assert bl.get_baseline(engine, "ux", "cache_hit_rate") is None
+        assert bl.get_baseline(engine, "ux", "cache_false_hit_rate") is None
         bl.ensure_defaults(engine)  # a deleted default stays deleted
-        assert bl.get_baseline(engine, "ux", "cache_hit_rate") is None
+        assert bl.get_baseline(engine, "ux", "cache_false_hit_rate") is None
 
         bad = edited.copy()
         bad.loc[bad["metric"] == "avg_answer_correctness", "value"] = 7.0
@@ -231,7 +231,7 @@ def test_baselines_editable_and_statuses(engine: Any) -> None:
     finally:
         bl.reset_defaults(engine)
     assert bl.get_baseline(engine, "tier1", "mrr").value == 0.6
-    assert bl.get_baseline(engine, "ux", "cache_hit_rate") is not None
+    assert bl.get_baseline(engine, "ux", "cache_false_hit_rate") is not None
 
 
 def test_overall_run_status_rule() -> None:

@@ -149,8 +149,7 @@ def test_simple_criteria_clamps_out_of_range_and_records_it(scripted_openai: Scr
     assert low.score == 0.0 and low.details["clamped"] == 1
 
 
-def test_simple_criteria_even_runs_give_a_median_some_run_produced(scripted_openai: ScriptedOpenAI,
-                                                                   client: LLMClient) -> None:
+def test_simple_criteria_median_as_the_seed_defines_it(scripted_openai: ScriptedOpenAI, client: LLMClient) -> None:
     # 4 runs asked, one fails to parse, 3 survive: 2, 3, 5 -> the median 3 (a value a run produced)
     scripted_openai.script(Reply.json({"score": 2, "reason": "x"}), Reply.json({"score": 5, "reason": "x"}),
                            Reply.garbage(), Reply.json({"score": 3, "reason": "x"}), model="a")
@@ -159,7 +158,7 @@ def test_simple_criteria_even_runs_give_a_median_some_run_produced(scripted_open
     r = judge.simple_criteria_score(SAMPLE, "x", min_score=0, max_score=5, strictness=4)
     assert r.n_asked == 4 and r.n_answered == 3 and r.partial
     assert r.score * 5 in (2.0, 3.0, 5.0) and r.score == pytest.approx(3 / 5)
-    # an even number of survivors (2 and 5): the lower middle value, never 3.5
+    # an even number of survivors (2 and 5): the mean of the two middle values, 3.5 (the seed's median; issue 22)
     scripted_openai.script(Reply.json({"score": 2, "reason": "x"}), Reply.json({"score": 5, "reason": "x"}),
                            Reply.garbage(), Reply.garbage(), model="a")
     even = judge.simple_criteria_score(SAMPLE, "z", min_score=0, max_score=5, strictness=4)
@@ -168,7 +167,7 @@ def test_simple_criteria_even_runs_give_a_median_some_run_produced(scripted_open
     scripted_openai.script(Reply.json({"score": 2, "reason": "x"}), Reply.json({"score": 5, "reason": "x"}),
                            Reply.garbage(), Reply.garbage(), model="a")
     even = judge.simple_criteria_score(SAMPLE, "w", min_score=0, max_score=5, strictness=4)
-    assert even.score == pytest.approx(2 / 5)
+    assert even.score == pytest.approx(3.5 / 5)
 
 
 def test_rubrics_score_is_the_integer_level(scripted_openai: ScriptedOpenAI, client: LLMClient) -> None:

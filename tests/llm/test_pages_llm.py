@@ -52,13 +52,14 @@ def test_judge_metric_widgets_come_from_the_table(demo_engine) -> None:  # type:
         shown = {w.key for w in [*at.slider, *at.text_input, *at.text_area, *at.number_input, *at.multiselect]
                  if w.key and w.key.startswith(f"jm_opt_{key}_")}
         assert shown == {f"jm_opt_{key}_{o.name}" for o in spec.options}, key
-    # a free-form criterion on the offline judge: every sample "not applicable", never a failure
+    # a free-form criterion on the offline judge: every sample "not applicable", never a failure of a sample —
+    # but a run that scored nothing is failed (issue 23), not done
     at.selectbox(key="jm_metric").set_value("rubrics_score").run()
     at.number_input(key="jm_limit").set_value(2).run()
     at.button(key="jm_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
     job = started_job(at, "jm_run_id")  # a background job of the engine: wait, then show its run
-    assert job.wait(180).status == "done", job.progress
+    assert job.wait(180).status == "failed", job.progress
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.session_state["jm_run_id"] == job.run_id

@@ -38,6 +38,10 @@ from voproshalych_eval.record_files import (
 log = logging.getLogger(__name__)
 
 PRODUCTION_SOURCE = "question_answer"
+#: every character Python's ``str.strip()`` removes (``str.isspace``): an answer made only of these is no answer,
+#: in SQL (:data:`HAS_TEXT_PATTERN`, a PostgreSQL regular expression) exactly as in Python (``answered``)
+WHITESPACE = "".join(chr(c) for c in range(0x3100) if chr(c).isspace())
+HAS_TEXT_PATTERN = f"[^{WHITESPACE}]"
 LOG_COLUMNS = ["source", "id", "question", "answer", "url", "score", "user_id", "stop_point", "created_at"]
 SCORE_UP, SCORE_DOWN = 5, 1
 
@@ -129,9 +133,11 @@ def read_log(
         where.append("q.created_at < :end")
         params["end"] = datetime.combine(f.end, datetime.min.time(), tzinfo=UTC) + pd.Timedelta(days=1)
     if f.answered is True:
-        where.append("NULLIF(btrim(q.answer), '') IS NOT NULL")
+        where.append("q.answer ~ :has_text")
+        params["has_text"] = HAS_TEXT_PATTERN
     elif f.answered is False:
-        where.append("NULLIF(btrim(q.answer), '') IS NULL")
+        where.append("(q.answer IS NULL OR q.answer !~ :has_text)")
+        params["has_text"] = HAS_TEXT_PATTERN
     if f.scores is not None:
         vals = [s for s in f.scores if s is not None]
         conds = []

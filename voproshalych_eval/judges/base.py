@@ -6,10 +6,19 @@ Aggregators (over per-model scores, or over the ``strictness`` runs of one model
 * ``average`` — arithmetic mean; ``median`` — the *lower* median (with an even number of answers the
   lower middle value, so the result is always a score some run or model gave);
 * ``majority_voting`` — the top of the scale (1.0 on 0–1) if more than half of the answers are "true"
-  (a score in the upper half of the scale), else the bottom (0.0);
+  (a score in the upper half of the scale), the bottom (0.0) if more than half are "false"; a tie is
+  *undecided* (``None`` with the kind ``undecided``: counted apart, never a verdict);
 * ``min`` (strictest) / ``max`` (most lenient);
 * ``consensus`` — all scores within ``tolerance`` of the scale's width (default 0.1: 0.1 on 0–1,
   0.4 on 1–5; for binary verdicts: identical) -> their mean; otherwise ``None`` with ``no_consensus``.
+
+``median_mean`` (a run aggregator, not offered across models) is the median as the seed defines it for
+SimpleCriteriaScore: with an even number of runs the mean of the two middle values.
+
+**Verdicts of a jury** (:func:`vote`): under the aggregators that are a vote (``average``, ``median``,
+``majority_voting``) the pass/fail verdict of several models is the majority of their own verdicts (score ≥
+the threshold); a tie is *undecided* — ``passed`` is ``None`` and ``EvaluationResult.undecided`` is set, never
+PASS by ``mean >= 0.5`` nor "No" by a lower median.
 
 **Quorum** (:func:`required_answers`): a score is given only when enough of the asked votes/models
 answered — by default *all* for ``min``, ``max`` and ``consensus`` (a missing model could be the
@@ -31,7 +40,23 @@ CONSENSUS_TOLERANCE = 0.1
 QUORUMS = ("all", "majority", "any")
 #: the default quorum of each aggregator
 DEFAULT_QUORUM = {"average": "majority", "median": "majority", "majority_voting": "majority",
-                  "min": "all", "max": "all", "consensus": "all"}
+                  "min": "all", "max": "all", "consensus": "all", "median_mean": "majority"}
+#: run aggregators (a metric's ``run_aggregate``): the aggregators plus the seed's median of SimpleCriteriaScore
+RUN_AGGREGATORS = (*AGGREGATORS, "median_mean")
+#: the aggregators that are a vote: their pass/fail verdict is the models' majority, a tie undecided
+VOTE_AGGREGATORS = ("average", "median", "majority_voting")
+
+
+def vote(values: Sequence[float | None], threshold: float) -> tuple[bool | None, bool]:
+    """``(verdict, undecided)`` of the answered ``values``: the majority of ``value >= threshold``; a tie (as many
+    pass as fail) is ``(None, True)``; no answer is ``(None, False)``."""
+    votes = [float(v) >= threshold - 1e-12 for v in values if v is not None]
+    yes, no = sum(votes), len(votes) - sum(votes)
+    if not votes:
+        return None, False
+    if yes == no:
+        return None, True
+    return yes > no, False
 
 
 def required_answers(method: str, n_asked: int, quorum: str | int | None = None) -> int:
@@ -71,7 +96,7 @@ def combine(values: Sequence[float | None], method: str = "average", *, quorum: 
             tolerance: float = CONSENSUS_TOLERANCE, scale: tuple[float, float] = (0.0, 1.0)) -> Combined:
     """Aggregate per-model (or per-run) scores on ``scale`` with a quorum; see the module doc."""
     method = method.lower()
-    if method not in AGGREGATORS:
+    if method not in RUN_AGGREGATORS:
         raise ValueError(f"unknown aggregator '{method}'; use one of {', '.join(AGGREGATORS)}")
     lo, hi = float(scale[0]), float(scale[1])
     valid = [float(v) for v in values if v is not None]
@@ -85,9 +110,14 @@ def combine(values: Sequence[float | None], method: str = "average", *, quorum: 
         score = sum(valid) / k
     elif method == "median":
         score = float(statistics.median_low(valid))
+    elif method == "median_mean":
+        score = float(statistics.median(valid))
     elif method == "majority_voting":
         mid = lo + (hi - lo) / 2
-        score = hi if sum(v >= mid for v in valid) > k / 2 else lo
+        yes = sum(v >= mid for v in valid)
+        if yes * 2 == k:
+            return Combined(None, f"undecided: a tie, {yes} of {k} answers true", "undecided", n, k)
+        score = hi if yes > k / 2 else lo
     elif method == "min":
         score = min(valid)
     elif method == "max":
@@ -157,7 +187,8 @@ class EvaluationResult:
     ``failure_kind`` (:mod:`voproshalych_eval.metrics.failures`) and ``failures`` say why. ``score_norm`` is
     the same score on 0–1. ``n_asked`` / ``n_answered`` count the calls (models × runs) asked and answered;
     ``partial`` is a score given by a quorum short of all of them. ``empty_answer`` marks a response that
-    was empty and scored the scale's lowest value by rule.
+    was empty and scored the scale's lowest value by rule. ``undecided`` marks a tie between the judges'
+    verdicts (``passed`` is then ``None``; counted apart, left out of pass rates and accuracies).
     """
 
     metric: str
@@ -180,6 +211,7 @@ class EvaluationResult:
     partial: bool = False
     failure_kind: str | None = None
     empty_answer: bool = False
+    undecided: bool = False
 
     @property
     def failed(self) -> bool:

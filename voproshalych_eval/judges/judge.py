@@ -12,7 +12,10 @@ out); otherwise every model (× ``strictness`` runs) is asked concurrently, each
 a reply that cannot be parsed is a ``parse`` failure (raw text kept), a call that never returned one a
 ``transport`` failure, never a score. The runs of a model are combined by the metric's run aggregator and
 the models by the judge's aggregator, each only when its quorum answered
-(:mod:`voproshalych_eval.judges.base`). Scores are on the metric's own scale (``score_range``): the
+(:mod:`voproshalych_eval.judges.base`). With a verdict (a threshold, or a binary metric) and several models under
+a vote aggregator (average, median, majority_voting) ``passed`` is the models' majority, a tie *undecided*
+(``passed=None``, ``undecided=True``). Every call is counted per model in ``details["calls"]`` (asked, failed by
+kind), so a jury's failures show even when the quorum still gave a score. Scores are on the metric's own scale (``score_range``): the
 seed's 1–5 for answer correctness, the integer level for RubricsScore, 0–1 otherwise (−1–1 for a
 cosine); ``score_norm`` gives 0–1.
 
@@ -33,7 +36,14 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Engine
 
-from voproshalych_eval.judges.base import AGGREGATORS, EvaluationResult, Sample, combine
+from voproshalych_eval.judges.base import (
+    AGGREGATORS,
+    VOTE_AGGREGATORS,
+    EvaluationResult,
+    Sample,
+    combine,
+    vote,
+)
 from voproshalych_eval.judges.judge_metrics import (
     JUDGE_METRICS,
     JudgeMetric,
@@ -45,7 +55,7 @@ from voproshalych_eval.judges.judge_metrics import (
 from voproshalych_eval.llm.client import LLMCallError, LLMClient, default_client, map_concurrent
 from voproshalych_eval.llm.offline import OFFLINE_LABEL, OfflineJudge, default_embedder
 from voproshalych_eval.llm.prompts import SCHEMAS, prompt_versions, render
-from voproshalych_eval.metrics.failures import item_kind
+from voproshalych_eval.metrics.failures import category, item_kind
 
 __all__ = ["METRICS", "METRIC_KEYS", "Judge", "get_judge", "parse_verdict"]
 
@@ -154,6 +164,14 @@ class Judge:
             passed = score >= threshold
         elif score is not None and spec.passes_at is not None:
             passed = score >= spec.passes_at
+        cut = threshold if threshold is not None else spec.passes_at
+        per_model = kw.get("per_model") or {}
+        if cut is not None and self.aggregate in VOTE_AGGREGATORS and sum(v is not None for v in per_model.values()) >= 2:
+            # a jury's verdict is its majority under every aggregator that is a vote; a tie is undecided
+            verdict, undecided = vote(list(per_model.values()), float(cut))
+            if score is not None or undecided:
+                passed = verdict
+                kw["undecided"] = kw.get("undecided") or undecided
         return EvaluationResult(
             spec.key, score, passed, threshold, explanation, duration_s=time.perf_counter() - t0, scale=scale.label,
             offline=kw.pop("offline", self.offline), aggregate=self.aggregate, score_range=(scale.low, scale.high), **kw)
@@ -290,17 +308,27 @@ class Judge:
             failures.append({"model": None, "kind": total.kind, "message": total.reason, "raw_text": None})
         if runs > 1:
             details["per_run"] = per_run
+        # every call counted per model: how many were asked and why those without a reply failed (by category),
+        # so a jury's per-call failures show even when the quorum still gave a score
+        details["calls"] = {m: {"n_calls": runs, "failure_kinds": {}} for m in self.models}
+        for f in failures:
+            if "run" in f and f.get("model") in details["calls"]:
+                kinds = details["calls"][f["model"]]["failure_kinds"]
+                kinds[category(f["kind"])] = kinds.get(category(f["kind"]), 0) + 1
         n_answered = sum(1 for v in per_run.values() for x in v if x is not None)
         details["models_asked"], details["models_answered"] = total.n_asked, total.n_answered
         if len(self.models) == 1:
             explanation = next(iter(explanations.values()), "")
         else:
             explanation = "\n".join(f"[{m}] {e}" for m, e in explanations.items())
+        undecided = total.kind == "undecided" or (
+            len(self.models) == 1 and total.score is None and any(f.get("kind") == "undecided" for f in failures))
         return self._result(
             spec, scale, cfg, t0, total.score, explanation, per_model=per_model, raw_replies=raw, failures=failures,
             tokens=tokens, details=details, n_asked=len(tasks), n_answered=n_answered,
-            partial=total.score is not None and n_answered < len(tasks),
-            failure_kind=None if total.score is not None else item_kind(failures, n_answered=n_answered))
+            partial=total.score is not None and n_answered < len(tasks), undecided=undecided,
+            failure_kind=None if total.score is not None else (
+                "undecided" if undecided else item_kind(failures, n_answered=n_answered)))
 
     def _semantic_similarity(self, spec: JudgeMetric, s: Sample, cfg: Mapping[str, Any], scale: ScoreScale, t0: float,
                              details: dict[str, Any]) -> EvaluationResult:

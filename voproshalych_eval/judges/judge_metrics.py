@@ -475,10 +475,12 @@ JUDGE_METRICS: dict[str, JudgeMetric] = {m.key: m for m in (
          Option("min_score", "float", 0.0, ru="Минимум шкалы", en="Scale minimum"),
          Option("max_score", "float", 5.0, ru="Максимум шкалы", en="Scale maximum"),
          _STRICTNESS),
-        runs_option="strictness", run_aggregate="median", schema_override=_criteria_schema, check=_criteria_check,
+        runs_option="strictness", run_aggregate="median_mean", schema_override=_criteria_schema, check=_criteria_check,
         post=_criteria_post,
-        description_ru="оценка в [min, max] (вне диапазона — ограничивается), (s − min)/(max − min); медиана прогонов",
-        description_en="a score in [min, max] (clamped when outside), (s − min)/(max − min); median of the runs"),
+        description_ru="оценка в [min, max] (вне диапазона — ограничивается), (s − min)/(max − min); медиана прогонов "
+                       "(при чётном числе — среднее двух средних)",
+        description_en="a score in [min, max] (clamped when outside), (s − min)/(max − min); median of the runs "
+                       "(an even count: the mean of the two middle values)"),
     JudgeMetric(
         "rubrics_score", "RubricsScore", "RubricsScore", ("response",), "rubrics", "rubrics", _rubrics_fields,
         _rubrics_extract, None, _rubrics_scale,

@@ -2,7 +2,8 @@
 extractive generator (:class:`voproshalych_eval.llm.offline.ExtractiveGenerator`).
 
 Contexts are passed in full; any truncation is explicit (``max_context_chars``) and reported in
-``Generation.truncated``.
+``Generation.truncated``. An empty reply of the model is an empty answer (``text == ""``, no error), never a
+failed generation.
 """
 
 from __future__ import annotations
@@ -82,6 +83,10 @@ class LLMGenerator:
                 cache_salt=cache_salt,
             )
         except LLMCallError as exc:
+            if exc.kind == "parse_error" and not (exc.raw_text or "").strip():
+                # the model answered with an empty text: an answer (scored as the bad answer it is, counted as
+                # ``empty_answer``), never a parse failure of the generation
+                return Generation("", exc.model or self.model, False, time.perf_counter() - t0, {}, None, truncated)
             return Generation("", self.model, False, time.perf_counter() - t0, {}, f"{exc.kind}: {exc.message}",
                               truncated)
         return Generation(r.text.strip(), r.model, False, r.latency_s,

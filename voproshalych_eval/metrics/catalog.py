@@ -230,11 +230,12 @@ _D = ("в выбранной метрике расстояния (косинус
       "in the run's distance metric (cosine 0–2 or Euclidean)")
 _add(
     _count("total_samples", "Число векторов", "Vectors", "N — векторов в анализе", "N — vectors analysed"),
-    _m("avg_nn_distance", "Ср. расстояние до соседей", "Mean NN distance", DISTANCE, "higher", "statistic",
-       f"среднее расстояние до k ближайших соседей {_D[0]}; около 0 — почти-дубликаты",
-       f"mean distance to the k nearest neighbours {_D[1]}; near 0 means near-duplicates",
-       baseline=0.15, margin=0.05, baseline_tiers=("tier0",),
-       note="cosine distance to the nearest neighbours; near 0 means near-duplicate chunks"),
+    # no better direction: near 0 means near-duplicate chunks, large means a sparse space (issue 22)
+    _m("avg_nn_distance", "Ср. расстояние до соседей", "Mean NN distance", DISTANCE, "none", "statistic",
+       f"среднее расстояние до k ближайших соседей {_D[0]}; около 0 — почти-дубликаты, большое — разреженное "
+       "пространство; ни то, ни другое не «лучше»",
+       f"mean distance to the k nearest neighbours {_D[1]}; near 0 means near-duplicates, large a sparse space; "
+       "neither end is simply better"),
     _m("std_nn_distance", "СКО расстояния до соседей", "Std NN distance", DISTANCE, "none", "statistic",
        "разброс расстояний до соседей; выше — неоднородная плотность",
        "spread of the neighbour distances; higher means uneven density"),
@@ -520,9 +521,11 @@ for _cell, _ru, _en in (("tp", "TP", "TP"), ("fp", "FP", "FP"), ("fn", "FN", "FN
 
 # ---- UX
 _add(
-    _m("cache_hit_rate", "Доля попаданий в кэш", "Cache hit rate", SHARE, "higher", "rate",
-       "доля ходов, обслуженных из кэша", "share of turns served from the cache", baseline=0.80, margin=0.10,
-       baseline_tiers=("ux",), note="paraphrase pairs served from the cache"),
+    # a load statistic, not quality: a looser cache (larger distance) hits more AND serves more wrong answers, so
+    # the hit rate has no better direction and no baseline; the false-hit rate carries the UX baseline (issue 22)
+    _m("cache_hit_rate", "Доля попаданий в кэш", "Cache hit rate", SHARE, "none", "rate",
+       "доля ходов, обслуженных из кэша (нагрузка; качество кэша — ложные попадания и точность)",
+       "share of turns served from the cache (load; the cache's quality is its false hits and precision)"),
     _m("context_preservation", "Сохранение контекста", "Context preservation", SHARE, "higher", "rate",
        "доля уточняющих вопросов, оставшихся на странице исходного", "share of follow-ups that stay on the first question's page",
        baseline=0.80, margin=0.05, baseline_tiers=("ux",)),
@@ -543,7 +546,8 @@ _add(
     _m("cache_recall", "Полнота кэша", "Cache recall", SHARE, "higher", "rate",
        "попадания на перефразах / все перефразы", "hits on paraphrases / all paraphrases"),
     _m("cache_false_hit_rate", "Ложные попадания в кэш", "Cache false hit rate", SHARE, "lower", "rate",
-       "попадания на разных вопросах / все разные пары", "hits on different questions / all different pairs"),
+       "попадания на разных вопросах / все разные пары", "hits on different questions / all different pairs",
+       baseline=0.05, margin=0.05, baseline_tiers=("ux",), note="different questions served a cached answer"),
     _count("n_cache_pairs", "Пар для кэша", "Cache pairs", "размеченные пары вопросов", "labelled question pairs"),
 )
 
@@ -635,6 +639,29 @@ _add(
            "slots without a recorded result (resume the run)", "lower"),
     _count("n_surplus", "Лишних вопросов", "Surplus questions", "прошли фильтры, но не понадобились (больше размера)",
            "passed the gates but were not needed (over the size)"),
+)
+
+# ---- verdicts (issue 22 §3): usable judgements, per-call failures of a jury, undecided ties
+_add(
+    _m("judged_share", "Доля оценённых", "Judged share", SHARE, "higher", "rate",
+       "элементы с пригодной оценкой судьи / элементы, которые можно было оценить; ниже "
+       "VOPROSHALYCH_EVAL_MIN_JUDGED_SHARE (0,5) или ни одного — запуск «failed»",
+       "items with a usable judgement / items that could be judged; below VOPROSHALYCH_EVAL_MIN_JUDGED_SHARE (0.5) "
+       "or none at all — the run is failed"),
+    _count("n_failed_calls", "Вызовов без ответа", "Failed calls",
+           "вызовы судьи, не давшие оценки (любой вид сбоя)", "judge calls that gave no score (any failure kind)",
+           "lower"),
+    _m("parse_failure_rate_calls", "Доля неразобранных ответов (вызовы)", "Parse failure rate (calls)", SHARE, "lower",
+       "rate", "неразобранные ответы / все вызовы судей (каждая модель, каждый повтор)",
+       "unparseable replies / every judge call (each model, each repeat)"),
+    _m("error_rate_calls", "Доля сбоев API (вызовы)", "API failure rate (calls)", SHARE, "lower", "rate",
+       "сбои транспорта / все вызовы судей (каждая модель, каждый повтор)",
+       "transport failures / every judge call (each model, each repeat)"),
+    _count("n_undecided", "Без решения (ничья)", "Undecided (ties)",
+           "элементы, где вердикты судей разделились поровну: не сбой, вне метрик точности и доли PASS",
+           "items whose judges' verdicts tie: not a failure, left out of accuracy and pass rates"),
+    _m("failure_kinds.undecided", "Без решения (ничья судей)", "Undecided (judges tie)", COUNT, "none", "count",
+       "число элементов: вердикты судей разделились поровну", "items whose judges' verdicts tie"),
 )
 
 #: groups whose children are all alike (``timings_s.embed`` is seconds whatever the step)
@@ -850,6 +877,7 @@ BLOCK_LABELS: dict[str, tuple[str, str]] = {
     "hnsw": ("HNSW", "HNSW"),
     "with_context": ("с контекстом", "with context"),
     "without_context": ("без контекста", "without context"),
+    "judge_calls": ("вызовы судей", "judge calls"),
 }
 
 

@@ -17,6 +17,8 @@ Categories (:data:`KINDS`):
 * ``not_applicable`` — the metric cannot apply to this item (a field it needs, e.g. the reference, is
   missing; a free-form criterion on the offline judge). **Not a failure**: it is left out of both the
   mean and ``n_failed`` and counted apart;
+* ``undecided`` — the judges' verdicts tie (1–1): no verdict, **not a failure** — counted apart and left
+  out of pass rates and accuracies;
 * ``empty_answer`` — the system answered with an empty text. **Not a failure either**: the item is
   scored as the bad answer it is (0 on overlap metrics, the scale's lowest value by rule on judge
   metrics) and counted, so an empty answer can never raise an average by being left out.
@@ -34,11 +36,11 @@ __all__ = ["FAILURES", "KINDS", "NOT_FAILURES", "REQUEST_FAILURES", "WORDS", "ca
            "item_kind", "request_failures"]
 
 KINDS = ("transport", "parse", "no_quorum", "no_consensus", "error", "not_applicable", "empty_answer",
-         "context_overflow", "bad_request", "auth", "rate_limit", "server")
+         "context_overflow", "bad_request", "auth", "rate_limit", "server", "undecided")
 #: the kinds of a request that produced no reply (what a run's ``error_rate`` counts)
 REQUEST_FAILURES = ("transport", "context_overflow", "bad_request", "auth", "rate_limit", "server")
-#: kinds that are not failures (the item is excluded as not applicable, or scored)
-NOT_FAILURES = frozenset({"not_applicable", "empty_answer"})
+#: kinds that are not failures (the item is excluded as not applicable or undecided, or scored)
+NOT_FAILURES = frozenset({"not_applicable", "empty_answer", "undecided"})
 FAILURES = tuple(k for k in KINDS if k not in NOT_FAILURES)
 
 _RAW: dict[str, str] = {
@@ -48,7 +50,7 @@ _RAW: dict[str, str] = {
     "bad_request": "bad_request", "auth": "auth", "context_overflow": "context_overflow",
     "parse_error": "parse", "parse": "parse", "schema": "parse", "json": "parse",
     "missing_field": "not_applicable", "unsupported_offline": "not_applicable", "not_applicable": "not_applicable",
-    "no_quorum": "no_quorum", "no_consensus": "no_consensus", "empty_answer": "empty_answer",
+    "no_quorum": "no_quorum", "no_consensus": "no_consensus", "empty_answer": "empty_answer", "undecided": "undecided",
 }
 _RAW_RE = re.compile(r"\b(" + "|".join(sorted(_RAW, key=len, reverse=True)) + r")\b")
 
@@ -77,7 +79,7 @@ def item_kind(failures: Iterable[Mapping[str, Any] | str], *, n_answered: int = 
     for f in failures:
         raw = f.get("kind") if isinstance(f, Mapping) else None
         cats.append(category(raw) if raw else from_message(f if isinstance(f, str) else str(f.get("message"))))
-    for kind in ("not_applicable", "no_consensus", "no_quorum"):
+    for kind in ("not_applicable", "undecided", "no_consensus", "no_quorum"):
         if kind in cats:
             return kind
     if n_answered > 0:

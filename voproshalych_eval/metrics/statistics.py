@@ -234,7 +234,8 @@ def summarize(
     ``kinds[i]`` (optional, aligned with ``values``) names item i's failure kind
     (:data:`voproshalych_eval.metrics.failures.KINDS`; a missing kind of a failed item counts as
     ``error``): ``not_applicable`` items are counted in ``n_not_applicable`` instead of ``n_failed``;
-    ``empty_answer`` on a valid item is only counted. ``partial[i]`` marks a valid value given by a
+    ``empty_answer`` on a valid item is only counted; an ``undecided`` item (a tie between judges) is left out of
+    the mean and of ``n_failed`` and counted in ``failure_kinds``. ``partial[i]`` marks a valid value given by a
     quorum short of every vote asked (``n_partial``). When no value is valid the result has
     ``value=None`` and no interval.
     """
@@ -252,6 +253,9 @@ def summarize(
         missing = _is_missing(v)
         if missing and k == "not_applicable":
             n_na += 1
+            tally.append(k)
+            continue
+        if missing and k == "undecided":  # a tie between judges: no verdict, not a failure, counted apart
             tally.append(k)
             continue
         kept.append(v)

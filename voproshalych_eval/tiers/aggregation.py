@@ -24,7 +24,7 @@ def failed_item_kinds(records: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 def judge_kind(result: Mapping[str, Any] | None) -> str | None:
-    """The kind of one stored judge result: ``empty_answer``, its ``failure_kind``, or (older records and
+    """The kind of one stored judge result: ``empty_answer``, ``undecided`` (a tie), its ``failure_kind``, or (older records and
     exceptions) the kind named by its failures; ``None`` for a plain score."""
     from voproshalych_eval.metrics.failures import item_kind
 
@@ -32,6 +32,8 @@ def judge_kind(result: Mapping[str, Any] | None) -> str | None:
         return None
     if result.get("empty_answer"):
         return "empty_answer"
+    if result.get("undecided"):
+        return "undecided"
     if result.get("failure_kind"):
         return str(result["failure_kind"])
     if result.get("score") is None:
@@ -75,8 +77,8 @@ def overlap_aggs(results: Sequence[Mapping[str, Any]], records: Sequence[Mapping
 
 def item_outcomes(results: Sequence[Mapping[str, Any]], records: Sequence[Mapping[str, Any]],
                   judges: Sequence[str]) -> dict[str, Any]:
-    """Run-level outcome counts: ``failure_kinds`` — failed items by kind, empty answers, and every judge result
-    of ``judges`` left without a score, by kind — and ``n_partial`` (items with at least one partial judge score)."""
+    """Run-level outcome counts: ``failure_kinds`` — failed items by kind, empty answers, undecided verdicts (a
+    tie between judges) and every judge result of ``judges`` left without a score, by kind — and ``n_partial`` (items with at least one partial judge score)."""
     from voproshalych_eval.metrics.failures import count
 
     kinds: list[str | None] = list(failed_item_kinds(records))
@@ -116,3 +118,51 @@ def column(results: Sequence[Mapping[str, Any]], path: str, n_failed_items: int 
             v = v.get(part) if isinstance(v, Mapping) else None
         out.append(float(v) if isinstance(v, int | float) and not isinstance(v, bool) else (float(v) if isinstance(v, bool) else None))
     return out + [None] * n_failed_items
+
+
+def judged_share(n_judged: int, n_judgeable: int) -> dict[str, Any]:
+    """``judged_share``: items with a usable judgement / the items that could be judged (each tier says which),
+    an aggregate-shaped dict (``value``, ``n``, ``n_judged``, ``n_failed`` = the rest; no CI). The engine ends a
+    run ``failed`` when this share is below ``Settings.min_judged_share`` (``VOPROSHALYCH_EVAL_MIN_JUDGED_SHARE``);
+    ``value`` is ``None`` when nothing could be judged (e.g. every Tier 3 question declined) — then no check."""
+    n, k = int(n_judgeable), int(n_judged)
+    return {"value": k / n if n else None, "n": n, "n_judged": k, "n_failed": n - k, "ci_low": None, "ci_high": None}
+
+
+#: a judge model that failed more than this share of its calls is named on the page and in reports
+FAILING_MODEL_SHARE = 0.5
+
+
+def _call_block(n_calls: int, kinds: Mapping[str, int]) -> dict[str, Any]:
+    from voproshalych_eval.metrics.failures import FAILURES, count, request_failures
+
+    tally = count(k for k, n in kinds.items() for _ in range(int(n)))
+    failed = sum(tally[k] for k in FAILURES)
+    return {"n_calls": n_calls, "n_failed_calls": failed, "failure_kinds": tally,
+            "parse_failure_rate_calls": tally["parse"] / n_calls if n_calls else None,
+            "error_rate_calls": request_failures(tally) / n_calls if n_calls else None}
+
+
+def jury_calls(results: Sequence[Mapping[str, Any] | None]) -> dict[str, Any] | None:
+    """Every judge call of ``results`` (stored judge results; their ``details.calls``, see ``Judge._run_llm``)
+    counted per call, per model and in total: ``n_calls``, ``n_failed_calls``, ``failure_kinds`` and the
+    rates ``parse_failure_rate_calls`` / ``error_rate_calls`` whose denominator is every call asked
+    (``denominator: "calls"``); ``failing_models`` names the models that failed more than
+    :data:`FAILING_MODEL_SHARE` of their calls. ``None`` when no result made a call (offline, empty answers)."""
+    per: dict[str, tuple[int, dict[str, int]]] = {}
+    for res in results:
+        for model, c in (((res or {}).get("details") or {}).get("calls") or {}).items():
+            n, kinds = per.setdefault(str(model), (0, {}))
+            for k, v in (c.get("failure_kinds") or {}).items():
+                kinds[k] = kinds.get(k, 0) + int(v)
+            per[str(model)] = (n + int(c.get("n_calls") or 0), kinds)
+    if not per:
+        return None
+    total: dict[str, int] = {}
+    for _, kinds in per.values():
+        for k, v in kinds.items():
+            total[k] = total.get(k, 0) + v
+    models = {m: _call_block(n, kinds) for m, (n, kinds) in sorted(per.items())}
+    return {**_call_block(sum(n for n, _ in per.values()), total), "denominator": "calls", "per_model": models,
+            "failing_models": [m for m, b in models.items()
+                               if b["n_calls"] and b["n_failed_calls"] / b["n_calls"] > FAILING_MODEL_SHARE]}

@@ -21,7 +21,7 @@ from sqlalchemy import Engine
 from voproshalych_eval import datasets
 from voproshalych_eval.metrics.statistics import summarize
 from voproshalych_eval.plans import ItemResult, Plan
-from voproshalych_eval.tiers import inputs, llm_calls
+from voproshalych_eval.tiers import aggregation, inputs, llm_calls
 
 TIER = "judge_metrics"
 DEFAULTS: dict[str, Any] = {
@@ -131,6 +131,8 @@ def aggregate(records: Sequence[Mapping[str, Any]], metric: str) -> dict[str, An
         res = r["result"] or {}
         if res.get("empty_answer"):
             return "empty_answer"
+        if res.get("undecided") and res.get("score") is None:
+            return "undecided"
         if res.get("failure_kind"):
             return str(res["failure_kind"])
         return from_message(r.get("error")) if r["status"] != "done" else None
@@ -146,6 +148,15 @@ def aggregate(records: Sequence[Mapping[str, Any]], metric: str) -> dict[str, An
     if passed:
         out["pass_rate"] = summarize([float(x) for x in passed]).to_dict()
     out["n_partial"] = sum(partial)
+    out["failure_kinds"] = out[key]["failure_kinds"]
+    out["n_undecided"] = sum(bool(res.get("undecided")) for res in results)
+    calls = aggregation.jury_calls(results)
+    if calls is not None:
+        out["judge_calls"] = calls
+    # samples with a score / samples the metric applies to (every sample when it applies to none)
+    n_app = sum(1 for k in kinds if k != "not_applicable")
+    out["judged_share"] = aggregation.judged_share(sum(1 for res in results if res.get("score") is not None),
+                                                   n_app or len(records))
     return out
 
 

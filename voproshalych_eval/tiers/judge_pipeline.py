@@ -6,7 +6,8 @@ placeholders ``{question}``, ``{context}``, ``{answer}``) is asked once per
 item. Its reply is parsed STRICTLY by the LLM layer (``Yes`` or ``No: reason``; anything else —
 "yesterday", "No, yes…" — is a parse failure, counted and kept with the raw reply, never a verdict).
 
-Positive class = show. Over the items with a valid verdict: ``accuracy``, ``precision``, ``recall``,
+Positive class = show. A tie between several judge models is *undecided* (``n_undecided``, ``failure_kinds``): no
+verdict, not a failure, left out of the classification metrics. Over the items with a valid verdict: ``accuracy``, ``precision``, ``recall``,
 ``f1_score``, the confusion matrix, ``cohen_kappa`` (verdicts vs human labels); over all calls:
 ``error_rate`` (transport failures: timeout, 429 after retries, 5xx, connection), ``parse_failure_rate``
 (replies that are not a verdict) — both over every call asked, failed items included —, ``failure_kinds``
@@ -87,6 +88,9 @@ def custom_show_no_show(judge: Any, prompt: str, question: str, context: str, an
 
 
 def _verdict(res: Mapping[str, Any]) -> bool | None:
+    """Show (True) / no-show (False) of a judge result; ``None`` without a verdict or on a tie (undecided)."""
+    if res.get("undecided"):
+        return None
     v = res.get("passed")
     if v is None and res.get("score") is not None:
         v = bool(res["score"] >= 0.5)
@@ -187,10 +191,17 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
     failed_kinds = aggregation.failed_item_kinds(records)
     m["n_items"] = len(records)
     m["n_failed_items"] = len(failed_kinds)
+    m["judged_share"] = aggregation.judged_share(sum(1 for r in res if r.get("verdict") is not None), len(records))
     kinds = count([category(r.get("failure_kind")) if r.get("failure_kind") else None for r in res] + failed_kinds)
     m["failure_kinds"] = kinds
+    # a tie between judges is undecided: left out of the classification metrics, counted apart (not a failure)
+    m["n_undecided"] = kinds["undecided"]
+    m["n_failed"] = m["n_failed"] - kinds["undecided"]
     m.update(_rates(kinds, len(res) + len(failed_kinds)))
     m["n_partial"] = sum(bool((r.get("show_no_show") or {}).get("partial")) for r in res)
+    calls = aggregation.jury_calls([r.get("show_no_show") for r in res])
+    if calls is not None:
+        m["judge_calls"] = calls
     m["accuracy_ci"] = aggregation.agg([None if r.get("correct") is None else float(r["correct"]) for r in res])
     m.update(aggregation.latency_percentiles([r.get("show_no_show", {}).get("duration_s") for r in res], "latency"))
     m["tokens"] = sum(llm_calls.tokens_of(r.get("show_no_show", {})) + llm_calls.tokens_of(r.get("benchmark", {}) or {}) for r in res)
@@ -211,8 +222,13 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
         b_raw = [aggregation.judge_kind(r.get("benchmark")) for r in bench]
         b_kinds = count(category(k) if k else None for k in b_raw)
         m["benchmark_failure_kinds"] = b_kinds
+        m["benchmark_n_undecided"] = b_kinds["undecided"]
+        m["benchmark_n_failed"] = m["benchmark_n_failed"] - b_kinds["undecided"]
         m.update(_rates(b_kinds, len(bench), prefix="benchmark_"))
         m["benchmark_n_partial"] = sum(bool((r.get("benchmark") or {}).get("partial")) for r in bench)
+        b_calls = aggregation.jury_calls([r.get("benchmark") for r in bench])
+        if b_calls is not None:
+            m["benchmark_judge_calls"] = b_calls
     return m
 
 

@@ -20,7 +20,8 @@ scale (answer correctness is asked on 1–5). Per model:
 * ``latency_p50/p95/p99`` over ALL calls (seconds), ``tokens`` in total.
 
 Across models (two or more): ``inter_judge_cohen_kappa`` (two models) and
-``inter_judge_fleiss_kappa`` on each item's majority verdict per model, and
+``inter_judge_fleiss_kappa`` on each item's majority verdict per model (a tie of the repeats is undecided —
+``n_undecided`` per model — and leaves the item out, never a pass), and
 ``inter_judge_mean_abs_diff`` of the per-item mean scores. The top-level metrics are those of the
 first model; every model's are under ``per_model``.
 """
@@ -154,11 +155,17 @@ def _verdict(call: Mapping[str, Any], threshold: float, lo: float = 0.0, hi: flo
 
 
 def _majority(verdicts: Sequence[bool | None]) -> bool | None:
+    """The majority verdict of the repeats; ``None`` without one or on a tie (undecided, never a pass)."""
     valid = [v for v in verdicts if v is not None]
     if not valid:
         return None
     c = Counter(valid)
-    return c[True] >= c[False]
+    return None if c[True] == c[False] else c[True] > c[False]
+
+
+def _tied(verdicts: Sequence[bool | None]) -> bool:
+    valid = [v for v in verdicts if v is not None]
+    return bool(valid) and 2 * sum(valid) == len(valid)
 
 
 def model_metrics(items: Sequence[Sequence[Mapping[str, Any]]], *, metric: str, threshold: float | None) -> dict[str, Any]:
@@ -230,14 +237,22 @@ def aggregate(records: list[dict[str, Any]], *, models: Sequence[str], metric: s
         per_model[m] = model_metrics(items, metric=metric, threshold=threshold)
         thr = per_model[m]["verdict_threshold"]
         lo, hi = _scale(metric)
-        majority[m] = [_majority([_verdict(c, thr, lo, hi) for c in item]) for item in items]
+        verdicts = [[_verdict(c, thr, lo, hi) for c in item] for item in items]
+        majority[m] = [_majority(v) for v in verdicts]
+        per_model[m]["n_undecided"] = sum(1 for v in verdicts if _tied(v))
         means[m] = [aggregation.agg([_norm(c, lo, hi) for c in item])["value"] for item in items]
     out: dict[str, Any] = {}
     if per_model:
         first = per_model[next(iter(per_model))]
         out.update({k: v for k, v in first.items()})
+        out["n_undecided"] = first["n_undecided"]
     out["metric"] = metric
     out["n_items"] = len(records)
+    # items with a valid score from some model / items some call applied to (all items when none applied)
+    calls = [[c for cs in r.get("calls", {}).values() for c in cs] for r in res]
+    n_app = sum(1 for cs in calls if any(c.get("failure_kind") != "not_applicable" for c in cs))
+    out["judged_share"] = aggregation.judged_share(
+        sum(1 for cs in calls if any(c.get("score") is not None for c in cs)), n_app or len(records))
     out["n_failed_items"] = aggregation.n_failed_items(records)
     out["repeats"] = max((len(c) for r in res for c in r.get("calls", {}).values()), default=0)
     out["per_model"] = per_model

@@ -389,7 +389,8 @@ def question_items(
     """One item result per question: ranking, distances, relevant ids and both levels' per-query metrics.
 
     Chunk level: the ``depth`` chunks asked for (cut-offs above it are omitted); URL level: the distinct
-    pages of ``url_hits`` (retrieved deeper for that), its @K over the first K pages."""
+    pages of ``url_hits`` (retrieved deeper for that), its @K over the first K pages and MRR / MAP over the
+    first ``max(cutoffs)`` pages — a fixed depth for every question, however deep its list was retrieved."""
     ks = tuple(cutoffs)
     ndcg_ks = tuple(c for c in ks if c >= 5) or (max(ks),)
     url_hits = url_hits if url_hits is not None else hits
@@ -398,7 +399,11 @@ def question_items(
     chunk_rel = [[int(x) for x in (r.get("relevant_chunk_ids") or [])] for r in records]
     url_rel = [[str(x) for x in (r.get("relevant_urls") or [])] for r in records]
     per_chunk = evaluate_retrieval(chunk_rank, chunk_rel, ks=ks, ndcg_ks=ndcg_ks, depth=depth).per_query
-    per_url = evaluate_retrieval(url_rank, url_rel, ks=ks, ndcg_ks=ndcg_ks).per_query
+    # URL level over a FIXED depth: the first max(cut-offs) distinct pages of every question. The lists were
+    # deepened question by question until they held that many pages, so MRR/MAP over the whole list would
+    # reward a question for having been retrieved deeper than another.
+    pages = max(ks)
+    per_url = evaluate_retrieval([r[:pages] for r in url_rank], url_rel, ks=ks, ndcg_ks=ndcg_ks).per_query
     out = []
     for i, rec in enumerate(records):
         h = hits[i]

@@ -165,8 +165,14 @@ def aggregate(records: list[dict[str, Any]], *, repeats: int = 1) -> dict[str, A
     if repeats >= 2:
         m["response_exact_match_rate"] = aggregation.agg(aggregation.column(res, "response_exact_match", nf))
         m["response_semantic_consistency"] = aggregation.agg(aggregation.column(res, "response_semantic_consistency", nf))
+    calls = aggregation.jury_calls([j for r in res for j in (r.get("judges") or {}).values()])
+    if calls is not None:
+        m["judge_calls"] = calls
     m["n_items"] = len(records)
     m["n_failed_items"] = nf
+    # items with at least one judge score (an empty answer scored by rule included) / every recorded item
+    m["judged_share"] = aggregation.judged_share(
+        sum(1 for r in res if any(r.get(k) is not None for k in JUDGE_METRICS)), len(records))
     m["n_context_truncated"] = sum(1 for r in res if r.get("context_truncated"))
     m["n_context_cut"] = sum(1 for r in res if r.get("judge_context_cut"))  # cut to the judge model's window
     gen_lat = [r.get("generation", {}).get("latency_s") for r in res]

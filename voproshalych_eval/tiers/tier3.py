@@ -406,8 +406,15 @@ def aggregate(records: list[dict[str, Any]], *, repeats: int = 1, min_pass_rate:
     m["context_sources"] = dict(sorted(Counter(res.get("context_source") or "—" for res in answered).items()))
     m["n_answered_unanswerable"] = sum(1 for res in answered if res.get("answerable") is False)
     m["outcomes_by_answerability"] = outcomes_by_answerability(records, outcomes)
+    m["n_undecided"] = sum(1 for r in answered if ((r.get("judges") or {}).get("rag_judge") or {}).get("undecided"))
+    calls = aggregation.jury_calls([j for r in answered for j in (r.get("judges") or {}).values()])
+    if calls is not None:
+        m["judge_calls"] = calls
     m["n_items"] = n_all
     m["n_failed_items"] = sum(1 for r in records if r["status"] != "done")
+    # answered items with a judge score / answered items (declines and errors are outcomes, not judgements)
+    m["judged_share"] = aggregation.judged_share(
+        sum(1 for r in answered if r.get("rag_score") is not None or r.get("e2e_score") is not None), len(answered))
     passes = sum(1 for r, o in zip(records, outcomes, strict=True) if o != "error" and (r.get("result") or {}).get("gate_pass"))
     m["gate_pass_rate"] = passes / n_all if n_all else None
     if min_pass_rate is not None:

@@ -290,6 +290,15 @@ def run_caption(run: runs.Run) -> None:
         describe.config_words(run, lang()), run.dataset_name or "—", models,
         f"{tr('код', 'code')} {run.code_version or '—'}", f"#{run.id}") if x))
     stale_dataset_warning(run)
+    jury_warnings(run)
+
+
+def jury_warnings(run: runs.Run) -> None:
+    """A visible warning naming each judge model that failed most of its calls, and the undecided ties."""
+    from voproshalych_eval.reports import jury_notes
+
+    for note in jury_notes(dict(run.metrics or {}), lang=lang()):
+        st.warning("⚠️ " + note)
 
 
 def stale_dataset_warning(run: runs.Run) -> None:

@@ -11,7 +11,7 @@ import streamlit as st
 
 from voproshalych_eval import executor, runs
 from voproshalych_eval.describe import AGGREGATOR_LABELS, QUORUM_LABELS
-from voproshalych_eval.ui import jobs, state, tables
+from voproshalych_eval.ui import jobs, state, tables, uploads
 from voproshalych_eval.ui.common import (
     empty_state,
     json_download,
@@ -156,8 +156,9 @@ def samples_dataset() -> int | None:
     if upload is None:
         st.warning(tr("Загрузите файл с примерами.", "Upload a sample file."))
         return None
-    samples = read_samples(upload.name, data=upload.getvalue())
-    return store_samples(state.engine(), samples, Path(upload.name).stem).id
+    up_name, up_data = uploads.read(upload)
+    samples = read_samples(up_name, data=up_data)
+    return store_samples(state.engine(), samples, Path(up_name).stem).id
 
 
 if run:

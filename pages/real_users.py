@@ -32,7 +32,13 @@ from voproshalych_eval.analytics.topics import GAP_FORMULA, format_example, mont
 from voproshalych_eval.plots import real_users as charts
 from voproshalych_eval.ui import jobs, state, tables, uploads, views
 from voproshalych_eval.ui.charts import plotly_chart
-from voproshalych_eval.ui.common import empty_state, metric_cards, page_header, table_with_download
+from voproshalych_eval.ui.common import (
+    csv_download,
+    empty_state,
+    metric_cards,
+    page_header,
+    table_with_download,
+)
 from voproshalych_eval.ui.i18n import fmt_count, lang, tr
 
 RESULT_KEY, RUN_KEY = "ru_result", "ru_run_id"
@@ -94,7 +100,7 @@ def choice(label: str, options: dict[str, str], key: str, *, index: int = 0) -> 
 def chart(fig: object, df: pd.DataFrame, name: str) -> None:
     """A plotly chart followed by the CSV of its data."""
     plotly_chart(fig, key=f"fig_{name}")
-    st.download_button("⬇ CSV", df.to_csv(index=False).encode("utf-8"), file_name=f"{name}.csv", mime="text/csv",
+    st.download_button("⬇ CSV", csv_download(df), file_name=f"{name}.csv", mime="text/csv",
                        key=f"dl_{name}")
 
 

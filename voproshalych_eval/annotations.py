@@ -28,8 +28,6 @@ unchanged file changes nothing.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -43,7 +41,7 @@ from sqlalchemy import Engine, text
 from voproshalych_eval import dataset_versions as dv
 from voproshalych_eval import jsonable
 from voproshalych_eval.datasets import Dataset, DatasetError, get_dataset
-from voproshalych_eval.record_files import FieldError, RecordFileError, as_bool, as_int, read_file
+from voproshalych_eval.record_files import FieldError, RecordFileError, as_bool, as_int, read_file, write_csv
 
 __all__ = [
     "ANNOTATION_COLUMNS",
@@ -320,18 +318,14 @@ def review_table(engine: Engine, ds: Dataset | str) -> pd.DataFrame:
 
 
 def export_annotations(engine: Engine, ds: Dataset | str, fmt: str = "csv") -> str:
-    """The annotation file's text: CSV (``csv`` module, every field quoted as needed) or JSON."""
+    """The annotation file's text: CSV (:func:`record_files.write_csv`: fields quoted as needed, formula cells
+    neutralised with a leading ``'`` that the importer removes) or JSON."""
     rows = annotation_rows(engine, ds)
     if fmt == "json":
         return jsonable.dumps(rows, indent=1)
     if fmt != "csv":
         raise ValueError(f"unknown format {fmt!r}; use csv or json")
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=ANNOTATION_COLUMNS, lineterminator="\n")
-    w.writeheader()
-    for r in rows:
-        w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in ANNOTATION_COLUMNS})
-    return buf.getvalue()
+    return write_csv(rows, ANNOTATION_COLUMNS)
 
 
 @dataclass

@@ -18,7 +18,6 @@ from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
-from urllib.parse import urlsplit
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_EMBEDDER = "use-multilingual"
@@ -73,14 +72,11 @@ def load_secrets() -> dict[str, Any]:
 
 
 def describe_database_url(url: str | None) -> str:
-    """Human-readable description of a database URL without credentials (host, port, database only)."""
-    if not url:
-        return "embedded"
-    parts = urlsplit(url)
-    host = parts.hostname or "local socket"
-    port = f":{parts.port}" if parts.port else ""
-    db = parts.path.lstrip("/") or "postgres"
-    return f"{host}{port}/{db}"
+    """Human-readable description of a database URL (URL or libpq ``key=value`` form) without credentials:
+    host, port and database only (:func:`endpoints.public_dsn`)."""
+    from voproshalych_eval.endpoints import public_dsn
+
+    return public_dsn(url)
 
 
 def _share(value: Any) -> float:

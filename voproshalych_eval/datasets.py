@@ -588,20 +588,15 @@ GOLDEN_COLUMNS = ["id", "question", "ground_truth_answer", "chunk_id", "chunk_te
 
 
 def export_csv(records: Sequence[dict[str, Any]]) -> str:
-    """Golden records as CSV text (the ``csv`` module: multi-line fields quoted; lists and objects as JSON
-    cells, which :func:`read_records` reads back). The seed's columns come first, other fields after."""
-    import csv
-    import io
+    """Golden records as CSV text (:func:`record_files.write_csv`: multi-line fields quoted, formula cells
+    neutralised with a leading ``'`` that the reader removes; lists and objects as JSON cells, which
+    :func:`read_records` reads back). The seed's columns come first, other fields after."""
+    from voproshalych_eval.record_files import write_csv
 
     extra = sorted({k for r in records for k in r} - set(GOLDEN_COLUMNS))
     cols = GOLDEN_COLUMNS + extra
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
-    w.writeheader()
-    for r in records:
-        w.writerow({c: (json.dumps(v, ensure_ascii=False) if isinstance(v := r.get(c), list | dict) else ("" if v is None else v))
-                    for c in cols})
-    return buf.getvalue()
+    return write_csv(({c: (json.dumps(v, ensure_ascii=False) if isinstance(v := r.get(c), list | dict) else v)
+                       for c in cols} for r in records), cols)
 
 
 def delete_dataset(engine: Engine, name: str, kind: str = "golden") -> int:

@@ -24,6 +24,13 @@ Every problem is a :class:`RecordFileError` whose text reads ``file, row N, fiel
 numbers: CSV — the spreadsheet row (the header is row 1; a record with quoted line breaks is still one
 row; the first line of the record is added when it differs); JSONL — the line; JSON — the element.
 
+**Formula cells** (OWASP "CSV injection"): every CSV the product writes goes through :func:`write_csv` /
+:func:`dataframe_csv`, which prefix a single quote to a text cell that starts with ``=``, ``+``, ``-``, ``@``,
+a tab or a carriage return (after any quotes already there), so a spreadsheet shows it as text and never
+evaluates it; plain numbers (``-5``, ``+3.5``, ``1e-3``) are left as they are. The reader removes that one quote
+from a cell that starts with quotes followed by one of those characters, so an exported file re-imports to
+the same values (``'=x`` written as ``''=x`` reads back as ``'=x``).
+
 Problems confined to one record (NUL, surrogate, too long, a JSONL line that is not JSON, a CSV record
 with the wrong number of cells, an array element that is not an object) are *row problems*: with
 ``skip_bad_rows=True`` they are collected in :attr:`RecordFile.bad_rows` and the record is left out.
@@ -38,7 +45,7 @@ import io
 import json
 import math
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
@@ -196,6 +203,47 @@ def _check_record(rec: Mapping[str, Any], max_chars: int) -> None:
 
 # ------------------------------------------------------------------------------------ CSV
 
+_FORMULA_START = re.compile("'*[=+\\-@\t\r]")
+_QUOTED_FORMULA = re.compile("'+[=+\\-@\t\r]")
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
+
+
+def csv_cell(value: Any) -> Any:
+    """A value as the CSV writers write it: text a spreadsheet would evaluate as a formula (starting with
+    ``=``, ``+``, ``-``, ``@``, tab or CR, after any leading quotes) gets one leading ``'``; plain numbers and
+    other values are returned unchanged (OWASP's rule for CSV injection)."""
+    if isinstance(value, str) and _FORMULA_START.match(value) and not _PLAIN_NUMBER.fullmatch(value):
+        return "'" + value
+    return value
+
+
+def csv_value(cell: str) -> str:
+    """The reader's inverse of :func:`csv_cell`: one leading quote removed from an escaped formula cell."""
+    if cell.startswith("'") and _QUOTED_FORMULA.match(cell) and not _PLAIN_NUMBER.fullmatch(cell[1:]):
+        return cell[1:]
+    return cell
+
+
+def write_csv(rows: Iterable[Mapping[str, Any]], columns: Sequence[str]) -> str:
+    """CSV text of ``rows`` (``columns`` in order; a missing or None value is an empty cell), formula cells
+    neutralised (:func:`csv_cell`); RFC 4180 records ending in ``\\r\\n``, so every line break inside a value
+    (a lone ``\\r`` too) is quoted."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\r\n")
+    w.writerow([csv_cell(c) for c in columns])
+    for r in rows:
+        w.writerow([csv_cell("" if (v := r.get(c)) is None else v) for c in columns])
+    return buf.getvalue()
+
+
+def dataframe_csv(df: Any) -> str:
+    """A pandas DataFrame as CSV text (no index, ``\\r\\n`` records like :func:`write_csv`), formula cells
+    neutralised (:func:`csv_cell`)."""
+    safe = df.rename(columns=lambda c: csv_cell(str(c)))
+    safe = safe.apply(lambda col: col if col.dtype.kind in "biufcmM" else col.map(csv_cell))
+    return safe.to_csv(index=False, lineterminator="\r\n")
+
+
 
 class _Lines:
     """Feeds the csv reader line by line (``\\n``, ``\\r\\n``, ``\\r`` only) and remembers each record's lines."""
@@ -261,6 +309,16 @@ def _delimiter(header_line: str) -> str:
     return best if counts[best] else ","
 
 
+def _delimiter_in_unquoted(line: str, delimiter: str) -> bool:
+    in_q = False
+    for c in line:
+        if c == '"':
+            in_q = not in_q
+        elif c == delimiter and not in_q:
+            return True
+    return False
+
+
 def _read_csv(name: str, text: str, *, skip_bad_rows: bool, max_chars: int, on_escaped: Callable[[str], str] | None,
               ) -> tuple[list[dict[str, Any]], list[int], list[str], list[RecordFileError]]:
     first_line = text.split("\n", 1)[0]
@@ -268,7 +326,12 @@ def _read_csv(name: str, text: str, *, skip_bad_rows: bool, max_chars: int, on_e
     # A file whose records end in \n (or \r\n) may hold a bare \r inside a value that its writer left
     # unquoted (Python's csv and pandas do so with lineterminator="\n"): it is data, not a line break.
     cr = None
-    if "\n" in text and _BARE_CR.search(text):
+    if "\n" in text and (bare := _BARE_CR.search(text)):
+        if not _delimiter_in_unquoted(first_line, delim):
+            # one column: a bare \r may be a line break or data, and either reading silently changes the rows
+            raise RecordFileError(name, None, None, "a bare carriage return (CR) in a file whose lines end in LF: "
+                                  "in a one-column file it cannot be told from a line break; quote the value or "
+                                  "save the file with one kind of line ending", line=text.count("\n", 0, bare.start()) + 1)
         cr = next((chr(c) for c in range(0xE000, 0xF900) if chr(c) not in text), None)
         text = _BARE_CR.sub(cr, text) if cr else text
     lines = _Lines(text)
@@ -323,7 +386,7 @@ def _read_csv(name: str, text: str, *, skip_bad_rows: bool, max_chars: int, on_e
                     if v.strip():
                         raise FieldError(fname, "a value in a column without a name in the header")
                     continue
-                rec[h] = v
+                rec[h] = csv_value(v)
         except FieldError as exc:
             _row_problem(RecordFileError(name, row, exc.field, exc.message, line=start), skip_bad_rows, bad)
             continue

@@ -11,7 +11,7 @@ import streamlit as st
 
 from voproshalych_eval import executor, runs
 from voproshalych_eval.describe import AGGREGATOR_LABELS, QUORUM_LABELS
-from voproshalych_eval.ui import jobs, state, tables, uploads
+from voproshalych_eval.ui import jobs, state, tables, untrusted, uploads
 from voproshalych_eval.ui.common import (
     empty_state,
     json_download,
@@ -219,12 +219,12 @@ else:
     if keys:
         pick = st.selectbox(tr("Пример", "Sample"), keys, key="jm_pick")
         r = next(x for x in out["results"] if x["item_key"] == pick)
-        st.markdown(f"**{tr('Вопрос', 'Question')}:** {r['user_input']}")
+        untrusted.labelled(tr("Вопрос", "Question"), r["user_input"])
         shown = "—" if r["score"] is None else f"{r['score']:.3f}".rstrip("0").rstrip(".")
         st.markdown(f"**{tr('Оценка', 'Score')}:** {shown} ({r['scale']})"
                     + (" · " + tr("офлайн-эвристика", "offline heuristic") if r["offline"] else ""))
         if r["explanation"]:
-            st.markdown(f"**{tr('Объяснение', 'Explanation')}:** {r['explanation']}")
+            untrusted.labelled(tr("Объяснение", "Explanation"), r["explanation"])
         if r["failures"]:
             st.error(tr("Сбои", "Failures") + ":")
             tables.show(pd.DataFrame(r["failures"]), f"judge_{out['run_id']}_{pick}_failures", download=False)

@@ -262,11 +262,28 @@ def validate_records(records: Sequence[dict[str, Any]], kind: str, *, file: str 
     return out
 
 
+#: the fields each kind's validator reads; other columns are kept as extra fields, except near-misses of these
+#: (``Question``, ``ground_truth_anwser``) while the field itself is absent: refused (:func:`record_files.check_columns`)
+KIND_FIELDS: dict[str, tuple[str, ...]] = {
+    "golden": ("id", "question", "ground_truth_answer", "chunk_id", "chunk_text", "confluence_url", "relevant_chunk_ids",
+               "relevant_urls", "question_type", "question_source", "dialog_context", "chunk_text_truncated"),
+    "judge": ("id", "question", "answer", "context", "label", "ground_truth_show", "rationale"),
+    "dialogs": ("id", "dialog_id", "turns"),
+    "samples": ("id", "user_input", "response", "reference", "retrieved_contexts"),
+}
+
+
 def load_file(path: str | Path, kind: str, *, name: str | None = None, data: bytes | None = None,
-              encoding: str | None = None) -> Dataset:
-    """Read (:func:`record_files.read_file`) and validate a dataset file (or its bytes ``data``)."""
+              encoding: str | None = None, ignore_columns: Sequence[str] = ()) -> Dataset:
+    """Read (:func:`record_files.read_file`) and validate a dataset file (or its bytes ``data``); a column that
+    looks like a misspelled or capitalised known field is refused unless ``ignore_columns`` names it."""
+    from voproshalych_eval.record_files import check_columns
+
     p = Path(path)
     f = read_file(p, data=data, encoding=encoding)
+    check_columns(f.file, f.columns, KIND_FIELDS.get(kind, ()), ignore=ignore_columns, allow_extra=True)
+    if ignore_columns:
+        f.records = [{k: v for k, v in r.items() if k not in set(ignore_columns)} for r in f.records]
     valid = validate_records(f.records, kind, file=f.file, rows=f.rows)
     return Dataset(name=name or p.stem, kind=kind, records=valid, content_hash=content_hash(valid), source=str(p))
 
@@ -539,9 +556,10 @@ def resolve(engine: Engine, path_or_name: str, kind: str) -> Dataset:
     return get_dataset(engine, path_or_name, kind)
 
 
-def store_file(engine: Engine, path: str | Path, kind: str, *, name: str | None = None, data: bytes | None = None) -> Dataset:
+def store_file(engine: Engine, path: str | Path, kind: str, *, name: str | None = None, data: bytes | None = None,
+               ignore_columns: Sequence[str] = ()) -> Dataset:
     """Read, validate and store a dataset file (a golden one flagged by :func:`with_kb_truncation_flags`)."""
-    ds = load_file(path, kind, name=name, data=data)
+    ds = load_file(path, kind, name=name, data=data, ignore_columns=ignore_columns)
     if kind == "golden":
         ds = with_kb_truncation_flags(engine, ds)
     return store(engine, ds)

@@ -670,13 +670,63 @@ def read_records(path: str | Path, *, data: bytes | None = None, **kwargs: Any) 
     return f.records, f.rows
 
 
+# ------------------------------------------------------------------------------------ columns
+
+
+def near_column(column: str, known: Sequence[str]) -> str | None:
+    """The known column ``column`` is probably meant as: the same name in another case (``Answer``), or a
+    close spelling (``qestion``); None when nothing is close."""
+    import difflib
+
+    folded = {k.casefold(): k for k in known}
+    if column.casefold() in folded:
+        return folded[column.casefold()]
+    close = difflib.get_close_matches(column.casefold(), list(folded), n=1, cutoff=0.8)
+    return folded[close[0]] if close else None
+
+
+def check_columns(file: str, columns: Sequence[str], known: Sequence[str], *, ignore: Sequence[str] = (),
+                  allow_extra: bool = False) -> None:
+    """Refuse a file with columns the importer would otherwise drop or misread without a word.
+
+    A column that is a near-miss of a known one (another case, a close spelling) is always an error — it is
+    surely meant as that column; any other unknown column is an error unless ``allow_extra`` (formats that
+    keep extra fields). Columns named in ``ignore`` (the ``--ignore-columns`` option) are left out knowingly.
+    The error names every such column, the known column each resembles, and the option."""
+    ignored = set(ignore)
+    problems: list[str] = []
+    for c in columns:
+        if c in known or c in ignored:
+            continue
+        near = near_column(c, known)
+        if near is not None and not (allow_extra and near in columns):
+            problems.append(f"'{c}' (did you mean '{near}'?)")
+        elif not allow_extra:
+            problems.append(f"'{c}'")
+    if problems:
+        names = ",".join(c for c in columns if c not in known and c not in ignored and (
+            not allow_extra or ((near := near_column(c, known)) is not None and near not in columns)))
+        raise RecordFileError(
+            file, 1, None,
+            f"unknown column{'s' if len(problems) > 1 else ''} {', '.join(problems)}; known columns: "
+            f"{', '.join(known)}. Rename them, or import without them: --ignore-columns {names}")
+
+
+def split_names(value: str | Sequence[str] | None) -> list[str]:
+    """``"a,b"`` or ``["a", "b"]`` -> ``["a", "b"]`` (blank names dropped)."""
+    if not value:
+        return []
+    items = value.split(",") if isinstance(value, str) else list(value)
+    return [x.strip() for x in items if x and x.strip()]
+
+
 # ------------------------------------------------------------------------------------ typed values
 # Shared by every validator (datasets, question log, judge samples): one rule per type, errors as
 # FieldError(field, message); the caller adds the file and row.
 
 TRUE_WORDS = frozenset({"true", "t", "1", "yes", "y", "да", "show"})
 FALSE_WORDS = frozenset({"false", "f", "0", "no", "n", "нет", "no_show"})
-_INT_RE = re.compile(r"[+-]?\d+(?:\.0*)?")
+_INT_RE = re.compile(r"[+-]?\d+(?:\.0*)?", re.ASCII)  # ASCII digits only: '٥' is not 5
 
 
 def is_blank(v: Any) -> bool:

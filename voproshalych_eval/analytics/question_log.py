@@ -14,7 +14,7 @@ cached embedder, so ``n_used == len(log)`` and the n is reported with each resul
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -32,12 +32,16 @@ from voproshalych_eval.record_files import (
     as_datetime,
     as_int,
     as_text,
+    check_columns,
     read_file,
 )
 
 log = logging.getLogger(__name__)
 
 PRODUCTION_SOURCE = "question_answer"
+#: the columns an import reads (or knowingly skips: ``updated_at``, ``embedding`` of production exports)
+IMPORT_COLUMNS = ("id", "question", "answer", "confluence_url", "url", "score", "user_id", "stop_point", "created_at",
+                  "updated_at", "embedding")
 LOG_COLUMNS = ["source", "id", "question", "answer", "url", "score", "user_id", "stop_point", "created_at"]
 SCORE_UP, SCORE_DOWN = 5, 1
 
@@ -336,12 +340,16 @@ def import_file(
     skip_bad_rows: bool = False,
     data: bytes | None = None,
     encoding: str | None = None,
+    ignore_columns: Sequence[str] = (),
 ) -> ImportReport:
     """Import a CSV / JSONL / JSON export of ``question_answer`` into ``eval.question_log`` under ``source``.
 
     Columns: ``question`` (required column; an empty value is an event without text, imported and
     counted in ``n_empty_questions``), ``id``, ``answer``, ``confluence_url`` or ``url``, ``score`` (1–5),
-    ``user_id``, ``created_at`` (ISO; may be empty), ``stop_point``; others (``updated_at``, …) are ignored.
+    ``user_id``, ``created_at`` (ISO; may be empty), ``stop_point``; ``updated_at`` and ``embedding`` (in the
+    production table's exports) are ignored. Any other column — a misspelled or capitalised one (``Answer``,
+    ``Score``) included — is refused, naming the column it resembles, unless ``ignore_columns`` lists it
+    (``--ignore-columns``): nothing is dropped without a word.
     The file is read by :func:`record_files.read_file` (``encoding`` for non-UTF-8 files).
 
     All or nothing: the first bad row raises :class:`QuestionLogImportError` (file, row, field) and
@@ -367,6 +375,10 @@ def import_file(
     n_rows = len(f.records) + len(f.bad_rows)
     if not n_rows:
         raise QuestionLogImportError(p.name, None, None, "the file has no rows")
+    try:
+        check_columns(p.name, f.columns, IMPORT_COLUMNS, ignore=ignore_columns)
+    except RecordFileError as exc:
+        raise QuestionLogImportError(exc.file, exc.row, exc.field, exc.message) from None
     if "question" not in f.columns and f.records:
         raise QuestionLogImportError(p.name, None, "question", "required column 'question' is missing")
     rows: list[dict[str, Any]] = []

@@ -40,6 +40,7 @@ ENV_VARS: dict[str, str] = {
     "VOPROSHALYCH_EVAL_LLM_TIMEOUT": "seconds per LLM call",
     "VOPROSHALYCH_EVAL_EMBEDDINGS_BASE_URL": "the endpoint of openai:<model> embedders (default OPENAI_BASE_URL)",
     "VOPROSHALYCH_EVAL_EMBEDDINGS_API_KEY": "its key (default OPENAI_API_KEY)",
+    "VOPROSHALYCH_EVAL_ALLOW_PRIVILEGED_SOURCE": "1 = read a DATABASE_URL whose login is a superuser or owns the bot's tables",
 }
 
 
@@ -173,6 +174,16 @@ class Settings:
             max_failure_share=_share(pick("VOPROSHALYCH_EVAL_MAX_FAILURE_SHARE", "max_failure_share", 0.1)),
             secrets=secrets,
         )
+
+
+def allow_privileged_source(settings: Settings | None = None) -> bool:
+    """Whether a source login that is a superuser or owns the bot's tables is accepted: the setting
+    ``allow_privileged_source`` in ``secrets.toml`` or ``VOPROSHALYCH_EVAL_ALLOW_PRIVILEGED_SOURCE`` (1/true/yes)."""
+    value = env("VOPROSHALYCH_EVAL_ALLOW_PRIVILEGED_SOURCE")
+    if value is None and settings is not None:
+        general = settings.secrets.get("voproshalych_eval", {})
+        value = general.get("allow_privileged_source") if isinstance(general, dict) else None
+    return str(value).strip().lower() in ("1", "true", "yes", "on")
 
 
 @lru_cache(maxsize=1)

@@ -264,13 +264,18 @@ def _discard_on_return(dbapi_connection, _record, reset_state) -> None:  # type:
     _check_session_timeouts(dbapi_connection, _record)
 
 
-def make_source_engine(url: str, *, text_check: bool = True, allow_privileged: bool = False) -> Engine:
+def make_source_engine(url: str, *, text_check: bool = True, allow_privileged: bool | None = None) -> Engine:
     """A read-only engine on ``url`` (see :mod:`voproshalych_eval.db.guard`); not cached.
 
     Every session is read-only and bounded (:data:`SOURCE_SESSION_OPTIONS`), reset with ``DISCARD ALL`` when it
     returns to the pool, and — unless ``allow_privileged`` — refused at connect when its login is a superuser
-    or owns the bot's tables (:func:`privileged_source_problem`)."""
+    or owns the bot's tables (:func:`privileged_source_problem`); None = the setting
+    (:func:`voproshalych_eval.config.allow_privileged_source`)."""
+    from voproshalych_eval.config import allow_privileged_source
     from voproshalych_eval.db.guard import READ_ONLY_OPTION, install_source_guard
+
+    if allow_privileged is None:
+        allow_privileged = allow_privileged_source()
 
     connect_args: dict[str, object] = {"prepare_threshold": 0}  # extended protocol: one statement at a time
     if "connect_timeout" not in dict(parse_qsl(urlsplit(url).query)):

@@ -12,7 +12,7 @@ from voproshalych_eval import annotations as A
 from voproshalych_eval import dataset_versions as dv
 from voproshalych_eval import datasets
 from voproshalych_eval.generation.sampling import QUESTION_TYPES as TYPES
-from voproshalych_eval.ui import jobs, state, tables, views
+from voproshalych_eval.ui import jobs, state, tables, uploads, views
 from voproshalych_eval.ui.common import empty_state, json_download, page_header, table_with_download
 from voproshalych_eval.ui.i18n import tr
 
@@ -256,7 +256,8 @@ with tab_io:
                            "A file from an older version: apply only the cells changed in it (three-way merge)"), key="io_merge")
     if up is not None and st.button(tr("Применить разметку", "Apply the annotations"), key="io_apply"):
         try:
-            rep = A.import_annotations(eng, up.name, data=up.getvalue(), skip_bad_rows=skip_bad, merge=merge)
+            up_name, up_data = uploads.read(up)
+            rep = A.import_annotations(eng, up_name, data=up_data, skip_bad_rows=skip_bad, merge=merge)
             st.success(tr(
                 f"{rep.dataset}: v{rep.version_before} → v{rep.version_after}; применено строк {rep.n_applied} из {rep.n_rows}; "
                 f"правок {len(rep.edited)}, отклонено {len(rep.rejected)}, возвращено {len(rep.restored)}, принято {len(rep.accepted)}.",
@@ -276,8 +277,9 @@ with tab_io:
     iname = st.text_input(tr("Имя (пусто — имя файла)", "Name (empty: the file name)"), key="io_ds_name")
     if up2 is not None and st.button(tr("Сохранить набор", "Store the dataset"), key="io_store"):
         with state.user_errors("Набор не сохранён", "The dataset was not stored"):
-            nm = iname.strip() or up2.name.rsplit(".", 1)[0]
-            stored = datasets.store_file(eng, up2.name, "golden", name=nm, data=up2.getvalue())
+            up2_name, up2_data = uploads.read(up2)
+            nm = iname.strip() or up2_name.rsplit(".", 1)[0]
+            stored = datasets.store_file(eng, up2_name, "golden", name=nm, data=up2_data)
             st.success(tr(f"Сохранён {stored.name} v{stored.version} ({len(stored)} элементов).",
                           f"Stored {stored.name} v{stored.version} ({len(stored)} items)."))
             if n_cut := datasets.n_truncated(stored.records):

@@ -11,7 +11,7 @@ import streamlit as st
 
 from voproshalych_eval import executor, runs
 from voproshalych_eval.describe import AGGREGATOR_LABELS, QUORUM_LABELS
-from voproshalych_eval.ui import jobs, state, tables
+from voproshalych_eval.ui import jobs, state, tables, untrusted, uploads
 from voproshalych_eval.ui.common import (
     empty_state,
     json_download,
@@ -156,8 +156,9 @@ def samples_dataset() -> int | None:
     if upload is None:
         st.warning(tr("Загрузите файл с примерами.", "Upload a sample file."))
         return None
-    samples = read_samples(upload.name, data=upload.getvalue())
-    return store_samples(state.engine(), samples, Path(upload.name).stem).id
+    up_name, up_data = uploads.read(upload)
+    samples = read_samples(up_name, data=up_data)
+    return store_samples(state.engine(), samples, Path(up_name).stem).id
 
 
 if run:
@@ -218,12 +219,12 @@ else:
     if keys:
         pick = st.selectbox(tr("Пример", "Sample"), keys, key="jm_pick")
         r = next(x for x in out["results"] if x["item_key"] == pick)
-        st.markdown(f"**{tr('Вопрос', 'Question')}:** {r['user_input']}")
+        untrusted.labelled(tr("Вопрос", "Question"), r["user_input"])
         shown = "—" if r["score"] is None else f"{r['score']:.3f}".rstrip("0").rstrip(".")
         st.markdown(f"**{tr('Оценка', 'Score')}:** {shown} ({r['scale']})"
                     + (" · " + tr("офлайн-эвристика", "offline heuristic") if r["offline"] else ""))
         if r["explanation"]:
-            st.markdown(f"**{tr('Объяснение', 'Explanation')}:** {r['explanation']}")
+            untrusted.labelled(tr("Объяснение", "Explanation"), r["explanation"])
         if r["failures"]:
             st.error(tr("Сбои", "Failures") + ":")
             tables.show(pd.DataFrame(r["failures"]), f"judge_{out['run_id']}_{pick}_failures", download=False)

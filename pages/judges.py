@@ -7,7 +7,7 @@ import streamlit as st
 
 from voproshalych_eval import datasets
 from voproshalych_eval.plots.generation import confusion_matrix, per_model_bars, score_distributions
-from voproshalych_eval.ui import jobs, state, tables, views
+from voproshalych_eval.ui import jobs, state, tables, untrusted, views
 from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import (
     TIER_COLORS,
@@ -112,8 +112,8 @@ with tab_s:
                 table_with_download(flat, f"judge_run{run.id}_items", key=f"jsi{run.id}")
 
             def _render_s(row: dict) -> None:
-                st.markdown(f"**{tr('Вопрос', 'Question')}:** {row.get('question')}")
-                st.markdown(f"**{tr('Ответ', 'Answer')}:** {row.get('answer')}")
+                untrusted.labelled(tr("Вопрос", "Question"), row.get("question"))
+                untrusted.labelled(tr("Ответ", "Answer"), row.get("answer"))
                 with st.expander(tr("Контекст", "Context")):
                     st.text(row.get("context") or "")
                 for model, calls in (row.get("calls") or {}).items():
@@ -180,10 +180,11 @@ with tab_p:
                                 f"judge_pipeline_run{run.id}_items", key=f"jpi{run.id}")
 
             def _render_p(row: dict) -> None:
-                st.markdown(f"**{tr('Вопрос', 'Question')}:** {row.get('question')}")
-                st.markdown(f"**{tr('Ответ', 'Answer')}:** {row.get('answer')}")
-                st.caption(f"{tr('разметка', 'label')}: {row.get('label')} · {tr('вид', 'kind')}: {row.get('kind')}"
-                           + (f" · {row.get('rationale')}" if row.get("rationale") else ""))
+                untrusted.labelled(tr("Вопрос", "Question"), row.get("question"))
+                untrusted.labelled(tr("Ответ", "Answer"), row.get("answer"))
+                st.caption(f"{tr('разметка', 'label')}: {untrusted.md(row.get('label'))} · {tr('вид', 'kind')}: "
+                           f"{untrusted.md(row.get('kind'))}"
+                           + (f" · {untrusted.md(row.get('rationale'))}" if row.get("rationale") else ""))
                 with st.expander(tr("Контекст", "Context")):
                     st.text(row.get("context") or "")
                 jobs.judge_reply_view("show_no_show", row.get("show_no_show"))

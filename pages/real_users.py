@@ -39,9 +39,15 @@ from voproshalych_eval.analytics.topic_trends import (
 )
 from voproshalych_eval.analytics.topics import GAP_FORMULA, format_example, month_of, silhouette_verdict
 from voproshalych_eval.plots import real_users as charts
-from voproshalych_eval.ui import jobs, state, tables, views
+from voproshalych_eval.ui import jobs, state, tables, uploads, views
 from voproshalych_eval.ui.charts import plotly_chart
-from voproshalych_eval.ui.common import empty_state, metric_cards, page_header, table_with_download
+from voproshalych_eval.ui.common import (
+    csv_download,
+    empty_state,
+    metric_cards,
+    page_header,
+    table_with_download,
+)
 from voproshalych_eval.ui.i18n import fmt_count, lang, tr
 
 RESULT_KEY, RUN_KEY = "ru_result", "ru_run_id"
@@ -105,7 +111,7 @@ def choice(label: str, options: dict[str, str], key: str, *, index: int = 0) -> 
 def chart(fig: object, df: pd.DataFrame, name: str) -> None:
     """A plotly chart followed by the CSV of its data."""
     plotly_chart(fig, key=f"fig_{name}")
-    st.download_button("⬇ CSV", df.to_csv(index=False).encode("utf-8"), file_name=f"{name}.csv", mime="text/csv",
+    st.download_button("⬇ CSV", csv_download(df), file_name=f"{name}.csv", mime="text/csv",
                        key=f"dl_{name}")
 
 
@@ -165,8 +171,8 @@ with st.container(border=True):
         skip_bad = st.checkbox(tr("Пропускать ошибочные строки", "Skip bad rows"), key="ru_skip")
         if st.button(tr("Импортировать", "Import"), key="ru_import") and upload is not None:
             try:
-                rep = import_file(engine, upload.name, source=imp_source or None, skip_bad_rows=skip_bad,
-                                  data=upload.getvalue())
+                up_name, up_data = uploads.read(upload)
+                rep = import_file(engine, up_name, source=imp_source or None, skip_bad_rows=skip_bad, data=up_data)
                 st.success(tr(f"Импортировано {rep.n_imported} из {rep.n_rows} строк в «{rep.source}»",
                               f"Imported {rep.n_imported} of {rep.n_rows} rows into '{rep.source}'"))
                 if rep.n_empty_questions:

@@ -17,7 +17,14 @@ from voproshalych_eval.tiers import projection as proj
 from voproshalych_eval.tiers import tier0
 from voproshalych_eval.ui import jobs, state, tables
 from voproshalych_eval.ui.charts import plotly_chart
-from voproshalych_eval.ui.common import TIER_COLORS, download_buttons, empty_state, json_download, page_header
+from voproshalych_eval.ui.common import (
+    TIER_COLORS,
+    csv_download,
+    download_buttons,
+    empty_state,
+    json_download,
+    page_header,
+)
 from voproshalych_eval.ui.i18n import fmt, fmt_count, fmt_seconds, lang, metric_label, tr
 
 RESULT, PROJ, PROJ_RUN, RUN_KEY = "tier0_result", "tier0_projection", "tier0_projection_run", "t0_run_id"
@@ -449,7 +456,7 @@ else:
     coords_df = meta_p[[c for c in ("point_id", "kind", "url", "section", "kb_page") if c in meta_p.columns]].copy()
     for i in range(p.n_components):
         coords_df[f"umap_{i + 1}"] = p.coords[:, i]
-    dl[1].download_button(tr("⬇ Координаты (CSV)", "⬇ Coordinates (CSV)"), data=coords_df.to_csv(index=False).encode("utf-8"),
+    dl[1].download_button(tr("⬇ Координаты (CSV)", "⬇ Coordinates (CSV)"), data=csv_download(coords_df),
                           file_name="tier0_projection_coords.csv", mime="text/csv", key="t0_dl_coords")
 
     if selected_rows:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -13,7 +12,7 @@ from voproshalych_eval.datasets import DatasetError, list_datasets, load_file, s
 from voproshalych_eval.embeddings import BUILTIN_EMBEDDERS
 from voproshalych_eval.plots import retrieval as charts
 from voproshalych_eval.tiers import tier1
-from voproshalych_eval.ui import jobs, state, views
+from voproshalych_eval.ui import jobs, state, untrusted, uploads, views
 from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import empty_state, metric_cards, page_header, table_with_download
 from voproshalych_eval.ui.i18n import fmt, fmt_count, lang, metric_label, tr
@@ -94,16 +93,14 @@ def _dataset_picker() -> object | None:
     upload = st.file_uploader(tr("…или загрузите файл (JSON/JSONL/CSV)", "…or upload a file (JSON/JSONL/CSV)"),
                               type=["json", "jsonl", "csv"], key="t1_upload")
     if upload is not None:
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / upload.name
-            path.write_bytes(upload.getvalue())
-            try:
-                ds = load_file(path, "golden", name=Path(upload.name).stem)
-            except DatasetError as exc:
-                st.error(tr("Файл не принят: ", "File rejected: ") + f"{upload.name}"
-                         + (f", {tr('строка', 'row')} {exc.row}" if exc.row else "")
-                         + (f", {tr('поле', 'field')} '{exc.field}'" if exc.field else "") + f": {exc.message}")
-                return None
+        fname, data = uploads.read(upload)  # from memory: the client's name is a label, never a path
+        try:
+            ds = load_file(fname, "golden", name=Path(fname).stem, data=data)
+        except DatasetError as exc:
+            st.error(tr("Файл не принят: ", "File rejected: ") + fname
+                     + (f", {tr('строка', 'row')} {exc.row}" if exc.row else "")
+                     + (f", {tr('поле', 'field')} '{exc.field}'" if exc.field else "") + f": {exc.message}")
+            return None
         ds = store(engine, ds)
         st.success(tr(f"Набор «{ds.name}» загружен: {len(ds)} вопросов.", f"Dataset '{ds.name}' loaded: {len(ds)} questions."))
         return ds.id
@@ -241,12 +238,13 @@ with tab_q:
             st.markdown(f"**{tr('Найдено', 'Retrieved')}**")
             for rank, (cid, url, dist) in enumerate(zip(row["retrieved_ids"], row["retrieved_urls"], row["retrieved_distances"], strict=False), 1):
                 mark = "✅" if cid in rel else "▫️"
-                with st.expander(f"{mark} #{rank} · {tr('чанк', 'chunk')} {cid} · {tr('расстояние', 'distance')} {dist:.3f} · {url}"):
-                    st.write(texts.get(cid, ""))
+                with st.expander(f"{mark} #{rank} · {tr('чанк', 'chunk')} {cid} · {tr('расстояние', 'distance')} {dist:.3f} · "
+                                 f"{untrusted.md(url)}"):
+                    untrusted.text(texts.get(cid, ""))
             st.markdown(f"**{tr('Релевантные чанки', 'Relevant chunks')}**")
             for cid in row["relevant_chunk_ids"] or []:
                 with st.expander(f"{tr('чанк', 'chunk')} {cid}"):
-                    st.write(texts.get(cid, tr("(чанка нет в базе)", "(chunk not in the database)")))
+                    untrusted.text(texts.get(cid, tr("(чанка нет в базе)", "(chunk not in the database)")))
 
 with tab_fail:
     if table is not None:

@@ -6,7 +6,7 @@ import streamlit as st
 
 from voproshalych_eval import datasets
 from voproshalych_eval.plots.generation import metric_intervals, score_distributions
-from voproshalych_eval.ui import jobs, state
+from voproshalych_eval.ui import jobs, state, untrusted
 from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import (
     TIER_COLORS,
@@ -104,12 +104,10 @@ json_download(filtered.to_dict(orient="records"), f"tier2_run{run.id}_items_full
 
 
 def _render(row: dict) -> None:
-    st.markdown(f"**{tr('Вопрос', 'Question')}:** {row.get('question')}")
+    untrusted.labelled(tr("Вопрос", "Question"), row.get("question"))
     c1, c2 = st.columns(2)
-    c1.markdown(f"**{tr('Ответ', 'Answer')}**")
-    c1.write(row.get("answer"))
-    c2.markdown(f"**{tr('Эталон', 'Reference')}**")
-    c2.write(row.get("reference"))
+    untrusted.labelled(tr("Ответ", "Answer"), row.get("answer"), where=c1)
+    untrusted.labelled(tr("Эталон", "Reference"), row.get("reference"), where=c2)
     with st.expander(tr(f"Контекст ({row.get('context_chars_used')} симв.)", f"Context ({row.get('context_chars_used')} chars)")):
         if row.get("context_truncated"):
             st.warning(tr(f"Контекст обрезан: {row.get('context_chars_used')} из {row.get('context_chars_full')} символов",

@@ -25,7 +25,7 @@ from voproshalych_eval.plots.generation import (
     score_distributions,
 )
 from voproshalych_eval.tiers.page_context import MODES
-from voproshalych_eval.ui import jobs, state
+from voproshalych_eval.ui import jobs, state, untrusted
 from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import (
     TIER_COLORS,
@@ -223,8 +223,9 @@ if run is None:
 jobs.run_caption(run)
 api_settings = (run.params or {}).get("api")
 if api_settings:
-    st.caption(tr("API бота: ", "Bot API: ") + f"{api_settings.get('method')} {api_settings.get('url')}"
-               + (f" · {tr('профиль', 'profile')} {run.params.get('api_profile')}" if run.params.get("api_profile") else ""))
+    st.caption(tr("API бота: ", "Bot API: ") + untrusted.md(f"{api_settings.get('method')} {api_settings.get('url')}")
+               + (f" · {tr('профиль', 'profile')} {untrusted.md(run.params.get('api_profile'))}"
+                  if run.params.get("api_profile") else ""))
 m = run.metrics or {}
 if m.get("gate_passed") is not None:  # the deployment gate's PASS / FAIL leads the results, in colour
     gate_banner(bool(m["gate_passed"]), m.get("gate_pass_rate"), m.get("min_pass_rate"))
@@ -293,20 +294,18 @@ table_with_download(shown, f"tier3_run{run.id}_items", key=f"t3i{run.id}")
 def _render(row: dict) -> None:
     # declined and failed items have no answer, contexts or judges: their cells are NaN in the table
     row = {k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
-    st.markdown(f"**{tr('Вопрос', 'Question')}:** {row.get('question')}")
+    untrusted.labelled(tr("Вопрос", "Question"), row.get("question"))
     st.caption(f"{tr('Исход', 'Outcome')}: {outcome_word(row['outcome']) if row.get('outcome') else '—'}"
-               + (f" · {row.get('reason')}" if row.get("reason") else ""))
+               + (f" · {untrusted.md(row.get('reason'))}" if row.get("reason") else ""))
     c1, c2 = st.columns(2)
-    c1.markdown(f"**{tr('Ответ системы', 'System answer')}**")
-    c1.write(row.get("answer"))
-    c2.markdown(f"**{tr('Эталон', 'Reference')}**")
-    c2.write(row.get("reference"))
+    untrusted.labelled(tr("Ответ системы", "System answer"), row.get("answer"), where=c1)
+    untrusted.labelled(tr("Эталон", "Reference"), row.get("reference"), where=c2)
     if row.get("error_message"):
-        st.error(row["error_message"])
+        st.error(untrusted.md(row["error_message"]))
     title = (tr("Контекст, восстановленный из базы знаний", "Context reconstructed from the knowledge base")
              if row.get("context_reconstructed") else tr("Возвращённые чанки", "Returned chunks"))
     with st.expander(title):
-        st.caption(f"{row.get('retrieved_urls') or row.get('returned_url') or ''}")
+        st.caption(untrusted.md(row.get('retrieved_urls') or row.get('returned_url') or ''))
         for c in row.get("contexts") or []:
             st.text(c)
     for name, res in (row.get("judges") or {}).items():

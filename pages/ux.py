@@ -7,7 +7,7 @@ import streamlit as st
 
 from voproshalych_eval import datasets
 from voproshalych_eval.plots.generation import rate_bars
-from voproshalych_eval.ui import jobs, state, tables
+from voproshalych_eval.ui import jobs, state, tables, untrusted
 from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import (
     TIER_COLORS,
@@ -113,11 +113,11 @@ def _pairs(value: object, name: str) -> None:
 
 def _render(row: dict) -> None:
     for i, t in enumerate(row.get("turns") or []):
-        st.markdown(f"**{i + 1}.** {t.get('question')}")
+        st.markdown(f"**{i + 1}.** {untrusted.md(t.get('question'))}")
         extra = {k: t.get(k) for k in ("expected_url", "retrieved_url", "url", "cache_hit", "cache_distance") if t.get(k) is not None}
         st.caption(" · ".join(f"{tables.header(k)}: {_yes_no(v)}" for k, v in extra.items()))
         if t.get("answer"):
-            st.write(t["answer"])
+            untrusted.text(t["answer"])
     if row.get("followup_pairs"):
         st.markdown(f"**{tr('Уточняющие пары', 'Follow-up pairs')}**")
         _pairs(row["followup_pairs"], f"ux_{row.get('item_key')}_followups")

@@ -48,6 +48,9 @@ def pytest_configure(config: pytest.Config) -> None:
                 "DATABASE_URL", "VOPROSHALYCH_EVAL_STORED_MODEL"):
         os.environ.pop(var, None)
     os.environ["VOPROSHALYCH_EVAL_STORE_URL"] = _start_server()
+    # the tests' sources are made by the test server's superuser (as a DBA would make production): they opt in
+    # to privileged sources; tests/integration/test_source_privileges.py unsets this to prove the refusal
+    os.environ["VOPROSHALYCH_EVAL_ALLOW_PRIVILEGED_SOURCE"] = "1"
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -28,8 +28,6 @@ unchanged file changes nothing.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -43,7 +41,15 @@ from sqlalchemy import Engine, text
 from voproshalych_eval import dataset_versions as dv
 from voproshalych_eval import jsonable
 from voproshalych_eval.datasets import Dataset, DatasetError, get_dataset
-from voproshalych_eval.record_files import FieldError, RecordFileError, as_bool, as_int, read_file
+from voproshalych_eval.record_files import (
+    FieldError,
+    RecordFileError,
+    as_bool,
+    as_int,
+    check_columns,
+    read_file,
+    write_csv,
+)
 
 __all__ = [
     "ANNOTATION_COLUMNS",
@@ -320,18 +326,14 @@ def review_table(engine: Engine, ds: Dataset | str) -> pd.DataFrame:
 
 
 def export_annotations(engine: Engine, ds: Dataset | str, fmt: str = "csv") -> str:
-    """The annotation file's text: CSV (``csv`` module, every field quoted as needed) or JSON."""
+    """The annotation file's text: CSV (:func:`record_files.write_csv`: fields quoted as needed, formula cells
+    neutralised with a leading ``'`` that the importer removes) or JSON."""
     rows = annotation_rows(engine, ds)
     if fmt == "json":
         return jsonable.dumps(rows, indent=1)
     if fmt != "csv":
         raise ValueError(f"unknown format {fmt!r}; use csv or json")
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=ANNOTATION_COLUMNS, lineterminator="\n")
-    w.writeheader()
-    for r in rows:
-        w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in ANNOTATION_COLUMNS})
-    return buf.getvalue()
+    return write_csv(rows, ANNOTATION_COLUMNS)
 
 
 @dataclass
@@ -491,6 +493,7 @@ def import_annotations(
     data: bytes | None = None,
     skip_bad_rows: bool = False,
     merge: bool = False,
+    ignore_columns: Sequence[str] = (),
 ) -> AnnotationReport:
     """Apply an annotation file (see the module docstring) as one new version of its dataset.
 
@@ -505,7 +508,13 @@ def import_annotations(
         f = read_file(p, data=data, skip_bad_rows=True, name=fname)
     except RecordFileError as exc:
         raise AnnotationImportError(fname, [exc.to_dict()]) from None
+    try:
+        check_columns(fname, f.columns, ANNOTATION_COLUMNS, ignore=ignore_columns)
+    except RecordFileError as exc:
+        raise AnnotationImportError(fname, [exc.to_dict()], exc.message) from None
     records, rownums = f.records, f.rows
+    if ignore_columns:
+        records = [{k: v for k, v in r.items() if k not in set(ignore_columns)} for r in records]
     if not records and not f.bad_rows:
         raise AnnotationImportError(fname, [], "the file has no rows")
     names = {str(r.get("dataset")).strip() for r in records if r.get("dataset") not in (None, "")}

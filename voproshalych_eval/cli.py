@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from voproshalych_eval.commands.common import EXIT_CODES_HELP, EXIT_ERROR, EXIT_INTERRUPTED
+from voproshalych_eval.commands.common import EXIT_CODES_HELP, EXIT_ERROR, EXIT_INTERRUPTED, error_sentence
 from voproshalych_eval.plans import commands as plan_commands
 
 #: CLI command modules (``voproshalych_eval.commands.<name>``): the setup and snapshot commands, the plans'
@@ -99,8 +99,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - one sentence for the user, traceback with -v
         if args.verbose:
             logging.exception("command failed")
-        print(f"error: {redact(str(exc))}", file=sys.stderr)
-        return EXIT_ERROR
+        print(f"error: {redact(error_sentence(exc))}", file=sys.stderr)
+        return int(getattr(exc, "exit_code", EXIT_ERROR))
     finally:
         if handler is not None and handler not in before:  # in-process callers get the logging they had
             root.removeHandler(handler)

@@ -18,7 +18,6 @@ from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
-from urllib.parse import urlsplit
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_EMBEDDER = "use-multilingual"
@@ -44,6 +43,7 @@ ENV_VARS: dict[str, str] = {
     "VOPROSHALYCH_EVAL_LLM_CONTEXT_WINDOW": "the LLM's context window in tokens, when the server does not report it",
     "VOPROSHALYCH_EVAL_MIN_JUDGED_SHARE": "a judged run whose share of items with a usable judgement is below this "
                                           "ends failed (0.5; none judged always fails)",
+    "VOPROSHALYCH_EVAL_ALLOW_PRIVILEGED_SOURCE": "1 = read a DATABASE_URL whose login is a superuser or owns the bot's tables",
 }
 
 
@@ -76,14 +76,11 @@ def load_secrets() -> dict[str, Any]:
 
 
 def describe_database_url(url: str | None) -> str:
-    """Human-readable description of a database URL without credentials (host, port, database only)."""
-    if not url:
-        return "embedded"
-    parts = urlsplit(url)
-    host = parts.hostname or "local socket"
-    port = f":{parts.port}" if parts.port else ""
-    db = parts.path.lstrip("/") or "postgres"
-    return f"{host}{port}/{db}"
+    """Human-readable description of a database URL (URL or libpq ``key=value`` form) without credentials:
+    host, port and database only (:func:`endpoints.public_dsn`)."""
+    from voproshalych_eval.endpoints import public_dsn
+
+    return public_dsn(url)
 
 
 def _share(value: Any, name: str = "VOPROSHALYCH_EVAL_MAX_FAILURE_SHARE") -> float:
@@ -184,6 +181,16 @@ class Settings:
                                     "VOPROSHALYCH_EVAL_MIN_JUDGED_SHARE"),
             secrets=secrets,
         )
+
+
+def allow_privileged_source(settings: Settings | None = None) -> bool:
+    """Whether a source login that is a superuser or owns the bot's tables is accepted: the setting
+    ``allow_privileged_source`` in ``secrets.toml`` or ``VOPROSHALYCH_EVAL_ALLOW_PRIVILEGED_SOURCE`` (1/true/yes)."""
+    value = env("VOPROSHALYCH_EVAL_ALLOW_PRIVILEGED_SOURCE")
+    if value is None and settings is not None:
+        general = settings.secrets.get("voproshalych_eval", {})
+        value = general.get("allow_privileged_source") if isinstance(general, dict) else None
+    return str(value).strip().lower() in ("1", "true", "yes", "on")
 
 
 @lru_cache(maxsize=1)

@@ -262,11 +262,28 @@ def validate_records(records: Sequence[dict[str, Any]], kind: str, *, file: str 
     return out
 
 
+#: the fields each kind's validator reads; other columns are kept as extra fields, except near-misses of these
+#: (``Question``, ``ground_truth_anwser``) while the field itself is absent: refused (:func:`record_files.check_columns`)
+KIND_FIELDS: dict[str, tuple[str, ...]] = {
+    "golden": ("id", "question", "ground_truth_answer", "chunk_id", "chunk_text", "confluence_url", "relevant_chunk_ids",
+               "relevant_urls", "question_type", "question_source", "dialog_context", "chunk_text_truncated"),
+    "judge": ("id", "question", "answer", "context", "label", "ground_truth_show", "rationale"),
+    "dialogs": ("id", "dialog_id", "turns"),
+    "samples": ("id", "user_input", "response", "reference", "retrieved_contexts"),
+}
+
+
 def load_file(path: str | Path, kind: str, *, name: str | None = None, data: bytes | None = None,
-              encoding: str | None = None) -> Dataset:
-    """Read (:func:`record_files.read_file`) and validate a dataset file (or its bytes ``data``)."""
+              encoding: str | None = None, ignore_columns: Sequence[str] = ()) -> Dataset:
+    """Read (:func:`record_files.read_file`) and validate a dataset file (or its bytes ``data``); a column that
+    looks like a misspelled or capitalised known field is refused unless ``ignore_columns`` names it."""
+    from voproshalych_eval.record_files import check_columns
+
     p = Path(path)
     f = read_file(p, data=data, encoding=encoding)
+    check_columns(f.file, f.columns, KIND_FIELDS.get(kind, ()), ignore=ignore_columns, allow_extra=True)
+    if ignore_columns:
+        f.records = [{k: v for k, v in r.items() if k not in set(ignore_columns)} for r in f.records]
     valid = validate_records(f.records, kind, file=f.file, rows=f.rows)
     return Dataset(name=name or p.stem, kind=kind, records=valid, content_hash=content_hash(valid), source=str(p))
 
@@ -539,9 +556,10 @@ def resolve(engine: Engine, path_or_name: str, kind: str) -> Dataset:
     return get_dataset(engine, path_or_name, kind)
 
 
-def store_file(engine: Engine, path: str | Path, kind: str, *, name: str | None = None, data: bytes | None = None) -> Dataset:
+def store_file(engine: Engine, path: str | Path, kind: str, *, name: str | None = None, data: bytes | None = None,
+               ignore_columns: Sequence[str] = ()) -> Dataset:
     """Read, validate and store a dataset file (a golden one flagged by :func:`with_kb_truncation_flags`)."""
-    ds = load_file(path, kind, name=name, data=data)
+    ds = load_file(path, kind, name=name, data=data, ignore_columns=ignore_columns)
     if kind == "golden":
         ds = with_kb_truncation_flags(engine, ds)
     return store(engine, ds)
@@ -588,20 +606,15 @@ GOLDEN_COLUMNS = ["id", "question", "ground_truth_answer", "chunk_id", "chunk_te
 
 
 def export_csv(records: Sequence[dict[str, Any]]) -> str:
-    """Golden records as CSV text (the ``csv`` module: multi-line fields quoted; lists and objects as JSON
-    cells, which :func:`read_records` reads back). The seed's columns come first, other fields after."""
-    import csv
-    import io
+    """Golden records as CSV text (:func:`record_files.write_csv`: multi-line fields quoted, formula cells
+    neutralised with a leading ``'`` that the reader removes; lists and objects as JSON cells, which
+    :func:`read_records` reads back). The seed's columns come first, other fields after."""
+    from voproshalych_eval.record_files import write_csv
 
     extra = sorted({k for r in records for k in r} - set(GOLDEN_COLUMNS))
     cols = GOLDEN_COLUMNS + extra
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
-    w.writeheader()
-    for r in records:
-        w.writerow({c: (json.dumps(v, ensure_ascii=False) if isinstance(v := r.get(c), list | dict) else ("" if v is None else v))
-                    for c in cols})
-    return buf.getvalue()
+    return write_csv(({c: (json.dumps(v, ensure_ascii=False) if isinstance(v := r.get(c), list | dict) else v)
+                       for c in cols} for r in records), cols)
 
 
 def delete_dataset(engine: Engine, name: str, kind: str = "golden") -> int:

@@ -667,7 +667,7 @@ def cancel_run(engine: Engine, run_id: int) -> bool:
     run = runs.get_run(engine, run_id)
     if run is not None and run.status == "running":
         if runs.is_locked(engine, run_id):
-            raise AlreadyRunning(f"Run {run_id} is executing in another process (pid {run.pid} on {run.host}); "
+            raise AlreadyRunning(f"Run {run_id} is executing in another process ({runs.lock_holder(engine, run_id)}); "
                                  "cancel it there.")
         runs.set_status(engine, run_id, "cancelled", error="cancelled")
         return True
@@ -733,7 +733,8 @@ def prepare_resume(engine: Engine, run_id: int, *, force: bool = False) -> tuple
     if job_alive(run_id):
         raise AlreadyRunning(f"Run {run_id} is already running in this process.")
     if runs.is_locked(engine, run_id):
-        raise AlreadyRunning(f"Run {run_id} is already running (pid {run.pid} on {run.host}); wait for it or cancel it.")
+        raise AlreadyRunning(f"Run {run_id} is already running ({runs.lock_holder(engine, run_id)}); "
+                             "wait for it or cancel it.")
     diffs = _dataset_differences(engine, run)
     try:
         plan = build_plan_for(engine, run)

@@ -24,6 +24,13 @@ Every problem is a :class:`RecordFileError` whose text reads ``file, row N, fiel
 numbers: CSV — the spreadsheet row (the header is row 1; a record with quoted line breaks is still one
 row; the first line of the record is added when it differs); JSONL — the line; JSON — the element.
 
+**Formula cells** (OWASP "CSV injection"): every CSV the product writes goes through :func:`write_csv` /
+:func:`dataframe_csv`, which prefix a single quote to a text cell that starts with ``=``, ``+``, ``-``, ``@``,
+a tab or a carriage return (after any quotes already there), so a spreadsheet shows it as text and never
+evaluates it; plain numbers (``-5``, ``+3.5``, ``1e-3``) are left as they are. The reader removes that one quote
+from a cell that starts with quotes followed by one of those characters, so an exported file re-imports to
+the same values (``'=x`` written as ``''=x`` reads back as ``'=x``).
+
 Problems confined to one record (NUL, surrogate, too long, a JSONL line that is not JSON, a CSV record
 with the wrong number of cells, an array element that is not an object) are *row problems*: with
 ``skip_bad_rows=True`` they are collected in :attr:`RecordFile.bad_rows` and the record is left out.
@@ -38,7 +45,7 @@ import io
 import json
 import math
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
@@ -196,12 +203,53 @@ def _check_record(rec: Mapping[str, Any], max_chars: int) -> None:
 
 # ------------------------------------------------------------------------------------ CSV
 
+_FORMULA_START = re.compile("'*[=+\\-@\t\r]")
+_QUOTED_FORMULA = re.compile("'+[=+\\-@\t\r]")
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
+
+
+def csv_cell(value: Any) -> Any:
+    """A value as the CSV writers write it: text a spreadsheet would evaluate as a formula (starting with
+    ``=``, ``+``, ``-``, ``@``, tab or CR, after any leading quotes) gets one leading ``'``; plain numbers and
+    other values are returned unchanged (OWASP's rule for CSV injection)."""
+    if isinstance(value, str) and _FORMULA_START.match(value) and not _PLAIN_NUMBER.fullmatch(value):
+        return "'" + value
+    return value
+
+
+def csv_value(cell: str) -> str:
+    """The reader's inverse of :func:`csv_cell`: one leading quote removed from an escaped formula cell."""
+    if cell.startswith("'") and _QUOTED_FORMULA.match(cell) and not _PLAIN_NUMBER.fullmatch(cell[1:]):
+        return cell[1:]
+    return cell
+
+
+def write_csv(rows: Iterable[Mapping[str, Any]], columns: Sequence[str]) -> str:
+    """CSV text of ``rows`` (``columns`` in order; a missing or None value is an empty cell), formula cells
+    neutralised (:func:`csv_cell`); RFC 4180 records ending in ``\\r\\n``, so every line break inside a value
+    (a lone ``\\r`` too) is quoted."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\r\n")
+    w.writerow([csv_cell(c) for c in columns])
+    for r in rows:
+        w.writerow([csv_cell("" if (v := r.get(c)) is None else v) for c in columns])
+    return buf.getvalue()
+
+
+def dataframe_csv(df: Any) -> str:
+    """A pandas DataFrame as CSV text (no index, ``\\r\\n`` records like :func:`write_csv`), formula cells
+    neutralised (:func:`csv_cell`)."""
+    safe = df.rename(columns=lambda c: csv_cell(str(c)))
+    safe = safe.apply(lambda col: col if col.dtype.kind in "biufcmM" else col.map(csv_cell))
+    return safe.to_csv(index=False, lineterminator="\r\n")
+
+
 
 class _Lines:
     """Feeds the csv reader line by line (``\\n``, ``\\r\\n``, ``\\r`` only) and remembers each record's lines."""
 
-    def __init__(self, text: str) -> None:
-        self._it = iter(io.StringIO(text, newline=""))
+    def __init__(self, text: str | Iterator[str]) -> None:
+        self._it = iter(io.StringIO(text, newline="")) if isinstance(text, str) else text
         self.line = 0
         self.pending: list[str] = []
 
@@ -261,77 +309,128 @@ def _delimiter(header_line: str) -> str:
     return best if counts[best] else ","
 
 
+def _delimiter_in_unquoted(line: str, delimiter: str) -> bool:
+    in_q = False
+    for c in line:
+        if c == '"':
+            in_q = not in_q
+        elif c == delimiter and not in_q:
+            return True
+    return False
+
+
 def _read_csv(name: str, text: str, *, skip_bad_rows: bool, max_chars: int, on_escaped: Callable[[str], str] | None,
               ) -> tuple[list[dict[str, Any]], list[int], list[str], list[RecordFileError]]:
     first_line = text.split("\n", 1)[0]
-    delim = _delimiter(first_line)
     # A file whose records end in \n (or \r\n) may hold a bare \r inside a value that its writer left
     # unquoted (Python's csv and pandas do so with lineterminator="\n"): it is data, not a line break.
     cr = None
-    if "\n" in text and _BARE_CR.search(text):
+    if "\n" in text and (bare := _BARE_CR.search(text)):
+        if not _delimiter_in_unquoted(first_line, _delimiter(first_line)):
+            # one column: a bare \r may be a line break or data, and either reading silently changes the rows
+            raise RecordFileError(name, None, None, "a bare carriage return (CR) in a file whose lines end in LF: "
+                                  "in a one-column file it cannot be told from a line break; quote the value or "
+                                  "save the file with one kind of line ending", line=text.count("\n", 0, bare.start()) + 1)
         cr = next((chr(c) for c in range(0xE000, 0xF900) if chr(c) not in text), None)
         text = _BARE_CR.sub(cr, text) if cr else text
-    lines = _Lines(text)
-    reader = csv.reader(lines, delimiter=delim, strict=True)
+    stream = _CsvStream(name, _Lines(text), first_line, cr=cr, skip_bad_rows=skip_bad_rows, max_chars=max_chars,
+                        on_escaped=on_escaped)
     records: list[dict[str, Any]] = []
     rows: list[int] = []
-    bad: list[RecordFileError] = []
-    header: list[str] | None = None
-    row = 0
-    while True:
-        try:
-            cells = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as exc:
-            start, raw = lines.take()
-            col = _bad_quote_column(raw, delim)
-            fname = header[col] if header and col < len(header) and header[col] else f"column {col + 1}"
-            raise RecordFileError(name, row + 1, fname, f"broken CSV quoting ({exc}); a quote inside a value must be "
-                                  'doubled ("") and the value quoted', line=start) from None
-        start, _raw = lines.take()
-        row += 1
-        if header is None:
-            if not cells or all(not c.strip() for c in cells):
-                raise RecordFileError(name, 1, None, "the CSV file has no header row (the first line is empty)")
-            header = [(c.replace(cr, "\r") if cr else c).strip() for c in cells]
-            for i, h in enumerate(header):
-                if on_escaped is not None and (m := _ESCAPED_BYTE.search(h)):
-                    raise RecordFileError(name, 1, None, on_escaped(m.group()), line=start)
-                check_text_or_raise(name, 1, h or f"column {i + 1}", h, max_chars)
-                if h and header.index(h) != i:
-                    raise RecordFileError(name, 1, h, f"duplicate column name (columns {header.index(h) + 1} and {i + 1})")
-            continue
-        if not cells or (len(cells) == 1 and len(header) > 1 and not cells[0].strip()):
-            continue  # a blank line
-        if cr:
-            cells = [c.replace(cr, "\r") for c in cells]
-        if on_escaped is not None:  # undecodable bytes: the file's encoding is wrong, not this row
-            for i, v in enumerate(cells):
-                if m := _ESCAPED_BYTE.search(v):
-                    fname = (header[i] if i < len(header) else "") or f"column {i + 1}"
-                    raise RecordFileError(name, row, fname, on_escaped(m.group()), line=start)
-        try:
-            if len(cells) != len(header):
-                raise FieldError(None, f"{len(cells)} values but the header has {len(header)} columns "
-                                       "(an unquoted delimiter or line break in a value?)")
-            rec: dict[str, Any] = {}
-            for i, (h, v) in enumerate(zip(header, cells, strict=True)):
-                fname = h or f"column {i + 1}"
-                check_text(v, fname, max_chars=max_chars)
-                if not h:
-                    if v.strip():
-                        raise FieldError(fname, "a value in a column without a name in the header")
-                    continue
-                rec[h] = v
-        except FieldError as exc:
-            _row_problem(RecordFileError(name, row, exc.field, exc.message, line=start), skip_bad_rows, bad)
-            continue
+    for rec, row in stream:
         records.append(rec)
         rows.append(row)
-    if header is None:
-        raise RecordFileError(name, None, None, "the file is empty")
-    return records, rows, [h for h in header if h], bad
+    return records, rows, stream.columns, stream.bad
+
+
+class _CsvStream:
+    """The records of a CSV line source, one at a time (``(record, row)``); :attr:`columns` is known after the
+    first record (or the end), :attr:`bad` collects row problems when bad rows are skipped."""
+
+    def __init__(self, name: str, lines: _Lines, first_line: str, *, cr: str | None, skip_bad_rows: bool,
+                 max_chars: int, on_escaped: Callable[[str], str] | None) -> None:
+        self.name, self.lines, self.cr = name, lines, cr
+        self.delim = _delimiter(first_line)
+        self.skip_bad_rows, self.max_chars, self.on_escaped = skip_bad_rows, max_chars, on_escaped
+        self.header: list[str] | None = None
+        self.bad: list[RecordFileError] = []
+
+    @property
+    def columns(self) -> list[str]:
+        return [h for h in self.header or [] if h]
+
+    def read_header(self) -> list[str]:
+        """Read up to the header (the stream's first record) and return the named columns."""
+        if self.header is None:
+            self._it = self._records()
+            self._first = next(self._it, None)
+        return self.columns
+
+    def __iter__(self) -> Iterator[tuple[dict[str, Any], int]]:
+        if self.header is None:
+            self.read_header()
+        if self._first is not None:
+            yield self._first
+        yield from self._it
+
+    def _records(self) -> Iterator[tuple[dict[str, Any], int]]:
+        name, lines, cr, delim = self.name, self.lines, self.cr, self.delim
+        reader = csv.reader(lines, delimiter=delim, strict=True)
+        header: list[str] | None = None
+        row = 0
+        while True:
+            try:
+                cells = next(reader)
+            except StopIteration:
+                break
+            except csv.Error as exc:
+                start, raw = lines.take()
+                col = _bad_quote_column(raw, delim)
+                fname = header[col] if header and col < len(header) and header[col] else f"column {col + 1}"
+                raise RecordFileError(name, row + 1, fname, f"broken CSV quoting ({exc}); a quote inside a value must be "
+                                      'doubled ("") and the value quoted', line=start) from None
+            start, _raw = lines.take()
+            row += 1
+            if header is None:
+                if not cells or all(not c.strip() for c in cells):
+                    raise RecordFileError(name, 1, None, "the CSV file has no header row (the first line is empty)")
+                header = [(c.replace(cr, "\r") if cr else c).strip() for c in cells]
+                for i, h in enumerate(header):
+                    if self.on_escaped is not None and (m := _ESCAPED_BYTE.search(h)):
+                        raise RecordFileError(name, 1, None, self.on_escaped(m.group()), line=start)
+                    check_text_or_raise(name, 1, h or f"column {i + 1}", h, self.max_chars)
+                    if h and header.index(h) != i:
+                        raise RecordFileError(name, 1, h, f"duplicate column name (columns {header.index(h) + 1} and {i + 1})")
+                self.header = header
+                continue
+            if not cells or (len(cells) == 1 and len(header) > 1 and not cells[0].strip()):
+                continue  # a blank line
+            if cr:
+                cells = [c.replace(cr, "\r") for c in cells]
+            if self.on_escaped is not None:  # undecodable bytes: the file's encoding is wrong, not this row
+                for i, v in enumerate(cells):
+                    if m := _ESCAPED_BYTE.search(v):
+                        fname = (header[i] if i < len(header) else "") or f"column {i + 1}"
+                        raise RecordFileError(name, row, fname, self.on_escaped(m.group()), line=start)
+            try:
+                if len(cells) != len(header):
+                    raise FieldError(None, f"{len(cells)} values but the header has {len(header)} columns "
+                                           "(an unquoted delimiter or line break in a value?)")
+                rec: dict[str, Any] = {}
+                for i, (h, v) in enumerate(zip(header, cells, strict=True)):
+                    fname = h or f"column {i + 1}"
+                    check_text(v, fname, max_chars=self.max_chars)
+                    if not h:
+                        if v.strip():
+                            raise FieldError(fname, "a value in a column without a name in the header")
+                        continue
+                    rec[h] = csv_value(v)
+            except FieldError as exc:
+                _row_problem(RecordFileError(name, row, exc.field, exc.message, line=start), self.skip_bad_rows, self.bad)
+                continue
+            yield rec, row
+        if header is None:
+            raise RecordFileError(name, None, None, "the file is empty")
 
 
 def check_text_or_raise(name: str, row: int | None, field_name: str, value: str, max_chars: int) -> None:
@@ -554,6 +653,111 @@ def read_file(
     return RecordFile(fname, fmt, used, records, rows, columns, bad)
 
 
+@dataclass
+class RecordStream:
+    """Records of a file one at a time (``for record, row in stream``), for imports that must not hold a whole
+    large file in memory. :attr:`columns` is known once :meth:`read_header` returned; :attr:`bad_rows` fills
+    while iterating (bad rows skipped). Same checks and errors as :func:`read_file`."""
+
+    file: str
+    format: str
+    encoding: str
+    _source: Any
+    columns: list[str] = field(default_factory=list)
+    streamed: bool = False
+    _closer: Any = None
+
+    def read_header(self) -> list[str]:
+        if isinstance(self._source, _CsvStream):
+            self.columns = self._source.read_header()
+        return self.columns
+
+    @property
+    def bad_rows(self) -> list[RecordFileError]:
+        return self._source.bad if isinstance(self._source, _CsvStream) else self._source.bad_rows
+
+    def __iter__(self) -> Iterator[tuple[dict[str, Any], int]]:
+        try:
+            if isinstance(self._source, _CsvStream):
+                yield from self._source
+            else:
+                yield from zip(self._source.records, self._source.rows, strict=True)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self._closer is not None:
+            self._closer.close()
+            self._closer = None
+
+
+_SCAN_CHUNK = 1 << 20
+
+
+def _streamable_csv(p: Path, encoding: str | None) -> bool:
+    """A CSV file that reads the same line by line: UTF-8 (or the named encoding) text without a bare CR
+    next to LF line ends (files the whole-text reader rewrites or refuses take that path instead)."""
+    import codecs
+
+    try:
+        decoder = codecs.getincrementaldecoder(encoding or "utf-8-sig")()
+    except LookupError:
+        return False
+    has_lf = has_bare_cr = False
+    prev_cr = False
+    with p.open("rb") as fh:
+        head = fh.read(2)
+        if head in (b"\xff\xfe", b"\xfe\xff") and not encoding:
+            return False  # UTF-16: the whole-text reader decodes it
+        fh.seek(0)
+        while chunk := fh.read(_SCAN_CHUNK):
+            try:
+                decoder.decode(chunk)
+            except UnicodeDecodeError:
+                return False
+            has_lf = has_lf or b"\n" in chunk
+            if prev_cr and not chunk.startswith(b"\n"):
+                has_bare_cr = True
+            has_bare_cr = has_bare_cr or re.search(rb"\r(?!\n)", chunk[:-1]) is not None
+            prev_cr = chunk.endswith(b"\r")
+        if prev_cr:
+            has_bare_cr = True
+    try:
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return not (has_lf and has_bare_cr)
+
+
+def open_records(
+    path: str | Path,
+    *,
+    data: bytes | None = None,
+    encoding: str | None = None,
+    skip_bad_rows: bool = False,
+    max_field_chars: int = MAX_FIELD_CHARS,
+    name: str | None = None,
+) -> RecordStream:
+    """:func:`read_file` as a :class:`RecordStream`: a CSV file on disk is read line by line (memory stays
+    that of one record); other formats, bytes given as ``data`` and files the line reader cannot take as is
+    (not UTF-8, UTF-16, a bare CR next to LF line ends) are read whole by :func:`read_file`."""
+    p = Path(path)
+    fname = name or str(path)
+    fmt = file_format(p)
+    if data is None and fmt == "csv" and p.is_file() and p.stat().st_size <= MAX_FILE_BYTES and _streamable_csv(p, encoding):
+        import itertools
+
+        fh = io.TextIOWrapper(p.open("rb"), encoding=encoding or "utf-8-sig", newline="")
+        first = fh.readline()
+        lines = _Lines(itertools.chain([first], fh))
+        stream = _CsvStream(fname, lines, first.rstrip("\r\n"), cr=None, skip_bad_rows=skip_bad_rows,
+                            max_chars=max_field_chars, on_escaped=None)
+        return RecordStream(fname, "csv", encoding or "utf-8", stream, streamed=True, _closer=fh)
+    f = read_file(p, data=data, encoding=encoding, skip_bad_rows=skip_bad_rows, max_field_chars=max_field_chars,
+                  name=name)
+    return RecordStream(f.file, f.format, f.encoding, f, columns=list(f.columns))
+
+
 def read_json_object(
     path: str | Path, *, data: bytes | None = None, encoding: str | None = None, name: str | None = None,
     max_field_chars: int = MAX_FIELD_CHARS,
@@ -607,13 +811,63 @@ def read_records(path: str | Path, *, data: bytes | None = None, **kwargs: Any) 
     return f.records, f.rows
 
 
+# ------------------------------------------------------------------------------------ columns
+
+
+def near_column(column: str, known: Sequence[str]) -> str | None:
+    """The known column ``column`` is probably meant as: the same name in another case (``Answer``), or a
+    close spelling (``qestion``); None when nothing is close."""
+    import difflib
+
+    folded = {k.casefold(): k for k in known}
+    if column.casefold() in folded:
+        return folded[column.casefold()]
+    close = difflib.get_close_matches(column.casefold(), list(folded), n=1, cutoff=0.8)
+    return folded[close[0]] if close else None
+
+
+def check_columns(file: str, columns: Sequence[str], known: Sequence[str], *, ignore: Sequence[str] = (),
+                  allow_extra: bool = False) -> None:
+    """Refuse a file with columns the importer would otherwise drop or misread without a word.
+
+    A column that is a near-miss of a known one (another case, a close spelling) is always an error — it is
+    surely meant as that column; any other unknown column is an error unless ``allow_extra`` (formats that
+    keep extra fields). Columns named in ``ignore`` (the ``--ignore-columns`` option) are left out knowingly.
+    The error names every such column, the known column each resembles, and the option."""
+    ignored = set(ignore)
+    problems: list[str] = []
+    for c in columns:
+        if c in known or c in ignored:
+            continue
+        near = near_column(c, known)
+        if near is not None and not (allow_extra and near in columns):
+            problems.append(f"'{c}' (did you mean '{near}'?)")
+        elif not allow_extra:
+            problems.append(f"'{c}'")
+    if problems:
+        names = ",".join(c for c in columns if c not in known and c not in ignored and (
+            not allow_extra or ((near := near_column(c, known)) is not None and near not in columns)))
+        raise RecordFileError(
+            file, 1, None,
+            f"unknown column{'s' if len(problems) > 1 else ''} {', '.join(problems)}; known columns: "
+            f"{', '.join(known)}. Rename them, or import without them: --ignore-columns {names}")
+
+
+def split_names(value: str | Sequence[str] | None) -> list[str]:
+    """``"a,b"`` or ``["a", "b"]`` -> ``["a", "b"]`` (blank names dropped)."""
+    if not value:
+        return []
+    items = value.split(",") if isinstance(value, str) else list(value)
+    return [x.strip() for x in items if x and x.strip()]
+
+
 # ------------------------------------------------------------------------------------ typed values
 # Shared by every validator (datasets, question log, judge samples): one rule per type, errors as
 # FieldError(field, message); the caller adds the file and row.
 
 TRUE_WORDS = frozenset({"true", "t", "1", "yes", "y", "да", "show"})
 FALSE_WORDS = frozenset({"false", "f", "0", "no", "n", "нет", "no_show"})
-_INT_RE = re.compile(r"[+-]?\d+(?:\.0*)?")
+_INT_RE = re.compile(r"[+-]?\d+(?:\.0*)?", re.ASCII)  # ASCII digits only: '٥' is not 5
 
 
 def is_blank(v: Any) -> bool:

@@ -12,7 +12,9 @@ What is masked (replaced by ``***``):
 * **URLs** anywhere in a text: user-info (``user:pass@``) and the values of credential-like query
   parameters (``api-key``, ``key``, ``token``, ``access_token``, ``secret``, ``password``, ``sig``...);
 * **headers**: ``Authorization`` / ``Proxy-Authorization`` / ``api-key`` / ``x-api-key`` values,
-  and any ``Bearer <token>``.
+  and any ``Bearer <token>``;
+* **libpq connection strings** in ``key=value`` form: ``password=…`` / ``sslpassword=…`` (quoted or not), and the
+  passwords of configured ``*_URL`` variables in that form (:func:`endpoints.dsn_secrets`).
 
 :class:`RedactingFilter` applies :func:`redact` to a log record (message, arguments, formatted
 traceback). :func:`configure_logging` is the one logging setup of the CLI, the app and background jobs:
@@ -57,6 +59,8 @@ _HEADER = re.compile(
     r"(?:(?P<scheme>bearer|basic|token)\s+)?(?P<value>[^\s\"',;}]+)",
     re.IGNORECASE,
 )
+#: a libpq ``key=value`` connection string's password (``password=s3cret``, ``password='a b'``)
+_DSN_PASSWORD = re.compile(r"\b(?P<key>(?:ssl)?password)\s*=\s*(?:'(?:\\.|[^'\\])*'|[^\s'\",;)]+)", re.IGNORECASE)
 _BEARER = re.compile(r"\b(bearer)\s+[A-Za-z0-9._~+/=-]{6,}", re.IGNORECASE)
 
 _lock = threading.Lock()
@@ -145,6 +149,10 @@ def configured_secrets(env: Mapping[str, str] | None = None, secrets: Mapping[st
             out.add(v)
         if k.endswith("_URL") or k.endswith("_URI"):
             out.update(url_secrets(v))
+            if "://" not in v:  # a libpq key=value connection string
+                from voproshalych_eval.endpoints import dsn_secrets
+
+                out.update(dsn_secrets(v))
     if secrets is None:
         try:
             from voproshalych_eval.config import load_secrets
@@ -219,6 +227,7 @@ def redact(text: str | None, values: Iterable[str] | None = None) -> str | None:
         lambda m: f"{m.group('name')}{m.group('sep')}{(m.group('scheme') + ' ') if m.group('scheme') else ''}{MASK}",
         text,
     )
+    text = _DSN_PASSWORD.sub(lambda m: f"{m.group('key')}={MASK}", text)
     return _BEARER.sub(lambda m: f"{m.group(1)} {MASK}", text)
 
 

@@ -14,7 +14,6 @@ release or a thesis chapter and opened offline.
 from __future__ import annotations
 
 import html
-import io
 import json
 from typing import Any
 
@@ -23,6 +22,7 @@ from sqlalchemy import Engine
 
 from voproshalych_eval import markdown as md
 from voproshalych_eval.baselines import STATUS_ICONS, STATUS_LABELS
+from voproshalych_eval.record_files import dataframe_csv
 
 FORMATS = ("json", "md", "html", "csv")
 CSV_PARTS = ("items", "metrics")
@@ -449,7 +449,8 @@ def to_json(data: dict[str, Any]) -> str:
 def to_csv(data: dict[str, Any], *, part: str = "items") -> str:
     """One table as CSV: ``items`` (per-item results, nested fields dotted) or ``metrics`` (aggregates
     with CIs, baselines and statuses). Every row carries ``run_id`` so tables of several runs can be
-    concatenated."""
+    concatenated. Formula cells (text starting with ``=``, ``+``, ``-``, ``@``, tab, CR) are written with a
+    leading ``'`` (:func:`record_files.dataframe_csv`) so a spreadsheet never evaluates them."""
     if part not in CSV_PARTS:
         raise ValueError(f"Unknown CSV part {part!r}: use {' or '.join(CSV_PARTS)}.")
     rows = data["items"] if part == "items" else data["metrics"]
@@ -458,9 +459,7 @@ def to_csv(data: dict[str, Any], *, part: str = "items") -> str:
     for col in df.columns:
         if df[col].map(lambda v: isinstance(v, dict | list)).any():
             df[col] = df[col].map(lambda v: json.dumps(v, ensure_ascii=False) if isinstance(v, dict | list) else v)
-    buf = io.StringIO()
-    df.to_csv(buf, index=False)
-    return buf.getvalue()
+    return dataframe_csv(df)
 
 
 def render(data: dict[str, Any], fmt: str, *, lang: str = "en", part: str = "items") -> str:

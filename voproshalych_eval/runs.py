@@ -15,6 +15,7 @@ never keys (``params`` are scrubbed of keys that look secret).
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import json
 import os
@@ -331,12 +332,14 @@ def execution_lock(engine: Engine, run_id: int) -> Iterator[None]:
     """
     conn = engine.connect()
     try:
+        # the lock's session names its process, so that a second caller is told who holds it (never a stale pid)
+        conn.execute(text("SELECT set_config('application_name', :n, false)"),
+                     {"n": _holder_name(os.getpid(), socket.gethostname())})
         got = conn.execute(text("SELECT pg_try_advisory_lock(:ns, :r)"), {"ns": _LOCK_NAMESPACE, "r": run_id}).scalar()
         conn.commit()
         if not got:
-            run = get_run(engine, run_id)
-            who = f"pid {run.pid} on {run.host}" if run is not None and run.pid else "another process"
-            raise AlreadyRunning(f"Run {run_id} is already running ({who}); wait for it or cancel it.")
+            raise AlreadyRunning(f"Run {run_id} is already running ({lock_holder(engine, run_id)}); "
+                                 "wait for it or cancel it.")
         # the holder names itself at once (what a second caller is told)
         conn.execute(text("UPDATE eval.runs SET pid = :pid, host = :host WHERE id = :r"),
                      {"r": run_id, "pid": os.getpid(), "host": socket.gethostname()})
@@ -347,7 +350,33 @@ def execution_lock(engine: Engine, run_id: int) -> Iterator[None]:
             conn.execute(text("SELECT pg_advisory_unlock(:ns, :r)"), {"ns": _LOCK_NAMESPACE, "r": run_id})
             conn.commit()
     finally:
+        with contextlib.suppress(Exception):  # a pooled connection keeps no holder's name
+            conn.rollback()
+            conn.execute(text("SELECT set_config('application_name', '', false)"))
+            conn.commit()
         conn.close()
+
+
+_HOLDER_PREFIX = "voproshalych-eval "
+
+
+def _holder_name(pid: int, host: str) -> str:
+    return f"{_HOLDER_PREFIX}pid {pid} on {host}"[:63]
+
+
+def lock_holder(engine: Engine, run_id: int) -> str:
+    """Who holds the run's execution lock *now*: ``pid P on HOST`` as the holding session names itself (see
+    :func:`execution_lock`), ``another process`` when it does not (or nobody holds it any more). Never the pid
+    stored with the run, which may be a process that died since."""
+    with engine.connect() as conn:
+        name = conn.execute(
+            text("SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+                 "WHERE l.locktype = 'advisory' AND l.classid = :ns AND l.objid = :r AND l.objsubid = 2 AND l.granted"),
+            {"ns": _LOCK_NAMESPACE, "r": run_id},
+        ).scalar()
+    if name and name.startswith(_HOLDER_PREFIX):
+        return name[len(_HOLDER_PREFIX):]
+    return "another process"
 
 
 def is_locked(engine: Engine, run_id: int) -> bool:

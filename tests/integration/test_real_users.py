@@ -252,18 +252,22 @@ def test_report(result) -> None:  # type: ignore[no-untyped-def]
     assert "Новые слова в вопросах" in md and "`приложение`" in md
 
 
-CSV_GOOD = (
+CSV_EXTRA = (
     "id,question,answer,confluence_url,score,user_id,created_at,stop_point,extra\n"
     "1,когда стипендия,25 числа,https://x/Stipendii,5,10,2025-09-01T10:00:00+05:00,false,zzz\n"
     "2,где общага,,,,10,2025-09-01T10:05:00+05:00,true,\n"
     "3,привет,,,,,,,\n"
 )
+#: the same rows without the unknown column (imports refuse unknown columns unless --ignore-columns names them)
+CSV_GOOD = "".join(line.rsplit(",", 1)[0] + "\n" for line in CSV_EXTRA.splitlines())
 
 
 def test_import_good_file(demo_engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
     p = tmp_path / "export.csv"
-    p.write_text(CSV_GOOD, encoding="utf-8")
-    rep = import_file(demo_engine, p, source="t_import_good")
+    p.write_text(CSV_EXTRA, encoding="utf-8")
+    with pytest.raises(QuestionLogImportError, match="--ignore-columns extra"):  # never dropped without a word
+        import_file(demo_engine, p, source="t_import_good")
+    rep = import_file(demo_engine, p, source="t_import_good", ignore_columns=["extra"])
     assert (rep.n_rows, rep.n_imported, rep.n_skipped) == (3, 3, 0)
     assert "t_import_good" in list_sources(demo_engine)
     df = read_log(demo_engine, source="t_import_good")

@@ -14,7 +14,7 @@ cached embedder, so ``n_used == len(log)`` and the n is reported with each resul
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -32,7 +32,8 @@ from voproshalych_eval.record_files import (
     as_datetime,
     as_int,
     as_text,
-    read_file,
+    check_columns,
+    open_records,
 )
 
 log = logging.getLogger(__name__)
@@ -42,6 +43,11 @@ PRODUCTION_SOURCE = "question_answer"
 #: in SQL (:data:`HAS_TEXT_PATTERN`, a PostgreSQL regular expression) exactly as in Python (``answered``)
 WHITESPACE = "".join(chr(c) for c in range(0x3100) if chr(c).isspace())
 HAS_TEXT_PATTERN = f"[^{WHITESPACE}]"
+#: rows validated and inserted together by :func:`import_file`
+IMPORT_BATCH = 5000
+#: the columns an import reads (or knowingly skips: ``updated_at``, ``embedding`` of production exports)
+IMPORT_COLUMNS = ("id", "question", "answer", "confluence_url", "url", "score", "user_id", "stop_point", "created_at",
+                  "updated_at", "embedding")
 LOG_COLUMNS = ["source", "id", "question", "answer", "url", "score", "user_id", "stop_point", "created_at"]
 SCORE_UP, SCORE_DOWN = 5, 1
 
@@ -347,13 +353,19 @@ def import_file(
     skip_bad_rows: bool = False,
     data: bytes | None = None,
     encoding: str | None = None,
+    ignore_columns: Sequence[str] = (),
 ) -> ImportReport:
     """Import a CSV / JSONL / JSON export of ``question_answer`` into ``eval.question_log`` under ``source``.
 
     Columns: ``question`` (required column; an empty value is an event without text, imported and
     counted in ``n_empty_questions``), ``id``, ``answer``, ``confluence_url`` or ``url``, ``score`` (1–5),
-    ``user_id``, ``created_at`` (ISO; may be empty), ``stop_point``; others (``updated_at``, …) are ignored.
-    The file is read by :func:`record_files.read_file` (``encoding`` for non-UTF-8 files).
+    ``user_id``, ``created_at`` (ISO; may be empty), ``stop_point``; ``updated_at`` and ``embedding`` (in the
+    production table's exports) are ignored. Any other column — a misspelled or capitalised one (``Answer``,
+    ``Score``) included — is refused, naming the column it resembles, unless ``ignore_columns`` lists it
+    (``--ignore-columns``): nothing is dropped without a word.
+    The file is read by :func:`record_files.open_records` (``encoding`` for non-UTF-8 files): a CSV file is
+    streamed and inserted in batches of :data:`IMPORT_BATCH` rows inside the replacing transaction, so memory
+    stays that of a batch (plus the ids seen, for the duplicate check).
 
     All or nothing: the first bad row raises :class:`QuestionLogImportError` (file, row, field) and
     nothing is written. With ``skip_bad_rows`` bad rows are left out and listed in the report — but an
@@ -370,55 +382,71 @@ def import_file(
             p.name, None, "source", f"'{PRODUCTION_SOURCE}' is the bot's own table; choose another source name"
         )
     try:
-        f = read_file(p, data=data, encoding=encoding, skip_bad_rows=skip_bad_rows, name=p.name)
+        stream = open_records(p, data=data, encoding=encoding, skip_bad_rows=skip_bad_rows, name=p.name)
+        columns = stream.read_header()
+        if columns:
+            check_columns(p.name, columns, IMPORT_COLUMNS, ignore=ignore_columns)
     except QuestionLogImportError:
         raise
     except RecordFileError as exc:
         raise QuestionLogImportError(exc.file, exc.row, exc.field, exc.message, line=exc.line) from None
-    n_rows = len(f.records) + len(f.bad_rows)
-    if not n_rows:
-        raise QuestionLogImportError(p.name, None, None, "the file has no rows")
-    if "question" not in f.columns and f.records:
-        raise QuestionLogImportError(p.name, None, "question", "required column 'question' is missing")
-    rows: list[dict[str, Any]] = []
-    errors: list[dict[str, Any]] = [e.to_dict() for e in f.bad_rows]
+    # Streamed: records are validated and inserted one batch at a time inside the transaction that replaces
+    # the source, so memory stays that of a batch; any error before the end rolls everything back.
+    errors: list[dict[str, Any]] = []
     seen: dict[int, int] = {}
-    for rec, row_no in zip(f.records, f.rows, strict=True):
-        try:
-            if "question" not in rec:
-                raise FieldError("question", "the row has no 'question' field")
-            row = validate_record(rec, row_no)
-            if row["id"] in seen:
-                raise FieldError("id", f"duplicate id {row['id']} (first seen in row {seen[row['id']]})")
-            seen[row["id"]] = row_no
-        except FieldError as exc:
-            if not skip_bad_rows:
-                raise QuestionLogImportError(p.name, row_no, exc.field, exc.message) from None
-            errors.append({"row": row_no, "field": exc.field, "message": exc.message})
-            continue
-        rows.append({**row, "source": src})
-    errors.sort(key=lambda e: e["row"] if e["row"] is not None else 0)
-    if not rows:
-        first = errors[0] if errors else None
-        detail = f"; first: row {first['row']}, field '{first['field']}': {first['message']}" if first else ""
-        raise QuestionLogImportError(
-            p.name, None, None,
-            f"no good rows ({len(errors)} bad{detail}); nothing imported, source '{src}' left unchanged",
-        )
+    batch: list[dict[str, Any]] = []
+    n_good = n_empty = 0
+    insert = text("INSERT INTO eval.question_log(source, id, question, answer, url, score, user_id, stop_point, "
+                  "created_at) VALUES (:source, :id, :question, :answer, :url, :score, :user_id, :stop_point, "
+                  ":created_at)")
     with engine.begin() as conn:
         conn.execute(text("SELECT pg_advisory_xact_lock(hashtext('eval.question_log'), hashtext(:s))"), {"s": src})
         replaced = conn.execute(text("DELETE FROM eval.question_log WHERE source = :s"), {"s": src}).rowcount
-        for s in range(0, len(rows), 5000):
-            conn.execute(
-                text(
-                    "INSERT INTO eval.question_log(source, id, question, answer, url, score, user_id, stop_point, "
-                    "created_at) VALUES (:source, :id, :question, :answer, :url, :score, :user_id, :stop_point, "
-                    ":created_at)"
-                ),
-                rows[s : s + 5000],
+        checked = bool(columns)
+        try:
+            for rec, row_no in stream:
+                if not checked:  # JSON / JSONL: the keys of the records read whole
+                    check_columns(p.name, stream.columns, IMPORT_COLUMNS, ignore=ignore_columns)
+                    checked = True
+                if "question" not in stream.columns:
+                    raise QuestionLogImportError(p.name, None, "question", "required column 'question' is missing")
+                try:
+                    if "question" not in rec:
+                        raise FieldError("question", "the row has no 'question' field")
+                    row = validate_record(rec, row_no)
+                    if row["id"] in seen:
+                        raise FieldError("id", f"duplicate id {row['id']} (first seen in row {seen[row['id']]})")
+                    seen[row["id"]] = row_no
+                except FieldError as exc:
+                    if not skip_bad_rows:
+                        raise QuestionLogImportError(p.name, row_no, exc.field, exc.message) from None
+                    errors.append({"row": row_no, "field": exc.field, "message": exc.message})
+                    continue
+                batch.append({**row, "source": src})
+                n_good += 1
+                n_empty += is_empty_question(row["question"])
+                if len(batch) >= IMPORT_BATCH:
+                    conn.execute(insert, batch)
+                    batch = []
+        except RecordFileError as exc:
+            if isinstance(exc, QuestionLogImportError):
+                raise
+            raise QuestionLogImportError(exc.file, exc.row, exc.field, exc.message, line=exc.line) from None
+        errors = sorted([e.to_dict() for e in stream.bad_rows] + errors,
+                        key=lambda e: e["row"] if e["row"] is not None else 0)
+        if not n_good and not errors:
+            raise QuestionLogImportError(p.name, None, None, "the file has no rows")
+        if not n_good:
+            first = errors[0] if errors else None
+            detail = f"; first: row {first['row']}, field '{first['field']}': {first['message']}" if first else ""
+            raise QuestionLogImportError(
+                p.name, None, None,
+                f"no good rows ({len(errors)} bad{detail}); nothing imported, source '{src}' left unchanged",
             )
-    n_empty = sum(1 for r in rows if is_empty_question(r["question"]))
-    return ImportReport(p.name, src, n_rows, len(rows), len(errors), max(replaced, 0), n_empty, errors)
+        if batch:
+            conn.execute(insert, batch)
+    n_rows = n_good + len(errors)
+    return ImportReport(p.name, src, n_rows, n_good, len(errors), max(replaced, 0), n_empty, errors)
 
 
 def delete_source(engine: Engine, source: str) -> int:

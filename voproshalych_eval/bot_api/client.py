@@ -24,7 +24,7 @@ from typing import Any
 
 from voproshalych_eval.bot_api.rate_limit import RateLimiter
 from voproshalych_eval.bot_api.reply import as_text, as_texts, json_path
-from voproshalych_eval.bot_api.spec import ENV_REF, BotApiSpec, OutcomeRule, classify
+from voproshalych_eval.bot_api.spec import ENV_REF, BotApiSpec, OutcomeRule, check_variables, classify
 from voproshalych_eval.redaction import register_secret
 
 MAX_PAUSE_S = 60.0
@@ -139,6 +139,7 @@ class BotApiClient:
     # ------------------------------------------------------------------ headers
 
     def _headers(self) -> dict[str, str]:
+        check_variables(self.spec.headers)  # a spec from an old run's parameters is checked again here
         out: dict[str, str] = {}
         if self.spec.body is not None:
             out["Content-Type"] = "application/json; charset=utf-8"

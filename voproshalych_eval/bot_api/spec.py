@@ -10,9 +10,14 @@ A :class:`BotApiSpec` is plain data (it goes into a run's parameters and into bo
   with ``json.dumps`` — values are JSON-encoded, never pasted into JSON text;
 * ``headers`` — extra headers; values may reference ``${VARIABLE}``, resolved at call time from the
   environment or the top level of ``.streamlit/secrets.toml`` (:func:`voproshalych_eval.config.secret_value`).
-  Only the template (the variable's *name*) is ever stored or shown. A credential-like header
+  Only the template (the variable's *name*) is ever stored or shown. The app's own configuration is
+  never readable this way (:func:`reserved_variable`: :data:`voproshalych_eval.config.ENV_VARS`, ``VOPROSHALYCH_EVAL_*``,
+  ``OPENAI_*``, libpq's ``PG*``, every provider's ``api_key_env``): a shared profile cannot send the runner's
+  ``DATABASE_URL`` or LLM key to the bot's host — refused when the spec is validated and again at each call. A credential-like header
   (``Authorization``, ``Cookie``, ``*token*``, ``*key*``, ``*secret*``, ``*password*``) must take its value from
   a variable: a literal value there is refused (:meth:`BotApiSpec.validate`);
+* the ``url`` carries no credentials: user-info and credential-like query parameters (``?token=``,
+  ``?api_key=`` …, :func:`voproshalych_eval.redaction.url_secrets`) are refused — send them in a header;
 * ``answer_path`` / ``url_path`` / ``chunks_path`` — dotted JSON paths into the reply (``*`` maps over a
   list: ``chunks.*.text``);
 * ``timeout_s``, ``retries`` (transport failures: timeouts, connection errors, 5xx, 429), ``retry_backoff_s``
@@ -38,6 +43,8 @@ import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from voproshalych_eval.redaction import redact_url, url_secrets
 
 OUTCOMES = ("answered", "not_found", "banned", "error")
 METHODS = ("GET", "POST")
@@ -140,6 +147,9 @@ class BotApiSpec:
             raise ValueError(f"the bot's URL must start with http:// or https:// and name a host, got {self.url!r}")
         if parts.username or parts.password:
             raise ValueError("the bot's URL must not carry credentials (user:password@); use a header with ${VARIABLE}")
+        if url_secrets(self.url.replace("{question}", "q")):
+            raise ValueError("the bot's URL must not carry credentials in its query (?token=…, ?api_key=…): send "
+                             "them in a header with ${VARIABLE}, e.g. 'Authorization: Bearer ${BOT_TOKEN}'")
         if ENV_REF.search(self.url):
             raise ValueError("${VARIABLE} references are supported in header values only, not in the URL")
         if self.method == "GET" and self.body is not None:
@@ -158,6 +168,7 @@ class BotApiSpec:
             raise ValueError("retries and retry backoff must not be negative")
         for name, value in self.headers.items():
             check_header(name, value)
+        check_variables(self.headers)
         for r in self.outcomes:
             r.validate()
         return self
@@ -197,6 +208,7 @@ class BotApiSpec:
     def public(self) -> dict[str, Any]:
         """What a page or report shows: the settings with header templates and the variables they need."""
         d = self.to_dict()
+        d["url"] = redact_url(self.url)  # a profile saved before credentials in the query were refused
         d["header_variables"] = header_variables(self.headers)
         return d
 
@@ -238,6 +250,41 @@ def _header_dict(headers: Mapping[str, str] | Sequence[str] | None) -> dict[str,
 def header_variables(headers: Mapping[str, str]) -> list[str]:
     """Names of the ``${VARIABLE}`` references in header values (sorted, unique)."""
     return sorted({m for v in headers.values() for m in ENV_REF.findall(str(v))})
+
+
+_RESERVED_PREFIXES = ("VOPROSHALYCH_EVAL_", "OPENAI_", "PG")
+
+
+def reserved_variable(name: str) -> bool:
+    """Whether ``name`` is one of the app's own configuration variables, which a header template may never read:
+    :data:`voproshalych_eval.config.ENV_VARS`, anything starting with ``VOPROSHALYCH_EVAL_``, ``OPENAI_`` or
+    libpq's ``PG`` (``PGPASSWORD``), ``DATABASE_URL``-like names, and every LLM provider's ``api_key_env``
+    named in ``secrets.toml``."""
+    from voproshalych_eval.config import ENV_VARS, load_secrets
+
+    upper = name.upper()
+    if name in ENV_VARS or upper.startswith(_RESERVED_PREFIXES) or upper.endswith("DATABASE_URL"):
+        return True
+    try:
+        llm = load_secrets().get("llm")
+    except Exception:  # noqa: BLE001 - an unreadable secrets file: the app cannot use its providers either
+        return False
+    entries = llm.get("providers") if isinstance(llm, Mapping) else None
+    if isinstance(entries, Mapping):
+        entries = list(entries.values())
+    for e in entries if isinstance(entries, list) else []:
+        if isinstance(e, Mapping) and name in (e.get("api_key_env"), e.get("api-key-env")):
+            return True
+    return False
+
+
+def check_variables(headers: Mapping[str, str]) -> None:
+    """Refuse a header template that reads one of the app's configuration variables (:func:`reserved_variable`)."""
+    for header, value in headers.items():
+        for var in ENV_REF.findall(str(value)):
+            if reserved_variable(var):
+                raise ValueError(f"header {header!r} reads ${{{var}}}, one of the app's own configuration variables: "
+                                 "a bot profile may read only variables of its own (e.g. ${BOT_TOKEN})")
 
 
 def is_sensitive_header(name: str) -> bool:

@@ -43,6 +43,30 @@ EXIT_CODES_HELP = """exit codes:
   130  interrupted with Ctrl-C (the run is marked cancelled and can be resumed)"""
 
 
+class RunCrashed(RuntimeError):
+    """A run's execution stopped on an error (e.g. the database crashed): exit 1, as the README documents."""
+
+    exit_code = 1
+
+    def __init__(self, run_id: int, exc: BaseException) -> None:
+        super().__init__(f"run {run_id} crashed: {error_sentence(exc)} (resume it with `voproshalych-eval resume {run_id}`)")
+
+
+def error_sentence(exc: BaseException) -> str:
+    """The one sentence stderr shows for ``exc`` (the details — a traceback, the SQL and its parameters — only
+    with ``-v``): a database error is its driver's first line, never the statement or its rows."""
+    from sqlalchemy.exc import StatementError
+
+    if isinstance(exc, StatementError):
+        orig = exc.orig if exc.orig is not None else exc
+        first = (str(orig).strip().splitlines() or [type(orig).__name__])[0]
+        return f"the database failed ({type(orig).__name__}: {first[:300]}; -v for details)"
+    if type(exc).__module__.startswith("psycopg"):
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        return f"the database failed ({type(exc).__name__}: {first[:300]}; -v for details)"
+    return str(exc) or type(exc).__name__
+
+
 def exit_code(status: str) -> int:
     """The exit status for a run outcome (see :data:`EXIT_CODES_HELP`)."""
     return EXIT_CODES.get(status, 1)

@@ -51,8 +51,10 @@ def _source_info(settings: Any) -> dict[str, Any]:
 
         return {"kind": "demo", "host": "embedded" if settings.embedded_store else urlsplit(settings.store_url).hostname,
                 "database": database_name(demo_url(settings))}
-    parts = urlsplit(settings.database_url)
-    return {"kind": "url", "host": parts.hostname or "local socket", "database": settings.database_label}
+    from voproshalych_eval.endpoints import public_dsn
+
+    return {"kind": "url", "host": public_dsn(settings.database_url).rsplit("/", 1)[0].split(":")[0],
+            "database": settings.database_label}
 
 
 def _server_pid(settings: Any) -> int | None:

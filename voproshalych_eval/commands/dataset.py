@@ -68,6 +68,8 @@ def register(sub: Any) -> None:
     a.add_argument("file")
     a.add_argument("--name", default=None, help="stored name (default: the file name)")
     a.add_argument("--kind", default="golden")
+    a.add_argument("--ignore-columns", default=None, metavar="A,B",
+                   help="import without these columns (a column resembling a known field is otherwise refused)")
     add_json_flag(a)
     a.set_defaults(func=cmd_import)
 
@@ -84,6 +86,8 @@ def register(sub: Any) -> None:
     a.add_argument("--merge", action="store_true",
                    help="a file exported from an older version: apply only the cells changed in it (three-way), "
                         "refusing rows that conflict with later edits (default: refuse the file)")
+    a.add_argument("--ignore-columns", default=None, metavar="A,B",
+                   help="apply the file without these columns (an unknown column is otherwise refused)")
     add_json_flag(a)
     a.set_defaults(func=cmd_annotate_import)
 
@@ -273,8 +277,9 @@ def cmd_export(args: Any) -> int:
 
 def cmd_import(args: Any) -> int:
     from voproshalych_eval.datasets import n_truncated, store_file, truncation_note
+    from voproshalych_eval.record_files import split_names
 
-    ds = store_file(engine(), args.file, args.kind, name=args.name)
+    ds = store_file(engine(), args.file, args.kind, name=args.name, ignore_columns=split_names(args.ignore_columns))
     out = {"dataset": ds.name, "kind": ds.kind, "version": ds.version, "id": ds.id, "content_hash": ds.content_hash,
            "n_items": len(ds), "chunk_text_truncated": n_truncated(ds.records)}
     emit(out, args.json, f"stored {ds.name} v{ds.version} ({len(ds)} items, {ds.content_hash[:12]})"
@@ -296,8 +301,10 @@ def cmd_annotate_import(args: Any) -> int:
     from voproshalych_eval.annotations import AnnotationImportError, import_annotations
 
     try:
+        from voproshalych_eval.record_files import split_names
+
         rep = import_annotations(engine(), args.file, dataset=args.dataset, skip_bad_rows=args.skip_bad_rows,
-                                 merge=args.merge)
+                                 merge=args.merge, ignore_columns=split_names(args.ignore_columns))
     except AnnotationImportError as exc:
         for e in exc.errors:
             progress(f"{Path(args.file).name}" + (f", row {e['row']}" if e["row"] is not None else "")

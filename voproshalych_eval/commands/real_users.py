@@ -69,6 +69,8 @@ def register(sub: Any) -> None:
     p.add_argument("--skip-bad-rows", action="store_true",
                    help="skip invalid rows and report them (an import with no good row still changes nothing)")
     p.add_argument("--encoding", default=None, help="the file's encoding when it is not UTF-8 (e.g. cp1251)")
+    p.add_argument("--ignore-columns", default=None, metavar="A,B",
+                   help="import without these columns (an unknown column is otherwise refused, never dropped silently)")
     add_json_flag(p)
     p.set_defaults(func=cmd_import)
 
@@ -174,9 +176,10 @@ def _num(v: Any, digits: int = 2) -> str:
 
 def cmd_import(args: Any) -> int:
     from voproshalych_eval.analytics import import_file
+    from voproshalych_eval.record_files import split_names
 
     rep = import_file(engine(), args.file, source=args.source, skip_bad_rows=args.skip_bad_rows,
-                      encoding=args.encoding)
+                      encoding=args.encoding, ignore_columns=split_names(args.ignore_columns))
     human = (f"imported {rep.n_imported} of {rep.n_rows} rows into source '{rep.source}'"
              + (f", skipped {rep.n_skipped}" if rep.n_skipped else "")
              + (f"; {rep.n_empty_questions} rows without question text (kept as events, left out of text analyses)"

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from voproshalych_eval.commands.common import (
+    RunCrashed,
     add_json_flag,
     cancel_on_sigterm,
     emit,
@@ -75,10 +78,24 @@ def execute_plan(plan: Any, args: Any) -> tuple[int, Any]:
     eng = engine()
     run_id = create_run(eng, plan)
     progress(f"run {run_id} ({plan.tier}): {len(plan.items)} items" + (" — OFFLINE heuristics" if plan.offline else ""))
-    with cancel_on_sigterm() as cancel:
+    with cancel_on_sigterm() as cancel, crash_is_exit_1(run_id):
         prog = execute(eng, run_id, plan, on_progress=printer(), concurrency=getattr(args, "concurrency", None),
                        cancel=cancel)
     return run_id, prog
+
+
+@contextmanager
+def crash_is_exit_1(run_id: int) -> Iterator[None]:
+    """An error while a run executes (the store's server crashed…) is the run crashing: :class:`RunCrashed`
+    (exit 1); a refusal before it starts (already running, resume refused) stays an error (exit 2)."""
+    from voproshalych_eval.executor import AlreadyRunning, ResumeRefused
+
+    try:
+        yield
+    except (AlreadyRunning, ResumeRefused, ValueError, LookupError, KeyboardInterrupt):
+        raise  # refused before any item ran: bad input or another process has the run
+    except Exception as exc:  # noqa: BLE001 - reported in one sentence by the CLI
+        raise RunCrashed(run_id, exc) from exc
 
 
 def run_and_report(plan: Any, args: Any) -> tuple[int, Any]:
@@ -126,7 +143,7 @@ def cmd_resume(args: Any) -> int:
         raise ValueError(f"run {args.run_id} does not exist")
     before = runs.count_items(eng, args.run_id)
     progress(f"run {args.run_id}: {state}; recorded {before.get('done', 0)} done, {before.get('failed', 0)} failed")
-    with cancel_on_sigterm() as cancel:
+    with cancel_on_sigterm() as cancel, crash_is_exit_1(args.run_id):
         prog = resume(eng, args.run_id, retry_failed=not args.keep_failed, force=args.force, on_progress=printer(),
                       cancel=cancel)
     metrics = prog.metrics or {}

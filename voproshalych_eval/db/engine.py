@@ -27,7 +27,7 @@ from sqlalchemy import Engine, create_engine, event, text
 
 from voproshalych_eval.config import Settings, get_settings
 from voproshalych_eval.db import server
-from voproshalych_eval.db.errors import SourceNotReadOnlyError, StoreError
+from voproshalych_eval.db.errors import PrivilegedSourceError, SourceNotReadOnlyError, StoreError
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ SOURCE_CONNECT_TIMEOUT = 10
 DEMO_DATABASE = "voproshalych_demo"
 
 _engines: dict[str, Engine] = {}
-_source_engines: dict[tuple[str, bool], Engine] = {}
+_source_engines: dict[tuple[str, bool, bool], Engine] = {}
 _settings_of: weakref.WeakKeyDictionary[Engine, Settings] = weakref.WeakKeyDictionary()
 _lock = threading.RLock()
 
@@ -197,34 +197,123 @@ def _check_session_read_only(dbapi_connection, _record) -> None:  # type: ignore
         raise SourceNotReadOnlyError("The source connection could not be made read-only; nothing was read.")
 
 
-def make_source_engine(url: str, *, text_check: bool = True) -> Engine:
-    """A read-only engine on ``url`` (see :mod:`voproshalych_eval.db.guard`); not cached."""
+#: every source statement is cancelled after this long (a snapshot copies a table in one statement)
+SOURCE_STATEMENT_TIMEOUT_MS = 600_000
+#: a source transaction left idle this long is ended by the server (a stuck page never holds a snapshot)
+SOURCE_IDLE_IN_TRANSACTION_TIMEOUT_MS = 300_000
+#: the session options every source connection starts with, after the read-only one
+SOURCE_SESSION_OPTIONS = (f"-c statement_timeout={SOURCE_STATEMENT_TIMEOUT_MS} "
+                          f"-c idle_in_transaction_session_timeout={SOURCE_IDLE_IN_TRANSACTION_TIMEOUT_MS}")
+#: the bot's tables whose owner may not be the source login
+SOURCE_TABLES = ("chunk", "question_answer", "user")
+
+
+def _check_session_timeouts(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+    """The timeouts of :data:`SOURCE_SESSION_OPTIONS` took effect (a pooler may drop startup options)."""
+    for name, value in (("statement_timeout", SOURCE_STATEMENT_TIMEOUT_MS),
+                        ("idle_in_transaction_session_timeout", SOURCE_IDLE_IN_TRANSACTION_TIMEOUT_MS)):
+        shown = dbapi_connection.execute(f"SELECT current_setting('{name}')").fetchone()[0]
+        if shown in ("0", ""):
+            dbapi_connection.execute(f"SET SESSION {name} = {int(value)}")
+    dbapi_connection.rollback()
+
+
+def privileged_source_problem(dbapi_connection) -> str | None:  # type: ignore[no-untyped-def]
+    """Why the login of a source connection is more than a reader: a superuser, or (a member of) the owner of
+    the bot's tables; None for a login that can only have been granted ``SELECT``."""
+    row = dbapi_connection.execute(
+        "SELECT current_user, (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user), "
+        "(SELECT string_agg(c.relname, ', ' ORDER BY c.relname) FROM pg_catalog.pg_class c "
+        " JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+        " WHERE n.nspname = 'public' AND c.relname = ANY(%s) "
+        " AND pg_catalog.pg_has_role(current_user, c.relowner, 'USAGE'))",
+        (list(SOURCE_TABLES),),
+    ).fetchone()
+    dbapi_connection.rollback()
+    user, superuser, owned = row
+    if superuser:
+        return f"the source login '{user}' is a superuser"
+    if owned:
+        return f"the source login '{user}' owns the bot's tables ({owned})"
+    return None
+
+
+def _refuse_privileged(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+    problem = privileged_source_problem(dbapi_connection)
+    if problem:
+        dbapi_connection.close()
+        raise PrivilegedSourceError(
+            f"Refused to read the source: {problem}, which could change production despite the app's read-only "
+            "sessions. Connect with a role that is only granted SELECT (README, 'Read-only role'), or accept the "
+            "risk explicitly with VOPROSHALYCH_EVAL_ALLOW_PRIVILEGED_SOURCE=1."
+        )
+
+
+def _discard_on_return(dbapi_connection, _record, reset_state) -> None:  # type: ignore[no-untyped-def]
+    """A connection coming back to the pool: roll back, then ``DISCARD ALL`` (advisory locks, temporary tables,
+    prepared statements, session settings), then check again that the session is read-only and bounded."""
+    dbapi_connection.rollback()
+    if reset_state.terminate_only:
+        return
+    dbapi_connection.autocommit = True
+    try:
+        dbapi_connection.execute("DISCARD ALL")
+    finally:
+        dbapi_connection.autocommit = False
+    _check_session_read_only(dbapi_connection, _record)
+    _check_session_timeouts(dbapi_connection, _record)
+
+
+def make_source_engine(url: str, *, text_check: bool = True, allow_privileged: bool | None = None) -> Engine:
+    """A read-only engine on ``url`` (see :mod:`voproshalych_eval.db.guard`); not cached.
+
+    Every session is read-only and bounded (:data:`SOURCE_SESSION_OPTIONS`), reset with ``DISCARD ALL`` when it
+    returns to the pool, and — unless ``allow_privileged`` — refused at connect when its login is a superuser
+    or owns the bot's tables (:func:`privileged_source_problem`); None = the setting
+    (:func:`voproshalych_eval.config.allow_privileged_source`)."""
+    from voproshalych_eval.config import allow_privileged_source
     from voproshalych_eval.db.guard import READ_ONLY_OPTION, install_source_guard
+
+    if allow_privileged is None:
+        allow_privileged = allow_privileged_source()
 
     connect_args: dict[str, object] = {"prepare_threshold": 0}  # extended protocol: one statement at a time
     if "connect_timeout" not in dict(parse_qsl(urlsplit(url).query)):
         connect_args["connect_timeout"] = SOURCE_CONNECT_TIMEOUT
     engine = create_engine(
-        _sqlalchemy_url(_with_option(url, READ_ONLY_OPTION)),
+        _sqlalchemy_url(_with_option(url, f"{READ_ONLY_OPTION} {SOURCE_SESSION_OPTIONS}")),
         pool_pre_ping=True,
         pool_size=2,
         max_overflow=2,
+        pool_reset_on_return=None,  # _discard_on_return does the rollback and more
         connect_args=connect_args,
     )
+    if not allow_privileged:
+        event.listen(engine, "connect", _refuse_privileged)
     event.listen(engine, "connect", _check_session_read_only)
+    event.listen(engine, "connect", _check_session_timeouts)
     event.listen(engine, "connect", _register_vector_if_present)
+    event.listen(engine, "reset", _discard_on_return)
     install_source_guard(engine, text_check=text_check)
     return engine
 
 
 def get_source_engine(settings: Settings | None = None, *, text_check: bool = True) -> Engine:
-    """The read-only SOURCE engine for ``settings`` (cached): ``DATABASE_URL`` or the demo database."""
+    """The read-only SOURCE engine for ``settings`` (cached): ``DATABASE_URL`` or the demo database.
+
+    A configured ``DATABASE_URL`` whose login is a superuser or owns the bot's tables is refused unless
+    ``VOPROSHALYCH_EVAL_ALLOW_PRIVILEGED_SOURCE`` is set (:func:`voproshalych_eval.config.allow_privileged_source`).
+    The embedded demo database is exempt: the app created it (owned by the store's superuser) and it holds no
+    production data."""
+    from voproshalych_eval.config import allow_privileged_source
+
     settings = settings or get_settings()
     with _lock:
         url = source_url(settings)
-        key = (url, text_check)
+        allow = not settings.database_url or allow_privileged_source(settings)
+        key = (url, text_check, allow)
         if key not in _source_engines:
-            _source_engines[key] = make_source_engine(url, text_check=text_check)
+            _source_engines[key] = make_source_engine(url, text_check=text_check, allow_privileged=allow)
         return _source_engines[key]
 
 

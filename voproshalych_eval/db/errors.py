@@ -21,6 +21,10 @@ class SourceNotReadOnlyError(ProductionWriteError):
     """A source connection's transaction was not read-only; nothing was sent and the connection dropped."""
 
 
+class PrivilegedSourceError(DatabaseError):
+    """The source login is a superuser or owns the bot's tables, and privileged sources were not allowed."""
+
+
 class StoreError(DatabaseError):
     """The store (the app's own database) is misconfigured, e.g. it is the source itself."""
 

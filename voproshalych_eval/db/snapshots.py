@@ -170,17 +170,46 @@ def resolve(engine: Engine, snapshot: int | Snapshot | None = None) -> Snapshot:
 
 def for_run(engine: Engine, snapshot: int | Snapshot | None = None, *, progress: Progress | None = None) -> Snapshot:
     """The snapshot a run reads: the given one; else the source's present content (taken when it changed);
-    else, when the source cannot be reached, the current snapshot (with a warning)."""
+    else, when the source cannot be reached, the newest snapshot of *the same source* (the current one when
+    it is of that source; with a warning). A snapshot of another source is never used: an unreachable or
+    mistyped ``DATABASE_URL`` raises :class:`SnapshotError` (the command exits non-zero) rather than give
+    results on the wrong data."""
     if snapshot is not None:
         return resolve(engine, snapshot)
     try:
         return take(engine, progress=progress)
-    except SnapshotError:
-        snap = current(engine)
+    except SnapshotError as exc:
+        snap = same_source_fallback(engine)
         if snap is None:
+            kind, label = configured_source(engine)
+            others = list_snapshots(engine)
+            if others:
+                raise SnapshotError(
+                    f"{exc} No snapshot of this source ({label}) is stored; the store's snapshots are of another "
+                    "source, which a run never uses in its place."
+                ) from exc
             raise
-        log.warning("The source could not be read; the run uses the current snapshot %s.", snap.label)
+        log.warning("The source could not be read; the run uses the newest snapshot of the same source, %s.", snap.label)
         return snap
+
+
+def configured_source(engine: Engine) -> tuple[str, str]:
+    """``(source_kind, source_label)`` the store's configured source gives its snapshots (as :func:`take` does)."""
+    from voproshalych_eval.db.engine import settings_for
+
+    settings = settings_for(engine)
+    return ("url", settings.source_label) if settings.database_url else ("demo", "demo")
+
+
+def same_source_fallback(engine: Engine) -> Snapshot | None:
+    """The current snapshot when it is of the configured source, else that source's newest snapshot; None
+    when the store holds none of it."""
+    kind, label = configured_source(engine)
+    cur = current(engine)
+    if cur is not None and (cur.source_kind, cur.source_label) == (kind, label):
+        return cur
+    same = [s for s in list_snapshots(engine) if (s.source_kind, s.source_label) == (kind, label)]
+    return max(same, key=lambda s: (s.taken_at, s.id)) if same else None
 
 
 # ---------------------------------------------------------------------------------------------- hashing

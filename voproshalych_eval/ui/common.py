@@ -178,7 +178,7 @@ def download_buttons(df: pd.DataFrame, name: str, *, key: str | None = None, for
     for col, kind in zip(cols, formats, strict=False):
         with col:
             if kind == "csv":
-                data = df.to_csv(index=False).encode("utf-8")
+                data = csv_download(df)
                 mime = "text/csv"
             else:
                 data = df.to_json(orient="records", force_ascii=False, date_format="iso", indent=1).encode("utf-8")
@@ -190,6 +190,13 @@ def download_buttons(df: pd.DataFrame, name: str, *, key: str | None = None, for
                 mime=mime,
                 key=f"dl_{key or name}_{kind}",
             )
+
+
+def csv_download(df: pd.DataFrame) -> bytes:
+    """The bytes of a CSV download: :func:`record_files.dataframe_csv` (formula cells neutralised)."""
+    from voproshalych_eval.record_files import dataframe_csv
+
+    return dataframe_csv(df).encode("utf-8")
 
 
 def json_file(obj: Any) -> bytes:

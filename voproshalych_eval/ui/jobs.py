@@ -18,7 +18,7 @@ import streamlit as st
 
 from voproshalych_eval import executor, runs
 from voproshalych_eval.llm.prices import format_cost
-from voproshalych_eval.ui import state
+from voproshalych_eval.ui import state, untrusted
 from voproshalych_eval.ui.common import offline_badge
 from voproshalych_eval.ui.i18n import fmt, fmt_count, fmt_seconds, lang, metric_label, show, tr
 
@@ -381,14 +381,14 @@ def judge_reply_view(name: str, res: Mapping[str, Any] | None) -> None:
         head += " · " + tr("офлайн-эвристика", "offline heuristic")
     st.markdown(head)
     if res.get("explanation"):
-        st.caption(str(res["explanation"]))
+        untrusted.text(res["explanation"])
     if res.get("per_model"):
-        st.caption(tr("По моделям: ", "Per model: ") + ", ".join(f"{m}: {v}" for m, v in res["per_model"].items()))
+        st.caption(tr("По моделям: ", "Per model: ") + untrusted.md(", ".join(f"{m}: {v}" for m, v in res["per_model"].items())))
     if res.get("failures"):
         fails = res["failures"]
         shown = "; ".join(f"{k}: {v}" for k, v in fails.items()) if isinstance(fails, Mapping) else (
             "; ".join(str(f) for f in fails) if isinstance(fails, list | tuple) else str(fails))
-        st.error(tr("Сбои: ", "Failures: ") + shown[:1500])
+        st.error(tr("Сбои: ", "Failures: ") + untrusted.md(shown[:1500]))
     for i, raw in enumerate(res.get("raw_replies") or []):
         st.code(str(raw)[:4000], language=None)
         if i >= 4:
@@ -403,7 +403,7 @@ def drilldown(df: pd.DataFrame, *, key: str, render: Callable[[Mapping[str, Any]
     chosen = st.selectbox(tr("Элемент", "Item"), keys, key=f"{key}_item")
     row = df[df["item_key"].astype(str) == chosen].iloc[0].to_dict()
     if row.get("status") != "done":
-        st.error(tr("Элемент не выполнен: ", "Item failed: ") + str(row.get("error")))
+        st.error(tr("Элемент не выполнен: ", "Item failed: ") + untrusted.md(row.get("error")))
     render(row)
 
 

@@ -716,7 +716,8 @@ with tab_a:
                                   type=["csv", "json", "jsonl"], key="ru_labels_upload")
             if st.button(tr("Загрузить метки", "Import labels"), key="ru_labels_import") and up is not None:
                 with state.user_errors("Метки не загружены, ничего не записано", "Labels not imported, nothing written"):
-                    imp = import_labels(engine, up.name, by=who or None, data=up.getvalue())
+                    lab_name, lab_data = uploads.read(up)
+                    imp = import_labels(engine, lab_name, by=who or None, data=lab_data)
                     st.success(tr(f"Загружено меток: {imp.n_saved}", f"Imported labels: {imp.n_saved}"))
 
         with st.expander(tr("Правила-подсказки (регулярные выражения)", "Hint rules (regular expressions)")):

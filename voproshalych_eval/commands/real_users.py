@@ -205,10 +205,11 @@ def cmd_answer_labels(args: Any) -> int:
         if args.file is None:
             raise ValueError("answer-labels export needs a FILE (.csv or .json)")
         from voproshalych_eval.jsonable import dumps
+        from voproshalych_eval.record_files import dataframe_csv
 
         out = df.assign(labelled_at=df["labelled_at"].astype(str))
         body = (dumps(out.to_dict(orient="records"), indent=1) if args.file.suffix.lower() == ".json"
-                else out.to_csv(index=False))
+                else dataframe_csv(out))
         args.file.write_text(body, encoding="utf-8")
         emit({"file": str(args.file), "n_labels": len(df)}, args.json, f"wrote {len(df)} labels to {args.file}")
         return 0

@@ -41,6 +41,8 @@ ENV_VARS: dict[str, str] = {
     "VOPROSHALYCH_EVAL_LLM_TIMEOUT": "seconds per LLM call",
     "VOPROSHALYCH_EVAL_EMBEDDINGS_BASE_URL": "the endpoint of openai:<model> embedders (default OPENAI_BASE_URL)",
     "VOPROSHALYCH_EVAL_EMBEDDINGS_API_KEY": "its key (default OPENAI_API_KEY)",
+    "VOPROSHALYCH_EVAL_TIMEZONE": "the timezone of schedules' cron lines (default Asia/Yekaterinburg, Tyumen's)",
+    "VOPROSHALYCH_EVAL_NO_WORKER": "1: the app starts no job-queue worker thread (workers run elsewhere)",
 }
 
 

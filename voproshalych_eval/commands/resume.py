@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import time
 from typing import Any
 
@@ -28,7 +29,34 @@ def add_outcome_flags(p: Any) -> None:
     p.add_argument("--max-failure-share", type=float, default=None, metavar="SHARE",
                    help="failed share (0-1) above which the run is done_with_failures (exit 3); "
                         "default VOPROSHALYCH_EVAL_MAX_FAILURE_SHARE or 0.1")
+    add_queue_flags(p)
     add_json_flag(p)
+
+
+def add_queue_flags(p: Any) -> None:
+    """``--queue``: put the run on the job queue (workers execute it) and print its id instead of running it here."""
+    p.add_argument("--queue", action="store_true",
+                   help="enqueue the run for the workers (`voproshalych-eval worker`) and return its id at once; "
+                        "follow it with `voproshalych-eval runs wait ID`")
+    p.add_argument("--batch-items", type=int, default=None, metavar="N",
+                   help="with --queue: items per queue job (default: the plan's batch, else 20)")
+    p.add_argument("--schedule-name", default=None, help=argparse.SUPPRESS)  # set by a schedule's run
+
+
+def enqueue_plan(plan: Any, args: Any) -> int:
+    """``--queue``: register the run with its frozen configuration, put its batches on the queue, print its id
+    (``{"run_id", "status": "queued"}`` with ``--json``) and stop the command (:class:`Queued`: exit 0)."""
+    from voproshalych_eval.commands.common import Queued
+    from voproshalych_eval.job_queue import batches_of, enqueue
+
+    run_id = enqueue(engine(), plan, batch_items=getattr(args, "batch_items", None),
+                     schedule=getattr(args, "schedule_name", None))
+    n = len(batches_of(plan, getattr(args, "batch_items", None)))
+    emit({"run_id": run_id, "tier": plan.tier, "status": "queued", "n_items": len(plan.items), "n_jobs": n},
+         getattr(args, "json", False),
+         f"run {run_id} ({plan.tier}) queued: {len(plan.items)} items in {n} jobs; "
+         f"follow it with `voproshalych-eval runs wait {run_id}`")
+    raise Queued(run_id)
 
 
 def printer() -> Any:
@@ -72,6 +100,8 @@ def execute_plan(plan: Any, args: Any) -> tuple[int, Any]:
 
     if getattr(args, "max_failure_share", None) is not None:
         plan.params["max_failure_share"] = float(args.max_failure_share)
+    if getattr(args, "queue", False):
+        enqueue_plan(plan, args)
     eng = engine()
     run_id = create_run(eng, plan)
     progress(f"run {run_id} ({plan.tier}): {len(plan.items)} items" + (" — OFFLINE heuristics" if plan.offline else ""))

@@ -346,6 +346,15 @@ class LLMClient:
             return None
         return redaction.redact(s, self.secret_values())
 
+    def _store_slot(self, provider: Provider) -> Any:
+        """One of the provider's ``concurrency`` request slots shared by every process on the store (every
+        worker of the queue, on any machine: :mod:`voproshalych_eval.db.slots`); no store, no sharing."""
+        if self.engine is None:
+            return contextlib.nullcontext()
+        from voproshalych_eval.db.slots import hold_slot
+
+        return hold_slot(self.engine, f"llm:{provider.name}", self.concurrency)
+
     # ----------------------------------------------------------------- one HTTP call with retries
     def _request(self, provider: Provider, model_id: str, messages: list[dict[str, Any]], params: dict[str, Any],
                  *, no_retry_status: set[int] | frozenset[int] = frozenset()) -> tuple[Any, int]:
@@ -358,7 +367,7 @@ class LLMClient:
             if self._token_param.get(tkey) == _MAX_COMPLETION and "max_tokens" in sent:
                 sent[_MAX_COMPLETION] = sent.pop("max_tokens")
             try:
-                with self._sem:
+                with self._sem, self._store_slot(provider):
                     with self._lock:
                         self.stats.http_requests += 1
                     resp = sdk.chat.completions.create(model=model_id, messages=messages, **sent)

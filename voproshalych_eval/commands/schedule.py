@@ -62,7 +62,7 @@ def _validate_command(command: list[str]) -> None:
     parser = build_parser()
     try:
         with contextlib.redirect_stderr(io.StringIO()) as err:
-            args = parser.parse_args([*command, "--queue"])
+            args = parser.parse_args(command)
     except SystemExit:
         raise ValueError(f"the scheduled command does not parse: {' '.join(command)} "
                          f"({err.getvalue().strip().splitlines()[-1] if err.getvalue().strip() else 'bad flags'})"

@@ -638,6 +638,12 @@ def start_background(engine: Engine, plan: Plan | PlanFactory) -> Job:
     return job.start()
 
 
+def register_building(job: Job) -> None:
+    """Make a job started from a plan factory findable by its key (a subclass started elsewhere: the queue's)."""
+    with _JOBS_LOCK:
+        _BUILDING[job.key] = job
+
+
 def get_job(run_id: int | str | None) -> Job | None:
     """The job of this process executing ``run_id`` (alive or finished), if any; a ``str`` is a job's ``key``
     (a job started from a plan factory, before and after its run exists)."""

@@ -36,6 +36,7 @@ import procrastinate
 from sqlalchemy import Engine
 
 from voproshalych_eval import executor, runs
+from voproshalych_eval.bilingual import Text
 from voproshalych_eval.plans import Plan, config_differences
 
 log = logging.getLogger(__name__)
@@ -307,6 +308,94 @@ def ensure_thread_worker(*, concurrency: int = 2) -> ThreadWorker:
         worker = _THREAD_WORKER
     worker._ready.wait(30)  # noqa: SLF001
     return worker
+
+
+# ------------------------------------------------------------------------------- the app's start path
+
+
+def keep_plan(run_id: int, plan: Plan) -> None:
+    """Let a worker of this process work ``run_id`` with this very plan (built by the app): no rebuild, and
+    the plan's in-memory outputs (Tier 0's vectors, the real-users result) reach the page that started it.
+    A worker of another process rebuilds the plan from the store as usual."""
+    with _PLANS_LOCK:
+        _PLANS[run_id] = _Cached(plan)
+
+
+def in_process_worker_wanted() -> bool:
+    """Whether the app runs a worker thread of its own (the single-user default); ``VOPROSHALYCH_EVAL_NO_WORKER=1``
+    when workers run as their own processes (``make run``, a deployment)."""
+    from voproshalych_eval.config import env
+
+    return (env("VOPROSHALYCH_EVAL_NO_WORKER") or "").strip().lower() not in ("1", "true", "yes")
+
+
+class QueuedJob(executor.Job):
+    """The app's background job for a run that executes on the queue: the plan is built in the job's thread
+    (as :class:`executor.Job` does), the run created, its batches deferred; then the job only *follows* the
+    run in the store (counts, state, aggregates) until it ends — the work happens in the workers. Cancelling
+    the job cancels the run (the batches stop at their next heartbeat)."""
+
+    poll_s = 0.5
+
+    def _main(self) -> None:
+        if self.plan is None and not self._build():
+            return
+        assert self.plan is not None and self.run_id is not None
+        run_id, plan = self.run_id, self.plan
+        try:
+            keep_plan(run_id, plan)
+            defer_batches(run_id, batches_of(plan))
+            self._follow(run_id)
+        except Exception as exc:  # noqa: BLE001 - kept for the page to show as a sentence
+            log.exception("queued run %s failed", run_id)
+            self._fail(exc)
+
+    def _follow(self, run_id: int) -> None:
+        t0 = time.monotonic()
+        cancelled = False
+        while True:
+            if self.cancel_event.is_set() and not cancelled:
+                cancelled = True
+                run = runs.get_run(self.engine, run_id)
+                if run is not None and run.status == "running":
+                    runs.set_status(self.engine, run_id, "cancelled", error="cancelled")
+            run = runs.get_run(self.engine, run_id)
+            if run is None:
+                raise RuntimeError(f"run {run_id} was deleted")
+            state = executor.run_state(self.engine, run_id)
+            counts = runs.count_items(self.engine, run_id)
+            label = queue_label(self.engine, run_id) if state == "running" else state
+            self.progress = executor.Progress(
+                run_id=run_id, total=int(run.n_items_total or 0), done=counts.get("done", 0),
+                failed=counts.get("failed", 0), elapsed_s=time.monotonic() - t0, status="running",
+                message=(Text("в очереди: ждёт свободного обработчика…", "queued: waiting for a worker…")
+                         if label == "queued" else None),
+                metrics=run.metrics or None, last_error=run.error)
+            if state != "running":
+                self.progress.status = state
+                if state in ("failed", "interrupted") and run.error:
+                    self.error = run.error
+                return
+            time.sleep(self.poll_s)
+
+
+def start_queued(engine: Engine, build: Callable[[], Plan]) -> executor.Job:
+    """The app's start path: a :class:`QueuedJob` building the plan off the page's thread, then enqueueing it
+    (found again with ``executor.get_job(job.key)`` / ``get_job(run_id)`` like every job)."""
+    if in_process_worker_wanted():
+        ensure_thread_worker()
+    job = QueuedJob(engine, None, build)
+    executor.register_building(job)
+    return job.start()
+
+
+def stop_thread_worker(timeout: float = 30.0) -> None:
+    """Stop this process's worker thread, if one runs (before the store goes away: tests, shutdown)."""
+    global _THREAD_WORKER
+    with _open_lock:
+        worker, _THREAD_WORKER = _THREAD_WORKER, None
+    if worker is not None:
+        worker.stop(timeout)
 
 
 # -------------------------------------------------------------------------------------------- follow

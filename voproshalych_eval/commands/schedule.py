@@ -11,6 +11,7 @@ one schedule never run at once either.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
 import json
 import logging
@@ -56,10 +57,14 @@ def register(sub: Any) -> None:
     q.set_defaults(func=cmd_list)
 
 
-def _validate_command(command: list[str]) -> None:
-    from voproshalych_eval.cli import build_parser
+def _cli() -> Any:
+    """The ``voproshalych-eval`` module, imported at call time as the CLI imports its command modules (a
+    schedule runs CLI commands; a static import would make a cycle commands -> cli)."""
+    return importlib.import_module("voproshalych_eval.cli")
 
-    parser = build_parser()
+
+def _validate_command(command: list[str]) -> None:
+    parser = _cli().build_parser()
     try:
         with contextlib.redirect_stderr(io.StringIO()) as err:
             args = parser.parse_args(command)
@@ -151,9 +156,9 @@ def run_due(now: datetime | None = None, *, start: Any = None) -> list[str]:
 def start_now(name: str, due_at: str | None = None) -> int | None:
     """Start schedule ``name``'s run: skip (and say so) while its previous run is still going; else take a
     fresh snapshot of the source and enqueue the command's run under the schedule's name. Returns the run id."""
-    from voproshalych_eval.cli import main
     from voproshalych_eval.executor import run_state
 
+    main = _cli().main
     eng = engine()
     s = schedules.get(eng, name)
     if s.last_run_id is not None and run_state(eng, s.last_run_id) == "running":

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
+from tests.support.golden_copies import golden_copies
 from tests.support.scripted_openai import ScriptedOpenAI
 from voproshalych_eval import runs
 
@@ -46,18 +47,7 @@ def llm(monkeypatch: pytest.MonkeyPatch) -> Iterator[ScriptedOpenAI]:
 
 
 def golden_200(engine: Any, path: Path) -> Path:
-    """200 answerable golden items made from the demo's (each question distinct, so no LLM cache hit)."""
-    from voproshalych_eval.datasets import get_dataset
-
-    base = [r for r in get_dataset(engine, "demo_golden", "golden").records if r.get("question_type") != "unanswerable"]
-    records = []
-    for i in range(N_ITEMS):
-        r = dict(base[i % len(base)])
-        r["id"] = f"w{i:03d}"
-        r["question"] = f"{r['question']} (вариант {i})"
-        records.append(r)
-    path.write_text(json.dumps(records, ensure_ascii=False), encoding="utf-8")
-    return path
+    return golden_copies(engine, path, N_ITEMS)
 
 
 def start_worker(tmp: Path, name: str) -> subprocess.Popen[bytes]:

@@ -43,6 +43,9 @@ ENV_VARS: dict[str, str] = {
     "VOPROSHALYCH_EVAL_EMBEDDINGS_API_KEY": "its key (default OPENAI_API_KEY)",
     "VOPROSHALYCH_EVAL_TIMEZONE": "the timezone of schedules' cron lines (default Asia/Yekaterinburg, Tyumen's)",
     "VOPROSHALYCH_EVAL_NO_WORKER": "1: the app starts no job-queue worker thread (workers run elsewhere)",
+    "VOPROSHALYCH_EVAL_APP_URL": "the app's base URL, for links to runs in alerts (e.g. https://eval.example)",
+    "VOPROSHALYCH_EVAL_TELEGRAM_TOKEN": "the Telegram bot token of alert channels (a channel may name another variable)",
+    "VOPROSHALYCH_EVAL_TELEGRAM_API_URL": "the Telegram Bot API base URL (default https://api.telegram.org)",
 }
 
 

@@ -452,6 +452,9 @@ def _finalize(engine: Engine, run_id: int, plan: Plan, prog: Progress, *, cancel
         error = (f"{final_counts.get('failed', 0)} of {final_counts.get('done', 0) + final_counts.get('failed', 0)} "
                  f"items failed (more than {_max_failure_share(plan):.0%})")
     runs.finish_run(engine, run_id, metrics, status=status, error=error)
+    from voproshalych_eval.alerts import on_run_finished
+
+    on_run_finished(engine, run_id)  # one alert per change of the verdict / a schedule's outcome (never raises)
     prog.status = status
     prog.metrics = metrics
     prog.message = None

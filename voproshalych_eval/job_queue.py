@@ -207,6 +207,9 @@ def run_batch(run_id: int, batch: int, keys: list[str]) -> dict[str, Any]:
         plan = plan_for(engine, run)
     except executor.ResumeRefused as exc:
         runs.fail_run(engine, run_id, str(exc))
+        from voproshalych_eval.alerts import on_run_finished
+
+        on_run_finished(engine, run_id)
         raise
     prog = executor.execute_batch(engine, run_id, plan, keys)
     status = executor.finish_if_complete(engine, run_id, plan)

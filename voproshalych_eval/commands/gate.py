@@ -67,6 +67,9 @@ def cmd_gate(args: Any) -> int:
     md = gate.markdown_summary(results)
     summary.write_text(md, encoding="utf-8")
     passed = all(r.passed for r in results)
+    from voproshalych_eval.alerts import on_gate
+
+    on_gate(eng, Path(args.config).stem, passed, [r.message for r in results if not r.passed] or ["every check passed"])
     emit({"passed": passed, "junit": str(junit), "summary": str(summary),
           "checks": [{"name": r.check.name, "run": r.check.run, "run_id": r.run_id, "passed": r.passed,
                       "message": r.message, "value": r.value, "ci_low": r.ci_low, "ci_high": r.ci_high,

@@ -1,4 +1,4 @@
-"""The job queue (procrastinate 3.10.0) in the store, and the schedules of recurring runs.
+"""The job queue (procrastinate 3.10.0) in the store, the schedules of recurring runs, and alerts.
 
 Runs are executed as jobs of procrastinate (a PostgreSQL task queue): its tables, types, functions and
 triggers live in the store's ``public`` schema, next to ``eval``. The schema is **frozen here**: the SQL is
@@ -11,6 +11,10 @@ package's ``sql/migrations/*.sql`` between the two versions (and a pin in ``pypr
 ``eval.schedules``: one row per named schedule (a cron line, its timezone, the run command it starts,
 paused or not, when it last started a run and which). The queue's periodic tick reads it, so schedules
 can be added or edited while the workers run.
+
+``eval.alert_channels`` (webhook / Telegram / SMTP, the events each wants), ``eval.alert_state`` (the last
+state of each watched series — a tier on a dataset, a gate, a schedule — so an alert goes out once per
+change) and ``eval.alert_log`` (every alert sent, or failed to send).
 
 Revision ID: 0035_job_queue
 Revises: 0022_baselines_corpus_bleu
@@ -52,12 +56,39 @@ def upgrade() -> None:
             last_note text
         );
         ALTER TABLE eval.runs ADD COLUMN IF NOT EXISTS schedule text;
+        CREATE TABLE IF NOT EXISTS eval.alert_channels (
+            name text PRIMARY KEY,
+            kind text NOT NULL CHECK (kind IN ('webhook', 'telegram', 'smtp')),
+            target text NOT NULL,
+            options jsonb NOT NULL DEFAULT '{}'::jsonb,
+            events text[] NOT NULL DEFAULT ARRAY['verdict', 'gate', 'schedule'],
+            enabled boolean NOT NULL DEFAULT true,
+            created_at timestamptz NOT NULL DEFAULT now()
+        );
+        CREATE TABLE IF NOT EXISTS eval.alert_state (
+            key text PRIMARY KEY,
+            state text NOT NULL,
+            run_id integer,
+            updated_at timestamptz NOT NULL DEFAULT now()
+        );
+        CREATE TABLE IF NOT EXISTS eval.alert_log (
+            id bigserial PRIMARY KEY,
+            sent_at timestamptz NOT NULL DEFAULT now(),
+            channel text NOT NULL,
+            event text NOT NULL,
+            key text NOT NULL,
+            run_id integer,
+            ok boolean NOT NULL,
+            error text,
+            message text NOT NULL
+        );
         """
     )
 
 
 def downgrade() -> None:
-    op.execute("ALTER TABLE eval.runs DROP COLUMN IF EXISTS schedule; DROP TABLE IF EXISTS eval.schedules;")
+    op.execute("ALTER TABLE eval.runs DROP COLUMN IF EXISTS schedule; DROP TABLE IF EXISTS eval.schedules, "
+               "eval.alert_channels, eval.alert_state, eval.alert_log;")
     op.execute(
         """
         DROP TABLE IF EXISTS public.procrastinate_events, public.procrastinate_periodic_defers,

@@ -109,9 +109,26 @@ def _cut(keys: Sequence[str], size: int) -> list[list[str]]:
     return [list(keys[i : i + size]) for i in range(0, len(keys), size)]
 
 
+def serves(engine: Engine) -> bool:
+    """Whether ``engine`` is this process's store — the one whose queue the workers of this process (and
+    :func:`defer_batches`) use. A run in another store (a second store opened by a test or a tool) cannot be
+    queued here: its run ids are another table's."""
+    from voproshalych_eval.db import get_engine
+
+    return engine.url.render_as_string(hide_password=False) == \
+        get_engine().url.render_as_string(hide_password=False)
+
+
+def _check_served(engine: Engine) -> None:
+    if not serves(engine):
+        raise ValueError("the job queue serves this process's store only (VOPROSHALYCH_EVAL_STORE_URL); "
+                         "run this store's runs in the foreground")
+
+
 def enqueue(engine: Engine, plan: Plan, *, batch_items: int | None = None, schedule: str | None = None) -> int:
     """Register ``plan`` as a run (its configuration frozen now) and put its batches on the queue; returns
     the run id at once. Workers execute it (``voproshalych-eval worker``)."""
+    _check_served(engine)
     if not plan.items:
         raise executor.NothingToRun("Nothing to evaluate: the plan has no items.")
     run_id = executor.create_run(engine, plan, schedule=schedule)
@@ -129,6 +146,7 @@ def defer_batches(run_id: int, batches: Sequence[Sequence[str]]) -> list[int]:
 def requeue(engine: Engine, run_id: int, *, batch_items: int | None = None, force: bool = False) -> int:
     """Put the keys of ``run_id`` not recorded yet (its failed ones are retried) back on the queue — a resume
     through the workers; refuses like ``resume`` does. Returns the number of batch jobs deferred."""
+    _check_served(engine)
     plan, mixed = executor.prepare_resume(engine, run_id, force=force)
     if mixed:
         runs.mark_mixed(engine, run_id, mixed)
@@ -385,6 +403,8 @@ class QueuedJob(executor.Job):
 def start_queued(engine: Engine, build: Callable[[], Plan]) -> executor.Job:
     """The app's start path: a :class:`QueuedJob` building the plan off the page's thread, then enqueueing it
     (found again with ``executor.get_job(job.key)`` / ``get_job(run_id)`` like every job)."""
+    if not serves(engine):  # another store than the process's: its queue has no worker here, run it in a thread
+        return executor.start_background(engine, build)
     if in_process_worker_wanted():
         ensure_thread_worker()
     job = QueuedJob(engine, None, build)

@@ -168,3 +168,16 @@ def history(engine: Engine, name: str, limit: int = 20) -> list[dict[str, Any]]:
             "SELECT id, tier, status, started_at, finished_at FROM eval.runs WHERE schedule = :n "
             "ORDER BY id DESC LIMIT :l"), {"n": name, "l": limit}).all()
     return [dict(r._mapping) for r in rows]
+
+
+#: the queue's task that starts one schedule's run (defined with the CLI: ``commands.schedule``)
+START_TASK = "voproshalych_eval.start_schedule"
+
+
+def defer_start(name: str, due_at: datetime) -> int:
+    """Put the start of schedule ``name`` on the queue (one queue lock per schedule: its starts never run at
+    once); returns the job id. "Run now" and the workers' tick both come here."""
+    from voproshalych_eval.job_queue import SYSTEM_QUEUE, open_sync
+
+    return open_sync().configure_task(START_TASK, queue=SYSTEM_QUEUE, lock=f"schedule:{name}").defer(
+        name=name, due_at=due_at.isoformat())

@@ -76,7 +76,25 @@ def test_cancelled_queued_run_stops_and_wait_exits_4(demo_engine: Any, capsys: A
     worker = job_queue.ThreadWorker(concurrency=1).start()
     try:
         code, out, err = _cli(["runs", "wait", str(run_id), "--json", "--timeout", "120"], capsys)
+        assert code == 4 and json.loads(out)["status"] == "cancelled"
+        assert runs.count_items(demo_engine, run_id) == {"done": 0, "failed": 0}
+        # resumed through the queue: the workers finish it, every item once
+        code, out, err = _cli(["resume", str(run_id), "--queue", "--json"], capsys)
+        assert code == 0 and json.loads(out)["n_jobs"] >= 1, err
+        code, out, err = _cli(["runs", "wait", str(run_id), "--json", "--timeout", "240"], capsys)
+        assert code == 0 and json.loads(out)["status"] == "done", err
     finally:
         worker.stop()
-    assert code == 4 and json.loads(out)["status"] == "cancelled"
-    assert runs.count_items(demo_engine, run_id) == {"done": 0, "failed": 0}
+        job_queue.forget_plans()
+    counts = _key_counts(demo_engine, run_id)
+    assert len(counts) == runs.get_run(demo_engine, run_id).n_items_total and set(counts.values()) == {1}
+
+
+def test_the_workers_periodic_tasks_are_registered() -> None:
+    """The stalled-job recovery and the schedules' tick are procrastinate periodic tasks of the workers."""
+    import voproshalych_eval.commands.schedule  # noqa: F401 - the worker imports it (App.import_paths)
+
+    periodic = {t.task.name: t.cron for t in job_queue.app.periodic_registry.periodic_tasks.values()}
+    assert periodic == {"voproshalych_eval.retry_stalled_jobs": "* * * * * */5",
+                        "voproshalych_eval.schedules_tick": "* * * * *"}
+    assert "voproshalych_eval.commands.schedule" in job_queue.app.import_paths

@@ -142,6 +142,9 @@ def register(sub: Any) -> None:
     p.add_argument("--keep-failed", action="store_true", help="do not retry items that failed")
     p.add_argument("--force", action="store_true",
                    help="resume even though the configuration changed; the run is then marked mixed")
+    p.add_argument("--queue", action="store_true",
+                   help="put the missing (and failed) items on the job queue for the workers instead; follow the run "
+                        "with `voproshalych-eval runs wait ID`")
     add_json_flag(p)
     p.set_defaults(func=cmd_resume)
 
@@ -156,6 +159,15 @@ def cmd_resume(args: Any) -> int:
         raise ValueError(f"run {args.run_id} does not exist")
     before = runs.count_items(eng, args.run_id)
     progress(f"run {args.run_id}: {state}; recorded {before.get('done', 0)} done, {before.get('failed', 0)} failed")
+    if args.queue:
+        from voproshalych_eval.job_queue import requeue
+
+        n = requeue(eng, args.run_id, force=args.force) if not args.keep_failed else None
+        if n is None:
+            raise ValueError("--queue always retries the failed items; drop --keep-failed")
+        emit({"run_id": args.run_id, "status": "queued", "n_jobs": n, "resumed_from": before}, args.json,
+             f"run {args.run_id}: {n} jobs queued; follow it with `voproshalych-eval runs wait {args.run_id}`")
+        return 0
     with cancel_on_sigterm() as cancel:
         prog = resume(eng, args.run_id, retry_failed=not args.keep_failed, force=args.force, on_progress=printer(),
                       cancel=cancel)

@@ -20,11 +20,10 @@ from typing import Any
 
 from voproshalych_eval import schedules
 from voproshalych_eval.commands.common import add_json_flag, emit, engine, progress
-from voproshalych_eval.job_queue import SYSTEM_QUEUE, app, open_sync
+from voproshalych_eval.job_queue import SYSTEM_QUEUE, app
+from voproshalych_eval.schedules import START_TASK, defer_start
 
 log = logging.getLogger(__name__)
-
-START_TASK = "voproshalych_eval.start_schedule"
 
 
 def register(sub: Any) -> None:
@@ -135,12 +134,6 @@ def cmd_run_now(args: Any) -> int:
 
 
 # ------------------------------------------------------------------------------------------- the tick
-
-
-def defer_start(name: str, due_at: datetime) -> int:
-    """Put the start of schedule ``name`` on the queue (one lock per schedule: its starts never overlap)."""
-    return open_sync().configure_task(START_TASK, queue=SYSTEM_QUEUE, lock=f"schedule:{name}").defer(
-        name=name, due_at=due_at.isoformat())
 
 
 def run_due(now: datetime | None = None, *, start: Any = None) -> list[str]:

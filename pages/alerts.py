@@ -28,27 +28,6 @@ page_header(
        "stored or shown."),
 )
 
-with state.user_errors("Не удалось открыть оповещения", "Could not open the alerts"):
-    engine = state.engine()
-    channels = alerts.list_channels(engine)
-    if channels:
-        st.dataframe(pd.DataFrame([{tr("имя", "name"): c.name, tr("вид", "kind"): c.kind,
-                                    tr("куда", "target"): c.target, tr("события", "events"): ", ".join(c.events),
-                                    tr("включён", "enabled"): c.enabled} for c in channels]), hide_index=True)
-        pick = st.selectbox(tr("Канал", "Channel"), [c.name for c in channels], key="alert_pick")
-        cols = st.columns(2)
-        if cols[0].button(tr("Отправить тестовое оповещение", "Send a test alert"), key="alert_test"):
-            error = alerts.test_alert(engine, pick)
-            if error is None:
-                st.success(tr("Доставлено.", "Delivered."))
-            else:
-                st.error(tr("Не доставлено: ", "Not delivered: ") + error)
-        if cols[1].button(tr("Удалить канал", "Delete the channel"), key="alert_delete"):
-            alerts.delete_channel(engine, pick)
-            st.rerun()
-    else:
-        st.info(tr("Каналов пока нет — добавьте первый ниже.", "No channels yet — add the first one below."))
-
 with st.form("alert_add"):
     st.subheader(tr("Новый канал", "New channel"))
     name = st.text_input(tr("Имя", "Name"), key="alert_name")
@@ -70,6 +49,27 @@ with st.form("alert_add"):
                     options[key.strip()] = int(value) if value.strip().isdigit() else value.strip()
             alerts.save_channel(state.engine(), alerts.Channel(name.strip(), kind, target.strip(), options, events))
             st.success(tr("Канал сохранён.", "Channel saved."))
+
+with state.user_errors("Не удалось открыть оповещения", "Could not open the alerts"):
+    engine = state.engine()
+    channels = alerts.list_channels(engine)
+    if channels:
+        st.dataframe(pd.DataFrame([{tr("имя", "name"): c.name, tr("вид", "kind"): c.kind,
+                                    tr("куда", "target"): c.target, tr("события", "events"): ", ".join(c.events),
+                                    tr("включён", "enabled"): c.enabled} for c in channels]), hide_index=True)
+        pick = st.selectbox(tr("Канал", "Channel"), [c.name for c in channels], key="alert_pick")
+        cols = st.columns(2)
+        if cols[0].button(tr("Отправить тестовое оповещение", "Send a test alert"), key="alert_test"):
+            error = alerts.test_alert(engine, pick)
+            if error is None:
+                st.success(tr("Доставлено.", "Delivered."))
+            else:
+                st.error(tr("Не доставлено: ", "Not delivered: ") + error)
+        if cols[1].button(tr("Удалить канал", "Delete the channel"), key="alert_delete"):
+            alerts.delete_channel(engine, pick)
+            st.rerun()
+    else:
+        st.info(tr("Каналов пока нет — добавьте первый ниже.", "No channels yet — add the first one below."))
 
 log_rows = alerts.sent(state.engine(), 30)
 if log_rows:

@@ -30,6 +30,18 @@ page_header(
        "in the “last event” column. At least one worker (`voproshalych-eval worker`) must run."),
 )
 
+with st.form("sched_add"):
+    st.subheader(tr("Новое расписание", "New schedule"))
+    name = st.text_input(tr("Имя", "Name"), key="sched_name")
+    cron = st.text_input("cron", value="0 3 * * *", key="sched_cron")
+    tz = st.text_input(tr("Часовой пояс", "Timezone"), value=schedules.default_timezone(), key="sched_tz")
+    command = st.text_input(tr("Команда запуска", "Run command"), value="tier1 --dataset demo_golden", key="sched_cmd")
+    if st.form_submit_button(tr("Добавить", "Add")):
+        with state.user_errors("Не удалось добавить расписание", "Could not add the schedule"):
+            s = schedules.add(state.engine(), name.strip(), cron.strip(), shlex.split(command), timezone=tz.strip())
+            st.success(tr(f"Добавлено: {s.name}, следующий запуск {s.next_at():%Y-%m-%d %H:%M}.",
+                          f"Added: {s.name}, next run {s.next_at():%Y-%m-%d %H:%M}."))
+
 with state.user_errors("Не удалось открыть расписания", "Could not open the schedules"):
     engine = state.engine()
     found = schedules.list_schedules(engine)
@@ -64,15 +76,3 @@ with state.user_errors("Не удалось открыть расписания"
             st.dataframe(pd.DataFrame(hist), hide_index=True)
     else:
         st.info(tr("Расписаний пока нет — добавьте первое ниже.", "No schedules yet — add the first one below."))
-
-with st.form("sched_add"):
-    st.subheader(tr("Новое расписание", "New schedule"))
-    name = st.text_input(tr("Имя", "Name"), key="sched_name")
-    cron = st.text_input("cron", value="0 3 * * *", key="sched_cron")
-    tz = st.text_input(tr("Часовой пояс", "Timezone"), value=schedules.default_timezone(), key="sched_tz")
-    command = st.text_input(tr("Команда запуска", "Run command"), value="tier1 --dataset demo_golden", key="sched_cmd")
-    if st.form_submit_button(tr("Добавить", "Add")):
-        with state.user_errors("Не удалось добавить расписание", "Could not add the schedule"):
-            s = schedules.add(state.engine(), name.strip(), cron.strip(), shlex.split(command), timezone=tz.strip())
-            st.success(tr(f"Добавлено: {s.name}, следующий запуск {s.next_at():%Y-%m-%d %H:%M}.",
-                          f"Added: {s.name}, next run {s.next_at():%Y-%m-%d %H:%M}."))

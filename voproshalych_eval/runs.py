@@ -356,6 +356,15 @@ def last_item_error(engine: Engine, run_id: int) -> str | None:
                                  "ORDER BY created_at DESC LIMIT 1"), {"r": run_id}).scalar()
 
 
+def schedule_runs(engine: Engine, schedule: str, limit: int = 20) -> list[dict[str, Any]]:
+    """The runs a schedule started, newest first: id, tier, status, started_at, finished_at."""
+    with engine.connect() as conn:
+        rows = conn.execute(text(
+            "SELECT id, tier, status, started_at, finished_at FROM eval.runs WHERE schedule = :n "
+            "ORDER BY id DESC LIMIT :l"), {"n": schedule, "l": limit}).all()
+    return [dict(r._mapping) for r in rows]
+
+
 #: the queue's task executing a batch of a run's items (:mod:`voproshalych_eval.queue`)
 BATCH_TASK = "voproshalych_eval.run_batch"
 

@@ -162,12 +162,10 @@ def note(engine: Engine, name: str, message: str, *, run_id: int | None = None) 
 
 
 def history(engine: Engine, name: str, limit: int = 20) -> list[dict[str, Any]]:
-    """The schedule's runs, newest first: id, status, started, finished."""
-    with engine.connect() as conn:
-        rows = conn.execute(text(
-            "SELECT id, tier, status, started_at, finished_at FROM eval.runs WHERE schedule = :n "
-            "ORDER BY id DESC LIMIT :l"), {"n": name, "l": limit}).all()
-    return [dict(r._mapping) for r in rows]
+    """The schedule's runs, newest first: id, tier, status, started, finished."""
+    from voproshalych_eval.runs import schedule_runs
+
+    return schedule_runs(engine, name, limit)
 
 
 #: the queue's task that starts one schedule's run (defined with the CLI: ``commands.schedule``)

@@ -66,6 +66,14 @@ def main() -> None:
                     "SELECT extract(epoch FROM min(i.created_at) - r.started_at) FROM eval.run_items i "
                     "JOIN eval.runs r ON r.id = i.run_id WHERE r.id = :r GROUP BY r.started_at"), {"r": run_id}).scalar())
 
+        def steady_rate(run_id: int) -> float:
+            """Items per second between the run's first and last recorded item (the start left out)."""
+            with eng.connect() as conn:
+                n_rec, span = conn.execute(text(
+                    "SELECT count(*), extract(epoch FROM max(created_at) - min(created_at)) FROM eval.run_items "
+                    "WHERE run_id = :r"), {"r": run_id}).one()
+            return (int(n_rec) - 1) / float(span) if span else float("nan")
+
         def fresh(tag: str) -> str:  # distinct questions per case: every request reaches the slow endpoint
             with eng.begin() as conn:
                 conn.execute(text("DELETE FROM eval.llm_cache"))
@@ -79,7 +87,9 @@ def main() -> None:
         print(f"foreground: {fg['n_done']} items in {t_fg:.1f} s = {n / t_fg:.2f} items/s (baseline); "
               f"first item {lat_fg:.2f} s after the run was created")
 
-        rates = {}
+        rates: dict[int, float] = {}
+        steady: dict[int, float] = {}
+        print(f"foreground steady rate (first to last item): {steady_rate(fg['run_id']):.2f} items/s")
         for n_workers in (1, 2):
             workers = [subprocess.Popen([sys.executable, "-m", "voproshalych_eval.cli", "worker", "--concurrency", "2"],
                                         cwd=ROOT, env=dict(env, VOPROSHALYCH_EVAL_HOME=str(tmp / f"w{n_workers}-{i}")),
@@ -98,11 +108,14 @@ def main() -> None:
                     w.wait(60)
             assert done["status"] == "done" and done["n_done"] == n, done
             rates[n_workers] = n / dt
+            steady[n_workers] = steady_rate(q["run_id"])
             lat = first_item_after_start(q["run_id"])
             print(f"queued, {n_workers} worker(s): {n} items in {dt:.1f} s = {rates[n_workers]:.2f} items/s "
                   f"({dt - t_fg:+.1f} s vs foreground); first item {lat:.2f} s after enqueueing: "
                   f"start latency added by the queue {lat - lat_fg:+.2f} s")
-        print(f"throughput ratio two workers / one worker: {rates[2] / rates[1]:.2f}")
+        print(f"throughput ratio two workers / one worker: {rates[2] / rates[1]:.2f} (wall time, start included); "
+              f"{steady[2] / steady[1]:.2f} between the first and the last item "
+              f"({steady[1]:.2f} -> {steady[2]:.2f} items/s)")
         print(f"max LLM requests in flight seen by the server: {srv.max_in_flight} (limit 16)")
 
 

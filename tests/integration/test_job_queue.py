@@ -14,6 +14,12 @@ from sqlalchemy import text
 from voproshalych_eval import executor, job_queue, runs
 
 
+@pytest.fixture(autouse=True)
+def _no_app_worker() -> None:
+    """No worker thread left by the page tests in this process: these tests decide who works the queue."""
+    job_queue.stop_thread_worker()
+
+
 @pytest.fixture
 def thread_worker(demo_engine: Any) -> Iterator[job_queue.ThreadWorker]:
     worker = job_queue.ThreadWorker(concurrency=2).start()

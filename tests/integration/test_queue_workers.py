@@ -23,13 +23,19 @@ from sqlalchemy import text
 
 from tests.support.golden_copies import golden_copies
 from tests.support.scripted_openai import ScriptedOpenAI
-from voproshalych_eval import runs
+from voproshalych_eval import job_queue, runs
 
 ROOT = Path(__file__).resolve().parents[2]
 N_ITEMS = 200
 BATCH = 10
 LLM_LIMIT = 2
 REQUESTS_PER_ITEM = 4  # the answer + three judge metrics
+
+
+@pytest.fixture(autouse=True)
+def _no_app_worker() -> None:
+    """No worker thread left by the page tests in this process: these tests decide who works the queue."""
+    job_queue.stop_thread_worker()
 
 
 @pytest.fixture

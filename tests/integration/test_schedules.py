@@ -15,6 +15,12 @@ from voproshalych_eval import job_queue, runs, schedules
 from voproshalych_eval.commands import schedule as schedule_cmd
 
 
+@pytest.fixture(autouse=True)
+def _no_app_worker() -> None:
+    """No worker thread left by the page tests in this process: these tests decide who works the queue."""
+    job_queue.stop_thread_worker()
+
+
 def _cli(args: list[str], capsys: Any) -> tuple[int, str, str]:
     from voproshalych_eval.cli import main
 

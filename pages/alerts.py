@@ -40,13 +40,7 @@ with st.form("alert_add"):
                                 key="alert_options")
     if st.form_submit_button(tr("Сохранить канал", "Save the channel")):
         with state.user_errors("Не удалось сохранить канал", "Could not save the channel"):
-            options = {}
-            for line in options_text.splitlines():
-                if line.strip():
-                    key, sep, value = line.partition("=")
-                    if not sep:
-                        raise ValueError(tr(f"строка {line!r}: нужно КЛЮЧ=ЗНАЧЕНИЕ", f"line {line!r}: expected KEY=VALUE"))
-                    options[key.strip()] = int(value) if value.strip().isdigit() else value.strip()
+            options = alerts.parse_options(options_text.splitlines())
             alerts.save_channel(state.engine(), alerts.Channel(name.strip(), kind, target.strip(), options, events))
             st.success(tr("Канал сохранён.", "Channel saved."))
 

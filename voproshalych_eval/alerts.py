@@ -94,6 +94,19 @@ def check_channel(ch: Channel) -> None:
                          "that holds one (token_env, password_env)")
 
 
+def parse_options(pairs: Sequence[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` strings (blank ones skipped) as a channel's options; digits become numbers."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        if not pair.strip():
+            continue
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"option {pair.strip()!r}: expected KEY=VALUE")
+        out[key.strip()] = int(value.strip()) if value.strip().isdigit() else value.strip()
+    return out
+
+
 def save_channel(engine: Engine, ch: Channel) -> Channel:
     check_channel(ch)
     with engine.begin() as conn:

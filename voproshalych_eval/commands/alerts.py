@@ -46,20 +46,10 @@ def register(sub: Any) -> None:
     q.set_defaults(func=cmd_log)
 
 
-def _options(pairs: list[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise ValueError(f"--option {pair!r}: expected KEY=VALUE")
-        out[key.strip()] = int(value) if value.isdigit() else value
-    return out
-
-
 def cmd_add(args: Any) -> int:
-    from voproshalych_eval.alerts import Channel, save_channel
+    from voproshalych_eval.alerts import Channel, parse_options, save_channel
 
-    ch = save_channel(engine(), Channel(args.name, args.kind, args.target, _options(args.option), list(args.events),
+    ch = save_channel(engine(), Channel(args.name, args.kind, args.target, parse_options(args.option), list(args.events),
                                         not args.disabled))
     emit(ch.to_json(), args.json, f"channel {ch.name}: {ch.kind} -> {ch.target} ({', '.join(ch.events)})")
     return 0

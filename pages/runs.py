@@ -111,7 +111,7 @@ def _run_option(r: runs.Run) -> str:
 
 def _runs_table(rows: list[runs.Run]) -> pd.DataFrame:
     """The runs as a person reads them: tier title, verdict, state, configuration in words."""
-    table = runs.runs_frame(rows, alive=executor.job_alive)
+    table = runs.runs_frame(rows, alive=executor.is_alive)
     table["tier"] = table["tier"].map(lambda t: describe.tier_title(t, lang()))
     table.insert(2, "quality", [status_text(bl.evaluate_run(baselines, r.tier, r.status, r.metrics or {},
                                                             offline=bool(r.offline)).status) for r in rows])
@@ -147,7 +147,7 @@ with state.user_errors("Не удалось прочитать реестр за
         until = f_period[1] if len(f_period) > 1 else None
     filtered = runs.list_runs(
         engine, tier=f_tiers or None, status=f_status or None, dataset_name=f_ds or None, model=f_model or None,
-        since=since, until=until, alive=executor.job_alive, limit=5000,
+        since=since, until=until, alive=executor.is_alive, limit=5000,
     )
     baselines = bl.list_baselines(engine)
 
@@ -348,7 +348,7 @@ with state.user_errors("Не удалось прочитать реестр за
                 overall = bl.evaluate_run(baselines, run.tier, run.status, run.metrics or {}, offline=bool(run.offline))
                 c = st.columns(3)
                 c[0].metric(tr("Вердикт", "Verdict"), status_text(overall.status))
-                c[1].metric(tr("Состояние", "State"), state_label(runs.run_state(run, alive=executor.job_alive)))
+                c[1].metric(tr("Состояние", "State"), state_label(runs.run_state(run, alive=executor.is_alive)))
                 counts = runs.count_items(engine, rid)
                 c[2].metric(tr("Элементов: готово / сбоев", "Items: done / failed"),
                             f"{fmt_count(counts['done'])} / {fmt_count(counts['failed'])}")
@@ -357,7 +357,7 @@ with state.user_errors("Не удалось прочитать реестр за
                 if run.offline:
                     offline_badge()
                 mixed_warning(run)
-                if runs.run_state(run, alive=executor.job_alive) in ("interrupted", "cancelled", "failed",
+                if runs.run_state(run, alive=executor.is_alive) in ("interrupted", "cancelled", "failed",
                                                                      "done_with_failures"):
                     resume_button(rid, "runs_resumed")  # through the engine: missing and failed items only
                 job_panel("runs_resumed")

@@ -54,7 +54,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    import sys
+
     from voproshalych_eval.db import reset_engines
+
+    if "voproshalych_eval.job_queue" in sys.modules:  # a page started the app's worker thread: stop it first
+        sys.modules["voproshalych_eval.job_queue"].stop_thread_worker()
 
     reset_engines()
     if _SERVER_PGDATA is not None:

@@ -17,12 +17,18 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from voproshalych_eval.commands.common import EXIT_CODES_HELP, EXIT_ERROR, EXIT_INTERRUPTED, error_sentence
+from voproshalych_eval.commands.common import (
+    EXIT_CODES_HELP,
+    EXIT_ERROR,
+    EXIT_INTERRUPTED,
+    Queued,
+    error_sentence,
+)
 from voproshalych_eval.plans import commands as plan_commands
 
 #: CLI command modules (``voproshalych_eval.commands.<name>``): the setup and snapshot commands, the plans'
 #: commands from the plan registry, then the run-registry commands
-COMMAND_MODULES = ("core", "snapshot", *plan_commands(), "runs", "resume")
+COMMAND_MODULES = ("core", "snapshot", *plan_commands(), "runs", "resume", "worker", "schedule", "gate", "alerts")
 
 
 class HelpFormatter(argparse.HelpFormatter):
@@ -93,6 +99,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler = configure_logging(verbose=args.verbose)  # redacting handler on stderr (also for the SDK's loggers)
     try:
         return int(args.func(args) or 0)
+    except Queued:  # the run went to the job queue; its id was printed
+        return 0
     except KeyboardInterrupt:
         print("Interrupted.", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -44,6 +44,11 @@ ENV_VARS: dict[str, str] = {
     "VOPROSHALYCH_EVAL_MIN_JUDGED_SHARE": "a judged run whose share of items with a usable judgement is below this "
                                           "ends failed (0.5; none judged always fails)",
     "VOPROSHALYCH_EVAL_ALLOW_PRIVILEGED_SOURCE": "1 = read a DATABASE_URL whose login is a superuser or owns the bot's tables",
+    "VOPROSHALYCH_EVAL_TIMEZONE": "the timezone of schedules' cron lines (default Asia/Yekaterinburg, Tyumen's)",
+    "VOPROSHALYCH_EVAL_NO_WORKER": "1: the app starts no job-queue worker thread (workers run elsewhere)",
+    "VOPROSHALYCH_EVAL_APP_URL": "the app's base URL, for links to runs in alerts (e.g. https://eval.example)",
+    "VOPROSHALYCH_EVAL_TELEGRAM_TOKEN": "the Telegram bot token of alert channels (a channel may name another variable)",
+    "VOPROSHALYCH_EVAL_TELEGRAM_API_URL": "the Telegram Bot API base URL (default https://api.telegram.org)",
 }
 
 

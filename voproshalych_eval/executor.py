@@ -44,7 +44,7 @@ import threading
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -68,6 +68,8 @@ __all__ = [
     "cancel_run",
     "create_run",
     "execute",
+    "execute_batch",
+    "finish_if_complete",
     "get_job",
     "resume",
     "resume_background",
@@ -146,7 +148,7 @@ def _min_judged_share() -> float:
     return float(get_settings().min_judged_share)
 
 
-def create_run(engine: Engine, plan: Plan) -> int:
+def create_run(engine: Engine, plan: Plan, *, schedule: str | None = None) -> int:
     """Register the plan as a new ``running`` run with its frozen configuration; returns its id."""
     keys = plan.keys()
     if len(set(keys)) != len(keys):
@@ -166,6 +168,7 @@ def create_run(engine: Engine, plan: Plan) -> int:
         label=plan.label,
         config=plan.config(),
         snapshot_id=plan.snapshot_id,
+        schedule=schedule,
     )
     return run.id
 
@@ -213,6 +216,50 @@ def _batches(todo: Sequence[tuple[str, Any]], size: int) -> list[list[tuple[str,
     return [list(todo[i : i + size]) for i in range(0, len(todo), size)]
 
 
+def execute_batch(
+    engine: Engine,
+    run_id: int,
+    plan: Plan,
+    keys: Collection[str],
+    *,
+    cancel: threading.Event | None = None,
+    on_progress: ProgressCallback | None = None,
+    concurrency: int | None = None,
+    heartbeat_s: float = runs.HEARTBEAT_SECONDS,
+) -> Progress:
+    """Work the items ``keys`` of ``run_id`` that are not recorded yet (one job of the queue, :mod:`queue`).
+
+    The same item loop as :func:`execute` — each item recorded once as it finishes, the run's heartbeat
+    touched while it works — but without the run's execution lock (several workers work one run, each on
+    its own batch: the queue's job is the claim) and without closing the run (:func:`finish_if_complete`
+    does that once every item is recorded). The heartbeat also watches the run's status: a run cancelled
+    or closed elsewhere stops the batch (no new item starts). ``plan.prepare`` is the caller's (once per
+    process). An error of the store is raised: the job fails and the queue retries it.
+    """
+    return _execute_locked(engine, run_id, plan, cancel=cancel or threading.Event(), on_progress=on_progress,
+                           concurrency=concurrency, heartbeat_s=heartbeat_s, keys=set(keys))
+
+
+def finish_if_complete(engine: Engine, run_id: int, plan: Plan) -> str | None:
+    """Close ``run_id`` with ``plan``'s aggregates once every item is recorded; returns its status, or None
+    while items are missing (or another process is closing it right now). Whoever records the last item
+    calls this; the run's execution lock makes exactly one caller finalize, a closed run is left as it is."""
+    counts = runs.count_items(engine, run_id)
+    if counts.get("done", 0) + counts.get("failed", 0) < len(plan.items):
+        return None
+    try:
+        with runs.execution_lock(engine, run_id):
+            run = runs.get_run(engine, run_id)
+            if run is None or run.status != "running":
+                return run.status if run is not None else None
+            prog = Progress(run_id=run_id, total=len(plan.items), done=counts.get("done", 0),
+                            failed=counts.get("failed", 0))
+            return _finalize(engine, run_id, plan, prog, cancelled=False, emit=lambda: None,
+                             update_cost=lambda: None).status
+    except AlreadyRunning:
+        return None
+
+
 def _execute_locked(
     engine: Engine,
     run_id: int,
@@ -222,11 +269,12 @@ def _execute_locked(
     on_progress: ProgressCallback | None,
     concurrency: int | None,
     heartbeat_s: float,
+    keys: set[str] | None = None,
 ) -> Progress:
     workers = max(1, int(concurrency or plan.concurrency or 1))
     counts = runs.count_items(engine, run_id)
     recorded = runs.completed_keys(engine, run_id, include_failed=True)
-    todo = [(k, p) for k, p in plan.items if k not in recorded]
+    todo = [(k, p) for k, p in plan.items if k not in recorded and (keys is None or k in keys)]
     prog = Progress(run_id=run_id, total=len(plan.items), done=counts.get("done", 0), failed=counts.get("failed", 0))
     prog.skipped = prog.finished
     lock = threading.Lock()
@@ -349,10 +397,17 @@ def _execute_locked(
         while not stop_beat.wait(heartbeat_s):
             try:
                 runs.heartbeat(engine, run_id)
+                if keys is not None:  # a batch: the run may be cancelled (or closed) by another process
+                    run = runs.get_run(engine, run_id)
+                    if run is None or run.status != "running":
+                        cancel.set()
             except Exception:  # noqa: BLE001
                 log.warning("heartbeat failed for run %s", run_id)
 
-    runs.mark_running(engine, run_id)
+    if keys is None:
+        runs.mark_running(engine, run_id)
+    else:
+        runs.heartbeat(engine, run_id)
     plan.run_id = run_id
     plan.listen(note)
     beater = threading.Thread(target=beat, name=f"heartbeat-{run_id}", daemon=True)
@@ -360,7 +415,7 @@ def _execute_locked(
     emit()
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"run{run_id}")
     try:
-        if todo and plan.prepare is not None and not cancel.is_set():
+        if todo and plan.prepare is not None and keys is None and not cancel.is_set():
             with metering(meter, run_id):
                 plan.prepare()
         tasks = _batches(todo, plan.batch_size) if plan.work_batch is not None else [[kp] for kp in todo]
@@ -409,6 +464,8 @@ def _execute_locked(
         stop_beat.set()
         plan.listen(None)
         interrupted = isinstance(exc, KeyboardInterrupt)
+        if keys is not None:  # a batch job: the queue retries it; the run stays open for the other batches
+            raise
         try:
             if interrupted:
                 runs.set_status(engine, run_id, "cancelled", error="interrupted by the user")
@@ -424,7 +481,18 @@ def _execute_locked(
     flush()
     stop_beat.set()
     plan.listen(None)
+    if keys is not None:  # one batch of a queued run: the run is closed by finish_if_complete
+        prog.status = "cancelled" if cancel.is_set() else "batch_done"
+        emit()
+        return prog
+    return _finalize(engine, run_id, plan, prog, cancelled=cancel.is_set(), emit=emit, update_cost=update_cost,
+                     lock=lock)
 
+
+def _finalize(engine: Engine, run_id: int, plan: Plan, prog: Progress, *, cancelled: bool,
+              emit: Callable[[], None], update_cost: Callable[[], None],
+              lock: threading.Lock | None = None) -> Progress:
+    """Aggregate every recorded item of the run and close it with :func:`runs.outcome`."""
     try:
         metrics = with_cost(engine, run_id, plan.finalize(runs.item_records(engine, run_id)))
     except Exception as exc:  # noqa: BLE001
@@ -435,22 +503,27 @@ def _execute_locked(
         emit()
         raise
     final_counts = runs.count_items(engine, run_id)
-    status = runs.outcome(final_counts, cancelled=cancel.is_set(), max_failure_share=_max_failure_share(plan))
+    status = runs.outcome(final_counts, cancelled=cancelled, max_failure_share=_max_failure_share(plan))
     error = None
     unjudged = None if status == "cancelled" else runs.too_few_judged(metrics, _min_judged_share())
     if status == "failed":
-        error = f"every item failed ({final_counts.get('failed', 0)}); last error: {prog.last_error}"
+        last = prog.last_error or runs.last_item_error(engine, run_id)
+        error = f"every item failed ({final_counts.get('failed', 0)}); last error: {last}"
     elif unjudged is not None:
         status, error = "failed", unjudged
     elif status == "done_with_failures":
         error = (f"{final_counts.get('failed', 0)} of {final_counts.get('done', 0) + final_counts.get('failed', 0)} "
                  f"items failed (more than {_max_failure_share(plan):.0%})")
     runs.finish_run(engine, run_id, metrics, status=status, error=error)
+    from voproshalych_eval.alerts import on_run_finished
+
+    on_run_finished(engine, run_id)  # one alert per change of the verdict / a schedule's outcome (never raises)
     prog.status = status
     prog.metrics = metrics
     prog.message = None
-    with lock:
-        update_cost()
+    if lock is not None:
+        with lock:
+            update_cost()
     emit()
     return prog
 
@@ -635,6 +708,12 @@ def start_background(engine: Engine, plan: Plan | PlanFactory) -> Job:
     return job.start()
 
 
+def register_building(job: Job) -> None:
+    """Make a job started from a plan factory findable by its key (a subclass started elsewhere: the queue's)."""
+    with _JOBS_LOCK:
+        _BUILDING[job.key] = job
+
+
 def get_job(run_id: int | str | None) -> Job | None:
     """The job of this process executing ``run_id`` (alive or finished), if any; a ``str`` is a job's ``key``
     (a job started from a plan factory, before and after its run exists)."""
@@ -650,6 +729,16 @@ def job_alive(run_id: int) -> bool:
     """Whether a job of this process executes ``run_id`` right now (the liveness check of :func:`run_state`)."""
     job = get_job(run_id)
     return job is not None and job.alive
+
+
+def is_alive(run_id: int) -> bool:
+    """Whether ``run_id`` executes now: a job of this process, or its batch jobs on the queue (waiting for
+    a worker or being worked, on any machine) — the liveness check of :func:`runs.run_state`."""
+    if job_alive(run_id):
+        return True
+    from voproshalych_eval.db import get_engine
+
+    return runs.queue_alive(get_engine(), run_id)
 
 
 def active_jobs() -> list[Job]:
@@ -683,7 +772,7 @@ def run_state(engine: Engine, run_id: int) -> str:
     run = runs.get_run(engine, run_id)
     if run is None:
         return "unknown"
-    return runs.run_state(run, alive=job_alive)
+    return runs.run_state(run, alive=lambda rid: job_alive(rid) or runs.queue_alive(engine, rid))
 
 
 def build_plan_for(engine: Engine, run: runs.Run) -> Plan:
@@ -701,7 +790,7 @@ def build_plan_for(engine: Engine, run: runs.Run) -> Plan:
     return plan
 
 
-def _dataset_differences(engine: Engine, run: runs.Run) -> list[str]:
+def dataset_differences(engine: Engine, run: runs.Run) -> list[str]:
     """The run's dataset as stored must still hash to the hash it started with."""
     if not run.dataset_hash:
         return []
@@ -735,7 +824,10 @@ def prepare_resume(engine: Engine, run_id: int, *, force: bool = False) -> tuple
     if runs.is_locked(engine, run_id):
         raise AlreadyRunning(f"Run {run_id} is already running ({runs.lock_holder(engine, run_id)}); "
                              "wait for it or cancel it.")
-    diffs = _dataset_differences(engine, run)
+    if runs.queue_alive(engine, run_id):
+        raise AlreadyRunning(f"Run {run_id} is on the job queue (batches waiting or being worked); wait for it "
+                             "(`voproshalych-eval runs wait`) or cancel it.")
+    diffs = dataset_differences(engine, run)
     try:
         plan = build_plan_for(engine, run)
     except (LookupError, FileNotFoundError, ValueError) as exc:

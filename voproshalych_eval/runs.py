@@ -115,6 +115,7 @@ class Run:
     mixed_reason: str | None = None
     pid: int | None = None
     host: str | None = None
+    schedule: str | None = None  # the schedule that started it (``eval.schedules``), if any
 
     def state(self, *, alive: AliveCheck | None = None, now: datetime | None = None) -> str:
         """The stored status, except ``interrupted`` for a ``running`` run whose process died."""
@@ -124,7 +125,7 @@ class Run:
 _RUN_COLS = (
     "id, tier, status, label, dataset_id, dataset_name, dataset_hash, params, models, prompts, metrics, "
     "code_version, created_by, offline, n_items_total, error, started_at, finished_at, heartbeat_at, "
-    "config, snapshot_id, mixed, mixed_reason, pid, host"
+    "config, snapshot_id, mixed, mixed_reason, pid, host, schedule"
 )
 
 
@@ -147,6 +148,7 @@ def create_run(
     label: str | None = None,
     config: Mapping[str, Any] | None = None,
     snapshot_id: int | None = None,
+    schedule: str | None = None,
 ) -> Run:
     """Register a new ``running`` run with its frozen ``config`` and return it."""
     try:
@@ -157,9 +159,9 @@ def create_run(
         row = conn.execute(
             text(
                 "INSERT INTO eval.runs(tier, label, dataset_id, dataset_name, dataset_hash, params, models, "
-                "prompts, code_version, created_by, offline, n_items_total, config, snapshot_id) VALUES (:tier, "
+                "prompts, code_version, created_by, offline, n_items_total, config, snapshot_id, schedule) VALUES (:tier, "
                 ":label, :did, :dname, :dhash, CAST(:params AS jsonb), CAST(:models AS jsonb), CAST(:prompts AS jsonb), "
-                f":cv, :user, :offline, :n, CAST(:config AS jsonb), :snap) RETURNING {_RUN_COLS}"
+                f":cv, :user, :offline, :n, CAST(:config AS jsonb), :snap, :sched) RETURNING {_RUN_COLS}"
             ),
             {
                 "tier": tier,
@@ -176,6 +178,7 @@ def create_run(
                 "n": n_items_total,
                 "config": _json(scrub(config or {})),
                 "snap": snapshot_id,
+                "sched": schedule,
             },
         ).one()
     return _row_to_run(row)
@@ -387,6 +390,41 @@ def is_locked(engine: Engine, run_id: int) -> bool:
                  "AND objid = :r AND objsubid = 2 AND granted)"),
             {"ns": _LOCK_NAMESPACE, "r": run_id},
         ).scalar())
+
+
+def last_item_error(engine: Engine, run_id: int) -> str | None:
+    """The error of the run's most recently recorded failed item."""
+    with engine.connect() as conn:
+        return conn.execute(text("SELECT error FROM eval.run_items WHERE run_id = :r AND status = 'failed' "
+                                 "ORDER BY created_at DESC LIMIT 1"), {"r": run_id}).scalar()
+
+
+def schedule_runs(engine: Engine, schedule: str, limit: int = 20) -> list[dict[str, Any]]:
+    """The runs a schedule started, newest first: id, tier, status, started_at, finished_at."""
+    with engine.connect() as conn:
+        rows = conn.execute(text(
+            "SELECT id, tier, status, started_at, finished_at FROM eval.runs WHERE schedule = :n "
+            "ORDER BY id DESC LIMIT :l"), {"n": schedule, "l": limit}).all()
+    return [dict(r._mapping) for r in rows]
+
+
+#: the queue's task executing a batch of a run's items (:mod:`voproshalych_eval.queue`)
+BATCH_TASK = "voproshalych_eval.run_batch"
+
+
+def queue_jobs(engine: Engine, run_id: int) -> dict[str, int]:
+    """The run's batch jobs on the queue by status (``todo``, ``doing``, ``succeeded``, ``failed`` …)."""
+    with engine.connect() as conn:
+        rows = conn.execute(text(
+            "SELECT status::text, count(*) FROM public.procrastinate_jobs WHERE task_name = :t "
+            "AND (args->>'run_id')::int = :r GROUP BY status"), {"t": BATCH_TASK, "r": run_id}).all()
+    return {r[0]: int(r[1]) for r in rows}
+
+
+def queue_alive(engine: Engine, run_id: int) -> bool:
+    """Whether the run has batch jobs waiting for a worker or being worked (the queue's liveness check)."""
+    jobs = queue_jobs(engine, run_id)
+    return bool(jobs.get("todo") or jobs.get("doing"))
 
 
 class AlreadyRunning(RuntimeError):

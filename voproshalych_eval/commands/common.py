@@ -14,6 +14,14 @@ from typing import Any
 from sqlalchemy import Engine
 
 
+class Queued(Exception):  # noqa: N818 - not an error: the command's work went to the job queue
+    """Raised by a command that put its run on the job queue (``--queue``): the CLI exits 0 at once."""
+
+    def __init__(self, run_id: int) -> None:
+        super().__init__(f"run {run_id} queued")
+        self.run_id = run_id
+
+
 def emit(obj: Any, as_json: bool, human: str | None = None) -> None:
     """Print one JSON object (``--json``) or a human summary on stdout."""
     if as_json:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,7 +32,34 @@ def add_outcome_flags(p: Any) -> None:
     p.add_argument("--max-failure-share", type=float, default=None, metavar="SHARE",
                    help="failed share (0-1) above which the run is done_with_failures (exit 3); "
                         "default VOPROSHALYCH_EVAL_MAX_FAILURE_SHARE or 0.1")
+    add_queue_flags(p)
     add_json_flag(p)
+
+
+def add_queue_flags(p: Any) -> None:
+    """``--queue``: put the run on the job queue (workers execute it) and print its id instead of running it here."""
+    p.add_argument("--queue", action="store_true",
+                   help="enqueue the run for the workers (`voproshalych-eval worker`) and return its id at once; "
+                        "follow it with `voproshalych-eval runs wait ID`")
+    p.add_argument("--batch-items", type=int, default=None, metavar="N",
+                   help="with --queue: items per queue job (default: the plan's batch, else 20)")
+    p.add_argument("--schedule-name", default=None, help=argparse.SUPPRESS)  # set by a schedule's run
+
+
+def enqueue_plan(plan: Any, args: Any) -> int:
+    """``--queue``: register the run with its frozen configuration, put its batches on the queue, print its id
+    (``{"run_id", "status": "queued"}`` with ``--json``) and stop the command (:class:`Queued`: exit 0)."""
+    from voproshalych_eval.commands.common import Queued
+    from voproshalych_eval.job_queue import batches_of, enqueue
+
+    run_id = enqueue(engine(), plan, batch_items=getattr(args, "batch_items", None),
+                     schedule=getattr(args, "schedule_name", None))
+    n = len(batches_of(plan, getattr(args, "batch_items", None)))
+    emit({"run_id": run_id, "tier": plan.tier, "status": "queued", "n_items": len(plan.items), "n_jobs": n},
+         getattr(args, "json", False),
+         f"run {run_id} ({plan.tier}) queued: {len(plan.items)} items in {n} jobs; "
+         f"follow it with `voproshalych-eval runs wait {run_id}`")
+    raise Queued(run_id)
 
 
 def printer() -> Any:
@@ -75,6 +103,8 @@ def execute_plan(plan: Any, args: Any) -> tuple[int, Any]:
 
     if getattr(args, "max_failure_share", None) is not None:
         plan.params["max_failure_share"] = float(args.max_failure_share)
+    if getattr(args, "queue", False):
+        enqueue_plan(plan, args)
     eng = engine()
     run_id = create_run(eng, plan)
     progress(f"run {run_id} ({plan.tier}): {len(plan.items)} items" + (" — OFFLINE heuristics" if plan.offline else ""))
@@ -129,6 +159,9 @@ def register(sub: Any) -> None:
     p.add_argument("--keep-failed", action="store_true", help="do not retry items that failed")
     p.add_argument("--force", action="store_true",
                    help="resume even though the configuration changed; the run is then marked mixed")
+    p.add_argument("--queue", action="store_true",
+                   help="put the missing (and failed) items on the job queue for the workers instead; follow the run "
+                        "with `voproshalych-eval runs wait ID`")
     add_json_flag(p)
     p.set_defaults(func=cmd_resume)
 
@@ -143,6 +176,15 @@ def cmd_resume(args: Any) -> int:
         raise ValueError(f"run {args.run_id} does not exist")
     before = runs.count_items(eng, args.run_id)
     progress(f"run {args.run_id}: {state}; recorded {before.get('done', 0)} done, {before.get('failed', 0)} failed")
+    if args.queue:
+        from voproshalych_eval.job_queue import requeue
+
+        n = requeue(eng, args.run_id, force=args.force) if not args.keep_failed else None
+        if n is None:
+            raise ValueError("--queue always retries the failed items; drop --keep-failed")
+        emit({"run_id": args.run_id, "status": "queued", "n_jobs": n, "resumed_from": before}, args.json,
+             f"run {args.run_id}: {n} jobs queued; follow it with `voproshalych-eval runs wait {args.run_id}`")
+        return 0
     with cancel_on_sigterm() as cancel, crash_is_exit_1(args.run_id):
         prog = resume(eng, args.run_id, retry_failed=not args.keep_failed, force=args.force, on_progress=printer(),
                       cancel=cancel)

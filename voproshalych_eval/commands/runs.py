@@ -27,6 +27,12 @@ def register(sub: Any) -> None:
     add_json_flag(q)
     q.set_defaults(func=cmd_list)
 
+    q = rs.add_parser("wait", help="follow a run (a queued one: `--queue`) until it ends; exits with its exit code")
+    q.add_argument("run_id", type=int)
+    q.add_argument("--timeout", type=float, default=None, metavar="SECONDS", help="give up after this long (exit 2)")
+    add_json_flag(q)
+    q.set_defaults(func=cmd_wait)
+
     q = rs.add_parser("show", help="one run: metadata, aggregates with CIs, baseline status, failures")
     q.add_argument("run_id", type=int)
     q.add_argument("--items", action="store_true", help="include the per-item table (JSON)")
@@ -103,6 +109,27 @@ def _metric_lines(rows: list[dict[str, Any]], lang: str) -> list[str]:
             f"{m.get('status') or ''}"
         )
     return out
+
+
+def cmd_wait(args: Any) -> int:
+    """Follow the run's counts from the store until it stops; print its outcome; exit with its exit code
+    (an ``interrupted`` run — nothing works it any more — exits 130, as an interrupted command does)."""
+    from voproshalych_eval import runs
+    from voproshalych_eval.commands.common import EXIT_INTERRUPTED, exit_code
+    from voproshalych_eval.commands.resume import human_summary, printer
+    from voproshalych_eval.executor import Progress
+    from voproshalych_eval.job_queue import wait_run
+
+    eng = engine()
+    state = wait_run(eng, args.run_id, timeout=args.timeout, on_progress=printer())
+    run = runs.get_run(eng, args.run_id)
+    counts = runs.count_items(eng, args.run_id)
+    prog = Progress(run_id=args.run_id, total=int(run.n_items_total or 0), done=counts.get("done", 0),
+                    failed=counts.get("failed", 0), status=state, last_error=run.error)
+    metrics = run.metrics or {}
+    emit({"run_id": args.run_id, "tier": run.tier, "status": state, "n_done": prog.done, "n_failed": prog.failed,
+          "error": run.error, "metrics": metrics}, args.json, human_summary(args.run_id, prog, metrics))
+    return EXIT_INTERRUPTED if state == "interrupted" else exit_code(state)
 
 
 def cmd_show(args: Any) -> int:

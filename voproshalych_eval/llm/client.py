@@ -522,6 +522,16 @@ class LLMClient:
             return None
         return redaction.redact(s, self.secret_values())
 
+    def _store_slot(self, provider: Provider, capacity: int) -> Any:
+        """One of the provider's ``capacity`` request slots shared by every process on the store (every
+        worker of the queue, on any machine: :mod:`voproshalych_eval.db.slots`) — taken after the process's
+        own slot (:mod:`~voproshalych_eval.llm.limits`); no store, no sharing."""
+        if self.engine is None:
+            return contextlib.nullcontext()
+        from voproshalych_eval.db.slots import hold_slot
+
+        return hold_slot(self.engine, f"llm:{provider.name}", capacity)
+
     # ----------------------------------------------------------------- one HTTP call with retries
     def _request(self, provider: Provider, model_id: str, messages: list[dict[str, Any]], params: dict[str, Any],
                  *, format_request: bool = False) -> tuple[Any, int]:
@@ -538,7 +548,7 @@ class LLMClient:
             if self._token_param.get(tkey) == _MAX_COMPLETION and "max_tokens" in sent:
                 sent[_MAX_COMPLETION] = sent.pop("max_tokens")
             try:
-                with limit.slot():
+                with limit.slot(), self._store_slot(provider, limit.capacity):
                     with self._lock:
                         self.stats.http_requests += 1
                     resp = _post_chat(sdk, {"model": model_id, "messages": messages, **sent})

@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import executor, runs
+from voproshalych_eval import executor, job_queue, runs
 from voproshalych_eval.llm.prices import format_cost
 from voproshalych_eval.ui import state, untrusted
 from voproshalych_eval.ui.common import offline_badge
@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 POLL_SECONDS = 1.0
 
 STATE_LABELS = {
+    "queued": ("в очереди — ждёт обработчика", "queued — waiting for a worker"),
     "running": ("выполняется", "running"),
     "interrupted": ("прерван — можно продолжить", "interrupted — resume"),
     "done": ("готов", "done"),
@@ -57,11 +58,12 @@ def building_key(state_key: str) -> str:
 
 
 def start(build_plan: Callable[[], executor.Plan], state_key: str) -> str | None:
-    """Start a background job that builds the plan (in its own thread: snapshots, model loads) and runs it;
-    returns the job's key. ``st.session_state[state_key]`` gets the run id once the run exists
+    """Start a background job that builds the plan (in its own thread: snapshots, model loads) and puts its
+    run on the job queue, where the workers execute it (``job_queue.start_queued``: a worker thread of this
+    process by default, none with ``VOPROSHALYCH_EVAL_NO_WORKER=1``); returns the job's key. ``st.session_state[state_key]`` gets the run id once the run exists
     (:func:`run_id_of`, :func:`job_panel`); a build error is shown by :func:`job_panel`."""
     with state.user_errors("Не удалось запустить", "Could not start the run"):
-        job = executor.start_background(state.engine(), build_plan)
+        job = job_queue.start_queued(state.engine(), build_plan)
         st.session_state.pop(state_key, None)  # the previous run's view goes away while the new one is prepared
         st.session_state[building_key(state_key)] = job.key
         return job.key

@@ -38,6 +38,8 @@ OTHER_PAGES: list[tuple[str, str, tuple[str, str], str]] = [
     ("runs", "pages/runs.py", ("Запуски", "Runs"), ":material/history:"),
     ("runs", "pages/baselines.py", ("Базовые уровни", "Baselines"), ":material/flag:"),
     ("runs", "pages/settings.py", ("Настройки", "Settings"), ":material/settings:"),
+    ("runs", "pages/schedules.py", ("Расписания", "Schedules"), ":material/schedule:"),
+    ("runs", "pages/alerts.py", ("Оповещения", "Alerts"), ":material/notifications:"),
 ]
 
 

@@ -177,14 +177,14 @@ def test_tier2_jury_counts_failures_per_call(demo_engine: Any, scripted_openai_e
 def test_pipeline_jury_transport_failures_per_call(demo_engine: Any, scripted_openai_env: Any) -> None:  # noqa: F811
     from voproshalych_eval.tiers.judge_pipeline import build_plan
 
-    scripted_openai_env.script(*[Reply.error(400)] * 50, model="judge-b")  # every call of judge-b fails in transport
+    scripted_openai_env.script(*[Reply.error(400)] * 50, model="judge-b")  # every call of judge-b is refused (HTTP 400)
     plan = build_plan(demo_engine, {"limit": 4, "calibrate": False, "judge_models": ["judge-a", "judge-b"],
                                     "judge_quorum": "any", "concurrency": 1})
     run_id, _ = run_plan(demo_engine, plan)
     m = runs.get_run(demo_engine, run_id).metrics
     assert m["n_valid"] == 4 and m["error_rate"] == 0.0  # per item: every item got a verdict
     assert m["judge_calls"]["error_rate_calls"] == 0.5 and m["judge_calls"]["n_calls"] == 8
-    assert m["judge_calls"]["failure_kinds"]["transport"] == 4
+    assert m["judge_calls"]["failure_kinds"]["bad_request"] == 4  # a request failure, named by what it is
     assert m["judge_calls"]["failing_models"] == ["judge-b"]
 
 

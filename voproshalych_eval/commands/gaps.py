@@ -36,6 +36,28 @@ def register(sub: Any) -> None:
     add_outcome_flags(p)
     p.set_defaults(func=cmd_what_if)
 
+    p = sub.add_parser("gaps", help="coverage gaps a team works on: list, show, status, diagnose, draft")
+    gsub = p.add_subparsers(dest="gaps_command", metavar="ACTION")
+    gsub.required = True
+    q = gsub.add_parser("list", help="every gap (synced with the real-users runs): id, name, questions, raw and "
+                        "effective answered rate, category, status")
+    add_json_flag(q)
+    q.set_defaults(func=cmd_list)
+    q = gsub.add_parser("show", help="one gap: numbers per analysis run, status history, re-check, diagnosis, drafts")
+    q.add_argument("id", type=int)
+    add_json_flag(q)
+    q.set_defaults(func=cmd_show)
+    q = gsub.add_parser("status", help="set a gap's status (dismissed needs --note with the reason)")
+    q.add_argument("id", type=int)
+    q.add_argument("status", choices=("open", "in_progress", "addressed", "dismissed"))
+    q.add_argument("--note", default=None)
+    q.add_argument("--owner", default=None)
+    q.add_argument("--at", default=None, metavar="DATE",
+                   help="when the change took effect, ISO date or time (default now): the re-check of an addressed "
+                        "gap compares questions asked before it with those asked after it")
+    add_json_flag(q)
+    q.set_defaults(func=cmd_status)
+
 
 def cmd_what_if(args: Any) -> int:
     from voproshalych_eval import runs
@@ -87,4 +109,68 @@ def _human(out: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["add_json_flag", "register"]
+def _sync(eng: Any) -> list[dict[str, Any]]:
+    from voproshalych_eval.gap_sync import sync
+
+    done = sync(eng)
+    for d in done:
+        progress(f"real-users run {d['run_id']}: {len(d['matched'])} gap(s) updated, {len(d['created'])} new")
+    return done
+
+
+def _pct(v: Any) -> str:
+    return "—" if v is None else f"{100 * v:.0f}%"
+
+
+def cmd_list(args: Any) -> int:
+    from voproshalych_eval.analytics import gaps
+
+    eng = engine()
+    _sync(eng)
+    rows = [g.row() for g in gaps.list_gaps(eng)]
+    human = "\n".join(
+        f"#{r['id']:<4d} {r['status']:11s} {str(r['n_questions'] or 0):>4s} q  raw {_pct(r['answered_rate']):>4s}  "
+        f"effective {_pct(r['effective_answered_rate']):>4s}  {r['category'] or '—':15s} {r['name']}" for r in rows
+    ) or "no gaps yet: run the real-users analysis (voproshalych-eval real-users)"
+    emit({"gaps": rows}, args.json, human)
+    return 0
+
+
+def cmd_show(args: Any) -> int:
+    from voproshalych_eval.analytics import gaps
+
+    eng = engine()
+    _sync(eng)
+    g = gaps.get_gap(eng, args.id)
+    out = {**g.to_json(), "history": gaps.history(eng, g.id), "events": gaps.events(eng, g.id),
+           "recheck": gaps.recheck(eng, g.id), "diagnosis": gaps.latest_diagnosis(eng, g.id),
+           "drafts": [{k: v for k, v in d.items() if k != "body"} for d in gaps.drafts(eng, g.id)]}
+    lines = [f"gap #{g.id}: {g.name} [{g.status}]" + (f" owner {g.owner}" if g.owner else "")
+             + (f" — {g.note}" if g.note else "")]
+    for h in out["history"]:
+        lines.append(f"  run {h['run_id']}: {h.get('n_questions')} questions, raw {_pct(h.get('answered_rate'))}, "
+                     f"effective {_pct(h.get('effective_answered_rate'))}, thumbs down {h.get('thumbs_down')}, "
+                     f"rank {h.get('gap_rank')}")
+    rc = out["recheck"]
+    if rc:
+        lines.append(f"  re-check: effective {_pct(rc['effective_before'])} (n={rc['n_before']}) before -> "
+                     f"{_pct(rc['effective_after'])} (n={rc['n_after']}) after: {rc['verdict']}")
+    emit(out, args.json, "\n".join(lines))
+    return 0
+
+
+def cmd_status(args: Any) -> int:
+    from datetime import UTC, datetime
+
+    from voproshalych_eval.analytics import gaps
+
+    at = None
+    if args.at:
+        try:
+            at = datetime.fromisoformat(args.at)
+        except ValueError:
+            raise ValueError(f"--at {args.at!r}: expected an ISO date or time (2026-03-01 or 2026-03-01T12:00)") from None
+        at = at if at.tzinfo else at.replace(tzinfo=UTC)
+    g = gaps.set_status(engine(), args.id, args.status, note=args.note, owner=args.owner, at=at)
+    emit(g.to_json(), args.json, f"gap #{g.id}: {g.status}" + (f" — {g.note}" if g.note else ""))
+    return 0

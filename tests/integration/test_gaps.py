@@ -1,0 +1,95 @@
+"""Coverage gaps on the demo log: synced from real-users runs, identity across runs, status, re-check."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.support.plans import real_users as run_real_users
+from voproshalych_eval.analytics import gaps
+
+
+@pytest.fixture(scope="module")
+def synced(demo_engine):  # type: ignore[no-untyped-def]
+    from voproshalych_eval.gap_sync import sync
+
+    res = run_real_users(demo_engine, analyses=("utilization", "topics"), k_range=(8, 12))
+    first = sync(demo_engine)
+    return res, first
+
+
+def test_gaps_list_from_the_demo_log(demo_engine, synced, capsys) -> None:  # type: ignore[no-untyped-def]
+    from voproshalych_eval.cli import main
+
+    res, first = synced
+    assert first and first[-1]["run_id"] == res.run_id and first[-1]["created"]
+    assert main(["gaps", "list", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["gaps"]
+    assert len(rows) == len(first[-1]["created"])
+    top = res.topics.gaps.iloc[0]
+    g = next(r for r in rows if r["gap_rank"] == 1)
+    assert g["name"] == top["name"] and g["n_questions"] == int(top["size"])
+    assert g["effective_answered_rate"] == pytest.approx(float(top["effective_answered_share"]))
+    assert g["answered_rate"] == pytest.approx(float(top["answered_share"]))
+    assert all(r["status"] == "open" for r in rows)
+    qs = gaps.gap_questions(demo_engine, g["id"])
+    assert len(qs) == g["n_questions"] and all(q["question"] for q in qs)
+
+
+def test_identity_survives_a_rerun(demo_engine, synced) -> None:  # type: ignore[no-untyped-def]
+    from voproshalych_eval.gap_sync import sync
+
+    res, first = synced
+    before = {g.id for g in gaps.list_gaps(demo_engine)}
+    again = run_real_users(demo_engine, analyses=("utilization", "topics"), k_range=(8, 12), embedder=None,
+                           near_threshold=0.93)  # another run of the same log
+    out = sync(demo_engine)
+    assert out and out[-1]["run_id"] == again.run_id
+    assert out[-1]["created"] == [] and set(out[-1]["matched"]) == before
+    for gid in before:
+        assert [h["run_id"] for h in gaps.history(demo_engine, gid)] == [res.run_id, again.run_id]
+
+
+def test_status_changes_and_recheck(demo_engine, synced, capsys) -> None:  # type: ignore[no-untyped-def]
+    from voproshalych_eval.cli import main
+
+    gid = gaps.list_gaps(demo_engine)[0].id
+    assert main(["gaps", "status", str(gid), "dismissed"]) == 2  # a reason is required
+    assert "reason" in capsys.readouterr().err
+    assert main(["gaps", "status", str(gid), "in_progress", "--owner", "Анна", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["owner"] == "Анна"
+    import pandas as pd
+
+    qs = sorted((q for q in gaps.gap_questions(demo_engine, gid) if not pd.isna(q["created_at"])),
+                key=lambda q: q["created_at"])
+    mid = qs[len(qs) // 2]["created_at"]
+    assert main(["gaps", "status", str(gid), "addressed", "--note", "статья опубликована", "--at", mid.isoformat()]) == 0
+    capsys.readouterr()
+    assert main(["gaps", "show", str(gid), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert [e["status"] for e in shown["events"]][-2:] == ["in_progress", "addressed"]
+    rc = shown["recheck"]
+    n_before = sum(1 for q in qs if q["created_at"] < mid)
+    assert rc["n_before"] == n_before and rc["n_after"] == len(qs) - n_before
+    eff_after = [q["effective"] for q in qs if q["created_at"] >= mid]
+    assert rc["effective_after"] == pytest.approx(sum(eff_after) / len(eff_after))
+    assert rc["test"]["method"] == "two_sample_permutation" and 0 < rc["test"]["p_value"] <= 1
+    assert main(["gaps", "status", str(gid), "open"]) == 0
+
+
+def test_what_if_from_a_gap_counts_questions_reaching_the_new_page(demo_engine, synced, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from voproshalych_eval.cli import main
+
+    g = gaps.list_gaps(demo_engine)[0]
+    qs = gaps.gap_questions(demo_engine, g.id)
+    page = tmp_path / "gap.md"
+    page.write_text("\n\n".join(q["question"] for q in qs[:40]), encoding="utf-8")  # a page made of the questions
+    assert main(["what-if", "--gap", str(g.id), "--add", str(page), "--chunk-size", "500", "--chunk-overlap", "50",
+                 "--regression", "demo_golden", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert len(out["per_question"]) == len(qs)
+    assert all(q["relevant_urls"] == ["draft://gap"] for q in out["per_question"] if q["relevance"] == "edited pages")
+    assert all(q["rank_before"] is None for q in out["per_question"] if q["relevance"] == "edited pages")
+    assert out["after"]["n_at_rank"]["<=1"] > 0 and out["before"]["n_at_rank"]["<=5"] == 0
+    assert out["regression"]["before"]["n"] > 100

@@ -93,3 +93,28 @@ def test_what_if_from_a_gap_counts_questions_reaching_the_new_page(demo_engine, 
     assert all(q["rank_before"] is None for q in out["per_question"] if q["relevance"] == "edited pages")
     assert out["after"]["n_at_rank"]["<=1"] > 0 and out["before"]["n_at_rank"]["<=5"] == 0
     assert out["regression"]["before"]["n"] > 100
+
+
+def test_diagnosis_finds_answers_that_are_not_retrieved_top1(demo_engine, synced, capsys) -> None:  # type: ignore[no-untyped-def]
+    from voproshalych_eval.cli import main
+    from voproshalych_eval.db import retrieval as R
+    from voproshalych_eval.embeddings import cached_embedder
+
+    found, summary = [], []
+    for g in gaps.list_gaps(demo_engine)[:4]:
+        assert main(["gaps", "diagnose", str(g.id), "--sample", "15", "--json"]) == 0
+        res = json.loads(capsys.readouterr().out)
+        assert res["method"] == "heuristic" and res["n_sampled"] == min(15, res["n_questions"])
+        assert sum(res["counts"].values()) == res["n_sampled"] - res["n_failed"]
+        assert res["category"] in res["counts"] and gaps.latest_diagnosis(demo_engine, g.id)["id"] == res["id"]
+        summary.append((g.id, g.name, res["counts"], res["category"]))
+        found += [it for it in res["items"] if it["category"] == "retrieval_miss"]
+    assert found, "the demo has questions whose answer exists but is not retrieved top-1"
+    emb = cached_embedder("use-multilingual", demo_engine)
+    top1 = R.search_vectors(demo_engine, emb.encode_queries([it["question"] for it in found]), k=1)
+    for it, hits in zip(found, top1, strict=True):
+        assert it["production_rank"] != 1 and hits[0].chunk_id != it["chunk_id"] and it["chunk_text"]
+    assert main(["gaps", "list", "--json"]) == 0
+    rows = {r["id"]: r for r in json.loads(capsys.readouterr().out)["gaps"]}
+    assert all(rows[g.id]["category"] for g in gaps.list_gaps(demo_engine)[:4])
+    print(summary, [(it["question"], it["chunk_id"], it["production_rank"]) for it in found[:5]])

@@ -57,6 +57,13 @@ def register(sub: Any) -> None:
                         "gap compares questions asked before it with those asked after it")
     add_json_flag(q)
     q.set_defaults(func=cmd_status)
+    q = gsub.add_parser("diagnose", help="why is it a gap: missing / retrieval miss / declined or wrong / out of scope "
+                        "per question (LLM judge when configured, else a labelled heuristic)")
+    q.add_argument("id", type=int)
+    q.add_argument("--sample", type=int, default=30, help="diagnose at most N questions (a seeded sample; default 30)")
+    q.add_argument("--offline", action="store_true", help="the offline heuristic even if an LLM is configured")
+    add_json_flag(q)
+    q.set_defaults(func=cmd_diagnose)
 
 
 def cmd_what_if(args: Any) -> int:
@@ -173,4 +180,25 @@ def cmd_status(args: Any) -> int:
         at = at if at.tzinfo else at.replace(tzinfo=UTC)
     g = gaps.set_status(engine(), args.id, args.status, note=args.note, owner=args.owner, at=at)
     emit(g.to_json(), args.json, f"gap #{g.id}: {g.status}" + (f" — {g.note}" if g.note else ""))
+    return 0
+
+
+def cmd_diagnose(args: Any) -> int:
+    from voproshalych_eval.analytics import gaps
+    from voproshalych_eval.tiers.gap_diagnosis import CATEGORY_NAMES, diagnose
+
+    eng = engine()
+    _sync(eng)
+    res = diagnose(eng, args.id, sample=args.sample, offline=args.offline or None, progress=progress)
+    res["id"] = gaps.save_diagnosis(eng, args.id, res)
+    label = "LLM judge" if res["method"] == "judge" else "OFFLINE heuristic (lexical + embedding support)"
+    lines = [f"gap #{args.id}: {res['n_sampled']} of {res['n_questions']} question(s) diagnosed — {label}"]
+    for c, n in res["counts"].items():
+        lines.append(f"  {CATEGORY_NAMES[c][1]:50s} {n}")
+    if res["category"]:
+        lines.append(f"category: {res['category']} ({100 * res['category_share']:.0f}%) — fix: {res['fix'][1]}")
+    for it in [i for i in res["items"] if i["category"] == "retrieval_miss"][:10]:
+        lines.append(f"  retrieval miss: {it['question']!r} -> chunk {it['chunk_id']} ({it['chunk_url']}) at rank "
+                     f"{it['production_rank'] or '>' + str(200)}")
+    emit(res, args.json, "\n".join(lines))
     return 0

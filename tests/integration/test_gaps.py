@@ -7,6 +7,7 @@ import json
 import pytest
 
 from tests.support.plans import real_users as run_real_users
+from tests.support.scripted_openai import scripted_openai, scripted_openai_env  # noqa: F401 (fixtures)
 from voproshalych_eval.analytics import gaps
 
 
@@ -118,3 +119,32 @@ def test_diagnosis_finds_answers_that_are_not_retrieved_top1(demo_engine, synced
     rows = {r["id"]: r for r in json.loads(capsys.readouterr().out)["gaps"]}
     assert all(rows[g.id]["category"] for g in gaps.list_gaps(demo_engine)[:4])
     print(summary, [(it["question"], it["chunk_id"], it["production_rank"]) for it in found[:5]])
+
+
+def test_draft_offline_and_scripted_llm_then_what_if_from_it(demo_engine, synced, tmp_path, capsys,  # type: ignore[no-untyped-def]
+                                                             scripted_openai_env) -> None:  # noqa: F811
+    from tests.support.scripted_openai import Reply
+    from voproshalych_eval.cli import main
+
+    g = gaps.list_gaps(demo_engine)[0]
+    out_md, out_x = tmp_path / "d.md", tmp_path / "d.xhtml"
+    assert main(["gaps", "draft", str(g.id), "--offline", "--out", str(out_md), "--json"]) == 0
+    off = json.loads(capsys.readouterr().out)
+    assert off["source"] == "template" and "офлайн" in off["label"] and off["checks"]["n_flags"] == 0
+    assert out_md.read_text(encoding="utf-8") == off["body"]
+    outline = ("# Оплата в столовой\n\n## Вопросы, на которые статья должна ответить\n- оплата картой (×5)\n\n"
+               "## Где поесть\nСтоловая работает с 8:00 в корпусе на улице Выдуманной, 77. Сроки: [ДАТА]\n")
+    scripted_openai_env.script(Reply.text(outline))
+    assert main(["gaps", "draft", str(g.id), "--out", str(out_x), "--json"]) == 0
+    llm = json.loads(capsys.readouterr().out)
+    assert llm["source"] == "llm" and llm["version"] == off["version"] + 1 and llm["body"].startswith("# Оплата")
+    flagged = {f["text"] for f in llm["checks"]["flags"]}
+    assert "Выдуманной" in flagged and "77" in flagged
+    assert "<h1>Оплата в столовой</h1>" in out_x.read_text(encoding="utf-8")
+    assert [d["version"] for d in gaps.drafts(demo_engine, g.id)][:2] == [llm["version"], off["version"]]
+    # "simulate this draft": the draft as a new page of a sandbox
+    page = tmp_path / "draft.md"
+    page.write_text(llm["body"], encoding="utf-8")
+    assert main(["what-if", "--gap", str(g.id), "--add", f"draft://gap-{g.id}={page}", "--json"]) == 0
+    wi = json.loads(capsys.readouterr().out)
+    assert wi["sandbox"]["edits"][0]["url"] == f"draft://gap-{g.id}" and len(wi["per_question"]) == g.latest["n_questions"]

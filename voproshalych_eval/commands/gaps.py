@@ -64,6 +64,15 @@ def register(sub: Any) -> None:
     q.add_argument("--offline", action="store_true", help="the offline heuristic even if an LLM is configured")
     add_json_flag(q)
     q.set_defaults(func=cmd_diagnose)
+    q = gsub.add_parser("draft", help="a new outline version for the gap (LLM when configured, else an offline "
+                        "template), checked for invented numbers and names; or keep an uploaded draft (--upload)")
+    q.add_argument("id", type=int)
+    q.add_argument("--out", default=None, metavar="FILE", help="write the draft there (.md: Markdown; .xhtml / .html: "
+                   "Confluence storage format)")
+    q.add_argument("--upload", default=None, metavar="FILE", help="keep this Markdown/text file as the new version")
+    q.add_argument("--offline", action="store_true", help="the offline template even if an LLM is configured")
+    add_json_flag(q)
+    q.set_defaults(func=cmd_draft)
 
 
 def cmd_what_if(args: Any) -> int:
@@ -200,5 +209,34 @@ def cmd_diagnose(args: Any) -> int:
     for it in [i for i in res["items"] if i["category"] == "retrieval_miss"][:10]:
         lines.append(f"  retrieval miss: {it['question']!r} -> chunk {it['chunk_id']} ({it['chunk_url']}) at rank "
                      f"{it['production_rank'] or '>' + str(200)}")
+    emit(res, args.json, "\n".join(lines))
+    return 0
+
+
+def cmd_draft(args: Any) -> int:
+    from pathlib import Path
+
+    from voproshalych_eval.generation import gap_drafts
+    from voproshalych_eval.tiers.sandbox import read_text_file
+
+    eng = engine()
+    _sync(eng)
+    if args.upload:
+        res = gap_drafts.save_edit(eng, args.id, read_text_file(args.upload), source="upload")
+        res["label"] = f"upload: {Path(args.upload).name}"
+    else:
+        res = gap_drafts.draft_outline(eng, args.id, offline=args.offline or None)
+    if args.out:
+        out = Path(args.out)
+        body = gap_drafts.to_confluence(res["body"]) if out.suffix.lower() in (".xhtml", ".html") else res["body"]
+        out.write_text(body, encoding="utf-8")
+        res["out"] = str(out)
+    flags = res["checks"]["flags"]
+    lines = [f"gap #{args.id}: draft v{res['version']} ({res['label']})", "", res["body"]]
+    if flags:
+        lines.append(f"CHECK: {len(flags)} number(s)/name(s) found neither in the knowledge base nor in the questions:")
+        lines += [f"  line {f['line']}: {f['kind']} {f['text']!r}" for f in flags]
+    else:
+        lines.append("check: no number or name outside the knowledge base and the questions")
     emit(res, args.json, "\n".join(lines))
     return 0

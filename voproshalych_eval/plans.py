@@ -255,7 +255,7 @@ PLANS: tuple[PlanSpec, ...] = (
              ("Генерация набора данных", "Dataset generation"), "#8C564B", (), "pages/datasets.py",
              ("Наборы данных", "Datasets"), "data", ":material/dataset:", "dataset"),
     PlanSpec("whatif", "tool", "voproshalych_eval.tiers.whatif", ("Что если · песочница", "What if · sandbox"),
-             "#2CA02C", (), None, None, "users", ":material/science:", "gaps"),
+             "#2CA02C", (), "pages/gaps.py", ("Пробелы в покрытии", "Coverage gaps"), "users", ":material/science:", "gaps"),
 )
 
 SPECS: dict[str, PlanSpec] = {s.key: s for s in PLANS}

@@ -176,3 +176,13 @@ def create(
     say(bi(f"Песочница {snap.label}" + (" (уже была)" if snap.reused else "") + f": {snap.n_chunks} чанков.",
            f"Sandbox {snap.label}" + (" (existing)" if snap.reused else "") + f": {snap.n_chunks} chunks."))
     return snap, info
+
+
+def kb_pages(engine: Engine, snapshot: int | Snapshot | None = None) -> list[dict[str, Any]]:
+    """The pages of a snapshot's knowledge base (``url``, ``n_chunks``, ``n_chars``, ``source_type``)."""
+    return sandboxes.pages(engine, snapshot)
+
+
+def page_text(engine: Engine, url: str, snapshot: int | Snapshot | None = None) -> str:
+    """A page's text (its chunks joined by blank lines), the starting point of a replacement."""
+    return sandboxes.page_text(engine, url, snapshot)

@@ -77,8 +77,14 @@ with state.user_errors("Не удалось открыть пробелы", "Cou
         table["status"] = table["status"].map(_status)
         for c in ("answered_rate", "effective_answered_rate"):
             table[c] = table[c].map(_pct)
-        st.dataframe(table[["id", "name", "n_questions", "answered_rate", "effective_answered_rate", "category",
-                            "status", "owner"]], hide_index=True, key="gaps_table")
+        table["category"] = table["category"].map(
+            lambda c: tr_pair(gap_diagnosis.CATEGORY_NAMES[c]) if c in gap_diagnosis.CATEGORY_NAMES else "—")
+        headers = {"id": "#", "name": tr("Тема", "Topic"), "n_questions": tr("Вопросов", "Questions"),
+                   "answered_rate": tr("С ответом", "Answered"),
+                   "effective_answered_rate": tr("Реальных ответов", "Effective answers"),
+                   "category": tr("Диагноз", "Diagnosis"), "status": tr("Статус", "Status"),
+                   "owner": tr("Ответственный", "Owner")}
+        st.dataframe(table[list(headers)].rename(columns=headers), hide_index=True, key="gaps_table")
         ids = [g.id for g in all_gaps]
         gid = st.selectbox(tr("Пробел", "Gap"), ids, key="gaps_pick",
                            format_func=lambda i: f"#{i} " + next(g.name for g in all_gaps if g.id == i))

@@ -109,3 +109,17 @@ def test_bad_edits_are_refused_with_the_page(demo_engine, tmp_path) -> None:  # 
         sandbox.edits_from_args([str(tmp_path / "missing.md")])
     with pytest.raises(ValueError, match="overlap"):
         sandbox.split_text("abc", chunk_size=10, chunk_overlap=10)
+
+
+def test_what_if_run_is_recorded_and_resumable(demo_engine, capsys) -> None:  # type: ignore[no-untyped-def]
+    from voproshalych_eval import runs
+    from voproshalych_eval.plans import config_differences
+    from voproshalych_eval.tiers import whatif
+
+    out = _what_if(capsys, "--remove-page", P)
+    run = runs.get_run(demo_engine, out["run_id"])
+    assert run.tier == "whatif" and run.status == "done" and run.snapshot_id == out["sandbox"]["id"]
+    assert runs.count_items(demo_engine, run.id)["done"] == len(out["per_question"])
+    rebuilt = whatif.build_plan(demo_engine, run.params)  # what `resume` does
+    assert config_differences(run.config, rebuilt.config()) == []
+    assert {t["metric"] for t in run.metrics["paired_tests"]} == {"hit_rate@1", "hit_rate@5", "mrr"}

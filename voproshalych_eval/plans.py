@@ -254,6 +254,8 @@ PLANS: tuple[PlanSpec, ...] = (
     PlanSpec("dataset_generation", "tool", "voproshalych_eval.generation.plan",
              ("Генерация набора данных", "Dataset generation"), "#8C564B", (), "pages/datasets.py",
              ("Наборы данных", "Datasets"), "data", ":material/dataset:", "dataset"),
+    PlanSpec("whatif", "tool", "voproshalych_eval.tiers.whatif", ("Что если · песочница", "What if · sandbox"),
+             "#2CA02C", (), "pages/gaps.py", ("Пробелы в покрытии", "Coverage gaps"), "users", ":material/science:", "gaps"),
 )
 
 SPECS: dict[str, PlanSpec] = {s.key: s for s in PLANS}

@@ -655,3 +655,87 @@ def delete(engine: Engine, snapshot_id: int, *, n_runs: int, force: bool = False
             conn.execute(text(f'DROP TABLE eval."{table}"'))
         conn.execute(text(f"DROP TABLE IF EXISTS {snap.chunks_table}, {snap.log_table}"))
         conn.execute(text("DELETE FROM eval.snapshots WHERE id = :i"), {"i": snap.id})
+
+
+# ---------------------------------------------------------------------------------------------- derived (sandboxes)
+
+
+class _Existing(Exception):  # noqa: N818 - control flow: roll the new copy back, reuse the identical one
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+
+
+def derive(
+    store: Engine,
+    parent: int | Snapshot,
+    *,
+    remove_urls: list[str],
+    add_chunks: list[dict[str, Any]],
+    label: str,
+) -> Snapshot:
+    """A new ``sandbox`` snapshot: ``parent``'s chunks without the pages ``remove_urls``, plus ``add_chunks``
+    (``{"url", "text", "source_type", "embedding"}``, ``embedding`` a vector of the parent's stored model or
+    None), and ``parent``'s question log. New chunks get ids after the parent's largest; the parent is never
+    touched and the sandbox never becomes the current snapshot.
+
+    ``content_hash = sha256("sandbox" | parent's content hash | chunks_hash | log_hash)``: deriving the same
+    edits again finds the existing sandbox (``reused=True``)."""
+    base = resolve(store, parent)
+    if not base.has_chunk:
+        raise SnapshotError(f"Snapshot {base.label} has no knowledge base to edit.")
+    t0 = time.perf_counter()
+    try:
+        with store.begin() as conn:
+            conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": TAKE_LOCK})
+            sid = int(conn.execute(
+                text(
+                    "INSERT INTO eval.snapshots(content_hash, chunks_hash, log_hash, source_kind, source_label, "
+                    "chunk_variant, has_chunk, has_question_answer, has_user, chunk_dim, question_dim, stored_model, "
+                    "n_chunks, n_pages, n_questions, n_questions_with_embedding, n_users) SELECT "
+                    "md5(random()::text) || md5(random()::text), '', '', 'sandbox', :label, chunk_variant, true, "
+                    "has_question_answer, has_user, chunk_dim, question_dim, stored_model, 0, 0, 0, 0, n_users "
+                    "FROM eval.snapshots WHERE id = :p RETURNING id"
+                ),
+                {"label": label, "p": base.id},
+            ).scalar_one())
+            conn.execute(text(f"CREATE TABLE eval.snapshot_chunks_{sid} PARTITION OF eval.snapshot_chunks "
+                              f"FOR VALUES IN ({sid})"))
+            conn.execute(text(f"CREATE TABLE eval.snapshot_log_{sid} PARTITION OF eval.snapshot_log FOR VALUES IN ({sid})"))
+            conn.execute(
+                text(f"INSERT INTO eval.snapshot_chunks_{sid} (snapshot_id, id, url, source_type, text, text_hash, "
+                     f"embedding, created_at, updated_at) SELECT {sid}, id, url, source_type, text, text_hash, embedding, "
+                     f"created_at, updated_at FROM {base.chunks_table} WHERE url IS NULL OR NOT (url = ANY(:r))"),
+                {"r": list(remove_urls)},
+            )
+            next_id = int(conn.execute(text(f"SELECT coalesce(max(id), 0) FROM {base.chunks_table}")).scalar_one()) + 1
+            if add_chunks:
+                conn.execute(
+                    text(f"INSERT INTO eval.snapshot_chunks_{sid} (snapshot_id, id, url, source_type, text, text_hash, "
+                         "embedding, created_at, updated_at) VALUES (:s, :i, :u, :st, :t, :h, :e, now(), now())"),
+                    [{"s": sid, "i": next_id + j, "u": c["url"], "st": c.get("source_type"), "t": c["text"],
+                      "h": hashlib.sha256(str(c["text"]).encode("utf-8")).hexdigest(), "e": c.get("embedding")}
+                     for j, c in enumerate(add_chunks)],
+                )
+            conn.execute(text(f"INSERT INTO eval.snapshot_log_{sid} SELECT {sid}, id, question, answer, url, score, "
+                              f"user_id, stop_point, created_at, updated_at, embedding FROM {base.log_table}"))
+            cols = {k: k for k in ("id", "url", "source_type", "text", "embedding", "created_at", "updated_at")}
+            lcols = {k: k for k in ("id", "question", "answer", "url", "score", "user_id", "stop_point", "created_at",
+                                    "updated_at", "embedding")}
+            shape = _SourceShape(True, base.chunk_variant, True, False, cols, lcols, base.chunk_dim, base.question_dim,
+                                 _vector_schema(conn))
+            h = _hashes(conn, shape, f"eval.snapshot_chunks_{sid}", f"eval.snapshot_log_{sid}", None)
+            content = hashlib.sha256(f"sandbox|{base.content_hash}|{h['chunks_hash']}|{h['log_hash']}".encode()).hexdigest()
+            existing = _by_hash(conn, content)
+            if existing is not None:
+                raise _Existing(existing)
+            conn.execute(
+                text("UPDATE eval.snapshots SET content_hash = :c, chunks_hash = :kh, log_hash = :lh, n_chunks = :nc, "
+                     "n_pages = :np, n_questions = :nq, n_questions_with_embedding = :nqe, seconds = :sec WHERE id = :i"),
+                {"c": content, "kh": h["chunks_hash"], "lh": h["log_hash"], "nc": h["n_chunks"], "np": h["n_pages"],
+                 "nq": h["n_questions"], "nqe": h["n_questions_with_embedding"], "sec": time.perf_counter() - t0,
+                 "i": sid},
+            )
+            conn.execute(text(f"ANALYZE eval.snapshot_chunks_{sid}"))
+    except _Existing as found:
+        return replace(found.snapshot, reused=True)
+    return get(store, sid)

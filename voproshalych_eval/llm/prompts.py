@@ -546,6 +546,44 @@ _DESCRIPTIONS = {
     "gen_answerability": "Generation gate: does a chunk answer an 'unanswerable' question?",
 }
 
+# ---- coverage gaps (tiers/gap_diagnosis.py, generation/gap_drafts.py)
+_RU["gap_answer_judge"] = (
+    "Вопрос студента к боту университета и фрагменты базы знаний (номер фрагмента в квадратных скобках). "
+    "Найди фрагмент, который отвечает на вопрос полностью или в существенной части. Если такого нет, "
+    "chunk_id = null.\n\nВопрос:\n{question}\n\nФрагменты:\n<<<\n{chunks}\n>>>\n\n"
+    "Верни JSON с полями chunk_id (номер фрагмента или null) и reason (кратко, по-русски)."
+)
+_EN["gap_answer_judge"] = (
+    "A student's question to a university bot and knowledge-base fragments (fragment number in square brackets). "
+    "Find the fragment that answers the question fully or in a substantial part. If there is none, chunk_id = "
+    "null.\n\nQuestion:\n{question}\n\nFragments:\n<<<\n{chunks}\n>>>\n\n"
+    "Return JSON with chunk_id (the fragment number or null) and reason (short, in English)."
+)
+_RU["gap_outline"] = (
+    "Ты помогаешь команде базы знаний университета. Ниже вопросы студентов, на которые в базе знаний нет "
+    "ответа (сгруппированы, с числом повторов). Составь ПЛАН статьи на русском языке в Markdown:\n"
+    "1) заголовок статьи (строка, начинающаяся с «# »);\n2) раздел «## Вопросы, на которые статья должна "
+    "ответить» — группы вопросов с числом вопросов;\n3) разделы статьи («## …») с кратким описанием, что в "
+    "каждом должно быть;\n4) раздел «## Что должна предоставить команда» — факты, которых нет в вопросах.\n"
+    "НЕ ВЫДУМЫВАЙ фактов об университете: никаких дат, адресов, сумм, телефонов, имён и названий, которых нет "
+    "в вопросах. Вместо каждого факта пиши видимый заполнитель в квадратных скобках, например [ДАТА], "
+    "[АДРЕС], [СУММА], [ОТВЕТСТВЕННЫЙ].\n\nТема: {topic}\n\nВопросы:\n{questions}\n\nПлан статьи:"
+)
+_EN["gap_outline"] = (
+    "You help a university's knowledge-base team. Below are students' questions that the knowledge base does not "
+    "answer (grouped, with repeat counts). Write an article OUTLINE in Russian, in Markdown:\n1) the article's "
+    "title (a line starting with '# ');\n2) a section '## Вопросы, на которые статья должна ответить' — the "
+    "question groups with their counts;\n3) the article's sections ('## …') with what each must hold;\n4) a "
+    "section '## Что должна предоставить команда' — the facts the questions do not give.\nDo NOT invent facts "
+    "about the university: no dates, addresses, amounts, phone numbers, names not in the questions. Write a "
+    "visible placeholder in square brackets instead of each fact, e.g. [ДАТА], [АДРЕС], [СУММА], "
+    "[ОТВЕТСТВЕННЫЙ].\n\nTopic: {topic}\n\nQuestions:\n{questions}\n\nOutline:"
+)
+_DESCRIPTIONS.update({
+    "gap_answer_judge": "Gap diagnosis: which of the candidate chunks answers a real question (or none)",
+    "gap_outline": "Gap draft: an article outline in Russian with placeholders instead of facts",
+})
+
 PROMPTS: dict[str, Prompt] = {
     name: Prompt(name, _DESCRIPTIONS[name], {"ru": _RU[name], "en": _EN[name]}) for name in _RU
 }

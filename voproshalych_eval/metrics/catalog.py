@@ -664,6 +664,13 @@ _add(
        "число элементов: вердикты судей разделились поровну", "items whose judges' verdicts tie"),
 )
 
+# ---- what-if on a sandbox (tiers/whatif.py): before / after blocks reuse Tier 1's keys
+_add(
+    _count("n_top1_changed", "Сменился топ-1", "Top-1 changed",
+           "вопросы регрессионного набора, у которых сменилась первая страница выдачи",
+           "regression questions whose top-1 page changed", "lower"),
+)
+
 #: groups whose children are all alike (``timings_s.embed`` is seconds whatever the step)
 GROUPS: dict[str, MetricSpec] = {
     "timings_s": _m("timings_s", "Время этапа", "Step time", SECONDS, "none", "statistic",

@@ -33,6 +33,7 @@ __all__ = [
     "paired_permutation_test",
     "percentiles",
     "summarize",
+    "two_sample_permutation_test",
 ]
 
 #: Significance level used for :attr:`PairedTestResult.significant`.
@@ -538,3 +539,57 @@ def proportion_ci(hits: int, n: int, *, confidence: float = 0.95) -> tuple[float
     lo, hi = proportion_confint(int(hits), int(n), alpha=1 - confidence, method="wilson")
     # at hits == n (0) the Wilson bound is exactly 1 (0); the closed form leaves a rounding error
     return (0.0 if hits == 0 else float(max(0.0, lo))), (1.0 if hits == n else float(min(1.0, hi)))
+@dataclass(frozen=True)
+class TwoSampleTestResult:
+    """Result of comparing the means of two independent samples (``b`` minus ``a``)."""
+
+    mean_diff: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    n_a: int
+    n_b: int
+    significant: bool
+    method: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def two_sample_permutation_test(
+    a: Sequence[float | None],
+    b: Sequence[float | None],
+    *,
+    n_resamples: int = 10000,
+    seed: int = 0,
+) -> TwoSampleTestResult:
+    r"""Permutation test of the difference of means of two independent samples, :math:`\bar b - \bar a`.
+
+    Under :math:`H_0` the labels ``a`` / ``b`` are exchangeable: the pooled values are reshuffled
+    ``n_resamples`` times and :math:`p = (1 + \#\{|\bar b^* - \bar a^*| \ge |\bar b - \bar a|\}) / (B + 1)`.
+    The CI is the 95% percentile-bootstrap interval of the difference (each sample resampled on its own).
+    For 0/1 values it compares two rates (e.g. the effective answered rate before vs after a change).
+    Failures (``None``/``NaN``) are dropped; each sample needs at least one value.
+    """
+    _check_resamples(n_resamples)
+    xa, _ = clean_values(a)
+    xb, _ = clean_values(b)
+    if xa.size == 0 or xb.size == 0:
+        raise ValueError(f"both samples need values (got {xa.size} and {xb.size})")
+    observed = float(xb.mean() - xa.mean())
+    rng = np.random.default_rng(seed)
+    pooled = np.concatenate([xa, xb])
+    threshold = abs(observed) - 1e-12 * max(1.0, float(np.abs(pooled).max()))
+    count = 0
+    block = max(1, _MAX_BLOCK_ELEMENTS // pooled.size)
+    for start in range(0, n_resamples, block):
+        size = min(block, n_resamples - start)
+        perm = rng.permuted(np.broadcast_to(pooled, (size, pooled.size)), axis=1)
+        stats = perm[:, xa.size:].mean(axis=1) - perm[:, :xa.size].mean(axis=1)
+        count += int(np.sum(np.abs(stats) >= threshold))
+    p_value = (1 + count) / (n_resamples + 1)
+    boot = (xb[rng.integers(0, xb.size, size=(n_resamples, xb.size))].mean(axis=1)
+            - xa[rng.integers(0, xa.size, size=(n_resamples, xa.size))].mean(axis=1))
+    low, high = np.quantile(boot, [0.025, 0.975])
+    return TwoSampleTestResult(observed, min(float(low), observed), max(float(high), observed), p_value,
+                               int(xa.size), int(xb.size), p_value < ALPHA, "two_sample_permutation")

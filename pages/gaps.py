@@ -1,0 +1,194 @@
+"""Coverage gaps a team works on: status, diagnosis, a draft, and its effect before publishing (what-if)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from voproshalych_eval import runs
+from voproshalych_eval.analytics import gaps
+from voproshalych_eval.gap_sync import sync
+from voproshalych_eval.generation import gap_drafts
+from voproshalych_eval.tiers import gap_diagnosis, sandbox, whatif
+from voproshalych_eval.ui import jobs, state
+from voproshalych_eval.ui.common import empty_state, offline_badge, page_header
+from voproshalych_eval.ui.i18n import tr, tr_pair
+
+WHATIF_KEY = "gaps_whatif_run_id"
+
+page_header(
+    tr("Пробелы в покрытии", "Coverage gaps"),
+    tr("От пробела к статье, эффект которой виден до публикации.",
+       "From a gap to an article whose effect you see before publishing."),
+    tr("Пробел — тема реальных вопросов из анализа «Реальные пользователи» (её узнают в следующих анализах по "
+       "центроиду). **Диагноз** говорит, почему это пробел: нет в базе, ответ есть, но поиск не находит его "
+       "первым, бот отказал, не по теме. **Черновик** — план статьи с заполнителями вместо фактов; проверка "
+       "отмечает числа и имена, которых нет ни в базе, ни в вопросах. **Что если** — поиск Tier 1 до и после "
+       "правки базы в песочнице: hit@k на уровне страниц (k = 1 как в продакшене), 0–1, больше — лучше.",
+       "A gap is a topic of real questions from the Real users analysis (recognised in later analyses by its "
+       "centroid). The **diagnosis** says why it is a gap: missing from the knowledge base, answer exists but is "
+       "not retrieved first, the bot declined, out of scope. The **draft** is an article outline with "
+       "placeholders instead of facts; the check flags numbers and names found neither in the knowledge base "
+       "nor in the questions. **What if** is Tier 1 retrieval before and after a knowledge-base edit in a "
+       "sandbox: page-level hit@k (k = 1 as production), 0–1, higher is better."),
+)
+
+
+def _pct(v: object) -> str:
+    return "—" if v is None or (isinstance(v, float) and pd.isna(v)) else f"{100 * float(v):.0f}%"
+
+
+def _status(s: str) -> str:
+    return tr_pair(gaps.STATUS_NAMES.get(s, (s, s)))
+
+
+def _whatif_view() -> None:
+    jobs.job_panel(WHATIF_KEY)
+    run_id = jobs.run_id_of(WHATIF_KEY)
+    run = runs.get_run(engine, run_id) if run_id else None
+    if run is None or run.status not in ("done", "done_with_failures"):
+        return
+    rep = whatif.report(runs.item_records(engine, run.id), run.metrics or {},
+                        sandbox={"id": run.snapshot_id, "parent_id": (run.params or {}).get("parent")})
+    rows = [{"metric": k, tr("до", "before"): rep["before"]["metrics"].get(k), tr("после", "after"): v}
+            for k, v in rep["after"]["metrics"].items() if k.startswith("url_") and "@" in k or k == "url_mrr"]
+    st.markdown(tr(f"**Песочница #{run.snapshot_id}** от снимка #{rep['sandbox']['parent_id']} · вопросов: "
+                   f"{rep['before']['n']}", f"**Sandbox #{run.snapshot_id}** of snapshot #{rep['sandbox']['parent_id']}"
+                   f" · questions: {rep['before']['n']}"))
+    st.dataframe(pd.DataFrame(rows), hide_index=True, key="gaps_whatif_metrics")
+    st.dataframe(pd.DataFrame(rep["per_question"])[["id", "question", "rank_before", "rank_after", "top1_after"]],
+                 hide_index=True, key="gaps_whatif_items")
+    if rep["regression"]:
+        st.caption(tr(f"Регрессия: топ-1 сменился у {len(rep['regression']['top1_changed'])} вопросов",
+                      f"Regression: top-1 changed for {len(rep['regression']['top1_changed'])} question(s)"))
+
+
+with state.user_errors("Не удалось открыть пробелы", "Could not open the gaps"):
+    engine = state.engine()
+    with st.spinner(tr("Сверяю пробелы с анализами…", "Syncing the gaps with the analyses…")):
+        sync(engine)
+    all_gaps = gaps.list_gaps(engine)
+    if not all_gaps:
+        empty_state("Пробелов пока нет: запустите анализ на странице «Реальные пользователи».",
+                    "No gaps yet: run the analysis on the Real users page.", page="pages/real_users.py",
+                    page_label=("Реальные пользователи", "Real users"))
+    else:
+        table = pd.DataFrame([g.row() for g in all_gaps])
+        table["status"] = table["status"].map(_status)
+        for c in ("answered_rate", "effective_answered_rate"):
+            table[c] = table[c].map(_pct)
+        table["category"] = table["category"].map(
+            lambda c: tr_pair(gap_diagnosis.CATEGORY_NAMES[c]) if c in gap_diagnosis.CATEGORY_NAMES else "—")
+        headers = {"id": "#", "name": tr("Тема", "Topic"), "n_questions": tr("Вопросов", "Questions"),
+                   "answered_rate": tr("С ответом", "Answered"),
+                   "effective_answered_rate": tr("Реальных ответов", "Effective answers"),
+                   "category": tr("Диагноз", "Diagnosis"), "status": tr("Статус", "Status"),
+                   "owner": tr("Ответственный", "Owner")}
+        st.dataframe(table[list(headers)].rename(columns=headers), hide_index=True, key="gaps_table")
+        ids = [g.id for g in all_gaps]
+        gid = st.selectbox(tr("Пробел", "Gap"), ids, key="gaps_pick",
+                           format_func=lambda i: f"#{i} " + next(g.name for g in all_gaps if g.id == i))
+        gap = gaps.get_gap(engine, gid)
+        t_status, t_diag, t_draft, t_whatif = st.tabs([tr("Статус", "Status"), tr("Диагноз", "Diagnosis"),
+                                                       tr("Черновик", "Draft"), tr("Что если", "What if")])
+        with t_status:
+            c1, c2 = st.columns(2)
+            labels = [_status(x) for x in gaps.STATUSES]
+            new_label = c1.selectbox(tr("Статус", "Status"), labels, index=gaps.STATUSES.index(gap.status),
+                                     key="gaps_status")
+            new = gaps.STATUSES[labels.index(new_label)]
+            owner = c2.text_input(tr("Ответственный", "Owner"), value=gap.owner or "", key="gaps_owner")
+            note = st.text_input(tr("Заметка (для «отклонён» — причина)", "Note (for 'dismissed': the reason)"),
+                                 value=gap.note or "", key="gaps_note")
+            if st.button(tr("Сохранить статус", "Save status"), key="gaps_status_save"):
+                try:
+                    gaps.set_status(engine, gid, new, note=note or None, owner=owner or None)
+                    st.success(tr("Сохранено", "Saved"))
+                except ValueError as exc:
+                    st.error(str(exc))
+            st.dataframe(pd.DataFrame(gaps.history(engine, gid)), hide_index=True, key="gaps_history")
+            rc = gaps.recheck(engine, gid)
+            if rc:
+                st.metric(tr("Реальные ответы: до → после", "Effective answered: before → after"),
+                          f"{_pct(rc['effective_before'])} → {_pct(rc['effective_after'])}",
+                          help=f"n = {rc['n_before']} / {rc['n_after']}; {rc['verdict']}")
+        with t_diag:
+            sample = st.number_input(tr("Вопросов в выборке (не больше)", "Questions to sample (at most)"), 1, 200, 20,
+                                     key="gaps_sample")
+            if st.button(tr("Диагностировать", "Diagnose"), key="gaps_diagnose"):
+                with st.spinner(tr("Диагностика…", "Diagnosing…")):
+                    res = gap_diagnosis.diagnose(engine, gid, sample=int(sample))
+                    gaps.save_diagnosis(engine, gid, res)
+            diag = gaps.latest_diagnosis(engine, gid)
+            if diag:
+                if diag["method"] == "heuristic":
+                    offline_badge()
+                st.caption(tr(f"Выборка: {diag['n_sampled']} из {diag['n_questions']} вопросов",
+                              f"Sample: {diag['n_sampled']} of {diag['n_questions']} questions"))
+                cols = st.columns(len(gap_diagnosis.CATEGORIES))
+                for col, cat in zip(cols, gap_diagnosis.CATEGORIES, strict=True):
+                    col.metric(tr_pair(gap_diagnosis.CATEGORY_NAMES[cat]), diag["counts"].get(cat, 0))
+                if diag.get("category"):
+                    st.info(tr("Что нужно: ", "Fix needed: ") + tr_pair(gap_diagnosis.FIXES[diag["category"]]))
+                items = pd.DataFrame(diag["items"])
+                keep = [c for c in ("question", "category", "chunk_id", "production_rank", "chunk_text") if c in items]
+                st.dataframe(items[keep], hide_index=True, key="gaps_diag_items")
+        with t_draft:
+            if st.button(tr("Составить план статьи", "Draft an outline"), key="gaps_draft_make"):
+                with st.spinner(tr("Пишу план…", "Drafting…")):
+                    gap_drafts.draft_outline(engine, gid)
+            upload = st.file_uploader(tr("Загрузить черновик (Markdown/текст)", "Upload a draft (Markdown/text)"),
+                                      type=["md", "txt"], key="gaps_draft_upload")
+            if upload is not None and st.button(tr("Сохранить загруженный", "Keep the upload"), key="gaps_draft_up"):
+                gap_drafts.save_edit(engine, gid, upload.getvalue().decode("utf-8"), source="upload")
+            versions = gaps.drafts(engine, gid)
+            if versions:
+                d = versions[0]
+                if d["source"] == "template":
+                    offline_badge("офлайн-шаблоном", "offline template")
+                st.caption(tr(f"Версия {d['version']} ({d['source']})", f"Version {d['version']} ({d['source']})"))
+                body = st.text_area(tr("Черновик", "Draft"), value=d["body"], height=320, key=f"gaps_draft_body_{gid}_{d['version']}")
+                if st.button(tr("Сохранить как новую версию", "Save as a new version"), key="gaps_draft_save"):
+                    gap_drafts.save_edit(engine, gid, body)
+                    st.rerun()
+                for f in (d["checks"] or {}).get("flags", []):
+                    st.warning(tr(f"Строка {f['line']}: «{f['text']}» нет ни в базе знаний, ни в вопросах",
+                                  f"Line {f['line']}: '{f['text']}' is neither in the knowledge base nor in the questions"))
+                c1, c2 = st.columns(2)
+                c1.download_button("⬇ Markdown", body.encode("utf-8"), f"gap-{gid}.md", key="gaps_dl_md")
+                c2.download_button("⬇ Confluence XHTML", gap_drafts.to_confluence(body).encode("utf-8"),
+                                   f"gap-{gid}.xhtml", key="gaps_dl_xhtml")
+                reg = st.text_input(tr("Регрессионный набор", "Regression dataset"), value="demo_golden",
+                                    key="gaps_regression")
+                if st.button(tr("Смоделировать этот черновик", "Simulate this draft"), key="gaps_simulate"):
+                    text, url = body, f"draft://gap-{gid}"
+
+                    def build(text: str = text, url: str = url, reg: str = reg, gid: int = gid):  # type: ignore[no-untyped-def]
+                        snap, _ = sandbox.create(engine, [sandbox.Edit("add", url, text, f"gap {gid} draft")])
+                        return whatif.build_plan(engine, {"sandbox": snap.id, "gaps": [gid], "regression": reg or None})
+
+                    jobs.start(build, WHATIF_KEY)
+            else:
+                st.caption(tr("Черновика пока нет.", "No draft yet."))
+        with t_whatif:
+            _whatif_view()
+
+    with st.expander(tr("Что если изменить страницу базы знаний", "What if I replace / remove a knowledge-base page")):
+        kb = sandbox.kb_pages(engine)
+        url = st.selectbox(tr("Страница", "Page"), [p["url"] for p in kb], key="gaps_kb_page")
+        actions = {tr("удалить", "remove"): "remove", tr("заменить", "replace"): "replace"}
+        action = actions[st.radio(tr("Правка", "Edit"), list(actions), horizontal=True, key="gaps_kb_action")]
+        new_text = ""
+        if action == "replace" and url:
+            new_text = st.text_area(tr("Новый текст страницы", "The page's new text"),
+                                    value=sandbox.page_text(engine, url), height=200, key=f"gaps_kb_text_{url}")
+        ds = st.text_input(tr("Набор вопросов", "Questions (golden dataset)"), value="demo_golden", key="gaps_kb_ds")
+        if st.button(tr("Смоделировать", "Simulate"), key="gaps_kb_run") and url:
+            edit = sandbox.Edit(action, url, new_text if action == "replace" else None, "app")
+
+            def build_kb(edit: sandbox.Edit = edit, ds: str = ds):  # type: ignore[no-untyped-def]
+                snap, _ = sandbox.create(engine, [edit])
+                return whatif.build_plan(engine, {"sandbox": snap.id, "datasets": [ds], "regression": ds})
+
+            jobs.start(build_kb, WHATIF_KEY)
+        _whatif_view() if not all_gaps else None

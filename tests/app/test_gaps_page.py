@@ -1,0 +1,78 @@
+"""AppTest: the Coverage gaps page on the demo — list, status, diagnosis counts, draft editor, "simulate this
+draft" (a what-if run on the engine), and the knowledge-base side "what if I remove this page", in both languages."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.support.app_jobs import started_job
+from tests.support.plans import real_users as run_real_users
+from voproshalych_eval.analytics import gaps
+from voproshalych_eval.config import PROJECT_ROOT
+
+
+@pytest.fixture(scope="module")
+def analysed(demo_engine):  # type: ignore[no-untyped-def]
+    return run_real_users(demo_engine, analyses=("utilization", "topics"), k_range=(8, 12))
+
+
+def _open(lang: str) -> AppTest:
+    at = AppTest.from_file(str(PROJECT_ROOT / "app.py"), default_timeout=300)
+    at.session_state["ui_language"] = lang
+    at.run()
+    at.switch_page("pages/gaps.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _whatif_metrics(at: AppTest) -> set[str]:
+    return {m for d in at.dataframe if "metric" in d.value.columns for m in d.value["metric"]}
+
+
+@pytest.mark.parametrize("lang", ["ru", "en"])
+def test_gaps_page_journey(demo_engine, analysed, lang) -> None:  # type: ignore[no-untyped-def]
+    at = _open(lang)
+    assert at.dataframe[0].value.shape[0] == len(gaps.list_gaps(demo_engine)) > 0
+    tabs = [t.label for t in at.tabs]
+    assert tabs == (["Статус", "Диагноз", "Черновик", "Что если"] if lang == "ru" else
+                    ["Status", "Diagnosis", "Draft", "What if"])
+    gid = at.selectbox(key="gaps_pick").value
+    at.number_input(key="gaps_sample").set_value(8)
+    at.button(key="gaps_diagnose").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert sum(int(m.value) for m in at.metric if m.value.isdigit()) == 8  # the counts cover the sample
+    at.button(key="gaps_draft_make").click().run()  # offline: the labelled template
+    assert not at.exception, [e.value for e in at.exception]
+    body = next(a for a in at.text_area if a.key.startswith(f"gaps_draft_body_{gid}_"))
+    assert "[ДАТА]" in body.value
+    n_versions = len(gaps.drafts(demo_engine, gid))
+    body.set_value(body.value + "\nЗаписаться можно у Петрова Ивана.\n").run()
+    at.button(key="gaps_draft_save").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(gaps.drafts(demo_engine, gid)) == n_versions + 1
+    flagged = " ".join(w.value for w in at.warning)
+    assert "Петрова" in flagged
+    at.button(key="gaps_simulate").click().run()
+    job = started_job(at, "gaps_whatif_run_id")
+    assert job.wait(300).status == "done", job.progress
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "url_hit_rate@1" in _whatif_metrics(at)
+    at.selectbox(key="gaps_status").set_value("закрыт статьёй" if lang == "ru" else "addressed")
+    at.text_input(key="gaps_note").set_value("статья опубликована")
+    at.button(key="gaps_status_save").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert gaps.get_gap(demo_engine, gid).status == "addressed"
+    gaps.set_status(demo_engine, gid, "open")
+
+
+def test_kb_side_what_if_remove_a_page(demo_engine, analysed) -> None:  # type: ignore[no-untyped-def]
+    at = _open("en")
+    at.radio(key="gaps_kb_action").set_value("remove").run()
+    at.button(key="gaps_kb_run").click().run()
+    job = started_job(at, "gaps_whatif_run_id")
+    assert job.wait(300).status == "done", job.progress
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "url_mrr" in _whatif_metrics(at)

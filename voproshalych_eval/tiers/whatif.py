@@ -1,0 +1,260 @@
+"""What if: the effect of a knowledge-base edit on retrieval, measured before anything is published.
+
+The plan (``whatif``) runs Tier 1's retrieval and metrics — :func:`voproshalych_eval.tiers.tier1.retrieve`,
+:func:`~voproshalych_eval.tiers.tier1.deepen_for_pages`, :func:`~voproshalych_eval.tiers.tier1.question_items`
+and :func:`~voproshalych_eval.tiers.tier1.aggregate` — on a sandbox (:mod:`voproshalych_eval.tiers.sandbox`)
+and on its parent, for the same questions, with the same embedder:
+
+* the **questions** of golden datasets (``datasets``) and of coverage gaps (``gaps``: the gap's real
+  questions; a question labelled in a realq dataset keeps its relevant pages, the others count the pages
+  the sandbox added or replaced as relevant — "does the question now retrieve the new text?");
+* a **regression** dataset (``regression``): the golden set whose other answers the edit must not push
+  out of the top (every question whose top-1 page changed is listed).
+
+Page level is the primary level, since chunk ids change in a sandbox: ``url`` metrics (``hit_rate@K`` for
+K in 1, 3, 5 — 1 is production's top-1 —, ``mrr``) over each question's distinct pages; per question the
+page rank of the first relevant page before and after (None when not retrieved). The chunk level is
+reported only for questions whose relevant chunks exist unchanged in the sandbox. The difference of the
+paired per-question values is tested with :func:`voproshalych_eval.metrics.statistics.paired_permutation_test`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import Engine
+
+from voproshalych_eval.bilingual import text as bi
+from voproshalych_eval.db import sandboxes, snapshots
+from voproshalych_eval.embeddings import cached_embedder
+from voproshalych_eval.metrics.statistics import paired_permutation_test
+from voproshalych_eval.plans import Plan
+from voproshalych_eval.tiers import inputs, tier1
+
+TIER = "whatif"
+CUTOFFS = (1, 3, 5)
+#: the page-level keys of the CLI's ``before`` / ``after`` metrics (``url_`` + Tier 1's URL-level key)
+KEY_METRICS = ("hit_rate@1", "hit_rate@3", "hit_rate@5", "mrr")
+TESTED = ("hit_rate@1", "hit_rate@5", "mrr")
+GROUPS = ("main", "regression")
+
+DEFAULTS: dict[str, Any] = {
+    "sandbox": None,
+    "datasets": [],
+    "gaps": [],
+    "regression": None,
+    "embedder": None,
+    "n_resamples": 2000,
+    "batch_size": 200,
+}
+
+
+def _question_rows(engine: Engine, p: Mapping[str, Any], edited_urls: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every question of the run: ``key``, ``group``, ``source``, ``question``, relevant URLs / chunk ids, and
+    ``relevance`` (``labelled`` or ``edited pages``); plus the dataset hashes the results depend on."""
+    rows: list[dict[str, Any]] = []
+    hashes: list[str] = []
+
+    def add_dataset(ref: Any, group: str) -> None:
+        ds = inputs.load_dataset(engine, ref, "golden")
+        hashes.append(f"{ds.name}:{ds.content_hash}")
+        for key, rec in zip(ds.keys(), ds.records, strict=True):
+            rows.append({"key": f"{group}:{ds.name}:{key}", "id": str(key), "group": group, "source": ds.name,
+                         "question": str(rec["question"]), "relevant_urls": [str(u) for u in rec.get("relevant_urls") or []],
+                         "relevant_chunk_ids": [int(c) for c in rec.get("relevant_chunk_ids") or []],
+                         "question_type": rec.get("question_type"), "relevance": "labelled"})
+
+    for ref in p["datasets"] or []:
+        add_dataset(ref, "main")
+    for gap_id in p["gaps"] or []:
+        from voproshalych_eval.analytics.gaps import gap_questions
+
+        qs = gap_questions(engine, int(gap_id))
+        hashes.append(f"gap{gap_id}:" + hashlib.sha256(repr([(q["log_id"], q["question"]) for q in qs]).encode()).hexdigest())
+        for q in qs:
+            labelled = bool(q.get("relevant_urls"))
+            rows.append({"key": f"main:gap{gap_id}:{q['log_id']}", "id": f"gap{gap_id}:{q['log_id']}", "group": "main",
+                         "source": f"gap {gap_id}", "question": str(q["question"]),
+                         "relevant_urls": list(q["relevant_urls"]) if labelled else list(edited_urls),
+                         "relevant_chunk_ids": [int(c) for c in q.get("relevant_chunk_ids") or []] if labelled else [],
+                         "question_type": None, "relevance": "labelled" if labelled else "edited pages"})
+    if p["regression"]:
+        add_dataset(p["regression"], "regression")
+    if not rows:
+        raise ValueError("what-if needs questions: --dataset NAME and/or --gap ID")
+    keys = [r["key"] for r in rows]
+    if len(set(keys)) != len(keys):
+        raise ValueError("a dataset or gap is given twice")
+    return rows, hashes
+
+
+def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
+    """The what-if plan: ``sandbox`` (a sandbox snapshot id, made by :func:`tiers.sandbox.create`),
+    ``datasets`` (golden dataset names / ids), ``gaps`` (gap ids), ``regression`` (a golden dataset),
+    ``embedder`` (default: the one the sandbox was embedded with)."""
+    p = {**DEFAULTS, **{k: v for k, v in params.items() if v is not None}}
+    if p["sandbox"] is None:
+        raise ValueError("what-if needs a sandbox (edits: --add, --replace-page, --remove-page)")
+    info = sandboxes.get(engine, int(p["sandbox"]))
+    if info is None:
+        raise LookupError(f"snapshot #{p['sandbox']} is not a sandbox")
+    if info.parent_id is None:
+        raise LookupError(f"the parent of sandbox #{info.snapshot_id} was deleted: nothing to compare with")
+    after = snapshots.get(engine, info.snapshot_id)
+    before = snapshots.get(engine, info.parent_id)
+    edited_urls = [e["url"] for e in info.edits if e["op"] in ("add", "replace")]
+    rows, hashes = _question_rows(engine, p, edited_urls)
+    emb = cached_embedder(str(p["embedder"] or info.embedder or tier1.default_embedder_name(engine, snapshot=before)), engine)
+    diff = snapshots.diff(engine, before, after)
+    changed = diff.changed_chunks
+    depth = max(CUTOFFS)
+    cutoffs = list(CUTOFFS)
+    by_key = {r["key"]: r for r in rows}
+    plan: Plan
+
+    def prepare() -> None:
+        plan.say(bi(f"Песочница {after.label} от снимка {before.label}.", f"Sandbox {after.label} of snapshot {before.label}."))
+        for snap in (before, after):
+            tier1._prepare_vectors(engine, emb, plan.say, snap)
+
+    def ranked(snap: Any, qs: list[str], recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        def fetch(more: list[str], d: int) -> list[list[Any]]:
+            return tier1.retrieve(engine, more, embedder=emb, k=d, prepare_vectors=False, snapshot=snap)
+
+        hits = fetch(qs, depth)
+        url_hits, _ = tier1.deepen_for_pages(qs, hits, fetch, pages=depth, cap=tier1.URL_CHUNK_CAP)
+        return tier1.question_items(recs, qs, hits, cutoffs=cutoffs, depth=depth, url_hits=url_hits)
+
+    def work_batch(keys: list[str]) -> list[dict[str, Any]]:
+        batch = [by_key[k] for k in keys]
+        qs = [r["question"] for r in batch]
+        plan.say(bi(f"Поиск до и после правки для {len(qs)} вопросов…", f"Retrieving {len(qs)} question(s) before and after the edit…"))
+        b = ranked(before, qs, batch)
+        a = ranked(after, qs, batch)
+        out = []
+        for r, ib, ia in zip(batch, b, a, strict=True):
+            comparable = bool(r["relevant_chunk_ids"]) and not (set(r["relevant_chunk_ids"]) & changed)
+            out.append({
+                "id": r["id"], "group": r["group"], "source": r["source"], "question": r["question"],
+                "relevance": r["relevance"], "relevant_urls": r["relevant_urls"],
+                "answerable": bool(r["relevant_urls"]),
+                "rank_before": ib["first_relevant_rank_url"], "rank_after": ia["first_relevant_rank_url"],
+                "top1_before": (ib["url_ranking"] or [None])[0], "top1_after": (ia["url_ranking"] or [None])[0],
+                "top_pages_before": ib["url_ranking"][:depth], "top_pages_after": ia["url_ranking"][:depth],
+                "top1_chunk_before": (ib["retrieved_ids"] or [None])[0], "top1_chunk_after": (ia["retrieved_ids"] or [None])[0],
+                "distance_before": ib["top_distance"], "distance_after": ia["top_distance"],
+                "url_before": ib["metrics_url"], "url_after": ia["metrics_url"],
+                "chunk_comparable": comparable,
+                "chunk_before": ib["metrics_chunk"] if comparable else None,
+                "chunk_after": ia["metrics_chunk"] if comparable else None,
+            })
+        return out
+
+    def finalize(records: list[dict[str, Any]]) -> dict[str, Any]:
+        return aggregate(records, n_resamples=int(p["n_resamples"]))
+
+    plan = Plan(
+        tier=TIER,
+        items=[(r["key"], r["key"]) for r in rows],
+        work_batch=work_batch,
+        batch_size=int(p["batch_size"]),
+        prepare=prepare,
+        finalize=finalize,
+        concurrency=1,
+        params={"sandbox": after.id, "parent": before.id, "edits": info.edits, "chunk_size": info.chunk_size,
+                "chunk_overlap": info.chunk_overlap, "datasets": [str(d) for d in p["datasets"] or []],
+                "gaps": [int(g) for g in p["gaps"] or []], "regression": p["regression"], "cutoffs": cutoffs,
+                "n_resamples": int(p["n_resamples"]), "batch_size": int(p["batch_size"]), "inputs": hashes,
+                "distance": "cosine (pgvector <=>)", "level": "url (page); chunk where the relevant chunks are unchanged"},
+        models={"embedder": emb.name, "dim": emb.dim},
+        dataset_name="what-if: " + ", ".join(h.split(":")[0] for h in hashes),
+        dataset_hash=hashlib.sha256("|".join(hashes).encode()).hexdigest(),
+        snapshot_id=after.id,
+        label=f"what-if #{after.id} vs #{before.id}",
+    )
+    return plan
+
+
+def _block(items: Sequence[Mapping[str, Any]], side: str, n_resamples: int) -> dict[str, Any]:
+    """Tier 1's aggregate of one side (``before`` / ``after``) of the given items (both levels)."""
+    recs = [{"item_key": str(i), "status": "done", "error": None,
+             "result": {"answerable": it["answerable"], "metrics_url": it[f"url_{side}"],
+                        "metrics_chunk": it[f"chunk_{side}"], "top_distance": it[f"distance_{side}"],
+                        "retrieved_ids": []}}
+            for i, it in enumerate(items)]
+    agg = tier1.aggregate(recs, keys=[str(i) for i in range(len(items))], k=max(CUTOFFS), n_resamples=n_resamples)
+    return {"url": agg["url"], "chunk": agg["chunk"]}
+
+
+def aggregate(records: Sequence[Mapping[str, Any]], *, n_resamples: int = 2000) -> dict[str, Any]:
+    """Before / after aggregates of the main questions and of the regression set, the paired tests of the
+    page-level differences and the number of regression questions whose top-1 page changed."""
+    done = [r["result"] for r in records if r["status"] == "done"]
+    out: dict[str, Any] = {"n_failed_items": sum(1 for r in records if r["status"] != "done")}
+    tests: list[dict[str, Any]] = []
+    for group in GROUPS:
+        items = [it for it in done if it["group"] == group]
+        if not items:
+            continue
+        prefix = "" if group == "main" else "regression_"
+        out[f"{prefix}before"] = _block(items, "before", n_resamples)
+        out[f"{prefix}after"] = _block(items, "after", n_resamples)
+        evaluated = [it for it in items if it["url_before"] is not None and it["url_after"] is not None]
+        for key in TESTED:
+            if len(evaluated) < 1:
+                break
+            t = paired_permutation_test([it["url_before"][key] for it in evaluated],
+                                        [it["url_after"][key] for it in evaluated], n_resamples=n_resamples)
+            tests.append({"group": group, "level": "url", "metric": key, **t.to_dict()})
+        if group == "regression":
+            out["n_top1_changed"] = sum(1 for it in items if it["top1_before"] != it["top1_after"])
+    out["paired_tests"] = tests
+    return out
+
+
+def report(records: Sequence[Mapping[str, Any]], metrics: Mapping[str, Any], *, sandbox: Mapping[str, Any]) -> dict[str, Any]:
+    """The CLI's JSON: ``sandbox``, ``before`` / ``after`` (``metrics`` with ``url_hit_rate@K``, ``url_mrr`` and
+    the chunk level as ``chunk_*``; ``n``; counts of questions at page rank <= K), ``per_question`` (``id``,
+    ``rank_before``, ``rank_after``, …) and ``regression`` (the same, plus the questions whose top-1 changed)."""
+    done = [r["result"] for r in records if r["status"] == "done"]
+
+    def side(block: Mapping[str, Any] | None, items: list[Mapping[str, Any]], which: str) -> dict[str, Any]:
+        block = block or {}
+        m: dict[str, Any] = {}
+        for level in ("url", "chunk"):
+            for key, agg in (block.get(level) or {}).items():
+                if level == "url" or key in KEY_METRICS:
+                    m[f"{level}_{key}"] = agg.get("value")
+        ranks = [it[f"rank_{which}"] for it in items if it["answerable"]]
+        return {"metrics": m, "n": len(ranks),
+                "n_chunk_level": sum(1 for it in items if it["chunk_comparable"]),
+                "n_at_rank": {f"<={k}": sum(1 for r in ranks if r is not None and r <= k) for k in CUTOFFS}}
+
+    def per_question(items: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        return [{"id": it["id"], "source": it["source"], "question": it["question"], "relevance": it["relevance"],
+                 "relevant_urls": it["relevant_urls"], "rank_before": it["rank_before"], "rank_after": it["rank_after"],
+                 "top1_before": it["top1_before"], "top1_after": it["top1_after"]} for it in items]
+
+    main = [it for it in done if it["group"] == "main"]
+    reg = [it for it in done if it["group"] == "regression"]
+    tests = list(metrics.get("paired_tests") or [])
+    out: dict[str, Any] = {
+        "sandbox": dict(sandbox),
+        "before": side(metrics.get("before"), main, "before"),
+        "after": side(metrics.get("after"), main, "after"),
+        "paired_tests": [t for t in tests if t["group"] == "main"],
+        "per_question": per_question(main),
+        "regression": None,
+    }
+    if reg:
+        out["regression"] = {
+            "before": side(metrics.get("regression_before"), reg, "before"),
+            "after": side(metrics.get("regression_after"), reg, "after"),
+            "paired_tests": [t for t in tests if t["group"] == "regression"],
+            "top1_changed": [{"id": it["id"], "question": it["question"], "top1_before": it["top1_before"],
+                              "top1_after": it["top1_after"]} for it in reg if it["top1_before"] != it["top1_after"]],
+            "per_question": per_question(reg),
+        }
+    return out

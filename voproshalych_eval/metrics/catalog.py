@@ -645,7 +645,7 @@ _add(
 _add(
     _m("judged_share", "Доля оценённых", "Judged share", SHARE, "higher", "rate",
        "элементы с пригодной оценкой судьи / элементы, которые можно было оценить; ниже "
-       "VOPROSHALYCH_EVAL_MIN_JUDGED_SHARE (0,5) или ни одного — запуск «failed»",
+       "VOPROSHALYCH_EVAL_MIN_JUDGED_SHARE (0,5) или ни одного — запуск завершается с ошибкой",
        "items with a usable judgement / items that could be judged; below VOPROSHALYCH_EVAL_MIN_JUDGED_SHARE (0.5) "
        "or none at all — the run is failed"),
     _count("n_failed_calls", "Вызовов без ответа", "Failed calls",

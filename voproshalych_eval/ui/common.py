@@ -129,9 +129,10 @@ def metric_cards(aggregates: Mapping[str, Mapping[str, Any] | Any], *, columns: 
     0.000, 1–5 scores to two decimals, seconds with units), and under it n, failures by kind and the 95% CI.
 
     ``aggregates`` maps metric keys to either a number or a dict with ``value, n, n_failed, ci_low, ci_high``
-    (``voproshalych_eval.metrics.statistics.Aggregate.to_dict()``).
+    (``voproshalych_eval.metrics.statistics.Aggregate.to_dict()``). Other blocks (``failure_kinds``,
+    ``judge_calls``: dicts without a ``value``) are not metrics and get no card.
     """
-    items = list(aggregates.items())
+    items = [(k, a) for k, a in aggregates.items() if not (isinstance(a, Mapping) and "value" not in a)]
     for start in range(0, len(items), columns):
         cols = st.columns(columns)
         for col, (key, agg) in zip(cols, items[start : start + columns], strict=False):

@@ -31,6 +31,8 @@ Quirks of real providers, each switched on by an attribute (and cleared by :meth
 * ``omit_usage = True`` — replies without ``usage``;
 * ``Reply.no_choices()`` — a 200 reply whose ``choices`` is empty; ``Reply.raw(status, text)`` — an error
   body in any shape (``{"detail": ...}``, ``{"error": "..."}``, plain text);
+* ``responder = fn`` — ``fn(body)`` gives the reply text of a scripted model (``None``: the smart reply),
+  e.g. a judge biased in a known way;
 * ``echo_auth = True`` — every text the server produces carries the ``Authorization`` header and the query
   string it received (a misbehaving server echoing credentials back).
 """
@@ -171,6 +173,7 @@ class ScriptedOpenAI:
         self.strict_formats = False
         self.omit_usage = False
         self.echo_auth = False
+        self.responder: Any = None  # responder(body) -> str | None: a scripted model's answer in smart mode
 
     # ---------------------------------------------------------------- control
     def script(self, *replies: Reply, model: str | None = None) -> ScriptedOpenAI:
@@ -333,6 +336,8 @@ class ScriptedOpenAI:
 
     def smart_content(self, body: dict[str, Any], echo: str = "") -> str:
         """Deterministic valid content for a request (see the module docstring)."""
+        if self.responder is not None and (own := self.responder(body)) is not None:
+            return str(own) + echo
         model = str(body.get("model", ""))
         frac = self.model_scores.get(model, self.default_score)
         messages = body.get("messages") or []

@@ -1,0 +1,119 @@
+"""Human labels, judge agreement and alignment end to end: the CLI against scripted judges over real HTTP.
+
+A judge biased in a known way (says "show" whenever the answer is long) must be caught by the agreement
+report and corrected by alignment on the demo judge set (92 labels), with every "after" number from items
+the aligned version never saw; a judge whose errors have nothing to learn from must come out unchanged and
+nothing adopted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.support.scripted_judges import (
+    LengthBiasedJudge,
+    NoisyJudge,
+    examples_in,
+    judge_set_labels,
+    judged_item,
+)
+from tests.support.scripted_openai import scripted_openai, scripted_openai_env  # noqa: F401
+from voproshalych_eval.cli import main
+from voproshalych_eval.config import PROJECT_ROOT
+
+JUDGE_SET = PROJECT_ROOT / "data" / "judge_set.json"
+
+
+@pytest.fixture
+def labelled(fresh_engine, monkeypatch):  # type: ignore[no-untyped-def]
+    import voproshalych_eval.commands.labels as labels_command
+
+    monkeypatch.setattr(labels_command, "engine", lambda: fresh_engine)
+    return fresh_engine
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
+    rc = main([*args, "--json"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    return json.loads(out)
+
+
+def test_labels_import_export_list_roundtrip(labelled, capsys, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    assert _cli(capsys, "labels", "import", "--demo")["imported"] == 92
+    earlier = PROJECT_ROOT / "tests" / "fixtures" / "earlier_benchmark" / "show_no_show_labels.json"
+    n_earlier = _cli(capsys, "labels", "import", str(earlier))["imported"]
+    assert n_earlier == len(json.loads(earlier.read_text(encoding="utf-8")))
+    counts = {r["metric"]: r for r in _cli(capsys, "labels", "list")["metrics"]}
+    assert counts["show_no_show"]["n_labels"] == 92 + n_earlier and counts["show_no_show"]["n_annotators"] == 2
+    out = tmp_path / "labels.csv"
+    assert main(["labels", "export", "--metric", "show_no_show", "--output", str(out)]) == 0
+    # a second annotator re-labels the exported items: same items (keys), another person
+    assert _cli(capsys, "labels", "import", str(out), "--annotator", "second")["imported"] == 92 + n_earlier
+    again = {r["metric"]: r for r in _cli(capsys, "labels", "list")["metrics"]}["show_no_show"]
+    assert again["n_items"] == counts["show_no_show"]["n_items"] and again["n_annotators"] == 3
+
+
+def test_bad_label_file_names_file_row_and_field(labelled, capsys, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    bad = tmp_path / "bad.csv"
+    bad.write_text("metric,question,answer,value,annotator\nshow_no_show,q1,a1,1,ann\nshow_no_show,q2,a2,3,ann\n",
+                   encoding="utf-8")
+    assert main(["labels", "import", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.csv" in err and "row 3" in err and "value" in err
+    assert _cli(capsys, "labels", "list")["metrics"] == []  # nothing stored half-way
+
+
+def test_biased_judge_found_and_aligned(labelled, scripted_openai_env, capsys) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    srv = scripted_openai_env
+    labels = judge_set_labels(JUDGE_SET)
+    srv.responder = LengthBiasedJudge(labels, long_at=120)
+    _cli(capsys, "labels", "import", "--demo")
+    rep = _cli(capsys, "judge-agreement", "--metric", "show_no_show", "--resamples", "300")
+    assert rep["n"] == 92 and rep["n_failed"] == 0 and rep["main"] == "kappa"
+    n_long_no = sum(1 for (q, a), y in labels.items() if len(a) >= 120 and y == 0)
+    assert rep["confusion"]["matrix"][0][1] == n_long_no  # people said no-show, the judge said show
+    assert rep["confusion"]["matrix"][1][0] == 0
+    assert rep["bias"]["mean"] == pytest.approx(n_long_no / 92) and rep["bias"]["ci"][0] > 0  # the bias is found
+    assert rep["kappa"]["ci"][0] < rep["kappa"]["value"] < rep["kappa"]["ci"][1] < 1
+
+    srv.requests.clear()
+    out = _cli(capsys, "judge-align", "--metric", "show_no_show", "--folds", "5", "--resamples", "300")
+    assert out["after"]["kappa"]["value"] > out["before"]["kappa"]["value"]
+    assert out["difference"]["ci"][0] > 0 and out["adopted"] is True
+    assert out["before"]["kappa"]["value"] == pytest.approx(rep["kappa"]["value"])
+    _check_folds(out, srv.requests)
+    # the adopted version is now the metric's default: agreement without --version uses it
+    again = _cli(capsys, "judge-agreement", "--metric", "show_no_show", "--resamples", "200")
+    assert again["version"] == out["version"]
+    builtin = _cli(capsys, "judge-agreement", "--metric", "show_no_show", "--version", "show_no_show@builtin",
+                   "--resamples", "200")
+    assert builtin["version"] == "show_no_show@builtin" and builtin["kappa"]["value"] == rep["kappa"]["value"]
+
+
+def _check_folds(out: dict, requests: list[dict]) -> None:
+    """Folds are disjoint, cover every item, and no item is judged by a version whose examples include it."""
+    held = [k for f in out["folds"] for k in f["held_out"]]
+    assert len(held) == len(set(held)) == out["n_items"] == 92
+    for f in out["folds"]:
+        assert not set(f["examples"]) & set(f["held_out"]) and not set(f["train"]) & set(f["held_out"])
+    aligned = [r for r in requests if examples_in(r)]
+    assert len(aligned) == 92  # every item judged once by its fold's version
+    for r in aligned:
+        item = judged_item(r)
+        shown = {a for a, _ in examples_in(r)}
+        assert item is not None and item[1] not in shown
+
+
+def test_unbiased_judge_changes_nothing_and_adopts_nothing(labelled, scripted_openai_env, capsys) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    srv = scripted_openai_env
+    srv.responder = NoisyJudge(judge_set_labels(JUDGE_SET))
+    _cli(capsys, "labels", "import", "--demo")
+    out = _cli(capsys, "judge-align", "--metric", "show_no_show", "--folds", "5", "--resamples", "300")
+    assert out["adopted"] is False and not out["difference"]["significant"]
+    assert out["difference"]["ci"][0] <= 0 <= out["difference"]["ci"][1]
+    assert out["after"]["kappa"]["value"] == pytest.approx(out["before"]["kappa"]["value"])
+    rep = _cli(capsys, "judge-agreement", "--metric", "show_no_show", "--resamples", "200")
+    assert rep["version"] == "show_no_show@builtin"  # the old version stays the default

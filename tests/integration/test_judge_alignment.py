@@ -117,3 +117,33 @@ def test_unbiased_judge_changes_nothing_and_adopts_nothing(labelled, scripted_op
     assert out["after"]["kappa"]["value"] == pytest.approx(out["before"]["kappa"]["value"])
     rep = _cli(capsys, "judge-agreement", "--metric", "show_no_show", "--resamples", "200")
     assert rep["version"] == "show_no_show@builtin"  # the old version stays the default
+
+
+def test_aligned_version_is_selectable_per_run_and_frozen(fresh_engine, scripted_openai_env) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    """A run names its judge version in its frozen prompts; adopting another default afterwards makes its resume
+    refuse, naming the version."""
+    from voproshalych_eval import executor
+    from voproshalych_eval.db import labels as store
+    from voproshalych_eval.judges.versions import JudgeVersion
+    from voproshalych_eval.tiers.judge_metrics import build_plan, store_samples
+
+    srv = scripted_openai_env
+    ds = store_samples(fresh_engine, [{"id": "s1", "user_input": "Сколько стоит общежитие?", "response": "1 100 руб.",
+                                       "retrieved_contexts": ["Плата — 1 100 руб. в месяц."]}], "align_samples")
+    v1 = JudgeVersion("show_no_show", ("Эксперты строже.",), ({"question": "q", "answer": "длинный ответ",
+                                                             "contexts": [], "value": 0.0, "note": "не по фрагменту"},))
+    v2 = JudgeVersion("show_no_show", ("Эксперты мягче.",))
+    store.save_version(fresh_engine, "show_no_show", v1.version, v1.spec(), {"test": True}, adopted=False)
+    store.save_version(fresh_engine, "show_no_show", v2.version, v2.spec(), {"test": True}, adopted=False)
+    builtin = build_plan(fresh_engine, {"dataset": ds.id, "metric": "show_no_show"})
+    assert "aligned_version" not in builtin.prompts  # nothing adopted: the built-in prompt
+    plan = build_plan(fresh_engine, {"dataset": ds.id, "metric": "show_no_show", "judge_version": v1.version})
+    assert plan.prompts["aligned_version"] == v1.version
+    plan.work(plan.items[0][1])
+    assert "Эксперты строже." in srv.requests[-1]["messages"][-1]["content"]
+    assert examples_in(srv.requests[-1]) == [("длинный ответ", "No")]
+    run_id = executor.create_run(fresh_engine, builtin)
+    assert executor.prepare_resume(fresh_engine, run_id)[1] is None
+    store.save_version(fresh_engine, "show_no_show", v2.version, v2.spec(), {"test": True}, adopted=True)
+    with pytest.raises(executor.ResumeRefused, match="aligned_version"):
+        executor.prepare_resume(fresh_engine, run_id)

@@ -147,3 +147,22 @@ def test_aligned_version_is_selectable_per_run_and_frozen(fresh_engine, scripted
     store.save_version(fresh_engine, "show_no_show", v2.version, v2.spec(), {"test": True}, adopted=True)
     with pytest.raises(executor.ResumeRefused, match="aligned_version"):
         executor.prepare_resume(fresh_engine, run_id)
+
+
+def test_poor_agreement_is_warned_next_to_the_metric_in_run_reports(labelled, scripted_openai_env, capsys) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    """A judge that always says "show" agrees with people by chance only (kappa 0): the measurement is stored
+    and a run report of that judge metric and model carries the warning next to its number."""
+    from tests.support.plans import run as run_plan
+    from voproshalych_eval.reports import run_report
+    from voproshalych_eval.tiers.judge_metrics import store_samples
+
+    _cli(capsys, "labels", "import", "--demo")
+    rep = _cli(capsys, "judge-agreement", "--metric", "show_no_show", "--resamples", "200")
+    assert rep["kappa"]["value"] == 0 and rep["poor"] is True and rep["bias"]["mean"] == pytest.approx(48 / 92)
+    ds = store_samples(labelled, [{"id": "s1", "user_input": "Сколько стоит общежитие?", "response": "1 100 руб.",
+                                   "retrieved_contexts": ["Плата — 1 100 руб. в месяц."]}], "poor_samples")
+    ran = run_plan(labelled, "judge_metrics", {"dataset": ds.id, "metric": "show_no_show"})
+    for lang, words in (("en", "agrees poorly with people"), ("ru", "плохо согласуется с людьми")):
+        md = run_report(labelled, ran.run.id, "md", lang=lang)
+        assert f"⚠️ avg_show_no_show: {'its judge' if lang == 'en' else 'судья'}" in md and words in md
+        assert "⚠️ |" in md or "⚠️" in md.split("avg_show_no_show", 2)[-1]

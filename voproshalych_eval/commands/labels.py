@@ -149,6 +149,9 @@ def cmd_agreement(args: Any) -> int:
     judge = _judge(eng, args, version)
     progress(f"judging {len(items)} labelled item(s) of {args.metric} with {judge.label}")
     rep = measure(judge, args.metric, items, concurrency=args.concurrency, n_resamples=args.resamples)
+    from voproshalych_eval.db import labels as store
+
+    store.save_agreement(eng, rep)  # run reports warn next to a metric whose judge agrees poorly
     main = rep["main"]
     value = (rep.get(main) or {}).get("value")
     human = (f"{args.metric} · {rep['version']} · {judge.label}: n={rep['n']} (failed {rep['n_failed']}), "

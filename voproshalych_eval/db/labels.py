@@ -1,4 +1,4 @@
-"""``eval.human_labels`` and ``eval.judge_versions``: read and written here only (migration ``0037_human_labels``).
+"""``eval.human_labels``, ``eval.judge_versions`` and ``eval.judge_agreements``: read and written here only (migration ``0037_human_labels``).
 
 A label is one person's value for one judged item on one judge metric; an item is identified by
 :func:`item_key` (a hash of the content as judged), so two people labelling the same item, or a run item
@@ -116,3 +116,28 @@ def default_version(engine: Engine, metric: str) -> dict[str, Any] | None:
                               "FROM eval.judge_versions WHERE metric = :m AND adopted ORDER BY id DESC LIMIT 1"),
                          {"m": metric}).first()
     return dict(r._mapping) if r else None
+
+
+# ------------------------------------------------------------------------------------ agreement measurements
+
+
+def save_agreement(engine: Engine, report: Mapping[str, Any]) -> None:
+    """Store one agreement report (:func:`voproshalych_eval.judges.agreement.measure`)."""
+    main = report.get("main")
+    stat = report.get(main) or {} if main else {}
+    slim = {k: v for k, v in report.items() if k != "items"}
+    with engine.begin() as conn:
+        conn.execute(text(
+            "INSERT INTO eval.judge_agreements (metric, models, version, statistic, value, ci, n, poor, report) VALUES "
+            "(:m, CAST(:models AS jsonb), :v, :s, :val, CAST(:ci AS jsonb), :n, :poor, CAST(:r AS jsonb))"),
+            {"m": report["metric"], "models": json.dumps(list(report.get("models") or [])), "v": report["version"],
+             "s": main or "", "val": stat.get("value"), "ci": json.dumps(stat.get("ci")), "n": int(report.get("n") or 0),
+             "poor": report.get("poor"), "r": json.dumps(slim, ensure_ascii=False, default=str)})
+
+
+def list_agreements(engine: Engine, metric: str | None = None) -> list[dict[str, Any]]:
+    """Stored agreement measurements (of ``metric``), newest first."""
+    sql = ("SELECT id, metric, models, version, statistic, value, ci, n, poor, report, created_at "
+           "FROM eval.judge_agreements" + (" WHERE metric = :m" if metric else "") + " ORDER BY id DESC")
+    with engine.connect() as conn:
+        return [dict(r._mapping) for r in conn.execute(text(sql), {"m": metric} if metric else {})]

@@ -165,3 +165,44 @@ def measure(judge: Any, metric: str, items: Sequence[LabelledItem], *, cfg: Mapp
                   for it, h, j, r in zip(items, humans, judged, results, strict=True)],
     })
     return rep
+
+
+def judge_warnings(engine: Engine, metric_keys: Sequence[str], models: Mapping[str, Any] | None,
+                   prompts: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """For a run's metric keys (``avg_<metric>``, prefixed or not), the latest stored agreement of that judge
+    metric × one of the run's judge models × the run's prompt version when it is poor: ``{key: measurement}``."""
+    from voproshalych_eval.db import labels as store
+    from voproshalych_eval.judges.judge_metrics import JUDGE_METRICS
+
+    run_models = {str(x) for v in (models or {}).values() for x in (v if isinstance(v, list) else [v]) if x}
+    aligned = (prompts or {}).get("aligned_version")
+    out: dict[str, dict[str, Any]] = {}
+    latest: dict[str, list[dict[str, Any]]] = {}
+    for key in metric_keys:
+        name = str(key).split(".")[-1].removeprefix("avg_")
+        if name not in JUDGE_METRICS:
+            continue
+        if name not in latest:
+            latest[name] = store.list_agreements(engine, name)
+        version = aligned if aligned and str(aligned).startswith(f"{name}@") else f"{name}@builtin"
+        for m in latest[name]:
+            if m["version"] == version and set(m["models"] or []) & run_models:
+                if m["poor"]:
+                    out[key] = {k: m[k] for k in ("metric", "models", "version", "statistic", "value", "ci", "n",
+                                                  "created_at")}
+                break
+    return out
+
+
+def stored_measurements(engine: Engine, metric: str | None = None) -> list[dict[str, Any]]:
+    """Every stored agreement measurement (of ``metric``), newest first."""
+    from voproshalych_eval.db import labels as store
+
+    return store.list_agreements(engine, metric)
+
+
+def save_measurement(engine: Engine, report: Mapping[str, Any]) -> None:
+    """Store an agreement report of :func:`measure` (run reports warn next to a poorly agreeing judge)."""
+    from voproshalych_eval.db import labels as store
+
+    store.save_agreement(engine, report)

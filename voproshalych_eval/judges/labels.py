@@ -218,3 +218,31 @@ def export_labels(engine: Engine, metric: str | None = None, fmt: str = "csv") -
     for r in rows:
         w.writerow({**r, "contexts": json.dumps(r["contexts"], ensure_ascii=False)})
     return buf.getvalue()
+
+
+def save_label(engine: Engine, item: Mapping[str, Any], metric: str, value: float, annotator: str, *,
+               note: str | None = None, source: str = "app") -> None:
+    """Store one person's label of one judged item (``item``: question, answer, contexts, reference, and
+    optionally item_id, topic, run_id, run_item_key), checked against the metric's scale."""
+    def err(field: str, msg: str) -> RecordFileError:
+        return RecordFileError(source, None, field, msg)
+
+    row = _label_row({**item, "value": value, "note": note, "contexts": json.dumps(list(item.get("contexts") or []),
+                                                                                   ensure_ascii=False)},
+                     err, metric=metric, annotator=annotator.strip() or None, source=source)
+    store.upsert_labels(engine, [row])
+
+
+def stored_labels(engine: Engine, metric: str | None = None, *, annotator: str | None = None) -> list[dict[str, Any]]:
+    """The stored labels (:func:`voproshalych_eval.db.labels.list_labels`)."""
+    return store.list_labels(engine, metric, annotator=annotator)
+
+
+def label_counts(engine: Engine) -> list[dict[str, Any]]:
+    """Per metric: labels, items, annotators."""
+    return store.label_counts(engine)
+
+
+def item_key(item: Mapping[str, Any]) -> str:
+    """The label key of a judged item (question, answer, contexts, reference)."""
+    return store.item_key(item["question"], item.get("answer"), list(item.get("contexts") or []), item.get("reference"))

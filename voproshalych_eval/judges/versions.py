@@ -126,3 +126,10 @@ def resolve_versions(engine: Engine, names: Sequence[str] | None, *, defaults_fo
         if row is not None:
             out[metric] = JudgeVersion.from_spec(row["spec"])
     return out
+
+
+def stored_versions(engine: Engine, metric: str | None = None) -> list[dict[str, Any]]:
+    """Every stored aligned version (of ``metric``) with its lineage, oldest first."""
+    from voproshalych_eval.db import labels as store
+
+    return store.list_versions(engine, metric)

@@ -38,6 +38,8 @@ OTHER_PAGES: list[tuple[str, str, tuple[str, str], str]] = [
     ("runs", "pages/runs.py", ("Запуски", "Runs"), ":material/history:"),
     ("runs", "pages/baselines.py", ("Базовые уровни", "Baselines"), ":material/flag:"),
     ("runs", "pages/settings.py", ("Настройки", "Settings"), ":material/settings:"),
+    ("quality", "pages/judge_agreement.py", ("Согласие судей с людьми", "Judge agreement"), ":material/handshake:"),
+    ("data", "pages/annotation_queue.py", ("Очередь разметки", "Annotation queue"), ":material/keyboard:"),
 ]
 
 

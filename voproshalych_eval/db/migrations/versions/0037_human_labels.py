@@ -10,6 +10,10 @@ the same item labelled by two people (or twice by one) is recognised; one row pe
 few-shot examples from labelled items, a calibrated threshold) with its lineage (labels used, folds,
 optimizer, model, before/after agreement) and whether it was adopted as the metric's default.
 
+``eval.judge_agreements``: each measured agreement of a judge metric × models × version with its labels (the
+headline statistic, CI, n, whether it is poor, the whole report); run reports warn next to a metric whose
+judge's latest measurement is poor.
+
 Revision ID: 0037_human_labels
 Revises: 0022_baselines_corpus_bleu
 """
@@ -58,9 +62,24 @@ def upgrade() -> None:
             created_at timestamptz NOT NULL DEFAULT now()
         );
         CREATE INDEX judge_versions_metric_idx ON eval.judge_versions(metric);
+
+        CREATE TABLE eval.judge_agreements (
+            id bigserial PRIMARY KEY,
+            metric text NOT NULL,
+            models jsonb NOT NULL,
+            version text NOT NULL,
+            statistic text NOT NULL,
+            value double precision,
+            ci jsonb,
+            n integer NOT NULL,
+            poor boolean,
+            report jsonb NOT NULL,
+            created_at timestamptz NOT NULL DEFAULT now()
+        );
+        CREATE INDEX judge_agreements_metric_idx ON eval.judge_agreements(metric);
         """
     )
 
 
 def downgrade() -> None:
-    op.execute("DROP TABLE IF EXISTS eval.judge_versions; DROP TABLE IF EXISTS eval.human_labels;")
+    op.execute("DROP TABLE IF EXISTS eval.judge_agreements; DROP TABLE IF EXISTS eval.judge_versions; DROP TABLE IF EXISTS eval.human_labels;")

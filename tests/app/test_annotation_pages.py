@@ -10,6 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.support.plans import run as run_plan
+from tests.support.ui_text import data_corpus, page_texts, violations
 from voproshalych_eval.config import PROJECT_ROOT
 from voproshalych_eval.db import labels as store
 
@@ -48,8 +49,8 @@ def _ok(at: AppTest) -> None:
 
 @pytest.mark.parametrize(("lang", "show", "labelled"), [("ru", "показать [1]", "Размечено"),
                                                          ("en", "show [1]", "Labelled")])
-def test_queue_labels_by_keys_and_two_annotators_agree(demo_engine: Any, pipeline_run: Any, annotators: Any,
-                                                        lang: str, show: str, labelled: str) -> None:
+def test_queue_labels_by_keys_and_two_annotators_agree(demo_engine: Any, demo_source: Any, pipeline_run: Any,
+                                                        annotators: Any, lang: str, show: str, labelled: str) -> None:
     a, b = annotators
     at = _open(lang, a, pipeline_run.id)
     buttons = {btn.key: btn for btn in at.button}
@@ -81,11 +82,13 @@ def test_queue_labels_by_keys_and_two_annotators_agree(demo_engine: Any, pipelin
     title = "Согласие разметчиков" if lang == "ru" else "Inter-annotator agreement"
     agree = [m for m in at2.metric if m.label == title]
     assert agree and agree[0].value == "1.00"
+    problems = violations(page_texts(at2), lang, data_corpus(demo_engine, demo_source))  # one language
+    assert not problems, "\n".join(problems)
 
 
 @pytest.mark.parametrize(("lang", "button", "bias"), [("ru", "Измерить согласие", "Смещение (судья − человек)"),
                                                        ("en", "Measure agreement", "Bias (judge − human)")])
-def test_agreement_page_measures_offline(demo_engine: Any, lang: str, button: str, bias: str) -> None:
+def test_agreement_page_measures_offline(demo_engine: Any, demo_source: Any, lang: str, button: str, bias: str) -> None:
     from voproshalych_eval.judges.labels import import_demo_judge_set
 
     import_demo_judge_set(demo_engine)
@@ -102,3 +105,5 @@ def test_agreement_page_measures_offline(demo_engine: Any, lang: str, button: st
     rep = at.session_state["ja_last"]
     assert rep["n"] + rep["n_failed"] == 12 and rep["offline"] is True
     assert any(m.label == bias for m in at.metric)
+    problems = violations(page_texts(at), lang, data_corpus(demo_engine, demo_source))  # one language
+    assert not problems, "\n".join(problems)

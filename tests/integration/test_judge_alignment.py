@@ -91,6 +91,7 @@ def test_biased_judge_found_and_aligned(labelled, scripted_openai_env, capsys) -
     builtin = _cli(capsys, "judge-agreement", "--metric", "show_no_show", "--version", "show_no_show@builtin",
                    "--resamples", "200")
     assert builtin["version"] == "show_no_show@builtin" and builtin["kappa"]["value"] == rep["kappa"]["value"]
+    assert builtin["n_cached"] == 92  # items already judged with this model and prompt cost no call
 
 
 def _check_folds(out: dict, requests: list[dict]) -> None:

@@ -158,6 +158,7 @@ def measure(judge: Any, metric: str, items: Sequence[LabelledItem], *, cfg: Mapp
         "metric": metric, "n_labelled": len(items), "failure_kinds": _failure_kinds(results),
         "models": list(getattr(judge, "models", [])), "offline": bool(getattr(judge, "offline", False)),
         "version": version.version if version is not None else f"{metric}@builtin", "tokens": dict(tokens),
+        "n_cached": int(tokens.get("cached", 0)),  # calls answered from the LLM cache (items a stored run judged)
         "duration_s": round(sum(r.duration_s for r in results if r is not None), 3),
         "human_ceiling": human_ceiling(items, kind, n_resamples=n_resamples),
         "items": [{"item_key": it.key, "item_id": it.item_id, "human": h, "judge": j,

@@ -23,10 +23,10 @@ page_header(
     tr("Разметка оценённых судьёй элементов запуска: ваша оценка на шкале метрики и почему.",
        "Label the judged items of a run: your value on the metric's scale, and why."),
     tr("Выберите запуск и порядок. Клавиши: цифры — оценка (для «показ/непоказ»: 1 — показать, 0 — нет), "
-       "Alt+J — следующий, Alt+K — предыдущий, Alt+S — пропустить. Метки попадают в общее хранилище разметки: "
+       "`Alt+J` — следующий, `Alt+K` — предыдущий, `Alt+S` — пропустить. Метки попадают в общее хранилище разметки: "
        "по ним считается согласие судьи с людьми, а когда один элемент разметили двое — согласие людей между собой.",
-       "Pick a run and an order. Keys: digits — the value (for show/no-show: 1 show, 0 do not), Alt+J next, "
-       "Alt+K previous, Alt+S skip. Labels go to the one label store: the judge's agreement with people is measured "
+       "Pick a run and an order. Keys: digits — the value (for show/no-show: 1 show, 0 do not), `Alt+J` next, "
+       "`Alt+K` previous, `Alt+S` skip. Labels go to the one label store: the judge's agreement with people is measured "
        "on them, and when two people label the same item, the agreement between people."),
 )
 

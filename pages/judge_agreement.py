@@ -15,6 +15,12 @@ from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import empty_state, llm_notice, page_header, table_with_download
 from voproshalych_eval.ui.i18n import lang, tr
 
+COLUMNS = {"id": ("№", "No."), "models": ("Модели", "Models"), "version": ("Версия", "Version"),
+           "statistic": ("Статистика", "Statistic"), "value": ("Значение", "Value"), "ci": ("95% ДИ", "95% CI"),
+           "n": ("n", "n"), "poor": ("Плохое согласие", "Poor agreement"), "created_at": ("Когда", "When"),
+           "topic": ("Тема", "Topic"), "bias": ("Смещение", "Bias"), "adopted": ("Принята", "Adopted"),
+           "delta": ("Изменение", "Change"), "folds": ("Фолдов", "Folds"), "labels": ("Меток", "Labels"),
+           "optimizer": ("Оптимизатор", "Optimizer")}
 STAT_LABELS = {"kappa": ("каппа Коэна", "Cohen's kappa"), "alpha": ("альфа Криппендорфа", "Krippendorff's alpha"),
                "spearman": ("Спирмен", "Spearman"), "weighted_kappa": ("взвешенная каппа", "weighted kappa"),
                "alpha_interval": ("альфа (интервальная)", "alpha (interval)")}
@@ -117,10 +123,10 @@ else:
         st.subheader(tr("По темам", "Per topic"))
         table_with_download(pd.DataFrame([{"topic": t, "n": r["n"], "value": (r.get(main) or {}).get("value"),
                                            "bias": (r.get("bias") or {}).get("mean")} for t, r in per_topic.items()]),
-                            f"agreement_{metric}_topics", key="ja_topics")
+                            f"agreement_{metric}_topics", key="ja_topics", labels=COLUMNS)
     table_with_download(pd.DataFrame([{k: m[k] for k in ("id", "models", "version", "statistic", "value", "ci", "n", "poor",
                                                        "created_at")} for m in measured]),
-                        f"agreement_{metric}", key="ja_measured")
+                        f"agreement_{metric}", key="ja_measured", labels=COLUMNS)
 
 st.subheader(tr("Выровненные версии", "Aligned versions"))
 vers = jv.stored_versions(eng, metric)
@@ -136,17 +142,20 @@ else:
                      "folds": len(lin.get("folds") or []), "labels": len(lin.get("labels") or []),
                      "models": ", ".join(lin.get("models") or []), "optimizer": lin.get("optimizer"),
                      "created_at": v["created_at"]})
-    table_with_download(pd.DataFrame(rows), f"versions_{metric}", key="ja_versions")
+    table_with_download(pd.DataFrame(rows), f"versions_{metric}", key="ja_versions", labels=COLUMNS)
     pick = st.selectbox(tr("Родословная версии", "Version lineage"), [v["version"] for v in vers], key="ja_pick")
     chosen_v = next(v for v in vers if v["version"] == pick)
     spec = chosen_v["spec"]
     with st.expander(tr("Указания и примеры", "Instructions and examples"), expanded=False):
         for line in spec.get("instructions") or []:
             st.text("• " + line)
-        st.dataframe(pd.DataFrame([{"question": e.get("question"), "answer": e.get("answer"), "value": e.get("value"),
-                                    "note": e.get("note")} for e in spec.get("examples") or []]), hide_index=True)
+        st.dataframe(pd.DataFrame([{tr("Вопрос", "Question"): e.get("question"), tr("Ответ", "Answer"): e.get("answer"),
+                                    tr("Оценка экспертов", "Experts' value"): e.get("value"),
+                                    tr("Почему", "Why"): e.get("note")} for e in spec.get("examples") or []]),
+                     hide_index=True)
         st.caption(tr("Порог: ", "Threshold: ") + ("—" if spec.get("threshold") is None else f"{spec['threshold']:g}"))
     with st.expander(tr("Фолды", "Folds"), expanded=False):
-        st.dataframe(pd.DataFrame([{"fold": f["fold"], "held_out": len(f["held_out"]), "examples": ", ".join(f["examples"]),
-                                    "version": f["version"]} for f in (chosen_v["lineage"] or {}).get("folds") or []]),
-                     hide_index=True)
+        st.dataframe(pd.DataFrame([{tr("Фолд", "Fold"): f["fold"], tr("Отложено", "Held out"): len(f["held_out"]),
+                                    tr("Примеры (ключи)", "Examples (keys)"): ", ".join(f["examples"]),
+                                    tr("Версия", "Version"): f["version"]}
+                                   for f in (chosen_v["lineage"] or {}).get("folds") or []]), hide_index=True)

@@ -98,6 +98,8 @@ def _check_folds(out: dict, requests: list[dict]) -> None:
     """Folds are disjoint, cover every item, and no item is judged by a version whose examples include it."""
     held = [k for f in out["folds"] for k in f["held_out"]]
     assert len(held) == len(set(held)) == out["n_items"] == 92
+    ids = sorted(i for f in out["folds"] for i in f["held_out_ids"])
+    assert ids == sorted(r["id"] for r in json.loads(JUDGE_SET.read_text(encoding="utf-8")))
     for f in out["folds"]:
         assert not set(f["examples"]) & set(f["held_out"]) and not set(f["train"]) & set(f["held_out"])
     aligned = [r for r in requests if examples_in(r)]

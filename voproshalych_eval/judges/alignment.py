@@ -175,7 +175,9 @@ def align(judge_factory: Callable[[JudgeVersion | None], Any], metric: str, item
         tokens = _add(tokens, _tokens(res))
         for it, r in zip(held_items, res, strict=True):
             after[index[it.key]] = judged_value(r, kind, v.threshold)
-        fold_info.append({"fold": f + 1, "held_out": list(held), "version": v.version, "examples": v.example_keys,
+        fold_info.append({"fold": f + 1, "held_out": list(held),
+                          "held_out_ids": [by_key[k].item_id or k for k in held], "version": v.version,
+                          "examples": v.example_keys,
                           "train": [it.key for it in train], "threshold": v.threshold})
     humans = [it.human(kind) for it in items]
     both = [i for i in range(len(items)) if before[i] is not None and after[i] is not None]

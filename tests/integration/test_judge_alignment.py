@@ -169,3 +169,29 @@ def test_poor_agreement_is_warned_next_to_the_metric_in_run_reports(labelled, sc
         md = run_report(labelled, ran.run.id, "md", lang=lang)
         assert f"⚠️ avg_show_no_show: {'its judge' if lang == 'en' else 'судья'}" in md and words in md
         assert "⚠️ |" in md or "⚠️" in md.split("avg_show_no_show", 2)[-1]
+
+
+def test_review_decisions_become_dataset_review_labels(demo_engine) -> None:  # type: ignore[no-untyped-def]
+    """A reviewer's accept/reject of dataset items are labels (1 / 0, the reason as note) of ``dataset_review``."""
+    import uuid
+
+    from voproshalych_eval import annotations as A
+    from voproshalych_eval.datasets import Dataset, content_hash, get_dataset, store
+    from voproshalych_eval.db import labels as label_store
+    from voproshalych_eval.judges.labels import import_review_decisions
+
+    demo = get_dataset(demo_engine, "demo_golden", "golden")
+    recs = [dict(r) for r in demo.records[:4]]
+    ds = store(demo_engine, Dataset("t_" + uuid.uuid4().hex[:8], "golden", recs, content_hash(recs), source="test"))
+    k0, k1 = ds.keys()[0], ds.keys()[1]
+    after = A.reject(demo_engine, ds, k1, "вопрос не о том")
+    A.accept(demo_engine, after, k0)
+    assert import_review_decisions(demo_engine, ds.name) == 2
+    mine = [lab for lab in label_store.list_labels(demo_engine, "dataset_review") if lab["source"] == f"dataset_review:{ds.name}"]
+    try:
+        by_id = {lab["item_id"]: lab for lab in mine}
+        assert by_id[k0]["value"] == 1.0 and by_id[k1]["value"] == 0.0 and by_id[k1]["note"] == "вопрос не о том"
+        assert by_id[k1]["question"] == recs[1]["question"]
+    finally:
+        for lab in mine:
+            label_store.delete_label(demo_engine, "dataset_review", lab["item_key"], lab["annotator"])

@@ -195,3 +195,20 @@ def test_review_decisions_become_dataset_review_labels(demo_engine) -> None:  # 
     finally:
         for lab in mine:
             label_store.delete_label(demo_engine, "dataset_review", lab["item_key"], lab["annotator"])
+
+
+def test_gate_agreement_with_reviewers(labelled, capsys, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Reviewers' accept/reject decisions are the labels of the well-formed question gate: its agreement with them
+    is reported like any judge's."""
+    rows = [("Когда выплачивают стипендию?", 1), ("Вот несколько вопросов, которые могут быть заданы студентом:", 0),
+            ("Ваш ответ на вопрос о стоимости пересдач?", 0), ("Где находится деканат?", 1),
+            ("Сколько стоит общежитие?", 0)]  # the last: rejected for another reason (the gate lets it pass)
+    f = tmp_path / "review.json"
+    f.write_text(json.dumps([{"metric": "dataset_review", "question": q, "answer": "…", "value": v, "annotator": "rev",
+                              "note": None if v else "не вопрос студента"} for q, v in rows], ensure_ascii=False),
+                 encoding="utf-8")
+    _cli(capsys, "labels", "import", str(f))
+    rep = _cli(capsys, "judge-agreement", "--metric", "dataset_review", "--resamples", "200")
+    assert rep["n"] == 5 and rep["version"] == "well_formed@gate"
+    assert rep["confusion"]["matrix"] == [[2, 1], [0, 2]]  # rows: reviewers reject/accept; columns: the gate
+    assert rep["bias"]["mean"] == pytest.approx(0.2)

@@ -145,6 +145,8 @@ def cmd_agreement(args: Any) -> int:
 
     eng = engine()
     items = _items(eng, args)
+    if args.metric == "dataset_review":  # the reviewers' decisions are the labels of the well-formed question gate
+        return _gate_agreement(eng, args, items)
     version = resolve_versions(eng, [args.version] if args.version else None, defaults_for=[args.metric]).get(args.metric)
     judge = _judge(eng, args, version)
     progress(f"judging {len(items)} labelled item(s) of {args.metric} with {judge.label}")
@@ -158,6 +160,24 @@ def cmd_agreement(args: Any) -> int:
              f"{main}={_f(value)} CI {_ci((rep.get(main) or {}).get('ci'))}, bias={_f((rep.get('bias') or {}).get('mean'))} "
              f"CI {_ci((rep.get('bias') or {}).get('ci'))}" + (" — agrees poorly" if rep.get("poor") else ""))
     emit(rep, args.json, human)
+    return 0
+
+
+def _gate_agreement(eng: Any, args: Any, items: list[Any]) -> int:
+    """Agreement of the generation's well-formed question gate (a pure rule, no LLM) with the reviewers'
+    accept (1) / reject (0) decisions on the same items."""
+    from voproshalych_eval.db import labels as store
+    from voproshalych_eval.generation.gates import strip_preamble, well_formed_question
+    from voproshalych_eval.judges.agreement import agreement
+
+    judged = [1.0 if well_formed_question(strip_preamble(it.question))[0] else 0.0 for it in items]
+    rep = agreement([it.human("binary") for it in items], judged, kind="binary", n_resamples=args.resamples)
+    rep.update({"metric": "dataset_review", "models": ["gate:well_formed"], "version": "well_formed@gate",
+                "n_labelled": len(items), "failure_kinds": {}, "tokens": {}, "n_cached": 0, "human_ceiling": None})
+    store.save_agreement(eng, rep)
+    main = (rep.get("kappa") or {}).get("value")
+    emit(rep, args.json, f"well-formed question gate vs reviewers: n={rep['n']}, kappa="
+                         f"{'—' if main is None else f'{main:.3f}'}")
     return 0
 
 

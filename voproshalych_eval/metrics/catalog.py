@@ -743,6 +743,7 @@ MEMBER_LABELS: dict[str, tuple[str, str]] = {
     "n_with_hits": ("с результатами", "with hits"),
     # the quality gates of generated datasets (``dropped.<gate>``, ``thresholds.<gate>``)
     "generation": ("генерация", "generation"), "verbatim": ("дословность", "verbatim"),
+    "well_formed": ("вопрос студента", "well-formed question"),
     "support": ("опора на чанк", "support"), "answerable": ("отвечаемость", "answerable"),
     "near_duplicate_new": ("почти дубликат в новом наборе", "near duplicate in the new set"),
     "near_duplicate_existing": ("почти дубликат в прежних наборах", "near duplicate of earlier sets"),

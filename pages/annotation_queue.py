@@ -5,6 +5,7 @@ from __future__ import annotations
 import getpass
 import html
 
+import pandas as pd
 import streamlit as st
 
 from voproshalych_eval.judges import agreement as ag
@@ -129,9 +130,10 @@ nav[2].button(tr("Следующий", "Next") + " →", shortcut="Alt+J", key="
               disabled=pos >= len(queue) - 1)
 
 items = ag.labelled_items(eng, metric)
-ceiling = ag.human_ceiling(items, scale.kind, n_resamples=300)
-if ceiling is not None and ceiling.get("n"):
-    main = ceiling["main"]
-    v = (ceiling.get(main) or {}).get("value")
-    st.metric(tr("Согласие разметчиков", "Inter-annotator agreement"), "—" if v is None else f"{v:.2f}",
-              help=f"{main}, n = {ceiling['n']} ({', '.join(ceiling['annotators'])})")
+pairs = ag.annotator_agreement(items, scale.kind, who, n_resamples=300)
+if pairs:
+    st.subheader(tr("Согласие разметчиков", "Inter-annotator agreement"))
+    st.dataframe(pd.DataFrame([{tr("С кем", "With"): p["annotator"], "n": p["n"],
+                                tr("Согласие", "Agreement"): None if p["value"] is None else round(p["value"], 2),
+                                tr("95% ДИ", "95% CI"): "—" if not p["ci"] else f"[{p['ci'][0]:.2f}; {p['ci'][1]:.2f}]"}
+                               for p in pairs]), hide_index=True, key="aq_pairs")

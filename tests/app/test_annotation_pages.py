@@ -79,9 +79,9 @@ def test_queue_labels_by_keys_and_two_annotators_agree(demo_engine: Any, demo_so
     at2.button(key="aq_v_1").click().run()
     at2.button(key="aq_v_0").click().run()
     _ok(at2)
-    title = "Согласие разметчиков" if lang == "ru" else "Inter-annotator agreement"
-    agree = [m for m in at2.metric if m.label == title]
-    assert agree and agree[0].value == "1.00"
+    table = next(d.value for d in at2.dataframe if list(d.value.columns)[:2] == [("С кем" if lang == "ru" else "With"), "n"])
+    with_a = table[table.iloc[:, 0] == a]  # b's agreement with a: the same two values on the same two items
+    assert len(with_a) == 1 and with_a.iloc[0]["n"] == 2 and with_a.iloc[0].iloc[2] == 1.0
     problems = violations(page_texts(at2), lang, data_corpus(demo_engine, demo_source))  # one language
     assert not problems, "\n".join(problems)
 

@@ -207,3 +207,19 @@ def save_measurement(engine: Engine, report: Mapping[str, Any]) -> None:
     from voproshalych_eval.db import labels as store
 
     store.save_agreement(engine, report)
+
+
+def annotator_agreement(items: Sequence[LabelledItem], kind: str, annotator: str, *, n_resamples: int = 500
+                        ) -> list[dict[str, Any]]:
+    """The agreement of ``annotator`` with every other annotator on the items both labelled (most items first):
+    ``{"annotator", "n", "main", "value", "ci"}`` each."""
+    others: Counter[str] = Counter(o for it in items if annotator in it.values for o in it.values if o != annotator)
+    out = []
+    for other, _n in others.most_common():
+        common = [it for it in items if annotator in it.values and other in it.values]
+        rep = agreement([it.values[annotator] for it in common], [it.values[other] for it in common], kind=kind,
+                        n_resamples=n_resamples)
+        stat = rep.get(rep["main"]) or {}
+        out.append({"annotator": other, "n": rep["n"], "main": rep["main"], "value": stat.get("value"),
+                    "ci": stat.get("ci")})
+    return out

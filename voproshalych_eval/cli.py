@@ -28,7 +28,8 @@ from voproshalych_eval.plans import commands as plan_commands
 
 #: CLI command modules (``voproshalych_eval.commands.<name>``): the setup and snapshot commands, the plans'
 #: commands from the plan registry, then the run-registry commands
-COMMAND_MODULES = ("core", "snapshot", *plan_commands(), "runs", "resume", "worker", "schedule", "gate", "alerts")
+COMMAND_MODULES = ("core", "snapshot", *plan_commands(), "runs", "resume", "worker", "schedule", "gate", "alerts",
+                   "labels")
 
 
 class HelpFormatter(argparse.HelpFormatter):

@@ -186,6 +186,11 @@ def document(data: dict[str, Any], *, lang: str = "en") -> tuple[str, list[tuple
     if r.get("error"):
         warn.append(("warn", f"{_w('error', lang)}:", r["error"]))  # data: provider and bot error bodies
     warn += [("warn", f"ℹ️ {line}") for line in notes(data, lang=lang)]  # how a run with outcomes was scored
+    poor = data.get("judge_agreement") or {}
+    warn += [("warn", _judge_warning_line(k, w, lang)) for k, w in poor.items()]
+    for x in rows:
+        if x["key"] in poor:
+            x["label"] += " ⚠️"
     total = r.get("n_items_total") if r.get("n_items_total") is not None else len(data["items"])
     state = r.get("state") or r.get("status")
     summary = [
@@ -484,4 +489,28 @@ def run_report(engine: Engine, run_id: int, fmt: str, *, lang: str = "en", part:
     """Export one run in ``fmt`` (json, md, html, csv)."""
     from voproshalych_eval.runs import export_data
 
-    return render(export_data(engine, run_id), fmt, lang=lang, part=part)
+    return render(with_judge_agreement(engine, export_data(engine, run_id)), fmt, lang=lang, part=part)
+
+
+def with_judge_agreement(engine: Engine, data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with ``judge_agreement``: the metrics whose judge agrees poorly with people (latest stored
+    measurement of that judge metric, model and prompt version; :func:`voproshalych_eval.judges.agreement.judge_warnings`)."""
+    from voproshalych_eval.jsonable import jsonable
+    from voproshalych_eval.judges.agreement import judge_warnings
+    from voproshalych_eval.runs import get_run
+
+    run = get_run(engine, int(data["run"]["id"]))
+    keys = [str(m.get("metric")) for m in data.get("metrics") or []]
+    warn = judge_warnings(engine, keys, run.models if run else None, data["run"].get("prompts")) if keys else {}
+    return {**data, "judge_agreement": jsonable(warn)}
+
+
+def _judge_warning_line(key: str, w: dict[str, Any], lang: str) -> str:
+    ci = w.get("ci") or [None, None]
+    v = "—" if w.get("value") is None else f"{w['value']:.2f}"
+    span = "" if ci[0] is None else f" [{ci[0]:.2f}; {ci[1]:.2f}]"
+    if lang == "en":
+        return (f"⚠️ {key}: its judge agrees poorly with people — {w['statistic']} {v}{span}, n = {w['n']} "
+                f"({', '.join(w.get('models') or [])}, {w['version']})")
+    return (f"⚠️ {key}: судья плохо согласуется с людьми — {w['statistic']} {v}{span}, n = {w['n']} "
+            f"({', '.join(w.get('models') or [])}, {w['version']})")

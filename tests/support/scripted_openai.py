@@ -31,6 +31,8 @@ Quirks of real providers, each switched on by an attribute (and cleared by :meth
 * ``omit_usage = True`` — replies without ``usage``;
 * ``Reply.no_choices()`` — a 200 reply whose ``choices`` is empty; ``Reply.raw(status, text)`` — an error
   body in any shape (``{"detail": ...}``, ``{"error": "..."}``, plain text);
+* ``responder = fn`` — ``fn(body)`` gives the reply text of a scripted model (``None``: the smart reply),
+  e.g. a judge biased in a known way;
 * ``echo_auth = True`` — every text the server produces carries the ``Authorization`` header and the query
   string it received (a misbehaving server echoing credentials back).
 """
@@ -174,6 +176,7 @@ class ScriptedOpenAI:
         self.every_429 = 0  # every Nth request answered 429 with Retry-After: retry_after_429 (benchmarks)
         self.retry_after_429 = 1.0
         self._n_seen = 0
+        self.responder: Any = None  # responder(body) -> str | None: a scripted model's answer in smart mode
 
     # ---------------------------------------------------------------- control
     def script(self, *replies: Reply, model: str | None = None) -> ScriptedOpenAI:
@@ -343,6 +346,8 @@ class ScriptedOpenAI:
 
     def smart_content(self, body: dict[str, Any], echo: str = "") -> str:
         """Deterministic valid content for a request (see the module docstring)."""
+        if self.responder is not None and (own := self.responder(body)) is not None:
+            return str(own) + echo
         model = str(body.get("model", ""))
         frac = self.model_scores.get(model, self.default_score)
         messages = body.get("messages") or []

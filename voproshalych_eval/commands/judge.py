@@ -55,6 +55,8 @@ def register(sub: Any) -> None:
     p.add_argument("--lang", default=None, choices=["ru", "en"], help="prompt/explanation language")
     p.add_argument("--limit", type=int, default=None, help="only the first N samples")
     p.add_argument("--concurrency", type=int, default=None, help="samples in flight at once (default: the LLM's)")
+    p.add_argument("--judge-version", default=None, help="an aligned version of the metric (judge-align; default: its "
+                   "adopted one; METRIC@builtin for the built-in prompt)")
     add_outcome_flags(p)
     p.set_defaults(func=cmd_judge)
 
@@ -99,7 +101,8 @@ def cmd_judge(args: Any) -> int:
     plan = build_plan(eng, {"dataset": dataset.id, "metric": args.metric, "models": models, "aggregate": args.aggregate,
                             "quorum": _quorum(args.quorum), "vote_quorum": _quorum(args.vote_quorum), "config": cfg,
                             "use_cache": not args.no_cache, "offline": True if args.offline else None,
-                            "lang": args.lang, "limit": args.limit, "concurrency": args.concurrency})
+                            "lang": args.lang, "limit": args.limit, "concurrency": args.concurrency,
+                            "judge_version": args.judge_version})
     if plan.offline:
         progress("No LLM provider configured (or --offline): using the offline heuristic judge.")
     judges = plan.models["judge"]

@@ -3,6 +3,11 @@
 Every generated candidate passes these before it is kept; each drop is counted per gate in the run's
 report (:data:`GATES`).
 
+* ``well_formed`` — a self-contained student question, not a model's words around one: a leading preamble
+  ("Вот несколько вопросов, которые могут быть заданы студентом:", "Here are some questions:") and list
+  markers or quotes are parsed out first (:func:`strip_preamble`); what remains (and, for a follow-up, its
+  first question) must be a question (:func:`well_formed_question`): not empty, at least two words, not a
+  preamble, not a request for an answer ("Ваш ответ на вопрос о …?"), not a heading ending with a colon.
 * ``verbatim`` — the question must not copy its chunk: :func:`verbatim_overlap` is the longest run of
   consecutive question tokens that occurs, in the same order, in the chunk, divided by the number of
   question tokens (lower-case Unicode word tokens); dropped when ``>= threshold`` (default 0.8).
@@ -19,6 +24,7 @@ report (:data:`GATES`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -26,12 +32,64 @@ import numpy as np
 
 from voproshalych_eval.metrics.text_overlap import tokenize
 
-GATES = ("generation", "verbatim", "support", "answerable", "near_duplicate_new", "near_duplicate_existing")
+GATES = ("generation", "well_formed", "verbatim", "support", "answerable", "near_duplicate_new", "near_duplicate_existing")
 DEFAULT_THRESHOLDS = {"verbatim": 0.8, "support": 0.7, "near_duplicate": 0.92}
 
 #: offline answerability: share of the question's content stems found in a chunk, and the cosine
 ANSWERED_CONTAINMENT = 0.75
 ANSWERED_COSINE = 0.6
+
+
+_PREAMBLE = re.compile(
+    r"^(вот|ниже|конечно|разумеется|пример[ыа]?|возможные|here (?:are|is)|sure|below|certainly)\b.*?(?::|$)",
+    re.IGNORECASE)
+_INTRO = re.compile(r"(вопрос\w*|questions?)\b[^?]*?(которые|that|студент\w*|students?)", re.IGNORECASE)
+_ASKS_ANSWER = re.compile(r"^(ваш|твой|ваш\w*)\s+ответ\b|^(ответ|answer)\s*:|^your answer\b", re.IGNORECASE)
+_MARKER = re.compile(r"^\s*(?:[-*•]|\d+[.)]|вопрос\s*\d*\s*:|question\s*\d*\s*:)\s*", re.IGNORECASE)
+
+
+def _is_preamble(line: str) -> bool:
+    text = line.strip()
+    if not text:
+        return True
+    if text.endswith(":"):
+        return True
+    if text.endswith("?"):  # a question, even one opening with "Вот" ("Вот где деканат?")
+        return False
+    return bool(_PREAMBLE.match(text)) or (bool(_INTRO.search(text)) and ":" in text)
+
+
+def strip_preamble(text: str) -> str:
+    """``text`` without a model's preamble: leading lines that introduce instead of ask ("Вот несколько вопросов,
+    которые могут быть заданы студентом:"), an introduction before a colon on the question's own line
+    ("Вот вопрос: Когда сессия?" -> "Когда сессия?"), list markers ("1.", "-") and surrounding quotes.
+    Empty when nothing but a preamble is left."""
+    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
+    while lines and _is_preamble(lines[0]):
+        lines.pop(0)
+    if not lines:
+        return ""
+    out = " ".join(lines)
+    head, sep, rest = out.partition(":")
+    if sep and rest.strip() and (_PREAMBLE.match(head.strip()) or _INTRO.search(head)):
+        out = rest
+    out = _MARKER.sub("", out.strip())
+    return out.strip().strip("«»\"'“”„").strip()
+
+
+def well_formed_question(question: str) -> tuple[bool, str | None]:
+    """``(True, None)`` for a self-contained question; else ``(False, reason)``: ``empty``, ``preamble``,
+    ``asks_for_an_answer``, ``too_short`` (fewer than two word tokens)."""
+    q = (question or "").strip()
+    if not q:
+        return False, "empty"
+    if _is_preamble(q):
+        return False, "preamble"
+    if _ASKS_ANSWER.match(q):
+        return False, "asks_for_an_answer"
+    if len(tokenize(q)) < 2:
+        return False, "too_short"
+    return True, None
 
 
 def verbatim_overlap(question: str, chunk: str) -> float:

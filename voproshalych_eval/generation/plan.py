@@ -8,7 +8,8 @@ returns an executor plan whose work, per slot:
 1. writes a candidate — with the configured LLM (the type's prompt of :mod:`voproshalych_eval.llm.prompts`,
    structured JSON reply, temperature recorded) or, offline, with the labelled template generator
    (:mod:`voproshalych_eval.generation.templates`);
-2. applies the per-item gates (:mod:`voproshalych_eval.generation.gates`): ``verbatim``; ``support``
+2. applies the per-item gates (:mod:`voproshalych_eval.generation.gates`): ``well_formed`` (a model's preamble
+   parsed out, then a self-contained question); ``verbatim``; ``support``
    (the judge's faithfulness of the answer against its source chunks — an LLM judge, or offline the
    heuristic judge; the judge model defaults to the generator); for ``unanswerable`` items ``answerable``
    (the nearest chunk — ``answerability_k`` nearest — is asked whether it answers the question).
@@ -242,7 +243,15 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Any:
             result["gates"]["generation"] = {"passed": False, "reason": "no usable question in the reply" if not offline
                                              else "no template applies to this chunk"}
             return ItemResult(result, tokens=tokens)
+        # gate: a self-contained student question — a model's preamble is parsed out, what remains must be a question
+        question, first = G.strip_preamble(question), (G.strip_preamble(first) if first else "")
         result.update(question=question, answer=answer, first_question=first or None)
+        checks = [G.well_formed_question(question)] + ([G.well_formed_question(first)] if qtype == "follow_up" else [])
+        bad = next((why for ok, why in checks if not ok), None)
+        result["gates"]["well_formed"] = {"passed": bad is None, "reason": bad}
+        if bad is not None:
+            result["dropped_by"] = "well_formed"
+            return ItemResult(result, tokens=tokens)
         # gate: the question does not copy its chunk(s)
         ov = max(G.verbatim_overlap(question, t) for t in texts)
         result["gates"]["verbatim"] = {"value": round(ov, 4), "threshold": thresholds["verbatim"],

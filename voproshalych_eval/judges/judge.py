@@ -84,7 +84,8 @@ class Judge:
                  embedder_factory: Callable[[], Any] | None = None, temperature: float = 0.0,
                  max_tokens: int = 1000, run_id: int | None = None, quorum: str | int | None = None,
                  vote_quorum: str | int | None = None,
-                 embedder_loader: Callable[[str], Any] | None = None) -> None:
+                 embedder_loader: Callable[[str], Any] | None = None,
+                 versions: Mapping[str, Any] | None = None) -> None:
         if aggregate.lower() not in AGGREGATORS:
             raise ValueError(f"unknown aggregator '{aggregate}'; use one of {', '.join(AGGREGATORS)}")
         if not offline and client is None:
@@ -110,6 +111,8 @@ class Judge:
             assert client is not None
             self.models = list(models) if models else client.models[:1] or ["gpt-4o-mini"]
         self._offline_judge: OfflineJudge | None = None
+        #: aligned versions by metric (:mod:`voproshalych_eval.judges.versions`): their block goes in front of the prompt
+        self.versions: dict[str, Any] = dict(versions or {})
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -151,7 +154,10 @@ class Judge:
         spec = METRICS[metric]
         names = ([spec.prompt] if spec.prompt else []) + list(spec.other_prompts)
         names += ["judge_system"] if spec.prompt and spec.system_prompt else []
-        return prompt_versions(names, self.lang)
+        out = prompt_versions(names, self.lang)
+        if metric in self.versions:
+            out["aligned_version"] = self.versions[metric].version
+        return out
 
     def t(self, ru: str, en: str) -> str:
         return en if self.lang == "en" else ru
@@ -235,6 +241,8 @@ class Judge:
         assert spec.prompt is not None and spec.fields is not None
         prompt = spec.pick_prompt(s) if spec.pick_prompt is not None else spec.prompt
         user = {"role": "user", "content": render(prompt, lang=self.lang, **spec.fields(s, cfg, self))}
+        if spec.key in self.versions:
+            user["content"] = self.versions[spec.key].apply(user["content"], self.lang)
         if not spec.system_prompt:
             return [user]
         return [{"role": "system", "content": render("judge_system", lang=self.lang)}, user]
@@ -441,7 +449,7 @@ def get_judge(settings: Any = None, engine: Engine | None = None, *, models: lis
               aggregate: str = "average", offline: bool | None = None, use_cache: bool = True, lang: str = "ru",
               embedder: Any = None, client: LLMClient | None = None, run_id: int | None = None,
               quorum: str | int | None = None, vote_quorum: str | int | None = None,
-              **client_kwargs: Any) -> Judge:
+              versions: Mapping[str, Any] | None = None, **client_kwargs: Any) -> Judge:
     """An LLM judge over the configured providers, or the offline heuristic judge when none is configured
     (or ``offline=True``). ``models=None`` -> the first configured model."""
     if settings is None:
@@ -456,7 +464,7 @@ def get_judge(settings: Any = None, engine: Engine | None = None, *, models: lis
         loader = functools.partial(_cached, engine=engine, make=cached_embedder)
     common = {"aggregate": aggregate, "use_cache": use_cache, "lang": lang, "embedder": embedder,
               "embedder_factory": factory, "run_id": run_id, "quorum": quorum, "vote_quorum": vote_quorum,
-              "embedder_loader": loader}
+              "embedder_loader": loader, "versions": versions}
     if offline is not True:
         client = client or default_client(settings, engine, **client_kwargs)
         if client is not None:

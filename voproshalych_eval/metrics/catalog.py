@@ -743,6 +743,22 @@ ITEM_FIELDS: dict[str, MetricSpec] = {e.key: e for e in (
        "chunks retrieved to find the wanted number of distinct pages"),
 )}
 
+# ---- judge agreement with people (metrics/agreement.py; judge-agreement, judge-align, the Judge agreement page)
+_add(
+    _m("judge_kappa", "Каппа Коэна (судья и люди)", "Cohen's kappa (judge vs people)", SIGNED, "higher", "statistic",
+       "(p_o − p_e) / (1 − p_e) вердиктов судьи и разметки людей", "(p_o − p_e) / (1 − p_e) of the judge's verdicts "
+       "and the people's labels"),
+    _m("judge_weighted_kappa", "Взвешенная каппа (судья и люди)", "Weighted kappa (judge vs people)", SIGNED, "higher",
+       "statistic", "1 − Σw·O / Σw·E, квадратичные веса", "1 − Σw·O / Σw·E, quadratic weights"),
+    _m("judge_alpha", "Альфа Криппендорфа (судья и люди)", "Krippendorff's alpha (judge vs people)", SIGNED, "higher",
+       "statistic", "1 − D_o / D_e, порядковая шкала", "1 − D_o / D_e, ordinal level"),
+    _m("judge_spearman", "Спирмен (судья и люди)", "Spearman (judge vs people)", SIGNED, "higher", "statistic",
+       "корреляция рангов оценок судьи и людей", "rank correlation of the judge's and the people's scores"),
+    _m("judge_bias", "Смещение судьи", "Judge bias", Scale("difference", -INF, INF, "разность на шкале метрики",
+                                                            "difference on the metric's scale"), "none", "mean",
+       "среднее (судья − человек) на шкале метрики", "mean (judge − human) on the metric's scale"),
+)
+
 #: key families for cut-offs other than the defaults (no default baseline)
 _FAMILIES: tuple[tuple[re.Pattern[str], object], ...] = (
     (re.compile(r"^(hit_rate|recall|precision|ndcg)@(\d+)$"), "retrieval"),
@@ -800,6 +816,7 @@ MEMBER_LABELS: dict[str, tuple[str, str]] = {
     "n_with_hits": ("с результатами", "with hits"),
     # the quality gates of generated datasets (``dropped.<gate>``, ``thresholds.<gate>``)
     "generation": ("генерация", "generation"), "verbatim": ("дословность", "verbatim"),
+    "well_formed": ("вопрос студента", "well-formed question"),
     "support": ("опора на чанк", "support"), "answerable": ("отвечаемость", "answerable"),
     "near_duplicate_new": ("почти дубликат в новом наборе", "near duplicate in the new set"),
     "near_duplicate_existing": ("почти дубликат в прежних наборах", "near duplicate of earlier sets"),

@@ -37,6 +37,7 @@ DEFAULTS: dict[str, Any] = {
     "lang": None,
     "limit": None,
     "concurrency": None,
+    "judge_version": None,  # an aligned version (judges/versions.py); None: the metric's adopted default, if any
 }
 
 
@@ -75,8 +76,10 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     settings = get_settings()
     lang = p["lang"] or (settings.language if settings.language in ("ru", "en") else "ru")
     llm_models = list(p["models"]) if p["models"] and JUDGE_METRICS[metric].prompt is not None else None
+    versions = llm_calls.judge_versions(engine, {"judge_versions": [p["judge_version"]] if p.get("judge_version") else None})
     judge = get_judge(settings, engine, models=llm_models, aggregate=str(p["aggregate"]), offline=p["offline"],
-                      use_cache=bool(p["use_cache"]), lang=lang, quorum=p["quorum"], vote_quorum=p["vote_quorum"])
+                      use_cache=bool(p["use_cache"]), lang=lang, quorum=p["quorum"], vote_quorum=p["vote_quorum"],
+                      versions=versions)
     cfg = dict(p["config"] or {})
     plan: Plan
 
@@ -107,7 +110,8 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         params={"dataset": p["dataset"], "metric": metric, "models": list(p["models"]) if p["models"] else None,
                 "aggregate": judge.aggregate, "quorum": p["quorum"], "vote_quorum": p["vote_quorum"],
                 "use_cache": judge.use_cache, "lang": lang, "config": cfg,
-                "limit": p["limit"], "offline": True if judge.offline else p["offline"]},
+                "limit": p["limit"], "offline": True if judge.offline else p["offline"],
+                "judge_version": p.get("judge_version")},
         models={"judge": list(judge.models), "offline": judge.offline},
         prompts=judge.prompts(metric),
         providers=llm_calls.providers_of(judge),

@@ -50,14 +50,25 @@ def make_judge(
     use_cache: bool = True,
     quorum: str | int | None = None,
     vote_quorum: str | int | None = None,
+    versions: Mapping[str, Any] | None = None,
 ) -> Any:
     from voproshalych_eval.config import get_settings
     from voproshalych_eval.judges import get_judge
 
     return get_judge(
         get_settings(), engine, models=list(models) if models else None, aggregate=aggregate, offline=offline,
-        use_cache=use_cache, quorum=quorum, vote_quorum=vote_quorum,
+        use_cache=use_cache, quorum=quorum, vote_quorum=vote_quorum, versions=versions,
     )
+
+
+def judge_versions(engine: Engine, p: Mapping[str, Any]) -> dict[str, Any]:
+    """The aligned judge versions a tier's judge uses: those named in ``p["judge_versions"]`` (``METRIC@builtin``
+    = the built-in prompt), else each metric's adopted default (:mod:`voproshalych_eval.judges.versions`). Their
+    names reach the run's frozen prompts through ``Judge.prompts``, so ``resume`` refuses a different one."""
+    from voproshalych_eval.judges import JUDGE_METRICS
+    from voproshalych_eval.judges.versions import resolve_versions
+
+    return resolve_versions(engine, p.get("judge_versions"), defaults_for=list(JUDGE_METRICS))
 
 
 #: a tier's judge parameters (``judge_quorum``: models that must answer, ``judge_vote_quorum``: strictness votes;
@@ -70,7 +81,7 @@ def tier_judge(engine: Engine, p: Mapping[str, Any], **kw: Any) -> Any:
     """The judge of a tier from its parameters (:data:`JUDGE_PARAMS` and ``offline``)."""
     return make_judge(engine, models=p.get("judge_models"), aggregate=p.get("judge_aggregate") or "average",
                       offline=p.get("offline"), quorum=p.get("judge_quorum"), vote_quorum=p.get("judge_vote_quorum"),
-                      **kw)
+                      versions=judge_versions(engine, p), **kw)
 
 
 def make_sample(question: str, response: str | None, reference: str | None, contexts: Sequence[str]) -> Any:

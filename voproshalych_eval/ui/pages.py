@@ -40,6 +40,8 @@ OTHER_PAGES: list[tuple[str, str, tuple[str, str], str]] = [
     ("runs", "pages/settings.py", ("Настройки", "Settings"), ":material/settings:"),
     ("runs", "pages/schedules.py", ("Расписания", "Schedules"), ":material/schedule:"),
     ("runs", "pages/alerts.py", ("Оповещения", "Alerts"), ":material/notifications:"),
+    ("quality", "pages/judge_agreement.py", ("Согласие судей с людьми", "Judge agreement"), ":material/handshake:"),
+    ("data", "pages/annotation_queue.py", ("Очередь разметки", "Annotation queue"), ":material/keyboard:"),
 ]
 
 

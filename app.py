@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from voproshalych_eval.redaction import configure_logging
+from voproshalych_eval.ui.auth import sign_in_gate
 from voproshalych_eval.ui.i18n import LANG_KEY, LANGUAGES, lang, tr
 from voproshalych_eval.ui.pages import existing_pages
 from voproshalych_eval.ui.sidebar import render_sidebar
@@ -21,6 +22,9 @@ with st.sidebar:
         key=LANG_KEY,
         horizontal=True,
     )
+
+if not sign_in_gate():  # team mode: nothing but the sign-in screen until signed in with a role
+    st.stop()
 
 sections: dict[str, list[st.Page]] = {}
 for spec in existing_pages():

@@ -30,7 +30,7 @@ from voproshalych_eval.analytics.topic_trends import (
 )
 from voproshalych_eval.analytics.topics import GAP_FORMULA, format_example, month_of, silhouette_verdict
 from voproshalych_eval.plots import real_users as charts
-from voproshalych_eval.ui import jobs, state, tables, views
+from voproshalych_eval.ui import auth, jobs, state, tables, views
 from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import empty_state, metric_cards, page_header, table_with_download
 from voproshalych_eval.ui.i18n import fmt_count, lang, tr
@@ -94,7 +94,7 @@ def choice(label: str, options: dict[str, str], key: str, *, index: int = 0) -> 
 def chart(fig: object, df: pd.DataFrame, name: str) -> None:
     """A plotly chart followed by the CSV of its data."""
     plotly_chart(fig, key=f"fig_{name}")
-    st.download_button("⬇ CSV", df.to_csv(index=False).encode("utf-8"), file_name=f"{name}.csv", mime="text/csv",
+    st.download_button("⬇ CSV", auth.export_bytes(df.to_csv(index=False)), file_name=f"{name}.csv", mime="text/csv",
                        key=f"dl_{name}")
 
 
@@ -135,7 +135,7 @@ with st.container(border=True):
         k_topics = p2.number_input(tr("Число тем (0 = по силуэту)", "Topics (0 = by silhouette)"), 0, 100, 0,
                                    key="ru_ktopics")
         pause = p3.number_input(tr("Пауза сессии, мин", "Session pause, min"), 1, 1440, 30, key="ru_pause")
-    run_clicked = g2.button(tr("Запустить анализ", "Run analysis"), type="primary", key="ru_run",
+    run_clicked = auth.button("run", g2, tr("Запустить анализ", "Run analysis"), type="primary", key="ru_run",
                             icon=":material/play_arrow:", width="stretch", disabled=not sources)
 
     with st.expander(tr("Импорт журнала (CSV/JSONL/JSON)", "Import a log (CSV/JSONL/JSON)"), expanded=not sources):
@@ -143,10 +143,12 @@ with st.container(border=True):
                                   type=["csv", "jsonl", "json"], key="ru_upload")
         imp_source = st.text_input(tr("Имя источника", "Source name"), key="ru_imp_source")
         skip_bad = st.checkbox(tr("Пропускать ошибочные строки", "Skip bad rows"), key="ru_skip")
-        if st.button(tr("Импортировать", "Import"), key="ru_import") and upload is not None:
+        if auth.button("dataset", st, tr("Импортировать", "Import"), key="ru_import") and upload is not None:
+            auth.require("dataset", upload.name)
             try:
                 rep = import_file(engine, upload.name, source=imp_source or None, skip_bad_rows=skip_bad,
                                   data=upload.getvalue())
+                auth.record("dataset", rep.source, {"op": "import_log", "rows": rep.n_imported})
                 st.success(tr(f"Импортировано {rep.n_imported} из {rep.n_rows} строк в «{rep.source}»",
                               f"Imported {rep.n_imported} of {rep.n_rows} rows into '{rep.source}'"))
                 if rep.n_empty_questions:
@@ -251,7 +253,8 @@ def render_llm_labels(res: object) -> dict[int, str]:
         st.caption(tr("LLM не настроена (Настройки) — подписи тем только по ключевым словам.",
                       "No LLM configured (Settings) — topic names come from keywords only."))
         return {}
-    if st.button(tr("Подписать темы с помощью LLM", "Label the topics with an LLM"), key="ru_llm_labels"):
+    if auth.button("run", st, tr("Подписать темы с помощью LLM", "Label the topics with an LLM"), key="ru_llm_labels"):
+        auth.require("run", "topic labels")
         from voproshalych_eval.analytics.topic_names import llm_labels
 
         bar = jobs.StepBar(tr("LLM подписывает темы…", "The LLM is labelling the topics…"))
@@ -317,10 +320,11 @@ def render_naming(res: object) -> None:
                                 placeholder=tr("Выберите…", "Choose…"))
         new_name = st.text_input(tr("Новое имя", "New name"), key="ru_name_text")
         c1, c2 = st.columns(2)
-        rename = c1.button(tr("Переименовать", "Rename"), key="ru_name_rename", disabled=len(picked) != 1)
-        merge = c2.button(tr("Объединить", "Merge"), key="ru_name_merge", disabled=len(picked) < 2)
+        rename = auth.button("label", c1, tr("Переименовать", "Rename"), key="ru_name_rename", disabled=len(picked) != 1)
+        merge = auth.button("label", c2, tr("Объединить", "Merge"), key="ru_name_merge", disabled=len(picked) < 2)
         if rename or merge:
-            with state.user_errors("Имя не сохранено", "Name not saved"):
+            with state.user_errors("Имя не сохранено", "Name not saved"), \
+                    auth.audited("label", f"topic name {new_name!r}", {"op": "rename" if rename else "merge"}):
                 stored = {n.id: n for n in tm.list_names(engine, model)}
                 rows = clusters.set_index("topic")
                 centroids, replace = [], []
@@ -341,8 +345,9 @@ def render_naming(res: object) -> None:
             show_table(table, "topic_names", key="ru_names_tbl")
             drop = st.multiselect(tr("Удалить сохранённые имена (id)", "Delete stored names (id)"),
                                   table["id"].tolist(), key="ru_names_drop", placeholder=tr("Выберите…", "Choose…"))
-            if drop and st.button(tr("Удалить", "Delete"), key="ru_names_del"):
-                tm.forget(engine, drop)
+            if drop and auth.button("label", st, tr("Удалить", "Delete"), key="ru_names_del"):
+                with auth.audited("label", "topic names", {"op": "delete", "ids": [int(i) for i in drop]}):
+                    tm.forget(engine, drop)
                 st.rerun()
 
 
@@ -538,9 +543,9 @@ with tab_t:
         st.subheader(tr("Пробелы в покрытии — что дописать", "Coverage gaps — what to write next"))
         st.caption(f"`{GAP_FORMULA}`")
         c1, c2 = st.columns(2)
-        c1.download_button(tr("⬇ Отчёт (Markdown)", "⬇ Report (Markdown)"), coverage_gap_markdown(res).encode("utf-8"),
+        c1.download_button(tr("⬇ Отчёт (Markdown)", "⬇ Report (Markdown)"), auth.export_bytes(coverage_gap_markdown(res)),
                            file_name="coverage_gaps.md", mime="text/markdown", key="ru_rep_md")
-        c2.download_button(tr("⬇ Отчёт (HTML)", "⬇ Report (HTML)"), coverage_gap_html(res).encode("utf-8"),
+        c2.download_button(tr("⬇ Отчёт (HTML)", "⬇ Report (HTML)"), auth.export_bytes(coverage_gap_html(res)),
                            file_name="coverage_gaps.html", mime="text/html", key="ru_rep_html")
         gaps = with_examples(t.gaps)
         chart(charts.gaps_bar(t.gaps, title=tr("Оценка пробела", "Gap score"), x_title=tr("оценка пробела", "gap score"),
@@ -611,7 +616,8 @@ with tab_a:
         c1, c2, c3 = st.columns(3)
         min_count = c1.number_input("N", 2, 1000, int(rules.min_template_count), key="ru_tpl_count")
         min_pages = c2.number_input("M", 2, 100, int(rules.min_template_pages), key="ru_tpl_pages")
-        if c3.button(tr("Применить правила", "Apply rules"), key="ru_rules_apply"):
+        if auth.button("label", c3, tr("Применить правила", "Apply rules"), key="ru_rules_apply"):
+            auth.require("label", "answer rules")
             overrides = dict(rules.overrides)
             for _, r in freq.iterrows():
                 auto = a.frequent.loc[a.frequent["answer"] == r["answer"], "class"]

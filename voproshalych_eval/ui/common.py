@@ -173,15 +173,18 @@ def _how(key: str) -> str | None:
 
 
 def download_buttons(df: pd.DataFrame, name: str, *, key: str | None = None, formats: Sequence[str] = ("csv", "json")) -> None:
-    """Download buttons (CSV and JSON by default) for a table."""
+    """Download buttons (CSV and JSON by default) for a table (personal data masked for a session that masks
+    it: ``ui.auth.export_text``)."""
+    from voproshalych_eval.ui.auth import export_bytes
+
     cols = st.columns(len(formats) + 4)
     for col, kind in zip(cols, formats, strict=False):
         with col:
             if kind == "csv":
-                data = df.to_csv(index=False).encode("utf-8")
+                data = export_bytes(df.to_csv(index=False))
                 mime = "text/csv"
             else:
-                data = df.to_json(orient="records", force_ascii=False, date_format="iso", indent=1).encode("utf-8")
+                data = export_bytes(df.to_json(orient="records", force_ascii=False, date_format="iso", indent=1))
                 mime = "application/json"
             st.download_button(
                 f"⬇ {kind.upper()}",

@@ -38,6 +38,7 @@ OTHER_PAGES: list[tuple[str, str, tuple[str, str], str]] = [
     ("runs", "pages/runs.py", ("Запуски", "Runs"), ":material/history:"),
     ("runs", "pages/baselines.py", ("Базовые уровни", "Baselines"), ":material/flag:"),
     ("runs", "pages/settings.py", ("Настройки", "Settings"), ":material/settings:"),
+    ("runs", "pages/audit.py", ("Журнал действий", "Audit"), ":material/policy:"),
 ]
 
 

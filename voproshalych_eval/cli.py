@@ -22,7 +22,7 @@ from voproshalych_eval.plans import commands as plan_commands
 
 #: CLI command modules (``voproshalych_eval.commands.<name>``): the setup and snapshot commands, the plans'
 #: commands from the plan registry, then the run-registry commands
-COMMAND_MODULES = ("core", "snapshot", *plan_commands(), "runs", "resume")
+COMMAND_MODULES = ("core", "snapshot", *plan_commands(), "runs", "resume", "team")
 
 
 class HelpFormatter(argparse.HelpFormatter):

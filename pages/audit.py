@@ -56,9 +56,11 @@ c1, c2, c3 = st.columns(3)
 actors = c1.multiselect(tr("Кто", "Who"), sorted(df["actor"].unique()), key="audit_actor",
                         placeholder=tr("Все", "All"))
 kinds = c2.multiselect(tr("Действие", "Action"), sorted(df["action"].unique()), key="audit_action",
-                       format_func=lambda a: tr(*ACTION_LABELS.get(a, (a, a))), placeholder=tr("Все", "All"))
-outcome = c3.radio(tr("Итог", "Outcome"), ["all", *OUTCOMES], key="audit_outcome", horizontal=True,
-                   format_func=lambda o: tr("все", "all") if o == "all" else tr(*OUTCOMES[o]))
+                       format_func={a: tr(*ACTION_LABELS.get(a, (a, a))) for a in df["action"].unique()}.get,
+                       placeholder=tr("Все", "All"))
+outcome_labels = {"all": tr("все", "all"), **{o: tr(*label) for o, label in OUTCOMES.items()}}
+outcome = c3.radio(tr("Итог", "Outcome"), list(outcome_labels), key="audit_outcome", horizontal=True,
+                   format_func=outcome_labels.get)
 view = df
 if actors:
     view = view[view["actor"].isin(actors)]

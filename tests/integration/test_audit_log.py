@@ -1,0 +1,54 @@
+"""Who made each change: ``eval.audit_log`` (migration 0034) and ``runs.actor``, written by the run registry."""
+
+from __future__ import annotations
+
+import getpass
+import uuid
+from typing import Any
+
+import pytest
+
+from voproshalych_eval import executor, runs
+from voproshalych_eval.db import audit
+from voproshalych_eval.plans import Plan
+
+
+def _plan() -> Plan:
+    return Plan(tier="tier1", items=[("a", 1), ("b", 2)], work=lambda x: {"v": x}, finalize=lambda recs: {},
+                label=f"audit-{uuid.uuid4().hex[:8]}")
+
+
+def test_a_run_records_its_actor_and_an_audit_entry(engine: Any) -> None:
+    run_id = executor.create_run(engine, _plan(), actor="anna.analyst@example.org", actor_role="analyst")
+    run = runs.get_run(engine, run_id)
+    assert run is not None and run.actor == "anna.analyst@example.org"
+    entry = next(e for e in audit.entries(engine, actor="anna.analyst@example.org", action="run")
+                 if e.target == f"run #{run_id}")
+    assert entry.role == "analyst" and entry.outcome == "done" and entry.details["tier"] == "tier1"
+    assert runs.runs_frame([run])["actor"].tolist() == ["anna.analyst@example.org"]
+
+
+def test_a_run_without_an_actor_is_the_os_user(engine: Any) -> None:
+    run_id = executor.create_run(engine, _plan())
+    run = runs.get_run(engine, run_id)
+    assert run is not None and run.actor == (getpass.getuser() or "local")
+
+
+def test_entries_filter_and_keep_secrets_out(engine: Any) -> None:
+    who = f"audit-{uuid.uuid4().hex[:8]}@example.org"
+    audit.record(engine, actor=who, role="viewer", action="run", target="t1_run_id", outcome="refused")
+    audit.record(engine, actor=who, role="admin", action="settings", target="llm prices",
+                 details={"op": "save", "api_key": "sk-should-never-be-stored", "nested": {"token": "x", "n": 2}})
+    refused = audit.entries(engine, actor=who, outcome="refused")
+    assert [(e.action, e.role) for e in refused] == [("run", "viewer")]
+    saved = audit.entries(engine, actor=who, action="settings")[0]
+    assert saved.details == {"op": "save", "nested": {"n": 2}}
+    assert [e.action for e in audit.entries(engine, actor=who)] == ["settings", "run"]  # newest first
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"actor": " "}, "needs an actor"), ({"actor": "a", "outcome": "maybe"}, "outcome must be one of"),
+])
+def test_bad_entries_are_refused(engine: Any, kwargs: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        audit.record(engine, action="run", **kwargs)

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from voproshalych_eval.team import ACTION_LABELS, ROLE_LABELS
-from voproshalych_eval.ui import auth, state, tables
+from voproshalych_eval.ui import auth, tables
 from voproshalych_eval.ui.common import empty_state, page_header
 from voproshalych_eval.ui.i18n import tr
 
@@ -37,16 +36,7 @@ st.caption(tr(f"Вы: {ident.label} · {auth.role_label(ident.role)}", f"You: {i
            + ("" if auth.team_mode() else tr(" (однопользовательский режим)", " (single-user mode)")))
 
 
-def _frame() -> pd.DataFrame:
-    from voproshalych_eval.db import audit
-
-    rows = audit.entries(state.engine(), limit=5000)
-    return pd.DataFrame([{"at": r.at, "actor": r.actor, "role": r.role, "action": r.action, "target": r.target,
-                          "outcome": r.outcome, "details": r.details} for r in rows],
-                        columns=list(COLUMNS))
-
-
-df = _frame()
+df = auth.audit_frame(limit=5000)
 if df.empty:
     empty_state("Журнал пуст: здесь появятся запуски, разметка и изменения настроек.",
                 "The log is empty: runs, labels and settings changes will appear here.")

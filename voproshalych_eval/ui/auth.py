@@ -203,3 +203,16 @@ def export_text(text: str) -> str:
 def export_bytes(text: str) -> bytes:
     """:func:`export_text` encoded as UTF-8 (what download buttons take)."""
     return export_text(text).encode("utf-8")
+
+
+AUDIT_COLUMNS = ("at", "actor", "role", "action", "target", "outcome", "details")
+
+
+def audit_frame(*, limit: int = 5000) -> Any:
+    """The newest audit entries as a DataFrame (columns :data:`AUDIT_COLUMNS`), for the Audit page."""
+    import pandas as pd
+
+    from voproshalych_eval.db import audit
+
+    rows = audit.entries(state.engine(), limit=limit)
+    return pd.DataFrame([{c: getattr(r, c) for c in AUDIT_COLUMNS} for r in rows], columns=list(AUDIT_COLUMNS))

@@ -29,6 +29,7 @@ const configuration = {
     client_id: clientId,
     client_secret: clientSecret,
     redirect_uris: [redirectUri],
+    post_logout_redirect_uris: [redirectUri], // Streamlit's st.logout comes back to /oauth2callback
     grant_types: ['authorization_code'],
     response_types: ['code'],
     token_endpoint_auth_method: 'client_secret_basic',

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from voproshalych_eval.redaction import configure_logging
-from voproshalych_eval.ui.auth import sign_in_gate
+from voproshalych_eval.ui.auth import sign_in_gate, signed_out_page
 from voproshalych_eval.ui.i18n import LANG_KEY, LANGUAGES, lang, tr
 from voproshalych_eval.ui.pages import existing_pages
 from voproshalych_eval.ui.sidebar import render_sidebar
@@ -24,6 +24,9 @@ with st.sidebar:
     )
 
 if not sign_in_gate():  # team mode: nothing but the sign-in screen until signed in with a role
+    # one hidden page, so that no page of pages/ is listed or reachable by its URL before sign-in
+    st.navigation([st.Page(signed_out_page, title=tr("Вход", "Sign in"), url_path="sign-in", default=True)],
+                  position="hidden")
     st.stop()
 
 sections: dict[str, list[st.Page]] = {}

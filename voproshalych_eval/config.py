@@ -53,6 +53,7 @@ ENV_VARS: dict[str, str] = {
     "VOPROSHALYCH_EVAL_OIDC_REDIRECT_URI": "the app's URL + /oauth2callback (default http://<address>:<port>/oauth2callback)",
     "VOPROSHALYCH_EVAL_OIDC_COOKIE_SECRET": "the key signing the sign-in cookie (default: generated once into <home>/team)",
     "VOPROSHALYCH_EVAL_OIDC_SCOPE": "scopes asked for (default: openid email profile)",
+    "VOPROSHALYCH_EVAL_OIDC_PROMPT": "the prompt sent to the provider (default: Streamlit's select_account; e.g. login)",
 }
 
 

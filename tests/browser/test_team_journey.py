@@ -157,6 +157,8 @@ def team_app_url(oidc_provider: dict[str, Any], browser_tools: tuple[str, str], 
            "VOPROSHALYCH_EVAL_OIDC_CLIENT_SECRET": oidc_provider["client_secret"],
            "VOPROSHALYCH_EVAL_OIDC_REDIRECT_URI": oidc_provider["redirect_uri"],
            "VOPROSHALYCH_EVAL_OIDC_SCOPE": "openid email profile roles",
+           # oidc-provider knows the prompts login, consent and none, not Streamlit's default select_account
+           "VOPROSHALYCH_EVAL_OIDC_PROMPT": "login",
            "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "STREAMLIT_SERVER_FILE_WATCHER_TYPE": "none",
            "STREAMLIT_SERVER_RUN_ON_SAVE": "false"}
     for name in ("VOPROSHALYCH_EVAL_TEAM", "VOPROSHALYCH_EVAL_TEAM_ROLES", "VOPROSHALYCH_EVAL_TEAM_DEFAULT_ROLE",
@@ -200,13 +202,17 @@ def _sign_in(drv: Any, url: str, login: str, lang: str) -> None:
     from selenium.webdriver.common.by import By
 
     _clear_session(drv)
+    drv.get(url + "/tier1_retrieval")  # a page's own URL leads to the sign-in screen, nothing else
+    _button(drv, "auth_login")
+    wait_rendered(drv, "the sign-in screen at a page's URL")
+    assert not drv.find_elements(*by(".st-key-t1_run")) and "Tier 1" not in _main_text(drv)
+    assert not drv.find_elements(*by('[data-testid="stSidebarNav"]')), "pages are listed before sign-in"
     drv.get(url)
     _button(drv, "auth_login")
     wait_rendered(drv, "the sign-in screen")
     switch_language(drv, lang)
     button = _button(drv, "auth_login")
     assert button.text.strip() == {"ru": "Войти", "en": "Sign in"}[lang], button.text
-    assert not drv.find_elements(*by('[data-testid="stSidebarNav"]')), "pages are listed before sign-in"
     _shot(drv, lang, f"{login}-0-sign-in")
     button.click()
     field = wait(drv, lambda d: next(iter(d.find_elements(By.NAME, "login")), False), 60, "the provider's login form")

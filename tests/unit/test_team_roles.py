@@ -114,7 +114,8 @@ def test_serve_team_writes_a_private_auth_file_and_prints_no_secret(monkeypatch:
 
     for k, v in OIDC.items():
         monkeypatch.setenv(k, v)
-    for k in ("VOPROSHALYCH_EVAL_OIDC_REDIRECT_URI", "VOPROSHALYCH_EVAL_OIDC_COOKIE_SECRET", "VOPROSHALYCH_EVAL_OIDC_SCOPE"):
+    for k in ("VOPROSHALYCH_EVAL_OIDC_REDIRECT_URI", "VOPROSHALYCH_EVAL_OIDC_COOKIE_SECRET", "VOPROSHALYCH_EVAL_OIDC_SCOPE",
+              "VOPROSHALYCH_EVAL_OIDC_PROMPT"):
         monkeypatch.delenv(k, raising=False)
     args, changes, line = team_launch(_settings(tmp_path), address="127.0.0.1", port=8600)
     path = Path(args[args.index("--secrets.files", len(args) - 2) + 1])
@@ -124,12 +125,14 @@ def test_serve_team_writes_a_private_auth_file_and_prints_no_secret(monkeypatch:
     assert auth["client_secret"] == OIDC["VOPROSHALYCH_EVAL_OIDC_CLIENT_SECRET"]
     assert auth["redirect_uri"] == "http://127.0.0.1:8600/oauth2callback"
     assert auth["server_metadata_url"] == OIDC["VOPROSHALYCH_EVAL_OIDC_METADATA_URL"]
-    assert len(auth["cookie_secret"]) >= 32 and auth["client_kwargs"]["scope"] == "openid email profile"
+    assert len(auth["cookie_secret"]) >= 32 and auth["client_kwargs"] == {"scope": "openid email profile"}
     assert changes["VOPROSHALYCH_EVAL_TEAM"] == "1" and changes["VOPROSHALYCH_EVAL_OIDC_CLIENT_SECRET"] == ""
     assert "client-secret" not in line and auth["cookie_secret"] not in line and "id.example.org" in line
-    # the cookie secret survives a restart (sign-ins stay valid)
-    args2, _, _ = team_launch(_settings(tmp_path), address="127.0.0.1", port=8600)
-    assert tomllib.loads(path.read_text())["auth"]["cookie_secret"] == auth["cookie_secret"]
+    # the cookie secret survives a restart (sign-ins stay valid); a prompt replaces Streamlit's select_account
+    monkeypatch.setenv("VOPROSHALYCH_EVAL_OIDC_PROMPT", "login")
+    team_launch(_settings(tmp_path), address="127.0.0.1", port=8600)
+    again = tomllib.loads(path.read_text())["auth"]
+    assert again["cookie_secret"] == auth["cookie_secret"] and again["client_kwargs"]["prompt"] == "login"
 
 
 def test_serve_team_without_a_provider_says_what_to_set(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ Streamlit's own ``st.login`` (Authlib underneath). Streamlit reads its provider 
 section of a ``secrets.toml``; there are two ways to give them:
 
 1. ``VOPROSHALYCH_EVAL_OIDC_METADATA_URL``, ``..._CLIENT_ID``, ``..._CLIENT_SECRET`` (and optionally
-   ``..._REDIRECT_URI``, ``..._COOKIE_SECRET``, ``..._SCOPE``) in the environment: ``serve --team`` writes the
+   ``..._REDIRECT_URI``, ``..._COOKIE_SECRET``, ``..._SCOPE``, ``..._PROMPT``) in the environment: ``serve --team`` writes the
    ``[auth]`` section into ``<home>/team/streamlit-auth.toml`` — a folder only the app's user can enter, a
    file only it can read (0700 / 0600), outside the project tree — and passes that file to Streamlit with
    ``--secrets.files``. The cookie-signing secret, unless given, is generated once into the same folder so
@@ -88,8 +88,9 @@ def _toml_string(value: str) -> str:
 
 
 def auth_section_text(*, metadata_url: str, client_id: str, client_secret: str, redirect_uri: str,
-                      cookie_secret: str, scope: str) -> str:
-    """The ``[auth]`` section Streamlit's ``st.login`` reads (one provider, no name)."""
+                      cookie_secret: str, scope: str, prompt: str | None = None) -> str:
+    """The ``[auth]`` section Streamlit's ``st.login`` reads (one provider, no name); ``prompt`` replaces
+    Streamlit's default ``select_account`` (a provider that does not support it wants ``login``)."""
     return "\n".join([
         "# Written by `voproshalych-eval serve --team`; private to the app's user. Do not commit.",
         "[auth]",
@@ -101,6 +102,7 @@ def auth_section_text(*, metadata_url: str, client_id: str, client_secret: str, 
         "",
         "[auth.client_kwargs]",
         f"scope = {_toml_string(scope)}",
+        *([f"prompt = {_toml_string(prompt)}"] if prompt else []),
         "",
     ])
 
@@ -135,6 +137,7 @@ def team_launch(settings: Settings, *, address: str, port: int) -> tuple[list[st
         _write_private(path, auth_section_text(
             metadata_url=metadata_url, client_id=client_id, client_secret=client_secret, redirect_uri=redirect_uri,
             cookie_secret=_cookie_secret(folder), scope=env("VOPROSHALYCH_EVAL_OIDC_SCOPE") or "openid email profile",
+            prompt=env("VOPROSHALYCH_EVAL_OIDC_PROMPT"),
         ))
         files.append(path)
         where = f"provider {urlsplit(metadata_url).netloc}, client {client_id}; sign-in settings in {path} (private)"

@@ -141,6 +141,10 @@ def _has_auth_config() -> bool:
         return False
 
 
+def signed_out_page() -> None:
+    """The only page before sign-in (the sign-in screen itself is drawn by :func:`sign_in_gate`)."""
+
+
 def sign_in_gate() -> bool:
     """In team mode: a sign-in screen until the user is signed in with a role, then who they are and a
     sign-out button in the sidebar. True when the app may be drawn (always in single-user mode)."""

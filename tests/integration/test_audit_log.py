@@ -52,3 +52,18 @@ def test_entries_filter_and_keep_secrets_out(engine: Any) -> None:
 def test_bad_entries_are_refused(engine: Any, kwargs: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         audit.record(engine, action="run", **kwargs)
+
+
+def test_a_report_can_mask_personal_data(engine: Any) -> None:
+    from voproshalych_eval import reports
+
+    question = "Иванов Иван Иванович спрашивает: пишите на ivanov@utmn.ru или +7 (912) 345-67-89"
+    plan = Plan(tier="tier1", items=[("q1", question)], work=lambda q: {"question": q, "answer": "ok"},
+                finalize=lambda recs: {}, label=f"mask-{uuid.uuid4().hex[:8]}")
+    run_id, _ = executor.run_plan(engine, plan)
+    for fmt in ("csv", "json", "md", "html"):
+        clear = reports.run_report(engine, run_id, fmt)
+        masked = reports.run_report(engine, run_id, fmt, mask_personal_data=True)
+        assert "ivanov@utmn.ru" in clear, fmt  # the report carries the question
+        assert "ivanov@utmn.ru" not in masked and "345-67-89" not in masked and "Иван Иванович" not in masked, fmt
+        assert "[email]" in masked and "[phone]" in masked and "[name]" in masked, fmt

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from voproshalych_eval.config import PROJECT_ROOT
 from voproshalych_eval.redaction import configure_logging
 from voproshalych_eval.ui.auth import sign_in_gate, signed_out_page
 from voproshalych_eval.ui.i18n import LANG_KEY, LANGUAGES, lang, tr
@@ -33,7 +34,8 @@ sections: dict[str, list[st.Page]] = {}
 for spec in existing_pages():
     title = tr(*spec.title)
     sections.setdefault(tr(*spec.section), []).append(
-        st.Page(spec.file, title=title, icon=spec.icon, url_path=spec.file.removeprefix("pages/").removesuffix(".py"))
+        st.Page(str(PROJECT_ROOT / spec.file), title=title, icon=spec.icon,  # absolute: serve --team's main script
+                url_path=spec.file.removeprefix("pages/").removesuffix(".py"))
     )
 
 page = st.navigation(sections)

@@ -148,6 +148,8 @@ def cmd_serve(args: Any) -> int:
         from voproshalych_eval.config import environ
 
         extra, changes, line = team_launch(get_settings(), address=args.address, port=args.port)
+        # the team entry point: app.py run from a folder without pages/ (no page reachable around sign-in)
+        cmd[4] = str(PROJECT_ROOT / "voproshalych_eval" / "ui" / "team_app.py")
         cmd += extra
         child_env = {k: v for k, v in {**environ(), **changes}.items() if v}
         progress(line)

@@ -80,7 +80,7 @@ def test_viewer_sees_pages_without_run_buttons(team_env: None, demo_engine: Any,
     _ok(at)
     assert at.title[0].value.startswith("Tier 1")  # the page itself is there
     assert "t1_run" not in {b.key for b in at.button}
-    lock = "требует роли «аналитик»" if lang == "ru" else "needs the analyst role"
+    lock = "нужна роль «аналитик»" if lang == "ru" else "needs the analyst role"
     assert any(lock in c.value for c in at.caption)
 
 
@@ -113,7 +113,7 @@ def test_a_direct_call_by_a_viewer_is_refused_and_audited(team_env: None, demo_e
     at.user = dict(VIEWER)
     at.run()
     _ok(at)
-    assert any("Not allowed: runs needs the analyst role; yours is viewer" in e.value for e in at.error)
+    assert any("Not allowed (runs): it needs the analyst role; yours is viewer" in e.value for e in at.error)
     assert not any("went through" in m.value for m in at.markdown)  # nothing after the refusal ran
     assert "direct_job__building" not in at.session_state
     assert not [r for r in runs.list_runs(demo_engine, tier="tier1", limit=20) if r.label == label]

@@ -248,7 +248,7 @@ def test_viewer_signs_in_and_sees_no_run_button(driver: Any, team_app_url: str, 
     title = _open_page(driver, "tier1_retrieval")
     assert title.startswith("Tier 1"), title
     assert not driver.find_elements(*by(".st-key-t1_run")), "a viewer sees the Run button"
-    lock = {"ru": "требует роли «аналитик»", "en": "needs the analyst role"}[lang]
+    lock = {"ru": "нужна роль «аналитик»", "en": "needs the analyst role"}[lang]
     assert lock in _main_text(driver), _main_text(driver)[:500]
     assert not exceptions(driver), exceptions(driver)
     _shot(driver, lang, "viewer-2-tier1-no-run")

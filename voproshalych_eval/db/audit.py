@@ -36,9 +36,10 @@ class AuditEntry:
 
 
 def _clean(details: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Details without empty values and without entries whose name looks secret (values redacted)."""
     out: dict[str, Any] = {}
     for k, v in (details or {}).items():
-        if any(s in str(k).lower() for s in _SECRET_NAME):
+        if v is None or any(s in str(k).lower() for s in _SECRET_NAME):
             continue
         out[str(k)] = _clean(v) if isinstance(v, Mapping) else (redact(v) if isinstance(v, str) else v)
     return out

@@ -74,8 +74,8 @@ def refusal_text(ident: Identity, action: str) -> str:
     need = team.ACTIONS.get(action, "admin")
     what = tr(*team.ACTION_LABELS.get(action, (action, action)))
     return tr(
-        f"Недоступно: {what} требует роли «{role_label(need)}», у вас — «{role_label(ident.role)}».",
-        f"Not allowed: {what} needs the {role_label(need)} role; yours is {role_label(ident.role)}.",
+        f"Недоступно ({what}): нужна роль «{role_label(need)}», у вас — «{role_label(ident.role)}».",
+        f"Not allowed ({what}): it needs the {role_label(need)} role; yours is {role_label(ident.role)}.",
     )
 
 

@@ -104,14 +104,18 @@ def _direct_call(label: str) -> None:
     st.write("the call went through")
 
 
-def test_a_direct_call_by_a_viewer_is_refused_and_audited(team_env: None, demo_engine: Any) -> None:
-    label = f"direct-{uuid.uuid4().hex[:8]}"
-    before = {e.id for e in audit.entries(demo_engine, actor=VIEWER["email"])}
+def _direct_call_app(user: dict[str, Any], label: str) -> AppTest:
     at = AppTest.from_function(_direct_call, kwargs={"label": label}, default_timeout=180)
     at.secrets["auth"] = AUTH
     at.session_state["ui_language"] = "en"
-    at.user = dict(VIEWER)
-    at.run()
+    at.user = dict(user)
+    return at
+
+
+def test_a_direct_call_by_a_viewer_is_refused_and_audited(team_env: None, demo_engine: Any) -> None:
+    label = f"direct-{uuid.uuid4().hex[:8]}"
+    before = {e.id for e in audit.entries(demo_engine, actor=VIEWER["email"])}
+    at = _direct_call_app(VIEWER, label).run()
     _ok(at)
     assert any("Not allowed (runs): it needs the analyst role; yours is viewer" in e.value for e in at.error)
     assert not any("went through" in m.value for m in at.markdown)  # nothing after the refusal ran
@@ -123,11 +127,7 @@ def test_a_direct_call_by_a_viewer_is_refused_and_audited(team_env: None, demo_e
 
 def test_a_run_started_by_an_analyst_records_the_analyst(team_env: None, demo_engine: Any) -> None:
     label = f"direct-{uuid.uuid4().hex[:8]}"
-    at = AppTest.from_function(_direct_call, kwargs={"label": label}, default_timeout=180)
-    at.secrets["auth"] = AUTH
-    at.session_state["ui_language"] = "en"
-    at.user = dict(ANALYST)
-    at.run()
+    at = _direct_call_app(ANALYST, label).run()
     _ok(at)
     job = executor.get_job(at.session_state["direct_job__building"])
     assert job is not None and job.wait(120).status == "done", job.progress if job else None

@@ -92,7 +92,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     before = list(root.handlers)
     handler = configure_logging(verbose=args.verbose)  # redacting handler on stderr (also for the SDK's loggers)
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        if code == 0:  # a writing command (dataset import, labels, snapshots) is recorded in the audit log
+            from voproshalych_eval.commands.team import audit_command
+
+            audit_command(args)
+        return code
     except KeyboardInterrupt:
         print("Interrupted.", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -67,3 +67,16 @@ def test_a_report_can_mask_personal_data(engine: Any) -> None:
         assert "ivanov@utmn.ru" in clear, fmt  # the report carries the question
         assert "ivanov@utmn.ru" not in masked and "345-67-89" not in masked and "Иван Иванович" not in masked, fmt
         assert "[email]" in masked and "[phone]" in masked and "[name]" in masked, fmt
+
+
+def test_writing_cli_commands_are_audited_by_the_os_user(demo_engine: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    from voproshalych_eval.cli import main
+    from voproshalych_eval.config import PROJECT_ROOT
+    from voproshalych_eval.team import local_actor
+
+    name = f"audit_cli_{uuid.uuid4().hex[:8]}"
+    assert main(["dataset", "import", str(PROJECT_ROOT / "data" / "golden_dataset.json"), "--name", name, "--json"]) == 0
+    assert main(["dataset", "list", "--json"]) == 0  # reading commands are not recorded
+    capsys.readouterr()
+    entries = [e for e in audit.entries(demo_engine, actor=local_actor(), limit=50) if e.target == name]
+    assert [(e.action, e.details["command"]) for e in entries] == [("dataset", "dataset import")]

@@ -153,3 +153,36 @@ def team_launch(settings: Settings, *, address: str, port: int) -> tuple[list[st
     for f in files:
         args += ["--secrets.files", str(f)]
     return args, changes, f"Team mode: sign-in required ({where})"
+
+
+#: (command, action) of the CLI's writing commands → the audit action kind (runs are recorded by the run registry)
+WRITE_COMMANDS: dict[tuple[str, str], str] = {
+    ("dataset", "import"): "dataset",
+    ("dataset", "annotate-import"): "label",
+    ("dataset", "realq-pick"): "label",
+    ("dataset", "label"): "label",
+    ("snapshot", "take"): "dataset",
+    ("snapshot", "use"): "dataset",
+    ("snapshot", "delete"): "dataset",
+}
+
+
+def audit_command(args: Any) -> None:
+    """Record a finished writing command in the audit log, by the OS user (never fails the command)."""
+    import logging
+
+    sub = getattr(args, f"{args.command}_command", None) if getattr(args, "command", None) else None
+    action = WRITE_COMMANDS.get((args.command, sub)) if sub else None
+    if action is None:
+        return
+    from voproshalych_eval.db import audit
+    from voproshalych_eval.team import local_actor
+
+    target = next((str(getattr(args, name)) for name in ("name", "dataset", "file", "snapshot", "id")
+                   if getattr(args, name, None) not in (None, "")), None)
+    try:
+        audit.record(engine(), actor=local_actor(), role="admin", action=action, target=target,
+                     details={"command": f"{args.command} {sub}"})
+    except Exception:  # noqa: BLE001 - the command itself succeeded
+        logging.getLogger(__name__).warning("could not write the audit entry of %s %s", args.command, sub,
+                                            exc_info=True)

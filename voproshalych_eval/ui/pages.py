@@ -40,6 +40,7 @@ OTHER_PAGES: list[tuple[str, str, tuple[str, str], str]] = [
     ("runs", "pages/settings.py", ("Настройки", "Settings"), ":material/settings:"),
     ("runs", "pages/schedules.py", ("Расписания", "Schedules"), ":material/schedule:"),
     ("runs", "pages/alerts.py", ("Оповещения", "Alerts"), ":material/notifications:"),
+    ("runs", "pages/audit.py", ("Журнал действий", "Audit"), ":material/policy:"),
 ]
 
 

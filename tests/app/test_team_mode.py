@@ -162,3 +162,19 @@ def test_single_user_mode_is_unchanged(monkeypatch: pytest.MonkeyPatch, demo_eng
     at.switch_page("pages/tier1_retrieval.py").run()
     _ok(at)
     assert "t1_run" in {b.key for b in at.button} and "auth_logout" not in {b.key for b in at.button}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_analyst_cannot_add_a_schedule_or_an_alert_channel(team_env: None, demo_engine: Any, lang: str) -> None:
+    """Schedules and alert channels are the admin's (team.ACTIONS): an analyst's submit buttons are disabled
+    with the refusal sentence in their place."""
+    at = _app(lang, ANALYST).run()
+    _ok(at)
+    for page, label in (("pages/schedules.py", ("Добавить", "Add")),
+                        ("pages/alerts.py", ("Сохранить канал", "Save the channel"))):
+        at.switch_page(page).run()
+        _ok(at)
+        want = label[0] if lang == "ru" else label[1]
+        button = next(b for b in at.button if b.label == want)
+        assert button.disabled, page
+        assert any("🔒" in c.value for c in at.caption), page

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from voproshalych_eval.config import PROJECT_ROOT
 from voproshalych_eval.redaction import configure_logging
+from voproshalych_eval.ui.auth import sign_in_gate, signed_out_page
 from voproshalych_eval.ui.i18n import LANG_KEY, LANGUAGES, lang, tr
 from voproshalych_eval.ui.pages import existing_pages
 from voproshalych_eval.ui.sidebar import render_sidebar
@@ -22,11 +24,18 @@ with st.sidebar:
         horizontal=True,
     )
 
+if not sign_in_gate():  # team mode: nothing but the sign-in screen until signed in with a role
+    # one hidden page, so that no page of pages/ is listed or reachable by its URL before sign-in
+    st.navigation([st.Page(signed_out_page, title=tr("Вход", "Sign in"), url_path="sign-in", default=True)],
+                  position="hidden")
+    st.stop()
+
 sections: dict[str, list[st.Page]] = {}
 for spec in existing_pages():
     title = tr(*spec.title)
     sections.setdefault(tr(*spec.section), []).append(
-        st.Page(spec.file, title=title, icon=spec.icon, url_path=spec.file.removeprefix("pages/").removesuffix(".py"))
+        st.Page(str(PROJECT_ROOT / spec.file), title=title, icon=spec.icon,  # absolute: serve --team's main script
+                url_path=spec.file.removeprefix("pages/").removesuffix(".py"))
     )
 
 page = st.navigation(sections)

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from voproshalych_eval import alerts
-from voproshalych_eval.ui import state
+from voproshalych_eval.ui import auth, state
 from voproshalych_eval.ui.common import page_header
 from voproshalych_eval.ui.i18n import tr
 
@@ -38,8 +38,9 @@ with st.form("alert_add"):
     options_text = st.text_area(tr("Параметры (КЛЮЧ=ЗНАЧЕНИЕ по строке)", "Options (KEY=VALUE per line)"),
                                 help="telegram: api_url, token_env · smtp: host, port, sender, user, password_env",
                                 key="alert_options")
-    if st.form_submit_button(tr("Сохранить канал", "Save the channel")):
-        with state.user_errors("Не удалось сохранить канал", "Could not save the channel"):
+    if auth.submit("alert", st, tr("Сохранить канал", "Save the channel")):
+        with state.user_errors("Не удалось сохранить канал", "Could not save the channel"), \
+                auth.audited("alert", name.strip(), {"op": "save", "kind": kind}):
             options = alerts.parse_options(options_text.splitlines())
             alerts.save_channel(state.engine(), alerts.Channel(name.strip(), kind, target.strip(), options, events))
             st.success(tr("Канал сохранён.", "Channel saved."))
@@ -53,15 +54,17 @@ with state.user_errors("Не удалось открыть оповещения"
                                     tr("включён", "enabled"): c.enabled} for c in channels]), hide_index=True)
         pick = st.selectbox(tr("Канал", "Channel"), [c.name for c in channels], key="alert_pick")
         cols = st.columns(2)
-        if cols[0].button(tr("Отправить тестовое оповещение", "Send a test alert"), key="alert_test"):
-            error = alerts.test_alert(engine, pick)
+        if auth.button("alert", cols[0], tr("Отправить тестовое оповещение", "Send a test alert"), key="alert_test"):
+            with auth.audited("alert", pick, {"op": "test"}):
+                error = alerts.test_alert(engine, pick)
             if error is None:
                 st.success(tr("Доставлено.", "Delivered."))
             else:
                 st.error(tr("Не доставлено: ", "Not delivered: ") + error)
-        if cols[1].button(tr("Удалить канал", "Delete the channel"), key="alert_delete"):
-            alerts.delete_channel(engine, pick)
-            st.rerun()
+        if auth.button("alert", cols[1], tr("Удалить канал", "Delete the channel"), key="alert_delete"):
+            with auth.audited("alert", pick, {"op": "delete"}):
+                alerts.delete_channel(engine, pick)
+                st.rerun()
     else:
         st.info(tr("Каналов пока нет — добавьте первый ниже.", "No channels yet — add the first one below."))
 

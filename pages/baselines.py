@@ -8,7 +8,7 @@ import streamlit as st
 from voproshalych_eval import baselines as bl
 from voproshalych_eval import describe, runs
 from voproshalych_eval.plans import PLANS
-from voproshalych_eval.ui import state, tables
+from voproshalych_eval.ui import auth, state, tables
 from voproshalych_eval.ui.common import empty_state, page_header
 from voproshalych_eval.ui.i18n import fmt, lang, tr
 from voproshalych_eval.ui.verdicts import status_text
@@ -72,15 +72,18 @@ with state.user_errors("Не удалось открыть таблицу баз
         },
     )
     c1, c2, _ = st.columns([1, 1, 4])
-    if c1.button(tr("Сохранить", "Save"), type="primary", key="baselines_save"):
+    if auth.button("baseline", c1, tr("Сохранить", "Save"), type="primary", key="baselines_save"):
+        auth.require("baseline", "baselines")
         try:
             n = bl.save_baselines(engine, edited)
         except bl.BaselineError as exc:
             st.error(tr("Не сохранено: ", "Not saved: ") + str(exc))
         else:
+            auth.record("baseline", "baselines", {"op": "save", "rows": n})
             st.success(tr(f"Сохранено строк: {n}.", f"Saved {n} rows."))
-    if c2.button(tr("Вернуть значения по умолчанию", "Restore defaults"), key="baselines_reset"):
-        bl.reset_defaults(engine)
+    if auth.button("baseline", c2, tr("Вернуть значения по умолчанию", "Restore defaults"), key="baselines_reset"):
+        with auth.audited("baseline", "baselines", {"op": "reset_defaults"}):
+            bl.reset_defaults(engine)
         st.session_state.pop(EDITOR_KEY, None)
         st.rerun()
 

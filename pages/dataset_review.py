@@ -11,7 +11,7 @@ import streamlit as st
 from voproshalych_eval import annotations as A
 from voproshalych_eval import datasets
 from voproshalych_eval.generation.picker import highlight_span, search_chunks
-from voproshalych_eval.ui import state, tables, views
+from voproshalych_eval.ui import auth, state, tables, views
 from voproshalych_eval.ui.common import empty_state, page_header, table_with_download
 from voproshalych_eval.ui.i18n import tr
 
@@ -126,8 +126,9 @@ else:
     st.info(tr("Без релевантного чанка (вопрос без ответа в базе).", "No relevant chunk (a question the knowledge base does not answer)."))
 
 if status == "rejected":
-    if st.button(tr("Вернуть в набор", "Restore to the dataset"), key=f"rv_restore_{key}"):
-        with state.user_errors("Не удалось вернуть", "Could not restore"):
+    if auth.button("label", st, tr("Вернуть в набор", "Restore to the dataset"), key=f"rv_restore_{key}"):
+        with state.user_errors("Не удалось вернуть", "Could not restore"), \
+                auth.audited("label", f"{ds.name}/{key}", {"op": "restore"}):
             A.restore(eng, ds, key)
             st.rerun()
     st.stop()
@@ -143,12 +144,13 @@ with item_view["decision"]:
         notes = st.text_area(tr("Заметки", "Notes"), value=(rev.notes if rev and rev.notes else ""))
         reason = st.text_input(tr("Причина отклонения", "Reason for rejection"))
         b = st.columns(3)
-        do_accept = b[0].form_submit_button(tr("Принять", "Accept"), type="primary")
-        do_reject = b[1].form_submit_button(tr("Отклонить", "Reject"))
-        do_notes = b[2].form_submit_button(tr("Сохранить заметки", "Save notes"))
+        do_accept = auth.submit("label", b[0], tr("Принять", "Accept"), type="primary")
+        do_reject = auth.submit("label", b[1], tr("Отклонить", "Reject"))
+        do_notes = auth.submit("label", b[2], tr("Сохранить заметки", "Save notes"))
     checks = {"is_question_ok": q_ok, "is_answer_ok": a_ok, "is_chunk_ok": c_ok}
     if do_accept:
-        with state.user_errors("Не удалось принять", "Could not accept"):
+        with state.user_errors("Не удалось принять", "Could not accept"), \
+                auth.audited("label", f"{ds.name}/{key}", {"op": "accept"}):
             A.accept(eng, ds, key, notes=notes, checks=checks)
             st.session_state["rv_advance"] = True
             st.rerun()
@@ -156,18 +158,21 @@ with item_view["decision"]:
         if not reason.strip():
             st.error(tr("Укажите причину отклонения.", "Give a reason for the rejection."))
         else:
-            with state.user_errors("Не удалось отклонить", "Could not reject"):
+            with state.user_errors("Не удалось отклонить", "Could not reject"), \
+                    auth.audited("label", f"{ds.name}/{key}", {"op": "reject"}):
                 A.reject(eng, ds, key, reason, notes=notes, checks=checks)
                 st.rerun()
     if do_notes:
-        A.set_notes(eng, ds, key, notes)
+        with auth.audited("label", f"{ds.name}/{key}", {"op": "notes"}):
+            A.set_notes(eng, ds, key, notes)
         st.toast(tr("Заметки сохранены", "Notes saved"))
 
 with item_view["edit"], st.form(f"rv_edit_{key}"):
     q = st.text_area(tr("Вопрос", "Question"), value=str(rec.get("question") or ""))
     ans = st.text_area(tr("Эталонный ответ", "Reference answer"), value=str(rec.get("ground_truth_answer") or ""))
-    if st.form_submit_button(tr("Сохранить (новая версия)", "Save (new version)")):
-        with state.user_errors("Правка не сохранена", "The edit was not saved"):
+    if auth.submit("dataset", st, tr("Сохранить (новая версия)", "Save (new version)")):
+        with state.user_errors("Правка не сохранена", "The edit was not saved"), \
+                auth.audited("dataset", f"{ds.name}/{key}", {"op": "edit"}):
             new = A.edit(eng, ds, key, question=q, answer=ans)
             if new.version != ds.version:
                 st.toast(tr(f"Версия v{new.version}", f"Version v{new.version}"))
@@ -194,7 +199,8 @@ with item_view["chunks"]:
                                                "relevant": st.column_config.CheckboxColumn(tr("релевантен", "relevant"))})
         chosen = [int(r["chunk_id"]) for _, r in edited.iterrows() if r["relevant"]]
         st.caption(tr("Порядок: первый отмеченный станет `chunk_id`.", "Order: the first checked becomes `chunk_id`."))
-        if st.button(tr("Сохранить релевантные чанки (новая версия)", "Save relevant chunks (new version)"), key=f"rv_save_chunks_{key}"):
-            with state.user_errors("Чанки не сохранены", "The chunks were not saved"):
+        if auth.button("dataset", st, tr("Сохранить релевантные чанки (новая версия)", "Save relevant chunks (new version)"), key=f"rv_save_chunks_{key}"):
+            with state.user_errors("Чанки не сохранены", "The chunks were not saved"), \
+                    auth.audited("dataset", f"{ds.name}/{key}", {"op": "relevant_chunks"}):
                 A.edit(eng, ds, key, relevant_chunk_ids=chosen)
                 st.rerun()

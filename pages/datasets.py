@@ -12,7 +12,7 @@ from voproshalych_eval import annotations as A
 from voproshalych_eval import dataset_versions as dv
 from voproshalych_eval import datasets
 from voproshalych_eval.generation.sampling import QUESTION_TYPES as TYPES
-from voproshalych_eval.ui import jobs, state, tables, uploads, views
+from voproshalych_eval.ui import auth, jobs, state, tables, uploads, views
 from voproshalych_eval.ui.common import empty_state, json_download, page_header, table_with_download
 from voproshalych_eval.ui.i18n import tr
 
@@ -141,7 +141,7 @@ with tab_gen:
                                help=tr("Доля дополнительных слотов на случай отбрасывания фильтрами.",
                                        "Extra slots, as a share of the size, to make up for gate drops."))
         concurrency = c4.slider(tr("Параллельно", "Concurrency"), 1, 16, 8)
-        submitted = st.form_submit_button(tr("Создать набор", "Generate"), type="primary")
+        submitted = auth.submit("run", st, tr("Создать набор", "Generate"), type="primary")
     types = {t: float(w) for t, w in weights.items() if w > 0}
     if submitted:
         if not types:
@@ -220,8 +220,9 @@ with tab_ver:
             table_with_download(dv.diff_frame(diff), f"{vname}_v{va}_v{vb}_diff", key="ver_diff")
             with st.form("revert_form"):
                 vr = st.selectbox(tr("Вернуть содержимое версии", "Restore the content of version"), versions[1:], key="ver_rev")
-                if st.form_submit_button(tr("Вернуть (новой версией)", "Restore (as a new version)")):
-                    with state.user_errors("Не удалось вернуть версию", "Could not restore the version"):
+                if auth.submit("dataset", st, tr("Вернуть (новой версией)", "Restore (as a new version)")):
+                    with state.user_errors("Не удалось вернуть версию", "Could not restore the version"), \
+                            auth.audited("dataset", vname, {"op": "revert", "to_version": int(vr)}):
                         new = dv.revert(eng, vname, int(vr))
                         st.success(tr(f"Версия v{new.version} = содержимое v{vr}.", f"Version v{new.version} = content of v{vr}."))
         else:
@@ -236,12 +237,12 @@ with tab_io:
         if n_cut := datasets.n_truncated(ds.records):
             st.info(tr(datasets.truncation_note(n_cut, len(ds), "ru"), datasets.truncation_note(n_cut, len(ds), "en")))
         c1, c2, c3, c4 = st.columns(4)
-        c1.download_button("⬇ JSON", json.dumps(ds.records, ensure_ascii=False, indent=1).encode("utf-8"),
+        c1.download_button("⬇ JSON", auth.export_bytes(json.dumps(ds.records, ensure_ascii=False, indent=1)),
                            f"{ds.name}_v{ds.version}.json", "application/json", key="io_json")
-        c2.download_button("⬇ CSV", datasets.export_csv(ds.records).encode("utf-8"), f"{ds.name}_v{ds.version}.csv", "text/csv", key="io_csv")
-        c3.download_button(tr("⬇ Разметка CSV", "⬇ Annotation CSV"), A.export_annotations(eng, ds.name, "csv").encode("utf-8"),
+        c2.download_button("⬇ CSV", auth.export_bytes(datasets.export_csv(ds.records)), f"{ds.name}_v{ds.version}.csv", "text/csv", key="io_csv")
+        c3.download_button(tr("⬇ Разметка CSV", "⬇ Annotation CSV"), auth.export_bytes(A.export_annotations(eng, ds.name, "csv")),
                            f"{ds.name}_v{ds.version}_annotation.csv", "text/csv", key="io_ann_csv")
-        c4.download_button(tr("⬇ Разметка JSON", "⬇ Annotation JSON"), A.export_annotations(eng, ds.name, "json").encode("utf-8"),
+        c4.download_button(tr("⬇ Разметка JSON", "⬇ Annotation JSON"), auth.export_bytes(A.export_annotations(eng, ds.name, "json")),
                            f"{ds.name}_v{ds.version}_annotation.json", "application/json", key="io_ann_json")
         st.caption(tr(
             "Файл разметки: колонки `is_question_ok`, `is_answer_ok`, `is_chunk_ok` (1/0), `notes`, `reason`; можно править "
@@ -254,10 +255,13 @@ with tab_io:
     skip_bad = st.checkbox(tr("Применить хорошие строки, плохие перечислить", "Apply the good rows, list the bad ones"), key="io_skip")
     merge = st.checkbox(tr("Файл от старой версии: применить только изменённые в нём ячейки (трёхстороннее слияние)",
                            "A file from an older version: apply only the cells changed in it (three-way merge)"), key="io_merge")
-    if up is not None and st.button(tr("Применить разметку", "Apply the annotations"), key="io_apply"):
+    if up is not None and auth.button("label", st, tr("Применить разметку", "Apply the annotations"), key="io_apply"):
+        auth.require("label", "uploaded file")
         try:
             up_name, up_data = uploads.read(up)
             rep = A.import_annotations(eng, up_name, data=up_data, skip_bad_rows=skip_bad, merge=merge)
+            auth.record("label", rep.dataset, {"op": "import_annotations", "version": rep.version_after,
+                                               "rows": rep.n_applied})
             st.success(tr(
                 f"{rep.dataset}: v{rep.version_before} → v{rep.version_after}; применено строк {rep.n_applied} из {rep.n_rows}; "
                 f"правок {len(rep.edited)}, отклонено {len(rep.rejected)}, возвращено {len(rep.restored)}, принято {len(rep.accepted)}.",
@@ -275,11 +279,12 @@ with tab_io:
     up2 = st.file_uploader(tr("Эталонный набор (JSON, JSONL, CSV)", "Golden set (JSON, JSONL, CSV)"), type=["json", "jsonl", "csv"],
                            key="io_ds_up")
     iname = st.text_input(tr("Имя (пусто — имя файла)", "Name (empty: the file name)"), key="io_ds_name")
-    if up2 is not None and st.button(tr("Сохранить набор", "Store the dataset"), key="io_store"):
+    if up2 is not None and auth.button("dataset", st, tr("Сохранить набор", "Store the dataset"), key="io_store"):
         with state.user_errors("Набор не сохранён", "The dataset was not stored"):
             up2_name, up2_data = uploads.read(up2)
             nm = iname.strip() or up2_name.rsplit(".", 1)[0]
-            stored = datasets.store_file(eng, up2_name, "golden", name=nm, data=up2_data)
+            with auth.audited("dataset", nm, {"op": "import"}):
+                stored = datasets.store_file(eng, up2_name, "golden", name=nm, data=up2_data)
             st.success(tr(f"Сохранён {stored.name} v{stored.version} ({len(stored)} элементов).",
                           f"Stored {stored.name} v{stored.version} ({len(stored)} items)."))
             if n_cut := datasets.n_truncated(stored.records):
@@ -297,11 +302,13 @@ with tab_stale:
         note = source_note(eng)
         if note:
             st.warning(tr(source_text(note, "ru"), source_text(note, "en")))
-            if st.button(tr("Сделать снимок базы знаний", "Take a knowledge-base snapshot"), key="stale_refresh"):
+            if auth.button("dataset", st, tr("Сделать снимок базы знаний", "Take a knowledge-base snapshot"), key="stale_refresh"):
+                auth.require("dataset", "snapshot")
                 from voproshalych_eval.db import snapshots
 
                 with st.spinner(tr("Снимаю базу знаний…", "Taking a snapshot…")):
                     snap = snapshots.take(eng)
+                auth.record("dataset", f"snapshot #{snap.id}", {"op": "snapshot"})
                 st.session_state.pop("stale_summary", None)
                 st.success(tr(f"Снимок #{snap.id} сделан; проверьте наборы снова.",
                               f"Snapshot #{snap.id} taken; check the datasets again."))

@@ -10,7 +10,7 @@ from voproshalych_eval.analytics import gaps
 from voproshalych_eval.gap_sync import sync
 from voproshalych_eval.generation import gap_drafts
 from voproshalych_eval.tiers import gap_diagnosis, sandbox, whatif
-from voproshalych_eval.ui import jobs, state
+from voproshalych_eval.ui import auth, jobs, state, untrusted, uploads
 from voproshalych_eval.ui.common import empty_state, offline_badge, page_header
 from voproshalych_eval.ui.i18n import tr, tr_pair
 
@@ -100,9 +100,11 @@ with state.user_errors("Не удалось открыть пробелы", "Cou
             owner = c2.text_input(tr("Ответственный", "Owner"), value=gap.owner or "", key="gaps_owner")
             note = st.text_input(tr("Заметка (для «отклонён» — причина)", "Note (for 'dismissed': the reason)"),
                                  value=gap.note or "", key="gaps_note")
-            if st.button(tr("Сохранить статус", "Save status"), key="gaps_status_save"):
+            if auth.button("label", st, tr("Сохранить статус", "Save status"), key="gaps_status_save"):
+                auth.require("label", f"gap #{gid}")
                 try:
                     gaps.set_status(engine, gid, new, note=note or None, owner=owner or None)
+                    auth.record("label", f"gap #{gid}", {"op": "gap_status", "status": new})
                     st.success(tr("Сохранено", "Saved"))
                 except ValueError as exc:
                     st.error(str(exc))
@@ -115,7 +117,8 @@ with state.user_errors("Не удалось открыть пробелы", "Cou
         with t_diag:
             sample = st.number_input(tr("Вопросов в выборке (не больше)", "Questions to sample (at most)"), 1, 200, 20,
                                      key="gaps_sample")
-            if st.button(tr("Диагностировать", "Diagnose"), key="gaps_diagnose"):
+            if auth.button("label", st, tr("Диагностировать", "Diagnose"), key="gaps_diagnose"):
+                auth.require("label", f"gap #{gid}")
                 with st.spinner(tr("Диагностика…", "Diagnosing…")):
                     res = gap_diagnosis.diagnose(engine, gid, sample=int(sample))
                     gaps.save_diagnosis(engine, gid, res)
@@ -134,13 +137,18 @@ with state.user_errors("Не удалось открыть пробелы", "Cou
                 keep = [c for c in ("question", "category", "chunk_id", "production_rank", "chunk_text") if c in items]
                 st.dataframe(items[keep], hide_index=True, key="gaps_diag_items")
         with t_draft:
-            if st.button(tr("Составить план статьи", "Draft an outline"), key="gaps_draft_make"):
-                with st.spinner(tr("Пишу план…", "Drafting…")):
+            if auth.button("label", st, tr("Составить план статьи", "Draft an outline"), key="gaps_draft_make"):
+                with st.spinner(tr("Пишу план…", "Drafting…")), \
+                        auth.audited("label", f"gap #{gid}", {"op": "gap_draft_outline"}):
                     gap_drafts.draft_outline(engine, gid)
             upload = st.file_uploader(tr("Загрузить черновик (Markdown/текст)", "Upload a draft (Markdown/text)"),
                                       type=["md", "txt"], key="gaps_draft_upload")
-            if upload is not None and st.button(tr("Сохранить загруженный", "Keep the upload"), key="gaps_draft_up"):
-                gap_drafts.save_edit(engine, gid, upload.getvalue().decode("utf-8"), source="upload")
+            if upload is not None and auth.button("label", st, tr("Сохранить загруженный", "Keep the upload"),
+                                                  key="gaps_draft_up"):
+                with state.user_errors("Черновик не сохранён", "The draft was not saved"), \
+                        auth.audited("label", f"gap #{gid}", {"op": "gap_draft_upload"}):
+                    _, draft_data = uploads.read(upload)
+                    gap_drafts.save_edit(engine, gid, draft_data.decode("utf-8"), source="upload")
             versions = gaps.drafts(engine, gid)
             if versions:
                 d = versions[0]
@@ -148,19 +156,22 @@ with state.user_errors("Не удалось открыть пробелы", "Cou
                     offline_badge("офлайн-шаблоном", "offline template")
                 st.caption(tr(f"Версия {d['version']} ({d['source']})", f"Version {d['version']} ({d['source']})"))
                 body = st.text_area(tr("Черновик", "Draft"), value=d["body"], height=320, key=f"gaps_draft_body_{gid}_{d['version']}")
-                if st.button(tr("Сохранить как новую версию", "Save as a new version"), key="gaps_draft_save"):
-                    gap_drafts.save_edit(engine, gid, body)
-                    st.rerun()
+                if auth.button("label", st, tr("Сохранить как новую версию", "Save as a new version"),
+                               key="gaps_draft_save"):
+                    with auth.audited("label", f"gap #{gid}", {"op": "gap_draft_edit"}):
+                        gap_drafts.save_edit(engine, gid, body)
+                        st.rerun()
                 for f in (d["checks"] or {}).get("flags", []):
-                    st.warning(tr(f"Строка {f['line']}: «{f['text']}» нет ни в базе знаний, ни в вопросах",
-                                  f"Line {f['line']}: '{f['text']}' is neither in the knowledge base nor in the questions"))
+                    st.warning(tr(f"Строка {f['line']}: «{untrusted.md(f['text'])}» нет ни в базе знаний, ни в вопросах",
+                                  f"Line {f['line']}: '{untrusted.md(f['text'])}' is neither in the knowledge base nor in the questions"))
                 c1, c2 = st.columns(2)
                 c1.download_button("⬇ Markdown", body.encode("utf-8"), f"gap-{gid}.md", key="gaps_dl_md")
                 c2.download_button("⬇ Confluence XHTML", gap_drafts.to_confluence(body).encode("utf-8"),
                                    f"gap-{gid}.xhtml", key="gaps_dl_xhtml")
                 reg = st.text_input(tr("Регрессионный набор", "Regression dataset"), value="demo_golden",
                                     key="gaps_regression")
-                if st.button(tr("Смоделировать этот черновик", "Simulate this draft"), key="gaps_simulate"):
+                if auth.button("run", st, tr("Смоделировать этот черновик", "Simulate this draft"),
+                               key="gaps_simulate"):
                     text, url = body, f"draft://gap-{gid}"
 
                     def build(text: str = text, url: str = url, reg: str = reg, gid: int = gid):  # type: ignore[no-untyped-def]
@@ -183,7 +194,7 @@ with state.user_errors("Не удалось открыть пробелы", "Cou
             new_text = st.text_area(tr("Новый текст страницы", "The page's new text"),
                                     value=sandbox.page_text(engine, url), height=200, key=f"gaps_kb_text_{url}")
         ds = st.text_input(tr("Набор вопросов", "Questions (golden dataset)"), value="demo_golden", key="gaps_kb_ds")
-        if st.button(tr("Смоделировать", "Simulate"), key="gaps_kb_run") and url:
+        if auth.button("run", st, tr("Смоделировать", "Simulate"), key="gaps_kb_run") and url:
             edit = sandbox.Edit(action, url, new_text if action == "replace" else None, "app")
 
             def build_kb(edit: sandbox.Edit = edit, ds: str = ds):  # type: ignore[no-untyped-def]

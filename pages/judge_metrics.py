@@ -11,7 +11,7 @@ import streamlit as st
 
 from voproshalych_eval import executor, runs
 from voproshalych_eval.describe import AGGREGATOR_LABELS, QUORUM_LABELS
-from voproshalych_eval.ui import jobs, state, tables, untrusted, uploads
+from voproshalych_eval.ui import auth, jobs, state, tables, untrusted, uploads
 from voproshalych_eval.ui.common import (
     empty_state,
     json_download,
@@ -142,7 +142,7 @@ cfg: dict[str, Any] = {}
 with st.form("jm_form", border=True):
     for opt in JUDGE_METRICS[metric].options:
         cfg[opt.name] = option_widget(opt, f"jm_opt_{metric}_{opt.name}")
-    run = st.form_submit_button(tr("Запустить", "Run"), type="primary", key="jm_run", icon=":material/play_arrow:")
+    run = auth.submit("run", st, tr("Запустить", "Run"), type="primary", key="jm_run", icon=":material/play_arrow:")
 
 
 def samples_dataset() -> int | None:

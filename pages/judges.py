@@ -7,7 +7,7 @@ import streamlit as st
 
 from voproshalych_eval import datasets
 from voproshalych_eval.plots.generation import confusion_matrix, per_model_bars, score_distributions
-from voproshalych_eval.ui import jobs, state, tables, untrusted, views
+from voproshalych_eval.ui import auth, jobs, state, tables, untrusted, views
 from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import (
     TIER_COLORS,
@@ -55,7 +55,7 @@ with tab_s:
         metric = c[3].selectbox(tr("Метрика", "Metric"), JUDGE_METRICS, format_func=judge_metric_labels.get)
         models_s = st.text_input(tr("Модели судей через запятую (пусто — по умолчанию)", "Judge models, comma separated (empty = default)"), "")
         off_s = st.checkbox(tr("Офлайн (без LLM)", "Offline (no LLM)"), key="js_off")
-        go_s = st.form_submit_button(tr("Запустить", "Run"), type="primary", key="js_run", icon=":material/play_arrow:")
+        go_s = auth.submit("run", st, tr("Запустить", "Run"), type="primary", key="js_run", icon=":material/play_arrow:")
     if go_s and (use_off_s := offline_choice(off_s, llm_ok)) is not None:
         from voproshalych_eval.tiers.judge_stability import build_plan
 
@@ -130,7 +130,7 @@ with tab_p:
         limit_p = c[1].number_input(tr("Первые N (0 — все)", "First N (0 = all)"), 0, 100000, 0, key="jp_lim")
         calib = c[2].checkbox(tr("Калибровка судьи бенчмарка", "Calibrate the benchmark judge"), True)
         off_p = st.checkbox(tr("Офлайн (без LLM)", "Offline (no LLM)"), key="jp_off")
-        go_p = st.form_submit_button(tr("Запустить", "Run"), type="primary", key="jp_run", icon=":material/play_arrow:")
+        go_p = auth.submit("run", st, tr("Запустить", "Run"), type="primary", key="jp_run", icon=":material/play_arrow:")
     if go_p and (use_off_p := offline_choice(off_p, llm_ok)) is not None:
         from voproshalych_eval.tiers.judge_pipeline import build_plan as build_pipeline
 

@@ -39,7 +39,7 @@ from voproshalych_eval.analytics.topic_trends import (
 )
 from voproshalych_eval.analytics.topics import GAP_FORMULA, format_example, month_of, silhouette_verdict
 from voproshalych_eval.plots import real_users as charts
-from voproshalych_eval.ui import jobs, state, tables, uploads, views
+from voproshalych_eval.ui import auth, jobs, state, tables, uploads, views
 from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import (
     csv_download,
@@ -152,7 +152,7 @@ with st.container(border=True):
         k_topics = p2.number_input(tr("Число тем (0 = по силуэту)", "Topics (0 = by silhouette)"), 0, 100, 0,
                                    key="ru_ktopics")
         pause = p3.number_input(tr("Пауза сессии, мин", "Session pause, min"), 1, 1440, 30, key="ru_pause")
-    run_clicked = g2.button(tr("Запустить анализ", "Run analysis"), type="primary", key="ru_run",
+    run_clicked = auth.button("run", g2, tr("Запустить анализ", "Run analysis"), type="primary", key="ru_run",
                             icon=":material/play_arrow:", width="stretch", disabled=not sources)
     link_kb = False
     if source is not None and source != PRODUCTION_SOURCE:
@@ -169,10 +169,12 @@ with st.container(border=True):
                                   type=["csv", "jsonl", "json"], key="ru_upload")
         imp_source = st.text_input(tr("Имя источника", "Source name"), key="ru_imp_source")
         skip_bad = st.checkbox(tr("Пропускать ошибочные строки", "Skip bad rows"), key="ru_skip")
-        if st.button(tr("Импортировать", "Import"), key="ru_import") and upload is not None:
+        if auth.button("dataset", st, tr("Импортировать", "Import"), key="ru_import") and upload is not None:
+            auth.require("dataset", "uploaded log")
             try:
                 up_name, up_data = uploads.read(upload)
                 rep = import_file(engine, up_name, source=imp_source or None, skip_bad_rows=skip_bad, data=up_data)
+                auth.record("dataset", rep.source, {"op": "import_log", "rows": rep.n_imported})
                 st.success(tr(f"Импортировано {rep.n_imported} из {rep.n_rows} строк в «{rep.source}»",
                               f"Imported {rep.n_imported} of {rep.n_rows} rows into '{rep.source}'"))
                 if rep.n_empty_questions:
@@ -277,7 +279,8 @@ def render_llm_labels(res: object) -> dict[int, str]:
         st.caption(tr("LLM не настроена (Настройки) — подписи тем только по ключевым словам.",
                       "No LLM configured (Settings) — topic names come from keywords only."))
         return {}
-    if st.button(tr("Подписать темы с помощью LLM", "Label the topics with an LLM"), key="ru_llm_labels"):
+    if auth.button("run", st, tr("Подписать темы с помощью LLM", "Label the topics with an LLM"), key="ru_llm_labels"):
+        auth.require("run", "topic labels")
         from voproshalych_eval.analytics.topic_names import llm_labels
 
         bar = jobs.StepBar(tr("LLM подписывает темы…", "The LLM is labelling the topics…"))
@@ -343,10 +346,11 @@ def render_naming(res: object) -> None:
                                 placeholder=tr("Выберите…", "Choose…"))
         new_name = st.text_input(tr("Новое имя", "New name"), key="ru_name_text")
         c1, c2 = st.columns(2)
-        rename = c1.button(tr("Переименовать", "Rename"), key="ru_name_rename", disabled=len(picked) != 1)
-        merge = c2.button(tr("Объединить", "Merge"), key="ru_name_merge", disabled=len(picked) < 2)
+        rename = auth.button("label", c1, tr("Переименовать", "Rename"), key="ru_name_rename", disabled=len(picked) != 1)
+        merge = auth.button("label", c2, tr("Объединить", "Merge"), key="ru_name_merge", disabled=len(picked) < 2)
         if rename or merge:
-            with state.user_errors("Имя не сохранено", "Name not saved"):
+            with state.user_errors("Имя не сохранено", "Name not saved"), \
+                    auth.audited("label", f"topic name {new_name!r}", {"op": "rename" if rename else "merge"}):
                 stored = {n.id: n for n in tm.list_names(engine, model)}
                 rows = clusters.set_index("topic")
                 centroids, replace = [], []
@@ -367,8 +371,9 @@ def render_naming(res: object) -> None:
             show_table(table, "topic_names", key="ru_names_tbl")
             drop = st.multiselect(tr("Удалить сохранённые имена (id)", "Delete stored names (id)"),
                                   table["id"].tolist(), key="ru_names_drop", placeholder=tr("Выберите…", "Choose…"))
-            if drop and st.button(tr("Удалить", "Delete"), key="ru_names_del"):
-                tm.forget(engine, drop)
+            if drop and auth.button("label", st, tr("Удалить", "Delete"), key="ru_names_del"):
+                with auth.audited("label", "topic names", {"op": "delete", "ids": [int(i) for i in drop]}):
+                    tm.forget(engine, drop)
                 st.rerun()
 
 
@@ -571,9 +576,9 @@ with tab_t:
         st.subheader(tr("Пробелы в покрытии — что дописать", "Coverage gaps — what to write next"))
         st.caption(f"`{GAP_FORMULA}`")
         c1, c2 = st.columns(2)
-        c1.download_button(tr("⬇ Отчёт (Markdown)", "⬇ Report (Markdown)"), coverage_gap_markdown(res).encode("utf-8"),
+        c1.download_button(tr("⬇ Отчёт (Markdown)", "⬇ Report (Markdown)"), auth.export_bytes(coverage_gap_markdown(res)),
                            file_name="coverage_gaps.md", mime="text/markdown", key="ru_rep_md")
-        c2.download_button(tr("⬇ Отчёт (HTML)", "⬇ Report (HTML)"), coverage_gap_html(res).encode("utf-8"),
+        c2.download_button(tr("⬇ Отчёт (HTML)", "⬇ Report (HTML)"), auth.export_bytes(coverage_gap_html(res)),
                            file_name="coverage_gaps.html", mime="text/html", key="ru_rep_html")
         gaps = with_examples(t.gaps)
         chart(charts.gaps_bar(t.gaps, title=tr("Оценка пробела", "Gap score"), x_title=tr("оценка пробела", "gap score"),
@@ -687,15 +692,17 @@ with tab_a:
                                       key=f"ru_lab_cls_{version}_{i}", label_visibility="collapsed")
                 chosen.append(options[option_names.index(picked)])
                 ticked.append(c4.checkbox("✓", key=f"ru_lab_ok_{version}_{i}"))
-            save = st.form_submit_button(tr("Сохранить отмеченные", "Save the ticked rows"), type="primary",
-                                         key=f"ru_labels_save_{version}")
+            save = auth.submit("label", st, tr("Сохранить отмеченные", "Save the ticked rows"), type="primary",
+                               key=f"ru_labels_save_{version}")
         if save:
+            auth.require("label", "answer labels")
             rows = confirmed_labels(a.frequent, chosen, [ok or all_ok for ok in ticked])
             if not rows:
                 st.warning(tr("Ничего не отмечено — ничего не сохранено.", "Nothing ticked — nothing saved."))
             else:
                 with state.user_errors("Метки не сохранены", "Labels not saved"):
                     n_saved = save_labels(engine, rows, by=who, source=res.source)
+                    auth.record("label", "answer labels", {"op": "save_labels", "rows": n_saved})
                     res.answers = classify_answers(
                         res.log["answer"].tolist(), res.log["url"].tolist(),
                         rules=st.session_state.get(RULES_KEY) or a.rules, labels=load_labels(engine),
@@ -714,10 +721,13 @@ with tab_a:
             up = st.file_uploader(tr("Файл меток (CSV/JSON/JSONL: answer, class, labelled_by)",
                                      "Labels file (CSV/JSON/JSONL: answer, class, labelled_by)"),
                                   type=["csv", "json", "jsonl"], key="ru_labels_upload")
-            if st.button(tr("Загрузить метки", "Import labels"), key="ru_labels_import") and up is not None:
+            if auth.button("label", st, tr("Загрузить метки", "Import labels"), key="ru_labels_import") \
+                    and up is not None:
+                auth.require("label", "uploaded file")
                 with state.user_errors("Метки не загружены, ничего не записано", "Labels not imported, nothing written"):
                     lab_name, lab_data = uploads.read(up)
                     imp = import_labels(engine, lab_name, by=who or None, data=lab_data)
+                    auth.record("label", lab_name, {"op": "import_labels", "rows": imp.n_saved})
                     st.success(tr(f"Загружено меток: {imp.n_saved}", f"Imported labels: {imp.n_saved}"))
 
         with st.expander(tr("Правила-подсказки (регулярные выражения)", "Hint rules (regular expressions)")):
@@ -732,7 +742,8 @@ with tab_a:
                                                  "class": st.column_config.SelectboxColumn(
                                                      tables.header("class", COLUMNS),
                                                      options=list(OVERRIDE_CLASSES), required=True)})
-            if st.button(tr("Применить правила", "Apply rules"), key="ru_rules_apply"):
+            if auth.button("label", st, tr("Применить правила", "Apply rules"), key="ru_rules_apply"):
+                auth.require("label", "answer rules")
                 patterns = [{k: v for k, v in row.items() if v is not None and not (isinstance(v, float) and pd.isna(v))}
                             for row in pats.to_dict(orient="records") if row.get("pattern")]
                 with state.user_errors("Правила не применены", "Rules not applied"):

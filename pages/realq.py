@@ -13,7 +13,7 @@ from voproshalych_eval import executor, runs
 from voproshalych_eval.analytics.question_log import list_sources
 from voproshalych_eval.generation import realq
 from voproshalych_eval.generation.picker import search_chunks
-from voproshalych_eval.ui import jobs, state, tables, views
+from voproshalych_eval.ui import auth, jobs, state, tables, views
 from voproshalych_eval.ui.common import empty_state, page_header, table_with_download
 from voproshalych_eval.ui.i18n import tr
 
@@ -95,7 +95,7 @@ with st.expander(tr("Выбрать вопросы для разметки", "Pi
         n = c2.number_input(tr("Сколько", "How many"), 1, 500, 10)
         seed = c3.number_input(tr("Зерно", "Seed"), 0, 10_000, 0)
         topic = st.number_input(tr("Номер темы (для «по теме»)", "Topic id (for 'by topic')"), -1, 1000, -1)
-        go = st.form_submit_button(tr("Добавить в очередь", "Add to the queue"), type="primary")
+        go = auth.submit("run", st, tr("Добавить в очередь", "Add to the queue"), type="primary")
     topics_run = _topics_run(source)
     topics_state = executor.run_state(eng, topics_run.id) if topics_run is not None else None
     topics = _topics(topics_run) if topics_run is not None and topics_state in ("done", "done_with_failures") else None
@@ -178,18 +178,23 @@ with view["label"]:
                       "Suggestions are not checked: check only what really answers the question."))
     answer = st.text_area(tr("Эталонный ответ (необязательно)", "Reference answer (optional)"), key=f"rq_ans_{key}")
     b = st.columns(3)
-    if b[0].button(tr("Сохранить разметку", "Save the label"), type="primary", key=f"rq_save_{key}", disabled=not chosen):
-        with state.user_errors("Разметка не сохранена", "The label was not saved"):
+    if auth.button("label", b[0], tr("Сохранить разметку", "Save the label"), type="primary", key=f"rq_save_{key}",
+                   disabled=not chosen):
+        with state.user_errors("Разметка не сохранена", "The label was not saved"), \
+                auth.audited("label", f"{name}/{key}", {"op": "relevant_chunks"}):
             ds = realq.label(eng, name, key, relevant_chunk_ids=chosen, answer=answer)
             st.toast(tr(f"{ds.name} v{ds.version}", f"{ds.name} v{ds.version}"))
             st.rerun()
-    if b[1].button(tr("Нет в базе знаний", "Not in the knowledge base"), key=f"rq_nokb_{key}"):
-        with state.user_errors("Разметка не сохранена", "The label was not saved"):
+    if auth.button("label", b[1], tr("Нет в базе знаний", "Not in the knowledge base"), key=f"rq_nokb_{key}"):
+        with state.user_errors("Разметка не сохранена", "The label was not saved"), \
+                auth.audited("label", f"{name}/{key}", {"op": "not_in_kb"}):
             ds = realq.label(eng, name, key, not_in_kb=True, answer=answer)
             st.toast(tr(f"{ds.name} v{ds.version}: подтверждённый пробел", f"{ds.name} v{ds.version}: a confirmed gap"))
             st.rerun()
     with b[2].popover(tr("Пропустить", "Skip")):
         reason = st.text_input(tr("Причина", "Reason"), key=f"rq_reason_{key}")
-        if st.button(tr("Пропустить вопрос", "Skip the question"), key=f"rq_skip_{key}", disabled=not reason.strip()):
-            realq.skip(eng, name, key, reason)
+        if auth.button("label", st, tr("Пропустить вопрос", "Skip the question"), key=f"rq_skip_{key}",
+                       disabled=not reason.strip()):
+            with auth.audited("label", f"{name}/{key}", {"op": "skip"}):
+                realq.skip(eng, name, key, reason)
             st.rerun()

@@ -11,7 +11,7 @@ from voproshalych_eval.metrics import catalog
 from voproshalych_eval.metrics.statistics import correction_label
 from voproshalych_eval.plans import SPECS as TIERS
 from voproshalych_eval.plots import runs as charts
-from voproshalych_eval.ui import state, tables, views
+from voproshalych_eval.ui import auth, state, tables, views
 from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import (
     TIER_COLORS,
@@ -402,7 +402,8 @@ with state.user_errors("Не удалось прочитать реестр за
                 for col, (kind, part, mime, ext) in zip(cols, specs, strict=True):
                     col.download_button(
                         f"⬇ {ext.upper()}",
-                        data=lambda kind=kind, part=part: reports.run_report(engine, rid, kind, lang=ui_lang, part=part),
+                        data=lambda kind=kind, part=part, mask=auth.masks_personal_data(): reports.run_report(
+                            engine, rid, kind, lang=ui_lang, part=part, mask_personal_data=mask),
                         file_name=f"run_{rid}_{run.tier}.{ext}", mime=mime, key=f"runs_rep_dl_{ext}",
                     )
 

@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from voproshalych_eval import schedules
-from voproshalych_eval.ui import state
+from voproshalych_eval.ui import auth, state
 from voproshalych_eval.ui.common import page_header
 from voproshalych_eval.ui.i18n import tr
 
@@ -36,8 +36,9 @@ with st.form("sched_add"):
     cron = st.text_input("cron", value="0 3 * * *", key="sched_cron")
     tz = st.text_input(tr("Часовой пояс", "Timezone"), value=schedules.default_timezone(), key="sched_tz")
     command = st.text_input(tr("Команда запуска", "Run command"), value="tier1 --dataset demo_golden", key="sched_cmd")
-    if st.form_submit_button(tr("Добавить", "Add")):
-        with state.user_errors("Не удалось добавить расписание", "Could not add the schedule"):
+    if auth.submit("schedule", st, tr("Добавить", "Add")):
+        with state.user_errors("Не удалось добавить расписание", "Could not add the schedule"), \
+                auth.audited("schedule", name.strip(), {"op": "add", "cron": cron.strip()}):
             s = schedules.add(state.engine(), name.strip(), cron.strip(), shlex.split(command), timezone=tz.strip())
             st.success(tr(f"Добавлено: {s.name}, следующий запуск {s.next_at():%Y-%m-%d %H:%M}.",
                           f"Added: {s.name}, next run {s.next_at():%Y-%m-%d %H:%M}."))
@@ -58,18 +59,22 @@ with state.user_errors("Не удалось открыть расписания"
         chosen = next(s for s in found if s.name == pick)
         cols = st.columns(4)
         if chosen.paused:
-            if cols[0].button(tr("Возобновить", "Resume"), key="sched_resume"):
-                schedules.set_paused(engine, pick, False)
+            if auth.button("schedule", cols[0], tr("Возобновить", "Resume"), key="sched_resume"):
+                with auth.audited("schedule", pick, {"op": "resume"}):
+                    schedules.set_paused(engine, pick, False)
+                    st.rerun()
+        elif auth.button("schedule", cols[0], tr("Пауза", "Pause"), key="sched_pause"):
+            with auth.audited("schedule", pick, {"op": "pause"}):
+                schedules.set_paused(engine, pick, True)
                 st.rerun()
-        elif cols[0].button(tr("Пауза", "Pause"), key="sched_pause"):
-            schedules.set_paused(engine, pick, True)
-            st.rerun()
-        if cols[1].button(tr("Запустить сейчас", "Run now"), key="sched_run_now"):
-            job = schedules.defer_start(pick, datetime.now(UTC))
+        if auth.button("schedule", cols[1], tr("Запустить сейчас", "Run now"), key="sched_run_now"):
+            with auth.audited("schedule", pick, {"op": "run_now"}):
+                job = schedules.defer_start(pick, datetime.now(UTC))
             st.success(tr(f"Запуск поставлен в очередь (задание {job}).", f"Start queued (job {job})."))
-        if cols[2].button(tr("Удалить", "Delete"), key="sched_delete"):
-            schedules.delete(engine, pick)
-            st.rerun()
+        if auth.button("schedule", cols[2], tr("Удалить", "Delete"), key="sched_delete"):
+            with auth.audited("schedule", pick, {"op": "delete"}):
+                schedules.delete(engine, pick)
+                st.rerun()
         hist = schedules.history(engine, pick)
         if hist:
             st.caption(tr("Запуски расписания", "The schedule's runs"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval.ui import state
+from voproshalych_eval.ui import auth, state
 from voproshalych_eval.ui.common import page_header
 from voproshalych_eval.ui.i18n import tr
 
@@ -48,8 +48,9 @@ with state.user_errors("Не удалось прочитать снимок ба
             + tr(f"{snap.n_chunks} чанков, {snap.n_pages} страниц, {snap.n_questions} вопросов в логе",
                  f"{snap.n_chunks} chunks, {snap.n_pages} pages, {snap.n_questions} logged questions")
         )
-    if st.button(tr("Снять снимок сейчас", "Take a snapshot now"), key="settings_take_snapshot"):
-        taken = snapshots.take(state.engine())
+    if auth.button("dataset", st, tr("Снять снимок сейчас", "Take a snapshot now"), key="settings_take_snapshot"):
+        with auth.audited("dataset", "snapshot", {"op": "snapshot"}):
+            taken = snapshots.take(state.engine())
         st.success(
             (tr("Источник не изменился: снимок ", "The source is unchanged: snapshot ") if taken.reused
              else tr("Новый снимок ", "New snapshot ")) + f"#{taken.id} ({taken.short_hash})"
@@ -146,9 +147,10 @@ with state.user_errors("Не удалось сохранить цены", "Could
                                         tr("Выход, $ за 1 млн токенов", "Output, $ per 1M tokens"), min_value=0.0,
                                         format="%.4f"),
                                     "source": st.column_config.TextColumn(tr("Откуда цена", "Price source"))})
-        save = st.form_submit_button(tr("Сохранить цены", "Save prices"))
+        save = auth.submit("settings", st, tr("Сохранить цены", "Save prices"))
     if save:
-        res = llm_prices.save_price_table(state.engine(), edited.to_dict(orient="records"))
+        with auth.audited("settings", "llm prices", {"op": "save_prices"}):
+            res = llm_prices.save_price_table(state.engine(), edited.to_dict(orient="records"))
         st.success(tr(f"Сохранено: изменено {res['changed']}, удалено {res['deleted']}",
                       f"Saved: {res['changed']} changed, {res['deleted']} deleted"))
     overrides = llm_prices.secrets_prices(s)

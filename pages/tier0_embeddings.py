@@ -15,7 +15,7 @@ from voproshalych_eval.metrics import catalog
 from voproshalych_eval.plots import embedding_space as charts
 from voproshalych_eval.tiers import projection as proj
 from voproshalych_eval.tiers import tier0
-from voproshalych_eval.ui import jobs, state, tables
+from voproshalych_eval.ui import auth, jobs, state, tables
 from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import (
     TIER_COLORS,
@@ -158,7 +158,7 @@ with left:
                                              "no": tr("без ответа", "unanswered")}.get)
         dates = f2.text_input(tr("Период вопросов (ГГГГ-ММ-ДД..ГГГГ-ММ-ДД)", "Question period (YYYY-MM-DD..YYYY-MM-DD)"),
                               key="t0_f_dates")
-    run_clicked = st.button(tr("Запустить расчёт метрик", "Run metrics"), type="primary", key="t0_run",
+    run_clicked = auth.button("run", st, tr("Запустить расчёт метрик", "Run metrics"), type="primary", key="t0_run",
                             icon=":material/play_arrow:", width="stretch")
 with right:
     st.markdown(f"**{tr('Проекция UMAP', 'UMAP projection')}**")
@@ -181,7 +181,7 @@ with right:
                 "Questions and chunks of one model sit in two offset regions: on a joint map every chunk collapses "
                 "into one cluster away from the questions. Centring each group before UMAP removes the offset, so "
                 "questions land beside the pages they ask about. Applies when the map holds several kinds of points."))
-    proj_clicked = st.button(tr("Построить проекцию", "Build projection"), key="t0_project",
+    proj_clicked = auth.button("run", st, tr("Построить проекцию", "Build projection"), key="t0_project",
                              icon=":material/scatter_plot:", width="stretch")
 
 

@@ -12,7 +12,7 @@ from voproshalych_eval.datasets import DatasetError, list_datasets, load_file, s
 from voproshalych_eval.embeddings import BUILTIN_EMBEDDERS
 from voproshalych_eval.plots import retrieval as charts
 from voproshalych_eval.tiers import tier1
-from voproshalych_eval.ui import jobs, state, untrusted, uploads, views
+from voproshalych_eval.ui import auth, jobs, state, untrusted, uploads, views
 from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import empty_state, metric_cards, page_header, table_with_download
 from voproshalych_eval.ui.i18n import fmt, fmt_count, lang, metric_label, tr
@@ -132,7 +132,7 @@ with st.container(border=True):  # the run form sits at the top: Run is visible 
                             disabled=retriever == "fts")
     repeats = int(g2.number_input(tr("Повторы (согласованность HNSW)", "Repeats (HNSW consistency)"), 1, 5, 1,
                                   key="t1_repeats", disabled=not use_index))
-    run_clicked = g3.button(tr("Запустить", "Run"), type="primary", key="t1_run", disabled=dataset_id is None,
+    run_clicked = auth.button("run", g3, tr("Запустить", "Run"), type="primary", key="t1_run", disabled=dataset_id is None,
                             icon=":material/play_arrow:", use_container_width=True)
     if dataset_id is None:
         empty_state("Золотого набора нет: загрузите демо-данные или файл набора выше.",
@@ -263,7 +263,7 @@ with tab_cmp:
     configs = [("vector", e) for e in BUILTIN_EMBEDDERS] + [("fts", None), ("hybrid", tier1.default_embedder_name(engine))]
     chosen = st.multiselect(tr("Конфигурации", "Configurations"), configs, default=[], key="t1_cmp_cfg", placeholder=tr("Выберите…", "Choose…"),
                             format_func=lambda c: retriever_labels[c[0]] + (f" · {c[1]}" if c[1] else ""))
-    if st.button(tr("Запустить сравнение", "Run comparison"), key="t1_cmp_run", disabled=not chosen or not run.dataset_id,
+    if auth.button("run", st, tr("Запустить сравнение", "Run comparison"), key="t1_cmp_run", disabled=not chosen or not run.dataset_id,
                  type="primary"):
         started = []
         for n, (retr, emb_name) in enumerate(chosen):

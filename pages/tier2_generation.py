@@ -6,7 +6,7 @@ import streamlit as st
 
 from voproshalych_eval import datasets
 from voproshalych_eval.plots.generation import metric_intervals, score_distributions
-from voproshalych_eval.ui import jobs, state, untrusted
+from voproshalych_eval.ui import auth, jobs, state, untrusted
 from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import (
     TIER_COLORS,
@@ -59,7 +59,7 @@ with st.form("tier2_form", border=True):  # the run form at the top: Run visible
     stem = g1.checkbox(tr("Стемминг для ROUGE", "Stemming for ROUGE"))
     offline = g2.checkbox(tr("Офлайн (без LLM)", "Offline (no LLM)"), value=not llm_ok, key="t2_offline")
     concurrency = g3.slider(tr("Параллельно", "Concurrency"), 1, 16, 4)
-    submitted = g4.form_submit_button(tr("Запустить", "Run"), type="primary", key="t2_run", icon=":material/play_arrow:",
+    submitted = auth.submit("run", g4, tr("Запустить", "Run"), type="primary", key="t2_run", icon=":material/play_arrow:",
                                       use_container_width=True)
 
 if submitted and (use_offline := offline_choice(offline, llm_ok)) is not None:

@@ -25,7 +25,7 @@ from voproshalych_eval.plots.generation import (
     score_distributions,
 )
 from voproshalych_eval.tiers.page_context import MODES
-from voproshalych_eval.ui import jobs, state, untrusted
+from voproshalych_eval.ui import auth, jobs, state, untrusted
 from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import (
     TIER_COLORS,
@@ -170,9 +170,9 @@ with st.form("tier3_form", border=True):  # the run form at the top: Run visible
     top_k = g1.number_input("top-k", 1, 50, 1) if spec is None else 1
     offline = g2.checkbox(tr("Офлайн (без LLM)", "Offline (no LLM)"), value=not llm_ok, key="t3_offline")
     concurrency = g3.slider(tr("Параллельно", "Concurrency"), 1, 16, 4)
-    submitted = g4.form_submit_button(tr("Запустить", "Run"), type="primary", key="t3_run", icon=":material/play_arrow:",
+    submitted = auth.submit("run", g4, tr("Запустить", "Run"), type="primary", key="t3_run", icon=":material/play_arrow:",
                                       use_container_width=True)
-    save_clicked = spec is not None and g5.form_submit_button(tr("Сохранить профиль", "Save profile"), key="t3_save_profile",
+    save_clicked = spec is not None and auth.submit("bot", g5, tr("Сохранить профиль", "Save profile"), key="t3_save_profile",
                                                               use_container_width=True)
 
 
@@ -190,7 +190,8 @@ def _form_spec() -> BotApiSpec:
 
 
 if save_clicked:
-    with state.user_errors("Не удалось сохранить профиль", "Could not save the profile"):
+    with state.user_errors("Не удалось сохранить профиль", "Could not save the profile"), \
+            auth.audited("bot", save_as, {"op": "save_profile"}):
         prof = profiles.save_profile(eng, save_as, _form_spec(),
                                      judge_context=profiles.JudgeContext(context_from, int(context_k)))
         st.success(tr(f"Профиль «{prof.name}» сохранён.", f"Profile '{prof.name}' saved."))

@@ -7,7 +7,7 @@ import streamlit as st
 
 from voproshalych_eval import datasets
 from voproshalych_eval.plots.generation import rate_bars
-from voproshalych_eval.ui import jobs, state, tables, untrusted
+from voproshalych_eval.ui import auth, jobs, state, tables, untrusted
 from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import (
     TIER_COLORS,
@@ -54,7 +54,7 @@ with st.form("ux_form", border=True):  # the run form at the top: Run visible wi
     cache_d = g1.slider(tr("Порог кэша (косинусное расстояние)", "Cache threshold (cosine distance)"), 0.0, 1.0, 0.6, 0.05)
     pause = g2.number_input(tr("Пауза, начинающая сессию, мин", "Pause that starts a session, min"), 1, 10000, 30)
     offline = g3.checkbox(tr("Офлайн (без LLM)", "Offline (no LLM)"), value=not llm_ok, key="ux_offline")
-    submitted = g4.form_submit_button(tr("Запустить", "Run"), type="primary", key="ux_run", icon=":material/play_arrow:",
+    submitted = auth.submit("run", g4, tr("Запустить", "Run"), type="primary", key="ux_run", icon=":material/play_arrow:",
                                       use_container_width=True)
 
 if submitted and (use_offline := offline_choice(offline, llm_ok)) is not None:

@@ -28,8 +28,9 @@ from voproshalych_eval.plans import commands as plan_commands
 
 #: CLI command modules (``voproshalych_eval.commands.<name>``): the setup and snapshot commands, the plans'
 #: commands from the plan registry, then the run-registry commands
-COMMAND_MODULES = ("core", "snapshot", *plan_commands(), "runs", "resume", "worker", "schedule", "gate", "alerts",
-                   "labels")
+COMMAND_MODULES = (
+    "core", "snapshot", *plan_commands(), "runs", "resume", "worker", "schedule", "gate", "alerts", "team", "labels",
+)
 
 
 class HelpFormatter(argparse.HelpFormatter):
@@ -99,7 +100,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     before = list(root.handlers)
     handler = configure_logging(verbose=args.verbose)  # redacting handler on stderr (also for the SDK's loggers)
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        if code == 0:  # a writing command (dataset import, labels, snapshots) is recorded in the audit log
+            from voproshalych_eval.commands.team import audit_command
+
+            audit_command(args)
+        return code
     except Queued:  # the run went to the job queue; its id was printed
         return 0
     except KeyboardInterrupt:

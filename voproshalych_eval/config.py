@@ -49,6 +49,19 @@ ENV_VARS: dict[str, str] = {
     "VOPROSHALYCH_EVAL_APP_URL": "the app's base URL, for links to runs in alerts (e.g. https://eval.example)",
     "VOPROSHALYCH_EVAL_TELEGRAM_TOKEN": "the Telegram bot token of alert channels (a channel may name another variable)",
     "VOPROSHALYCH_EVAL_TELEGRAM_API_URL": "the Telegram Bot API base URL (default https://api.telegram.org)",
+    # team deployment (voproshalych_eval.team; README "Team deployment")
+    "VOPROSHALYCH_EVAL_TEAM": "1 = team mode: sign-in through OpenID Connect and roles (serve --team sets it)",
+    "VOPROSHALYCH_EVAL_TEAM_ROLES": "allow-list of roles by e-mail: a@org=admin,b@org=analyst (wins over the claim)",
+    "VOPROSHALYCH_EVAL_TEAM_ROLE_CLAIM": "ID-token claims naming the role (default roles,groups)",
+    "VOPROSHALYCH_EVAL_TEAM_DEFAULT_ROLE": "role of a signed-in user nobody matched (viewer; none = no access)",
+    "VOPROSHALYCH_EVAL_MASK_PERSONAL_DATA": "mask e-mails, phones, full names in exports/reports: auto (viewers), on, off",
+    "VOPROSHALYCH_EVAL_OIDC_METADATA_URL": "the provider's .well-known/openid-configuration URL (serve --team)",
+    "VOPROSHALYCH_EVAL_OIDC_CLIENT_ID": "the app's client id at the provider",
+    "VOPROSHALYCH_EVAL_OIDC_CLIENT_SECRET": "its client secret",
+    "VOPROSHALYCH_EVAL_OIDC_REDIRECT_URI": "the app's URL + /oauth2callback (default http://<address>:<port>/oauth2callback)",
+    "VOPROSHALYCH_EVAL_OIDC_COOKIE_SECRET": "the key signing the sign-in cookie (default: generated once into <home>/team)",
+    "VOPROSHALYCH_EVAL_OIDC_SCOPE": "scopes asked for (default: openid email profile)",
+    "VOPROSHALYCH_EVAL_OIDC_PROMPT": "the prompt sent to the provider (default: Streamlit's select_account; e.g. login)",
 }
 
 

@@ -148,8 +148,17 @@ def _min_judged_share() -> float:
     return float(get_settings().min_judged_share)
 
 
-def create_run(engine: Engine, plan: Plan, *, schedule: str | None = None) -> int:
-    """Register the plan as a new ``running`` run with its frozen configuration; returns its id."""
+def create_run(
+    engine: Engine,
+    plan: Plan,
+    *,
+    schedule: str | None = None,
+    actor: str | None = None,
+    actor_role: str | None = None,
+) -> int:
+    """Register the plan as a new ``running`` run with its frozen configuration; returns its id (``schedule``: the
+    schedule that started it; ``actor``: who started it, default the OS user; recorded on the run and in the audit
+    log)."""
     keys = plan.keys()
     if len(set(keys)) != len(keys):
         dup = sorted({k for k in keys if keys.count(k) > 1})[:5]
@@ -169,6 +178,8 @@ def create_run(engine: Engine, plan: Plan, *, schedule: str | None = None) -> in
         config=plan.config(),
         snapshot_id=plan.snapshot_id,
         schedule=schedule,
+        actor=actor,
+        actor_role=actor_role,
     )
     return run.id
 
@@ -595,8 +606,9 @@ class Job:
     """
 
     def __init__(self, engine: Engine, run_id: int | None, plan: Plan | PlanFactory, *, retry_failed: bool = False,
-                 mixed_reason: str | None = None) -> None:
+                 mixed_reason: str | None = None, actor: str | None = None, actor_role: str | None = None) -> None:
         self.engine = engine
+        self.actor, self.actor_role = actor, actor_role
         self.run_id = run_id
         self.key = uuid.uuid4().hex  # names the job before it has a run (``get_job(key)``)
         self.plan: Plan | None = plan if isinstance(plan, Plan) else None
@@ -635,7 +647,7 @@ class Job:
             if self.cancel_event.is_set():
                 self.progress.status = "cancelled"
                 return False
-            run_id = create_run(self.engine, plan)
+            run_id = create_run(self.engine, plan, actor=self.actor, actor_role=self.actor_role)
         except Exception as exc:  # noqa: BLE001 - kept for the page to show as a sentence
             log.log(logging.INFO if isinstance(exc, NothingToRun) else logging.ERROR, "building a plan failed",
                     exc_info=not isinstance(exc, NothingToRun))
@@ -691,7 +703,8 @@ def _start_job(engine: Engine, run_id: int, plan: Plan, **kwargs: Any) -> Job:
     return job.start()
 
 
-def start_background(engine: Engine, plan: Plan | PlanFactory) -> Job:
+def start_background(engine: Engine, plan: Plan | PlanFactory, *, actor: str | None = None,
+                     actor_role: str | None = None) -> Job:
     """Execute a plan in a background thread; returns its :class:`Job` at once.
 
     Given a :class:`Plan`, its run is created here first (``job.run_id`` is set on return). Given a plan
@@ -701,8 +714,8 @@ def start_background(engine: Engine, plan: Plan | PlanFactory) -> Job:
     factory error (or a plan without items: ``job.nothing_to_run``) ends the job with ``job.error``.
     """
     if isinstance(plan, Plan):
-        return _start_job(engine, create_run(engine, plan), plan)
-    job = Job(engine, None, plan)
+        return _start_job(engine, create_run(engine, plan, actor=actor, actor_role=actor_role), plan)
+    job = Job(engine, None, plan, actor=actor, actor_role=actor_role)
     with _JOBS_LOCK:
         _BUILDING[job.key] = job
     return job.start()

@@ -125,13 +125,14 @@ def _check_served(engine: Engine) -> None:
                          "run this store's runs in the foreground")
 
 
-def enqueue(engine: Engine, plan: Plan, *, batch_items: int | None = None, schedule: str | None = None) -> int:
+def enqueue(engine: Engine, plan: Plan, *, batch_items: int | None = None, schedule: str | None = None,
+            actor: str | None = None, actor_role: str | None = None) -> int:
     """Register ``plan`` as a run (its configuration frozen now) and put its batches on the queue; returns
-    the run id at once. Workers execute it (``voproshalych-eval worker``)."""
+    the run id at once. Workers execute it (``voproshalych-eval worker``); ``actor``: who started it."""
     _check_served(engine)
     if not plan.items:
         raise executor.NothingToRun("Nothing to evaluate: the plan has no items.")
-    run_id = executor.create_run(engine, plan, schedule=schedule)
+    run_id = executor.create_run(engine, plan, schedule=schedule, actor=actor, actor_role=actor_role)
     defer_batches(run_id, batches_of(plan, batch_items))
     return run_id
 
@@ -400,14 +401,16 @@ class QueuedJob(executor.Job):
             time.sleep(self.poll_s)
 
 
-def start_queued(engine: Engine, build: Callable[[], Plan]) -> executor.Job:
+def start_queued(engine: Engine, build: Callable[[], Plan], *, actor: str | None = None,
+                 actor_role: str | None = None) -> executor.Job:
     """The app's start path: a :class:`QueuedJob` building the plan off the page's thread, then enqueueing it
-    (found again with ``executor.get_job(job.key)`` / ``get_job(run_id)`` like every job)."""
+    (found again with ``executor.get_job(job.key)`` / ``get_job(run_id)`` like every job). ``actor``/``actor_role``
+    (who started it) reach the run's creation in the job's thread."""
     if not serves(engine):  # another store than the process's: its queue has no worker here, run it in a thread
-        return executor.start_background(engine, build)
+        return executor.start_background(engine, build, actor=actor, actor_role=actor_role)
     if in_process_worker_wanted():
         ensure_thread_worker()
-    job = QueuedJob(engine, None, build)
+    job = QueuedJob(engine, None, build, actor=actor, actor_role=actor_role)
     executor.register_building(job)
     return job.start()
 

@@ -485,11 +485,15 @@ def render(data: dict[str, Any], fmt: str, *, lang: str = "en", part: str = "ite
     raise ValueError(f"Unknown format {fmt!r}: use one of {', '.join(FORMATS)}.")
 
 
-def run_report(engine: Engine, run_id: int, fmt: str, *, lang: str = "en", part: str = "items") -> str:
-    """Export one run in ``fmt`` (json, md, html, csv)."""
+def run_report(engine: Engine, run_id: int, fmt: str, *, lang: str = "en", part: str = "items",
+               mask_personal_data: bool = False) -> str:
+    """Export one run in ``fmt`` (json, md, html, csv); ``mask_personal_data``: e-mail addresses, phone numbers
+    and full names in it replaced by placeholders (:func:`voproshalych_eval.masking.mask_personal_data`)."""
+    from voproshalych_eval.masking import mask_personal_data as mask
     from voproshalych_eval.runs import export_data
 
-    return render(with_judge_agreement(engine, export_data(engine, run_id)), fmt, lang=lang, part=part)
+    text = render(with_judge_agreement(engine, export_data(engine, run_id)), fmt, lang=lang, part=part)
+    return mask(text) if mask_personal_data else text
 
 
 def with_judge_agreement(engine: Engine, data: dict[str, Any]) -> dict[str, Any]:

@@ -32,6 +32,7 @@ import pandas as pd
 from sqlalchemy import Engine, text
 
 from voproshalych_eval.config import PROJECT_ROOT
+from voproshalych_eval.db import audit
 from voproshalych_eval.jsonable import dumps, jsonable
 from voproshalych_eval.redaction import redact, redact_obj
 
@@ -116,6 +117,8 @@ class Run:
     pid: int | None = None
     host: str | None = None
     schedule: str | None = None  # the schedule that started it (``eval.schedules``), if any
+    #: who started the run: the signed-in user in team mode, else the OS user (``created_by`` is the process's)
+    actor: str | None = None
 
     def state(self, *, alive: AliveCheck | None = None, now: datetime | None = None) -> str:
         """The stored status, except ``interrupted`` for a ``running`` run whose process died."""
@@ -125,7 +128,7 @@ class Run:
 _RUN_COLS = (
     "id, tier, status, label, dataset_id, dataset_name, dataset_hash, params, models, prompts, metrics, "
     "code_version, created_by, offline, n_items_total, error, started_at, finished_at, heartbeat_at, "
-    "config, snapshot_id, mixed, mixed_reason, pid, host, schedule"
+    "config, snapshot_id, mixed, mixed_reason, pid, host, schedule, actor"
 )
 
 
@@ -149,19 +152,26 @@ def create_run(
     config: Mapping[str, Any] | None = None,
     snapshot_id: int | None = None,
     schedule: str | None = None,
+    actor: str | None = None,
+    actor_role: str | None = None,
 ) -> Run:
-    """Register a new ``running`` run with its frozen ``config`` and return it."""
+    """Register a new ``running`` run with its frozen ``config`` and return it.
+
+    ``actor`` is who started it (the signed-in user in team mode; default: the OS user, or ``local``); the
+    start is also written to the audit log (``eval.audit_log``) in the same transaction."""
     try:
         user = getpass.getuser()
     except Exception:  # noqa: BLE001
         user = None
+    actor = actor or user or "local"
     with engine.begin() as conn:
         row = conn.execute(
             text(
                 "INSERT INTO eval.runs(tier, label, dataset_id, dataset_name, dataset_hash, params, models, "
-                "prompts, code_version, created_by, offline, n_items_total, config, snapshot_id, schedule) VALUES (:tier, "
-                ":label, :did, :dname, :dhash, CAST(:params AS jsonb), CAST(:models AS jsonb), CAST(:prompts AS jsonb), "
-                f":cv, :user, :offline, :n, CAST(:config AS jsonb), :snap, :sched) RETURNING {_RUN_COLS}"
+                "prompts, code_version, created_by, offline, n_items_total, config, snapshot_id, schedule, actor) "
+                "VALUES (:tier, :label, :did, :dname, :dhash, CAST(:params AS jsonb), CAST(:models AS jsonb), "
+                f"CAST(:prompts AS jsonb), :cv, :user, :offline, :n, CAST(:config AS jsonb), :snap, :sched, :actor) "
+                f"RETURNING {_RUN_COLS}"
             ),
             {
                 "tier": tier,
@@ -179,8 +189,11 @@ def create_run(
                 "config": _json(scrub(config or {})),
                 "snap": snapshot_id,
                 "sched": schedule,
+                "actor": actor,
             },
         ).one()
+        audit.record(conn, actor=actor, role=actor_role, action="run", target=f"run #{row.id}",
+                     details={"tier": tier, "label": label, "dataset": dataset_name, "offline": offline})
     return _row_to_run(row)
 
 
@@ -731,10 +744,10 @@ def runs_frame(runs: Sequence[Run], *, alive: AliveCheck | None = None) -> pd.Da
             "label": r.label, "dataset_name": r.dataset_name,
             "dataset_hash": (r.dataset_hash or "")[:12] or None, "models": models_label(r),
             "started_at": r.started_at, "duration_s": duration, "n_items_total": r.n_items_total,
-            "offline": r.offline, "code_version": r.code_version, "created_by": r.created_by,
+            "offline": r.offline, "code_version": r.code_version, "created_by": r.created_by, "actor": r.actor,
         })
     cols = ["id", "tier", "status", "label", "dataset_name", "dataset_hash", "models", "started_at", "duration_s",
-            "n_items_total", "offline", "code_version", "created_by"]
+            "n_items_total", "offline", "code_version", "created_by", "actor"]
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -1136,7 +1149,7 @@ def export_data(engine: Engine, run_id: int, *, alive: AliveCheck | None = None)
         columns=["item_key", "error"])
     meta = _run_brief(run) | {
         "state": run_state(run, alive=alive), "prompts": run.prompts,
-        "created_by": run.created_by, "finished_at": run.finished_at, "heartbeat_at": run.heartbeat_at,
+        "created_by": run.created_by, "actor": run.actor, "finished_at": run.finished_at, "heartbeat_at": run.heartbeat_at,
         "n_items_total": run.n_items_total, "n_items_done": counts.get("done", 0),
         "n_items_failed": counts.get("failed", 0), "error": run.error, "dataset_id": run.dataset_id,
     }

@@ -8,6 +8,7 @@ import uuid
 
 from streamlit.testing.v1 import AppTest
 
+from tests.support.app_jobs import started_job
 from tests.support.dataset_cleanup import drop_new_datasets  # noqa: F401 (autouse fixture)
 from voproshalych_eval import annotations as A
 from voproshalych_eval.config import PROJECT_ROOT
@@ -109,13 +110,14 @@ def test_datasets_page_generates_offline(demo_engine) -> None:  # type: ignore[n
     assert at.selectbox(key="gen_lang").value == "ru"
     next(b for b in at.button if b.label == "Generate").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    from voproshalych_eval import executor, runs
+    from voproshalych_eval import runs
 
-    run = [r for r in runs.list_runs(demo_engine, tier="dataset_generation", limit=10) if r.dataset_name == name][0]
-    job = executor.get_job(run.id)
-    assert job is not None
+    # the run is created by the job's thread once the plan is built (ui.jobs.start): follow the job, not the store
+    job = started_job(at, "datasets_gen_run_id")
     job.wait(300)
-    done = runs.get_run(demo_engine, run.id)
+    assert job.error is None and job.run_id is not None, job.error
+    done = runs.get_run(demo_engine, job.run_id)
+    assert done.tier == "dataset_generation" and done.dataset_name == name
     assert done.status == "done" and done.params["lang"] == "ru"
     assert (done.metrics or {})["requested_by_type"] == {"factual": 4, "paraphrase": 2}
     generated = get_dataset(demo_engine, name, "golden")

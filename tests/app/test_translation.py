@@ -25,7 +25,7 @@ APP = str(PROJECT_ROOT / "app.py")
 CHECKED = ["pages/overview.py", "pages/runs.py", "pages/baselines.py", "pages/tier1_retrieval.py", "pages/tier2_generation.py",
            "pages/ux.py", "pages/judges.py", "pages/tier0_embeddings.py",
            "pages/judge_metrics.py", "pages/tier3_end_to_end.py", "pages/datasets.py", "pages/dataset_review.py",
-           "pages/realq.py", "pages/real_users.py", "pages/settings.py"]
+           "pages/realq.py", "pages/real_users.py", "pages/settings.py", "pages/audit.py"]
 
 #: offline runs the pages show, seeded when the store has no finished run of that plan: plan key -> parameters
 SEEDS: dict[str, dict[str, Any]] = {

@@ -15,6 +15,7 @@ import streamlit as st
 from streamlit.runtime.uploaded_file_manager import UploadedFile, UploadedFileRec
 from streamlit.testing.v1 import AppTest
 
+from tests.support.dataset_cleanup import drop_new_datasets  # noqa: F401 (autouse fixture)
 from voproshalych_eval.config import PROJECT_ROOT
 
 APP = str(PROJECT_ROOT / "app.py")

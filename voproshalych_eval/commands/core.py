@@ -25,6 +25,9 @@ def register(sub: Any) -> None:
     p.add_argument("--address", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8501)
     p.add_argument("--no-demo", action="store_true", help="do not load the demo data first")
+    p.add_argument("--team", action="store_true",
+                   help="team mode: sign-in through the organisation's OpenID Connect provider, roles, audit log "
+                        "(VOPROSHALYCH_EVAL_OIDC_*; README 'Team deployment')")
     p.set_defaults(func=cmd_serve)
 
 
@@ -141,5 +144,16 @@ def cmd_serve(args: Any) -> int:
         sys.executable, "-m", "streamlit", "run", str(PROJECT_ROOT / "app.py"),
         "--server.address", args.address, "--server.port", str(args.port), "--server.headless", "true",
     ]
+    child_env = None  # the child inherits the environment
+    if getattr(args, "team", False):
+        from voproshalych_eval.commands.team import team_launch
+        from voproshalych_eval.config import environ
+
+        extra, changes, line = team_launch(get_settings(), address=args.address, port=args.port)
+        # the team entry point: app.py run from a folder without pages/ (no page reachable around sign-in)
+        cmd[4] = str(PROJECT_ROOT / "voproshalych_eval" / "ui" / "team_app.py")
+        cmd += extra
+        child_env = {k: v for k, v in {**environ(), **changes}.items() if v}
+        progress(line)
     progress(f"Starting the app on http://{args.address}:{args.port}")
-    return subprocess.call(cmd, cwd=PROJECT_ROOT)  # the child inherits the environment
+    return subprocess.call(cmd, cwd=PROJECT_ROOT, env=child_env)

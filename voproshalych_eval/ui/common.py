@@ -174,7 +174,10 @@ def _how(key: str) -> str | None:
 
 
 def download_buttons(df: pd.DataFrame, name: str, *, key: str | None = None, formats: Sequence[str] = ("csv", "json")) -> None:
-    """Download buttons (CSV and JSON by default) for a table."""
+    """Download buttons (CSV and JSON by default) for a table (personal data masked for a session that masks
+    it: ``ui.auth.export_text``)."""
+    from voproshalych_eval.ui.auth import export_bytes
+
     cols = st.columns(len(formats) + 4)
     for col, kind in zip(cols, formats, strict=False):
         with col:
@@ -182,7 +185,7 @@ def download_buttons(df: pd.DataFrame, name: str, *, key: str | None = None, for
                 data = csv_download(df)
                 mime = "text/csv"
             else:
-                data = df.to_json(orient="records", force_ascii=False, date_format="iso", indent=1).encode("utf-8")
+                data = export_bytes(df.to_json(orient="records", force_ascii=False, date_format="iso", indent=1))
                 mime = "application/json"
             st.download_button(
                 f"⬇ {kind.upper()}",
@@ -194,18 +197,21 @@ def download_buttons(df: pd.DataFrame, name: str, *, key: str | None = None, for
 
 
 def csv_download(df: pd.DataFrame) -> bytes:
-    """The bytes of a CSV download: :func:`record_files.dataframe_csv` (formula cells neutralised)."""
+    """The bytes of a CSV download: :func:`record_files.dataframe_csv` (formula cells neutralised), personal
+    data masked for a session that masks it (``ui.auth.export_text``)."""
     from voproshalych_eval.record_files import dataframe_csv
+    from voproshalych_eval.ui.auth import export_bytes
 
-    return dataframe_csv(df).encode("utf-8")
+    return export_bytes(dataframe_csv(df))
 
 
 def json_file(obj: Any) -> bytes:
     """The bytes of a JSON download: cleaned by the one JSON cleaner (numpy and pandas values as plain
     numbers, ``NaN``/``NaT`` as ``null`` — never invalid JSON, never numbers as strings)."""
     from voproshalych_eval.jsonable import dumps
+    from voproshalych_eval.ui.auth import export_bytes
 
-    return dumps(obj, indent=1).encode("utf-8")
+    return export_bytes(dumps(obj, indent=1))
 
 
 def json_download(obj: Any, name: str, *, label: str = "⬇ JSON", key: str | None = None) -> None:

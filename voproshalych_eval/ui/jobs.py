@@ -18,7 +18,7 @@ import streamlit as st
 
 from voproshalych_eval import executor, job_queue, runs
 from voproshalych_eval.llm.prices import format_cost
-from voproshalych_eval.ui import state, untrusted
+from voproshalych_eval.ui import auth, state, untrusted
 from voproshalych_eval.ui.common import offline_badge
 from voproshalych_eval.ui.i18n import fmt, fmt_count, fmt_seconds, lang, metric_label, show, tr
 
@@ -60,10 +60,15 @@ def building_key(state_key: str) -> str:
 def start(build_plan: Callable[[], executor.Plan], state_key: str) -> str | None:
     """Start a background job that builds the plan (in its own thread: snapshots, model loads) and puts its
     run on the job queue, where the workers execute it (``job_queue.start_queued``: a worker thread of this
-    process by default, none with ``VOPROSHALYCH_EVAL_NO_WORKER=1``); returns the job's key. ``st.session_state[state_key]`` gets the run id once the run exists
-    (:func:`run_id_of`, :func:`job_panel`); a build error is shown by :func:`job_panel`."""
+    process by default, none with ``VOPROSHALYCH_EVAL_NO_WORKER=1``); returns the job's key.
+    ``st.session_state[state_key]`` gets the run id once the run exists (:func:`run_id_of`, :func:`job_panel`);
+    a build error is shown by :func:`job_panel`.
+
+    Every run the app starts goes through here: a user whose role may not start runs is refused (and the
+    refusal audited) even when the call comes without a button; the run records who started it."""
+    ident = auth.require("run", target=state_key)
     with state.user_errors("Не удалось запустить", "Could not start the run"):
-        job = job_queue.start_queued(state.engine(), build_plan)
+        job = job_queue.start_queued(state.engine(), build_plan, actor=ident.name, actor_role=ident.role)
         st.session_state.pop(state_key, None)  # the previous run's view goes away while the new one is prepared
         st.session_state[building_key(state_key)] = job.key
         return job.key
@@ -97,7 +102,8 @@ def _building_view(state_key: str) -> bool:
             with st.status(tr("Подготовка запуска…", "Preparing the run…"), state="running"):
                 st.caption(tr("Загружаются данные и модели; запуск появится, когда план будет готов.",
                               "Loading the data and models; the run appears once its plan is ready."))
-                if st.button(tr("Отменить", "Cancel"), key=f"cancel_build_{key}"):
+                if auth.can("run") and st.button(tr("Отменить", "Cancel"), key=f"cancel_build_{key}"):
+                    auth.require("run", key)
                     j.cancel()
 
         _wait()
@@ -140,7 +146,9 @@ def _progress_view(job: executor.Job) -> None:
             st.caption(show(p.message))
         if p.last_error:
             st.caption(tr("Последняя ошибка: ", "Last error: ") + str(p.last_error)[:300])
-        if job.alive and st.button(tr("Отменить", "Cancel"), key=f"cancel_{p.run_id}"):
+        if job.alive and auth.can("run") and st.button(tr("Отменить", "Cancel"), key=f"cancel_{p.run_id}"):
+            auth.require("run", f"run #{p.run_id}")
+            auth.record("run", f"run #{p.run_id}", {"cancel": True})
             job.cancel()
             st.toast(tr("Отмена: новые элементы не запускаются", "Cancelling: no new item starts"))
 
@@ -252,9 +260,13 @@ def pick_run(tier: str, state_key: str, *, label: str | None = None, dataset: st
 def resume_button(run_id: int, state_key: str) -> None:
     """"Resume" (missing and failed items only). A refusal (the configuration changed) is shown with what
     differs; "resume anyway" then mixes settings and marks the run mixed."""
+    if not auth.can("run"):
+        return
     eng = state.engine()
     refused_key = f"resume_refused_{run_id}"
     if st.button(tr("Продолжить (только недостающие)", "Resume (missing items only)"), key=f"resume_{run_id}"):
+        auth.require("run", f"run #{run_id}")
+        auth.record("run", f"run #{run_id}", {"resume": True})
         st.session_state.pop(refused_key, None)
         try:
             executor.resume_background(eng, run_id)
@@ -271,6 +283,8 @@ def resume_button(run_id: int, state_key: str) -> None:
                  + refused)
         if st.button(tr("Всё равно продолжить (запуск станет смешанным)", "Resume anyway (the run becomes mixed)"),
                      key=f"resume_force_{run_id}"):
+            auth.require("run", f"run #{run_id}")
+            auth.record("run", f"run #{run_id}", {"resume": True, "mixed": True})
             with state.user_errors("Не удалось продолжить", "Could not resume"):
                 executor.resume_background(eng, run_id, force=True)
                 st.session_state.pop(refused_key, None)

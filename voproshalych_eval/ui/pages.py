@@ -42,6 +42,7 @@ OTHER_PAGES: list[tuple[str, str, tuple[str, str], str]] = [
     ("runs", "pages/alerts.py", ("Оповещения", "Alerts"), ":material/notifications:"),
     ("quality", "pages/judge_agreement.py", ("Согласие судей с людьми", "Judge agreement"), ":material/handshake:"),
     ("data", "pages/annotation_queue.py", ("Очередь разметки", "Annotation queue"), ":material/keyboard:"),
+    ("runs", "pages/audit.py", ("Журнал действий", "Audit"), ":material/policy:"),
 ]
 
 

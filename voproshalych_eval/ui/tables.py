@@ -97,6 +97,7 @@ COLUMN_LABELS: dict[str, tuple[str, str]] = {
     "cosine": ("Косинус", "Cosine"), "containment": ("Вложенность", "Containment"),
     "supported": ("Подтверждено", "Supported"), "with_context": ("С контекстом", "With context"),
     "attempts": ("Попыток", "Attempts"), "kept": ("Оставлен", "Kept"), "dropped_by": ("Отброшен фильтром", "Dropped by"),
+    "actor": ("Пользователь", "User"),
 }
 
 

@@ -18,8 +18,6 @@ A bad row stops the import with an error naming the file, the row and the field;
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -212,12 +210,10 @@ def export_labels(engine: Engine, metric: str | None = None, fmt: str = "csv") -
         return json.dumps(rows, ensure_ascii=False, indent=1)
     if fmt != "csv":
         raise ValueError(f"unknown export format {fmt!r}; use csv or json")
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=[*FILE_COLUMNS, "created_at"])
-    w.writeheader()
-    for r in rows:
-        w.writerow({**r, "contexts": json.dumps(r["contexts"], ensure_ascii=False)})
-    return buf.getvalue()
+    from voproshalych_eval.record_files import write_csv
+
+    return write_csv([{**r, "contexts": json.dumps(r["contexts"], ensure_ascii=False)} for r in rows],
+                     [*FILE_COLUMNS, "created_at"])
 
 
 def save_label(engine: Engine, item: Mapping[str, Any], metric: str, value: float, annotator: str, *,

@@ -11,7 +11,7 @@ import streamlit as st
 from voproshalych_eval.judges import agreement as ag
 from voproshalych_eval.judges import labels as lb
 from voproshalych_eval.judges import queue as jq
-from voproshalych_eval.ui import annotation, state
+from voproshalych_eval.ui import annotation, auth, state
 from voproshalych_eval.ui.common import empty_state, page_header
 from voproshalych_eval.ui.i18n import tr
 
@@ -84,6 +84,9 @@ def _skip() -> None:
 
 def _label(value: float) -> None:
     it = queue[st.session_state["aq_pos"]]
+    if not auth.can("label"):  # a viewer's key press (team mode): refused and written to the audit log
+        st.session_state["aq_error"] = "🔒 " + auth.refusal_text(auth.identity(), "label")
+        return
     note = st.session_state.get(f"aq_note_{it['key']}") or None
     try:
         lb.save_label(eng, it, metric, value, st.session_state.get("aq_annotator", "").strip(), note=note,
@@ -91,6 +94,7 @@ def _label(value: float) -> None:
     except ValueError as exc:
         st.session_state["aq_error"] = str(exc)
         return
+    auth.record("label", f"run {run.id} · {it['key']}", {"metric": metric, "value": value})
     st.session_state["aq_saved"] = (it["key"], value)
     _move(1)
 

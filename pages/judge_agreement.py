@@ -10,7 +10,7 @@ from voproshalych_eval.judges import labels as lb
 from voproshalych_eval.judges import versions as jv
 from voproshalych_eval.judges.judge import get_judge
 from voproshalych_eval.plots.agreement import confusion_heatmap, statistic_intervals
-from voproshalych_eval.ui import state
+from voproshalych_eval.ui import auth, state
 from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import empty_state, llm_notice, page_header, table_with_download
 from voproshalych_eval.ui.i18n import lang, tr
@@ -47,7 +47,7 @@ if not counts:
     empty_state("Разметки пока нет: импортируйте файл меток (`labels import`) или загрузите набор демо.",
                 "No labels yet: import a label file (`labels import`) or the demo's judge set.",
                 action=("demo_labels", ("Загрузить 92 метки демо", "Load the demo's 92 labels")),
-                on_action=lambda: lb.import_demo_judge_set(eng))
+                on_action=lambda: auth.can("label") and lb.import_demo_judge_set(eng))
     st.stop()
 
 labels_df = pd.DataFrame(counts)
@@ -73,6 +73,7 @@ with st.form("ja_form"):
     version = c[2].selectbox(tr("Версия судьи", "Judge version"), options, key="ja_version", format_func=shown.get)
     go = st.form_submit_button(tr("Измерить согласие", "Measure agreement"), type="primary")
 if go:
+    auth.require("run", f"judge agreement {metric}")  # it calls the judge model
     with state.user_errors("Не удалось измерить согласие", "Could not measure agreement"), st.spinner(
             tr("Судья оценивает размеченные элементы…", "The judge is scoring the labelled items…")):
         chosen = jv.resolve_versions(eng, None if version == "default" else [version], defaults_for=[metric]).get(metric)

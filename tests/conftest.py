@@ -189,3 +189,15 @@ def store_for(new_database: Callable[[], str]) -> Callable[[str], object]:
 def fresh_engine(fresh_db_url: str, store_for):  # type: ignore[no-untyped-def]
     """A store on a fresh database, migrated, whose source is ``fresh_db_url``."""
     return store_for(fresh_db_url)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _no_app_worker_left_behind() -> Iterator[None]:
+    """An AppTest that starts a run starts the app's worker thread in the pytest process. It must not outlive its
+    module: the browser journeys' app server shares the test store, and a worker left here would take its queued
+    batches and rebuild their plans — the page that started a run would never hold its in-memory results."""
+    yield
+    import sys
+
+    if "voproshalych_eval.job_queue" in sys.modules:
+        sys.modules["voproshalych_eval.job_queue"].stop_thread_worker()

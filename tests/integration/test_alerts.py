@@ -85,6 +85,7 @@ def test_baseline_crossing_sends_one_alert_per_change(demo_engine: Any, receiver
     monkeypatch.setenv("VOPROSHALYCH_EVAL_APP_URL", "https://eval.example")
     alerts.save_channel(demo_engine, alerts.Channel("hook", "webhook", receiver.url + "/hooks/x", events=["verdict"]))
     dataset = golden_copies(demo_engine, tmp_path / "alerts_golden.json", 24, tag="alerts")
+    baselines.ensure_defaults(demo_engine)  # the defaults are seeded once: seed them before saving what to restore
     with demo_engine.connect() as conn:
         saved = [baselines.Baseline(**dict(r._mapping)) for r in conn.execute(text(
             "SELECT tier, metric, value, attention_margin, note FROM eval.baselines WHERE tier = 'tier1'"))]

@@ -34,7 +34,8 @@ with st.form("alert_add"):
     kind = st.selectbox(tr("Вид", "Kind"), alerts.KINDS, key="alert_kind")
     target = st.text_input(tr("Куда (URL / chat id / адрес)", "Target (URL / chat id / address)"), key="alert_target")
     events = st.multiselect(tr("События", "Events"), list(alerts.EVENTS), default=list(alerts.EVENTS),
-                            format_func=lambda e: tr(*EVENT_LABELS[e]), key="alert_events")
+                            format_func=lambda e: tr(*EVENT_LABELS[e]), key="alert_events",
+                            placeholder=tr("Выберите события", "Choose events"))
     options_text = st.text_area(tr("Параметры (КЛЮЧ=ЗНАЧЕНИЕ по строке)", "Options (KEY=VALUE per line)"),
                                 help="telegram: api_url, token_env · smtp: host, port, sender, user, password_env",
                                 key="alert_options")

@@ -56,7 +56,8 @@ def test_production_export_imports_without_edits(demo_engine, capsys) -> None:  
 
 def test_empty_questions_are_events_not_text(demo_engine) -> None:  # type: ignore[no-untyped-def]
     import_file(demo_engine, EXPORT, source="prod_export_an")
-    res = run_real_users(demo_engine, source="prod_export_an", analyses=("utilization", "domain"))
+    # the export is of the demo bot: linked to its knowledge base on purpose (utilization needs one)
+    res = run_real_users(demo_engine, source="prod_export_an", analyses=("utilization", "domain"), link_kb=True)
     assert res.n_used == 18 and res.n_empty_questions == 3 and len(res.text_log) == 15
     assert res.embeddings is not None and res.embeddings.n_used == 15  # nothing embedded for the empty rows
     assert res.utilization is not None

@@ -548,7 +548,8 @@ def export_trec(run: Any, records: Sequence[Mapping[str, Any]], run_path: str | 
 
     Run lines ``qid Q0 docid rank score tag`` with ``score = (n + 1 - rank)`` strictly decreasing,
     so trec_eval (which sorts by score) keeps our order; docids are chunk ids (``level="chunk"``) or
-    page URLs, deduplicated with order kept (``level="url"``). Qrels lines ``qid 0 docid 1``;
+    page URLs, deduplicated with order kept and cut to the first ``max(cutoffs)`` pages, the fixed depth of the
+    URL-level metrics (``level="url"``). Qrels lines ``qid 0 docid 1``;
     unanswerable questions have no qrels line, so trec_eval leaves them out as Tier 1 does. Use
     ``trec_eval -c`` so questions with an empty ranking count as zeros.
     """
@@ -557,6 +558,7 @@ def export_trec(run: Any, records: Sequence[Mapping[str, Any]], run_path: str | 
     if run is None or run.tier != TIER:
         raise LookupError(f"No Tier 1 run {getattr(run, 'id', '')}.")
     tag = f"voproshalych_eval_{run.id}"
+    url_pages = max(int(c) for c in ((run.params or {}).get("cutoffs") or CUTOFFS))
     run_lines: list[str] = []
     qrel_lines: list[str] = []
     for rec in records:
@@ -571,6 +573,7 @@ def export_trec(run: Any, records: Sequence[Mapping[str, Any]], run_path: str | 
             ranked = row.get("url_ranking")
             docs = [str(x) for x in ranked] if isinstance(ranked, list) else to_url_ranking([str(x) for x in row["retrieved_urls"]])
             rel = [str(x) for x in row["relevant_urls"]]
+            docs = docs[:url_pages]  # the fixed depth the URL-level metrics are computed over
         n = len(docs)
         run_lines += [f"{qid} Q0 {d} {rank} {n + 1 - rank} {tag}" for rank, d in enumerate(docs, start=1)]
         qrel_lines += [f"{qid} 0 {d} 1" for d in dict.fromkeys(rel)]

@@ -169,10 +169,10 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
                 "n_resamples": int(p["n_resamples"]), "batch_size": int(p["batch_size"]), "inputs": hashes,
                 "distance": "cosine (pgvector <=>)", "level": "url (page); chunk where the relevant chunks are unchanged"},
         models={"embedder": emb.name, "dim": emb.dim},
-        dataset_name="what-if: " + ", ".join(h.split(":")[0] for h in hashes),
+        dataset_name=", ".join(h.split(":")[0] for h in hashes),
         dataset_hash=hashlib.sha256("|".join(hashes).encode()).hexdigest(),
         snapshot_id=after.id,
-        label=f"what-if #{after.id} vs #{before.id}",
+        label=f"#{after.id} ← #{before.id}",  # sandbox ← parent snapshot (the tier's title says "what-if")
     )
     return plan
 

@@ -19,6 +19,7 @@ from voproshalych_eval.ui.i18n import lang, tr
 #: column name -> (ru, en) header, for the columns that are not metrics
 COLUMN_LABELS: dict[str, tuple[str, str]] = {
     "labelled_by": ("Кто разметил", "Labelled by"), "labelled_at": ("Когда", "Labelled at"),
+    "answer_classifier": ("Классификатор ответов", "Answer classifier"), "answer_labels": ("Метки ответов", "Answer labels"),
     "item_key": ("Элемент", "Item"), "status": ("Статус", "Status"), "error": ("Ошибка", "Error"),
     "question": ("Вопрос", "Question"), "answer": ("Ответ", "Answer"), "reference": ("Эталон", "Reference"),
     "question_type": ("Тип вопроса", "Question type"), "section": ("Раздел", "Section"), "url": ("URL", "URL"),

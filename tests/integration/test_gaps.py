@@ -148,3 +148,16 @@ def test_draft_offline_and_scripted_llm_then_what_if_from_it(demo_engine, synced
     assert main(["what-if", "--gap", str(g.id), "--add", f"draft://gap-{g.id}={page}", "--json"]) == 0
     wi = json.loads(capsys.readouterr().out)
     assert wi["sandbox"]["edits"][0]["url"] == f"draft://gap-{g.id}" and len(wi["per_question"]) == g.latest["n_questions"]
+
+
+def test_a_topic_without_rows_gets_no_centroid() -> None:
+    """A ranked topic none of whose rows are in the log now (or with a zero mean) is skipped, never a NaN centroid."""
+    import numpy as np
+
+    X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [-1.0, 0.0]])
+    labels = np.array([0, 0, 2, 2])
+    kept, cents, skipped = gaps._topic_centroids(X, labels, [0, 1, 2])
+    assert kept == [0] and skipped == [1, 2] and cents.shape == (1, 2)
+    assert np.all(np.isfinite(cents)) and np.allclose(cents[0], [2 ** -0.5, 2 ** -0.5])
+    kept, cents, skipped = gaps._topic_centroids(X, labels, [5])
+    assert kept == [] and skipped == [5] and cents.shape == (0, 2)

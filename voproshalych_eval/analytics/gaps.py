@@ -200,6 +200,27 @@ def _unit(v: np.ndarray) -> np.ndarray:
     return v / np.where(n > 0, n, 1.0)
 
 
+def _topic_centroids(X: np.ndarray, labels: np.ndarray, topics: Sequence[int]
+                     ) -> tuple[list[int], np.ndarray, list[int]]:
+    """Each topic's centroid (unit mean of its rows' unit vectors in ``X``). A topic with no rows (its log rows
+    are gone from the log, filtered out or have no text) or a non-finite/zero mean has no centroid: it is left
+    out and listed in the third value, never given a NaN centroid (pgvector refuses NaN, and it matches nothing).
+    Returns ``(kept_topics, centroids (len(kept) x dim), skipped_topics)``."""
+    kept: list[int] = []
+    rows: list[np.ndarray] = []
+    skipped: list[int] = []
+    for t in topics:
+        mask = labels == t
+        mean = X[mask].mean(axis=0) if mask.any() else None
+        if mean is None or not np.all(np.isfinite(mean)) or not np.linalg.norm(mean) > 0:
+            skipped.append(int(t))
+            continue
+        kept.append(int(t))
+        rows.append(_unit(mean))
+    dim = X.shape[1] if X.ndim == 2 else 0
+    return kept, (np.vstack(rows) if rows else np.zeros((0, dim))), skipped
+
+
 def _log_for_run(engine: Engine, run: RunTopics) -> tuple[pd.DataFrame, np.ndarray]:
     """The run's filtered log (every row) and each row's effective-answered flag (the run's answer rules)."""
     from voproshalych_eval.analytics.answers import AnswerRules, classify_answers
@@ -248,8 +269,10 @@ def record_numbers(engine: Engine, run: RunTopics, *, top_n: int = TOP_N_NEW,
     X = _unit(np.asarray(emb.vectors, dtype=np.float64))
     labels = np.asarray([topic_of[int(i)] for i in tdf["id"]], dtype=np.int64)
     by_topic = {int(g["topic"]): g for g in ranked}
-    topics = sorted(by_topic)
-    cents = np.vstack([_unit(X[labels == t].mean(axis=0)) for t in topics])
+    topics, cents, skipped = _topic_centroids(X, labels, sorted(by_topic))
+    if not topics:
+        return {"run_id": run.run_id, "matched": [], "created": [], "skipped_topics": skipped,
+                "note": "no ranked gap topic has embedded rows in this run's log"}
     memory = TopicMemory(_topic_gaps(engine, model), threshold=threshold)
     matched = {topics[i]: n for i, n in memory.match(cents).items()}
     created: list[int] = []
@@ -281,7 +304,8 @@ def record_numbers(engine: Engine, run: RunTopics, *, top_n: int = TOP_N_NEW,
                 {"g": stored.id, "r": run.run_id, "s": run.snapshot_id, "t": int(t), "n": str(g["name"]), "sim": sim,
                  "num": json.dumps(_plain(nums), ensure_ascii=False), "ids": ids, "eff": eff_ids, "at": run.run_at},
             )
-    return {"run_id": run.run_id, "matched": sorted(int(s.id) for s in matched.values()), "created": created}
+    return {"run_id": run.run_id, "matched": sorted(int(s.id) for s in matched.values()), "created": created,
+            "skipped_topics": skipped}
 
 
 def _plain(d: Mapping[str, Any]) -> dict[str, Any]:

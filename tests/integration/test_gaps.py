@@ -13,8 +13,15 @@ from voproshalych_eval.analytics import gaps
 
 @pytest.fixture(scope="module")
 def synced(demo_engine):  # type: ignore[no-untyped-def]
+    from sqlalchemy import text
+
     from voproshalych_eval.gap_sync import sync
 
+    # the session's store holds other modules' real-users runs (pages, journeys, other tests); `gaps list` syncs
+    # every run, so this module starts from a store whose only analyses are its own
+    with demo_engine.begin() as conn:
+        conn.execute(text("DELETE FROM eval.gaps"))
+        conn.execute(text("DELETE FROM eval.runs WHERE tier = 'real_users'"))
     res = run_real_users(demo_engine, analyses=("utilization", "topics"), k_range=(8, 12))
     first = sync(demo_engine)
     return res, first

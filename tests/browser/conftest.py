@@ -58,7 +58,7 @@ def browser_tools() -> tuple[str, str]:
     return CHROMIUM, driver  # type: ignore[return-value]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")  # not longer: the app's queue worker would take other tests' batches (own env)
 def app_url(browser_tools: tuple[str, str], demo_engine: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The app served by a real ``streamlit run`` on a free port, on the session's test database."""
     _seed_runs(demo_engine)

@@ -146,7 +146,7 @@ def oidc_provider(oidc_install: Path, node_tools: tuple[str, str],
         _stop(proc)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")  # not longer: the app's queue worker would take other tests' batches (own env)
 def team_app_url(oidc_provider: dict[str, Any], browser_tools: tuple[str, str], demo_engine: Any,
                  tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``voproshalych-eval serve --team`` on the session's database, signing in through the provider."""

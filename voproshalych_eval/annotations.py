@@ -41,6 +41,7 @@ from sqlalchemy import Engine, text
 from voproshalych_eval import dataset_versions as dv
 from voproshalych_eval import jsonable
 from voproshalych_eval.datasets import Dataset, DatasetError, get_dataset
+from voproshalych_eval.errors import VoproshalychEvalError
 from voproshalych_eval.record_files import (
     FieldError,
     RecordFileError,
@@ -367,7 +368,7 @@ class AnnotationImportError(DatasetError):
         self.errors = errors
 
 
-class _RowError(ValueError):
+class _RowError(VoproshalychEvalError, ValueError):
     def __init__(self, field_name: str | None, message: str) -> None:
         super().__init__(message)
         self.field = field_name

@@ -39,6 +39,7 @@ import pandas as pd
 from sqlalchemy import Engine, text
 
 from voproshalych_eval.db import meta
+from voproshalych_eval.errors import VoproshalychEvalError
 from voproshalych_eval.metrics import catalog
 
 log = logging.getLogger(__name__)
@@ -79,7 +80,7 @@ STATUS_LABELS = {
 }
 
 
-class BaselineError(ValueError):
+class BaselineError(VoproshalychEvalError, ValueError):
     """A baseline table that cannot be saved or used; the message is a sentence for the user."""
 
 

@@ -24,6 +24,7 @@ from voproshalych_eval.commands.common import (
     Queued,
     error_sentence,
 )
+from voproshalych_eval.errors import VoproshalychEvalError
 from voproshalych_eval.plans import commands as plan_commands
 
 #: CLI command modules (``voproshalych_eval.commands.<name>``): the setup and snapshot commands, the plans'
@@ -115,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.verbose:
             logging.exception("command failed")
         print(f"error: {redact(error_sentence(exc))}", file=sys.stderr)
-        return int(getattr(exc, "exit_code", EXIT_ERROR))
+        return exc.exit_code if isinstance(exc, VoproshalychEvalError) else EXIT_ERROR
     finally:
         if handler is not None and handler not in before:  # in-process callers get the logging they had
             root.removeHandler(handler)

@@ -32,6 +32,7 @@ from typing import Any
 
 from sqlalchemy import Engine, text
 
+from voproshalych_eval.errors import VoproshalychEvalError
 from voproshalych_eval.record_files import (
     FieldError,
     RecordFileError,
@@ -393,7 +394,7 @@ def register_version(
     return version
 
 
-class ConcurrentEditError(RuntimeError):
+class ConcurrentEditError(VoproshalychEvalError, RuntimeError):
     """A dataset was edited from a version that is no longer its head."""
 
 

@@ -42,6 +42,7 @@ from voproshalych_eval.db.engine import (
 from voproshalych_eval.db.errors import ProductionWriteError
 from voproshalych_eval.db.meta import get_meta, set_meta
 from voproshalych_eval.embeddings import cached_embedder
+from voproshalych_eval.errors import VoproshalychEvalError
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +67,7 @@ OWNED_HASHES = 20
 Progress = Callable[[str], None]
 
 
-class DemoNotAvailableError(RuntimeError):
+class DemoNotAvailableError(VoproshalychEvalError, RuntimeError):
     """The demo cannot be used with the present configuration (a production source is configured)."""
 
 

@@ -6,6 +6,8 @@ or libpq ``key=value`` pairs (``host=h password=p dbname=db``): :func:`dsn_field
 
 from __future__ import annotations
 
+from voproshalych_eval.errors import VoproshalychEvalError
+
 
 def public_url(url: str | None) -> str | None:
     """The URL without user-info or query string (which could carry credentials)."""
@@ -20,7 +22,7 @@ def public_url(url: str | None) -> str | None:
     return urlunsplit((p.scheme, host, p.path, "", ""))
 
 
-class ProviderConfigError(ValueError):
+class ProviderConfigError(VoproshalychEvalError, ValueError):
     """A provider's configuration cannot work (the message names the provider, never a credential)."""
 
 

@@ -52,6 +52,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from voproshalych_eval import runs
+from voproshalych_eval.errors import VoproshalychEvalError
 from voproshalych_eval.llm.usage import UsageMeter, metering
 from voproshalych_eval.plans import ItemResult, Plan, config_differences, spec
 from voproshalych_eval.runs import AlreadyRunning
@@ -81,7 +82,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 
-class ResumeRefused(ValueError):
+class ResumeRefused(VoproshalychEvalError, ValueError):
     """The current configuration cannot reproduce the run; the message names what differs."""
 
 
@@ -591,7 +592,7 @@ def run_plan(
 PlanFactory = Callable[[], Plan]
 
 
-class NothingToRun(ValueError):
+class NothingToRun(VoproshalychEvalError, ValueError):
     """The plan a factory built has no items (nothing to evaluate): no run is created."""
 
 

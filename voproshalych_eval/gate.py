@@ -39,10 +39,11 @@ from pathlib import Path
 from typing import Any
 
 from voproshalych_eval import baselines, runs
+from voproshalych_eval.errors import VoproshalychEvalError
 from voproshalych_eval.markdown import table
 
 
-class GateConfigError(ValueError):
+class GateConfigError(VoproshalychEvalError, ValueError):
     """``gate.toml`` cannot be used; the message names the file and the field."""
 
 

@@ -52,6 +52,8 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
+from voproshalych_eval.errors import VoproshalychEvalError
+
 JSON_LIST_KEYS = ("items", "samples", "data", "questions", "records", "question_answer")
 SUFFIX_FORMAT = {".csv": "csv", ".tsv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json"}
 MAX_FIELD_CHARS = 1_000_000
@@ -65,7 +67,7 @@ if csv.field_size_limit() < 2**31 - 1:
     csv.field_size_limit(2**31 - 1)
 
 
-class RecordFileError(ValueError):
+class RecordFileError(VoproshalychEvalError, ValueError):
     """A problem in an input file: ``file, row N, field 'x': message`` (row and field where known)."""
 
     def __init__(self, file: str, row: int | None, field: str | None, message: str, *, line: int | None = None) -> None:
@@ -85,7 +87,7 @@ class RecordFileError(ValueError):
         return {"row": self.row, "field": self.field, "message": self.message}
 
 
-class FieldError(ValueError):
+class FieldError(VoproshalychEvalError, ValueError):
     """A bad value, raised by the value checks below; the caller adds the file and row."""
 
     def __init__(self, field_name: str | None, message: str) -> None:
@@ -443,7 +445,7 @@ def check_text_or_raise(name: str, row: int | None, field_name: str, value: str,
 # ------------------------------------------------------------------------------------ JSON / JSONL
 
 
-class _DuplicateKey(ValueError):
+class _DuplicateKey(VoproshalychEvalError, ValueError):
     def __init__(self, key: str) -> None:
         self.key = key
         super().__init__(key)

@@ -33,6 +33,7 @@ from sqlalchemy import Engine, text
 
 from voproshalych_eval.config import PROJECT_ROOT
 from voproshalych_eval.db import audit
+from voproshalych_eval.errors import VoproshalychEvalError
 from voproshalych_eval.jsonable import dumps, jsonable
 from voproshalych_eval.redaction import redact, redact_obj
 
@@ -440,7 +441,7 @@ def queue_alive(engine: Engine, run_id: int) -> bool:
     return bool(jobs.get("todo") or jobs.get("doing"))
 
 
-class AlreadyRunning(RuntimeError):
+class AlreadyRunning(VoproshalychEvalError, RuntimeError):
     """Another process (or job) executes the run right now."""
 
 
@@ -903,7 +904,7 @@ def _signed_counts(diff: pd.Series, direction: str) -> dict[str, int | None]:
     return out
 
 
-class NotComparable(ValueError):
+class NotComparable(VoproshalychEvalError, ValueError):
     """Two runs whose items do not correspond (other tier, other dataset); the message says why."""
 
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from voproshalych_eval.config import Settings, env, get_settings
+from voproshalych_eval.errors import VoproshalychEvalError
 
 ROLES: tuple[str, ...] = ("viewer", "analyst", "admin")
 
@@ -71,7 +72,7 @@ MASK_MODES: tuple[str, ...] = ("auto", "on", "off")
 _TRUE = {"1", "true", "yes", "on"}
 
 
-class PermissionDenied(PermissionError):
+class PermissionDenied(VoproshalychEvalError, PermissionError):
     """An action refused for the user's role (the message is one sentence naming role and action)."""
 
     def __init__(self, identity: Identity, action: str) -> None:

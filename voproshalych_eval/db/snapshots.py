@@ -34,6 +34,7 @@ from sqlalchemy import Connection, Engine, text
 from voproshalych_eval.db.errors import SnapshotError
 from voproshalych_eval.db.meta import CURRENT_SNAPSHOT_KEY as CURRENT_META_KEY
 from voproshalych_eval.db.meta import STORED_MODEL_KEY as DEMO_STORED_MODEL_KEY
+from voproshalych_eval.errors import VoproshalychEvalError
 
 log = logging.getLogger(__name__)
 
@@ -660,7 +661,7 @@ def delete(engine: Engine, snapshot_id: int, *, n_runs: int, force: bool = False
 # ---------------------------------------------------------------------------------------------- derived (sandboxes)
 
 
-class _Existing(Exception):  # noqa: N818 - control flow: roll the new copy back, reuse the identical one
+class _Existing(VoproshalychEvalError):  # noqa: N818 - control flow: roll the new copy back, reuse the identical one
     def __init__(self, snapshot: Snapshot) -> None:
         self.snapshot = snapshot
 

@@ -11,6 +11,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from voproshalych_eval.errors import VoproshalychEvalError
+
 
 @runtime_checkable
 class Embedder(Protocol):
@@ -23,7 +25,7 @@ class Embedder(Protocol):
     def encode_passages(self, texts: list[str]) -> np.ndarray: ...
 
 
-class EmbedderError(RuntimeError):
+class EmbedderError(VoproshalychEvalError, RuntimeError):
     """The embedder could not be created or failed to encode (message is user-facing)."""
 
 

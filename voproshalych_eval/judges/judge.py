@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Engine
 
+from voproshalych_eval.errors import VoproshalychEvalError
 from voproshalych_eval.judges.base import (
     AGGREGATORS,
     VOTE_AGGREGATORS,
@@ -65,7 +66,7 @@ METRICS: dict[str, JudgeMetric] = JUDGE_METRICS
 METRIC_KEYS = {m: metric_key(m) for m in METRICS}
 
 
-class _Failure(Exception):
+class _Failure(VoproshalychEvalError):
     def __init__(self, kind: str, message: str, raw_text: str | None = None) -> None:
         super().__init__(message)
         self.kind, self.message, self.raw_text = kind, message, raw_text

@@ -59,6 +59,7 @@ from typing import Any, TypeVar
 from sqlalchemy import Engine
 
 from voproshalych_eval import redaction
+from voproshalych_eval.errors import VoproshalychEvalError
 from voproshalych_eval.llm import limits
 from voproshalych_eval.llm import usage as usage_meter
 from voproshalych_eval.llm.cache import CallLog, LLMCache, cache_key
@@ -109,7 +110,7 @@ FORMAT_REFUSED_RE = re.compile(r"response_format|json_schema|json_object|schema|
                                r"response format", re.IGNORECASE)
 
 
-class LLMCallError(Exception):
+class LLMCallError(VoproshalychEvalError):
     """A call that failed after its retries. ``kind`` is one of :data:`ERROR_KINDS`; ``raw_text`` keeps the
     model's reply for parse errors (and a short server message otherwise)."""
 
@@ -151,7 +152,7 @@ class LLMCallError(Exception):
         }
 
 
-class Cancelled(Exception):
+class Cancelled(VoproshalychEvalError):
     """An item of :meth:`LLMClient.map_concurrent` skipped because the cancel event was set."""
 
 
@@ -211,7 +212,7 @@ class ClientStats:
     per_model: usage_meter.UsageMeter = field(default_factory=usage_meter.UsageMeter)
 
 
-class _NoChoices(Exception):
+class _NoChoices(VoproshalychEvalError):
     """A 200 reply without ``choices`` (OpenRouter does this when the upstream model fails)."""
 
     def __init__(self, body: str | None) -> None:

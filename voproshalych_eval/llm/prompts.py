@@ -13,8 +13,10 @@ import string
 from dataclasses import dataclass
 from typing import Any
 
+from voproshalych_eval.errors import VoproshalychEvalError
 
-class PromptError(ValueError):
+
+class PromptError(VoproshalychEvalError, ValueError):
     """A prompt rendered with a missing or an unused field, or an unknown prompt/language."""
 
 

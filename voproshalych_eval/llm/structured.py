@@ -19,10 +19,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from voproshalych_eval.errors import VoproshalychEvalError
+
 MODES = ("json_schema", "json_object_schema", "json_object", "text")
 
 
-class ParseError(ValueError):
+class ParseError(VoproshalychEvalError, ValueError):
     """The reply has no JSON object satisfying the schema. ``raw_text`` keeps the reply."""
 
     def __init__(self, message: str, raw_text: str | None) -> None:

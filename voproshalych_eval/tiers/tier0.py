@@ -41,6 +41,7 @@ from sqlalchemy import Engine
 from voproshalych_eval.bilingual import Text
 from voproshalych_eval.bilingual import text as bi
 from voproshalych_eval.embeddings import cached_embedder
+from voproshalych_eval.errors import VoproshalychEvalError
 from voproshalych_eval.jsonable import jsonable
 from voproshalych_eval.metrics import geometry
 from voproshalych_eval.plans import Lazy, Plan
@@ -104,7 +105,7 @@ META_COLUMNS = (
 )
 
 
-class Tier0Error(ValueError):
+class Tier0Error(VoproshalychEvalError, ValueError):
     """A Tier 0 request that cannot be served (no data, inconsistent models); the message is for users."""
 
 

@@ -222,8 +222,8 @@ def secret_value(name: str, *, env: dict[str, str] | None = None, settings: Sett
 
     Read at call time (never cached by the caller, never logged); None when it is set nowhere.
     """
-    env = os.environ if env is None else env
-    if env.get(name):
-        return env[name]
+    environ: Mapping[str, str] = os.environ if env is None else env
+    if environ.get(name):
+        return environ[name]
     value = (settings or get_settings()).secrets.get(name)
     return value if isinstance(value, str) and value else None

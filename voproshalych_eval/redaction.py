@@ -264,14 +264,14 @@ class RedactingFilter(logging.Filter):
         return True
 
 
-class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+class _StderrHandler(logging.StreamHandler):
     """Writes to whatever ``sys.stderr`` is at the time of the record (pytest and Streamlit swap it)."""
 
     def __init__(self) -> None:
         logging.Handler.__init__(self)
 
     @property
-    def stream(self) -> TextIO:  # type: ignore[override]
+    def stream(self) -> TextIO:
         return sys.stderr
 
     @stream.setter
@@ -343,7 +343,7 @@ def configure_logging(*, verbose: bool = False, stream: TextIO | None = None,
         handler = logging.StreamHandler(stream) if stream is not None else _StderrHandler()
         setattr(handler, _HANDLER_ATTR, True)
         root.addHandler(handler)
-    elif stream is not None:
+    elif stream is not None and isinstance(handler, logging.StreamHandler):
         handler.setStream(stream)
     handler.setFormatter(logging.Formatter(fmt))
     root.setLevel(logging.DEBUG if verbose else logging.INFO)

@@ -81,7 +81,8 @@ def entries(
     limit: int = 1000,
 ) -> list[AuditEntry]:
     """The newest entries first, filtered by actor, action kind and outcome when given."""
-    where, params = [], {"limit": int(limit)}
+    where: list[str] = []
+    params: dict[str, Any] = {"limit": int(limit)}
     for name, value in (("actor", actor), ("action", action), ("outcome", outcome)):
         if value:
             where.append(f"{name} = :{name}")

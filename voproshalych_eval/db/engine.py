@@ -117,14 +117,14 @@ def source_is_demo(settings: Settings) -> bool:
 # ---------------------------------------------------------------------------------------------- engines
 
 
-def _register_vector(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+def _register_vector(dbapi_connection, _record) -> None:
     """Map pgvector's ``vector`` type to numpy arrays on every new psycopg connection."""
     from pgvector.psycopg import register_vector
 
     register_vector(dbapi_connection)
 
 
-def _register_vector_if_present(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+def _register_vector_if_present(dbapi_connection, _record) -> None:
     import psycopg
 
     with contextlib.suppress(psycopg.ProgrammingError):  # the source has no pgvector: nothing to map
@@ -184,7 +184,7 @@ def settings_for(engine: Engine) -> Settings:
     return _settings_of.get(engine) or get_settings()
 
 
-def _check_session_read_only(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+def _check_session_read_only(dbapi_connection, _record) -> None:
     """Connect-time check that the read-only option took effect (poolers may drop startup options)."""
     value = dbapi_connection.execute("SHOW default_transaction_read_only").fetchone()[0]
     if value != "on":
@@ -208,7 +208,7 @@ SOURCE_SESSION_OPTIONS = (f"-c statement_timeout={SOURCE_STATEMENT_TIMEOUT_MS} "
 SOURCE_TABLES = ("chunk", "question_answer", "user")
 
 
-def _check_session_timeouts(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+def _check_session_timeouts(dbapi_connection, _record) -> None:
     """The timeouts of :data:`SOURCE_SESSION_OPTIONS` took effect (a pooler may drop startup options)."""
     for name, value in (("statement_timeout", SOURCE_STATEMENT_TIMEOUT_MS),
                         ("idle_in_transaction_session_timeout", SOURCE_IDLE_IN_TRANSACTION_TIMEOUT_MS)):
@@ -218,7 +218,7 @@ def _check_session_timeouts(dbapi_connection, _record) -> None:  # type: ignore[
     dbapi_connection.rollback()
 
 
-def privileged_source_problem(dbapi_connection) -> str | None:  # type: ignore[no-untyped-def]
+def privileged_source_problem(dbapi_connection) -> str | None:
     """Why the login of a source connection is more than a reader: a superuser, or (a member of) the owner of
     the bot's tables; None for a login that can only have been granted ``SELECT``."""
     row = dbapi_connection.execute(
@@ -238,7 +238,7 @@ def privileged_source_problem(dbapi_connection) -> str | None:  # type: ignore[n
     return None
 
 
-def _refuse_privileged(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+def _refuse_privileged(dbapi_connection, _record) -> None:
     problem = privileged_source_problem(dbapi_connection)
     if problem:
         dbapi_connection.close()
@@ -249,7 +249,7 @@ def _refuse_privileged(dbapi_connection, _record) -> None:  # type: ignore[no-un
         )
 
 
-def _discard_on_return(dbapi_connection, _record, reset_state) -> None:  # type: ignore[no-untyped-def]
+def _discard_on_return(dbapi_connection, _record, reset_state) -> None:
     """A connection coming back to the pool: roll back, then ``DISCARD ALL`` (advisory locks, temporary tables,
     prepared statements, session settings), then check again that the session is read-only and bounded."""
     dbapi_connection.rollback()
@@ -336,7 +336,7 @@ def demo_admin_engine(settings: Settings) -> Engine:
     return engine
 
 
-def _null_pool():  # type: ignore[no-untyped-def]
+def _null_pool():
     from sqlalchemy.pool import NullPool
 
     return NullPool

@@ -287,7 +287,7 @@ def install_source_guard(engine: Engine, *, text_check: bool = True) -> None:
     """
 
     @event.listens_for(engine, "before_cursor_execute", retval=True)
-    def _check(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
+    def _check(conn, cursor, statement, parameters, context, executemany):
         if text_check:
             reason = source_statement_refusal(statement)
             if reason:
@@ -299,7 +299,7 @@ def install_source_guard(engine: Engine, *, text_check: bool = True) -> None:
         return statement, parameters
 
 
-def verify_read_only(dbapi_connection, *, invalidate=None) -> None:  # type: ignore[no-untyped-def]
+def verify_read_only(dbapi_connection, *, invalidate=None) -> None:
     """Run :data:`READ_ONLY_CHECK` in the current transaction; refuse (and discard the connection) if off."""
     value = dbapi_connection.execute(READ_ONLY_CHECK).fetchone()[0]
     if value != "on":

@@ -70,7 +70,7 @@ def inspect_source(engine: Engine | Connection) -> ProductionSchema:
     """Detect a SOURCE's production tables, its ``chunk`` variant and the stored vector dimensions."""
 
     def _run(conn: Connection) -> ProductionSchema:
-        tables = {
+        tables: dict[str, set[str]] = {
             r[0]: set()
             for r in conn.execute(
                 text(

@@ -489,10 +489,10 @@ def _fill_stored_model(store: Engine, snap: Snapshot, model: str | None) -> None
 
 def _store_shape(shape: _SourceShape) -> _SourceShape:
     """The same shape over the store's normalised partitions (hash verification)."""
-    chunk = {k: k for k in shape.chunk}
+    chunk: dict[str, str | None] = {k: k for k in shape.chunk}
     chunk.update({k: None for k, v in shape.chunk.items() if v is None})
     chunk["url"] = "url" if shape.has_chunk else None
-    log_cols = {k: k for k in shape.log}
+    log_cols: dict[str, str | None] = {k: k for k in shape.log}
     log_cols.update({k: None for k, v in shape.log.items() if v is None})
     if shape.log.get("url") is not None:
         log_cols["url"] = "url"
@@ -531,8 +531,8 @@ def _copy(src: Connection, dst: Connection, shape: _SourceShape, sid: int) -> No
             f"eval.snapshot_log_{sid} (snapshot_id, id, question, answer, url, score, user_id, stop_point, created_at, "
             "updated_at, embedding)",
         ))
-    raw_src = src.connection.dbapi_connection
-    raw_dst = dst.connection.dbapi_connection
+    raw_src: Any = src.connection.dbapi_connection  # psycopg's connection: its cursors have copy()
+    raw_dst: Any = dst.connection.dbapi_connection
     for select, target in copies:
         with (
             raw_src.cursor() as rc,
@@ -719,8 +719,8 @@ def derive(
                 )
             conn.execute(text(f"INSERT INTO eval.snapshot_log_{sid} SELECT {sid}, id, question, answer, url, score, "
                               f"user_id, stop_point, created_at, updated_at, embedding FROM {base.log_table}"))
-            cols = {k: k for k in ("id", "url", "source_type", "text", "embedding", "created_at", "updated_at")}
-            lcols = {k: k for k in ("id", "question", "answer", "url", "score", "user_id", "stop_point", "created_at",
+            cols: dict[str, str | None] = {k: k for k in ("id", "url", "source_type", "text", "embedding", "created_at", "updated_at")}
+            lcols: dict[str, str | None] = {k: k for k in ("id", "question", "answer", "url", "score", "user_id", "stop_point", "created_at",
                                     "updated_at", "embedding")}
             shape = _SourceShape(True, base.chunk_variant, True, False, cols, lcols, base.chunk_dim, base.question_dim,
                                  _vector_schema(conn))

@@ -115,7 +115,10 @@ class SentenceTransformerEmbedder:
         self.asymmetric = self.query_prefix != self.passage_prefix
         # sentence-transformers 5 renamed the method (the old name warns); older releases only have the old one
         dimension = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
-        self.dim = int(dimension())
+        dim = dimension()
+        if dim is None:
+            raise EmbedderError(f"{model}: the model does not state its embedding dimension")
+        self.dim = int(dim)
         self.name = f"st:{model}"
         self._batch = batch_size
 

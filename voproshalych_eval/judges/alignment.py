@@ -133,7 +133,7 @@ def _instructions(items: Sequence[LabelledItem], judged: Sequence[float | None],
                    "вопрос, оценивай так же строго, как короткий." if ru else
                    "Length does not make an answer right: judge a long answer that is not grounded in the fragment or "
                    "does not answer the question as strictly as a short one.")
-    reasons = list(dict.fromkeys(items[i].note for i in wrong if items[i].note))[:3]
+    reasons = [note for note in dict.fromkeys(items[i].note for i in wrong) if note][:3]
     for r in reasons:
         out.append(("Причина экспертов в похожем случае: " if ru else "The experts' reason in a similar case: ") + r)
     return out
@@ -187,8 +187,8 @@ def align(judge_factory: Callable[[JudgeVersion | None], Any], metric: str, item
     stat = "alpha_interval" if kind == "continuous" and main == "alpha" else main
     diff: dict[str, Any] = {"delta": None, "ci": None, "significant": False, "n": len(both)}
     if both:
-        diff = {**am.paired_difference_ci([humans[i] for i in both], [before[i] for i in both],  # type: ignore[misc]
-                                          [after[i] for i in both], statistic=stat, n_resamples=n_resamples,
+        diff = {**am.paired_difference_ci([humans[i] for i in both], [float(before[i] or 0.0) for i in both],
+                                          [float(after[i] or 0.0) for i in both], statistic=stat, n_resamples=n_resamples,
                                           seed=seed), "n": len(both)}
     adopted = bool(diff["significant"] and (diff["delta"] or 0) > 0)
     final = build_version(metric, items, before, scores, kind=kind, n_examples=n_examples, lang=lang, seed=seed,

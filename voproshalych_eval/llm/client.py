@@ -565,6 +565,9 @@ class LLMClient:
                             meter.recovered(k)
                 return resp, attempt
             except Exception as exc:  # noqa: BLE001 - classified below
+                status: int | None
+                body: str | None
+                detail: str | None
                 if isinstance(exc, _NoChoices):
                     kind, status, body, detail = "server_error", 200, exc.body, "no choices in the reply"
                 else:
@@ -917,7 +920,7 @@ def _http_client(timeout: float, pool: int) -> Any:
     from openai import DefaultHttpxClient
 
     n = max(20, int(pool) + 4)
-    return DefaultHttpxClient(timeout=timeout, limits=httpx.Limits(max_connections=None, max_keepalive_connections=n))
+    return DefaultHttpxClient(timeout=timeout, limits=httpx.Limits(max_connections=None, max_keepalive_connections=n))  # type: ignore[arg-type]  # the SDK's annotation names a re-exported httpx; the object is httpx's own
 
 
 def _response(resp: Mapping[str, Any], text: str, parsed: dict[str, Any] | None, model: str, provider: str,

@@ -95,7 +95,8 @@ def window_from_models(data: Any, model: str) -> int | None:
     found = [r for r in rows if isinstance(r, dict) and r.get("id") == model] or (
         [r for r in rows if isinstance(r, dict)] if len(rows) == 1 else [])
     for r in found:
-        meta = r.get("meta") if isinstance(r.get("meta"), dict) else {}
+        raw_meta = r.get("meta")
+        meta = raw_meta if isinstance(raw_meta, dict) else {}
         for v in (meta.get("n_ctx"), r.get("n_ctx"), r.get("max_model_len"), r.get("context_length"),
                   meta.get("n_ctx_train")):
             if _int(v):

@@ -82,7 +82,7 @@ def has_user_info(url: str | None) -> bool:
     from urllib.parse import urlsplit
 
     try:
-        return bool(url) and "@" in urlsplit(url).netloc  # type: ignore[arg-type]
+        return bool(url) and "@" in urlsplit(url).netloc
     except ValueError:
         return False
 

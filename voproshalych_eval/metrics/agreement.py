@@ -31,8 +31,11 @@ __all__ = ["agreement_report", "bias", "bootstrap_pairs_ci", "confusion", "kripp
 
 KINDS = ("binary", "ordinal", "continuous")
 
+#: one rater's values: a list or an array
+Values = Sequence[float] | np.ndarray
 
-def _pairs(human: Sequence[float], judge: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+
+def _pairs(human: Values, judge: Values) -> tuple[np.ndarray, np.ndarray]:
     if len(human) != len(judge):
         raise ValueError(f"human and judge values differ in length: {len(human)} != {len(judge)}")
     h, j = np.asarray(human, dtype=float), np.asarray(judge, dtype=float)
@@ -43,7 +46,7 @@ def _pairs(human: Sequence[float], judge: Sequence[float]) -> tuple[np.ndarray, 
     return h, j
 
 
-def weighted_kappa(human: Sequence[float], judge: Sequence[float], *, weights: str = "quadratic") -> float:
+def weighted_kappa(human: Values, judge: Values, *, weights: str = "quadratic") -> float:
     r"""Weighted Cohen's kappa for ordinal values.
 
     .. math:: \kappa_w = 1 - \frac{\sum_{ij} w_{ij} O_{ij}}{\sum_{ij} w_{ij} E_{ij}},\quad
@@ -79,10 +82,10 @@ def krippendorff_alpha(ratings: Sequence[Sequence[float | None]], *, level: str 
     values = data[np.isfinite(data)]
     if values.size == 0 or np.unique(values).size < 2:
         return float("nan")
-    return float(krippendorff.alpha(reliability_data=data, level_of_measurement=level))
+    return float(krippendorff.alpha(reliability_data=data, level_of_measurement=level))  # type: ignore[arg-type]  # level is checked by the caller's kind table
 
 
-def spearman(human: Sequence[float], judge: Sequence[float]) -> float:
+def spearman(human: Values, judge: Values) -> float:
     r"""Spearman's rank correlation :math:`\rho = \operatorname{corr}(\operatorname{rank}(h), \operatorname{rank}(j))`
     (``scipy.stats.spearmanr``, average ranks for ties); NaN when either side is constant."""
     from scipy.stats import spearmanr
@@ -93,7 +96,7 @@ def spearman(human: Sequence[float], judge: Sequence[float]) -> float:
     return float(spearmanr(h, j).statistic)
 
 
-def bias(human: Sequence[float], judge: Sequence[float], *, n_resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
+def bias(human: Values, judge: Values, *, n_resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
     r"""Mean signed difference :math:`\frac{1}{n}\sum_i (j_i - h_i)` with a percentile-bootstrap CI."""
     from voproshalych_eval.metrics.statistics import bootstrap_ci
 
@@ -108,7 +111,7 @@ def confusion(human: Sequence[Hashable], judge: Sequence[Hashable], *, labels: S
     """Confusion matrix: ``matrix[i][k]`` = items the human put in ``labels[i]`` and the judge in ``labels[k]``."""
     if len(human) != len(judge):
         raise ValueError(f"human and judge values differ in length: {len(human)} != {len(judge)}")
-    labs = list(labels) if labels is not None else sorted(set(human) | set(judge))
+    labs = list(labels) if labels is not None else sorted(set(human) | set(judge))  # type: ignore[type-var]  # one rater's labels are all numbers or all strings
     index = {v: i for i, v in enumerate(labs)}
     m = [[0] * len(labs) for _ in labs]
     for a, b in zip(human, judge, strict=True):
@@ -116,7 +119,7 @@ def confusion(human: Sequence[Hashable], judge: Sequence[Hashable], *, labels: S
     return {"labels": labs, "matrix": m, "rows": "human", "columns": "judge"}
 
 
-def bootstrap_pairs_ci(human: Sequence[float], judge: Sequence[float], statistic: Callable[[np.ndarray, np.ndarray], float],
+def bootstrap_pairs_ci(human: Values, judge: Values, statistic: Callable[[np.ndarray, np.ndarray], float],
                        *, n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0) -> list[float] | None:
     """Percentile-bootstrap CI of ``statistic(human, judge)`` over items (pairs resampled together); resamples
     where the statistic is undefined (NaN) are skipped; None when fewer than half of them are defined."""
@@ -158,7 +161,7 @@ def main_statistic(kind: str) -> str:
     return {"binary": "kappa", "ordinal": "alpha", "continuous": "spearman"}[kind]
 
 
-def agreement_report(human: Sequence[float], judge: Sequence[float], *, kind: str,
+def agreement_report(human: Values, judge: Values, *, kind: str,
                      topics: Sequence[str | None] | None = None, n_resamples: int = 1000, seed: int = 0,
                      min_topic_n: int = 5) -> dict[str, Any]:
     """Agreement of ``judge`` with ``human`` on a ``kind`` scale (see the module doc): ``n``, the headline
@@ -189,7 +192,7 @@ def agreement_report(human: Sequence[float], judge: Sequence[float], *, kind: st
     return out
 
 
-def paired_difference_ci(human: Sequence[float], before: Sequence[float], after: Sequence[float], *, statistic: str,
+def paired_difference_ci(human: Values, before: Values, after: Values, *, statistic: str,
                          n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0) -> dict[str, Any]:
     r"""The change of an agreement statistic on the same items: :math:`\Delta = S(h, a) - S(h, b)` with a paired
     percentile-bootstrap CI (each resample draws items once and recomputes both). ``significant`` is true when

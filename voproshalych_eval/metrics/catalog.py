@@ -788,10 +788,10 @@ def _family(key: str) -> MetricSpec | None:
         return replace(spec_, baseline=None, baseline_tiers=(), note="")
     m = _FAMILIES[1][0].match(key)
     if m:
-        k = m.group(1)
-        return _m(key, f"Recall@{k} HNSW к точному поиску", f"HNSW recall@{k} vs exact search", SHARE, "higher",
-                  "statistic", f"|top-{k} HNSW ∩ top-{k} точного| / |top-{k} точного|",
-                  f"|HNSW top-{k} ∩ exact top-{k}| / |exact top-{k}|")
+        depth = m.group(1)
+        return _m(key, f"Recall@{depth} HNSW к точному поиску", f"HNSW recall@{depth} vs exact search", SHARE,
+                  "higher", "statistic", f"|top-{depth} HNSW ∩ top-{depth} точного| / |top-{depth} точного|",
+                  f"|HNSW top-{depth} ∩ exact top-{depth}| / |exact top-{depth}|")
     return None
 
 

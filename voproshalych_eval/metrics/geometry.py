@@ -294,7 +294,7 @@ def _scan(
         G = ws.tile(na, nb)
         np.matmul(A, W[b0:b1].T, out=G)
         if count_dups and not euclid:
-            assert sums is not None
+            assert sums is not None and dup_threshold is not None
             hit = np.greater_equal(G, dup_threshold, out=ws.mask(na, nb))
             sums.n_dups += int(np.count_nonzero(np.triu(hit, 1) if diag else hit))
         _distance_tile(prep, A, slice(a0, a1), b0, b1, G, shift, product=False)

@@ -298,7 +298,7 @@ def evaluate_retrieval(
     )
 
 
-def _jaccard(a: set[Hashable], b: set[Hashable]) -> float:
+def _jaccard(a: set[H], b: set[H]) -> float:
     if not a and not b:
         return 1.0
     return len(a & b) / len(a | b)

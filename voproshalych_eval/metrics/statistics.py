@@ -202,7 +202,7 @@ def bootstrap_ci(
     """
     _check_confidence(confidence)
     _check_resamples(n_resamples)
-    arr, n_failed = clean_values(values)  # type: ignore[arg-type]
+    arr, n_failed = clean_values(values)
     if n_failed:
         raise ValueError("bootstrap_ci got None/NaN values; drop failures first (see summarize)")
     if arr.size == 0:

@@ -45,7 +45,8 @@ OWN_HANDLER_LOGGERS = ("streamlit",)
 
 #: A variable or setting whose name has one of these words (split at ``_ - .``) holds a secret: ``OPENAI_API_KEY``,
 #: ``BOT_TOKEN``, ``db.password``. (Not ``PWD``, the working directory, nor ``SSH_AUTH_SOCK``.)
-_SECRET_WORDS = {"key", "apikey", "token", "secret", "password", "passwd", "credential", "credentials"}
+_SECRET_WORDS = {"key", "apikey", "token", "secret", "password", "passwd", "credential", "credentials",
+                 "authorization", "cookie"}
 _SECRET_PARAM = re.compile(
     r"^(api[-_]?key|apikey|key|token|access[-_]?token|auth|auth[-_]?token|secret|client[-_]?secret|"
     r"password|passwd|pwd|sig|signature|x-api-key)$",
@@ -118,8 +119,12 @@ def register_secret(value: str | None) -> None:
 
 
 def secret_name(name: str) -> bool:
-    """Whether a variable / setting called ``name`` holds a secret (see :data:`_SECRET_WORDS`)."""
-    return any(w.lower() in _SECRET_WORDS for w in re.split(r"[-_.\s]+", name))
+    """Whether a variable, setting, run parameter or audit detail called ``name`` holds a secret — the one rule
+    for secret names: one of its words (split at anything but letters and digits) is in :data:`_SECRET_WORDS`
+    or ends with ``apikey`` / ``password`` (``OPENAI_API_KEY``, ``bot-token``, ``db.password``,
+    ``openaiapikey``); counts such as ``max_tokens`` are not secrets."""
+    return any(w in _SECRET_WORDS or w.endswith(("apikey", "password"))
+               for w in re.split(r"[^a-z0-9]+", name.lower()) if w)
 
 
 def _walk(obj: Any, name: str = "") -> Iterable[str]:

@@ -19,7 +19,6 @@ import contextlib
 import getpass
 import json
 import os
-import re
 import socket
 import subprocess
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -35,7 +34,7 @@ from voproshalych_eval.config import PROJECT_ROOT
 from voproshalych_eval.db import audit
 from voproshalych_eval.errors import VoproshalychEvalError
 from voproshalych_eval.jsonable import dumps, jsonable
-from voproshalych_eval.redaction import redact, redact_obj
+from voproshalych_eval.redaction import redact, redact_obj, secret_name
 
 RUN_STATUSES = ("running", "done", "done_with_failures", "failed", "cancelled")
 #: finished with aggregates (``done_with_failures``: more failed items than the allowed share)
@@ -46,24 +45,17 @@ RUN_STATES = ("running", "interrupted", "done", "done_with_failures", "failed", 
 HEARTBEAT_SECONDS = 5.0
 #: a ``running`` run whose heartbeat is older than this (and that no job of this process runs) is interrupted
 STALE_AFTER_SECONDS = 30.0
-_SECRET_WORDS = ("key", "token", "secret", "password", "authorization")
 #: advisory-lock namespace of run executions (``pg_try_advisory_lock(namespace, run_id)``)
 _LOCK_NAMESPACE = 0x7275  # "ru"
 
 AliveCheck = Callable[[int], bool]
 
 
-def _secret_key(name: str) -> bool:
-    """A name made of words of which one is secret-like (``api_key``, ``access_token``, ``openai-password``);
-    ``max_tokens`` or ``n_tokens`` (counts) are not secrets."""
-    return any(w in _SECRET_WORDS or w.endswith(("apikey", "password")) for w in re.split(r"[^a-z0-9]+", name.lower()))
-
-
 def scrub(params: Mapping[str, Any]) -> dict[str, Any]:
     """Drop entries whose name looks secret (api_key, token, password...), recursively."""
     out: dict[str, Any] = {}
     for k, v in params.items():
-        if _secret_key(str(k)):
+        if secret_name(str(k)):
             continue
         out[k] = scrub(v) if isinstance(v, Mapping) else v
     return out

@@ -153,3 +153,18 @@ def test_record_factory_covers_handlers_installed_later(secret_env: None) -> Non
         rd.uninstall_record_factory()
     assert "hunter2-long-pass" not in buf.getvalue() and KEY not in buf.getvalue() and "postgresql://***@h/db" in buf.getvalue()
     assert not getattr(logging.getLogRecordFactory(), "_voproshalych_eval_redacting", False)
+
+
+def test_one_rule_names_secrets_for_settings_run_parameters_and_audit_details() -> None:
+    from voproshalych_eval.db.audit import _clean
+    from voproshalych_eval.redaction import secret_name
+    from voproshalych_eval.runs import scrub
+
+    secret = ["OPENAI_API_KEY", "bot-token", "db.password", "openaiapikey", "Authorization", "session_cookie",
+              "client_secret", "credentials"]
+    plain = ["max_tokens", "n_tokens", "keyboard", "monkey", "PWD", "SSH_AUTH_SOCK", "judge_model"]
+    assert [n for n in secret if not secret_name(n)] == []
+    assert [n for n in plain if secret_name(n)] == []
+    params = {n: "x" for n in secret + plain}
+    assert sorted(scrub(params)) == sorted(plain)
+    assert sorted(_clean(params)) == sorted(plain)

@@ -17,10 +17,9 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, text
 
-from voproshalych_eval.redaction import redact
+from voproshalych_eval.redaction import redact, secret_name
 
 OUTCOMES = ("done", "refused")
-_SECRET_NAME = ("key", "token", "secret", "password", "passwd", "authorization", "cookie")
 
 
 @dataclass(frozen=True)
@@ -39,7 +38,7 @@ def _clean(details: Mapping[str, Any] | None) -> dict[str, Any]:
     """Details without empty values and without entries whose name looks secret (values redacted)."""
     out: dict[str, Any] = {}
     for k, v in (details or {}).items():
-        if v is None or any(s in str(k).lower() for s in _SECRET_NAME):
+        if v is None or secret_name(str(k)):
             continue
         out[str(k)] = _clean(v) if isinstance(v, Mapping) else (redact(v) if isinstance(v, str) else v)
     return out

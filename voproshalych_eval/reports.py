@@ -23,6 +23,7 @@ from sqlalchemy import Engine
 from voproshalych_eval import markdown as md
 from voproshalych_eval.baselines import STATUS_ICONS, STATUS_LABELS
 from voproshalych_eval.record_files import dataframe_csv
+from voproshalych_eval.runs import STATE_LABELS
 
 FORMATS = ("json", "md", "html", "csv")
 CSV_PARTS = ("items", "metrics")
@@ -88,13 +89,6 @@ _WORDS: dict[str, tuple[str, str]] = {
     "t_code": ("Версия кода", "Code version"), "t_by": ("Запустил", "Started by"), "t_started": ("Начат", "Started"),
     "t_finished": ("Завершён", "Finished"), "t_params": ("Параметры", "Parameters"),
 }
-
-_STATES: dict[str, tuple[str, str]] = {
-    "running": ("выполняется", "running"), "interrupted": ("прерван", "interrupted"), "done": ("готов", "done"),
-    "done_with_failures": ("готов со сбоями", "done with failures"), "failed": ("ошибка", "failed"),
-    "cancelled": ("отменён", "cancelled"),
-}
-
 
 def _w(key: str, lang: str, **kw: Any) -> str:
     ru, en = _WORDS[key]
@@ -200,7 +194,7 @@ def document(data: dict[str, Any], *, lang: str = "en") -> tuple[str, list[tuple
         (_w("dataset", lang), ("data", r.get("dataset_name") or "—")),
         (_w("when", lang), when(r.get("started_at"))),
         (_w("duration", lang), _duration(r, lang)),
-        (_w("state", lang), (lambda p: p[1] if lang == "en" else p[0])(_STATES.get(str(state), (str(state), str(state))))),
+        (_w("state", lang), (lambda p: p[1] if lang == "en" else p[0])(STATE_LABELS.get(str(state), (str(state), str(state))))),
         (_w("items", lang), _w("items_line", lang, done=r.get("n_items_done", 0), failed=r.get("n_items_failed", 0),
                                total=total)),
     ]

@@ -41,6 +41,16 @@ RUN_STATUSES = ("running", "done", "done_with_failures", "failed", "cancelled")
 FINISHED = ("done", "done_with_failures")
 #: states shown to users: the stored statuses plus ``interrupted`` (running, but its process died)
 RUN_STATES = ("running", "interrupted", "done", "done_with_failures", "failed", "cancelled")
+#: a run's state in words (ru, en): the one table for the app, the reports and the CLI
+STATE_LABELS: dict[str, tuple[str, str]] = {
+    "queued": ("в очереди — ждёт обработчика", "queued — waiting for a worker"),
+    "running": ("выполняется", "running"),
+    "interrupted": ("прерван — можно продолжить", "interrupted — resume"),
+    "done": ("готов", "done"),
+    "done_with_failures": ("готов со сбоями", "done with failures"),
+    "failed": ("ошибка", "failed"),
+    "cancelled": ("отменён", "cancelled"),
+}
 #: an executing run touches its heartbeat this often
 HEARTBEAT_SECONDS = 5.0
 #: a ``running`` run whose heartbeat is older than this (and that no job of this process runs) is interrupted

@@ -25,19 +25,8 @@ from voproshalych_eval.ui.i18n import fmt, fmt_count, fmt_seconds, lang, metric_
 log = logging.getLogger(__name__)
 POLL_SECONDS = 1.0
 
-STATE_LABELS = {
-    "queued": ("в очереди — ждёт обработчика", "queued — waiting for a worker"),
-    "running": ("выполняется", "running"),
-    "interrupted": ("прерван — можно продолжить", "interrupted — resume"),
-    "done": ("готов", "done"),
-    "done_with_failures": ("готов со сбоями", "done with failures"),
-    "failed": ("ошибка", "failed"),
-    "cancelled": ("отменён", "cancelled"),
-}
-
-
 def state_label(s: str) -> str:
-    ru, en = STATE_LABELS.get(s, (s, s))
+    ru, en = runs.STATE_LABELS.get(s, (s, s))
     return tr(ru, en)
 
 

@@ -74,12 +74,12 @@ def status_snapshot(*, check_source: bool = True) -> dict[str, Any]:
     """What ``status`` reports: source (no credentials), store, current snapshot, embedder, counts."""
     from voproshalych_eval.db import snapshots
     from voproshalych_eval.db.production import table_counts
+    from voproshalych_eval.embeddings import BUILTIN_DIMENSIONS as dims
     from voproshalych_eval.embeddings import BUILTIN_EMBEDDERS
 
     settings = get_settings()
     eng = engine()
     snap = snapshots.current(eng)
-    dims = {"use-multilingual": 512, "e5-small": 384}
     source = _source_info(settings)
     if check_source:
         source["changed_since_snapshot"] = snapshots.source_changed(eng) if snap is not None else None

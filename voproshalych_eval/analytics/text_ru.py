@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
 
-import snowballstemmer
+from voproshalych_eval.metrics.text_overlap import stem_words
 
 # ---------------------------------------------------------------------------------------------
 # normalisation and tokens
@@ -57,7 +57,13 @@ def normalize(text: str | None) -> str:
 
 
 def tokenize(text: str | None) -> list[str]:
-    """Word tokens of the normalised text (Cyrillic, Latin, digits; hyphenated words kept whole)."""
+    """Word tokens of the normalised text (Cyrillic, Latin, digits; hyphenated words kept whole).
+
+    Why not :func:`voproshalych_eval.metrics.text_overlap.tokenize` (``\\w+``): topics and lemmas need a
+    hyphenated word whole (``какой-нибудь``, ``бизнес-информатика`` is one term and one lemma for pymorphy3),
+    while ROUGE/BLEU follow their reference implementations, which split at the hyphen. Both normalise
+    ``ё → е`` and share the one Snowball stemmer (:func:`~voproshalych_eval.metrics.text_overlap.stem_words`).
+    """
     return _TOKEN.findall(normalize(text))
 
 
@@ -115,17 +121,12 @@ FILLER_WORDS: frozenset[str] = frozenset(
 )
 
 
-@lru_cache(maxsize=1)
-def _stemmer() -> snowballstemmer.stemmer:
-    return snowballstemmer.stemmer("russian")
-
-
 @lru_cache(maxsize=200_000)
 def stem(token: str) -> str:
     """Snowball Russian stem of one (normalised) token; Latin tokens and numbers are returned as is."""
     if not token or not re.search(r"[а-я]", token):
         return token
-    return _stemmer().stemWord(token)
+    return stem_words([token])[0]
 
 
 _PROPER_TAGS = frozenset({"Name", "Surn", "Patr", "Geox", "Orgn", "Trad"})

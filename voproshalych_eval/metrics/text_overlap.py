@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["ROUGE_TYPES", "bleu", "chrf", "corpus_bleu", "rouge_scores", "tokenize"]
+__all__ = ["ROUGE_TYPES", "bleu", "chrf", "corpus_bleu", "rouge_scores", "stem_words", "tokenize"]
 
 ROUGE_TYPES: tuple[str, ...] = ("rouge1", "rouge2", "rougeL")
 
@@ -48,6 +48,12 @@ class _LockedStemmer:
 @lru_cache(maxsize=4)
 def _stemmer(language: str = "russian") -> _LockedStemmer:
     return _LockedStemmer(language)
+
+
+def stem_words(words: list[str], language: str = "russian") -> list[str]:
+    """Snowball stems of ``words`` — the project's one stemmer (lexical metrics and the analytics' terms);
+    safe to call from several threads."""
+    return _stemmer(language).stem_words(words)
 
 
 def tokenize(text: str, *, stem: bool = False) -> list[str]:

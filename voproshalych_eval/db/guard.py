@@ -58,24 +58,32 @@ _SIDE_DOORS_RE = re.compile(
 )
 
 
+def _comment_end(sql: str, i: int) -> int:
+    """The index just after the comment that starts at ``sql[i]`` (``--`` to the line's end, or a ``/* */``
+    block, nested as PostgreSQL nests them)."""
+    n = len(sql)
+    if sql.startswith("--", i):
+        j = sql.find("\n", i)
+        return n if j < 0 else j + 1
+    depth, i = 1, i + 2
+    while i < n and depth:
+        if sql.startswith("/*", i):
+            depth, i = depth + 1, i + 2
+        elif sql.startswith("*/", i):
+            depth, i = depth - 1, i + 2
+        else:
+            i += 1
+    return i
+
+
 def _skip_noise(sql: str) -> str:
     """``sql`` without leading whitespace, comments (``--``, nested ``/* */``) and opening parentheses."""
     i, n = 0, len(sql)
     while i < n:
         if sql[i].isspace() or sql[i] == "(":
             i += 1
-        elif sql.startswith("--", i):
-            j = sql.find("\n", i)
-            i = n if j < 0 else j + 1
-        elif sql.startswith("/*", i):
-            depth, i = 1, i + 2
-            while i < n and depth:
-                if sql.startswith("/*", i):
-                    depth, i = depth + 1, i + 2
-                elif sql.startswith("*/", i):
-                    depth, i = depth - 1, i + 2
-                else:
-                    i += 1
+        elif sql.startswith(("--", "/*"), i):
+            i = _comment_end(sql, i)
         else:
             break
     return sql[i:]
@@ -173,18 +181,8 @@ def _tokens(sql: str) -> list[tuple[str, str]]:
         c = sql[i]
         if c.isspace():
             i += 1
-        elif sql.startswith("--", i):
-            j = sql.find("\n", i)
-            i = n if j < 0 else j + 1
-        elif sql.startswith("/*", i):
-            depth, i = 1, i + 2
-            while i < n and depth:
-                if sql.startswith("/*", i):
-                    depth, i = depth + 1, i + 2
-                elif sql.startswith("*/", i):
-                    depth, i = depth - 1, i + 2
-                else:
-                    i += 1
+        elif sql.startswith(("--", "/*"), i):
+            i = _comment_end(sql, i)
         elif c == "'":
             i = _string_end(sql, i, False)
             toks.append(("str", ""))

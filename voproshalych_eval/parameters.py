@@ -86,10 +86,13 @@ class Param:
     # ---------------------------------------------------------------- where it appears
     @property
     def cli_flag(self) -> str | None:
-        """The CLI flag, or ``None`` when the parameter has none."""
+        """The CLI flag: the table's ``flag``, ``--no-<name>`` for a yes/no that defaults to yes, else
+        ``--<name-with-dashes>``; ``None`` when the parameter has none."""
         if not self.given or self.flag == "":
             return None
-        return self.flag or "--" + self.name.replace("_", "-")
+        if self.flag:
+            return self.flag
+        return ("--no-" if self.kind == "bool" and self.default is True else "--") + self.name.replace("_", "-")
 
     @property
     def dest(self) -> str | None:

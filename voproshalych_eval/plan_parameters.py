@@ -217,7 +217,7 @@ TIER3 = (
     replace(GENERATOR_MODEL, group="internal pipeline"),
     replace(SYSTEM_PROMPT, group="internal pipeline"),
     REPEATS, *JUDGE,
-    replace(THRESHOLD, help_en="PASS when the seed-003 judge score >= this"),
+    replace(THRESHOLD, help_en="PASS when the end-to-end judge score >= this"),
     Param("min_pass_rate", "float", None, "ворота: мин. доля PASS", "gate: min pass rate",
           "ворота: код 1, если доля PASS ниже",
           "gate: exit with status 1 when the gate pass rate is below this (answered items need a PASS; a decline "
@@ -251,15 +251,16 @@ JUDGE_PIPELINE = (
 )
 
 JUDGE_METRICS = (
-    replace(DATASET, default=None),
+    replace(DATASET, default=None, flag="", widget="judge_samples"),  # the CLI's --input file, stored
     replace(METRIC, widget="judge_metric"),
     Param("models", "strs", None, "модели", "models", widget="judge_models"),
     Param("aggregate", "choice", "average", "агрегатор", "aggregator", choices=AGGREGATORS, role="config",
           words=True),
     Param("quorum", "quorum", None, "кворум моделей", "model quorum", choices=QUORUMS, role="config"),
     Param("vote_quorum", "quorum", None, "кворум голосов", "vote quorum", choices=QUORUMS, role="config"),
-    Param("config", "json", {}, "настройки метрики", "metric settings", role="config", widget="judge_metric"),
-    Param("use_cache", "bool", True, "кэш ответов", "response cache"),
+    Param("config", "json", {}, "настройки метрики", "metric settings", role="config", flag="", widget="judge_metric"),
+    Param("use_cache", "bool", True, "кэш ответов", "response cache", "кэш ответов LLM",
+          "cached LLM replies (off: fresh calls, for stability runs)", flag="--no-cache"),
     OFFLINE, replace(LANG, default=None), LIMIT, replace(CONCURRENCY, default=None),
     # an aligned version (judges/versions.py); None: the metric's adopted default, if any
     Param("judge_version", "any", None, "версия судьи", "judge version", widget=""),

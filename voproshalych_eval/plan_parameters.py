@@ -76,7 +76,7 @@ SOURCE = Param("source", "str", None, "источник", "source", "источ�
 PAUSE_MINUTES = Param("pause_minutes", "float", 30.0, "пауза сессии, мин", "session pause, min",
                       "более долгая пауза начинает новую сессию", "a longer pause starts a new session", low=0.0)
 LANG = Param("lang", "choice", "ru", "язык", "language", "язык", "language", choices=LANGS)
-FILTERS = Param("filters", "json", {}, "фильтры", "filters", flag="", widget="")
+FILTERS = Param("filters", "any", {}, "фильтры", "filters", flag="", widget="")
 N_RESAMPLES = Param("n_resamples", "int", 2000, "бутстреп-выборок", "bootstrap resamples",
                     "выборок для 95% бутстреп-интервалов", "bootstrap resamples of the 95% intervals", low=100,
                     high=100_000, advanced=True)
@@ -297,13 +297,13 @@ REAL_USERS = (
     Param("near_threshold", "float", 0.92, "порог почти-дубликатов", "near-duplicate threshold",
           "косинусное сходство почти-дубликатов", "cosine similarity of near-duplicate questions", low=0.0, high=1.0,
           advanced=True),
-    Param("slang", "json", None, "словарь сленга", "slang dictionary", flag="", widget=""),
-    Param("answer_rules", "json", None, "правила ответов бота", "bot answer rules", flag="", widget=""),
+    Param("slang", "any", None, "словарь сленга", "slang dictionary", flag="", widget=""),
+    Param("answer_rules", "any", None, "правила ответов бота", "bot answer rules", flag="", widget=""),
     # {normalised answer text: class}; None: the labels stored in eval.answer_labels
-    Param("answer_labels", "json", None, "разметка ответов бота", "bot answer labels", role="config", flag="",
+    Param("answer_labels", "any", None, "разметка ответов бота", "bot answer labels", role="config", flag="",
           widget=""),
     # ClassifierSettings as a dict; None: the defaults
-    Param("answer_classifier", "json", None, "классификатор ответов бота", "bot answer classifier", role="config",
+    Param("answer_classifier", "any", None, "классификатор ответов бота", "bot answer classifier", role="config",
           flag="", widget=""),
     # pair an imported log with the knowledge base's present snapshot (they belong together)
     Param("link_kb", "bool", False, "журнал связан с базой знаний", "log linked to the knowledge base",

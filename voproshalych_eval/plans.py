@@ -20,7 +20,8 @@ The registry
 :data:`PLANS` holds one :class:`PlanSpec` per plan (the tiers, real-user analytics, judge metrics,
 tools): its key, plan module, page, colour, CLI command, key metrics and titles. The executor's module
 table, the app's navigation (``ui/pages``), the CLI command list and the Overview are built from it.
-Adding a tier = its module + its page + its CLI command module + one entry here (+ tests).
+Adding a tier = its module + its page + its CLI command module + its parameter table (``plan_parameters``)
++ one entry here (+ tests). A plan's parameters: :attr:`PlanSpec.params` (see :mod:`parameters`).
 """
 
 from __future__ import annotations

@@ -252,18 +252,30 @@ JUDGE_PIPELINE = (
 
 JUDGE_METRICS = (
     replace(DATASET, default=None, flag="", widget="judge_samples"),  # the CLI's --input file, stored
-    replace(METRIC, widget="judge_metric"),
-    Param("models", "strs", None, "модели", "models", widget="judge_models"),
-    Param("aggregate", "choice", "average", "агрегатор", "aggregator", choices=AGGREGATORS, role="config",
-          words=True),
-    Param("quorum", "quorum", None, "кворум моделей", "model quorum", choices=QUORUMS, role="config"),
-    Param("vote_quorum", "quorum", None, "кворум голосов", "vote quorum", choices=QUORUMS, role="config"),
+    replace(METRIC, widget="judge_metric", help_ru="метрика судьи (faithfulness, aspect_critic, …)",
+            help_en="the judge metric (faithfulness, aspect_critic, ...)"),
+    Param("models", "strs", None, "модели", "models", "модели-судьи через запятую",
+          "comma-separated judge models (default: first configured); for semantic_similarity: the embedding models",
+          widget="judge_models"),
+    Param("aggregate", "choice", "average", "агрегатор", "aggregator", "как объединить оценки моделей",
+          "multi-model aggregator", choices=AGGREGATORS, role="config", words=True),
+    Param("quorum", "quorum", None, "кворум моделей", "model quorum", "сколько моделей должны ответить",
+          "models that must answer: all, majority, any or a number (default: all for min/max/consensus, a strict "
+          "majority otherwise)", choices=QUORUMS, role="config"),
+    Param("vote_quorum", "quorum", None, "кворум голосов", "vote quorum", "сколько голосов одной модели нужно",
+          "strictness votes of one model that must answer (default: a strict majority)", choices=QUORUMS,
+          role="config"),
     Param("config", "json", {}, "настройки метрики", "metric settings", role="config", flag="", widget="judge_metric"),
     Param("use_cache", "bool", True, "кэш ответов", "response cache", "кэш ответов LLM",
           "cached LLM replies (off: fresh calls, for stability runs)", flag="--no-cache"),
-    OFFLINE, replace(LANG, default=None), LIMIT, replace(CONCURRENCY, default=None),
+    replace(OFFLINE, help_en="use the offline heuristic judge"),
+    replace(LANG, default=None, help_en="prompt/explanation language"),
+    replace(LIMIT, help_en="only the first N samples"),
+    replace(CONCURRENCY, default=None, help_en="samples in flight at once (default: the LLM's)"),
     # an aligned version (judges/versions.py); None: the metric's adopted default, if any
-    Param("judge_version", "any", None, "версия судьи", "judge version", widget=""),
+    Param("judge_version", "any", None, "версия судьи", "judge version", "выровненная версия метрики",
+          "an aligned version of the metric (judge-align; default: its adopted one; METRIC@builtin for the built-in "
+          "prompt)", widget=""),
 )
 
 UX = (

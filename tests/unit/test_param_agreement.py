@@ -21,8 +21,8 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "judge_pipeline": ("judge-pipeline",), "judge_metrics": ("judge",), "ux": ("ux",), "real_users": ("real-users",),
     "dataset_generation": ("dataset", "generate"),
 }
-#: commands whose flags are read back by ``plan_params`` (the judge command maps its metric options itself)
-BUILT = set(COMMANDS) - {"judge_metrics"}
+#: commands whose flags are read back by ``plan_params`` (every one)
+BUILT = set(COMMANDS)
 #: flags naming a FILE whose content is the parameter (the command reads it): particular, not a duplicate
 FILE_FLAGS = {("real_users", "slang"), ("real_users", "answer_rules")}
 
@@ -87,14 +87,15 @@ def test_the_cli_flags_are_the_table(key: str) -> None:
 def test_every_flag_reaches_the_plan_as_its_parameter(key: str) -> None:
     spec = plans.spec(key)
     path = COMMANDS[key]
-    required = ["--size", "5"] if key == "dataset_generation" else []
+    required = {"dataset_generation": ["--size", "5"], "judge_metrics": ["--metric", "faithfulness", "--input", "x.json"]
+                }.get(key, [])
     for p in (p for p in spec.params if p.cli_flag):
         words, expected = _sample(p)
         args = build_parser().parse_args([*path, *required, *words])
         assert spec.resolve(plan_params(key, args))[p.name] == expected, p.name
     args = build_parser().parse_args([*path, *required])  # nothing given: the table's defaults
     given = {k: v for k, v in plan_params(key, args).items() if v is not None}
-    assert given == ({"size": 5} if required else {})
+    assert given == {"dataset_generation": {"size": 5}, "judge_metrics": {"metric": "faithfulness"}}.get(key, {})
 
 
 def _form_script(key: str, prefix: str, custom_names: list[str]) -> None:

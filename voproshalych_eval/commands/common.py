@@ -113,10 +113,5 @@ def engine() -> Engine:
     return get_engine()
 
 
-def quorum_value(value: str | None) -> str | int | None:
-    """A quorum flag's value: a number as an int, a word (``all`` / ``majority`` / ``any``) as it is."""
-    return int(value) if value is not None and value.isdigit() else value
-
-
 def add_json_flag(parser: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")

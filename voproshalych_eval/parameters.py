@@ -45,7 +45,8 @@ class Param:
     ``given``: ``False`` for an entry the plan records about itself (a derived depth, a stored request spec)
     rather than one a person sets: no flag, no widget, a label only. ``words``: shown in the run's one-line
     description (``describe.config_words``). ``repeat``: a list flag given once per value
-    (``--judge-model A --judge-model B``) instead of comma-separated. ``group``: the CLI argument group.
+    (``--judge-model A --judge-model B``) instead of comma-separated. ``group``: the CLI argument group,
+    ``metavar`` the name of its value in the CLI help.
     ``advanced``: on the form, inside the "more settings" expander.
     """
 
@@ -67,6 +68,7 @@ class Param:
     repeat: bool = False
     group: str | None = None
     advanced: bool = False
+    metavar: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:

@@ -166,10 +166,10 @@ TIER3 = (
     # API mode: a full spec (``api``, as stored by a run), or a profile, or a URL with a preset + overrides
     Param("api", "json", None, "запрос к API бота", "bot API request", role="config", flag="", widget=""),
     Param("api_profile", "str", None, "профиль API", "API profile", "сохранённый профиль бота",
-          "a saved bot profile (settings of one bot)", role="config", group=_API, widget="bot_profile"),
+          "a saved bot profile (settings of one bot)", role="config", group=_API, widget="bot_profile", metavar="NAME"),
     Param("api_url", "str", None, "URL бота", "bot URL", "базовый URL бота или шаблон с {question}",
           "the bot's base URL (the preset adds its path) or a full URL template with {question}", flag="--api",
-          group=_API, widget="bot_profile"),
+          group=_API, widget="bot_profile", metavar="URL"),
     Param("api_preset", "choice", None, "пресет API", "API preset", "пресет API бота",
           "voproshalych: POST /qa/ of the production QA service; search-rag: GET /llm/search-rag?questions=; "
           "custom: the URL as given (default: search-rag, or custom when the URL holds {question} or a body/POST "
@@ -178,11 +178,11 @@ TIER3 = (
           widget="bot_profile"),
     Param("api_body", "json", None, "тело запроса", "request body", "шаблон JSON-тела",
           "JSON body template, e.g. '{\"question\": \"{question}\", \"dialog_context\": \"{dialog_context}\"}'",
-          group=_API, widget="bot_profile"),
+          group=_API, widget="bot_profile", metavar="JSON"),
     Param("api_headers", "any", None, "заголовки запроса", "request headers", "дополнительный заголовок",
           "extra header (repeatable); values may use ${VARIABLE}, read from the environment or secrets.toml at "
           "call time, e.g. 'Authorization: Bearer ${BOT_TOKEN}'", flag="--api-header", repeat=True, group=_API,
-          widget="bot_profile"),
+          widget="bot_profile", metavar="'NAME: VALUE'"),
     Param("answer_path", "str", None, "путь к ответу", "answer path", "JSON-путь ответа",
           "JSON path of the answer in the reply (default: answer)", group=_API, widget="bot_profile"),
     Param("url_path", "str", None, "путь к URL", "URL path", "JSON-путь URL страницы",
@@ -190,7 +190,7 @@ TIER3 = (
     Param("chunks_path", "str", None, "путь к чанкам", "chunks path", "JSON-путь текстов чанков",
           "JSON path of the chunk texts (e.g. chunks.*.text)", group=_API, widget="bot_profile"),
     Param("http_timeout", "float", None, "тайм-аут HTTP, с", "HTTP timeout, s", "секунд на запрос",
-          "seconds per request (default 60)", low=0.1, group=_API, widget="bot_profile"),
+          "seconds per request (default 60)", low=0.1, group=_API, widget="bot_profile", metavar="SECONDS"),
     Param("api_rps", "float", None, "запросов в секунду", "requests per second", "не больше стольких запросов в секунду",
           "at most this many requests per second over all workers (voproshalych preset: 1)", low=0.001, group=_API,
           widget="bot_profile"),
@@ -199,11 +199,11 @@ TIER3 = (
           widget="bot_profile"),
     Param("api_backoff", "float", None, "пауза между повторами, с", "retry backoff, s", "первая пауза перед повтором",
           "first pause before a retry, doubled each time (default 1; a 429's Retry-After wins)", low=0.0,
-          group=_API, widget="bot_profile"),
+          group=_API, widget="bot_profile", metavar="SECONDS"),
     Param("api_outcomes", "any", None, "исходы API", "API outcomes", "правило ответ -> исход",
           "reply -> outcome rule STATUS[:REGEX]=OUTCOME, checked before the preset's (repeatable), e.g. "
           "'404:^Answer banned=banned'; outcomes: answered, not_found, banned, error", flag="--api-outcome",
-          repeat=True, group=_API, widget="bot_profile"),
+          repeat=True, group=_API, widget="bot_profile", metavar="STATUS[:REGEX]=OUTCOME"),
     Param("context_from", "choice", "page", "контекст из", "context from", "откуда контекст для судьи",
           "when the API returns only a page URL: judge on all chunks of that page (page), on the nearest ones to "
           "the question (nearest), or on none (default: the bot profile's, else page)", choices=CONTEXT_MODES,

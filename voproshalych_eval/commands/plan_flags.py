@@ -57,6 +57,8 @@ def add_plan_flags(parser: Any, key: str, *, skip: Iterable[str] = (), required:
             kw["choices"] = list(p.choices)
         if p.name in required:
             kw["required"] = True
+        if p.metavar and p.kind != "bool":
+            kw["metavar"] = p.metavar
         target.add_argument(flag, **kw)
 
 

@@ -12,7 +12,7 @@ from voproshalych_eval.datasets import DatasetError, list_datasets, load_file, s
 from voproshalych_eval.embeddings import BUILTIN_EMBEDDERS
 from voproshalych_eval.plots import retrieval as charts
 from voproshalych_eval.tiers import tier1
-from voproshalych_eval.ui import auth, jobs, state, untrusted, uploads, views
+from voproshalych_eval.ui import auth, jobs, param_form, state, untrusted, uploads, views
 from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import empty_state, metric_cards, page_header, table_with_download
 from voproshalych_eval.ui.i18n import fmt, fmt_count, lang, metric_label, tr
@@ -119,28 +119,35 @@ failure_labels = {1: filter_labels["fail1"], None: filter_labels["failk"]}
 
 with st.container(border=True):  # the run form sits at the top: Run is visible without scrolling
     st.markdown(f"**{tr('Новый запуск', 'New run')}**")
-    f1, f2, f3, f4 = st.columns([3, 2, 2, 1])
-    with f1:
-        dataset_id = _dataset_picker()
-    retriever = f2.selectbox(tr("Поиск", "Retriever"), list(RETRIEVER_NAMES), format_func=retriever_labels.get,
-                             key="t1_retriever")
+    # the widgets come from Tier 1's parameter table (plan_parameters.TIER1): bounds, choices, labels, help
+    chosen = st.session_state.get("t1_retriever", "vector")
+    hnsw_on = bool(st.session_state.get("t1_hnsw")) and chosen != "fts"
     emb_options = list(dict.fromkeys([tier1.default_embedder_name(engine), state.current_embedder_name(), *BUILTIN_EMBEDDERS]))
-    embedder_name = f3.selectbox(tr("Эмбеддер", "Embedder"), emb_options, key="t1_embedder", disabled=retriever == "fts")
-    k = int(f4.number_input("k", min_value=1, max_value=100, value=10, key="t1_k"))
-    g1, g2, g3 = st.columns([3, 2, 3])
-    use_index = g1.checkbox(tr("HNSW-индекс (в служебной схеме)", "HNSW index (in the eval schema)"), key="t1_hnsw",
-                            disabled=retriever == "fts")
-    repeats = int(g2.number_input(tr("Повторы (согласованность HNSW)", "Repeats (HNSW consistency)"), 1, 5, 1,
-                                  key="t1_repeats", disabled=not use_index))
-    run_clicked = auth.button("run", g3, tr("Запустить", "Run"), type="primary", key="t1_run", disabled=dataset_id is None,
-                            icon=":material/play_arrow:", use_container_width=True)
+    off = {"embedder": chosen == "fts", "use_index": chosen == "fts", "repeats": not hnsw_on, "ef_search": not hnsw_on,
+           "hnsw_m": not hnsw_on, "hnsw_ef_construction": not hnsw_on, "rrf_k": chosen != "hybrid"}
+    custom = {
+        "dataset": lambda p, key: _dataset_picker(),
+        "embedder": lambda p, key: st.selectbox(tr("Эмбеддер", "Embedder"), emb_options, key=key, disabled=off["embedder"]),
+    }
+    FIRST = ("dataset", "retriever", "embedder", "k")
+    SECOND = ("use_index", "repeats", "cutoffs")
+    form = param_form.render("tier1", "t1", only=FIRST, custom=custom, disabled=off,
+                             containers=st.columns([3, 2, 2, 1]))
+    dataset_id = form.values.get("dataset")
+    g1, g2, g3, g4 = st.columns([3, 2, 2, 3])
+    form |= param_form.render("tier1", "t1", only=SECOND, disabled=off, containers=(g1, g2, g3))
+    form |= param_form.render("tier1", "t1", skip=(*FIRST, *SECOND), disabled=off)
+    run_clicked = auth.button("run", g4, tr("Запустить", "Run"), type="primary", key="t1_run",
+                              disabled=dataset_id is None or bool(form.errors), icon=":material/play_arrow:",
+                              use_container_width=True)
     if dataset_id is None:
         empty_state("Золотого набора нет: загрузите демо-данные или файл набора выше.",
                     "No golden dataset: load the demo data or upload a dataset file above.", demo=True)
 
-if run_clicked and dataset_id is not None:
-    params = {"dataset": int(dataset_id), "retriever": retriever, "embedder": None if retriever == "fts" else embedder_name,
-              "k": k, "use_index": use_index and retriever != "fts", "repeats": repeats}
+if run_clicked and dataset_id is not None and not form.errors:
+    params = {**form.values, "dataset": int(dataset_id)}
+    if params["retriever"] == "fts":
+        params.update(embedder=None, use_index=False)
     jobs.start(lambda: tier1.build_plan(engine, params), "t1_run_id")
 
 jobs.job_panel("t1_run_id")

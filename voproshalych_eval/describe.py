@@ -17,77 +17,23 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from voproshalych_eval import parameters
 from voproshalych_eval.metrics import catalog
+from voproshalych_eval.plan_parameters import RUN
+from voproshalych_eval.plans import PLANS, SPECS
 
-#: parameter name -> (ru, en) label
-PARAM_LABELS: dict[str, tuple[str, str]] = {
-    "dataset": ("набор данных", "dataset"),
-    "retriever": ("поиск", "retriever"),
-    "embedder": ("эмбеддер", "embedder"),
-    "k": ("k", "k"),
-    "top_k": ("top-k", "top-k"),
-    "use_index": ("HNSW-индекс", "HNSW index"),
-    "repeats": ("повторов", "repeats"),
-    "mode": ("режим", "mode"),
-    "metric": ("метрика", "metric"),
-    "source": ("источник", "source"),
-    "limit": ("первые N", "first N"),
-    "threshold": ("порог PASS", "PASS threshold"),
-    "min_pass_rate": ("ворота: мин. доля PASS", "gate: min pass rate"),
-    "offline": ("офлайн", "offline"),
-    "concurrency": ("параллельно", "concurrency"),
-    "stem": ("стемминг", "stemming"),
-    "max_context_chars": ("обрезка контекста, симв.", "context cut, chars"),
-    "cache_distance": ("порог кэша", "cache threshold"),
-    "pause_minutes": ("пауза сессии, мин", "session pause, min"),
-    "judge_models": ("модели-судьи", "judge models"),
-    "models": ("модели", "models"),
-    "aggregate": ("агрегатор", "aggregator"),
-    "judge_aggregate": ("агрегатор судей", "judge aggregator"),
-    "calibrate": ("калибровка", "calibration"),
-    "n_clusters": ("кластеров", "clusters"),
-    "filters": ("фильтры", "filters"),
-    "k_topics": ("тем", "topics"),
-    "api_url": ("URL бота", "bot URL"),
-    "generator": ("генератор", "generator"),
-    "judge": ("судья", "judge"),
-    "judges": ("судьи", "judges"),
-    "snapshot": ("снимок базы знаний", "knowledge-base snapshot"),
-    "snapshot_id": ("снимок базы знаний", "knowledge-base snapshot"),
-    "cutoffs": ("отсечки", "cut-offs"),
-    "lang": ("язык", "language"),
-    "use_cache": ("кэш ответов", "response cache"),
-    "retrieved_depth": ("глубина поиска", "retrieval depth"), "url_chunk_cap": ("предел чанков для страниц", "chunk cap for pages"),
-    "n_resamples": ("бутстреп-выборок", "bootstrap resamples"), "batch_size": ("вопросов в пакете", "questions per batch"),
-    "distance": ("расстояние", "distance"), "fts_config": ("полнотекстовый поиск", "full-text search"),
-    "hnsw": ("параметры HNSW", "HNSW parameters"), "hnsw_m": ("HNSW m", "HNSW m"),
-    "hnsw_ef_construction": ("HNSW ef_construction", "HNSW ef_construction"), "ef_search": ("HNSW ef_search", "HNSW ef_search"),
-    "rrf_k": ("RRF k", "RRF k"), "fusion_depth": ("глубина слияния", "fusion depth"),
-    "dim": ("размерность", "dimension"), "stored_model": ("модель векторов базы", "stored vectors' model"),
-    "vectors": ("векторы", "vectors"), "seed": ("seed", "seed"), "n_neighbors": ("соседей", "neighbours"),
-    "api": ("запрос к API бота", "bot API request"), "api_profile": ("профиль API", "API profile"),
-    "api_preset": ("пресет API", "API preset"),
-    "api_method": ("HTTP-метод", "HTTP method"), "api_body": ("тело запроса", "request body"),
-    "api_headers": ("заголовки запроса", "request headers"), "answer_path": ("путь к ответу", "answer path"),
-    "url_path": ("путь к URL", "URL path"), "chunks_path": ("путь к чанкам", "chunks path"),
-    "http_timeout": ("тайм-аут HTTP, с", "HTTP timeout, s"), "api_rps": ("запросов в секунду", "requests per second"),
-    "api_retries": ("повторов запроса", "request retries"), "api_backoff": ("пауза между повторами, с", "retry backoff, s"),
-    "api_outcomes": ("исходы API", "API outcomes"), "context_from": ("контекст из", "context from"),
-    "context_k": ("чанков контекста", "context chunks"), "generator_model": ("модель генератора", "generator model"),
-    "system_prompt": ("системный промпт", "system prompt"), "n_items": ("элементов", "items"),
-    "bot_api": ("API бота", "bot API"), "vote_quorum": ("кворум голосов", "vote quorum"),
-    "quorum": ("кворум моделей", "model quorum"), "config": ("настройки метрики", "metric settings"),
+#: labels of the run entries that are not a plan parameter (the roles of ``models``, a stored snapshot id …);
+#: the parameters' labels come from the plans' parameter tables (``plan_parameters``)
+OTHER_LABELS: dict[str, tuple[str, str]] = {
+    "generator": ("генератор", "generator"), "judge": ("судья", "judge"), "judges": ("судьи", "judges"),
+    "snapshot_id": ("снимок базы знаний", "knowledge-base snapshot"), "dim": ("размерность", "dimension"),
+    "stored_model": ("модель векторов базы", "stored vectors' model"), "vectors": ("векторы", "vectors"),
+    "n_neighbors": ("соседей", "neighbours"), "n_items": ("элементов", "items"), "bot_api": ("API бота", "bot API"),
     "run_aggregate": ("агрегатор прогонов", "run aggregator"), "strictness": ("прогонов", "runs"),
-    "judge_quorum": ("кворум моделей судьи", "judge model quorum"),
-    "judge_vote_quorum": ("кворум голосов судьи", "judge vote quorum"),
-    "analyses": ("анализы", "analyses"), "k_range": ("диапазон числа тем", "range of topic counts"),
-    "near_threshold": ("порог почти-дубликатов", "near-duplicate threshold"),
-    "slang": ("словарь сленга", "slang dictionary"), "answer_rules": ("правила ответов бота", "bot answer rules"),
-    "k_stability_runs": ("выборок для устойчивости числа тем", "samples for the topic-count stability"),
-    "answer_labels": ("разметка ответов бота", "bot answer labels"),
-    "answer_classifier": ("классификатор ответов бота", "bot answer classifier"),
-    "link_kb": ("журнал связан с базой знаний", "log linked to the knowledge base"),
 }
+#: parameter name -> (ru, en) label
+PARAM_LABELS: dict[str, tuple[str, str]] = {**parameters.labels([*(p.params for p in PLANS), RUN]),
+                                              **OTHER_LABELS}
 
 #: judge aggregators (``judges.AGGREGATORS``) in words
 AGGREGATOR_LABELS: dict[str, tuple[str, str]] = {
@@ -128,9 +74,9 @@ VALUE_LABELS: dict[str, dict[str, tuple[str, str]]] = {
                "euclidean": ("евклидово расстояние", "Euclidean distance")},
 }
 
-#: the parameters that make a configuration (shown in a run's one-line description), in this order
-CONFIG_ORDER = ("retriever", "source", "mode", "metric", "k", "top_k", "use_index", "repeats", "judge_aggregate",
-                "aggregate")
+#: the parameters shown in a run's one-line description (``words`` in the plans' tables): a run of a known plan
+#: lists them in its table's order, any other run in this order
+CONFIG_ORDER = parameters.union((p.params for p in PLANS), parameters.words_order)
 
 #: entries of a run's ``models`` that describe a model rather than name one (shown in the provenance only)
 DETAIL_MODEL_KEYS = ("dim", "stored_model", "vectors")
@@ -145,8 +91,6 @@ def _pick(pair: tuple[str, str], lang: str) -> str:
 def tier_title(tier: str, lang: str = "ru") -> str:
     """The title of a plan (``Tier 1 · Поиск``) from the plan registry; the key for an unknown plan."""
     if not _TITLES:
-        from voproshalych_eval.plans import SPECS
-
         _TITLES.update({k: s.title for k, s in SPECS.items()})
     pair = _TITLES.get(tier)
     return _pick(pair, lang) if pair else tier
@@ -206,8 +150,9 @@ def models_words(run: Any, lang: str = "ru") -> list[str]:
 def config_words(run: Any, lang: str = "ru") -> str:
     """The configuration of a run on one line: ``векторный поиск · e5-small · k = 10`` (offline marked)."""
     params = _get(run, "params") or {}
+    plan = SPECS.get(str(_get(run, "tier")))
     parts: list[str] = []
-    for name in CONFIG_ORDER:
+    for name in parameters.words_order(plan.params) if plan is not None else CONFIG_ORDER:
         v = params.get(name)
         if v is None or v is False:
             continue

@@ -20,7 +20,8 @@ The registry
 :data:`PLANS` holds one :class:`PlanSpec` per plan (the tiers, real-user analytics, judge metrics,
 tools): its key, plan module, page, colour, CLI command, key metrics and titles. The executor's module
 table, the app's navigation (``ui/pages``), the CLI command list and the Overview are built from it.
-Adding a tier = its module + its page + its CLI command module + one entry here (+ tests).
+Adding a tier = its module + its page + its CLI command module + its parameter table (``plan_parameters``)
++ one entry here (+ tests). A plan's parameters: :attr:`PlanSpec.params` (see :mod:`parameters`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from voproshalych_eval import parameters
+from voproshalych_eval.parameters import Param
+from voproshalych_eval.plan_parameters import RUN, TABLES
 
 # ------------------------------------------------------------------------------------------ contract
 
@@ -141,9 +146,11 @@ def plain(value: Any) -> Any:
     return json.loads(dumps(value))
 
 
-#: configuration entries that do not change results (how fast, how labelled) or that are compared
-#: elsewhere (``params.dataset`` is how the user named the dataset; its identity is ``dataset.id/hash``)
-IGNORED_CONFIG = ("params.concurrency", "params.max_failure_share", "params.dataset", "params.label")
+#: configuration entries that do not change results (how fast, how labelled: the ``speed`` parameters of every
+#: plan's table) or that are compared elsewhere (``params.dataset`` is how the user named the dataset; its
+#: identity is ``dataset.id/hash``)
+IGNORED_CONFIG = ("params.dataset", *(f"params.{n}" for n in parameters.union([*TABLES.values(), RUN],
+                                                                              parameters.speed_names)))
 _HINTS = {
     "offline": "an LLM run can only be finished by an LLM: configure the provider it used",
     "providers": "the LLM endpoints differ (provider name or base-URL host)",
@@ -218,44 +225,65 @@ class PlanSpec:
     section: str = "quality"
     icon: str = ":material/analytics:"
     command: str | None = None
+    #: the plan's parameter table (``plan_parameters``): defaults, validation, CLI flags, form, identity
+    params: tuple[Param, ...] = ()
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"plan {self.key}: kind must be one of {KINDS}")
+        names = [p.name for p in self.params]
+        if len(names) != len(set(names)):
+            raise ValueError(f"plan {self.key}: a parameter is declared twice in its table")
+
+    def param(self, name: str) -> Param:
+        """The declaration of parameter ``name``; ``KeyError`` naming the plan's parameters otherwise."""
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(f"plan {self.key} has no parameter {name!r}; known: {', '.join(p.name for p in self.params)}")
+
+    def defaults(self) -> dict[str, Any]:
+        """``{name: default}`` of the parameters a person sets (a fresh copy)."""
+        return parameters.defaults(self.params)
+
+    def resolve(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """The defaults overlaid with the given values (``None`` = not given), each coerced and checked:
+        ``ValueError`` naming the plan and the parameter (:func:`parameters.resolve`)."""
+        return parameters.resolve(self.params, params, self.key)
 
 
 PLANS: tuple[PlanSpec, ...] = (
     PlanSpec("tier0", "tier", "voproshalych_eval.tiers.tier0", ("Tier 0 · Эмбеддинги", "Tier 0 · Embeddings"),
              "#636EFA", ("effective_dimensionality", "avg_nn_distance"), "pages/tier0_embeddings.py",
-             ("Пространство эмбеддингов", "Embedding space"), "quality", ":material/scatter_plot:", "tier0"),
+             ("Пространство эмбеддингов", "Embedding space"), "quality", ":material/scatter_plot:", "tier0", params=TABLES["tier0"]),
     PlanSpec("tier1", "tier", "voproshalych_eval.tiers.tier1", ("Tier 1 · Поиск", "Tier 1 · Retrieval"),
              "#00A67E", ("hit_rate@5", "mrr", "ndcg@10"), "pages/tier1_retrieval.py",
-             ("Поиск", "Retrieval"), "quality", ":material/search:", "tier1"),
+             ("Поиск", "Retrieval"), "quality", ":material/search:", "tier1", params=TABLES["tier1"]),
     PlanSpec("tier2", "tier", "voproshalych_eval.tiers.tier2", ("Tier 2 · Генерация", "Tier 2 · Generation"),
              "#EF553B", ("avg_faithfulness", "avg_answer_relevance", "avg_rougeL_f"), "pages/tier2_generation.py",
-             ("Генерация", "Generation"), "quality", ":material/edit_note:", "tier2"),
+             ("Генерация", "Generation"), "quality", ":material/edit_note:", "tier2", params=TABLES["tier2"]),
     PlanSpec("tier3", "tier", "voproshalych_eval.tiers.tier3", ("Tier 3 · Сквозная", "Tier 3 · End to end"),
              "#AB63FA", ("avg_e2e_score", "pass_rate", "avg_semantic_similarity"), "pages/tier3_end_to_end.py",
-             ("Сквозная оценка", "End to end"), "quality", ":material/route:", "tier3"),
+             ("Сквозная оценка", "End to end"), "quality", ":material/route:", "tier3", params=TABLES["tier3"]),
     PlanSpec("judge", "tier", "voproshalych_eval.tiers.judge_stability", ("Судья · стабильность", "Judge · stability"),
              "#FFA15A", ("consistency_score", "error_rate"), "pages/judges.py",
-             ("Судьи", "Judges"), "quality", ":material/gavel:", "judges"),
+             ("Судьи", "Judges"), "quality", ":material/gavel:", "judges", params=TABLES["judge"]),
     PlanSpec("judge_pipeline", "tier", "voproshalych_eval.tiers.judge_pipeline",
              ("Судья · показ/непоказ", "Judge · show/no-show"), "#FF6692", ("f1_score", "accuracy"), "pages/judges.py",
-             ("Судьи", "Judges"), "quality", ":material/gavel:", "judges"),
+             ("Судьи", "Judges"), "quality", ":material/gavel:", "judges", params=TABLES["judge_pipeline"]),
     PlanSpec("judge_metrics", "tool", "voproshalych_eval.tiers.judge_metrics", ("Метрики судей", "Judge metrics"),
              "#FECB52", (), "pages/judge_metrics.py", ("Метрики судей", "Judge metrics"), "quality",
-             ":material/rule:", "judge"),
+             ":material/rule:", "judge", params=TABLES["judge_metrics"]),
     PlanSpec("ux", "tier", "voproshalych_eval.tiers.ux", ("UX", "UX"), "#19D3F3",
-             ("cache_hit_rate", "context_preservation"), "pages/ux.py", ("UX", "UX"), "quality", ":material/forum:", "ux"),
+             ("cache_hit_rate", "context_preservation"), "pages/ux.py", ("UX", "UX"), "quality", ":material/forum:", "ux", params=TABLES["ux"]),
     PlanSpec("real_users", "analytics", "voproshalych_eval.analytics.pipeline", ("Реальные пользователи", "Real users"),
              "#B6E880", ("chunk_coverage", "n_topics"), "pages/real_users.py", ("Реальные пользователи", "Real users"),
-             "users", ":material/groups:", "real_users"),
+             "users", ":material/groups:", "real_users", params=TABLES["real_users"]),
     PlanSpec("dataset_generation", "tool", "voproshalych_eval.generation.plan",
              ("Генерация набора данных", "Dataset generation"), "#8C564B", (), "pages/datasets.py",
-             ("Наборы данных", "Datasets"), "data", ":material/dataset:", "dataset"),
+             ("Наборы данных", "Datasets"), "data", ":material/dataset:", "dataset", params=TABLES["dataset_generation"]),
     PlanSpec("whatif", "tool", "voproshalych_eval.tiers.whatif", ("Что если · песочница", "What if · sandbox"),
-             "#2CA02C", (), "pages/gaps.py", ("Пробелы в покрытии", "Coverage gaps"), "users", ":material/science:", "gaps"),
+             "#2CA02C", (), "pages/gaps.py", ("Пробелы в покрытии", "Coverage gaps"), "users", ":material/science:", "gaps", params=TABLES["whatif"]),
 )
 
 SPECS: dict[str, PlanSpec] = {s.key: s for s in PLANS}

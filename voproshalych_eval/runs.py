@@ -30,10 +30,12 @@ from typing import Any
 import pandas as pd
 from sqlalchemy import Engine, text
 
+from voproshalych_eval import parameters
 from voproshalych_eval.config import PROJECT_ROOT
 from voproshalych_eval.db import audit
 from voproshalych_eval.errors import VoproshalychEvalError
 from voproshalych_eval.jsonable import dumps, jsonable
+from voproshalych_eval.plans import PLANS
 from voproshalych_eval.redaction import redact, redact_obj, secret_name
 
 RUN_STATUSES = ("running", "done", "done_with_failures", "failed", "cancelled")
@@ -674,21 +676,9 @@ def metric_history(
     return pd.DataFrame(rows, columns=cols).sort_values("run_id").reset_index(drop=True)
 
 
-#: run parameters that make a different configuration (beside the models, the dataset and the offline flag):
-#: history lines never join runs that differ in one of them
-CONFIG_PARAMS = (
-    "retriever", "k", "use_index", "mode", "top_k", "metric", "judge_aggregate", "source", "repeats",
-    # Tier 1: the reported cut-offs and the index / fusion settings
-    "cutoffs", "rrf_k", "ef_search", "hnsw_m", "hnsw_ef_construction",
-    # Tier 2 (and Tier 3 internal mode, UX): text normalisation, context cut, the generator's system prompt
-    "stem", "max_context_chars", "system_prompt",
-    # Tier 3: the bot endpoint (profile, or the stored request spec), the pass threshold, the context source
-    "api_profile", "api", "threshold", "context_from", "context_k",
-    # judge metrics: the aggregator, the quorums, the metric's definition / rubrics / embedders; a tier's judge quorums
-    "aggregate", "quorum", "vote_quorum", "config", "judge_quorum", "judge_vote_quorum",
-    # real users: a person's answer labels and the answer classifier's settings and version (issue 22)
-    "answer_labels", "answer_classifier",
-)
+#: run parameters that make a different configuration (beside the models, the dataset and the offline flag;
+#: role ``config`` in the plans' parameter tables): history lines never join runs that differ in one of them
+CONFIG_PARAMS = parameters.union((p.params for p in PLANS), parameters.config_names)
 _SHORT_VALUE = 40
 
 

@@ -48,7 +48,7 @@ from voproshalych_eval.analytics.utilization import (
 )
 from voproshalych_eval.bilingual import text as bi
 from voproshalych_eval.jsonable import jsonable
-from voproshalych_eval.plans import Lazy, Plan
+from voproshalych_eval.plans import Lazy, Plan, spec
 
 log = logging.getLogger(__name__)
 ANALYSES = ("utilization", "topics", "domain")
@@ -119,24 +119,8 @@ class RealUsersResult:
         return out
 
 
-DEFAULTS: dict[str, Any] = {
-    "analyses": None,  # None: every analysis the inputs allow (no chunk utilization without a knowledge base)
-    "source": None,
-    "filters": {},
-    "top_k": 5,
-    "k_topics": None,
-    "k_range": [4, 30],
-    "embedder": None,
-    "pause_minutes": 30.0,
-    "near_threshold": 0.92,
-    "slang": None,
-    "answer_rules": None,
-    "answer_labels": None,  # {normalised answer text: class}; None: the labels stored in eval.answer_labels
-    "answer_classifier": None,  # ClassifierSettings as a dict; None: the defaults
-    "link_kb": False,  # pair an imported log with the knowledge base's present snapshot (they belong together)
-    "k_stability_runs": 0,
-    "lang": "ru",
-}
+#: the parameters a person sets and their defaults: the plan's table in ``plan_parameters`` (one line each)
+DEFAULTS: dict[str, Any] = spec("real_users").defaults()
 
 
 def filters_from(value: LogFilters | Mapping[str, Any] | None) -> LogFilters:
@@ -173,7 +157,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     from voproshalych_eval.db import snapshots
     from voproshalych_eval.db.errors import SnapshotError
 
-    p = {**DEFAULTS, **{k: v for k, v in params.items() if v is not None}}
+    p = spec("real_users").resolve(params)
     requested = p["analyses"]
     unknown = set(requested or ()) - set(ANALYSES)
     if unknown or (requested is not None and not requested):

@@ -116,26 +116,5 @@ def engine() -> Engine:
     return get_engine()
 
 
-def quorum_value(value: str | None) -> str | int | None:
-    """A quorum flag's value: a number as an int, a word (``all`` / ``majority`` / ``any``) as it is."""
-    return int(value) if value is not None and value.isdigit() else value
-
-
-def add_judge_quorum_flags(parser: Any) -> None:
-    """``--judge-quorum`` / ``--judge-vote-quorum`` of a tier with an LLM judge (params ``judge_quorum`` /
-    ``judge_vote_quorum``)."""
-    from voproshalych_eval.judges.base import QUORUMS
-
-    parser.add_argument("--judge-quorum", type=quorum_value, default=None,
-                        help=f"judge models that must answer: {', '.join(QUORUMS)} or a number "
-                             "(default: all for min/max/consensus, a strict majority otherwise)")
-    parser.add_argument("--judge-vote-quorum", type=quorum_value, default=None,
-                        help="strictness votes of one judge model that must answer (default: a strict majority)")
-
-
-def judge_quorum_params(args: Any) -> dict[str, Any]:
-    return {"judge_quorum": args.judge_quorum, "judge_vote_quorum": args.judge_vote_quorum}
-
-
 def add_json_flag(parser: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")

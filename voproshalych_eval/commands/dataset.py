@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from voproshalych_eval.commands.common import add_json_flag, emit, engine, exit_code, progress
+from voproshalych_eval.commands.plan_flags import add_plan_flags, plan_params
 from voproshalych_eval.commands.resume import add_outcome_flags
 
 
@@ -24,24 +25,7 @@ def register(sub: Any) -> None:
     dsub.required = True
 
     g = dsub.add_parser("generate", help="generate a synthetic golden set from the knowledge base (a resumable run)")
-    g.add_argument("--size", type=int, required=True, help="number of items wanted")
-    g.add_argument("--types", default=None,
-                   help="question types, comma-separated, optional weights (factual:2,unanswerable:1); default: all six "
-                        "(factual, paraphrase, multi_chunk, conditional, unanswerable, follow_up)")
-    g.add_argument("--pages", default=None, help="only these pages (comma-separated URLs)")
-    g.add_argument("--source-types", default=None, help="only chunks of these source types (comma-separated)")
-    g.add_argument("--strategy", choices=("uniform", "proportional"), default="uniform",
-                   help="questions per page: uniform (every page) or proportional to its chunks")
-    g.add_argument("--name", default=None, help="stored dataset name (default synthetic_<UTC time>); an existing name gets a new version")
-    g.add_argument("--offline", action="store_true", help="labelled template generator, no LLM (not a substitute for an LLM set)")
-    g.add_argument("--model", default=None, help="generator model (default: the first configured)")
-    g.add_argument("--judge-models", default=None, help="models of the support check (comma-separated; default: the generator)")
-    g.add_argument("--temperature", type=float, default=None, help="generation temperature (default 0.7)")
-    g.add_argument("--oversample", type=float, default=None, help="spare slots as a share of --size (default 0.2)")
-    g.add_argument("--seed", type=int, default=0)
-    g.add_argument("--lang", choices=("ru", "en"), default="ru", help="prompt language")
-    g.add_argument("--concurrency", type=int, default=None, help="items in flight (default 8)")
-    g.add_argument("--no-compare-existing", action="store_true", help="do not drop near-duplicates of existing golden sets")
+    add_plan_flags(g, "dataset_generation", required=("size",))
     add_outcome_flags(g)
     g.set_defaults(func=cmd_generate)
 
@@ -143,13 +127,7 @@ def cmd_generate(args: Any) -> int:
     from voproshalych_eval.generation.plan import build_plan
 
     eng = engine()
-    params = {
-        "size": args.size, "types": args.types, "pages": _csv_list(args.pages), "source_types": _csv_list(args.source_types),
-        "strategy": args.strategy, "name": args.name, "offline": True if args.offline else None, "model": args.model,
-        "judge_models": _csv_list(args.judge_models), "temperature": args.temperature, "oversample": args.oversample,
-        "seed": args.seed, "lang": args.lang, "concurrency": args.concurrency,
-        "compare_existing": False if args.no_compare_existing else None,
-    }
+    params = plan_params("dataset_generation", args)
     plan = build_plan(eng, params)
     progress(f"{len(plan.items)} slots for {args.size} items -> dataset {plan.dataset_name}"
              + (" — OFFLINE template generator (not a substitute for an LLM-generated set)" if plan.offline else ""))

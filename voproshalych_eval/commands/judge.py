@@ -19,27 +19,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from voproshalych_eval.commands.common import emit, engine, exit_code, progress, quorum_value
+from voproshalych_eval.commands.common import emit, engine, exit_code, progress
+from voproshalych_eval.commands.plan_flags import add_plan_flags, plan_params
 from voproshalych_eval.commands.resume import add_outcome_flags, execute_plan
 from voproshalych_eval.tiers.judge_metrics import read_rubrics, read_samples
 
 
 def register(sub: Any) -> None:
-    from voproshalych_eval.judges import AGGREGATORS, JUDGE_METRICS
-    from voproshalych_eval.judges.base import QUORUMS
+    from voproshalych_eval.judges import JUDGE_METRICS
 
     p = sub.add_parser("judge", help="run a judge metric (faithfulness, aspect_critic, ...) on a file of samples")
-    p.add_argument("--metric", required=True, choices=sorted(JUDGE_METRICS))
+    add_plan_flags(p, "judge_metrics", required=("metric",))
     p.add_argument("--input", required=True,
                    help="JSON array, JSONL or CSV of samples (user_input, response, reference, retrieved_contexts)")
     p.add_argument("--encoding", default=None, help="encoding of --input when it is not UTF-8 (e.g. cp1251)")
-    p.add_argument("--models", default=None, help="comma-separated judge models (default: first configured); for "
-                   "semantic_similarity: the embedding models (seed 002 'models')")
-    p.add_argument("--aggregate", default="average", choices=AGGREGATORS, help="multi-model aggregator")
-    p.add_argument("--quorum", default=None, help=f"models that must answer: {', '.join(QUORUMS)} or a number "
-                   "(default: all for min/max/consensus, a strict majority otherwise)")
-    p.add_argument("--vote-quorum", default=None, help="strictness votes of one model that must answer (default: "
-                   "a strict majority)")
     # one flag per option of the judge-metric table; each applies only to the metrics that have it
     options: dict[str, tuple[Any, list[str]]] = {}
     for spec in JUDGE_METRICS.values():
@@ -50,13 +43,6 @@ def register(sub: Any) -> None:
         extra = " (JSON file or JSON object)" if o.kind == "json" else " (comma-separated)" if o.kind == "list" else ""
         p.add_argument(o.flag, dest=f"opt_{name}", type=kind, default=None, metavar=name.upper(),
                        help=f"{o.help_en or o.en}{extra}; for {', '.join(metrics)}")
-    p.add_argument("--no-cache", action="store_true", help="fresh LLM calls (stability runs)")
-    p.add_argument("--offline", action="store_true", help="use the offline heuristic judge")
-    p.add_argument("--lang", default=None, choices=["ru", "en"], help="prompt/explanation language")
-    p.add_argument("--limit", type=int, default=None, help="only the first N samples")
-    p.add_argument("--concurrency", type=int, default=None, help="samples in flight at once (default: the LLM's)")
-    p.add_argument("--judge-version", default=None, help="an aligned version of the metric (judge-align; default: its "
-                   "adopted one; METRIC@builtin for the built-in prompt)")
     add_outcome_flags(p)
     p.set_defaults(func=cmd_judge)
 
@@ -86,23 +72,18 @@ def metric_config(metric: str, args: Any) -> dict[str, Any]:
     return spec.resolve(cfg)
 
 
-_quorum = quorum_value
-
-
 def cmd_judge(args: Any) -> int:
     from voproshalych_eval import runs
+    from voproshalych_eval.judges import JUDGE_METRICS
     from voproshalych_eval.tiers.judge_metrics import build_plan, run_summary, store_samples
 
+    if args.metric not in JUDGE_METRICS:
+        raise ValueError(f"unknown --metric {args.metric!r}; known: {', '.join(sorted(JUDGE_METRICS))}")
     samples = read_samples(args.input, encoding=args.encoding, metric=args.metric)
     cfg = metric_config(args.metric, args)
     eng = engine()
     dataset = store_samples(eng, samples, Path(args.input).stem)
-    models = [m.strip() for m in args.models.split(",") if m.strip()] if args.models else None
-    plan = build_plan(eng, {"dataset": dataset.id, "metric": args.metric, "models": models, "aggregate": args.aggregate,
-                            "quorum": _quorum(args.quorum), "vote_quorum": _quorum(args.vote_quorum), "config": cfg,
-                            "use_cache": not args.no_cache, "offline": True if args.offline else None,
-                            "lang": args.lang, "limit": args.limit, "concurrency": args.concurrency,
-                            "judge_version": args.judge_version})
+    plan = build_plan(eng, {**plan_params("judge_metrics", args), "dataset": dataset.id, "config": cfg})
     if plan.offline:
         progress("No LLM provider configured (or --offline): using the offline heuristic judge.")
     judges = plan.models["judge"]

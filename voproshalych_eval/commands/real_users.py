@@ -7,7 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from voproshalych_eval.commands.common import add_json_flag, emit, engine, exit_code
+from voproshalych_eval.commands.plan_flags import add_plan_flags, plan_params
 from voproshalych_eval.commands.resume import add_outcome_flags, execute_plan
+from voproshalych_eval.plans import spec as plan_spec
 
 
 def register(sub: Any) -> None:
@@ -19,32 +21,18 @@ def register(sub: Any) -> None:
             "and records a real_users run. Real-user logs are analytics, not gold retrieval metrics."
         ),
     )
+    add_plan_flags(p, "real_users")
     p.add_argument("--analysis", choices=("utilization", "topics", "domain", "all"), default="all")
-    p.add_argument("--source", default=None, help="log source: question_answer (default) or an imported name")
     p.add_argument("--from", dest="start", type=date.fromisoformat, default=None, help="first day, YYYY-MM-DD")
     p.add_argument("--to", dest="end", type=date.fromisoformat, default=None, help="last day, YYYY-MM-DD")
     p.add_argument("--answered", choices=("yes", "no", "all"), default="all")
     p.add_argument("--score", action="append", default=None,
                    help="keep these scores (repeatable): 5, 1, unrated")
-    p.add_argument("--k-topics", type=int, default=None, help="number of topics (default: chosen by silhouette)")
-    p.add_argument("--top-k", type=int, default=5, help="chunks retrieved per question (default 5)")
-    p.add_argument("--embedder", default=None, help="embedder (default: the model that filled chunk.embedding)")
-    p.add_argument("--pause-minutes", type=float, default=30.0, help="session split at pauses longer than this")
     p.add_argument("--slang", type=Path, default=None, help="slang dictionary (JSON or CSV) merged with the defaults")
     p.add_argument("--answer-rules", type=Path, default=None,
                    help="bot-answer hint rules (JSON: patterns, overrides) that suggest classes and seed the classifier "
                         "telling real answers from declines in disguise (default: the built-in rules)")
-    p.add_argument("--k-stability", type=int, default=0,
-                   help="also choose k by silhouette on this many other random samples (stability of k)")
     p.add_argument("--report", type=Path, default=None, help="write the coverage-gap report (.md or .html)")
-    p.add_argument("--lang", choices=("ru", "en"), default="ru",
-                   help="language of the report and of the topic labels (default ru)")
-    p.add_argument("--snapshot", type=int, default=None,
-                   help="snapshot id of the knowledge base and log (default: the source's present content; an "
-                        "imported log reads no knowledge base unless linked with --snapshot or --link-kb)")
-    p.add_argument("--link-kb", action="store_true",
-                   help="an imported log belongs to the knowledge base loaded now: pair it with the KB's present "
-                        "snapshot (chunk utilization and distances to the KB)")
     add_outcome_flags(p)
     p.set_defaults(func=cmd_real_users)
 
@@ -100,11 +88,9 @@ def cmd_real_users(args: Any) -> int:
     if args.report and "topics" not in (analyses or ANALYSES):
         raise ValueError("--report needs the topics analysis (--analysis topics or all)")
     plan = build_plan(engine(), {
-        "analyses": list(analyses) if analyses else None, "link_kb": args.link_kb, "source": args.source, "filters": _filters(args).describe(), "top_k": args.top_k,
-        "k_topics": args.k_topics, "embedder": args.embedder, "pause_minutes": args.pause_minutes,
-        "slang": load_slang(args.slang) if args.slang else None, "snapshot": args.snapshot,
+        **plan_params("real_users", args), "analyses": list(analyses) if analyses else None,
+        "filters": _filters(args).describe(), "slang": load_slang(args.slang) if args.slang else None,
         "answer_rules": AnswerRules.from_file(args.answer_rules).to_dict() if args.answer_rules else None,
-        "k_stability_runs": args.k_stability, "lang": args.lang,
     })
     run_id, prog = execute_plan(plan, args)
     res = plan.outputs.get("result")
@@ -120,7 +106,7 @@ def cmd_real_users(args: Any) -> int:
         from voproshalych_eval.analytics.report import coverage_gap_html, coverage_gap_markdown
 
         write = coverage_gap_html if args.report.suffix.lower() in {".html", ".htm"} else coverage_gap_markdown
-        body = write(res, lang=args.lang)
+        body = write(res, lang=plan_spec("real_users").resolve(plan_params("real_users", args))["lang"])
         args.report.write_text(body, encoding="utf-8")
         out["report"] = str(args.report)
     from voproshalych_eval.analytics.report import snapshot_label

@@ -19,14 +19,6 @@ from voproshalych_eval.commands.common import (
 )
 
 
-def add_run_flags(p: Any, *, concurrency: int = 4) -> None:
-    """Options every executor-backed command shares."""
-    p.add_argument("--limit", type=int, default=None, help="only the first N items")
-    p.add_argument("--concurrency", type=int, default=concurrency, help="items in flight at once")
-    p.add_argument("--offline", action="store_true", help="use the offline substitutes even if an LLM is configured")
-    add_outcome_flags(p)
-
-
 def add_outcome_flags(p: Any) -> None:
     """``--max-failure-share`` and ``--json``: what every command that executes a run takes."""
     p.add_argument("--max-failure-share", type=float, default=None, metavar="SHARE",

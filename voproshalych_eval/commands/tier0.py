@@ -6,7 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from voproshalych_eval.commands.common import emit, engine, exit_code, progress
+from voproshalych_eval.commands.plan_flags import add_plan_flags, plan_params
 from voproshalych_eval.commands.resume import add_outcome_flags, execute_plan
+from voproshalych_eval.plans import spec as plan_spec
 
 
 def register(sub: Any) -> None:
@@ -19,14 +21,8 @@ def register(sub: Any) -> None:
             "that matrix (rows are vectors) without touching the database."
         ),
     )
-    p.add_argument("--source", choices=("chunks", "questions", "both", "golden"), default="chunks")
-    p.add_argument("--embedder", default=None,
-                   help="embedder name (default: the stored vectors / the model that filled chunk.embedding)")
-    p.add_argument("--dataset", default=None, help="golden dataset name or id (--source golden; default: newest)")
-    p.add_argument("--k", type=int, default=5, help="neighbours per point (self excluded), default 5")
-    p.add_argument("--metric", choices=("cosine", "euclidean"), default="cosine")
+    add_plan_flags(p, "tier0")
     p.add_argument("--vectors", type=Path, default=None, help="a .npy float matrix; no database access")
-    p.add_argument("--top", type=int, default=10, help="outliers to list")
     add_outcome_flags(p)
     p.set_defaults(func=cmd_tier0)
 
@@ -67,7 +63,8 @@ def cmd_tier0(args: Any) -> int:
             raise tier0.Tier0Error(f"{args.vectors} must hold a 2-D numeric matrix (rows are vectors), got {X.shape} {X.dtype}.")
         vs = tier0.vector_set_from_array(X, model=f"file:{args.vectors.name}")
         progress(f"{vs.X.shape[0]} vectors of dimension {vs.X.shape[1]} from {args.vectors}")
-        res = tier0.analyse(vs, k=args.k, metric=args.metric, top_outliers=args.top, n_clusters=None)
+        p = plan_spec("tier0").resolve(plan_params("tier0", args))
+        res = tier0.analyse(vs, k=p["k"], metric=p["metric"], top_outliers=p["top_outliers"], n_clusters=None)
         out = tier0.json_result(res)
         out["file"] = str(args.vectors)
         emit(out, args.json, _human(out))
@@ -75,8 +72,7 @@ def cmd_tier0(args: Any) -> int:
     from voproshalych_eval import runs
 
     eng = engine()
-    plan = tier0.build_plan(eng, {"source": args.source, "embedder": args.embedder, "k": args.k, "metric": args.metric,
-                                  "dataset": args.dataset, "top_outliers": args.top, "n_clusters": None})
+    plan = tier0.build_plan(eng, plan_params("tier0", args))
     run_id, prog = execute_plan(plan, args)
     res = tier0.result(runs.get_run(eng, run_id), runs.item_records(eng, run_id), plan.outputs)
     out = {"status": prog.status, **tier0.json_result(res)}

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from voproshalych_eval.commands.common import add_json_flag, emit, engine, exit_code, progress
+from voproshalych_eval.commands.plan_flags import add_plan_flags, plan_params
 from voproshalych_eval.commands.resume import add_outcome_flags, execute_plan
 
 KEY_METRICS = ("hit_rate@1", "hit_rate@5", "hit_rate@10", "mrr", "ndcg@10", "map")
@@ -13,20 +14,9 @@ KEY_METRICS = ("hit_rate@1", "hit_rate@5", "hit_rate@10", "mrr", "ndcg@10", "map
 
 def register(sub: Any) -> None:
     p = sub.add_parser("tier1", help="Tier 1 retrieval benchmark (chunk and URL level metrics with 95%% CIs)")
-    p.add_argument("--dataset", default="demo_golden", help="golden dataset file (JSON/JSONL/CSV) or stored name/id")
-    p.add_argument("--retriever", choices=("vector", "fts", "hybrid"), default="vector")
-    p.add_argument("--embedder", default=None, help="embedder name (default: the model of the stored vectors)")
-    p.add_argument("--k", type=int, default=10, help="answer depth: the top-k the generator gets (default 10); chunks "
-                   "are always retrieved to at least the largest cut-off")
-    p.add_argument("--cutoffs", default="1,3,5,10", help="the K of the @K metrics, comma-separated (default 1,3,5,10)")
-    p.add_argument("--hnsw", action="store_true", help="search an HNSW index (built in the eval schema) and report its recall")
-    p.add_argument("--ef-search", type=int, default=None, help="HNSW ef_search (default 40)")
-    p.add_argument("--repeats", type=int, default=1, help="repeats for retrieval_consistency (HNSW / external API)")
+    add_plan_flags(p, "tier1")
     p.add_argument("--export-run", metavar="FILE", default=None, help="write the TREC run file (qrels to FILE.qrels)")
     p.add_argument("--level", choices=("chunk", "url"), default="chunk", help="level of the TREC export")
-    p.add_argument("--batch-size", type=int, default=None, help="questions embedded and retrieved together (default 500)")
-    p.add_argument("--snapshot", type=int, default=None,
-                   help="knowledge-base snapshot id to search (default: the source's present content)")
     add_outcome_flags(p)
     p.set_defaults(func=cmd_tier1)
 
@@ -51,11 +41,7 @@ def cmd_tier1(args: Any) -> int:
     from voproshalych_eval.tiers.tier1 import Tier1Result, build_plan, export_trec
 
     eng = engine()
-    plan = build_plan(eng, {
-        "dataset": args.dataset, "retriever": args.retriever, "embedder": args.embedder, "k": args.k,
-        "use_index": args.hnsw, "ef_search": args.ef_search, "repeats": args.repeats, "batch_size": args.batch_size,
-        "cutoffs": [int(c) for c in str(args.cutoffs).split(",") if c.strip()], "snapshot": args.snapshot,
-    })
+    plan = build_plan(eng, plan_params("tier1", args))
     run_id, prog = execute_plan(plan, args)
     run = runs.get_run(eng, run_id)
     records = runs.item_records(eng, run_id)
@@ -67,9 +53,9 @@ def cmd_tier1(args: Any) -> int:
         "status": prog.status,
         "snapshot": res.snapshot,
         "dataset": res.dataset,
-        "retriever": args.retriever,
+        "retriever": res.params.get("retriever"),
         "embedder": res.params.get("embedder"),
-        "k": args.k,
+        "k": res.params.get("k"),
         "metrics": res.metrics,
         "ci": res.ci,
         "n_questions": res.n_questions,
@@ -91,9 +77,9 @@ def cmd_tier1(args: Any) -> int:
         qrels_file = run_file.with_name(run_file.name + ".qrels")
         out["export"] = export_trec(run, records, run_file, qrels_file, level=args.level)
     lines = [
-        f"Tier 1 run {res.run_id} ({prog.status}): {args.retriever}"
+        f"Tier 1 run {res.run_id} ({prog.status}): {out['retriever']}"
         + (f" ({out['embedder']})" if out["embedder"] else "")
-        + f", top-{args.k}, dataset {res.dataset['name']} ({(res.dataset['hash'] or '')[:12]})",
+        + f", top-{out['k']}, dataset {res.dataset['name']} ({(res.dataset['hash'] or '')[:12]})",
         f"questions: {res.n_questions}, evaluated: {out['n_evaluated']}, unanswerable (excluded): {res.n_unanswerable}"
         + (f", failed: {prog.failed}" if prog.failed else ""),
         f"knowledge base: snapshot #{res.snapshot['id']} ({res.snapshot['content_hash'][:12]}, "

@@ -9,87 +9,29 @@ cancelled.
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
-from voproshalych_eval.commands.common import add_judge_quorum_flags, judge_quorum_params
-from voproshalych_eval.commands.resume import add_run_flags, run_and_report
+from voproshalych_eval.commands.plan_flags import add_plan_flags, plan_params
+from voproshalych_eval.commands.resume import add_outcome_flags, run_and_report
+from voproshalych_eval.plans import spec as plan_spec
 
 #: exit status of a failed deployment gate (the same code as a failed run)
 EXIT_GATE_FAILED = 1
 
 
 def register(sub: Any) -> None:
-    from voproshalych_eval.bot_api.spec import PRESETS
-    from voproshalych_eval.tiers.page_context import MODES
-
     p = sub.add_parser(
         "tier3",
         help="Tier 3: end to end (internal pipeline or the bot's HTTP API, --api URL)",
         description="Tier 3: end to end. Exit status: 0 gate PASS (or no gate), 1 gate FAIL or every item "
         "failed, 2 bad settings, 3 more failed items than allowed, 4 cancelled.",
     )
-    p.add_argument("--dataset", default="demo_golden", help="golden dataset name, id or file")
-    api = p.add_argument_group("bot API (API mode)")
-    api.add_argument("--api", default=None, metavar="URL",
-                     help="the bot's base URL (the preset adds its path) or a full URL template with {question}")
-    api.add_argument("--api-preset", choices=sorted(PRESETS), default=None,
-                     help="voproshalych: POST /qa/ of the production QA service; search-rag: seed 003's "
-                     "GET /llm/search-rag?questions=; custom: the URL as given (default: search-rag, "
-                     "or custom when the URL holds {question} or a body/POST is given)")
-    api.add_argument("--api-profile", default=None, metavar="NAME", help="a saved bot profile (settings of one bot)")
-    api.add_argument("--save-api-profile", default=None, metavar="NAME",
-                     help="save the resulting bot settings as a profile (no secrets: only variable names)")
-    api.add_argument("--api-method", choices=["GET", "POST"], default=None)
-    api.add_argument("--api-body", default=None, metavar="JSON",
-                     help='JSON body template, e.g. \'{"question": "{question}", "dialog_context": "{dialog_context}"}\'')
-    api.add_argument("--api-header", action="append", default=None, metavar="'NAME: VALUE'",
-                     help="extra header (repeatable); values may use ${VARIABLE}, read from the environment or "
-                     "secrets.toml at call time, e.g. 'Authorization: Bearer ${BOT_TOKEN}'")
-    api.add_argument("--answer-path", default=None, help="JSON path of the answer in the reply (default: answer)")
-    api.add_argument("--url-path", default=None, help="JSON path of the page URL (voproshalych: confluence_url)")
-    api.add_argument("--chunks-path", default=None, help="JSON path of the chunk texts (e.g. chunks.*.text)")
-    api.add_argument("--http-timeout", type=float, default=None, help="seconds per request (default 60)")
-    api.add_argument("--api-rps", type=float, default=None,
-                     help="at most this many requests per second over all workers (voproshalych preset: 1)")
-    api.add_argument("--api-retries", type=int, default=None,
-                     help="retries of timeouts, connection errors, 5xx and 429 (default 3)")
-    api.add_argument("--api-backoff", type=float, default=None, metavar="SECONDS",
-                     help="first pause before a retry, doubled each time (default 1; a 429's Retry-After wins)")
-    api.add_argument("--api-outcome", action="append", default=None, metavar="STATUS[:REGEX]=OUTCOME",
-                     help="reply -> outcome rule, checked before the preset's (repeatable), e.g. "
-                     "'404:^Answer banned=banned', '200:Ответ не найден=not_found'; outcomes: answered, "
-                     "not_found, banned, error")
-    api.add_argument("--context-from", choices=list(MODES), default=None,
-                     help="when the API returns only a page URL: judge on all chunks of that page (page), "
-                     "on the nearest ones to the question (nearest), or on none (default: the bot profile's, "
-                     "else page)")
-    api.add_argument("--context-k", type=int, default=None,
-                     help="chunks kept by --context-from nearest (default: the bot profile's, else 3)")
-    internal = p.add_argument_group("internal pipeline")
-    internal.add_argument("--top-k", type=int, default=1, help="chunks retrieved (production: 1)")
-    internal.add_argument("--model", default=None, help="generator model")
-    internal.add_argument("--system-prompt", default=None)
-    p.add_argument("--embedder", default=None)
-    p.add_argument("--judge-model", action="append", default=None)
-    add_judge_quorum_flags(p)
-    p.add_argument("--threshold", type=float, default=0.5, help="PASS when the seed-003 judge score >= this")
-    p.add_argument("--min-pass-rate", type=float, default=None,
-                   help="gate: exit with status 1 when the gate pass rate is below this (answered items need a "
-                   "PASS; a decline passes only on an unanswerable question; errors never pass)")
-    p.add_argument("--repeats", type=int, default=1)
-    add_run_flags(p)
+    add_plan_flags(p, "tier3")
+    p.add_argument("--save-api-profile", default=None, metavar="NAME",
+                   help="save the resulting bot settings as a profile (no secrets: only variable names)")
+    add_outcome_flags(p)
     p.set_defaults(func=cmd_tier3)
-
-
-def _body(text: str | None) -> Any:
-    if text is None:
-        return None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"--api-body is not valid JSON: {exc}") from None
 
 
 def outcome_lines(metrics: dict[str, Any]) -> list[str]:
@@ -128,19 +70,7 @@ def cmd_tier3(args: Any) -> int:
     from voproshalych_eval.tiers.tier3 import api_spec, build_plan
 
     api_mode = bool(args.api or args.api_profile)
-    params = {
-        "dataset": args.dataset, "limit": args.limit, "mode": "api" if api_mode else "internal",
-        "api_url": args.api, "api_preset": args.api_preset, "api_profile": args.api_profile,
-        "api_method": args.api_method, "api_body": _body(args.api_body), "api_headers": args.api_header,
-        "answer_path": args.answer_path, "url_path": args.url_path, "chunks_path": args.chunks_path,
-        "http_timeout": args.http_timeout, "api_rps": args.api_rps, "api_retries": args.api_retries,
-        "api_backoff": args.api_backoff,
-        "api_outcomes": args.api_outcome, "context_from": args.context_from, "context_k": args.context_k,
-        "top_k": args.top_k, "embedder": args.embedder,
-        "generator_model": args.model, "system_prompt": args.system_prompt, "judge_models": args.judge_model,
-        "threshold": args.threshold, "min_pass_rate": args.min_pass_rate, "repeats": args.repeats,
-        "concurrency": args.concurrency, "offline": True if args.offline else None, **judge_quorum_params(args),
-    }
+    params = {**plan_params("tier3", args), "mode": "api" if api_mode else "internal"}
     eng = engine()
     if args.save_api_profile:
         if not api_mode:
@@ -148,7 +78,7 @@ def cmd_tier3(args: Any) -> int:
         from voproshalych_eval.bot_api.profiles import JudgeContext, require_profile, save_profile
 
         base = require_profile(eng, args.api_profile).judge_context if args.api_profile else JudgeContext()
-        prof = save_profile(eng, args.save_api_profile, api_spec(eng, params), judge_context=JudgeContext(
+        prof = save_profile(eng, args.save_api_profile, api_spec(eng, plan_spec("tier3").resolve(params)), judge_context=JudgeContext(
             args.context_from or base.context_from, args.context_k or base.context_k))
         progress(f"saved bot profile {prof.name!r} ({prof.spec.method} {prof.spec.url})")
         params["api_profile"] = prof.name

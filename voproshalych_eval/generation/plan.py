@@ -36,6 +36,7 @@ from sqlalchemy import Engine, text
 
 from voproshalych_eval.generation import gates as G
 from voproshalych_eval.generation.sampling import ChunkInfo, Slot, parse_type_mix, plan_slots
+from voproshalych_eval.plans import spec
 
 log = logging.getLogger(__name__)
 
@@ -49,27 +50,8 @@ PROMPTS = {
     "unanswerable": "gen_unanswerable",
     "follow_up": "gen_follow_up",
 }
-DEFAULTS: dict[str, Any] = {
-    "size": 50,
-    "types": None,
-    "strategy": "uniform",
-    "pages": None,
-    "source_types": None,
-    "oversample": 0.2,
-    "seed": 0,
-    "name": None,
-    "lang": "ru",
-    "offline": None,
-    "model": None,
-    "temperature": 0.7,
-    "judge_models": None,
-    "embedder": None,
-    "concurrency": 8,
-    "thresholds": dict(G.DEFAULT_THRESHOLDS),
-    "compare_existing": True,
-    "answerability_k": 1,
-    "max_tokens": 600,
-}
+#: the parameters a person sets and their defaults: the plan's table in ``plan_parameters`` (one line each)
+DEFAULTS: dict[str, Any] = spec("dataset_generation").defaults()
 
 
 def default_name() -> str:
@@ -127,7 +109,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Any:
     from voproshalych_eval.llm.prompts import prompt_versions
     from voproshalych_eval.plans import ItemResult, Lazy, Plan
 
-    p: dict[str, Any] = {**DEFAULTS, **{k: v for k, v in params.items() if v is not None}}
+    p: dict[str, Any] = spec("dataset_generation").resolve(params)
     p["thresholds"] = {**G.DEFAULT_THRESHOLDS, **dict(p.get("thresholds") or {})}
     settings = get_settings()
     lang = "en" if p["lang"] == "en" else "ru"

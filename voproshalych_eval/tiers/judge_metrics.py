@@ -20,25 +20,12 @@ from sqlalchemy import Engine
 
 from voproshalych_eval import datasets
 from voproshalych_eval.metrics.statistics import summarize
-from voproshalych_eval.plans import ItemResult, Plan
+from voproshalych_eval.plans import ItemResult, Plan, spec
 from voproshalych_eval.tiers import aggregation, inputs, llm_calls
 
 TIER = "judge_metrics"
-DEFAULTS: dict[str, Any] = {
-    "dataset": None,
-    "metric": "faithfulness",
-    "models": None,
-    "aggregate": "average",
-    "quorum": None,
-    "vote_quorum": None,
-    "config": {},
-    "use_cache": True,
-    "offline": None,
-    "lang": None,
-    "limit": None,
-    "concurrency": None,
-    "judge_version": None,  # an aligned version (judges/versions.py); None: the metric's adopted default, if any
-}
+#: the parameters a person sets and their defaults: the plan's table in ``plan_parameters`` (one line each)
+DEFAULTS: dict[str, Any] = spec("judge_metrics").defaults()
 
 
 def samples_from_judge_set(ds: datasets.Dataset) -> list[dict[str, Any]]:
@@ -65,7 +52,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     from voproshalych_eval.config import get_settings
     from voproshalych_eval.judges import JUDGE_METRICS, get_judge
 
-    p = {**DEFAULTS, **{k: v for k, v in params.items() if v is not None}}
+    p = spec("judge_metrics").resolve(params)
     metric = str(p["metric"])
     if metric not in JUDGE_METRICS:
         raise ValueError(f"unknown judge metric {metric!r}; use one of {', '.join(JUDGE_METRICS)}")

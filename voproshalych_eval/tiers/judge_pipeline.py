@@ -34,23 +34,13 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from voproshalych_eval.plans import ItemResult, Plan
+from voproshalych_eval.plans import ItemResult, Plan, spec
 from voproshalych_eval.tiers import aggregation, inputs, llm_calls
 
 TIER = "judge_pipeline"
 PLACEHOLDERS = ("{question}", "{context}", "{answer}")
-DEFAULTS: dict[str, Any] = {
-    "dataset": "demo_judge",
-    "limit": None,
-    "judge_models": None,
-    "judge_quorum": None,
-    "judge_vote_quorum": None,
-    "prompt": None,
-    "calibrate": True,
-    "threshold": 0.5,
-    "concurrency": 4,
-    "offline": None,
-}
+#: the parameters a person sets and their defaults: the plan's table in ``plan_parameters`` (one line each)
+DEFAULTS: dict[str, Any] = spec("judge_pipeline").defaults()
 
 
 def _show_judge(engine: Engine, p: Mapping[str, Any]) -> Any:
@@ -99,7 +89,7 @@ def _verdict(res: Mapping[str, Any]) -> bool | None:
 
 def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     """The show/no-show plan for ``params`` (see :data:`DEFAULTS`); also used by ``resume``."""
-    p = {**DEFAULTS, **{k: v for k, v in params.items() if v is not None}}
+    p = spec("judge_pipeline").resolve(params)
     ds = inputs.load_dataset(engine, p["dataset"], "judge")
     pairs = inputs.select_items(ds, limit=p["limit"])
     judge = _show_judge(engine, p)

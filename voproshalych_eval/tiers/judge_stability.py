@@ -34,22 +34,13 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from voproshalych_eval.plans import ItemResult, Plan
+from voproshalych_eval.plans import ItemResult, Plan, spec
 from voproshalych_eval.tiers import aggregation, inputs, llm_calls
 
 TIER = "judge"
 METRICS = ("faithfulness", "answer_relevance", "answer_correctness", "e2e_score", "rag_judge")
-DEFAULTS: dict[str, Any] = {
-    "dataset": "demo_judge",
-    "dataset_kind": "judge",
-    "limit": None,
-    "repeats": 5,
-    "judge_models": None,
-    "metric": "faithfulness",
-    "threshold": None,
-    "concurrency": 4,
-    "offline": None,
-}
+#: the parameters a person sets and their defaults: the plan's table in ``plan_parameters`` (one line each)
+DEFAULTS: dict[str, Any] = spec("judge").defaults()
 
 
 def _record_to_sample(record: Mapping[str, Any], kind: str) -> tuple[str, str | None, str | None, list[str]]:
@@ -70,7 +61,7 @@ def _classify_failure(res: Mapping[str, Any]) -> str | None:
 
 def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     """The judge-stability plan for ``params`` (see :data:`DEFAULTS`); also used by ``resume``."""
-    p = {**DEFAULTS, **{k: v for k, v in params.items() if v is not None}}
+    p = spec("judge").resolve(params)
     if p["metric"] not in METRICS:
         raise ValueError(f"metric must be one of {', '.join(METRICS)}")
     ds = inputs.load_dataset(engine, p["dataset"], p["dataset_kind"])

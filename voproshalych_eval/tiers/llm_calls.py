@@ -71,14 +71,9 @@ def judge_versions(engine: Engine, p: Mapping[str, Any]) -> dict[str, Any]:
     return resolve_versions(engine, p.get("judge_versions"), defaults_for=list(JUDGE_METRICS))
 
 
-#: a tier's judge parameters (``judge_quorum``: models that must answer, ``judge_vote_quorum``: strictness votes;
-#: ``None`` = the aggregator's default, see ``judges.base.DEFAULT_QUORUM``)
-JUDGE_PARAMS: dict[str, Any] = {"judge_models": None, "judge_aggregate": "average", "judge_quorum": None,
-                                "judge_vote_quorum": None}
-
-
 def tier_judge(engine: Engine, p: Mapping[str, Any], **kw: Any) -> Any:
-    """The judge of a tier from its parameters (:data:`JUDGE_PARAMS` and ``offline``)."""
+    """The judge of a tier from its parameters (``judge_models``, ``judge_aggregate``, ``judge_quorum``: models
+    that must answer, ``judge_vote_quorum``: strictness votes — ``plan_parameters.JUDGE`` — and ``offline``)."""
     return make_judge(engine, models=p.get("judge_models"), aggregate=p.get("judge_aggregate") or "average",
                       offline=p.get("offline"), quorum=p.get("judge_quorum"), vote_quorum=p.get("judge_vote_quorum"),
                       versions=judge_versions(engine, p), **kw)

@@ -44,7 +44,7 @@ from voproshalych_eval.embeddings import cached_embedder
 from voproshalych_eval.errors import VoproshalychEvalError
 from voproshalych_eval.jsonable import jsonable
 from voproshalych_eval.metrics import geometry
-from voproshalych_eval.plans import Lazy, Plan
+from voproshalych_eval.plans import Lazy, Plan, spec
 
 log = logging.getLogger(__name__)
 
@@ -558,17 +558,8 @@ def run_metrics(res: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-DEFAULTS: dict[str, Any] = {
-    "source": "chunks",
-    "embedder": None,
-    "k": 5,
-    "metric": "cosine",
-    "filters": {},
-    "dataset": None,
-    "n_clusters": 8,
-    "top_outliers": 20,
-    "snapshot": None,
-}
+#: the parameters a person sets and their defaults: the plan's table in ``plan_parameters`` (one line each)
+DEFAULTS: dict[str, Any] = spec("tier0").defaults()
 def _stored_note(note: str) -> Any:
     """A note as stored in the run's result: both languages of a bilingual note, else the text."""
     return {"ru": note.ru, "en": note.en} if isinstance(note, Text) else str(note)
@@ -610,7 +601,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     vectors are loaded once per execution, by the first step that needs them; ``plan.outputs`` then
     holds the vector set and the kNN (``vector_set``, ``knn``) for the explorer.
     """
-    p = {**DEFAULTS, **{key: v for key, v in params.items() if v is not None}}
+    p = spec("tier0").resolve(params)
     metric, k = str(p["metric"]), int(p["k"])
     if metric not in ("cosine", "euclidean"):
         raise Tier0Error(f"Unknown distance '{metric}': use cosine or euclidean.")

@@ -37,7 +37,6 @@ from voproshalych_eval.db import snapshots
 from voproshalych_eval.embeddings import cached_embedder
 from voproshalych_eval.metrics.failures import count as count_kinds
 from voproshalych_eval.metrics.retrieval import (
-    DEFAULT_KS,
     evaluate_retrieval,
     first_relevant_rank,
     recall_against_exact,
@@ -45,7 +44,7 @@ from voproshalych_eval.metrics.retrieval import (
     to_url_ranking,
 )
 from voproshalych_eval.metrics.statistics import percentiles, summarize
-from voproshalych_eval.plans import Plan
+from voproshalych_eval.plans import Plan, spec
 from voproshalych_eval.tiers import aggregation, inputs
 
 __all__ = [
@@ -58,13 +57,13 @@ __all__ = [
     "retrieve",
 ]
 
-RETRIEVERS = ("vector", "fts", "hybrid")
+RETRIEVERS: tuple[str, ...] = spec("tier1").param("retriever").choices
 LEVELS = ("chunk", "url")
 TIER = "tier1"
 #: the cut-offs K reported at both levels (``hit_rate@K``, ``recall@K``, ``precision@K``; NDCG at K >= 5)
-CUTOFFS: tuple[int, ...] = DEFAULT_KS
+CUTOFFS: tuple[int, ...] = tuple(spec("tier1").param("cutoffs").default)
 #: URL level: the first K distinct pages are looked for among at most this many chunks per question
-URL_CHUNK_CAP = 200
+URL_CHUNK_CAP: int = spec("tier1").param("url_chunk_cap").default
 
 Progress = Callable[[str], None]
 
@@ -182,24 +181,8 @@ def deepen_for_pages(
     return out, used
 
 
-DEFAULTS: dict[str, Any] = {
-    "dataset": "demo_golden",
-    "retriever": "vector",
-    "embedder": None,
-    "k": 10,
-    "use_index": False,
-    "ef_search": None,
-    "hnsw_m": 16,
-    "hnsw_ef_construction": 64,
-    "repeats": 1,
-    "rrf_k": 60,
-    "n_resamples": 2000,
-    "cutoffs": list(CUTOFFS),
-    "url_chunk_cap": URL_CHUNK_CAP,
-    "snapshot": None,
-    # questions per batch: embedded and retrieved together (one SQL pass per batch), each recorded on its own
-    "batch_size": 500,
-}
+#: the parameters a person sets and their defaults: the plan's table in ``plan_parameters`` (one line each)
+DEFAULTS: dict[str, Any] = spec("tier1").defaults()
 
 
 def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
@@ -222,7 +205,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     ``snapshot`` (the knowledge-base snapshot id to search; default: the source's present content, taken
     when it changed — the run is pinned to it, so a resume searches the same snapshot).
     """
-    p = {**DEFAULTS, **{k: v for k, v in params.items() if v is not None}}
+    p = spec("tier1").resolve(params)
     retriever, k = p["retriever"], p["k"]
     if retriever not in RETRIEVERS:
         raise ValueError(f"unknown retriever {retriever!r}; use one of {', '.join(RETRIEVERS)}")

@@ -27,29 +27,12 @@ from sqlalchemy import Engine
 
 from voproshalych_eval.db import snapshots
 from voproshalych_eval.embeddings import cached_embedder
-from voproshalych_eval.plans import ItemResult, Lazy, Plan
+from voproshalych_eval.plans import ItemResult, Lazy, Plan, spec
 from voproshalych_eval.tiers import aggregation, inputs, llm_calls, overlap
 
 TIER = "tier2"
-DEFAULTS: dict[str, Any] = {
-    "dataset": "demo_golden",
-    "limit": None,
-    "repeats": 1,
-    "temperature": None,
-    "generator_model": None,
-    "system_prompt": None,
-    **llm_calls.JUDGE_PARAMS,
-    "max_context_chars": None,
-    "stem": False,
-    "embedder": None,
-    "concurrency": 4,
-    "offline": None,
-    # Tier 2 needs a reference context: unanswerable items have none, so they are left out (and counted)
-    "skip_unanswerable": True,
-    # the knowledge-base snapshot the reference contexts are read from (None: the source's present content;
-    # the run is pinned to it, so a resume reads the same texts)
-    "snapshot": None,
-}
+#: the parameters a person sets and their defaults: the plan's table in ``plan_parameters`` (one line each)
+DEFAULTS: dict[str, Any] = spec("tier2").defaults()
 
 JUDGE_METRICS = ("faithfulness", "answer_relevance", "answer_correctness")
 OVERLAP = overlap.OVERLAP_KEYS
@@ -57,7 +40,7 @@ OVERLAP = overlap.OVERLAP_KEYS
 
 def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     """The Tier 2 plan for ``params`` (see :data:`DEFAULTS`); also used by ``resume``."""
-    p = {**DEFAULTS, **{k: v for k, v in params.items() if v is not None or k in ("limit",)}}
+    p = spec("tier2").resolve(params)
     ds = inputs.load_dataset(engine, p["dataset"], "golden")
     pairs = inputs.select_items(ds, limit=p["limit"])
     n_all = len(pairs)

@@ -56,45 +56,12 @@ from sqlalchemy import Engine
 
 from voproshalych_eval.embeddings import cached_embedder
 from voproshalych_eval.plans import ItemResult, Lazy, Plan
+from voproshalych_eval.plans import spec as plan_spec
 from voproshalych_eval.tiers import aggregation, inputs, llm_calls, overlap
 
 TIER = "tier3"
-DEFAULTS: dict[str, Any] = {
-    "dataset": "demo_golden",
-    "limit": None,
-    "mode": "internal",
-    # API mode: a full spec (``api``, as stored by a run), or a profile, or a URL with a preset + overrides
-    "api": None,
-    "api_profile": None,
-    "api_url": None,
-    "api_preset": None,
-    "api_method": None,
-    "api_body": None,
-    "api_headers": None,
-    "answer_path": None,
-    "url_path": None,
-    "chunks_path": None,
-    "http_timeout": None,
-    "api_rps": None,
-    "api_retries": None,
-    "api_backoff": None,
-    "api_outcomes": None,
-    "context_from": "page",
-    "context_k": 3,
-    "snapshot": None,  # knowledge-base snapshot id (default: the source's present content)
-    # internal mode
-    "top_k": 1,
-    "embedder": None,
-    "generator_model": None,
-    "system_prompt": None,
-    **llm_calls.JUDGE_PARAMS,
-    "threshold": 0.5,
-    "min_pass_rate": None,
-    "repeats": 1,
-    "stem": False,
-    "concurrency": 4,
-    "offline": None,
-}
+#: the parameters a person sets and their defaults: the plan's table in ``plan_parameters`` (one line each)
+DEFAULTS: dict[str, Any] = plan_spec("tier3").defaults()
 OUTCOME_RATES = ("answered", "not_found", "banned", "error")
 #: flat parameters -> BotApiSpec fields (overrides of a preset or a profile)
 SPEC_OPTIONS = {
@@ -145,7 +112,7 @@ JUDGE_METRICS = ("rag_judge", "e2e_score")
 def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     """The Tier 3 plan for ``params`` (see :data:`DEFAULTS`); also used by ``resume``."""
     given = {k: v for k, v in params.items() if v is not None}
-    p = {**DEFAULTS, **given}
+    p = plan_spec("tier3").resolve(given)
     if p["mode"] not in ("internal", "api"):
         raise ValueError(f"mode must be 'internal' or 'api', got {p['mode']!r}")
     ds = inputs.load_dataset(engine, p["dataset"], "golden")

@@ -54,26 +54,12 @@ from sqlalchemy import Engine
 from voproshalych_eval.db import snapshots
 from voproshalych_eval.embeddings import cached_embedder
 from voproshalych_eval.jsonable import scalar
-from voproshalych_eval.plans import ItemResult, Lazy, Plan
+from voproshalych_eval.plans import ItemResult, Lazy, Plan, spec
 from voproshalych_eval.tiers import aggregation, inputs, llm_calls
 
 TIER = "ux"
-DEFAULTS: dict[str, Any] = {
-    "source": "dialogs",
-    "dataset": "demo_dialogs",
-    "limit": None,
-    "cache_distance": 0.6,
-    "followup_distance": 0.8,
-    "pause_minutes": 30,
-    "embedder": None,
-    "generator_model": None,
-    "system_prompt": None,
-    "concurrency": 4,
-    "offline": None,
-    # the snapshot of the knowledge base and the bot's log the run reads (None: the source's present content,
-    # taken when it changed); the run is pinned to it, so a resume reads the same data
-    "snapshot": None,
-}
+#: the parameters a person sets and their defaults: the plan's table in ``plan_parameters`` (one line each)
+DEFAULTS: dict[str, Any] = spec("ux").defaults()
 
 
 # ----------------------------------------------------------------------------- sessions from the log
@@ -108,7 +94,7 @@ def _cosine_distance(a: np.ndarray, b: np.ndarray) -> float:
 
 def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     """The UX plan for ``params`` (see :data:`DEFAULTS`); also used by ``resume``."""
-    p = {**DEFAULTS, **{k: v for k, v in params.items() if v is not None}}
+    p = spec("ux").resolve(params)
     from voproshalych_eval.config import get_settings
 
     embedder_name = p["embedder"] or get_settings().embedder

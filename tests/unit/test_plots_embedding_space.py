@@ -163,8 +163,9 @@ def test_topic_labels_on_a_crowded_map_do_not_overlap() -> None:
     rects = []
     for a in fig.layout.annotations:
         w, h = charts.label_box(a.text)
-        cx = (a.x - x0) / (x1 - x0) * W + (a.ax or 0 if a.showarrow else 0)
-        cy = (a.y - y0) / (y1 - y0) * H - (a.ay or 0 if a.showarrow else 0)
+        lx, ly = (a.ax, a.ay) if a.showarrow else (a.x, a.y)  # a moved label sits at (ax, ay) in data units
+        assert not a.showarrow or (a.axref == "x" and a.ayref == "y")
+        cx, cy = (lx - x0) / (x1 - x0) * W, (ly - y0) / (y1 - y0) * H
         rects.append((cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2))
     assert len(rects) >= 10
     for i, a in enumerate(rects):

@@ -38,8 +38,9 @@ PICK_COLOR = "#D62728"
 #: a density layer under the points from this many points (2D)
 DENSITY_THRESHOLD = 2_000
 DENSITY_BINS = 90
-#: the plot area assumed when placing labels (pixels; the legend sits to the right of it)
-LABEL_AREA = (620, 560)
+#: the smallest plot area assumed when placing labels (pixels; the legend sits to the right of it): labels are
+#: placed in data units, so in a larger plot (or zoomed in) they only move further apart
+LABEL_AREA = (560, 480)
 LABEL_FONT = 11
 DEFAULT_TEXTS = {"other": "other", "outside": "outside the frame (clipped)", "matches": "matches",
                  "picked": "picked", "shown": "shown {shown} of {total} points (random sample)"}
@@ -213,7 +214,8 @@ def scatter_figure(
     :data:`MATCH_COLOR` with their own legend entry "matches (n)"; ``picked`` (positions) are marked with a star
     (2D) or a small diamond (3D) and their id; ``label_centres`` writes each category's name at its median
     position, largest categories first, moved aside (with a leader line) or left out so that no two labels
-    overlap in a plot area of ``label_area`` pixels (:func:`place_labels`; 3D: at the centres as they are).
+    overlap in a plot area of at least ``label_area`` pixels (:func:`place_labels`; 3D: at the centres as they
+    are).
     ``axis_name`` titles the axes (``UMAP-1`` …, ``PCA-1`` …). ``fig.layout.meta`` holds ``n_points``,
     ``n_shown``, ``n_clipped``, ``webgl``, ``sampled``, ``density``, ``n_matches``, ``labels_shown``,
     ``labels_hidden``. ``texts`` translates the added legend entries (:data:`DEFAULT_TEXTS`).
@@ -352,9 +354,13 @@ def scatter_figure(
                     labels_hidden += 1
                     continue
                 moved = off != (0, 0)
+                # the label's place in data units (a leader line from the anchor): zooming in or a plot
+                # larger than ``label_area`` only moves labels apart, never together
+                lx = float(pt[0] + off[0] / label_area[0] * span[0])
+                ly = float(pt[1] + off[1] / label_area[1] * span[1])
                 notes_.append({"x": float(pt[0]), "y": float(pt[1]), "text": html.escape(c), "showarrow": moved,
-                               **({"ax": off[0], "ay": -off[1], "arrowwidth": 1, "arrowcolor": "#666",
-                                   "arrowhead": 0, "standoff": 2} if moved else {}),
+                               **({"ax": lx, "ay": ly, "axref": "x", "ayref": "y", "arrowwidth": 1,
+                                   "arrowcolor": "#666", "arrowhead": 0, "standoff": 2} if moved else {}),
                                "font": {"size": LABEL_FONT, "color": "#222"}, "bgcolor": "rgba(255,255,255,0.75)"})
             labels_shown = len(notes_)
             fig.update_layout(annotations=notes_)  # at once: one add_annotation each re-validates all before it

@@ -6,7 +6,9 @@ self-contained HTML the pages offer for download. The test checks that it render
 a WebGL canvas), that every point is drawn inside the robust frame, and that it answers a zoom
 (``Plotly.relayout``), a hover (``plotly_hover`` with a point) and a lasso-style selection
 (``plotly_selected``) — each within the generous ``ACTION_TIMEOUT`` (an unresponsive page times out; no
-timings are asserted). Skipped with a reason when Chromium or chromedriver is absent.
+timings are asserted). A second test reads the search highlight as a user sees it: the matches in the contrast
+colour on top with their count in the legend, the density layer, and group labels whose boxes do not overlap on
+the screen. Skipped with a reason when Chromium or chromedriver is absent.
 """
 
 from __future__ import annotations
@@ -70,15 +72,21 @@ def write_map_fixture(path: Path, n: int = N_POINTS, fig: Any = None) -> Path:
     return path
 
 
+def open_map(driver: Any, fig: Any, path: Path) -> None:
+    """Open the map's HTML in the browser and wait until plotly has drawn it."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.get(write_map_fixture(path, fig=fig).as_uri())
+    WebDriverWait(driver, ACTION_TIMEOUT).until(
+        lambda d: d.execute_script("const g=document.querySelector('.js-plotly-plot');"
+                                   "return !!(g && g._fullLayout && g.calcdata);"))
+
+
 def test_20000_point_map_is_interactive(driver, tmp_path) -> None:  # type: ignore[no-untyped-def]
     from selenium.webdriver.support.ui import WebDriverWait
 
     fig = map_figure()
-    page = write_map_fixture(tmp_path / "map.html", fig=fig)
-    driver.get(page.as_uri())
-    WebDriverWait(driver, ACTION_TIMEOUT).until(
-        lambda d: d.execute_script("const g=document.querySelector('.js-plotly-plot');"
-                                   "return !!(g && g._fullLayout && g.calcdata);"))
+    open_map(driver, fig, tmp_path / "map.html")
     info = driver.execute_script("""
         const g = document.querySelector('.js-plotly-plot');
         const n = g._fullData.filter(t => t.type !== 'contour').reduce((a, t) => a + (t.x ? t.x.length : 0), 0);
@@ -142,16 +150,10 @@ def test_20000_point_map_is_interactive(driver, tmp_path) -> None:  # type: igno
 def test_20000_point_map_shows_search_matches_in_a_contrast_colour(driver, tmp_path) -> None:  # type: ignore[no-untyped-def]
     """The search highlight on a 20,000-point map as a user sees it: the matches drawn on top in the contrast
     colour, named with their count in the legend, and group labels that do not overlap on the screen."""
-    from selenium.webdriver.support.ui import WebDriverWait
-
     fig = map_figure()
     n_matches = fig.layout.meta["n_matches"]
     assert n_matches > 100
-    page = write_map_fixture(tmp_path / "search.html", fig=fig)
-    driver.get(page.as_uri())
-    WebDriverWait(driver, ACTION_TIMEOUT).until(
-        lambda d: d.execute_script("const g=document.querySelector('.js-plotly-plot');"
-                                   "return !!(g && g._fullLayout && g.calcdata);"))
+    open_map(driver, fig, tmp_path / "search.html")
     seen = driver.execute_script("""
         const g = document.querySelector('.js-plotly-plot');
         const matches = g._fullData.filter(t => t.name.startsWith('найдено'));

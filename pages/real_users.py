@@ -452,8 +452,8 @@ def linked_table(df: pd.DataFrame, name: str, key: str) -> None:
 
 
 def render_topic_map(res: object, names: dict[int, str]) -> None:
-    """UMAP map of the questions coloured by topic (kept across reruns for this run); a search box and a topic
-    picker highlight their questions."""
+    """Map of the questions coloured by topic (kept across reruns for this run): PCA at once, UMAP when its
+    background fit ends (``ui.map_view``); a search box and a topic picker highlight their questions."""
     t = res.topics  # type: ignore[attr-defined]
     st.subheader(tr("Карта тем", "Topic map"))
     if st.button(tr("Построить карту", "Build the map"), key="ru_map"):

@@ -303,6 +303,7 @@ def scatter_figure(
                                  contours={"coloring": "fill", "start": 0.12, "end": 1.0, "size": 0.11},
                                  colorscale=[[0.0, "rgba(120,120,140,0.0)"], [1.0, "rgba(120,120,140,0.45)"]]))
     labels: pd.Series | None = None
+    label_mask: dict[Any, np.ndarray] = {}
     if n and is_continuous(col):
         values = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
         custom[:, 4] = [("—" if np.isnan(v) else f"{v:.4f}") for v in values]
@@ -313,10 +314,12 @@ def scatter_figure(
     elif n:
         labels = _category_labels(col, max_categories, t["other"])
         custom[:, 4] = labels.to_numpy()
-        order = sorted(labels.unique(), key=lambda x: (x in ("—", t["other"]), -int((labels == x).sum()), x))
+        codes, uniques = pd.factorize(labels.to_numpy(dtype=object))  # one pass; masks are integer compares
+        label_mask = {lab: codes == i for i, lab in enumerate(uniques)}
+        order = sorted(uniques, key=lambda x: (x in ("—", t["other"]), -int(label_mask[x].sum()), x))
         colours = palette(len(order))
         for i, lab in enumerate(order):
-            mask = (labels == lab).to_numpy()
+            mask = label_mask[lab]
             colour = GREY if lab in ("—", t["other"]) else colours[i]
             fig.add_trace(trace(mask, f"{lab} ({int(mask.sum())})", colour))
     if n and outside.any():
@@ -336,7 +339,7 @@ def scatter_figure(
     labels_shown = labels_hidden = 0
     if label_centres and labels is not None:
         cats = [c for c in labels.value_counts().index if c not in ("—", t["other"])]  # largest first
-        centres = [(c[:30], np.median(shown[(labels == c).to_numpy()], axis=0)) for c in cats]
+        centres = [(c[:30], np.median(shown[label_mask[c]], axis=0)) for c in cats]
         if three_d:
             fig.add_trace(go.Scatter3d(x=[p[0] for _, p in centres], y=[p[1] for _, p in centres],
                                        z=[p[2] for _, p in centres], mode="text", text=[c for c, _ in centres],

@@ -174,3 +174,4 @@ def test_tier0_picker_offers_an_earlier_run(demo_engine) -> None:  # type: ignor
     at.button(key="t0_project").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("Trustworthiness@10" in m.label for m in at.metric)
+    wait_for_umap(at)

@@ -39,7 +39,7 @@ from voproshalych_eval.analytics.topic_trends import (
 )
 from voproshalych_eval.analytics.topics import GAP_FORMULA, format_example, month_of, silhouette_verdict
 from voproshalych_eval.plots import real_users as charts
-from voproshalych_eval.ui import auth, jobs, state, tables, uploads, views
+from voproshalych_eval.ui import auth, jobs, map_view, state, tables, uploads, views
 from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import (
     csv_download,
@@ -422,7 +422,9 @@ def render_changes(res: object, names: dict[int, str]) -> None:
                        "**Seasonal peaks** (the topic's share in that calendar month / its share overall)"))
         show_table(peaks, "topic_peaks", key="ru_tr_peaks")
 
-MAP_KEY = "ru_topic_map"
+MAP_KEY = "ru_topic_map"  # (run id, point ids) of the map built on this page
+MAP_PROJ_KEY = "ru_topic_map_projection"  # its projection (ui.map_view: PCA first, then UMAP)
+MAP_LIMIT = 20_000  # questions on the map (a fixed random sample above)
 MAP_TOPIC_KEY = "ru_map_topic"  # the map's "highlight a topic" picker
 PICKED_TOPIC_KEY = "ru_map_topic_picked"  # a topic picked in the gap or topic table, for that picker
 
@@ -450,27 +452,28 @@ def linked_table(df: pd.DataFrame, name: str, key: str) -> None:
 
 
 def render_topic_map(res: object, names: dict[int, str]) -> None:
-    """UMAP map of the questions coloured by topic (kept across reruns for this run); a search box and a topic
-    picker highlight their questions."""
+    """Map of the questions coloured by topic (kept across reruns for this run): PCA at once, UMAP when its
+    background fit ends (``ui.map_view``); a search box and a topic picker highlight their questions."""
     t = res.topics  # type: ignore[attr-defined]
     st.subheader(tr("Карта тем", "Topic map"))
-    if st.button(tr("Построить карту (UMAP)", "Build the map (UMAP)"), key="ru_map"):
+    if st.button(tr("Построить карту", "Build the map"), key="ru_map"):
         with state.user_errors("Карта не построена", "Map failed"):
-            from voproshalych_eval.tiers.projection import project
-
             ids = [f"{res.source}:{i}" for i in res.text_log["id"]]  # type: ignore[attr-defined]
-            bar = jobs.StepBar(tr("Проекция UMAP…", "UMAP projection…"))
-            proj = project(engine, res.embeddings.vectors, ids, model=res.embeddings.model,  # type: ignore[attr-defined]
-                           limit=5000, steps=bar)
-            bar.finish(tr(f"Карта: {len(proj.point_ids)} вопросов" + (" (из кэша)" if proj.from_cache else ""),
-                          f"Map: {len(proj.point_ids)} questions" + (" (from cache)" if proj.from_cache else "")))
-            st.session_state[MAP_KEY] = (res.run_id, proj, ids)  # type: ignore[attr-defined]
+            # the first picture at once (the stored UMAP map, else PCA); UMAP refines in the background
+            map_view.start(MAP_PROJ_KEY, engine, res.embeddings.vectors, ids,  # type: ignore[attr-defined]
+                           model=res.embeddings.model, limit=MAP_LIMIT)  # type: ignore[attr-defined]
+            st.session_state[MAP_KEY] = (res.run_id, ids)  # type: ignore[attr-defined]
     stored = st.session_state.get(MAP_KEY)
     if stored is None or stored[0] != res.run_id:  # type: ignore[attr-defined]
         return
+    proj = map_view.current(MAP_PROJ_KEY)
+    if proj is None:
+        return
     from voproshalych_eval.plots import embedding_space as maps
 
-    _, proj, ids = stored
+    _, ids = stored
+    st.caption(map_view.method_caption(proj, MAP_PROJ_KEY))
+    map_view.refine_status(MAP_PROJ_KEY)
     rows = proj.rows
     text_log = res.text_log  # type: ignore[attr-defined]
     meta = pd.DataFrame({"row": rows, "point_id": [ids[i] for i in rows],
@@ -506,7 +509,12 @@ def render_topic_map(res: object, names: dict[int, str]) -> None:
     fig = maps.scatter_figure(proj.coords, meta, "topic", label_centres=True, color_title=tr("тема", "topic"),
                               highlight=highlight, picked=picked, title=tr("Вопросы, цвет — тема", "Questions coloured by topic"),
                               texts={"other": tr("прочие", "other"),
-                                     "outside": tr("за рамкой (прижаты к краю)", "outside the frame (clipped)")})
+                                     "outside": tr("за рамкой (прижаты к краю)", "outside the frame (clipped)"),
+                                     "matches": tr("подсвечено", "highlighted"),
+                                     "picked": tr("выбрано в таблице", "picked in the table"),
+                                     "shown": tr("показано {shown} из {total} точек (случайная выборка)",
+                                                 "shown {shown} of {total} points (random sample)")},
+                              axis_name=map_view.axis_name(proj))
     if proj.subsampled:
         st.caption(tr(f"Случайная выборка {len(rows)} из {proj.n_total} вопросов.",
                       f"A random sample of {len(rows)} of {proj.n_total} questions."))

@@ -15,7 +15,7 @@ from voproshalych_eval.metrics import catalog
 from voproshalych_eval.plots import embedding_space as charts
 from voproshalych_eval.tiers import projection as proj
 from voproshalych_eval.tiers import tier0
-from voproshalych_eval.ui import auth, jobs, state, tables
+from voproshalych_eval.ui import auth, jobs, map_view, state, tables
 from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import (
     TIER_COLORS,
@@ -214,7 +214,7 @@ def start_run() -> None:
     if jobs.start(lambda: tier0.build_plan(state.engine(), params), RUN_KEY) is not None:
         st.session_state[f"{RUN_KEY}_request"] = req
         st.session_state.pop(RESULT, None)
-        st.session_state.pop(PROJ, None)
+        map_view.forget(PROJ)
 
 
 def run_result(run: runs.Run) -> dict:
@@ -228,7 +228,7 @@ def run_result(run: runs.Run) -> dict:
     res["request"] = st.session_state.get(f"{RUN_KEY}_request") if run.id == st.session_state.get(RUN_KEY) else None
     st.session_state[RESULT] = res
     if (st.session_state.get(PROJ_RUN)) != run.id:  # a map belongs to the vectors of one run
-        st.session_state.pop(PROJ, None)
+        map_view.forget(PROJ)
     return res
 
 
@@ -282,17 +282,16 @@ if proj_clicked:
                               "vectors. Run the metrics again to map the new ones."))
             vs = res["vector_set"]
             kinds = vs.meta["kind"].astype(str)
-            bar = jobs.StepBar(tr("Проекция UMAP…", "UMAP projection…"))
-            p = proj.project_vector_set(
-                state.engine(), vs, n_components=int(n_components), n_neighbors=int(n_neighbors),
-                min_dist=float(min_dist), seed=int(seed), limit=int(limit), steps=bar,
+            # the first picture at once: the stored UMAP map, else PCA while UMAP refines in the background
+            p = map_view.start(
+                PROJ, state.engine(), vs.X, list(vs.point_ids), model=vs.model, n_components=int(n_components),
+                n_neighbors=int(n_neighbors), min_dist=float(min_dist), seed=int(seed), limit=int(limit),
                 centre_groups=kinds.tolist() if centre and kinds.nunique() > 1 else None,
             )
-            st.session_state[PROJ] = p
             st.session_state[PROJ_RUN] = picked_run.id
-            done = tr(f"Проекция: {fmt_count(len(p.point_ids))} точек за {fmt_seconds(p.seconds)}" + (" (из кэша)" if p.from_cache else ""),
-                      f"Projection: {fmt_count(len(p.point_ids))} points in {fmt_seconds(p.seconds)}" + (" (from cache)" if p.from_cache else ""))
-            bar.finish(done)
+            st.write(tr(f"Проекция: {fmt_count(len(p.point_ids))} точек за {fmt_seconds(p.seconds)} — ",
+                        f"Projection: {fmt_count(len(p.point_ids))} points in {fmt_seconds(p.seconds)} — ")
+                     + map_view.method_label(p))
         status.update(label=tr("Готово", "Done"), state="complete", expanded=False)
 
 vs: tier0.VectorSet = res["vector_set"]
@@ -379,8 +378,8 @@ def picked_table_rows(linked: pd.DataFrame) -> list[int]:
 
 
 # ----------------------------------------------------------------------------------------- projection
-st.subheader(tr("Карта UMAP", "UMAP map"))
-p: proj.Projection | None = st.session_state.get(PROJ)
+st.subheader(tr("Карта пространства", "Map of the space"))
+p: proj.Projection | None = map_view.current(PROJ)
 if p is None:
     st.info(tr("Нажмите «Построить проекцию» в форме вверху страницы.", "Press “Build projection” in the form at the top of the page."))
 else:
@@ -396,7 +395,9 @@ else:
                            "1 — neighbours in the picture are neighbours in space; below ~0.8 do not trust closeness in the picture."))
     cols[1].metric(tr("Точек на карте", "Points shown"), f"{len(p.point_ids)} / {p.n_total}")
     cols[2].metric(tr("Время", "Time"), fmt_seconds(p.seconds))
-    cols[3].metric(tr("Источник", "Source"), tr("кэш", "cache") if p.from_cache else "UMAP")
+    cols[3].metric(tr("Проекция", "Projection"), map_view.method_label(p))
+    st.caption(map_view.method_caption(p, PROJ))
+    map_view.refine_status(PROJ)
     render_gap(vs, p)
     if p.subsampled:
         st.warning(tr(f"Показана случайная подвыборка {len(p.point_ids)} из {p.n_total} точек (лимит в форме вверху, seed {p.params.get('seed')}). Метрики выше посчитаны по всем точкам.",
@@ -405,10 +406,12 @@ else:
         st.caption(tr(f"Trustworthiness посчитана на подвыборке {p.trust_n} точек.",
                       f"Trustworthiness computed on a subsample of {p.trust_n} points."))
     st.caption(tr(
-        f"UMAP: косинусное расстояние, n_neighbors={p.params.get('n_neighbors')}, min_dist={p.params.get('min_dist')}, seed={p.params.get('seed')}. "
+        (f"UMAP: косинусное расстояние, n_neighbors={p.params.get('n_neighbors')}, min_dist={p.params.get('min_dist')}, seed={p.params.get('seed')}. "
+         if not map_view.is_pca(p) else "PCA: оси — направления наибольшего разброса векторов. ") +
         "Выделите точки рамкой или лассо (2D) или строками таблицы под картой (2D и 3D) — их тексты появятся ниже. "
         "Рамка карты — 1–99-й перцентили координат: более далёкие точки прижаты к краю и обведены кольцом.",
-        f"UMAP: cosine distance, n_neighbors={p.params.get('n_neighbors')}, min_dist={p.params.get('min_dist')}, seed={p.params.get('seed')}. "
+        (f"UMAP: cosine distance, n_neighbors={p.params.get('n_neighbors')}, min_dist={p.params.get('min_dist')}, seed={p.params.get('seed')}. "
+         if not map_view.is_pca(p) else "PCA: the axes are the directions of the vectors' largest spread. ") +
         "Select points with the box or lasso (2D) or with rows of the table under the map (2D and 3D) to list their texts below. "
         "The frame spans the 1st–99th percentiles of the coordinates: farther points sit on the edge inside a ring."))
     c_search, c_labels = st.columns([3, 1])
@@ -425,7 +428,7 @@ else:
     picked_pos = [int(i) for i in np.flatnonzero(np.isin(rows, table_rows))]
     fig = charts.scatter_figure(p.coords, meta_p, color_by, color_title=tr(*COLOR_LABELS.get(color_by, (color_by, color_by))),
                                 highlight=highlight, picked=picked_pos, label_centres=label_centres,
-                                texts={k: tr(*v) for k, v in MAP_TEXTS.items()})
+                                texts={k: tr(*v) for k, v in MAP_TEXTS.items()}, axis_name=map_view.axis_name(p))
     meta_fig = fig.layout.meta or {}
     if highlight is not None:
         st.caption(tr(f"Найдено точек: {int(highlight.sum())}", f"Matching points: {int(highlight.sum())}"))
@@ -455,7 +458,7 @@ else:
                           key="t0_dl_html")
     coords_df = meta_p[[c for c in ("point_id", "kind", "url", "section", "kb_page") if c in meta_p.columns]].copy()
     for i in range(p.n_components):
-        coords_df[f"umap_{i + 1}"] = p.coords[:, i]
+        coords_df[f"{map_view.axis_name(p).lower()}_{i + 1}"] = p.coords[:, i]
     dl[1].download_button(tr("⬇ Координаты (CSV)", "⬇ Coordinates (CSV)"), data=csv_download(coords_df),
                           file_name="tier0_projection_coords.csv", mime="text/csv", key="t0_dl_coords")
 

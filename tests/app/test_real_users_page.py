@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.support.app_jobs import started_job
 from voproshalych_eval.config import PROJECT_ROOT
+from voproshalych_eval.tiers import projection_refine
 
 
 def test_real_users_page_runs(demo_engine) -> None:  # type: ignore[no-untyped-def]
@@ -86,9 +87,15 @@ def test_real_users_page_runs(demo_engine) -> None:  # type: ignore[no-untyped-d
     # the topic map stays after reruns; a search and a topic highlight their questions
     at.button(key="ru_map").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    # the UMAP step has a progress bar; it ends full with the count of questions on the map
-    assert any(b.value == 100 and b.text.startswith("Map: ") and "questions" in b.text for b in at.main.progress), \
-        [b.text for b in at.main.progress]
+    # the first picture at once: PCA, stated under the map, while UMAP refines in the background
+    assert any(c.value.startswith("Showing the PCA projection") for c in at.caption), [c.value for c in at.caption]
+    pca_map = next(f for f in _figures(at) if f["layout"].get("title", {}).get("text", "").startswith("Questions"))
+    assert pca_map["layout"]["xaxis"]["title"]["text"] == "PCA-1"
+    ref = projection_refine.get(at.session_state["ru_topic_map_projection__refine"])
+    assert ref is not None and ref.wait(600).error is None, ref.error
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(c.value.startswith("Showing the UMAP projection") for c in at.caption), [c.value for c in at.caption]
     assert at.session_state["ru_view"] == "Topics & coverage gaps"  # the open tab, not the first one
     assert at.selectbox(key="ru_map_topic").value == int(gaps["topic"].iloc[0])
     topic_map = next(f for f in _figures(at) if f["layout"].get("title", {}).get("text", "").startswith("Questions"))
@@ -103,6 +110,10 @@ def test_real_users_page_runs(demo_engine) -> None:  # type: ignore[no-untyped-d
     assert not at.exception, [e.value for e in at.exception]
     hits = [c.value for c in at.caption if c.value.startswith("Highlighted questions:")]
     assert len(hits) == 1 and not hits[0].startswith("Highlighted questions: 0 ")
+    # the matches are drawn in the contrast colour with their own legend entry
+    umap_map = next(f for f in _figures(at) if f["layout"].get("title", {}).get("text", "").startswith("Questions"))
+    (matches,) = [tr for tr in umap_map["data"] if str(tr.get("name", "")).startswith("highlighted (")]
+    assert matches["marker"]["color"] == "#000000" and umap_map["layout"]["xaxis"]["title"]["text"] == "UMAP-1"
     assert at.session_state["ru_topic_map"][0] == res.run_id
 
 

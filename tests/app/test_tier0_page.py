@@ -9,6 +9,17 @@ from streamlit.testing.v1 import AppTest
 
 from tests.support.app_jobs import started_job
 from voproshalych_eval.config import PROJECT_ROOT
+from voproshalych_eval.tiers import projection_refine
+
+
+def wait_for_umap(at: AppTest) -> None:
+    """Wait for the map's background UMAP fit (if any), then rerun the page as its poll would."""
+    ref = projection_refine.get(at.session_state["tier0_projection__refine"]) \
+        if "tier0_projection__refine" in at.session_state else None
+    if ref is not None:
+        assert ref.wait(300).done and ref.error is None, ref.error
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
 
 
 @pytest.mark.parametrize("lang", ["ru", "en"])
@@ -48,13 +59,25 @@ def test_tier0_page_run_and_project(demo_engine, lang: str) -> None:  # type: ig
     at.button(key="t0_project").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
-    assert any("Trustworthiness@10" in m.label for m in at.metric)
-    # the projection's progress bar ends full, with the count of points in the UI language
-    bars = [b for b in at.main.progress if b.value == 100]
-    done = "Projection: 120 points in " if lang == "en" else "Проекция: 120 точек за "
-    assert any(b.text.startswith(done) for b in bars), [b.text for b in at.main.progress]
-    # the subsample is announced
-    assert any("120" in w.value for w in at.warning)
+    # the first picture at once: PCA of the same points, stated on the page, UMAP refining in the background
+    shows_pca = "Showing the PCA projection (120 points in " if lang == "en" else "Показана проекция PCA (120 точек за "
+    assert any(c.value.startswith(shows_pca) for c in at.caption), [c.value for c in at.caption]
+    (method,) = [m for m in at.metric if m.label == ("Projection" if lang == "en" else "Проекция")]
+    assert method.value == ("PCA (first picture)" if lang == "en" else "PCA (первая картинка)")
+    assert any('"PCA-1"' in c.proto.spec for c in at.get("plotly_chart"))
+    assert any("120" in w.value for w in at.warning)  # the subsample is announced
+    wait_for_umap(at)
+    # UMAP replaced the picture: named, with its trustworthiness
+    shows_umap = "Showing the UMAP projection." if lang == "en" else "Показана проекция UMAP."
+    assert any(c.value.startswith(shows_umap) for c in at.caption), [c.value for c in at.caption]
+    (trust,) = [m for m in at.metric if m.label == "Trustworthiness@10"]
+    assert trust.value != "—"
+    assert any('"UMAP-1"' in c.proto.spec for c in at.get("plotly_chart"))
+    # the same map again: the stored UMAP projection at once, no PCA step
+    at.button(key="t0_project").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    (method,) = [m for m in at.metric if m.label == ("Projection" if lang == "en" else "Проекция")]
+    assert method.value == ("UMAP (from cache)" if lang == "en" else "UMAP (из кэша)")
 
     # recolour without recomputing; then a 3D projection
     at.selectbox(key="t0_color").set_value("cluster").run()
@@ -63,6 +86,7 @@ def test_tier0_page_run_and_project(demo_engine, lang: str) -> None:  # type: ig
     at.button(key="t0_project").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
+    wait_for_umap(at)
 
     if lang != "en":
         return
@@ -90,6 +114,7 @@ def test_tier0_page_run_and_project(demo_engine, lang: str) -> None:  # type: ig
     at.button(key="t0_project").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
+    wait_for_umap(at)
     gap = [m for m in at.metric if m.label.startswith("Modality gap")]
     assert len(gap) == 1 and "=" in gap[0].value
     assert any("after centring" in c.value for c in at.caption)
@@ -149,3 +174,4 @@ def test_tier0_picker_offers_an_earlier_run(demo_engine) -> None:  # type: ignor
     at.button(key="t0_project").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("Trustworthiness@10" in m.label for m in at.metric)
+    wait_for_umap(at)

@@ -6,7 +6,9 @@ self-contained HTML the pages offer for download. The test checks that it render
 a WebGL canvas), that every point is drawn inside the robust frame, and that it answers a zoom
 (``Plotly.relayout``), a hover (``plotly_hover`` with a point) and a lasso-style selection
 (``plotly_selected``) — each within the generous ``ACTION_TIMEOUT`` (an unresponsive page times out; no
-timings are asserted). Skipped with a reason when Chromium or chromedriver is absent.
+timings are asserted). A second test reads the search highlight as a user sees it: the matches in the contrast
+colour on top with their count in the legend, the density layer, and group labels whose boxes do not overlap on
+the screen. Skipped with a reason when Chromium or chromedriver is absent.
 """
 
 from __future__ import annotations
@@ -56,38 +58,49 @@ def driver() -> Iterator[Any]:
         shutil.rmtree(profile, ignore_errors=True)
 
 
-def write_map_fixture(path: Path, n: int = N_POINTS) -> Path:
-    """The HTML of an ``n``-point map (40 classes, labels at the centres, a search highlight)."""
+def map_figure(n: int = N_POINTS) -> Any:
+    """An ``n``-point map (40 classes, labels at the centres, a search highlight, one picked point)."""
     coords, meta = charts.synthetic_map(n, n_classes=40)
     highlight = meta["text"].str.endswith(" 7").to_numpy()
-    fig = charts.scatter_figure(coords, meta, "section", label_centres=True, highlight=highlight, picked=[0],
-                                title="20k")
-    path.write_text(charts.standalone_html(fig), encoding="utf-8")
+    return charts.scatter_figure(coords, meta, "section", label_centres=True, highlight=highlight, picked=[0],
+                                 title="20k", texts={"matches": "найдено"})
+
+
+def write_map_fixture(path: Path, n: int = N_POINTS, fig: Any = None) -> Path:
+    """The map as the self-contained HTML the pages offer for download."""
+    path.write_text(charts.standalone_html(fig if fig is not None else map_figure(n)), encoding="utf-8")
     return path
+
+
+def open_map(driver: Any, fig: Any, path: Path) -> None:
+    """Open the map's HTML in the browser and wait until plotly has drawn it."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.get(write_map_fixture(path, fig=fig).as_uri())
+    WebDriverWait(driver, ACTION_TIMEOUT).until(
+        lambda d: d.execute_script("const g=document.querySelector('.js-plotly-plot');"
+                                   "return !!(g && g._fullLayout && g.calcdata);"))
 
 
 def test_20000_point_map_is_interactive(driver, tmp_path) -> None:  # type: ignore[no-untyped-def]
     from selenium.webdriver.support.ui import WebDriverWait
 
-    page = write_map_fixture(tmp_path / "map.html")
-    driver.get(page.as_uri())
-    WebDriverWait(driver, ACTION_TIMEOUT).until(
-        lambda d: d.execute_script("const g=document.querySelector('.js-plotly-plot');"
-                                   "return !!(g && g._fullLayout && g.calcdata);"))
+    fig = map_figure()
+    open_map(driver, fig, tmp_path / "map.html")
     info = driver.execute_script("""
         const g = document.querySelector('.js-plotly-plot');
-        const n = g._fullData.reduce((a, t) => a + (t.x ? t.x.length : 0), 0);
+        const n = g._fullData.filter(t => t.type !== 'contour').reduce((a, t) => a + (t.x ? t.x.length : 0), 0);
         const gl = [...document.querySelectorAll('canvas')].some(c => {
             try { return !!(c.getContext('webgl') || c.getContext('webgl2')); } catch (e) { return true; } });
         const xr = g._fullLayout.xaxis.range, yr = g._fullLayout.yaxis.range;
         let inside = true;
-        for (const t of g._fullData) for (let i = 0; i < t.x.length; i++)
+        for (const t of g._fullData) if (t.type !== 'contour') for (let i = 0; i < t.x.length; i++)
             if (t.x[i] < xr[0] - 1e-9 || t.x[i] > xr[1] + 1e-9 || t.y[i] < yr[0] - 1e-9 || t.y[i] > yr[1] + 1e-9) inside = false;
         return {n: n, types: [...new Set(g._fullData.map(t => t.type))], gl: gl, inside: inside,
                 annotations: (g.layout.annotations || []).length};
     """)
-    assert info["types"] == ["scattergl"] and info["gl"], info
-    assert info["n"] >= N_POINTS and info["inside"] and info["annotations"] == 30, info
+    assert info["types"] == ["contour", "scattergl"] and info["gl"], info  # the density layer under the points
+    assert info["n"] >= N_POINTS and info["inside"] and info["annotations"] == fig.layout.meta["labels_shown"], info
 
     zoomed = driver.execute_async_script("""
         const done = arguments[arguments.length - 1];
@@ -101,7 +114,7 @@ def test_20000_point_map_is_interactive(driver, tmp_path) -> None:  # type: igno
     target = driver.execute_async_script("""
         const done = arguments[arguments.length - 1];
         const g = document.querySelector('.js-plotly-plot');
-        const t = g._fullData[0];
+        const t = g._fullData[1];
         window.__hovered = null;
         g.on('plotly_hover', ev => { window.__hovered = ev.points.length; });
         Plotly.relayout(g, {'xaxis.range': [t.x[0] - 0.5, t.x[0] + 0.5], 'yaxis.range': [t.y[0] - 0.5, t.y[0] + 0.5]})
@@ -132,3 +145,38 @@ def test_20000_point_map_is_interactive(driver, tmp_path) -> None:  # type: igno
      .move_by_offset(w // 4, h // 4).move_by_offset(w // 4, h // 4).release().perform())
     selected = WebDriverWait(driver, ACTION_TIMEOUT).until(lambda d: d.execute_script("return window.__selected;"))
     assert selected >= 100, selected
+
+
+def test_20000_point_map_shows_search_matches_in_a_contrast_colour(driver, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The search highlight on a 20,000-point map as a user sees it: the matches drawn on top in the contrast
+    colour, named with their count in the legend, and group labels that do not overlap on the screen."""
+    fig = map_figure()
+    n_matches = fig.layout.meta["n_matches"]
+    assert n_matches > 100
+    open_map(driver, fig, tmp_path / "search.html")
+    seen = driver.execute_script("""
+        const g = document.querySelector('.js-plotly-plot');
+        const matches = g._fullData.filter(t => t.name.startsWith('найдено'));
+        const legend = [...document.querySelectorAll('.legend .traces .legendtext')].map(e => e.textContent);
+        const boxes = [...document.querySelectorAll('.annotation .annotation-text-g')].map(a => a.getBoundingClientRect())
+            .map(r => [r.left, r.top, r.right, r.bottom]);
+        let overlaps = 0;
+        const pairs = [];
+        const texts = [...document.querySelectorAll('.annotation')].map(a => a.textContent);
+        for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+            const a = boxes[i], b = boxes[j];
+            if (a[0] < b[2] - 1 && b[0] < a[2] - 1 && a[1] < b[3] - 1 && b[1] < a[3] - 1) {
+                overlaps++; pairs.push([texts[i], a, texts[j], b]);
+            }
+        }
+        const last = g._fullData[g._fullData.length - 2];  // under the picked star, over every category
+        return {n: matches.length ? matches[0].x.length : 0, colour: matches.length ? matches[0].marker.color : null,
+                type: matches.length ? matches[0].type : null, legend: legend, labels: boxes.length,
+                overlaps: overlaps, pairs: pairs.slice(0, 3), on_top: last.name,
+                plot: [g._fullLayout._size.w, g._fullLayout._size.h]};
+    """)
+    assert seen["n"] == n_matches and seen["type"] == "scattergl", seen
+    assert seen["colour"] == charts.MATCH_COLOR and seen["on_top"].startswith("найдено"), seen
+    assert f"найдено ({n_matches})" in seen["legend"], seen["legend"]
+    assert seen["labels"] == fig.layout.meta["labels_shown"] >= 10, seen
+    assert seen["overlaps"] == 0, (seen["overlaps"], seen["plot"], seen["pairs"])

@@ -26,10 +26,89 @@ CLIP_QUANTILE = 0.01
 # and Alphabet (26), de-duplicated; more classes than that become "other"
 _PALETTE = list(dict.fromkeys(qualitative.Dark24 + qualitative.Light24 + qualitative.Alphabet))
 _SYMBOLS = {"chunk": "circle", "question": "diamond", "golden": "star", "vector": "circle"}
+#: plotly's numeric codes of the 2D symbols (a numeric array validates ~5× faster than a list of names)
+_SYMBOL_CODES = {"circle": 0, "square": 1, "diamond": 2, "star": 17}
 _SYMBOLS_3D = {"chunk": "circle", "question": "diamond", "golden": "square", "vector": "circle"}
 GREY = "#B0B0B0"
+#: search matches: a colour no category gets (the palettes hold no black), ringed in white so that it reads on
+#: any category colour and in both themes
+MATCH_COLOR = "#000000"
+MATCH_LINE = "#FFFFFF"
+PICK_COLOR = "#D62728"
+#: a density layer under the points from this many points (2D)
+DENSITY_THRESHOLD = 2_000
+DENSITY_BINS = 90
+#: the smallest plot area assumed when placing labels (pixels; the legend sits to the right of it): labels are
+#: placed in data units, so in a larger plot (or zoomed in) they only move further apart
+LABEL_AREA = (560, 480)
+LABEL_FONT = 11
 DEFAULT_TEXTS = {"other": "other", "outside": "outside the frame (clipped)", "matches": "matches",
                  "picked": "picked", "shown": "shown {shown} of {total} points (random sample)"}
+
+
+def marker_style(n: int, *, three_d: bool = False) -> tuple[float, float]:
+    """``(size, opacity)`` of the points of an ``n``-point map: smaller and more transparent as ``n`` grows, so
+    that overlapping points add up to density instead of one solid blob.
+
+    ``size = clip(12 − 2.2·log10 n, 2.5, 8)`` px (3D: 1.5 px less, at least 2); ``opacity = clip(√(800 / n), 0.2,
+    0.85)`` — 100 points: 7.6 px, 0.85; 3,668: 4.1 px, 0.47; 20,000: 2.5 px, 0.2."""
+    n = max(int(n), 1)
+    size = float(np.clip(12 - 2.2 * np.log10(n), 2.5, 8))
+    opacity = float(np.clip(np.sqrt(800 / n), 0.2, 0.85))
+    return (max(2.0, size - 1.5) if three_d else size), opacity
+
+
+def density_grid(xy: np.ndarray, ranges: Sequence[tuple[float, float]], *, bins: int = DENSITY_BINS,
+                 sigma: float = 1.5) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(x_centres, y_centres, z)``: a 2-D histogram of the points over the frame, smoothed with a Gaussian of
+    ``sigma`` bins and scaled by its square root to 0–1 (``z[j, i]`` for ``y_centres[j]``, ``x_centres[i]``) — the
+    density layer under a large map (a few kilobytes whatever the number of points)."""
+    (x0, x1), (y0, y1) = ranges[0], ranges[1]
+    H, xe, ye = np.histogram2d(xy[:, 0], xy[:, 1], bins=bins, range=[[x0, x1], [y0, y1]])
+    radius = max(1, int(3 * sigma))
+    k = np.exp(-0.5 * (np.arange(-radius, radius + 1) / sigma) ** 2)
+    k /= k.sum()
+    H = np.apply_along_axis(np.convolve, 0, H, k, mode="same")
+    H = np.apply_along_axis(np.convolve, 1, H, k, mode="same")
+    z = np.sqrt(H / H.max()) if H.max() > 0 else H
+    return (xe[:-1] + xe[1:]) / 2, (ye[:-1] + ye[1:]) / 2, z.T
+
+
+def label_box(text: str, font_size: int = LABEL_FONT) -> tuple[float, float]:
+    """A generous estimate of a label's box in pixels (``width, height``): 0.64 em per character plus padding."""
+    return 0.64 * font_size * len(text) + 8, font_size * 1.45 + 4
+
+
+#: where a label may go around its anchor, in units of its own half-width / height (tried in this order)
+_OFFSETS = [(0, 0)] + [(ux * r, uy * r) for r in (1, 2, 3, 4)
+                       for ux, uy in ((0, 1), (0, -1), (1, 0), (-1, 0), (1, 1), (-1, 1), (1, -1), (-1, -1))]
+
+
+def place_labels(anchors: np.ndarray, boxes: Sequence[tuple[float, float]], *,
+                 area: tuple[float, float] = LABEL_AREA, pad: float = 2.0) -> list[tuple[float, float] | None]:
+    """Greedy label placement without overlaps: for each label in the given order (put the most important
+    first), the first offset from its anchor (pixels, y up) among :data:`_OFFSETS` whose box — ``boxes[i]`` =
+    ``(width, height)`` centred at anchor + offset, widened by ``pad`` — overlaps no label placed before and
+    stays inside the ``area``; None when every position is taken (the label is left out; its name stays in the
+    legend)."""
+    placed: list[tuple[float, float, float, float]] = []
+    out: list[tuple[float, float] | None] = []
+    W, H = area
+    for (ax, ay), (w, h) in zip(np.asarray(anchors, dtype=float), boxes, strict=True):
+        choice = None
+        for ux, uy in _OFFSETS:
+            dx, dy = ux * (w / 2 + pad), uy * (h + pad)
+            cx, cy = ax + dx, ay + dy
+            box = (cx - w / 2 - pad, cy - h / 2 - pad, cx + w / 2 + pad, cy + h / 2 + pad)
+            if box[0] < 0 or box[1] < 0 or box[2] > W or box[3] > H:
+                continue
+            if any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed):
+                continue
+            choice = (dx, dy)
+            placed.append(box)
+            break
+        out.append(choice)
+    return out
 
 
 def _snippet(value: Any, width: int = 140, line: int = 60) -> str:
@@ -114,6 +193,9 @@ def scatter_figure(
     label_centres: bool = False,
     texts: dict[str, str] | None = None,
     seed: int = 0,
+    axis_name: str = "UMAP",
+    density: bool | None = None,
+    label_area: tuple[float, float] = LABEL_AREA,
 ) -> go.Figure:
     """2D (``Scattergl`` above ``webgl_threshold`` points, else ``Scatter``) or 3D (``Scatter3d``) projection.
 
@@ -125,11 +207,18 @@ def scatter_figure(
 
     Scale: above ``max_points`` a fixed random sample is drawn (highlighted and picked points always kept);
     axis ranges are the ``[clip_quantile, 1 − clip_quantile]`` quantiles (:func:`robust_ranges`) and points
-    outside are drawn on the frame's edge inside a ring (trace "outside the frame"); ``highlight`` (a boolean
-    mask over the rows, e.g. a search) dims every other point and rings the matches; ``picked`` (positions)
-    are marked with a large star and their id; ``label_centres`` writes each category's name at its median
-    position. ``fig.layout.meta`` holds ``n_points``, ``n_shown``, ``n_clipped``, ``webgl``, ``sampled``.
-    ``texts`` translates the added legend entries (:data:`DEFAULT_TEXTS`).
+    outside are drawn on the frame's edge inside a ring (trace "outside the frame"). Marker size and opacity
+    follow the number of points (:func:`marker_style`); from :data:`DENSITY_THRESHOLD` points a 2D map gets a
+    density layer under the points (:func:`density_grid`; ``density`` forces it on or off). ``highlight`` (a
+    boolean mask over the rows, e.g. a search) dims every other point and draws the matches on top in
+    :data:`MATCH_COLOR` with their own legend entry "matches (n)"; ``picked`` (positions) are marked with a star
+    (2D) or a small diamond (3D) and their id; ``label_centres`` writes each category's name at its median
+    position, largest categories first, moved aside (with a leader line) or left out so that no two labels
+    overlap in a plot area of at least ``label_area`` pixels (:func:`place_labels`; 3D: at the centres as they
+    are).
+    ``axis_name`` titles the axes (``UMAP-1`` …, ``PCA-1`` …). ``fig.layout.meta`` holds ``n_points``,
+    ``n_shown``, ``n_clipped``, ``webgl``, ``sampled``, ``density``, ``n_matches``, ``labels_shown``,
+    ``labels_hidden``. ``texts`` translates the added legend entries (:data:`DEFAULT_TEXTS`).
     """
     t = {**DEFAULT_TEXTS, **(texts or {})}
     n_total, dim = coords.shape if coords.ndim == 2 else (0, 2)
@@ -162,25 +251,28 @@ def scatter_figure(
     custom[:, 1] = meta["point_id"].astype(str).to_numpy()
     custom[:, 2] = meta["url"].fillna("—").astype(str).to_numpy() if "url" in meta.columns else "—"
     custom[:, 3] = [_snippet(x) for x in meta["text"]] if "text" in meta.columns else ""
-    size = marker_size or (3 if n > 20_000 else 5 if n > 3_000 else 7)
+    auto_size, auto_opacity = marker_style(n)
+    size = marker_size or auto_size
     kinds = meta["kind"].astype(str) if "kind" in meta.columns else pd.Series(["vector"] * n)
     symbols_map = _SYMBOLS_3D if three_d else _SYMBOLS
     multi_kind = kinds.nunique() > 1
+    point_symbols = (np.asarray([symbols_map.get(k, "circle") for k in kinds], dtype=object) if three_d else
+                     np.asarray([_SYMBOL_CODES[symbols_map.get(k, "circle")] for k in kinds], dtype=np.int16))
     hover = (
         "<b>%{customdata[1]}</b><br>%{customdata[3]}<br><i>%{customdata[2]}</i><br>"
         + html.escape(color_title or color_by)
         + ": %{customdata[4]}<extra></extra>"
     )
     use_gl = n > webgl_threshold
-    base_opacity = 0.85 if hl is None else 0.18
+    has_hl = hl is not None and bool(hl.any())
+    base_opacity = auto_opacity if not has_hl else max(0.06, auto_opacity * 0.35)
 
     def trace(mask: np.ndarray, name: str, color: Any, *, showscale: bool = False, colorscale: str | None = None,
               symbol: Any = None, msize: float | None = None, line: dict[str, Any] | None = None,
               opacity: float | None = None, legend: bool = True, text: Any = None) -> Any:
-        sym = symbol if symbol is not None else (
-            [symbols_map.get(k, "circle") for k in kinds[mask]] if multi_kind else "circle")
+        sym = symbol if symbol is not None else (point_symbols[mask] if multi_kind else "circle")
         sz = msize or size
-        marker: dict[str, Any] = {"size": sz if not three_d else max(2, sz - 3), "color": color,
+        marker: dict[str, Any] = {"size": sz if not three_d else max(2.0, sz - 1.5), "color": color,
                                   "opacity": base_opacity if opacity is None else opacity, "symbol": sym}
         if line:
             marker["line"] = line
@@ -193,13 +285,25 @@ def scatter_figure(
         if text is not None:
             common["text"] = text
             common["textposition"] = "top center"
+        # built here from checked arrays: plotly's per-point validation (symbols, colours, customdata) cost
+        # 4-8 s at 20,000 points and is skipped (``_validate=False``, plotly's own switch)
         if three_d:
-            return go.Scatter3d(x=shown[mask, 0], y=shown[mask, 1], z=shown[mask, 2], **common)
+            common["marker"] = go.scatter3d.Marker(**marker, _validate=False)
+            return go.Scatter3d(x=shown[mask, 0], y=shown[mask, 1], z=shown[mask, 2], **common, _validate=False)
+        common["marker"] = (go.scattergl.Marker if use_gl else go.scatter.Marker)(**marker, _validate=False)
         cls = go.Scattergl if use_gl else go.Scatter
-        return cls(x=shown[mask, 0], y=shown[mask, 1], **common)
+        return cls(x=shown[mask, 0], y=shown[mask, 1], **common, _validate=False)
 
     fig = go.Figure()
+    with_density = bool(n and not three_d and (density if density is not None else n >= DENSITY_THRESHOLD))
+    if with_density:
+        gx, gy, gz = density_grid(shown, ranges)
+        fig.add_trace(go.Contour(x=gx, y=gy, z=gz, name="density", showscale=False, hoverinfo="skip",
+                                 showlegend=False, ncontours=8, line={"width": 0.5, "color": "rgba(90,90,90,0.35)"},
+                                 contours={"coloring": "fill", "start": 0.12, "end": 1.0, "size": 0.11},
+                                 colorscale=[[0.0, "rgba(120,120,140,0.0)"], [1.0, "rgba(120,120,140,0.45)"]]))
     labels: pd.Series | None = None
+    label_mask: dict[Any, np.ndarray] = {}
     if n and is_continuous(col):
         values = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
         custom[:, 4] = [("—" if np.isnan(v) else f"{v:.4f}") for v in values]
@@ -210,35 +314,59 @@ def scatter_figure(
     elif n:
         labels = _category_labels(col, max_categories, t["other"])
         custom[:, 4] = labels.to_numpy()
-        order = sorted(labels.unique(), key=lambda x: (x in ("—", t["other"]), -int((labels == x).sum()), x))
+        codes, uniques = pd.factorize(labels.to_numpy(dtype=object))  # one pass; masks are integer compares
+        label_mask = {lab: codes == i for i, lab in enumerate(uniques)}
+        order = sorted(uniques, key=lambda x: (x in ("—", t["other"]), -int(label_mask[x].sum()), x))
         colours = palette(len(order))
         for i, lab in enumerate(order):
-            mask = (labels == lab).to_numpy()
+            mask = label_mask[lab]
             colour = GREY if lab in ("—", t["other"]) else colours[i]
             fig.add_trace(trace(mask, f"{lab} ({int(mask.sum())})", colour))
     if n and outside.any():
         fig.add_trace(trace(outside, f"{t['outside']} ({int(outside.sum())})", "rgba(0,0,0,0)", symbol="circle-open",
                             msize=size + 8, line={"width": 1.5, "color": "#444"}, opacity=0.9))
-    if hl is not None and hl.any():
-        fig.add_trace(trace(hl, f"{t['matches']} ({int(hl.sum())})", "rgba(0,0,0,0)", symbol="circle-open",
-                            msize=size + 6, line={"width": 2, "color": "#D62728"}, opacity=1.0))
+    if has_hl:
+        assert hl is not None
+        fig.add_trace(trace(hl, f"{t['matches']} ({int(hl.sum())})", MATCH_COLOR, symbol="circle",
+                            msize=max(size + 3, 6.0), line={"width": 1, "color": MATCH_LINE}, opacity=1.0))
     if picked_pos:
         pm = np.zeros(n, dtype=bool)
         pm[picked_pos] = True
-        fig.add_trace(trace(pm, t["picked"], "#D62728", symbol="star" if not three_d else "diamond",
-                            msize=size + 14, line={"width": 1.5, "color": "#000"}, opacity=1.0,
+        fig.add_trace(trace(pm, t["picked"], PICK_COLOR, symbol="star" if not three_d else "diamond",
+                            msize=size + 10 if not three_d else size + 3.5,
+                            line={"width": 1.5 if not three_d else 1, "color": "#000"}, opacity=1.0,
                             text=[str(x) for x in custom[pm, 1]]))
+    labels_shown = labels_hidden = 0
     if label_centres and labels is not None:
-        cats = [c for c in labels.unique() if c not in ("—", t["other"])]
-        centres = [(c, np.median(shown[(labels == c).to_numpy()], axis=0)) for c in cats]
+        cats = [c for c in labels.value_counts().index if c not in ("—", t["other"])]  # largest first
+        centres = [(c[:30], np.median(shown[label_mask[c]], axis=0)) for c in cats]
         if three_d:
             fig.add_trace(go.Scatter3d(x=[p[0] for _, p in centres], y=[p[1] for _, p in centres],
-                                       z=[p[2] for _, p in centres], mode="text", text=[c[:30] for c, _ in centres],
-                                       showlegend=False, hoverinfo="skip", textfont={"size": 11, "color": "#222"}))
-        else:
-            for c, pt in centres:
-                fig.add_annotation(x=pt[0], y=pt[1], text=html.escape(c[:30]), showarrow=False,
-                                   font={"size": 11, "color": "#222"}, bgcolor="rgba(255,255,255,0.7)")
+                                       z=[p[2] for _, p in centres], mode="text", text=[c for c, _ in centres],
+                                       showlegend=False, hoverinfo="skip", textfont={"size": LABEL_FONT, "color": "#222"}))
+            labels_shown = len(centres)
+        elif centres:
+            span = np.asarray([hi[0] - lo[0], hi[1] - lo[1]], dtype=float)
+            span[span <= 0] = 1.0
+            pts = np.asarray([p for _, p in centres], dtype=float)
+            anchors = (pts - lo[:2]) / span * np.asarray(label_area, dtype=float)
+            offsets = place_labels(anchors, [label_box(c) for c, _ in centres], area=label_area)
+            notes_ = []
+            for (c, pt), off in zip(centres, offsets, strict=True):
+                if off is None:
+                    labels_hidden += 1
+                    continue
+                moved = off != (0, 0)
+                # the label's place in data units (a leader line from the anchor): zooming in or a plot
+                # larger than ``label_area`` only moves labels apart, never together
+                lx = float(pt[0] + off[0] / label_area[0] * span[0])
+                ly = float(pt[1] + off[1] / label_area[1] * span[1])
+                notes_.append({"x": float(pt[0]), "y": float(pt[1]), "text": html.escape(c), "showarrow": moved,
+                               **({"ax": lx, "ay": ly, "axref": "x", "ayref": "y", "arrowwidth": 1,
+                                   "arrowcolor": "#666", "arrowhead": 0, "standoff": 2} if moved else {}),
+                               "font": {"size": LABEL_FONT, "color": "#222"}, "bgcolor": "rgba(255,255,255,0.75)"})
+            labels_shown = len(notes_)
+            fig.update_layout(annotations=notes_)  # at once: one add_annotation each re-validates all before it
     notes = []
     if sampled:
         notes.append(t["shown"].format(shown=f"{n:,}".replace(",", " "), total=f"{n_total:,}".replace(",", " ")))
@@ -250,16 +378,20 @@ def scatter_figure(
         dragmode="lasso" if not three_d else "orbit",
         hovermode="closest",
         meta={"n_points": int(n_total), "n_shown": int(n), "n_clipped": int(outside.sum()) if n else 0,
-              "webgl": bool(use_gl and not three_d), "sampled": bool(sampled)},
+              "webgl": bool(use_gl and not three_d), "sampled": bool(sampled), "density": with_density,
+              "n_matches": int(hl.sum()) if hl is not None else 0, "labels_shown": labels_shown,
+              "labels_hidden": labels_hidden},
         uirevision="keep",  # zoom and pan survive reruns (search, picks)
     )
     if three_d:
-        fig.update_layout(scene={"xaxis": {"title": "UMAP-1", "range": list(ranges[0])},
-                                 "yaxis": {"title": "UMAP-2", "range": list(ranges[1])},
-                                 "zaxis": {"title": "UMAP-3", "range": list(ranges[2])}})
+        fig.update_layout(scene={"xaxis": {"title": f"{axis_name}-1", "range": list(ranges[0])},
+                                 "yaxis": {"title": f"{axis_name}-2", "range": list(ranges[1])},
+                                 "zaxis": {"title": f"{axis_name}-3", "range": list(ranges[2])}})
     else:
-        fig.update_xaxes(title="UMAP-1", showticklabels=False, zeroline=False, range=list(ranges[0]))
-        fig.update_yaxes(title="UMAP-2", showticklabels=False, zeroline=False, range=list(ranges[1]))
+        fig.update_xaxes(title=f"{axis_name}-1", showticklabels=False, zeroline=False, range=list(ranges[0]),
+                         showgrid=not with_density)
+        fig.update_yaxes(title=f"{axis_name}-2", showticklabels=False, zeroline=False, range=list(ranges[1]),
+                         showgrid=not with_density)
     # up to 30 categories with counts: a legend column right of the map, never over the points or the title
     return polish(fig, legend_side="right")
 

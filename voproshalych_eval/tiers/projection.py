@@ -1,4 +1,9 @@
-"""UMAP projections (2D / 3D) of a vector set, cached in ``eval.projections``.
+"""UMAP projections (2D / 3D) of a vector set, cached in ``eval.projections``; a PCA picture first.
+
+* The first picture of a map is a PCA projection (:func:`project_pca`, about a second for 20,000 points) or the
+  stored UMAP projection of the same request; UMAP refines in the background
+  (:mod:`voproshalych_eval.tiers.projection_refine`) and hands its coordinates over before trustworthiness is
+  scored (``on_picture``).
 
 * The kNN graph is exact and precomputed (``geometry.knn``, blockwise, no ``N x N`` matrix) and handed
   to UMAP as ``precomputed_knn``. UMAP expects every point to be its own first neighbour, so self is
@@ -344,6 +349,131 @@ def _write_cache(engine: Engine, key: str, params: dict[str, Any], coords: np.nd
         )
 
 
+@dataclass
+class Request:
+    """A projection request made concrete: the checked ids, the (centred) vectors, the parameters that are
+    part of the cache key, the key (empty when not asked for) and the projected rows (the subsample)."""
+
+    ids: list[str]
+    X: np.ndarray
+    params: dict[str, Any]
+    key: str
+    rows: np.ndarray
+
+
+def prepare(X: np.ndarray, point_ids: Sequence[str], *, model: str, n_components: int = 2, n_neighbors: int = 15,
+            min_dist: float = 0.1, seed: int = 42, limit: int = DEFAULT_LIMIT, metric: str = "cosine",
+            centre_groups: Sequence[Any] | None = None, method: str = "umap", with_key: bool = True) -> Request:
+    """Check a projection request and centre its groups once (shared by the cache read, PCA and the UMAP fit)."""
+    if n_components not in (2, 3):
+        raise ValueError(f"n_components must be 2 or 3, got {n_components}")
+    ids = [str(p) for p in point_ids]
+    if len(ids) != X.shape[0]:
+        raise ValueError(f"{len(ids)} point ids for {X.shape[0]} vectors")
+    params: dict[str, Any] = {"method": method, "n_components": int(n_components)}
+    if method == "umap":
+        params.update(n_neighbors=int(n_neighbors), min_dist=float(min_dist))
+    params.update(seed=int(seed), metric=metric, limit=int(limit))
+    if centre_groups is not None:
+        groups = [str(g) for g in centre_groups]
+        if len(groups) != len(ids):
+            raise ValueError(f"{len(groups)} group labels for {len(ids)} points")
+        params["centred_groups"] = sorted(set(groups))
+        X = centre_by_group(X, groups)
+    key = projection_key(ids, model, params, fingerprint(X)) if with_key else ""
+    return Request(ids, X, params, key, subsample_rows(len(ids), int(limit), int(seed)))
+
+
+def from_cache(engine: Engine | None, req: Request) -> Projection | None:
+    """The stored projection of a prepared request, or None (one row read, no fit)."""
+    if engine is None or not req.key:
+        return None
+    t0 = time.perf_counter()
+    cached = _read_cache(engine, req.key)
+    if cached is None:
+        return None
+    coords = np.frombuffer(bytes(cached["coords"]), dtype=np.float32).reshape(int(cached["n_points"]), -1)
+    p = dict(cached["params"])
+    seconds = time.perf_counter() - t0
+    return Projection(req.key, coords.copy(), list(cached["point_ids"]), req.rows, p, cached["trustworthiness"],
+                      p.get("trust_n"), len(req.ids), True, seconds, {"cache_read": seconds})
+
+
+def cached_projection(engine: Engine | None, X: np.ndarray, point_ids: Sequence[str], *, model: str,
+                      **kwargs: Any) -> Projection | None:
+    """The stored UMAP projection of exactly this request (:func:`project`'s arguments), or None — no fit.
+    The first picture shows it at once when it exists."""
+    if engine is None:
+        return None
+    return from_cache(engine, prepare(X, point_ids, model=model, **kwargs))
+
+
+PCA_OVERSAMPLE = 10
+PCA_POWER_ITERATIONS = 2
+
+
+def _orthonormal(Y: np.ndarray) -> np.ndarray:
+    """Orthonormal columns spanning ``Y`` (a tall, thin matrix) from the eigenvectors of its small Gram matrix
+    ``YᵀY = U Λ Uᵀ``: ``Y U Λ^(-1/2)``, dropping directions with ``λ < 1e-10 λ_max`` (numpy's Householder QR
+    costs ~0.5 s on a 20,000 × 12 matrix; this is one thin product)."""
+    w, U = np.linalg.eigh(Y.T.astype(np.float64) @ Y.astype(np.float64))
+    keep = w > max(float(w.max()), 1e-300) * 1e-10
+    return (Y @ (U[:, keep] / np.sqrt(w[keep])).astype(np.float32)).astype(np.float32)
+
+
+def pca_coords(X: np.ndarray, *, n_components: int = 2, metric: str = "cosine", seed: int = 0) -> np.ndarray:
+    """The first ``n_components`` principal components of ``X`` (rows unit-normalised first for ``cosine``,
+    as UMAP's cosine metric sees them), float32.
+
+    ``Y = (X − μ) · V_k`` with ``V_k`` the top-``k`` right singular vectors of the centred matrix, found by
+    randomized subspace iteration (Halko, Martinsson & Tropp, 2011, alg. 4.4: a Gaussian start of
+    ``k + PCA_OVERSAMPLE`` columns, ``PCA_POWER_ITERATIONS`` orthonormalised power iterations, then the SVD of the
+    small ``(k + p) × D`` projection) — only thin ``N × D · D × (k + p)`` products, no ``D × D`` or ``N × N``
+    matrix (:func:`_orthonormal` between the products); each component's sign is fixed so that its largest-magnitude loading is positive (deterministic for
+    a ``seed``, like scikit-learn's ``svd_flip``). A linear picture in about a second where UMAP takes 10-40 s:
+    the first map picture while UMAP refines in the background. Fewer rows than components: a trivial layout."""
+    A = np.asarray(X, dtype=np.float32)
+    n, d = A.shape
+    if n <= n_components or d == 0:
+        out = np.zeros((n, n_components), np.float32)
+        out[:, 0] = np.arange(n, dtype=np.float32)
+        return out
+    if metric == "cosine":
+        A = A / np.maximum(np.linalg.norm(A, axis=1, keepdims=True), 1e-12)
+    Ac = A - A.mean(axis=0, dtype=np.float64).astype(np.float32)
+    k = min(n_components, d)
+    width = min(k + PCA_OVERSAMPLE, d, n)
+    Q = _orthonormal(Ac @ np.random.default_rng(seed).standard_normal((d, width)).astype(np.float32))
+    for _ in range(PCA_POWER_ITERATIONS):
+        Q = _orthonormal(Ac @ _orthonormal(Ac.T @ Q))
+    _, _, Vt = np.linalg.svd((Q.T @ Ac).astype(np.float64), full_matrices=False)
+    V = Vt[:k].T
+    V *= np.sign(V[np.abs(V).argmax(axis=0), np.arange(k)])
+    Y = np.zeros((n, n_components), dtype=np.float32)
+    Y[:, :k] = Ac @ V.astype(np.float32)
+    return Y
+
+
+def project_pca(X: np.ndarray, point_ids: Sequence[str], *, n_components: int = 2, seed: int = 42,
+                limit: int = DEFAULT_LIMIT, metric: str = "cosine", centre_groups: Sequence[Any] | None = None,
+                model: str = "", request: Request | None = None) -> Projection:
+    """The first picture: a PCA projection of the rows :func:`project` would map with UMAP (the same subsample
+    for the same ``seed``/``limit``, the same group centring), never cached, no trustworthiness (computed on
+    request). ``params["method"] == "pca"`` says which projection it is. ``request``: a prepared UMAP request
+    of the same points (its centred vectors and rows are reused)."""
+    t0 = time.perf_counter()
+    req = request or prepare(X, point_ids, model=model, n_components=n_components, seed=seed, limit=limit,
+                             metric=metric, centre_groups=centre_groups, with_key=False)
+    params = {"method": "pca", "n_components": int(n_components), "seed": int(seed), "metric": metric,
+              "limit": int(limit), **({"centred_groups": req.params["centred_groups"]}
+                                      if "centred_groups" in req.params else {})}
+    coords = pca_coords(req.X[req.rows], n_components=n_components, metric=metric, seed=seed)
+    seconds = time.perf_counter() - t0
+    return Projection("", coords, [req.ids[i] for i in req.rows], req.rows,
+                      {**params, "model": model, "n_total": len(req.ids)}, None, None, len(req.ids), False, seconds,
+                      {"pca": seconds})
+
+
 def project(
     engine: Engine | None,
     X: np.ndarray,
@@ -360,47 +490,29 @@ def project(
     centre_groups: Sequence[Any] | None = None,
     progress: Progress | None = None,
     steps: StepProgress | None = None,
+    on_picture: Callable[[Projection], None] | None = None,
+    request: Request | None = None,
 ) -> Projection:
     """Project ``X`` (rows = ``point_ids``) with UMAP, through the ``eval.projections`` cache (``engine`` may be None).
 
     ``centre_groups`` (one label per row, e.g. ``chunk`` / ``question``): centre every group before the fit
     (:func:`centre_by_group`, removes the query/passage modality gap; part of the cache key).
     ``progress`` receives the step messages (:class:`voproshalych_eval.bilingual.Text`); ``steps`` the same steps
-    with their counts — step of steps, UMAP epoch of epochs — for a progress bar."""
+    with their counts — step of steps, UMAP epoch of epochs — for a progress bar. ``on_picture`` receives the
+    fitted projection as soon as its coordinates exist, before trustworthiness is scored (15-25% of a fit), so
+    a caller can show the picture while the score is computed. ``request``: the same arguments already
+    prepared (:func:`prepare`)."""
     say = progress or (lambda m: log.info(m))
     t0 = time.perf_counter()
-    if n_components not in (2, 3):
-        raise ValueError(f"n_components must be 2 or 3, got {n_components}")
-    ids = [str(p) for p in point_ids]
-    if len(ids) != X.shape[0]:
-        raise ValueError(f"{len(ids)} point ids for {X.shape[0]} vectors")
+    req = request or prepare(X, point_ids, model=model, n_components=n_components, n_neighbors=n_neighbors,
+                             min_dist=min_dist, seed=seed, limit=limit, metric=metric, centre_groups=centre_groups)
+    if use_cache:
+        hit = from_cache(engine, req)
+        if hit is not None:
+            return hit
+    ids, X, params, key, rows = req.ids, req.X, req.params, req.key, req.rows
     n_total = len(ids)
-    params: dict[str, Any] = {
-        "method": "umap",
-        "n_components": int(n_components),
-        "n_neighbors": int(n_neighbors),
-        "min_dist": float(min_dist),
-        "seed": int(seed),
-        "metric": metric,
-        "limit": int(limit),
-    }
-    if centre_groups is not None:
-        groups = [str(g) for g in centre_groups]
-        if len(groups) != len(ids):
-            raise ValueError(f"{len(groups)} group labels for {len(ids)} points")
-        params["centred_groups"] = sorted(set(groups))
-        X = centre_by_group(X, groups)
-    key = projection_key(ids, model, params, fingerprint(X))
-    rows = subsample_rows(n_total, int(limit), int(seed))
     timings: dict[str, float] = {}
-    if engine is not None and use_cache:
-        cached = _read_cache(engine, key)
-        if cached is not None:
-            coords = np.frombuffer(bytes(cached["coords"]), dtype=np.float32).reshape(int(cached["n_points"]), -1)
-            p = dict(cached["params"])
-            timings["cache_read"] = time.perf_counter() - t0
-            return Projection(key, coords.copy(), list(cached["point_ids"]), rows, p, cached["trustworthiness"],
-                              p.get("trust_n"), n_total, True, time.perf_counter() - t0, timings)
     Xs = np.asarray(X[rows], dtype=np.float32)
     with_trust = len(rows) > 2 * TRUST_K
     n_steps = 1 + int(with_trust) + int(engine is not None and use_cache)
@@ -419,6 +531,12 @@ def project(
                       metric=metric, on_epoch=None if steps is None else
                       (lambda done, total: step(1, n_steps, epochs_msg, done, total)))
     timings["umap"] = time.perf_counter() - t1
+    sub_ids = [ids[i] for i in rows]
+    stored_params = {**params, "model": model, "n_total": n_total, "trust_n": None,
+                     "trust_k": TRUST_K, "fit_seconds": round(timings["umap"], 3)}
+    if on_picture is not None:
+        on_picture(Projection(key, coords, sub_ids, rows, dict(stored_params), None, None, n_total, False,
+                              time.perf_counter() - t0, dict(timings)))
     trust: float | None = None
     trust_n: int | None = None
     if with_trust:
@@ -428,9 +546,7 @@ def project(
         trust, trust_n = geometry.trustworthiness_sample(Xs, coords, k=TRUST_K, metric=metric,  # type: ignore[arg-type]
                                                          max_n=TRUST_MAX_N, seed=seed)
         timings["trustworthiness"] = time.perf_counter() - t2
-    sub_ids = [ids[i] for i in rows]
-    stored_params = {**params, "model": model, "n_total": n_total, "trust_n": trust_n,
-                     "trust_k": TRUST_K, "fit_seconds": round(timings["umap"], 3)}
+    stored_params["trust_n"] = trust_n
     if engine is not None and use_cache:
         step(n_steps, n_steps, say_text("Сохранение в кэш проекций", "Saving to the projection cache"), 0, 0)
         _write_cache(engine, key, stored_params, coords, sub_ids, trust)

@@ -33,6 +33,8 @@ GATE_LABELS = {
     "answerable": ("«без ответа», но база отвечает", "'unanswerable' but answered"),
     "near_duplicate_new": ("дубликат в новом наборе", "near-duplicate in the new set"),
     "near_duplicate_existing": ("дубликат существующего набора", "near-duplicate of an existing set"),
+    "well_formed": ("не вопрос студента (преамбула модели, просьба об ответе)", "not a student question (preamble, asks for an answer)"),
+    "qa_fit": ("ответ не отвечает на вопрос или искажён", "answer does not answer the question, or is garbled"),
 }
 
 WARNINGS_RU = {

@@ -134,6 +134,12 @@ def register(sub: Any) -> None:
     add_json_flag(a)
     a.set_defaults(func=cmd_label)
 
+    a = dsub.add_parser("review-share", help="per generation run: the share of kept items later rejected in review")
+    a.add_argument("--run", type=int, default=None, help="one generation run (default: the newest ones that stored a set)")
+    a.add_argument("--limit", type=int, default=50, help="how many of the newest generation runs")
+    add_json_flag(a)
+    a.set_defaults(func=cmd_review_share)
+
 
 # ---------------------------------------------------------------- generate
 
@@ -407,4 +413,27 @@ def cmd_label(args: Any) -> int:
     ds = realq.label(engine(), args.name, args.key, relevant_chunk_ids=ids, not_in_kb=args.not_in_kb, answer=args.answer)
     emit({"dataset": ds.name, "version": ds.version, "n_items": len(ds), "item": args.key}, args.json,
          f"{ds.name} v{ds.version}: {args.key} labelled ({len(ds)} labelled items)")
+    return 0
+
+
+def cmd_review_share(args: Any) -> int:
+    """Per generation run: kept items, reviewed, rejected, ``rejected_share`` (of kept) and
+    ``rejected_share_reviewed`` (of reviewed, with its Wilson CI) — computed from the store."""
+    from voproshalych_eval.generation.gate_review import review_shares, run_review
+
+    eng = engine()
+    if args.run is not None:
+        rep = run_review(eng, args.run)
+        rep["items"] = [{"key": it.key, "decision": it.decision, "reason": it.reason} for it in rep["items"]]
+        rows = [rep]
+    else:
+        rows = review_shares(eng, limit=args.limit)
+
+    def pct(v: Any) -> str:
+        return "—" if v is None else f"{100 * v:.0f}%"
+
+    human = "\n".join(f"run {r['run_id']} {r['dataset_ref']}: kept {r['n_kept']}, reviewed {r['n_reviewed']}, rejected "
+                      f"{r['n_rejected']} ({pct(r['rejected_share'])} of kept, {pct(r['rejected_share_reviewed'])} of "
+                      "reviewed)" for r in rows) or "no generation run stored a dataset"
+    emit({"runs": rows}, args.json, human)
     return 0

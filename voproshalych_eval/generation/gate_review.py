@@ -90,7 +90,7 @@ def run_review(engine: Engine, run_id: int) -> dict[str, Any]:
         raise LookupError(f"run {run_id} is not a dataset generation run")
     m = run.metrics or {}
     base = {"run_id": run_id, "dataset": m.get("dataset"), "dataset_ref": m.get("dataset_ref"),
-            "thresholds": {**G.DEFAULT_THRESHOLDS, **dict(m.get("thresholds") or {})}, "created_at": run.created_at}
+            "thresholds": {**G.DEFAULT_THRESHOLDS, **dict(m.get("thresholds") or {})}, "started_at": run.started_at}
     if not m.get("dataset_ref"):
         return {**base, **share_of_rejected(0, 0, 0), "items": []}
     ds = get_dataset(engine, m["dataset_ref"], "golden")

@@ -76,3 +76,17 @@ def test_rejected_share_and_gate_agreement_from_the_store(demo_engine, capsys) -
     assert stored and stored[0]["n"] == 5 and stored[0]["report"]["run_id"] == run_id
     # a review of another item under the same key (a rejected item whose stored question differs) is not counted
     assert run_review(demo_engine, run_id)["n_reviewed"] == 5
+
+
+def test_generate_takes_a_calibrated_threshold(demo_engine, capsys) -> None:  # type: ignore[no-untyped-def]
+    """``dataset generate --threshold qa_fit_offline=1.0``: no template answer fits perfectly, the fit gate drops all."""
+    main(["dataset", "generate", "--size", "2", "--types", "factual", "--offline", "--pages",
+          "https://wiki.sevgu-demo.ru/display/STUD/Sport", "--name", "thr_" + uuid.uuid4().hex[:6],
+          "--no-compare-existing", "--threshold", "qa_fit_offline=1.0", "--json"])
+    out = json.loads(capsys.readouterr().out)  # nothing kept: the run reports an empty set (a non-zero exit)
+    assert out["n_items"] == 0 and out["dropped"]["qa_fit"] >= 1
+    from voproshalych_eval.runs import get_run
+
+    assert get_run(demo_engine, out["run_id"]).params["thresholds"]["qa_fit_offline"] == 1.0
+    rc = main(["dataset", "generate", "--size", "2", "--offline", "--threshold", "qa_fit"])
+    assert rc != 0 and "GATE=VALUE" in capsys.readouterr().err

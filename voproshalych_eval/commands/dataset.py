@@ -42,6 +42,9 @@ def register(sub: Any) -> None:
     g.add_argument("--lang", choices=("ru", "en"), default="ru", help="prompt language")
     g.add_argument("--concurrency", type=int, default=None, help="items in flight (default 8)")
     g.add_argument("--no-compare-existing", action="store_true", help="do not drop near-duplicates of existing golden sets")
+    g.add_argument("--threshold", action="append", default=None, metavar="GATE=VALUE",
+                   help="a gate's threshold (verbatim, support, qa_fit, qa_fit_offline, near_duplicate; repeatable), e.g. "
+                        "the one `judge-agreement --metric dataset_review --run` calibrated")
     add_outcome_flags(g)
     g.set_defaults(func=cmd_generate)
 
@@ -155,6 +158,7 @@ def cmd_generate(args: Any) -> int:
         "judge_models": _csv_list(args.judge_models), "temperature": args.temperature, "oversample": args.oversample,
         "seed": args.seed, "lang": args.lang, "concurrency": args.concurrency,
         "compare_existing": False if args.no_compare_existing else None,
+        "thresholds": _thresholds(args.threshold),
     }
     plan = build_plan(eng, params)
     progress(f"{len(plan.items)} slots for {args.size} items -> dataset {plan.dataset_name}"
@@ -437,3 +441,21 @@ def cmd_review_share(args: Any) -> int:
                       "reviewed)" for r in rows) or "no generation run stored a dataset"
     emit({"runs": rows}, args.json, human)
     return 0
+
+
+def _thresholds(pairs: list[str] | None) -> dict[str, float] | None:
+    """``--threshold GATE=VALUE`` flags as ``{gate: value}``; a clear error for an unknown gate or a non-number."""
+    from voproshalych_eval.generation.gates import DEFAULT_THRESHOLDS
+
+    if not pairs:
+        return None
+    out = {}
+    for pair in pairs:
+        gate, sep, value = pair.partition("=")
+        if not sep or gate.strip() not in DEFAULT_THRESHOLDS:
+            raise ValueError(f"--threshold {pair!r}: use GATE=VALUE with GATE one of {', '.join(DEFAULT_THRESHOLDS)}")
+        try:
+            out[gate.strip()] = float(value)
+        except ValueError:
+            raise ValueError(f"--threshold {pair!r}: {value!r} is not a number") from None
+    return out

@@ -53,9 +53,10 @@ def _t(pair: tuple[str, str]) -> str:
 
 def _review_block(run_id: int) -> None:
     """What people later rejected of what this run kept, and each gate's agreement with their decisions."""
+    from voproshalych_eval import runs
     from voproshalych_eval.generation.gate_review import gate_agreement, run_review
 
-    rv = run_review(state.engine(), run_id)
+    rv = run_review(state.engine(), runs.get_run(state.engine(), run_id), runs.item_records(state.engine(), run_id))
     st.markdown("**" + tr("Проверка людьми", "Human review") + "**")
     c = st.columns(3)
     c[0].metric(tr("Проверено", "Reviewed"), f"{rv['n_reviewed']} / {rv['n_kept']}")

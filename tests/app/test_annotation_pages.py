@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.support.app_jobs import started_job
 from tests.support.plans import run as run_plan
 from tests.support.ui_text import data_corpus, page_texts, violations
 from voproshalych_eval.config import PROJECT_ROOT
@@ -102,8 +103,21 @@ def test_agreement_page_measures_offline(demo_engine: Any, demo_source: Any, lan
     at.checkbox(key="ja_offline").check()
     next(b for b in at.button if b.label == button).click().run()
     _ok(at)
-    rep = at.session_state["ja_last"]
-    assert rep["n"] + rep["n_failed"] == 12 and rep["offline"] is True
+    # the judge works in a background run (the page's script returned at once): follow it to the end
+    job = started_job(at, "ja_run_id")
+    job.wait(300)
+    assert job.error is None and job.run_id is not None, job.error
+    from voproshalych_eval import runs
+
+    run = runs.get_run(demo_engine, job.run_id)
+    assert run.tier == "judge_agreement" and run.status == "done" and run.n_items_total == 12 and run.offline
+    assert run.metrics["n"] + run.metrics["n_failed"] == 12 and "judge_kappa" in run.metrics
+    at.run()
+    _ok(at)
+    last = store.list_agreements(demo_engine, "show_no_show")[0]  # the run stored its measurement
+    rep = last["report"]
+    assert rep["n"] == run.metrics["n"] and rep["offline"] is True and rep["n_labelled"] == 12
     assert any(m.label == bias for m in at.metric)
+    assert any(m.value == f"{rep['kappa']['value']:.2f}" for m in at.metric if rep["kappa"]["value"] is not None)
     problems = violations(page_texts(at), lang, data_corpus(demo_engine, demo_source))  # one language
     assert not problems, "\n".join(problems)

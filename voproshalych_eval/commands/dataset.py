@@ -423,15 +423,16 @@ def cmd_label(args: Any) -> int:
 def cmd_review_share(args: Any) -> int:
     """Per generation run: kept items, reviewed, rejected, ``rejected_share`` (of kept) and
     ``rejected_share_reviewed`` (of reviewed, with its Wilson CI) — computed from the store."""
-    from voproshalych_eval.generation.gate_review import review_shares, run_review
+    from voproshalych_eval import runs
+    from voproshalych_eval.generation.gate_review import TIER, review_shares, run_review
 
     eng = engine()
     if args.run is not None:
-        rep = run_review(eng, args.run)
+        rep = run_review(eng, runs.get_run(eng, args.run), runs.item_records(eng, args.run))
         rep["items"] = [{"key": it.key, "decision": it.decision, "reason": it.reason} for it in rep["items"]]
         rows = [rep]
     else:
-        rows = review_shares(eng, limit=args.limit)
+        rows = review_shares(eng, runs.list_runs(eng, tier=TIER, limit=args.limit))
 
     def pct(v: Any) -> str:
         return "—" if v is None else f"{100 * v:.0f}%"

@@ -190,10 +190,11 @@ def _gate_agreement(eng: Any, args: Any, items: list[Any]) -> int:
 def _run_gate_agreement(eng: Any, args: Any) -> int:
     """Every gate of a generation run against the reviewers' accept/reject of its kept items
     (:mod:`voproshalych_eval.generation.gate_review`); each gate's measurement is stored like a judge's."""
+    from voproshalych_eval import runs
     from voproshalych_eval.db import labels as store
     from voproshalych_eval.generation.gate_review import gate_agreement, run_review
 
-    review = run_review(eng, args.run)
+    review = run_review(eng, runs.get_run(eng, args.run), runs.item_records(eng, args.run))
     if not review["items"]:
         raise ValueError(f"generation run {args.run} has no reviewed kept item; accept or reject its items on the "
                          "Dataset review page first")

@@ -25,7 +25,7 @@ Everything here is computed from the store:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,35 +67,33 @@ def share_of_rejected(n_kept: int, n_reviewed: int, n_rejected: int) -> dict[str
             "ci": None if lo is None else [lo, hi]}
 
 
-def _kept_results(engine: Engine, run_id: int) -> dict[str, dict[str, Any]]:
-    from voproshalych_eval import runs
-
+def _kept_results(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
     out = {}
-    for rec in runs.item_records(engine, run_id):
+    for rec in records:
         res = rec.get("result") or {}
         if rec.get("status") == "done" and res.get("kept"):
             out["syn_" + str((res.get("slot") or {}).get("key") or rec["item_key"])] = res
     return out
 
 
-def run_review(engine: Engine, run_id: int) -> dict[str, Any]:
-    """The review outcome of a generation run (see the module doc): :func:`share_of_rejected`'s keys plus
-    ``run_id``, ``dataset``, ``dataset_ref``, ``thresholds`` and ``items`` (:class:`ReviewedItem` of every reviewed
-    kept item). A run that stored nothing has ``n_kept = 0``."""
-    from voproshalych_eval import annotations, runs
+def run_review(engine: Engine, run: Any, records: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
+    """The review outcome of generation ``run`` (a :class:`voproshalych_eval.runs.Run`; ``records``: its item
+    records, ``runs.item_records`` — the gates' recorded values; without them the gates are not read), see the
+    module doc: :func:`share_of_rejected`'s keys plus ``run_id``, ``dataset``, ``dataset_ref``, ``thresholds`` and
+    ``items`` (:class:`ReviewedItem` of every reviewed kept item). A run that stored nothing has ``n_kept = 0``."""
+    from voproshalych_eval import annotations
     from voproshalych_eval.datasets import get_dataset
 
-    run = runs.get_run(engine, run_id)
     if run is None or run.tier != TIER:
-        raise LookupError(f"run {run_id} is not a dataset generation run")
+        raise LookupError(f"run {getattr(run, 'id', run)} is not a dataset generation run")
     m = run.metrics or {}
-    base = {"run_id": run_id, "dataset": m.get("dataset"), "dataset_ref": m.get("dataset_ref"),
+    base = {"run_id": run.id, "dataset": m.get("dataset"), "dataset_ref": m.get("dataset_ref"),
             "thresholds": {**G.DEFAULT_THRESHOLDS, **dict(m.get("thresholds") or {})}, "started_at": run.started_at}
     if not m.get("dataset_ref"):
         return {**base, **share_of_rejected(0, 0, 0), "items": []}
     ds = get_dataset(engine, m["dataset_ref"], "golden")
     keys = ds.keys()
-    results = _kept_results(engine, run_id)
+    results = _kept_results(records or [])
     revs = annotations.reviews(engine, ds.name, ds.kind)
     items: list[ReviewedItem] = []
     for key, rec in zip(keys, ds.records, strict=True):
@@ -113,15 +111,13 @@ def run_review(engine: Engine, run_id: int) -> dict[str, Any]:
     return {**base, **share_of_rejected(len(keys), len(items), n_rej), "items": items}
 
 
-def review_shares(engine: Engine, *, limit: int = 50) -> list[dict[str, Any]]:
-    """:func:`run_review` of the newest completed generation runs that stored a dataset, without ``items``."""
-    from voproshalych_eval import runs
-
+def review_shares(engine: Engine, generation_runs: Sequence[Any]) -> list[dict[str, Any]]:
+    """:func:`run_review` (without ``items``) of each of ``generation_runs`` that stored a dataset."""
     out = []
-    for run in runs.list_runs(engine, tier=TIER, limit=limit):
-        if not (run.metrics or {}).get("dataset_ref"):
+    for run in generation_runs:
+        if run.tier != TIER or not (run.metrics or {}).get("dataset_ref"):
             continue
-        rep = run_review(engine, run.id)
+        rep = run_review(engine, run)
         rep.pop("items")
         out.append(rep)
     return out

@@ -9,7 +9,7 @@ from voproshalych_eval.judges import agreement as ag
 from voproshalych_eval.judges import labels as lb
 from voproshalych_eval.judges import versions as jv
 from voproshalych_eval.plots.agreement import confusion_heatmap, statistic_intervals
-from voproshalych_eval.ui import auth, jobs, state
+from voproshalych_eval.ui import auth, jobs, judge_picker, state
 from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import empty_state, llm_notice, page_header, table_with_download
 from voproshalych_eval.ui.i18n import lang, tr
@@ -56,7 +56,7 @@ table_with_download(labels_df, "label_counts", key="ja_counts",
                             "n_items": ("Элементов", "Items"), "n_annotators": ("Разметчиков", "Annotators")})
 
 metrics = [c["metric"] for c in counts]
-metric = st.selectbox(tr("Метрика судьи", "Judge metric"), metrics, key="ja_metric")
+metric = judge_picker.pick_metric(metrics, key="ja_metric")
 items = ag.labelled_items(eng, metric)
 kind = lb.label_scale(metric).kind
 ceiling = ag.human_ceiling(items, kind, n_resamples=300)

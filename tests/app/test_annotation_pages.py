@@ -54,6 +54,10 @@ def test_queue_labels_by_keys_and_two_annotators_agree(demo_engine: Any, demo_so
                                                         annotators: Any, lang: str, show: str, labelled: str) -> None:
     a, b = annotators
     at = _open(lang, a, pipeline_run.id)
+    # one picker (ui/judge_picker.py): the preset run chose its metric, named in the interface language
+    picker = at.selectbox(key="aq_metric")
+    assert picker.value == "show_no_show" and ("Показ/непоказ" if lang == "ru" else "Show / no-show") in picker.options
+    assert at.selectbox(key="aq_run").value == pipeline_run.id
     buttons = {btn.key: btn for btn in at.button}
     assert buttons["aq_v_1"].label == show and {"aq_v_0", "aq_prev", "aq_next", "aq_skip"} <= set(buttons)
     first = at.session_state["aq_queue"][0]["key"]

@@ -91,3 +91,36 @@ def test_generate_takes_a_calibrated_threshold(demo_engine, capsys) -> None:  # 
     assert get_run(demo_engine, out["run_id"]).params["thresholds"]["qa_fit_offline"] == 1.0
     rc = main(["dataset", "generate", "--size", "2", "--offline", "--threshold", "qa_fit"])
     assert rc != 0 and "GATE=VALUE" in capsys.readouterr().err
+
+
+def test_qa_fit_gate_drops_misfits_on_the_llm_path(demo_engine, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A scripted generator (real HTTP) that sometimes answers beside the question or garbles the answer: the
+    question–answer fit gate drops those (garbled ones without asking the judge), and keeps none of them."""
+    from tests.support.scripted_generation import GenerationLLM
+    from voproshalych_eval import runs
+    from voproshalych_eval.config import get_settings
+    from voproshalych_eval.datasets import get_dataset
+
+    with GenerationLLM(misfit_every=3) as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        get_settings.cache_clear()
+        name = "fit_" + uuid.uuid4().hex[:6]
+        main(["dataset", "generate", "--size", "12", "--types", "factual,conditional", "--oversample", "1.0",
+              "--name", name, "--model", "gen-" + uuid.uuid4().hex[:6], "--no-compare-existing", "--json"])
+        out = json.loads(capsys.readouterr().out)
+        misfits = dict(srv.misfits)
+        n_injected = srv.injected.get("qa_fit", 0)
+        n_relevance = srv.kinds.get("answer_relevance", 0)
+    get_settings.cache_clear()
+    assert n_injected >= 2 and set(misfits.values()) == {"misfit", "garbled"}, misfits
+    assert out["dropped"]["qa_fit"] == n_injected  # every injected misfit, and nothing else
+    recs = {r["item_key"]: r["result"] for r in runs.item_records(demo_engine, out["run_id"])}
+    fit = [r["gates"]["qa_fit"] for r in recs.values() if "qa_fit" in (r.get("gates") or {})]
+    garbled = [g for g in fit if g.get("reason") == "foreign_script"]
+    assert 1 <= len(garbled) <= n_injected
+    assert all("value" not in g for g in garbled)  # refused before the judge is asked
+    assert n_relevance == len(fit) - len(garbled)  # the judge was asked once per other item reaching the gate
+    assert all(g["value"] == 0.1 and g["threshold"] == 0.5 for g in fit if g.get("reason") is None and not g["passed"])
+    ds = get_dataset(demo_engine, name, "golden")
+    assert not [r for r in ds.records if r["ground_truth_answer"] in misfits]

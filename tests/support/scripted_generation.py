@@ -16,7 +16,7 @@ mode recognises the generation prompts of :mod:`voproshalych_eval.llm.prompts` b
   question (``qa_fit``): a chunk sentence sharing no stem with it, or a garbled one;
   ``misfits`` maps each injected answer to its kind;
 * answers the faithfulness judge with the share of the answer's stems found in the context, the answer
-  relevance judge with 0.9 when answer and question share a stem (else 0.1), and the
+  relevance judge with 0.9 when answer and question share a stem (else 0.1; only with ``misfit_every``), and the
   answerability check with "answers" when most of the question's content stems are in the fragment.
 
 Everything else falls back to :class:`ScriptedOpenAI`'s smart mode.
@@ -169,13 +169,14 @@ class GenerationLLM(ScriptedOpenAI):
 
     # ---------------------------------------------------------------- checks
     def _relevance(self, user: str, lang: str) -> dict[str, Any]:
-        """0.9 when the answer shares a stem (3+ letters) with the question, else 0.1."""
+        """0.9 when the answer shares a stem (3+ letters) with the question, else 0.1 (with ``misfit_every``;
+        without it always 0.9, so the other gates' defects reach their own gate)."""
         q_h, a_h, end_h = ("Вопрос:\n", "\n\nОтвет:\n", "\n\nВерни JSON") if lang == "ru" else (
             "Question:\n", "\n\nAnswer:\n", "\n\nReturn JSON")
         q = user.split(q_h, 1)[-1].split(a_h, 1)[0]
         a = user.split(a_h, 1)[-1].split(end_h, 1)[0]
         shared = set(_stems(q)) & set(_stems(a))
-        score = 0.9 if shared else 0.1
+        score = 0.9 if shared or not self.misfit_every else 0.1  # without injected misfits every answer fits
         return {"score": score, "explanation": f"scripted: {len(shared)} content stem(s) shared"}
 
     def _faithfulness(self, user: str, lang: str) -> dict[str, Any]:

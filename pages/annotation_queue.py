@@ -11,7 +11,7 @@ import streamlit as st
 from voproshalych_eval.judges import agreement as ag
 from voproshalych_eval.judges import labels as lb
 from voproshalych_eval.judges import queue as jq
-from voproshalych_eval.ui import annotation, auth, state
+from voproshalych_eval.ui import annotation, auth, judge_picker, state
 from voproshalych_eval.ui.common import empty_state, page_header
 from voproshalych_eval.ui.i18n import tr
 
@@ -32,24 +32,20 @@ page_header(
 )
 
 eng = state.engine()
-runs_ = annotation.judged_runs(eng)
-if not runs_:
+with st.sidebar:
+    default_who = st.session_state.get("aq_annotator") or (getpass.getuser() if hasattr(getpass, "getuser") else "")
+    who = st.text_input(tr("Разметчик", "Annotator"), value=default_who, key="aq_annotator").strip()
+    picked = judge_picker.pick_judged_run(eng, metric_key="aq_metric", run_key="aq_run")
+    strategy = st.selectbox(tr("Порядок", "Order"), list(jq.STRATEGIES), key="aq_strategy",
+                            format_func={k: tr(*v) for k, v in STRATEGY_LABELS.items()}.get)
+    size = st.number_input(tr("Размер очереди", "Queue size"), 1, 500, 20, key="aq_size")
+if picked is None:
     empty_state("Нет запусков с оценками судьи по элементам: запустите «Метрики судей» или «Судья · пайплайн».",
                 "No runs with per-item judge scores: run Judge metrics or Judge pipeline first.",
                 page="pages/judge_metrics.py", page_label=("Метрики судей", "Judge metrics"))
     st.stop()
 
-by_id = {r.id: r for r in runs_}
-with st.sidebar:
-    default_who = st.session_state.get("aq_annotator") or (getpass.getuser() if hasattr(getpass, "getuser") else "")
-    who = st.text_input(tr("Разметчик", "Annotator"), value=default_who, key="aq_annotator").strip()
-    run_id = st.selectbox(tr("Запуск", "Run"), list(by_id), key="aq_run",
-                          format_func=lambda i: f"#{i} · {annotation.run_metric(by_id[i])} · {by_id[i].dataset_name or ''}")
-    strategy = st.selectbox(tr("Порядок", "Order"), list(jq.STRATEGIES), key="aq_strategy",
-                            format_func={k: tr(*v) for k, v in STRATEGY_LABELS.items()}.get)
-    size = st.number_input(tr("Размер очереди", "Queue size"), 1, 500, 20, key="aq_size")
-
-run = by_id[int(run_id)]
+run = picked
 metric = annotation.run_metric(run)
 scale = lb.label_scale(metric)
 qkey = (run.id, strategy, int(size))

@@ -33,6 +33,8 @@ GATE_LABELS = {
     "answerable": ("«без ответа», но база отвечает", "'unanswerable' but answered"),
     "near_duplicate_new": ("дубликат в новом наборе", "near-duplicate in the new set"),
     "near_duplicate_existing": ("дубликат существующего набора", "near-duplicate of an existing set"),
+    "well_formed": ("не вопрос студента (преамбула модели, просьба об ответе)", "not a student question (preamble, asks for an answer)"),
+    "qa_fit": ("ответ не отвечает на вопрос или искажён", "answer does not answer the question, or is garbled"),
 }
 
 WARNINGS_RU = {
@@ -47,6 +49,53 @@ WARNINGS_RU = {
 
 def _t(pair: tuple[str, str]) -> str:
     return tr(*pair)
+
+
+def _review_block(run_id: int) -> None:
+    """What people later rejected of what this run kept, and each gate's agreement with their decisions."""
+    from voproshalych_eval import runs
+    from voproshalych_eval.generation.gate_review import gate_agreement, run_review
+
+    rv = run_review(state.engine(), runs.get_run(state.engine(), run_id), runs.item_records(state.engine(), run_id))
+    st.markdown("**" + tr("Проверка людьми", "Human review") + "**")
+    c = st.columns(3)
+    c[0].metric(tr("Проверено", "Reviewed"), f"{rv['n_reviewed']} / {rv['n_kept']}")
+    c[1].metric(tr("Отклонено на проверке", "Rejected in review"), rv["n_rejected"])
+    share = rv["rejected_share"]
+    c[2].metric(tr("Доля отклонённых из сохранённых", "Share of kept items rejected"),
+                "—" if share is None else f"{100 * share:.0f}%")
+    if rv["n_reviewed"]:
+        ci = rv["ci"]
+        st.caption(tr(f"Из проверенных отклонено {100 * rv['rejected_share_reviewed']:.0f}% (95% ДИ "
+                      f"{100 * ci[0]:.0f}–{100 * ci[1]:.0f}%).",
+                      f"Of the reviewed items {100 * rv['rejected_share_reviewed']:.0f}% were rejected (95% CI "
+                      f"{100 * ci[0]:.0f}–{100 * ci[1]:.0f}%)."))
+    else:
+        st.caption(tr("Элементы этого набора ещё не проверяли (страница «Разметка наборов»).",
+                      "No item of this set has been reviewed yet (the Dataset review page)."))
+        return
+    if not st.toggle(tr("Согласие фильтров с решениями проверяющих", "The gates' agreement with the reviewers"),
+                     key=f"gen_gate_review_{run_id}"):
+        return
+    rows = []
+    for gate, rep in gate_agreement(rv["items"], thresholds=rv["thresholds"], n_resamples=300).items():
+        cal = rep.get("calibration") or {}
+        held = (cal.get("held_out") or {}).get("kappa") or {}
+        kappa = (rep.get("kappa") or {}).get("value")
+        rows.append({tr("фильтр", "gate"): _t(GATE_LABELS.get(gate, (gate, gate))), "n": rep["n"],
+                     tr("каппа", "kappa"): None if kappa is None else round(kappa, 3),
+                     tr("пропущено, но отклонено", "passed but rejected"): rep["confusion"]["matrix"][0][-1]
+                     if rep.get("confusion") and rep["confusion"]["labels"][0] == 0 else 0,
+                     tr("порог", "threshold"): cal.get("threshold"),
+                     tr("откалиброванный порог", "calibrated threshold"): cal.get("calibrated"),
+                     tr("каппа на отложенных", "held-out kappa"): None if held.get("value") is None
+                     else round(held["value"], 3),
+                     tr("принять порог", "adopt"): tr("да", "yes") if cal.get("adopt") else (tr("нет", "no") if cal else "")})
+    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    st.caption(tr("Каппа Коэна между решением фильтра (пропустить / отбросить) и решением проверяющего (принять / "
+                  "отклонить). Порог калибруется по k блокам: каждый элемент решается порогом, подобранным без него.",
+                  "Cohen's kappa between the gate's decision (pass / drop) and the reviewer's (accept / reject). The "
+                  "threshold is calibrated over k folds: every item is decided by a threshold chosen without it."))
 
 
 page_header(
@@ -194,6 +243,8 @@ with tab_gen:
                                    for k, v in (m.get("dropped") or {}).items()])
                 st.dataframe(dr, hide_index=True)
             json_download(m, f"generation_run{run.id}", key=f"genm{run.id}")
+            if m.get("dataset_ref"):
+                _review_block(run.id)
         items = jobs.items_frame(run.id)
         if not items.empty:
             with st.expander(tr("Все кандидаты с решениями фильтров", "Every candidate with the gates' decisions")):

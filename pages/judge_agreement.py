@@ -8,9 +8,8 @@ import streamlit as st
 from voproshalych_eval.judges import agreement as ag
 from voproshalych_eval.judges import labels as lb
 from voproshalych_eval.judges import versions as jv
-from voproshalych_eval.judges.judge import get_judge
 from voproshalych_eval.plots.agreement import confusion_heatmap, statistic_intervals
-from voproshalych_eval.ui import auth, state
+from voproshalych_eval.ui import auth, jobs, judge_picker, state
 from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import empty_state, llm_notice, page_header, table_with_download
 from voproshalych_eval.ui.i18n import lang, tr
@@ -21,6 +20,7 @@ COLUMNS = {"id": ("№", "No."), "models": ("Модели", "Models"), "version"
            "topic": ("Тема", "Topic"), "bias": ("Смещение", "Bias"), "adopted": ("Принята", "Adopted"),
            "delta": ("Изменение", "Change"), "folds": ("Фолдов", "Folds"), "labels": ("Меток", "Labels"),
            "optimizer": ("Оптимизатор", "Optimizer")}
+RUN_KEY = "ja_run_id"
 STAT_LABELS = {"kappa": ("каппа Коэна", "Cohen's kappa"), "alpha": ("альфа Криппендорфа", "Krippendorff's alpha"),
                "spearman": ("Спирмен", "Spearman"), "weighted_kappa": ("взвешенная каппа", "weighted kappa"),
                "alpha_interval": ("альфа (интервальная)", "alpha (interval)")}
@@ -56,7 +56,7 @@ table_with_download(labels_df, "label_counts", key="ja_counts",
                             "n_items": ("Элементов", "Items"), "n_annotators": ("Разметчиков", "Annotators")})
 
 metrics = [c["metric"] for c in counts]
-metric = st.selectbox(tr("Метрика судьи", "Judge metric"), metrics, key="ja_metric")
+metric = judge_picker.pick_metric(metrics, key="ja_metric")
 items = ag.labelled_items(eng, metric)
 kind = lb.label_scale(metric).kind
 ceiling = ag.human_ceiling(items, kind, n_resamples=300)
@@ -72,16 +72,13 @@ with st.form("ja_form"):
     shown = {v: v for v in options} | {"default": tr("по умолчанию", "default")}
     version = c[2].selectbox(tr("Версия судьи", "Judge version"), options, key="ja_version", format_func=shown.get)
     go = st.form_submit_button(tr("Измерить согласие", "Measure agreement"), type="primary")
-if go:
-    auth.require("run", f"judge agreement {metric}")  # it calls the judge model
-    with state.user_errors("Не удалось измерить согласие", "Could not measure agreement"), st.spinner(
-            tr("Судья оценивает размеченные элементы…", "The judge is scoring the labelled items…")):
-        chosen = jv.resolve_versions(eng, None if version == "default" else [version], defaults_for=[metric]).get(metric)
-        judge = get_judge(state.settings(), eng, offline=True if offline else None, lang=lang(),
-                          versions={metric: chosen} if chosen is not None else None)
-        rep = ag.measure(judge, metric, items[: int(limit)], n_resamples=500)
-        ag.save_measurement(eng, rep)
-        st.session_state["ja_last"] = rep
+if go:  # a background run (progress, cancel, resume); the page stays responsive while the judge works
+    from voproshalych_eval.tiers.judge_agreement import build_plan
+
+    params = {"metric": metric, "limit": int(limit), "offline": True if offline else None, "lang": lang(),
+              "version": None if version == "default" else version}
+    jobs.start(lambda: build_plan(eng, params), RUN_KEY)
+jobs.job_panel(RUN_KEY)
 
 measured = ag.stored_measurements(eng, metric)
 if not measured:

@@ -28,10 +28,10 @@ from voproshalych_eval.errors import VoproshalychEvalError
 from voproshalych_eval.plans import commands as plan_commands
 
 #: CLI command modules (``voproshalych_eval.commands.<name>``): the setup and snapshot commands, the plans'
-#: commands from the plan registry, then the run-registry commands
-COMMAND_MODULES = (
+#: commands from the plan registry, then the run-registry commands (each once)
+COMMAND_MODULES = tuple(dict.fromkeys((
     "core", "snapshot", *plan_commands(), "runs", "resume", "worker", "schedule", "gate", "alerts", "team", "labels",
-)
+)))
 
 
 class HelpFormatter(argparse.HelpFormatter):

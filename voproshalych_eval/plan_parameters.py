@@ -380,6 +380,20 @@ WHATIF = (
           widget=""),
 )
 
+JUDGE_AGREEMENT = (
+    replace(METRIC, default=None, flag="", widget=""),
+    replace(LIMIT, flag="", widget=""),
+    replace(OFFLINE, flag="", widget=""),
+    Param("version", "str", None, "версия судьи", "judge version", "выровненная версия судьи (по умолчанию — принятая)",
+          "aligned judge version (default: the adopted one)", role="config", flag="", widget=""),
+    replace(LANG, flag="", widget=""),
+    Param("annotators", "strs", None, "разметчики", "annotators", "только метки этих людей", "only these people's labels",
+          role="config", flag="", widget=""),
+    replace(N_RESAMPLES, default=500, flag="", widget=""),
+    replace(CONCURRENCY, default=None, flag="", widget=""),
+    Param("models", "strs", None, "модели", "models", flag="", widget=""),
+)
+
 #: entries every run may carry beside its plan's table: set by the engine or the caller, never by a plan
 RUN = (
     Param("max_failure_share", "float", None, "допустимая доля сбоев", "allowed failed share", role="speed",
@@ -391,5 +405,5 @@ RUN = (
 TABLES: dict[str, tuple[Param, ...]] = {
     "tier0": TIER0, "tier1": TIER1, "tier2": TIER2, "tier3": TIER3, "judge": JUDGE_STABILITY,
     "judge_pipeline": JUDGE_PIPELINE, "judge_metrics": JUDGE_METRICS, "ux": UX, "real_users": REAL_USERS,
-    "dataset_generation": DATASET_GENERATION, "whatif": WHATIF,
+    "dataset_generation": DATASET_GENERATION, "whatif": WHATIF, "judge_agreement": JUDGE_AGREEMENT,
 }

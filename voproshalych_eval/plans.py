@@ -284,6 +284,9 @@ PLANS: tuple[PlanSpec, ...] = (
              ("Наборы данных", "Datasets"), "data", ":material/dataset:", "dataset", params=TABLES["dataset_generation"]),
     PlanSpec("whatif", "tool", "voproshalych_eval.tiers.whatif", ("Что если · песочница", "What if · sandbox"),
              "#2CA02C", (), "pages/gaps.py", ("Пробелы в покрытии", "Coverage gaps"), "users", ":material/science:", "gaps", params=TABLES["whatif"]),
+    PlanSpec("judge_agreement", "tool", "voproshalych_eval.tiers.judge_agreement",
+             ("Согласие судьи с людьми", "Judge agreement"), "#17BECF", (), "pages/judge_agreement.py",
+             ("Согласие судей с людьми", "Judge agreement"), "quality", ":material/handshake:", "labels", params=TABLES["judge_agreement"]),
 )
 
 SPECS: dict[str, PlanSpec] = {s.key: s for s in PLANS}

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.support.app_jobs import started_job
 from tests.support.plans import run as run_plan
 from tests.support.ui_text import data_corpus, page_texts, violations
 from voproshalych_eval.config import PROJECT_ROOT
@@ -53,6 +54,10 @@ def test_queue_labels_by_keys_and_two_annotators_agree(demo_engine: Any, demo_so
                                                         annotators: Any, lang: str, show: str, labelled: str) -> None:
     a, b = annotators
     at = _open(lang, a, pipeline_run.id)
+    # one picker (ui/judge_picker.py): the preset run chose its metric, named in the interface language
+    picker = at.selectbox(key="aq_metric")
+    assert picker.value == "show_no_show" and ("Показ/непоказ" if lang == "ru" else "Show / no-show") in picker.options
+    assert at.selectbox(key="aq_run").value == pipeline_run.id
     buttons = {btn.key: btn for btn in at.button}
     assert buttons["aq_v_1"].label == show and {"aq_v_0", "aq_prev", "aq_next", "aq_skip"} <= set(buttons)
     first = at.session_state["aq_queue"][0]["key"]
@@ -102,8 +107,21 @@ def test_agreement_page_measures_offline(demo_engine: Any, demo_source: Any, lan
     at.checkbox(key="ja_offline").check()
     next(b for b in at.button if b.label == button).click().run()
     _ok(at)
-    rep = at.session_state["ja_last"]
-    assert rep["n"] + rep["n_failed"] == 12 and rep["offline"] is True
+    # the judge works in a background run (the page's script returned at once): follow it to the end
+    job = started_job(at, "ja_run_id")
+    job.wait(300)
+    assert job.error is None and job.run_id is not None, job.error
+    from voproshalych_eval import runs
+
+    run = runs.get_run(demo_engine, job.run_id)
+    assert run.tier == "judge_agreement" and run.status == "done" and run.n_items_total == 12 and run.offline
+    assert run.metrics["n"] + run.metrics["n_failed"] == 12 and "judge_kappa" in run.metrics
+    at.run()
+    _ok(at)
+    last = store.list_agreements(demo_engine, "show_no_show")[0]  # the run stored its measurement
+    rep = last["report"]
+    assert rep["n"] == run.metrics["n"] and rep["offline"] is True and rep["n_labelled"] == 12
     assert any(m.label == bias for m in at.metric)
+    assert any(m.value == f"{rep['kappa']['value']:.2f}" for m in at.metric if rep["kappa"]["value"] is not None)
     problems = violations(page_texts(at), lang, data_corpus(demo_engine, demo_source))  # one language
     assert not problems, "\n".join(problems)

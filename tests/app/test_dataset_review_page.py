@@ -127,6 +127,22 @@ def test_datasets_page_generates_offline(demo_engine) -> None:  # type: ignore[n
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("not a substitute" in w.value for w in at.warning)
+    # the run's human review: nothing reviewed yet, then one of the kept items rejected and one accepted
+    share = next(m for m in at.metric if m.label == "Share of kept items rejected")
+    assert share.value == "0%"
+    from voproshalych_eval import annotations
+
+    keys = generated.keys()
+    annotations.reject(demo_engine, name, keys[0], "не вопрос студента")
+    annotations.accept(demo_engine, name, keys[1])
+    at.run()
+    assert next(m for m in at.metric if m.label == "Reviewed").value == f"2 / {len(keys)}"
+    assert next(m for m in at.metric if m.label == "Share of kept items rejected").value == f"{100 / len(keys):.0f}%"
+    at.toggle(key=f"gen_gate_review_{job.run_id}").set_value(True).run()
+    assert not at.exception, [e.value for e in at.exception]
+    gates = next(d.value for d in at.dataframe if "held-out kappa" in d.value.columns)
+    assert "answer does not answer the question, or is garbled" in set(gates["gate"])  # the qa_fit gate
+    assert set(gates["n"]) == {2} and list(gates["passed but rejected"]) == [1] * len(gates)
 
 
 def test_realq_page_labels_a_question(demo_engine) -> None:  # type: ignore[no-untyped-def]

@@ -12,7 +12,11 @@ mode recognises the generation prompts of :mod:`voproshalych_eval.llm.prompts` b
   repeated question (``conditional``, ``multi_chunk``: ``near_duplicate_new``) — and about one
   ``unanswerable`` question in ``k`` is built only from the chunk's words (``answerable``). ``injected``
   counts them;
-* answers the faithfulness judge with the share of the answer's stems found in the context, and the
+* with ``misfit_every=k`` about one factual/conditional item in ``k`` gets an answer that does not fit its
+  question (``qa_fit``): a chunk sentence sharing no stem with it, or a garbled one;
+  ``misfits`` maps each injected answer to its kind;
+* answers the faithfulness judge with the share of the answer's stems found in the context, the answer
+  relevance judge with 0.9 when answer and question share a stem (else 0.1; only with ``misfit_every``), and the
   answerability check with "answers" when most of the question's content stems are in the fragment.
 
 Everything else falls back to :class:`ScriptedOpenAI`'s smart mode.
@@ -59,14 +63,16 @@ def _stems(text: str) -> list[str]:
 class GenerationLLM(ScriptedOpenAI):
     """See the module docstring. ``defect_every=0`` (the default) injects no defect."""
 
-    def __init__(self, *args: Any, defect_every: int = 0, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, defect_every: int = 0, misfit_every: int = 0, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.defect_every = int(defect_every)
+        self.misfit_every = int(misfit_every)
+        self.misfits: dict[str, str] = {}  # injected answer -> "garbled" / "misfit"
         self.kinds: dict[str, int] = {}
         self.injected: dict[str, int] = {}
         self._prefixes = {
             (name, lang): _prefix(name, lang)
-            for name in (*(f"gen_{t}" for t in GEN_TYPES), "gen_answerability", "faithfulness")
+            for name in (*(f"gen_{t}" for t in GEN_TYPES), "gen_answerability", "faithfulness", "answer_relevance")
             for lang in ("ru", "en")
         }
 
@@ -86,6 +92,8 @@ class GenerationLLM(ScriptedOpenAI):
             self.kinds[kind] = self.kinds.get(kind, 0) + 1
         if kind == "faithfulness":
             return json.dumps(self._faithfulness(user, lang), ensure_ascii=False)
+        if kind == "answer_relevance":
+            return json.dumps(self._relevance(user, lang), ensure_ascii=False)
         if kind == "gen_answerability":
             return json.dumps(self._answerability(user, lang), ensure_ascii=False)
         return json.dumps(self._generate(kind.removeprefix("gen_"), user, lang), ensure_ascii=False)
@@ -136,12 +144,41 @@ class GenerationLLM(ScriptedOpenAI):
                 answer = UNSUPPORTED_ANSWER
             else:
                 q = DUPLICATE_QUESTION
+        if self.misfit_every and qtype in ("factual", "conditional") and d % self.misfit_every == 2:
+            answer = self._misfit(q, chunk, focus, d)
         out = {"question": q, "answer": answer}
         if qtype == "follow_up":
             out["first_question"] = f"Расскажите про {a.lower()} {b.lower()}"
         return out
 
+    def _misfit(self, question: str, chunk: str, focus: str, d: int) -> str:
+        """An answer the chunk supports that does not answer ``question``: a chunk sentence sharing no stem with
+        it, or, when every sentence shares one or on every other draw, the focus sentence garbled with Chinese
+        characters."""
+        q = set(_stems(question))
+        sents = [x for x in re.split(r"(?<=[.!?])\s+", chunk.strip()) if x.strip() and x.strip() != focus.strip()]
+        best = min(sents, key=lambda x: len(q & set(_stems(x))), default=None)
+        if d % 4 == 2 and best is not None and not q & set(_stems(best)):
+            answer, kind = best, "misfit"
+        else:
+            answer, kind = focus + " 支付方式 学生 支付方式 学生", "garbled"
+        with self._lock:
+            self.misfits[answer] = kind
+        self._inject("qa_fit")
+        return answer
+
     # ---------------------------------------------------------------- checks
+    def _relevance(self, user: str, lang: str) -> dict[str, Any]:
+        """0.9 when the answer shares a stem (3+ letters) with the question, else 0.1 (with ``misfit_every``;
+        without it always 0.9, so the other gates' defects reach their own gate)."""
+        q_h, a_h, end_h = ("Вопрос:\n", "\n\nОтвет:\n", "\n\nВерни JSON") if lang == "ru" else (
+            "Question:\n", "\n\nAnswer:\n", "\n\nReturn JSON")
+        q = user.split(q_h, 1)[-1].split(a_h, 1)[0]
+        a = user.split(a_h, 1)[-1].split(end_h, 1)[0]
+        shared = set(_stems(q)) & set(_stems(a))
+        score = 0.9 if shared or not self.misfit_every else 0.1  # without injected misfits every answer fits
+        return {"score": score, "explanation": f"scripted: {len(shared)} content stem(s) shared"}
+
     def _faithfulness(self, user: str, lang: str) -> dict[str, Any]:
         ctx_h, ans_h, end_h = ("Контекст:\n", "\n\nОтвет:\n", "\n\nВерни JSON") if lang == "ru" else (
             "Context:\n", "\n\nAnswer:\n", "\n\nReturn JSON")

@@ -26,6 +26,9 @@ def register(sub: Any) -> None:
 
     g = dsub.add_parser("generate", help="generate a synthetic golden set from the knowledge base (a resumable run)")
     add_plan_flags(g, "dataset_generation", required=("size",))
+    g.add_argument("--threshold", action="append", default=None, metavar="GATE=VALUE",
+                   help="a gate's threshold (verbatim, support, qa_fit, qa_fit_offline, near_duplicate; repeatable), e.g. "
+                        "the one `judge-agreement --metric dataset_review --run` calibrated")
     add_outcome_flags(g)
     g.set_defaults(func=cmd_generate)
 
@@ -118,6 +121,12 @@ def register(sub: Any) -> None:
     add_json_flag(a)
     a.set_defaults(func=cmd_label)
 
+    a = dsub.add_parser("review-share", help="per generation run: the share of kept items later rejected in review")
+    a.add_argument("--run", type=int, default=None, help="one generation run (default: the newest ones that stored a set)")
+    a.add_argument("--limit", type=int, default=50, help="how many of the newest generation runs")
+    add_json_flag(a)
+    a.set_defaults(func=cmd_review_share)
+
 
 # ---------------------------------------------------------------- generate
 
@@ -128,6 +137,8 @@ def cmd_generate(args: Any) -> int:
 
     eng = engine()
     params = plan_params("dataset_generation", args)
+    if args.threshold:
+        params["thresholds"] = _thresholds(args.threshold)
     plan = build_plan(eng, params)
     progress(f"{len(plan.items)} slots for {args.size} items -> dataset {plan.dataset_name}"
              + (" — OFFLINE template generator (not a substitute for an LLM-generated set)" if plan.offline else ""))
@@ -386,3 +397,45 @@ def cmd_label(args: Any) -> int:
     emit({"dataset": ds.name, "version": ds.version, "n_items": len(ds), "item": args.key}, args.json,
          f"{ds.name} v{ds.version}: {args.key} labelled ({len(ds)} labelled items)")
     return 0
+
+
+def cmd_review_share(args: Any) -> int:
+    """Per generation run: kept items, reviewed, rejected, ``rejected_share`` (of kept) and
+    ``rejected_share_reviewed`` (of reviewed, with its Wilson CI) — computed from the store."""
+    from voproshalych_eval import runs
+    from voproshalych_eval.generation.gate_review import TIER, review_shares, run_review
+
+    eng = engine()
+    if args.run is not None:
+        rep = run_review(eng, runs.get_run(eng, args.run), runs.item_records(eng, args.run))
+        rep["items"] = [{"key": it.key, "decision": it.decision, "reason": it.reason} for it in rep["items"]]
+        rows = [rep]
+    else:
+        rows = review_shares(eng, runs.list_runs(eng, tier=TIER, limit=args.limit))
+
+    def pct(v: Any) -> str:
+        return "—" if v is None else f"{100 * v:.0f}%"
+
+    human = "\n".join(f"run {r['run_id']} {r['dataset_ref']}: kept {r['n_kept']}, reviewed {r['n_reviewed']}, rejected "
+                      f"{r['n_rejected']} ({pct(r['rejected_share'])} of kept, {pct(r['rejected_share_reviewed'])} of "
+                      "reviewed)" for r in rows) or "no generation run stored a dataset"
+    emit({"runs": rows}, args.json, human)
+    return 0
+
+
+def _thresholds(pairs: list[str] | None) -> dict[str, float] | None:
+    """``--threshold GATE=VALUE`` flags as ``{gate: value}``; a clear error for an unknown gate or a non-number."""
+    from voproshalych_eval.generation.gates import DEFAULT_THRESHOLDS
+
+    if not pairs:
+        return None
+    out = {}
+    for pair in pairs:
+        gate, sep, value = pair.partition("=")
+        if not sep or gate.strip() not in DEFAULT_THRESHOLDS:
+            raise ValueError(f"--threshold {pair!r}: use GATE=VALUE with GATE one of {', '.join(DEFAULT_THRESHOLDS)}")
+        try:
+            out[gate.strip()] = float(value)
+        except ValueError:
+            raise ValueError(f"--threshold {pair!r}: {value!r} is not a number") from None
+    return out

@@ -6,6 +6,7 @@
     voproshalych-eval labels export [--metric M] [--format csv|json] [--output FILE]
     voproshalych-eval labels list [--metric M] [--json]
     voproshalych-eval judge-agreement --metric M [--model ...] [--version V] [--annotator A] [--limit N] [--json]
+    voproshalych-eval judge-agreement --metric dataset_review --run RUN_ID [--folds 5] [--json]  # the gates
     voproshalych-eval judge-align --metric M --folds 5 [--model ...] [--examples 4] [--limit N] [--json]
 
 ``judge-agreement`` judges the labelled items of ``M`` (a judge-metric key, ``show_no_show`` for the judge
@@ -67,6 +68,9 @@ def register(sub: Any) -> None:
         if name == "judge-agreement":
             a.add_argument("--version", default=None, help="aligned judge version (default: the metric's adopted one; "
                            "METRIC@builtin for the built-in prompt)")
+            a.add_argument("--run", type=int, default=None, help="dataset_review: every gate of this generation run "
+                           "against the reviewers' decisions on its kept items, thresholds calibrated by k-fold")
+            a.add_argument("--folds", type=int, default=5, help="dataset_review --run: folds of the threshold calibration")
             a.set_defaults(func=cmd_agreement)
         else:
             a.add_argument("--folds", type=int, default=5)
@@ -144,6 +148,8 @@ def cmd_agreement(args: Any) -> int:
     from voproshalych_eval.judges.versions import resolve_versions
 
     eng = engine()
+    if args.metric == "dataset_review" and args.run is not None:
+        return _run_gate_agreement(eng, args)
     items = _items(eng, args)
     if args.metric == "dataset_review":  # the reviewers' decisions are the labels of the well-formed question gate
         return _gate_agreement(eng, args, items)
@@ -178,6 +184,39 @@ def _gate_agreement(eng: Any, args: Any, items: list[Any]) -> int:
     main = (rep.get("kappa") or {}).get("value")
     emit(rep, args.json, f"well-formed question gate vs reviewers: n={rep['n']}, kappa="
                          f"{'—' if main is None else f'{main:.3f}'}")
+    return 0
+
+
+def _run_gate_agreement(eng: Any, args: Any) -> int:
+    """Every gate of a generation run against the reviewers' accept/reject of its kept items
+    (:mod:`voproshalych_eval.generation.gate_review`); each gate's measurement is stored like a judge's."""
+    from voproshalych_eval import runs
+    from voproshalych_eval.db import labels as store
+    from voproshalych_eval.generation.gate_review import gate_agreement, run_review
+
+    review = run_review(eng, runs.get_run(eng, args.run), runs.item_records(eng, args.run))
+    if not review["items"]:
+        raise ValueError(f"generation run {args.run} has no reviewed kept item; accept or reject its items on the "
+                         "Dataset review page first")
+    gates = gate_agreement(review["items"], thresholds=review["thresholds"], folds=args.folds,
+                           n_resamples=args.resamples)
+    for gate, rep in gates.items():
+        store.save_agreement(eng, {**rep, "metric": "dataset_review", "main": "kappa", "models": [f"gate:{gate}"],
+                                   "version": f"{gate}@gate", "run_id": args.run})
+    review.pop("items")
+    out = {**review, "metric": "dataset_review", "gates": gates}
+    lines = [f"run {args.run} {review['dataset_ref']}: {review['n_reviewed']} reviewed of {review['n_kept']} kept, "
+             f"{review['n_rejected']} rejected"]
+    for gate, rep in gates.items():
+        cal = rep.get("calibration") or {}
+        extra = ""
+        if cal:
+            held = (cal.get("held_out") or {}).get("kappa") or {}
+            extra = (f"; threshold {cal['threshold']:g} → calibrated {_f(cal.get('calibrated'))}, held-out kappa "
+                     f"{_f(held.get('value'))} CI {_ci(held.get('ci'))}" + (" (adopt)" if cal.get("adopt") else ""))
+        lines.append(f"  {gate}: n={rep['n']}, kappa={_f((rep.get('kappa') or {}).get('value'))}, "
+                     f"bias={_f((rep.get('bias') or {}).get('mean'))}{extra}")
+    emit(out, args.json, "\n".join(lines))
     return 0
 
 

@@ -14,6 +14,12 @@ report (:data:`GATES`).
 * ``support`` — the reference answer must be supported by its chunk(s): the judge's faithfulness of
   the answer against the source chunks (an LLM judge, or offline the labelled heuristic of
   :class:`voproshalych_eval.llm.offline.OfflineJudge`); dropped below ``threshold`` (default 0.7).
+* ``qa_fit`` — the reference answer must answer its question: a garbled answer is refused first
+  (:func:`garbled_answer`: characters of no Cyrillic/Latin script, or one token repeated over and over); then
+  the judge's ``answer_relevance`` of the answer to the question (for a follow-up, the first question and the
+  follow-up) must be ``>= threshold`` (default 0.5); an LLM judge, or offline the labelled heuristic
+  (question–answer cosine of the offline embedder, on its own scale: ``qa_fit_offline``, default 0.2 — the
+  template generator's fitting items score 0.2–0.85 there). Not applied to ``unanswerable`` items (their answer says the base has none).
 * ``answerable`` — an ``unanswerable`` question must not be answered by the knowledge base: its
   nearest chunks are checked (an LLM yes/no check, or offline :func:`answered_offline`); dropped when
   any of them answers it.
@@ -32,8 +38,16 @@ import numpy as np
 
 from voproshalych_eval.metrics.text_overlap import tokenize
 
-GATES = ("generation", "well_formed", "verbatim", "support", "answerable", "near_duplicate_new", "near_duplicate_existing")
-DEFAULT_THRESHOLDS = {"verbatim": 0.8, "support": 0.7, "near_duplicate": 0.92}
+GATES = ("generation", "well_formed", "verbatim", "support", "qa_fit", "answerable", "near_duplicate_new",
+         "near_duplicate_existing")
+DEFAULT_THRESHOLDS = {"verbatim": 0.8, "support": 0.7, "qa_fit": 0.5, "qa_fit_offline": 0.2, "near_duplicate": 0.92}
+#: gates with a threshold on a recorded value, and the side that passes: ``below`` (value < threshold) or ``at_least``
+THRESHOLD_GATES = {"verbatim": "below", "support": "at_least", "qa_fit": "at_least"}
+
+#: a garbled answer: more than this share of its letters outside Cyrillic/Latin (a 1.5B model slipping into CJK),
+#: or its most frequent token more than this share of at least 8 tokens
+GARBLED_FOREIGN_SHARE = 0.05
+GARBLED_REPEAT_SHARE = 0.4
 
 #: offline answerability: share of the question's content stems found in a chunk, and the cosine
 ANSWERED_CONTAINMENT = 0.75
@@ -90,6 +104,35 @@ def well_formed_question(question: str) -> tuple[bool, str | None]:
     if len(tokenize(q)) < 2:
         return False, "too_short"
     return True, None
+
+
+_LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
+_OWN_SCRIPT = re.compile(r"[A-Za-zА-Яа-яЁё]")
+
+
+def garbled_answer(answer: str) -> str | None:
+    """Why ``answer`` is garbled, or None: ``foreign_script`` when more than :data:`GARBLED_FOREIGN_SHARE` of its
+    letters are neither Cyrillic nor Latin; ``repetition`` when it has at least 8 word tokens and the most
+    frequent one makes more than :data:`GARBLED_REPEAT_SHARE` of them. Example: ``"оплата 支付 支付"`` has 10
+    letters, 4 of them CJK: 4/10 > 0.05 -> ``foreign_script``."""
+    letters = _LETTER.findall(answer or "")
+    if letters:
+        foreign = sum(1 for ch in letters if not _OWN_SCRIPT.match(ch))
+        if foreign / len(letters) > GARBLED_FOREIGN_SHARE:
+            return "foreign_script"
+    toks = tokenize(answer or "")
+    if len(toks) >= 8:
+        top = max(toks.count(t) for t in set(toks))
+        if top / len(toks) > GARBLED_REPEAT_SHARE:
+            return "repetition"
+    return None
+
+
+def gate_passes(gate: str, value: float, threshold: float) -> bool:
+    """The verdict of a threshold gate (:data:`THRESHOLD_GATES`) on a value: ``value < threshold`` for ``below``
+    gates (verbatim), ``value >= threshold`` for ``at_least`` gates (support, qa_fit)."""
+    side = THRESHOLD_GATES[gate]
+    return value < threshold if side == "below" else value >= threshold
 
 
 def verbatim_overlap(question: str, chunk: str) -> float:

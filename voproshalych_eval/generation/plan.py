@@ -11,7 +11,8 @@ returns an executor plan whose work, per slot:
 2. applies the per-item gates (:mod:`voproshalych_eval.generation.gates`): ``well_formed`` (a model's preamble
    parsed out, then a self-contained question); ``verbatim``; ``support``
    (the judge's faithfulness of the answer against its source chunks — an LLM judge, or offline the
-   heuristic judge; the judge model defaults to the generator); for ``unanswerable`` items ``answerable``
+   heuristic judge; the judge model defaults to the generator); ``qa_fit`` (the answer is not garbled and
+   answers its question: the judge's answer relevance); for ``unanswerable`` items ``answerable``
    (the nearest chunk — ``answerability_k`` nearest — is asked whether it answers the question).
 
 An LLM or judge call that fails after its retries fails the item (retried by ``resume``); a failure is
@@ -258,6 +259,14 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Any:
                 result["dropped_by"] = "support"
                 result["tokens"] = tokens
                 return ItemResult(result, tokens=tokens)
+            # gate: the answer answers its question (not garbled, then the judge's answer relevance)
+            fit, t = _qa_fit(user_input, answer)
+            tokens += t
+            result["gates"]["qa_fit"] = fit
+            if not fit["passed"]:
+                result["dropped_by"] = "qa_fit"
+                result["tokens"] = tokens
+                return ItemResult(result, tokens=tokens)
         else:
             verdicts, t = _answerability(question)
             tokens += t
@@ -270,6 +279,24 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Any:
         result["kept"] = True
         result["tokens"] = tokens
         return ItemResult(result, tokens=tokens)
+
+    def _qa_fit(question: str, answer: str) -> tuple[dict[str, Any], int]:
+        from voproshalych_eval.judges import Sample
+
+        garbled = G.garbled_answer(answer)
+        if garbled is not None:
+            return {"passed": False, "reason": garbled}, 0
+        res = judge.get().answer_relevance(Sample(user_input=question, response=answer, reference=None,
+                                                  retrieved_contexts=[]))
+        t = sum(int(v or 0) for v in (res.tokens or {}).values() if isinstance(v, int | float))
+        if res.score is None:
+            raise RuntimeError("question-answer fit check failed: " + "; ".join(
+                str(f.get("message") or f.get("kind") or f) for f in (res.failures or [])[:3]))
+        thr = float(thresholds["qa_fit_offline"] if res.offline else thresholds["qa_fit"])
+        return {"value": round(float(res.score), 4), "threshold": thr,
+                "passed": G.gate_passes("qa_fit", float(res.score), thr), "reason": None,
+                "judge": judge.get().label, "offline": bool(res.offline),
+                "explanation": (res.explanation or "")[:300]}, t
 
     def _answerability(question: str) -> tuple[list[dict[str, Any]], int]:
         from voproshalych_eval.db import retrieval as R
@@ -298,7 +325,8 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Any:
     def finalize(records: list[dict[str, Any]]) -> dict[str, Any]:
         return finalize_records(engine, records, slots=slots, params=p, embedder=embedder.get)
 
-    prompt_names = ["gen_system", *dict.fromkeys(PROMPTS[t] for t in mix), *(["gen_answerability"] if "unanswerable" in mix else [])]
+    prompt_names = ["gen_system", *dict.fromkeys(PROMPTS[t] for t in mix), *(["gen_answerability"] if "unanswerable" in mix else []),
+                    *(["answer_relevance"] if set(mix) - {"unanswerable"} else [])]  # the qa_fit judge's prompt
     return Plan(
         tier=TIER,
         items=[(s.key, s.to_dict()) for s in slots],

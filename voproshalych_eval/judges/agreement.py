@@ -23,7 +23,7 @@ from voproshalych_eval.judges.base import EvaluationResult, Sample
 from voproshalych_eval.judges.labels import label_scale
 from voproshalych_eval.metrics import agreement as am
 
-__all__ = ["POOR", "LabelledItem", "agreement", "human_ceiling", "judge_items", "judged_value", "labelled_items",
+__all__ = ["POOR", "LabelledItem", "agreement", "assemble_report", "human_ceiling", "judge_items", "judged_value", "labelled_items",
            "measure"]
 
 #: below these the judge "agrees poorly" with people (kappa: Landis & Koch's "moderate" starts at 0.41;
@@ -148,22 +148,36 @@ def measure(judge: Any, metric: str, items: Sequence[LabelledItem], *, cfg: Mapp
     version = getattr(judge, "versions", {}).get(metric)
     thr = threshold if threshold is not None else (version.threshold if version is not None else None)
     judged = [judged_value(r, kind, thr) for r in results]
-    humans = [it.human(kind) for it in items]
-    rep = agreement(humans, judged, kind=kind, topics=[it.topic for it in items], n_resamples=n_resamples, seed=seed)
     tokens: Counter[str] = Counter()
     for r in results:
         if r is not None:
             tokens.update({k: int(v) for k, v in (r.tokens or {}).items()})
+    return assemble_report(
+        metric, items, judged, failure_kinds=_failure_kinds(results), tokens=dict(tokens),
+        models=list(getattr(judge, "models", [])), offline=bool(getattr(judge, "offline", False)),
+        version=version.version if version is not None else f"{metric}@builtin",
+        duration_s=sum(r.duration_s for r in results if r is not None),
+        item_failures=[None if r is None else r.failure_kind for r in results], n_resamples=n_resamples, seed=seed)
+
+
+def assemble_report(metric: str, items: Sequence[LabelledItem], judged: Sequence[float | None], *,
+                    failure_kinds: Mapping[str, int], tokens: Mapping[str, int], models: Sequence[str], offline: bool,
+                    version: str, duration_s: float = 0.0, item_failures: Sequence[str | None] | None = None,
+                    n_resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """The agreement report of the judge's values ``judged`` (None: not judged) on ``items`` — what
+    :func:`measure` returns and a background agreement run (``tiers/judge_agreement.py``) stores."""
+    kind = label_scale(metric).kind
+    humans = [it.human(kind) for it in items]
+    rep = agreement(humans, judged, kind=kind, topics=[it.topic for it in items], n_resamples=n_resamples, seed=seed)
+    fails = list(item_failures) if item_failures is not None else [None] * len(items)
     rep.update({
-        "metric": metric, "n_labelled": len(items), "failure_kinds": _failure_kinds(results),
-        "models": list(getattr(judge, "models", [])), "offline": bool(getattr(judge, "offline", False)),
-        "version": version.version if version is not None else f"{metric}@builtin", "tokens": dict(tokens),
+        "metric": metric, "n_labelled": len(items), "failure_kinds": dict(failure_kinds),
+        "models": list(models), "offline": offline, "version": version, "tokens": dict(tokens),
         "n_cached": int(tokens.get("cached", 0)),  # calls answered from the LLM cache (items a stored run judged)
-        "duration_s": round(sum(r.duration_s for r in results if r is not None), 3),
+        "duration_s": round(duration_s, 3),
         "human_ceiling": human_ceiling(items, kind, n_resamples=n_resamples),
-        "items": [{"item_key": it.key, "item_id": it.item_id, "human": h, "judge": j,
-                   "failure_kind": None if r is None else r.failure_kind}
-                  for it, h, j, r in zip(items, humans, judged, results, strict=True)],
+        "items": [{"item_key": it.key, "item_id": it.item_id, "human": h, "judge": j, "failure_kind": f}
+                  for it, h, j, f in zip(items, humans, judged, fails, strict=True)],
     })
     return rep
 

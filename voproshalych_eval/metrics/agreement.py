@@ -26,7 +26,7 @@ import numpy as np
 
 from voproshalych_eval.metrics.classification import cohen_kappa
 
-__all__ = ["agreement_report", "bias", "bootstrap_pairs_ci", "confusion", "krippendorff_alpha",
+__all__ = ["agreement_report", "best_threshold", "bias", "bootstrap_pairs_ci", "confusion", "krippendorff_alpha",
            "paired_difference_ci", "spearman", "weighted_kappa"]
 
 KINDS = ("binary", "ordinal", "continuous")
@@ -214,6 +214,29 @@ def paired_difference_ci(human: Values, before: Values, after: Values, *, statis
         ci = [float(np.quantile(diffs, q)), float(np.quantile(diffs, 1 - q))]
     return {"delta": float(delta) if math.isfinite(delta) else None, "ci": ci,
             "significant": bool(ci is not None and (ci[0] > 0 or ci[1] < 0))}
+
+
+def best_threshold(human: Sequence[float], scores: Sequence[float], *, side: str = "at_least"
+                   ) -> tuple[float | None, float | None]:
+    r"""The decision threshold that agrees best with binary ``human`` labels: ``(c*, kappa)`` where
+    :math:`c^* = \arg\max_c \kappa(h, v_c)` over the distinct scores ``c``, with the verdict
+    :math:`v_c(s) = [s \ge c]` (``side="at_least"``) or :math:`[s < c]` (``side="below"``). Ties go to the most
+    lenient cut (the lowest for ``at_least``, the highest for ``below``). ``(None, kappa)`` when no cut reaches a
+    kappa above zero (``kappa`` the best one, None when undefined everywhere). Example: human ``[0, 0, 1, 1]``,
+    scores ``[0.1, 0.4, 0.6, 0.9]``, ``at_least`` -> ``(0.6, 1.0)``."""
+    if side not in ("at_least", "below"):
+        raise ValueError(f"side must be 'at_least' or 'below', got {side!r}")
+    h, s = _pairs(human, scores)
+    cuts = sorted(set(s.tolist()), reverse=side == "below")
+    best, best_k = None, None
+    for c in cuts:
+        v = (s >= c) if side == "at_least" else (s < c)
+        k = _kappa(h, v.astype(float))
+        if math.isfinite(k) and (best_k is None or k > best_k + 1e-12):
+            best, best_k = float(c), float(k)
+    if best_k is None or best_k <= 0:
+        return None, best_k
+    return best, best_k
 
 
 def _num(x: float) -> float | int:

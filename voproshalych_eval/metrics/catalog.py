@@ -820,6 +820,8 @@ MEMBER_LABELS: dict[str, tuple[str, str]] = {
     "support": ("опора на чанк", "support"), "answerable": ("отвечаемость", "answerable"),
     "near_duplicate_new": ("почти дубликат в новом наборе", "near duplicate in the new set"),
     "near_duplicate_existing": ("почти дубликат в прежних наборах", "near duplicate of earlier sets"),
+    "qa_fit": ("ответ отвечает на вопрос", "question–answer fit"),
+    "qa_fit_offline": ("ответ отвечает на вопрос (офлайн)", "question–answer fit (offline)"),
     # the timed steps of the real-user analytics (``timings_s.<step>``)
     "read": ("чтение журнала", "reading the log"), "classify": ("классификация вопросов", "classifying questions"),
     "classify_answers": ("классификация ответов", "classifying answers"), "embed": ("эмбеддинги", "embeddings"),

@@ -33,6 +33,15 @@ def register(sub: Any) -> None:
                    help=f"splitter overlap in characters (production: {DEFAULT_CHUNK_OVERLAP})")
     p.add_argument("--snapshot", type=int, default=None, help="the parent snapshot (default: the current one)")
     p.add_argument("--embedder", default=None, help="embedder (default: the model of the stored vectors)")
+    t3 = p.add_mutually_exclusive_group()
+    t3.add_argument("--tier3", dest="tier3", action="store_const", const=True, default=None,
+                    help="also run the gaps' questions through the internal Tier 3 pipeline on both snapshots "
+                         "(answered / declined / judged before -> after); default: when an LLM is configured, "
+                         "with none the offline extractive generator (labelled offline)")
+    t3.add_argument("--no-tier3", dest="tier3", action="store_const", const=False, help="skip the Tier 3 part")
+    p.add_argument("--tier3-sample", type=int, default=None, metavar="N",
+                   help="Tier 3 part over a seeded sample of at most N gap questions (default: all)")
+    p.add_argument("--offline", action="store_true", help="offline generator and judge even if an LLM is configured")
     add_outcome_flags(p)
     p.set_defaults(func=cmd_what_if)
 
@@ -86,7 +95,8 @@ def cmd_what_if(args: Any) -> int:
     snap, info = sandbox.create(eng, edits, parent=args.snapshot, chunk_size=args.chunk_size,
                                 chunk_overlap=args.chunk_overlap, embedder=args.embedder, progress=progress)
     plan = whatif.build_plan(eng, {"sandbox": snap.id, "datasets": args.dataset, "gaps": args.gap,
-                                   "regression": args.regression, "embedder": args.embedder})
+                                   "regression": args.regression, "embedder": args.embedder, "tier3": args.tier3,
+                                   "tier3_sample": args.tier3_sample, "offline": True if args.offline else None})
     run_id, prog = execute_plan(plan, args)
     run = runs.get_run(eng, run_id)
     records = runs.item_records(eng, run_id)
@@ -117,6 +127,19 @@ def _human(out: dict[str, Any]) -> str:
     block("questions", out["before"], out["after"])
     moved = [q for q in out["per_question"] if q["rank_before"] != q["rank_after"]]
     lines.append(f"  page rank changed for {len(moved)} question(s)")
+    t3 = out.get("tier3") or {}
+    if t3.get("skipped"):
+        lines.append(f"Tier 3 part skipped: {t3['skipped']}")
+    elif t3:
+        lines.append(f"Tier 3 part over {t3.get('n_sampled')} of {t3.get('n_gap_questions')} gap question(s), generator "
+                     f"{t3.get('generator')}" + (" — OFFLINE (extractive, no LLM)" if t3.get("offline") else ""))
+        for side in ("before", "after"):
+            d = t3.get(side) or {}
+            lines.append(f"  {side:6s} answered {d.get('n_answered')}, declined {d.get('n_declined')}, errors "
+                         f"{d.get('n_error')}" + (f", judged PASS {d.get('n_passed')} of {d.get('n_judged')}"
+                                                 if t3.get("judged") else ""))
+        lines += [f"  paired test {t['metric']}: mean diff {t['mean_diff']:+.3f}, p = {t['p_value']}"
+                  for t in t3.get("paired_tests") or []]
     reg = out.get("regression")
     if reg:
         block("regression", reg["before"], reg["after"])

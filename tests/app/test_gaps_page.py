@@ -27,7 +27,12 @@ def _open(lang: str) -> AppTest:
 
 
 def _whatif_metrics(at: AppTest) -> set[str]:
-    return {m for d in at.dataframe if "metric" in d.value.columns for m in d.value["metric"]}
+    """The what-if table's metric names; never a raw report key (``url_hit_rate@1``), always catalog words."""
+    col = {"ru": "Метрика", "en": "Metric"}
+    names = {m for d in at.dataframe for c in col.values() if c in d.value.columns for m in d.value[c]}
+    raw = {m for m in names if "_" in m or m.startswith(("url", "chunk"))}
+    assert not raw, f"raw metric keys on the page: {sorted(raw)}"
+    return names
 
 
 @pytest.mark.parametrize("lang", ["ru", "en"])
@@ -58,7 +63,7 @@ def test_gaps_page_journey(demo_engine, analysed, lang) -> None:  # type: ignore
     assert job.wait(300).status == "done", job.progress
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    assert "url_hit_rate@1" in _whatif_metrics(at)
+    assert ("Hit Rate@1 · страницы" if lang == "ru" else "Hit Rate@1 · pages") in _whatif_metrics(at)
     at.selectbox(key="gaps_status").set_value("закрыт статьёй" if lang == "ru" else "addressed")
     at.text_input(key="gaps_note").set_value("статья опубликована")
     at.button(key="gaps_status_save").click().run()
@@ -75,4 +80,4 @@ def test_kb_side_what_if_remove_a_page(demo_engine, analysed) -> None:  # type: 
     assert job.wait(300).status == "done", job.progress
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    assert "url_mrr" in _whatif_metrics(at)
+    assert "MRR · pages" in _whatif_metrics(at)

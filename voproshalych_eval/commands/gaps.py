@@ -56,6 +56,15 @@ def register(sub: Any) -> None:
     q.add_argument("id", type=int)
     add_json_flag(q)
     q.set_defaults(func=cmd_show)
+    q = gsub.add_parser("create", help="a gap of hand-picked real questions (log ids or question texts, on the "
+                        "command line or in a CSV/JSON/JSONL file with a log_id or question column)")
+    q.add_argument("--questions", nargs="+", default=[], metavar="ID_OR_TEXT",
+                   help="log ids (integers) or question texts as logged (case, ё and spaces do not matter)")
+    q.add_argument("--file", default=None, metavar="FILE", help="a .csv/.json/.jsonl file: log_id or question per record")
+    q.add_argument("--name", default=None, help="the gap's name (default: its first question)")
+    q.add_argument("--owner", default=None)
+    add_json_flag(q)
+    q.set_defaults(func=cmd_create)
     q = gsub.add_parser("status", help="set a gap's status (dismissed needs --note with the reason)")
     q.add_argument("id", type=int)
     q.add_argument("status", choices=("open", "in_progress", "addressed", "dismissed"))
@@ -195,6 +204,21 @@ def cmd_show(args: Any) -> int:
         lines.append(f"  re-check: effective {_pct(rc['effective_before'])} (n={rc['n_before']}) before -> "
                      f"{_pct(rc['effective_after'])} (n={rc['n_after']}) after: {rc['verdict']}")
     emit(out, args.json, "\n".join(lines))
+    return 0
+
+
+def cmd_create(args: Any) -> int:
+    from voproshalych_eval.analytics import gaps
+    from voproshalych_eval.gap_sync import create_picked
+
+    refs = gaps.refs_from_args(args.questions) + (gaps.refs_from_file(args.file) if args.file else [])
+    if not refs:
+        raise ValueError("gaps create needs questions: --questions ID_OR_TEXT ... and/or --file FILE")
+    eng = engine()
+    g = create_picked(eng, refs, name=args.name, owner=args.owner)
+    out = {**g.to_json(), "log_ids": [q["log_id"] for q in gaps.gap_questions(eng, g.id)]}
+    emit(out, args.json, f"gap #{g.id}: {g.name} — {g.latest.get('n_questions')} question(s) of real-users run "
+                         f"{g.latest_run_id}, effective answered {_pct(g.latest.get('effective_answered_rate'))}")
     return 0
 
 

@@ -412,7 +412,7 @@ def refs_from_file(path: str, *, data: bytes | None = None, name: str | None = N
     )
 
     f = read_file(path, data=data, name=name)
-    check_columns(f.name, f.columns, PICK_COLUMNS)
+    check_columns(f.file, f.columns, PICK_COLUMNS)
     out: list[tuple[str, int | str]] = []
     for rec, row in zip(f.records, f.rows, strict=True):
         try:
@@ -424,10 +424,10 @@ def refs_from_file(path: str, *, data: bytes | None = None, name: str | None = N
                                  "give either a log_id or a question in each record" if log_id is None else
                                  "give either a log_id or a question, not both")
         except FieldError as exc:
-            raise RecordFileError(f.name, row, exc.field, exc.message) from None
-        out.append((f"{f.name}, row {row}", log_id if log_id is not None else str(q)))
+            raise f.error(row, exc) from None
+        out.append((f"{f.file}, row {row}", log_id if log_id is not None else str(q)))
     if not out:
-        raise RecordFileError(f.name, None, None, "no questions in the file")
+        raise RecordFileError(f.file, None, None, "no questions in the file")
     return out
 
 

@@ -235,3 +235,45 @@ def test_a_topic_without_rows_gets_no_centroid() -> None:
     assert np.all(np.isfinite(cents)) and np.allclose(cents[0], [2 ** -0.5, 2 ** -0.5])
     kept, cents, skipped = gaps._topic_centroids(X, labels, [5])
     assert kept == [] and skipped == [5] and cents.shape == (0, 2)
+
+
+def test_diagnosis_through_the_llm_judge(demo_engine, synced, capsys, scripted_openai_env) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    """The LLM path of the diagnosis over real HTTP: the scripted judge names the third candidate for questions
+    with an even number of letters and none for the others; one judgement fails (HTTP 400) and is counted."""
+    import re
+
+    from tests.support.scripted_openai import Reply
+    from voproshalych_eval.cli import main
+
+    picks: dict[str, int | None] = {}
+
+    def judge(body: dict) -> str | None:  # type: ignore[type-arg]
+        text = "\n".join(str(m.get("content", "")) for m in body.get("messages") or [])
+        if "Фрагменты:" not in text:
+            return None
+        question = text.split("Вопрос:\n", 1)[1].split("\n\nФрагменты:", 1)[0]
+        ids = [int(x) for x in re.findall(r"^\[(\d+)\] ", text, flags=re.M)]
+        picks[question] = ids[2] if len(ids) > 2 and len(question.replace(" ", "")) % 2 == 0 else None
+        return json.dumps({"chunk_id": picks[question], "reason": "сценарий теста"}, ensure_ascii=False)
+
+    scripted_openai_env.responder = judge
+    scripted_openai_env.script(Reply.error(400))  # the first judgement fails
+    g = gaps.list_gaps(demo_engine)[2]
+    assert main(["gaps", "diagnose", str(g.id), "--sample", "12", "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["method"] == "judge" and res["model"] and res["threshold"] is None
+    failed = [it for it in res["items"] if it["category"] is None]
+    assert res["n_failed"] == len(failed) == 1 and failed[0]["error"]
+    judged = [it for it in res["items"] if it["category"] not in (None, "out_of_scope")]
+    assert judged and all(it["question"] in picks for it in judged)
+    for it in judged:
+        pick = picks[it["question"]]
+        if pick is None:
+            assert it["category"] == "missing" and "chunk_id" not in it
+        else:
+            assert it["chunk_id"] == pick and it["why"] == "сценарий теста"
+            want = "retrieval_miss" if it["production_rank"] != 1 else (
+                "answered" if it["answer_effective"] else "declined_or_wrong")
+            assert it["category"] == want or (want == "answered" and it["category"] == "declined_or_wrong")
+    assert sum(res["counts"].values()) == res["n_sampled"] - 1
+    assert any(picks[it["question"]] is not None for it in judged) and any(picks[it["question"]] is None for it in judged)

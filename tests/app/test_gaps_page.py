@@ -81,3 +81,22 @@ def test_kb_side_what_if_remove_a_page(demo_engine, analysed) -> None:  # type: 
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert "MRR · pages" in _whatif_metrics(at)
+
+
+@pytest.mark.parametrize("lang", ["ru", "en"])
+def test_create_a_gap_from_hand_picked_questions(demo_engine, analysed, lang) -> None:  # type: ignore[no-untyped-def]
+    qs = gaps.gap_questions(demo_engine, gaps.list_gaps(demo_engine)[0].id)
+    at = _open(lang)
+    at.text_area(key="gaps_pick_questions").set_value(f"{qs[0]['log_id']}\n{qs[1]['question']}\n")
+    at.text_input(key="gaps_pick_name").set_value(f"picked-{lang}")
+    at.button(key="gaps_pick_create").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    made = [g for g in gaps.list_gaps(demo_engine) if g.name == f"picked-{lang}"]
+    assert len(made) == 1 and made[0].kind == "questions"
+    ids = {q["log_id"] for q in gaps.gap_questions(demo_engine, made[0].id)}
+    assert {qs[0]["log_id"], qs[1]["log_id"]} <= ids
+    assert any(f"#{made[0].id}" in s.value for s in at.success)
+    at.text_area(key="gaps_pick_questions").set_value("такого вопроса нет в журнале\n")
+    at.button(key="gaps_pick_create").click().run()
+    assert not at.exception and at.error, "an unknown question is a clear error on the page"
+    assert "not in the question log" in " ".join(e.value for e in at.error)

@@ -119,6 +119,7 @@ with state.user_errors("Не удалось открыть пробелы", "Cou
         table["status"] = table["status"].map(_status)
         for c in ("answered_rate", "effective_answered_rate"):
             table[c] = table[c].map(_pct)
+        table["owner"] = table["owner"].fillna("—")
         table["category"] = table["category"].map(
             lambda c: tr_pair(gap_diagnosis.CATEGORY_NAMES[c]) if c in gap_diagnosis.CATEGORY_NAMES else "—")
         headers = {"id": "#", "name": tr("Тема", "Topic"), "n_questions": tr("Вопросов", "Questions"),

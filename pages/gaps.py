@@ -222,13 +222,22 @@ with state.user_errors("Не удалось открыть пробелы", "Cou
                                    f"gap-{gid}.xhtml", key="gaps_dl_xhtml")
                 reg = st.text_input(tr("Регрессионный набор", "Regression dataset"), value="demo_golden",
                                     key="gaps_regression")
+                t3_sample = st.number_input(
+                    tr("Tier 3: вопросов в выборке (не больше)", "Tier 3: questions to sample (at most)"), 1, 500, 20,
+                    key="gaps_tier3_sample",
+                    help=tr("Ответы бота до и после правки (генерация и судья) — только когда настроена LLM; каждый "
+                            "вопрос стоит двух генераций и до двух вызовов судьи.",
+                            "The bot's answers before and after the edit (generation and judge) — only when an LLM is "
+                            "configured; each question costs two generations and up to two judge calls."))
                 if auth.button("run", st, tr("Смоделировать этот черновик", "Simulate this draft"),
                                key="gaps_simulate"):
                     text, url = body, f"draft://gap-{gid}"
 
-                    def build(text: str = text, url: str = url, reg: str = reg, gid: int = gid):  # type: ignore[no-untyped-def]
+                    def build(text: str = text, url: str = url, reg: str = reg, gid: int = gid,  # type: ignore[no-untyped-def]
+                              n3: int = int(t3_sample)):
                         snap, _ = sandbox.create(engine, [sandbox.Edit("add", url, text, f"gap {gid} draft")])
-                        return whatif.build_plan(engine, {"sandbox": snap.id, "gaps": [gid], "regression": reg or None})
+                        return whatif.build_plan(engine, {"sandbox": snap.id, "gaps": [gid], "regression": reg or None,
+                                                          "tier3_sample": n3})
 
                     jobs.start(build, WHATIF_KEY)
             else:

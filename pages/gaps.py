@@ -7,12 +7,12 @@ import streamlit as st
 
 from voproshalych_eval import runs
 from voproshalych_eval.analytics import gaps
-from voproshalych_eval.gap_sync import sync
+from voproshalych_eval.gap_sync import create_picked, sync
 from voproshalych_eval.generation import gap_drafts
 from voproshalych_eval.tiers import gap_diagnosis, sandbox, whatif
 from voproshalych_eval.ui import auth, jobs, state, untrusted, uploads
 from voproshalych_eval.ui.common import empty_state, offline_badge, page_header
-from voproshalych_eval.ui.i18n import tr, tr_pair
+from voproshalych_eval.ui.i18n import fmt, metric_label, tr, tr_pair
 
 WHATIF_KEY = "gaps_whatif_run_id"
 
@@ -42,6 +42,47 @@ def _status(s: str) -> str:
     return tr_pair(gaps.STATUS_NAMES.get(s, (s, s)))
 
 
+def _level_label(key: str) -> str:
+    """A what-if report key (``url_hit_rate@1``, ``chunk_mrr``) in words, from the metric catalog."""
+    level, _, rest = key.partition("_")
+    return metric_label(f"{level}.{rest}")
+
+
+def _tier3_view(t3: dict | None) -> None:  # type: ignore[type-arg]
+    """Answered / declined / judged before -> after of the Tier 3 part, or why it did not run."""
+    if not t3:
+        return
+    st.markdown(tr("**Tier 3: ответы бота до и после**", "**Tier 3: the bot's answers before and after**"))
+    if t3.get("skipped"):
+        st.caption(tr("Не запускался: ", "Not run: ") + {
+            "no LLM configured": tr("LLM не настроена", "no LLM configured"),
+            "no gap questions": tr("нет вопросов пробела", "no gap questions"),
+            "off": tr("выключен", "switched off")}.get(t3["skipped"], t3["skipped"]))
+        return
+    if t3.get("offline"):
+        offline_badge()
+        st.caption(tr_pair(("офлайн: экстрактивный генератор без LLM, отказов не бывает, судьи нет",
+                            "offline: extractive generator without an LLM, never declines, no judge")))
+    keys = ["n_answered", "n_declined", "n_error", "answered_rate"] + (["n_judged", "n_passed", "pass_rate"]
+                                                                      if t3.get("judged") else [])
+    rows = [{"metric": metric_label(k), "before": fmt(k, (t3.get("before") or {}).get(k)),
+             "after": fmt(k, (t3.get("after") or {}).get(k))} for k in keys]
+    st.caption(tr(f"Вопросов: {t3.get('n_sampled')} из {t3.get('n_gap_questions')} (выборка), контекст — "
+                  f"первые {t3.get('top_k')} чанка", f"Questions: {t3.get('n_sampled')} of {t3.get('n_gap_questions')} "
+                  f"(sample), context: the first {t3.get('top_k')} chunk(s)"))
+    st.dataframe(pd.DataFrame(rows).rename(columns=_COLS), hide_index=True, key="gaps_whatif_tier3")
+    for t in t3.get("paired_tests") or []:
+        name = tr("с ответом", "answered") if t["metric"] == "answered" else tr("ответ и PASS", "answered and PASS")
+        p = "—" if t.get("p_value") is None else f"{t['p_value']:.3g}"
+        st.caption(tr(f"Парный тест ({name}): разница {t['mean_diff']:+.3f}, p = {p}",
+                      f"Paired test ({name}): difference {t['mean_diff']:+.3f}, p = {p}"))
+
+
+_COLS = {"metric": tr("Метрика", "Metric"), "before": tr("до", "before"), "after": tr("после", "after"),
+         "id": "#", "question": tr("Вопрос", "Question"), "rank_before": tr("Ранг страницы до", "Page rank before"),
+         "rank_after": tr("Ранг страницы после", "Page rank after"), "top1_after": tr("Топ-1 после", "Top-1 after")}
+
+
 def _whatif_view() -> None:
     jobs.job_panel(WHATIF_KEY)
     run_id = jobs.run_id_of(WHATIF_KEY)
@@ -50,14 +91,15 @@ def _whatif_view() -> None:
         return
     rep = whatif.report(runs.item_records(engine, run.id), run.metrics or {},
                         sandbox={"id": run.snapshot_id, "parent_id": (run.params or {}).get("parent")})
-    rows = [{"metric": k, tr("до", "before"): rep["before"]["metrics"].get(k), tr("после", "after"): v}
+    rows = [{"metric": _level_label(k), "before": rep["before"]["metrics"].get(k), "after": v}
             for k, v in rep["after"]["metrics"].items() if k.startswith("url_") and "@" in k or k == "url_mrr"]
     st.markdown(tr(f"**Песочница #{run.snapshot_id}** от снимка #{rep['sandbox']['parent_id']} · вопросов: "
                    f"{rep['before']['n']}", f"**Sandbox #{run.snapshot_id}** of snapshot #{rep['sandbox']['parent_id']}"
                    f" · questions: {rep['before']['n']}"))
-    st.dataframe(pd.DataFrame(rows), hide_index=True, key="gaps_whatif_metrics")
-    st.dataframe(pd.DataFrame(rep["per_question"])[["id", "question", "rank_before", "rank_after", "top1_after"]],
-                 hide_index=True, key="gaps_whatif_items")
+    st.dataframe(pd.DataFrame(rows).rename(columns=_COLS), hide_index=True, key="gaps_whatif_metrics")
+    st.dataframe(pd.DataFrame(rep["per_question"])[["id", "question", "rank_before", "rank_after", "top1_after"]]
+                 .rename(columns=_COLS), hide_index=True, key="gaps_whatif_items")
+    _tier3_view(rep.get("tier3"))
     if rep["regression"]:
         st.caption(tr(f"Регрессия: топ-1 сменился у {len(rep['regression']['top1_changed'])} вопросов",
                       f"Regression: top-1 changed for {len(rep['regression']['top1_changed'])} question(s)"))
@@ -77,6 +119,7 @@ with state.user_errors("Не удалось открыть пробелы", "Cou
         table["status"] = table["status"].map(_status)
         for c in ("answered_rate", "effective_answered_rate"):
             table[c] = table[c].map(_pct)
+        table["owner"] = table["owner"].fillna("—")
         table["category"] = table["category"].map(
             lambda c: tr_pair(gap_diagnosis.CATEGORY_NAMES[c]) if c in gap_diagnosis.CATEGORY_NAMES else "—")
         headers = {"id": "#", "name": tr("Тема", "Topic"), "n_questions": tr("Вопросов", "Questions"),
@@ -108,7 +151,16 @@ with state.user_errors("Не удалось открыть пробелы", "Cou
                     st.success(tr("Сохранено", "Saved"))
                 except ValueError as exc:
                     st.error(str(exc))
-            st.dataframe(pd.DataFrame(gaps.history(engine, gid)), hide_index=True, key="gaps_history")
+            hist = pd.DataFrame(gaps.history(engine, gid))
+            hist_cols = {"run_id": tr("Анализ", "Analysis run"), "run_at": tr("Когда", "When"),
+                         "n_questions": tr("Вопросов", "Questions"), "answered_rate": tr("С ответом", "Answered"),
+                         "effective_answered_rate": tr("Реальных ответов", "Effective answers"),
+                         "thumbs_down": tr("Дизлайков", "Thumbs down"), "gap_rank": tr("Место среди пробелов", "Gap rank")}
+            if not hist.empty:
+                for c in ("answered_rate", "effective_answered_rate"):
+                    hist[c] = hist[c].map(_pct)
+                hist = hist[[c for c in hist_cols if c in hist]].rename(columns=hist_cols)
+            st.dataframe(hist, hide_index=True, key="gaps_history")
             rc = gaps.recheck(engine, gid)
             if rc:
                 st.metric(tr("Реальные ответы: до → после", "Effective answered: before → after"),
@@ -170,19 +222,42 @@ with state.user_errors("Не удалось открыть пробелы", "Cou
                                    f"gap-{gid}.xhtml", key="gaps_dl_xhtml")
                 reg = st.text_input(tr("Регрессионный набор", "Regression dataset"), value="demo_golden",
                                     key="gaps_regression")
+                t3_sample = st.number_input(
+                    tr("Tier 3: вопросов в выборке (не больше)", "Tier 3: questions to sample (at most)"), 1, 500, 20,
+                    key="gaps_tier3_sample",
+                    help=tr("Ответы бота до и после правки (генерация и судья) — только когда настроена LLM; каждый "
+                            "вопрос стоит двух генераций и до двух вызовов судьи.",
+                            "The bot's answers before and after the edit (generation and judge) — only when an LLM is "
+                            "configured; each question costs two generations and up to two judge calls."))
                 if auth.button("run", st, tr("Смоделировать этот черновик", "Simulate this draft"),
                                key="gaps_simulate"):
                     text, url = body, f"draft://gap-{gid}"
 
-                    def build(text: str = text, url: str = url, reg: str = reg, gid: int = gid):  # type: ignore[no-untyped-def]
+                    def build(text: str = text, url: str = url, reg: str = reg, gid: int = gid,  # type: ignore[no-untyped-def]
+                              n3: int = int(t3_sample)):
                         snap, _ = sandbox.create(engine, [sandbox.Edit("add", url, text, f"gap {gid} draft")])
-                        return whatif.build_plan(engine, {"sandbox": snap.id, "gaps": [gid], "regression": reg or None})
+                        return whatif.build_plan(engine, {"sandbox": snap.id, "gaps": [gid], "regression": reg or None,
+                                                          "tier3_sample": n3})
 
                     jobs.start(build, WHATIF_KEY)
             else:
                 st.caption(tr("Черновика пока нет.", "No draft yet."))
         with t_whatif:
             _whatif_view()
+
+    with st.expander(tr("Новый пробел из выбранных вопросов", "A new gap from hand-picked questions")):
+        st.caption(tr("По строке на вопрос: номер строки журнала или текст вопроса, как он записан (регистр, ё и "
+                      "пробелы не важны). Повторы того же вопроса в следующих журналах попадут в пробел.",
+                      "One question per line: a log row id or the question's text as logged (case, ё and spaces do "
+                      "not matter). The same question asked again in later logs joins the gap."))
+        picked = st.text_area(tr("Вопросы", "Questions"), key="gaps_pick_questions", height=120)
+        pick_name = st.text_input(tr("Название (необязательно)", "Name (optional)"), key="gaps_pick_name")
+        if auth.button("label", st, tr("Создать пробел", "Create the gap"), key="gaps_pick_create"):
+            lines = [x for x in picked.splitlines() if x.strip()]
+            with state.user_errors("Пробел не создан", "The gap was not created"), \
+                    auth.audited("label", "gaps", {"op": "gap_create", "n": len(lines)}):
+                new_gap = create_picked(engine, gaps.refs_from_args(lines), name=pick_name or None)
+                st.success(tr(f"Создан пробел #{new_gap.id}: {new_gap.name}", f"Created gap #{new_gap.id}: {new_gap.name}"))
 
     with st.expander(tr("Что если изменить страницу базы знаний", "What if I replace / remove a knowledge-base page")):
         kb = sandbox.kb_pages(engine)

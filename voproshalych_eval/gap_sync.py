@@ -39,3 +39,20 @@ def sync(engine: Engine, *, run_id: int | None = None) -> list[dict[str, Any]]:
         if rt is not None:
             out.append(gaps.record_numbers(engine, rt))
     return out
+
+
+def latest_analysis(engine: Engine) -> gaps.RunTopics:
+    """The latest finished real-users run (whose log hand-picked questions are taken from)."""
+    done = runs.list_runs(engine, tier="real_users", status=("done", "done_with_failures"))
+    if not done:
+        raise LookupError("There is no real-users analysis yet: run `voproshalych-eval real-users` (or the Real users "
+                          "page) first; a hand-picked gap takes its questions from the analysed log.")
+    run = max(done, key=lambda r: r.id)
+    return gaps.RunTopics(run.id, run.started_at, run.snapshot_id, dict(run.params or {}), {})
+
+
+def create_picked(engine: Engine, refs: list[tuple[str, int | str]], *, name: str | None = None,
+                  owner: str | None = None) -> gaps.Gap:
+    """A gap of hand-picked questions of the latest analysis (after syncing the runs, so no run is skipped)."""
+    sync(engine)
+    return gaps.create_picked(engine, latest_analysis(engine), refs, name=name, owner=owner)

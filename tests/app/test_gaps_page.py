@@ -27,7 +27,12 @@ def _open(lang: str) -> AppTest:
 
 
 def _whatif_metrics(at: AppTest) -> set[str]:
-    return {m for d in at.dataframe if "metric" in d.value.columns for m in d.value["metric"]}
+    """The what-if table's metric names; never a raw report key (``url_hit_rate@1``), always catalog words."""
+    col = {"ru": "Метрика", "en": "Metric"}
+    names = {m for d in at.dataframe for c in col.values() if c in d.value.columns for m in d.value[c]}
+    raw = {m for m in names if "_" in m or m.startswith(("url", "chunk"))}
+    assert not raw, f"raw metric keys on the page: {sorted(raw)}"
+    return names
 
 
 @pytest.mark.parametrize("lang", ["ru", "en"])
@@ -58,7 +63,7 @@ def test_gaps_page_journey(demo_engine, analysed, lang) -> None:  # type: ignore
     assert job.wait(300).status == "done", job.progress
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    assert "url_hit_rate@1" in _whatif_metrics(at)
+    assert ("Hit Rate@1 · страницы" if lang == "ru" else "Hit Rate@1 · pages") in _whatif_metrics(at)
     at.selectbox(key="gaps_status").set_value("закрыт статьёй" if lang == "ru" else "addressed")
     at.text_input(key="gaps_note").set_value("статья опубликована")
     at.button(key="gaps_status_save").click().run()
@@ -75,4 +80,23 @@ def test_kb_side_what_if_remove_a_page(demo_engine, analysed) -> None:  # type: 
     assert job.wait(300).status == "done", job.progress
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    assert "url_mrr" in _whatif_metrics(at)
+    assert "MRR · pages" in _whatif_metrics(at)
+
+
+@pytest.mark.parametrize("lang", ["ru", "en"])
+def test_create_a_gap_from_hand_picked_questions(demo_engine, analysed, lang) -> None:  # type: ignore[no-untyped-def]
+    qs = gaps.gap_questions(demo_engine, gaps.list_gaps(demo_engine)[0].id)
+    at = _open(lang)
+    at.text_area(key="gaps_pick_questions").set_value(f"{qs[0]['log_id']}\n{qs[1]['question']}\n")
+    at.text_input(key="gaps_pick_name").set_value(f"picked-{lang}")
+    at.button(key="gaps_pick_create").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    made = [g for g in gaps.list_gaps(demo_engine) if g.name == f"picked-{lang}"]
+    assert len(made) == 1 and made[0].kind == "questions"
+    ids = {q["log_id"] for q in gaps.gap_questions(demo_engine, made[0].id)}
+    assert {qs[0]["log_id"], qs[1]["log_id"]} <= ids
+    assert any(f"#{made[0].id}" in s.value for s in at.success)
+    at.text_area(key="gaps_pick_questions").set_value("такого вопроса нет в журнале\n")
+    at.button(key="gaps_pick_create").click().run()
+    assert not at.exception and at.error, "an unknown question is a clear error on the page"
+    assert "not in the question log" in " ".join(e.value for e in at.error)

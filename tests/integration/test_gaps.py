@@ -152,9 +152,76 @@ def test_draft_offline_and_scripted_llm_then_what_if_from_it(demo_engine, synced
     # "simulate this draft": the draft as a new page of a sandbox
     page = tmp_path / "draft.md"
     page.write_text(llm["body"], encoding="utf-8")
-    assert main(["what-if", "--gap", str(g.id), "--add", f"draft://gap-{g.id}={page}", "--json"]) == 0
+    assert main(["what-if", "--gap", str(g.id), "--add", f"draft://gap-{g.id}={page}", "--tier3-sample", "4",
+                 "--json"]) == 0
     wi = json.loads(capsys.readouterr().out)
     assert wi["sandbox"]["edits"][0]["url"] == f"draft://gap-{g.id}" and len(wi["per_question"]) == g.latest["n_questions"]
+    assert wi["tier3"]["n_sampled"] == 4 and not wi["tier3"]["offline"]  # an LLM is configured: the Tier 3 part runs
+
+
+MARK = "[черновик статьи]"
+
+
+def _scripted_bot(body: dict) -> str | None:  # type: ignore[type-arg]
+    """The scripted generator answers when the retrieved fragment is the draft's text, else declines like the bot;
+    judge prompts get the server's smart reply (a PASS at its default score 0.8)."""
+    text = "\n".join(str(m.get("content", "")) for m in body.get("messages") or [])
+    if "Фрагмент базы знаний:" not in text:
+        return None
+    return "Ответ по статье из черновика." if MARK in text else "К сожалению, в предоставленном фрагменте нет ответа."
+
+
+def test_what_if_tier3_answered_and_declined_before_and_after(demo_engine, synced, tmp_path, capsys,  # type: ignore[no-untyped-def]
+                                                              scripted_openai_env) -> None:  # noqa: F811
+    """The internal Tier 3 pipeline on the parent and on the sandbox, through a scripted LLM over real HTTP: a
+    gap question is answered after the edit exactly when its production top-1 page is the new draft."""
+    from voproshalych_eval.cli import main
+
+    g = gaps.list_gaps(demo_engine)[1]
+    qs = gaps.gap_questions(demo_engine, g.id)
+    page = tmp_path / "t3.md"
+    page.write_text("\n\n".join(f"{MARK} {q['question']}" for q in qs[:30]), encoding="utf-8")
+    scripted_openai_env.responder = _scripted_bot
+    n0 = scripted_openai_env.count
+    assert main(["what-if", "--gap", str(g.id), "--add", f"draft://t3={page}", "--chunk-size", "500",
+                 "--chunk-overlap", "50", "--tier3-sample", "12", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    t3 = out["tier3"]
+    n = min(12, len(qs))
+    assert t3["n_sampled"] == n == t3["n"] and t3["n_gap_questions"] == len(qs)
+    assert t3["offline"] is False and t3["judged"] is True and t3["top_k"] == 1 and t3["label"] is None
+    top1 = {q["id"]: q["top1_after"] for q in out["per_question"]}
+    on_draft = sum(1 for q in t3["per_question"] if top1[q["id"]] == "draft://t3")
+    assert on_draft > 0, "some gap questions retrieve the draft top-1"
+    assert all(q["outcome_before"] == "declined" and q["answer_class_before"] == "not_found" for q in t3["per_question"])
+    assert all((q["outcome_after"] == "answered") == (top1[q["id"]] == "draft://t3") for q in t3["per_question"])
+    assert t3["before"]["n_answered"] == 0 and t3["before"]["n_declined"] == n
+    assert t3["before"]["declines_by_class"] == {"not_found": n}
+    assert t3["after"]["n_answered"] == on_draft and t3["after"]["n_declined"] == n - on_draft
+    assert t3["after"]["n_judged"] == on_draft and t3["after"]["n_passed"] == on_draft  # the smart judge passes them
+    tests = {t["metric"]: t for t in t3["paired_tests"]}
+    assert tests["answered"]["mean_diff"] == pytest.approx(on_draft / n)
+    assert tests["good"]["mean_diff"] == pytest.approx(on_draft / n)
+    gen_calls = [r for r in scripted_openai_env.requests[n0:]
+                 if "Фрагмент базы знаний:" in "\n".join(str(m.get("content", "")) for m in r.get("messages") or [])]
+    prompts = [r["messages"][-1]["content"] for r in gen_calls]
+    assert 0 < len(prompts) <= 2 * n and len(set(prompts)) == len(prompts)  # over HTTP; the LLM cache answers repeats
+    print(f"what-if Tier 3 (scripted LLM): answered {t3['before']['n_answered']}/{n} -> {t3['after']['n_answered']}/{n}, "
+          f"p = {tests['answered']['p_value']}")
+
+
+def test_what_if_tier3_offline_is_labelled(demo_engine, synced, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from voproshalych_eval.cli import main
+
+    g = gaps.list_gaps(demo_engine)[1]
+    page = tmp_path / "off.md"
+    page.write_text("Столовая работает с 8 до 18.", encoding="utf-8")
+    assert main(["what-if", "--gap", str(g.id), "--add", str(page), "--json"]) == 0  # no LLM: skipped by default
+    assert json.loads(capsys.readouterr().out)["tier3"] == {"skipped": "no LLM configured"}
+    assert main(["what-if", "--gap", str(g.id), "--add", str(page), "--tier3", "--tier3-sample", "3", "--json"]) == 0
+    t3 = json.loads(capsys.readouterr().out)["tier3"]
+    assert t3["offline"] is True and t3["judged"] is False and "offline" in t3["label"] and t3["n"] == 3
+    assert t3["before"]["n_judged"] == 0 and t3["before"]["n_answered"] + t3["before"]["n_declined"] + t3["before"]["n_error"] == 3
 
 
 def test_a_topic_without_rows_gets_no_centroid() -> None:
@@ -168,3 +235,45 @@ def test_a_topic_without_rows_gets_no_centroid() -> None:
     assert np.all(np.isfinite(cents)) and np.allclose(cents[0], [2 ** -0.5, 2 ** -0.5])
     kept, cents, skipped = gaps._topic_centroids(X, labels, [5])
     assert kept == [] and skipped == [5] and cents.shape == (0, 2)
+
+
+def test_diagnosis_through_the_llm_judge(demo_engine, synced, capsys, scripted_openai_env) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    """The LLM path of the diagnosis over real HTTP: the scripted judge names the third candidate for questions
+    with an even number of letters and none for the others; one judgement fails (HTTP 400) and is counted."""
+    import re
+
+    from tests.support.scripted_openai import Reply
+    from voproshalych_eval.cli import main
+
+    picks: dict[str, int | None] = {}
+
+    def judge(body: dict) -> str | None:  # type: ignore[type-arg]
+        text = "\n".join(str(m.get("content", "")) for m in body.get("messages") or [])
+        if "Фрагменты:" not in text:
+            return None
+        question = text.split("Вопрос:\n", 1)[1].split("\n\nФрагменты:", 1)[0]
+        ids = [int(x) for x in re.findall(r"^\[(\d+)\] ", text, flags=re.M)]
+        picks[question] = ids[2] if len(ids) > 2 and len(question.replace(" ", "")) % 2 == 0 else None
+        return json.dumps({"chunk_id": picks[question], "reason": "сценарий теста"}, ensure_ascii=False)
+
+    scripted_openai_env.responder = judge
+    scripted_openai_env.script(Reply.error(400))  # the first judgement fails
+    g = gaps.list_gaps(demo_engine)[2]
+    assert main(["gaps", "diagnose", str(g.id), "--sample", "12", "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["method"] == "judge" and res["model"] and res["threshold"] is None
+    failed = [it for it in res["items"] if it["category"] is None]
+    assert res["n_failed"] == len(failed) == 1 and failed[0]["error"]
+    judged = [it for it in res["items"] if it["category"] not in (None, "out_of_scope")]
+    assert judged and all(it["question"] in picks for it in judged)
+    for it in judged:
+        pick = picks[it["question"]]
+        if pick is None:
+            assert it["category"] == "missing" and "chunk_id" not in it
+        else:
+            assert it["chunk_id"] == pick and it["why"] == "сценарий теста"
+            want = "retrieval_miss" if it["production_rank"] != 1 else (
+                "answered" if it["answer_effective"] else "declined_or_wrong")
+            assert it["category"] == want or (want == "answered" and it["category"] == "declined_or_wrong")
+    assert sum(res["counts"].values()) == res["n_sampled"] - 1
+    assert any(picks[it["question"]] is not None for it in judged) and any(picks[it["question"]] is None for it in judged)

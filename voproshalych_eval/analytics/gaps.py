@@ -257,10 +257,14 @@ def record_numbers(engine: Engine, run: RunTopics, *, top_n: int = TOP_N_NEW,
     step = run.topics_step or {}
     assign = step.get("assignments") or {}
     ranked = [g for g in step.get("gaps") or [] if not g.get("off_topic")]
-    if not assign.get("log_id") or not ranked:
-        return {"run_id": run.run_id, "matched": [], "created": [], "note": "no ranked gaps in this run"}
+    has_picked = bool(_picked_gaps(engine))
+    if (not assign.get("log_id") or not ranked) and not has_picked:
+        return {"run_id": run.run_id, "matched": [], "created": [], "picked": [], "note": "no ranked gaps in this run"}
     model = str(run.params.get("embedder") or "")
     df, effective = _log_for_run(engine, run)
+    picked = record_picked(engine, run, df, effective)
+    if not assign.get("log_id") or not ranked:
+        return {"run_id": run.run_id, "matched": [], "created": [], "picked": picked, "note": "no ranked gaps in this run"}
     tdf, _ = text_rows(df)
     log_ids = np.asarray(assign["log_id"], dtype=np.int64)
     topic_of = dict(zip(log_ids.tolist(), [int(t) for t in assign["topic"]], strict=True))
@@ -271,7 +275,7 @@ def record_numbers(engine: Engine, run: RunTopics, *, top_n: int = TOP_N_NEW,
     by_topic = {int(g["topic"]): g for g in ranked}
     topics, cents, skipped = _topic_centroids(X, labels, sorted(by_topic))
     if not topics:
-        return {"run_id": run.run_id, "matched": [], "created": [], "skipped_topics": skipped,
+        return {"run_id": run.run_id, "matched": [], "created": [], "picked": picked, "skipped_topics": skipped,
                 "note": "no ranked gap topic has embedded rows in this run's log"}
     memory = TopicMemory(_topic_gaps(engine, model), threshold=threshold)
     matched = {topics[i]: n for i, n in memory.match(cents).items()}
@@ -305,7 +309,152 @@ def record_numbers(engine: Engine, run: RunTopics, *, top_n: int = TOP_N_NEW,
                  "num": json.dumps(_plain(nums), ensure_ascii=False), "ids": ids, "eff": eff_ids, "at": run.run_at},
             )
     return {"run_id": run.run_id, "matched": sorted(int(s.id) for s in matched.values()), "created": created,
-            "skipped_topics": skipped}
+            "picked": picked, "skipped_topics": skipped}
+
+
+# ------------------------------------------------------------------------------------------------ hand-picked gaps
+
+
+def _picked_gaps(engine: Engine) -> list[tuple[int, list[int], list[str]]]:
+    """``(id, log_ids, normalised question texts)`` of every hand-picked gap."""
+    with engine.connect() as conn:
+        rows = conn.execute(text("SELECT id, log_ids, questions FROM eval.gaps WHERE kind = 'questions' ORDER BY id")).all()
+    return [(int(r.id), [int(i) for i in r.log_ids or []], list(r.questions or [])) for r in rows]
+
+
+def _picked_mask(df: pd.DataFrame, log_ids: Sequence[int], texts: Sequence[str]) -> np.ndarray:
+    """Rows of ``df`` that are a hand-picked gap's questions: its log rows, and any row asking one of its
+    questions again (the same normalised text: a later import's new rows)."""
+    from voproshalych_eval.analytics.text_ru import normalize
+
+    norm = df["question"].map(lambda q: normalize(q) if isinstance(q, str) else "")
+    return (df["id"].isin([int(i) for i in log_ids]) | norm.isin(set(texts))).to_numpy(bool)
+
+
+def _insert_numbers(conn: Any, gap_id: int, run: RunTopics, df: pd.DataFrame, effective: np.ndarray,
+                    ids: list[int], extra: Mapping[str, Any]) -> None:
+    nums = numbers_for(df, effective, ids)
+    nums.update({"source": run.params.get("source"), **extra})
+    id_set = set(ids)
+    eff_ids = [int(i) for i, e in zip(df["id"], effective, strict=True) if e and int(i) in id_set]
+    conn.execute(
+        text("INSERT INTO eval.gap_numbers(gap_id, run_id, snapshot_id, topic, name, similarity, numbers, log_ids, "
+             "effective, run_at) VALUES (:g, :r, :s, NULL, NULL, NULL, CAST(:num AS jsonb), :ids, :eff, :at) "
+             "ON CONFLICT (gap_id, run_id) DO NOTHING"),
+        {"g": gap_id, "r": run.run_id, "s": run.snapshot_id, "num": json.dumps(_plain(nums), ensure_ascii=False),
+         "ids": ids, "eff": eff_ids, "at": run.run_at})
+
+
+def record_picked(engine: Engine, run: RunTopics, df: pd.DataFrame, effective: np.ndarray) -> list[int]:
+    """Record this run's numbers of every hand-picked gap whose questions are in its log; returns their ids."""
+    done = []
+    with engine.begin() as conn:
+        for gid, log_ids, texts in _picked_gaps(engine):
+            mask = _picked_mask(df, log_ids, texts)
+            if mask.any():
+                _insert_numbers(conn, gid, run, df, effective, [int(i) for i in df.loc[mask, "id"]],
+                                {"gap_rank": None, "picked": True})
+                done.append(gid)
+    return done
+
+
+def resolve_questions(df: pd.DataFrame, refs: Sequence[tuple[str, int | str]], *, where_log: str) -> list[int]:
+    """Log ids of hand-picked questions: each ref is ``(where it came from, a log id or a question text)``; a
+    text picks every log row asking it (normalised: case, ``ё``, spaces). A ref found nowhere is an error naming
+    where it came from."""
+    from voproshalych_eval.analytics.text_ru import normalize
+
+    if not refs:
+        raise ValueError("a gap needs questions: give log ids or question texts")
+    ids: set[int] = set()
+    known = set(int(i) for i in df["id"])
+    norm = df["question"].map(lambda q: normalize(q) if isinstance(q, str) else "")
+    for where, ref in refs:
+        if isinstance(ref, int):
+            if ref not in known:
+                raise LookupError(f"{where}: log id {ref} is not in {where_log}")
+            ids.add(ref)
+            continue
+        t = normalize(ref)
+        if not t:
+            raise ValueError(f"{where}: an empty question")
+        hit = df.loc[(norm == t).to_numpy(bool), "id"]
+        if hit.empty:
+            raise LookupError(f"{where}: the question {ref[:80]!r} is not in {where_log} (the text must be a logged "
+                              "question; case, ё and spaces do not matter)")
+        ids.update(int(i) for i in hit)
+    return sorted(ids)
+
+
+#: the columns of a file of hand-picked questions (one of them per record)
+PICK_COLUMNS = ("log_id", "question")
+
+
+def refs_from_args(values: Sequence[str]) -> list[tuple[str, int | str]]:
+    """``--questions`` values: an integer is a log id, anything else a question text."""
+    out: list[tuple[str, int | str]] = []
+    for i, v in enumerate(values, start=1):
+        v = str(v)
+        out.append((f"--questions value {i}", int(v.strip()) if v.strip().isdigit() else v))
+    return out
+
+
+def refs_from_file(path: str, *, data: bytes | None = None, name: str | None = None) -> list[tuple[str, int | str]]:
+    """A CSV / JSON / JSONL file of hand-picked questions (read by :func:`voproshalych_eval.record_files.read_file`):
+    each record has a ``log_id`` or a ``question`` (exactly one); a bad value names the file, row and field."""
+    from voproshalych_eval.record_files import (
+        FieldError,
+        RecordFileError,
+        as_int,
+        as_text,
+        check_columns,
+        read_file,
+    )
+
+    f = read_file(path, data=data, name=name)
+    check_columns(f.file, f.columns, PICK_COLUMNS)
+    out: list[tuple[str, int | str]] = []
+    for rec, row in zip(f.records, f.rows, strict=True):
+        try:
+            log_id = as_int(rec.get("log_id"), "log_id", lo=1)
+            q = as_text(rec.get("question"), "question")
+            q = q if q and q.strip() else None
+            if (log_id is None) == (q is None):
+                raise FieldError("log_id" if log_id is None else "question",
+                                 "give either a log_id or a question in each record" if log_id is None else
+                                 "give either a log_id or a question, not both")
+        except FieldError as exc:
+            raise f.error(row, exc) from None
+        out.append((f"{f.file}, row {row}", log_id if log_id is not None else str(q)))
+    if not out:
+        raise RecordFileError(f.file, None, None, "no questions in the file")
+    return out
+
+
+def create_picked(engine: Engine, run: RunTopics, refs: Sequence[tuple[str, int | str]], *,
+                  name: str | None = None, owner: str | None = None) -> Gap:
+    """A gap of hand-picked real questions (log ids or texts, :func:`resolve_questions`) of the run's log, with
+    this run's numbers; later runs count its questions and any new row asking one of them again."""
+    from voproshalych_eval.analytics.text_ru import normalize
+
+    df, effective = _log_for_run(engine, run)
+    ids = resolve_questions(df, refs, where_log=f"the question log of real-users run #{run.run_id}")
+    rows = df[df["id"].isin(ids)]
+    texts = sorted({normalize(q) for q in rows["question"] if isinstance(q, str) and q.strip()})
+    first = str(rows["question"].iloc[0]).strip()
+    name = " ".join(str(name).split()) if name and str(name).strip() else (
+        (first[:60] + ("…" if len(first) > 60 else "")) + (f" (+{len(texts) - 1})" if len(texts) > 1 else ""))
+    with engine.begin() as conn:
+        gid = int(conn.execute(text("INSERT INTO eval.gaps(kind, name, model, log_ids, questions, owner) VALUES "
+                                    "('questions', :n, :m, :ids, :q, :o) RETURNING id"),
+                               {"n": name, "m": run.params.get("embedder"), "ids": ids, "q": texts, "o": owner}
+                               ).scalar_one())
+        conn.execute(text("INSERT INTO eval.gap_events(gap_id, status, note, owner) VALUES (:g, 'open', :n, :o)"),
+                     {"g": gid, "n": f"hand-picked: {len(ids)} log row(s), {len(texts)} question(s)", "o": owner})
+        mask = _picked_mask(df, ids, texts)
+        _insert_numbers(conn, gid, run, df, effective, [int(i) for i in df.loc[mask, "id"]],
+                        {"gap_rank": None, "picked": True})
+    return get_gap(engine, gid)
 
 
 def _plain(d: Mapping[str, Any]) -> dict[str, Any]:

@@ -33,6 +33,15 @@ def register(sub: Any) -> None:
                    help=f"splitter overlap in characters (production: {DEFAULT_CHUNK_OVERLAP})")
     p.add_argument("--snapshot", type=int, default=None, help="the parent snapshot (default: the current one)")
     p.add_argument("--embedder", default=None, help="embedder (default: the model of the stored vectors)")
+    t3 = p.add_mutually_exclusive_group()
+    t3.add_argument("--tier3", dest="tier3", action="store_const", const=True, default=None,
+                    help="also run the gaps' questions through the internal Tier 3 pipeline on both snapshots "
+                         "(answered / declined / judged before -> after); default: when an LLM is configured, "
+                         "with none the offline extractive generator (labelled offline)")
+    t3.add_argument("--no-tier3", dest="tier3", action="store_const", const=False, help="skip the Tier 3 part")
+    p.add_argument("--tier3-sample", type=int, default=None, metavar="N",
+                   help="Tier 3 part over a seeded sample of at most N gap questions (default: all)")
+    p.add_argument("--offline", action="store_true", help="offline generator and judge even if an LLM is configured")
     add_outcome_flags(p)
     p.set_defaults(func=cmd_what_if)
 
@@ -47,6 +56,15 @@ def register(sub: Any) -> None:
     q.add_argument("id", type=int)
     add_json_flag(q)
     q.set_defaults(func=cmd_show)
+    q = gsub.add_parser("create", help="a gap of hand-picked real questions (log ids or question texts, on the "
+                        "command line or in a CSV/JSON/JSONL file with a log_id or question column)")
+    q.add_argument("--questions", nargs="+", default=[], metavar="ID_OR_TEXT",
+                   help="log ids (integers) or question texts as logged (case, ё and spaces do not matter)")
+    q.add_argument("--file", default=None, metavar="FILE", help="a .csv/.json/.jsonl file: log_id or question per record")
+    q.add_argument("--name", default=None, help="the gap's name (default: its first question)")
+    q.add_argument("--owner", default=None)
+    add_json_flag(q)
+    q.set_defaults(func=cmd_create)
     q = gsub.add_parser("status", help="set a gap's status (dismissed needs --note with the reason)")
     q.add_argument("id", type=int)
     q.add_argument("status", choices=("open", "in_progress", "addressed", "dismissed"))
@@ -86,7 +104,8 @@ def cmd_what_if(args: Any) -> int:
     snap, info = sandbox.create(eng, edits, parent=args.snapshot, chunk_size=args.chunk_size,
                                 chunk_overlap=args.chunk_overlap, embedder=args.embedder, progress=progress)
     plan = whatif.build_plan(eng, {"sandbox": snap.id, "datasets": args.dataset, "gaps": args.gap,
-                                   "regression": args.regression, "embedder": args.embedder})
+                                   "regression": args.regression, "embedder": args.embedder, "tier3": args.tier3,
+                                   "tier3_sample": args.tier3_sample, "offline": True if args.offline else None})
     run_id, prog = execute_plan(plan, args)
     run = runs.get_run(eng, run_id)
     records = runs.item_records(eng, run_id)
@@ -117,6 +136,19 @@ def _human(out: dict[str, Any]) -> str:
     block("questions", out["before"], out["after"])
     moved = [q for q in out["per_question"] if q["rank_before"] != q["rank_after"]]
     lines.append(f"  page rank changed for {len(moved)} question(s)")
+    t3 = out.get("tier3") or {}
+    if t3.get("skipped"):
+        lines.append(f"Tier 3 part skipped: {t3['skipped']}")
+    elif t3:
+        lines.append(f"Tier 3 part over {t3.get('n_sampled')} of {t3.get('n_gap_questions')} gap question(s), generator "
+                     f"{t3.get('generator')}" + (" — OFFLINE (extractive, no LLM)" if t3.get("offline") else ""))
+        for side in ("before", "after"):
+            d = t3.get(side) or {}
+            lines.append(f"  {side:6s} answered {d.get('n_answered')}, declined {d.get('n_declined')}, errors "
+                         f"{d.get('n_error')}" + (f", judged PASS {d.get('n_passed')} of {d.get('n_judged')}"
+                                                 if t3.get("judged") else ""))
+        lines += [f"  paired test {t['metric']}: mean diff {t['mean_diff']:+.3f}, p = {t['p_value']}"
+                  for t in t3.get("paired_tests") or []]
     reg = out.get("regression")
     if reg:
         block("regression", reg["before"], reg["after"])
@@ -172,6 +204,21 @@ def cmd_show(args: Any) -> int:
         lines.append(f"  re-check: effective {_pct(rc['effective_before'])} (n={rc['n_before']}) before -> "
                      f"{_pct(rc['effective_after'])} (n={rc['n_after']}) after: {rc['verdict']}")
     emit(out, args.json, "\n".join(lines))
+    return 0
+
+
+def cmd_create(args: Any) -> int:
+    from voproshalych_eval.analytics import gaps
+    from voproshalych_eval.gap_sync import create_picked
+
+    refs = gaps.refs_from_args(args.questions) + (gaps.refs_from_file(args.file) if args.file else [])
+    if not refs:
+        raise ValueError("gaps create needs questions: --questions ID_OR_TEXT ... and/or --file FILE")
+    eng = engine()
+    g = create_picked(eng, refs, name=args.name, owner=args.owner)
+    out = {**g.to_json(), "log_ids": [q["log_id"] for q in gaps.gap_questions(eng, g.id)]}
+    emit(out, args.json, f"gap #{g.id}: {g.name} — {g.latest.get('n_questions')} question(s) of real-users run "
+                         f"{g.latest_run_id}, effective answered {_pct(g.latest.get('effective_answered_rate'))}")
     return 0
 
 

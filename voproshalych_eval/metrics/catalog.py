@@ -669,6 +669,20 @@ _add(
     _count("n_top1_changed", "Сменился топ-1", "Top-1 changed",
            "вопросы регрессионного набора, у которых сменилась первая страница выдачи",
            "regression questions whose top-1 page changed", "lower"),
+    # the Tier 3 part (``tier3.before.*`` / ``tier3.after.*``; n_answered, n_declined, n_error, answered_rate and
+    # pass_rate are the shared entries)
+    _count("n_judged", "Оценено судьёй", "Judged", "ответы с вердиктом судьи PASS/FAIL",
+           "answers with a PASS/FAIL verdict of the judge"),
+    _count("n_passed", "PASS судьи", "Judge PASS", "ответы, которые судья признал верными и обоснованными",
+           "answers the judge found correct and grounded", "higher"),
+    _count("n_judge_failures", "Сбоев судьи", "Judge failures", "ответы, которые судья не смог оценить (любой сбой)",
+           "answers the judge could not score (any failure)", "lower"),
+    _count("n_gap_questions", "Вопросов разрыва", "Gap questions", "все вопросы разрывов в сравнении",
+           "every gap question of the comparison"),
+    _count("n_sampled", "Вопросов в выборке", "Questions sampled", "вопросы разрывов, прошедшие Tier 3 (выборка с seed)",
+           "gap questions run through Tier 3 (a seeded sample)"),
+    _count("top_k", "Чанков в контексте", "Chunks in the context", "первые k найденных чанков, из которых генерируется ответ "
+           "(в продакшене 1)", "the first k retrieved chunks the answer is generated from (production: 1)", kind="setting"),
 )
 
 #: groups whose children are all alike (``timings_s.embed`` is seconds whatever the step)

@@ -155,24 +155,9 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         t0 = time.perf_counter()
         hits = search_vectors(engine, vec, k=top_k, model=embedder_name, snapshot=snap)[0]
         retrieval_s = time.perf_counter() - t0
-        kb = inputs.chunk_texts(engine, [h.chunk_id for h in hits], snapshot=snap)
-        contexts = [kb[h.chunk_id]["text"] for h in hits if h.chunk_id in kb]
-        gen = llm_calls.generation_dict(generator.generate(question, contexts, cache_salt=f"repeat{i}" if repeats > 1 else None))
-        ok = not gen["error"] and gen["text"] is not None
-        return {
-            "outcome": "answered" if ok else "error",
-            "answer": gen["text"],
-            "contexts": contexts,
-            "context_source": "retrieval",
-            "retrieved_chunk_ids": [int(h.chunk_id) for h in hits],
-            "retrieved_urls": [h.url for h in hits],
-            "retrieval_latency_s": retrieval_s,
-            "latency_s": gen["latency_s"],
-            "generation_model": gen["model"],
-            "tokens": gen["tokens"],
-            "error_kind": None if ok else "generation",
-            "reason": None if ok else gen["error"],
-        }
+        gen = generate_from_chunks(engine, generator, question, [int(h.chunk_id) for h in hits], snapshot=snap,
+                                   cache_salt=f"repeat{i}" if repeats > 1 else None)
+        return {**gen, "retrieved_urls": [h.url for h in hits], "retrieval_latency_s": retrieval_s}
 
     def api_once(question: str, record: Mapping[str, Any]) -> dict[str, Any]:
         reply = client.ask(question, [str(t) for t in (record.get("dialog_context") or [])])
@@ -222,12 +207,8 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         sample = llm_calls.make_sample(question, answer, reference, contexts)
         # the judge prompt must fit the model's window: the context is cut to fit (recorded), and an item that
         # cannot fit at all is a counted context_overflow failure, still in every denominator
-        sample, fit = llm_calls.fit_judge_contexts(judge, JUDGE_METRICS, sample)
-        if fit is not None and "overflow" in fit:
-            rag = e2e = llm_calls.overflow_result(fit)
-        else:
-            rag = llm_calls.judge_call(judge.rag_judge, sample, threshold=threshold)
-            e2e = llm_calls.judge_call(judge.e2e_score, sample)
+        sample, fit, judged = judge_sample(judge, sample, JUDGE_METRICS, threshold=threshold)
+        rag, e2e = judged["rag_judge"], judged["e2e_score"]
         vecs = embedder.get().encode_passages([answer, reference]) if answer.strip() and reference else None
         from voproshalych_eval.metrics.similarity import cosine_similarity, euclidean_distance
 
@@ -305,6 +286,42 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         providers=llm_calls.providers_of(generator, judge),
     )
 
+
+
+def generate_from_chunks(engine: Engine, generator: Any, question: str, chunk_ids: list[int], *, snapshot: Any,
+                         cache_salt: str | None = None) -> dict[str, Any]:
+    """The internal pipeline after retrieval: the texts of ``chunk_ids`` in ``snapshot`` (in that order) are the
+    context the generator answers from. ``outcome`` is ``answered`` or ``error`` (a failed generation, its reason
+    kept); the what-if (:mod:`voproshalych_eval.tiers.whatif`) runs it on a sandbox and on its parent."""
+    kb = inputs.chunk_texts(engine, chunk_ids, snapshot=snapshot)
+    contexts = [kb[c]["text"] for c in chunk_ids if c in kb]
+    gen = llm_calls.generation_dict(generator.generate(question, contexts, cache_salt=cache_salt))
+    ok = not gen["error"] and gen["text"] is not None
+    return {
+        "outcome": "answered" if ok else "error",
+        "answer": gen["text"],
+        "contexts": contexts,
+        "context_source": "retrieval",
+        "retrieved_chunk_ids": [int(c) for c in chunk_ids],
+        "latency_s": gen["latency_s"],
+        "generation_model": gen["model"],
+        "tokens": gen["tokens"],
+        "error_kind": None if ok else "generation",
+        "reason": None if ok else gen["error"],
+    }
+
+
+def judge_sample(judge: Any, sample: Any, metrics: tuple[str, ...], *, threshold: float
+                 ) -> tuple[Any, dict[str, Any] | None, dict[str, dict[str, Any]]]:
+    """Judge an answered sample with ``metrics`` (``rag_judge`` at ``threshold``, others plain): the context is cut
+    to the judge's window first (``fit``: the cut, or ``overflow`` — then every metric is a counted
+    ``context_overflow`` failure). Returns ``(sample as judged, fit, {metric: result})``."""
+    sample, fit = llm_calls.fit_judge_contexts(judge, metrics, sample)
+    if fit is not None and "overflow" in fit:
+        return sample, fit, dict.fromkeys(metrics, llm_calls.overflow_result(fit))
+    out = {m: (llm_calls.judge_call(judge.rag_judge, sample, threshold=threshold) if m == "rag_judge"
+               else llm_calls.judge_call(getattr(judge, m), sample)) for m in metrics}
+    return sample, fit, out
 
 
 def _sum_counts(counters: Any) -> dict[str, int]:

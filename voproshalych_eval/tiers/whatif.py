@@ -16,6 +16,18 @@ K in 1, 3, 5 — 1 is production's top-1 —, ``mrr``) over each question's dist
 page rank of the first relevant page before and after (None when not retrieved). The chunk level is
 reported only for questions whose relevant chunks exist unchanged in the sandbox. The difference of the
 paired per-question values is tested with :func:`voproshalych_eval.metrics.statistics.paired_permutation_test`.
+
+**Tier 3 part** (``tier3``): the gaps' questions (a seeded sample of at most ``tier3_sample``, stated) go through
+the internal Tier 3 pipeline on both snapshots — production's top-``top_k`` (1) chunks of the same retrieval,
+generation from them (:func:`voproshalych_eval.tiers.tier3.generate_from_chunks`, the production bot prompt) and,
+when the judge is an LLM, the seed-003 RAG judge (:func:`~voproshalych_eval.tiers.tier3.judge_sample`). A
+generated text is *declined* when the real-users answer patterns
+(:data:`voproshalych_eval.analytics.answers.DEFAULT_PATTERNS`) class it as anything but an answer ("не знаю",
+"в предоставленном фрагменте нет…"). Reported: answered / declined / errors (by kind) before and after, judged
+PASS before and after, and the paired tests of ``answered`` (1 = a real answer) and ``good`` (1 = answered and
+PASS; a decline is 0) over the questions with no error on either side. ``tier3 = None`` runs it when an LLM is
+configured; ``True`` runs it anyway with the offline extractive generator (labelled offline: it never declines,
+so only the judge-free outcome counts are shown); ``False`` skips it.
 """
 
 from __future__ import annotations
@@ -31,7 +43,7 @@ from voproshalych_eval.db import sandboxes, snapshots
 from voproshalych_eval.embeddings import cached_embedder
 from voproshalych_eval.metrics.statistics import paired_permutation_test
 from voproshalych_eval.plans import Plan
-from voproshalych_eval.tiers import inputs, tier1
+from voproshalych_eval.tiers import inputs, llm_calls, tier1, tier3
 
 TIER = "whatif"
 CUTOFFS = (1, 3, 5)
@@ -48,7 +60,20 @@ DEFAULTS: dict[str, Any] = {
     "embedder": None,
     "n_resamples": 2000,
     "batch_size": 200,
+    # the Tier 3 part (see the module docstring)
+    "tier3": None,
+    "tier3_sample": None,
+    "top_k": 1,
+    "generator_model": None,
+    "threshold": 0.5,
+    "offline": None,
+    "seed": 0,
+    **llm_calls.JUDGE_PARAMS,
 }
+#: the judge metric of the Tier 3 part (gap questions have no reference answer: correctness + groundedness on
+#: the context, seed 003)
+TIER3_JUDGE = ("rag_judge",)
+TIER3_TESTED = ("answered", "good")
 
 
 def _question_rows(engine: Engine, p: Mapping[str, Any], edited_urls: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
@@ -106,6 +131,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     before = snapshots.get(engine, info.parent_id)
     edited_urls = [e["url"] for e in info.edits if e["op"] in ("add", "replace")]
     rows, hashes = _question_rows(engine, p, edited_urls)
+    t3 = _tier3_setup(engine, p, rows)
     emb = cached_embedder(str(p["embedder"] or info.embedder or tier1.default_embedder_name(engine, snapshot=before)), engine)
     diff = snapshots.diff(engine, before, after)
     changed = diff.changed_chunks
@@ -149,11 +175,32 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
                 "chunk_comparable": comparable,
                 "chunk_before": ib["metrics_chunk"] if comparable else None,
                 "chunk_after": ia["metrics_chunk"] if comparable else None,
+                "tier3": None,
             })
+        todo = [(i, r) for i, r in enumerate(batch) if t3 is not None and r["key"] in t3["keys"]]
+        if todo:
+            plan.say(bi(f"Tier 3 до и после правки для {len(todo)} вопросов…",
+                        f"Tier 3 before and after the edit for {len(todo)} question(s)…"))
+        for i, r in todo:
+            out[i]["tier3"] = {side: _tier3_side(engine, t3, r["question"], ids, snap)
+                               for side, ids, snap in (("before", b[i]["retrieved_ids"], before),
+                                                       ("after", a[i]["retrieved_ids"], after))}
         return out
 
     def finalize(records: list[dict[str, Any]]) -> dict[str, Any]:
-        return aggregate(records, n_resamples=int(p["n_resamples"]))
+        out = aggregate(records, n_resamples=int(p["n_resamples"]))
+        if t3 is None:
+            out["tier3"] = {"skipped": "off" if p["tier3"] is False else (
+                "no gap questions" if not any(r["source"].startswith("gap ") for r in rows) else "no LLM configured")}
+        else:
+            out.setdefault("tier3", {"n": 0})
+            out["tier3"].update(
+                offline=t3["offline"], judged=t3["judged"], generator=t3["generator"].model, judges=t3["judges"],
+                n_gap_questions=t3["n_questions"], n_sampled=len(t3["keys"]), top_k=t3["top_k"],
+                label=bi("офлайн: экстрактивный генератор без LLM, отказов не бывает, судьи нет",
+                         "offline: extractive generator without an LLM, never declines, no judge")
+                if t3["offline"] else None)
+        return out
 
     plan = Plan(
         tier=TIER,
@@ -163,18 +210,118 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         prepare=prepare,
         finalize=finalize,
         concurrency=1,
-        params={"sandbox": after.id, "parent": before.id, "edits": info.edits, "chunk_size": info.chunk_size,
+        params={**_tier3_params(p, t3), "sandbox": after.id, "parent": before.id, "edits": info.edits, "chunk_size": info.chunk_size,
                 "chunk_overlap": info.chunk_overlap, "datasets": [str(d) for d in p["datasets"] or []],
                 "gaps": [int(g) for g in p["gaps"] or []], "regression": p["regression"], "cutoffs": cutoffs,
                 "n_resamples": int(p["n_resamples"]), "batch_size": int(p["batch_size"]), "inputs": hashes,
                 "distance": "cosine (pgvector <=>)", "level": "url (page); chunk where the relevant chunks are unchanged"},
-        models={"embedder": emb.name, "dim": emb.dim},
+        models={"embedder": emb.name, "dim": emb.dim,
+                **({"generator": t3["generator"].model, "judges": t3["judges"]} if t3 else {})},
+        prompts=({**llm_calls.generator_prompts(t3["generator"]),
+                  **llm_calls.judge_prompts(TIER3_JUDGE, t3["judge"] if t3["judged"] else None)} if t3 else {}),
+        providers=llm_calls.providers_of(t3["generator"], t3["judge"] if t3["judged"] else None) if t3 else [],
+        offline=bool(t3 and t3["offline"]),
         dataset_name=", ".join(h.split(":")[0] for h in hashes),
         dataset_hash=hashlib.sha256("|".join(hashes).encode()).hexdigest(),
         snapshot_id=after.id,
         label=f"#{after.id} ← #{before.id}",  # sandbox ← parent snapshot (the tier's title says "what-if")
     )
     return plan
+
+
+def _tier3_setup(engine: Engine, p: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The Tier 3 part's generator, judge and questions (None when it is skipped: ``tier3`` False, no gap
+    question, or ``tier3`` None without an LLM)."""
+    gap_keys = sorted(r["key"] for r in rows if r["group"] == "main" and r["source"].startswith("gap "))
+    if p["tier3"] is False or not gap_keys:
+        return None
+    if not 1 <= int(p["top_k"]) <= max(CUTOFFS):
+        raise ValueError(f"top_k must be between 1 and {max(CUTOFFS)}, got {p['top_k']}")
+    generator = llm_calls.make_generator(engine, model=p["generator_model"], offline=p["offline"])
+    if p["tier3"] is None and getattr(generator, "offline", False):
+        return None
+    judge = llm_calls.tier_judge(engine, p)
+    n = len(gap_keys) if p["tier3_sample"] is None else max(1, min(int(p["tier3_sample"]), len(gap_keys)))
+    import random
+
+    keys = set(gap_keys if n == len(gap_keys) else random.Random(int(p["seed"])).sample(gap_keys, n))
+    judged = not getattr(judge, "offline", False)
+    return {"generator": generator, "judge": judge, "judged": judged, "keys": keys, "top_k": int(p["top_k"]), "n_questions": len(gap_keys),
+            "offline": bool(getattr(generator, "offline", False)), "threshold": float(p["threshold"]),
+            "judges": list(getattr(judge, "models", []) or []) if judged else []}
+
+
+def _tier3_params(p: Mapping[str, Any], t3: dict[str, Any] | None) -> dict[str, Any]:
+    """The Tier 3 part's parameters as frozen in the run (``tier3`` resolved to True / False, so a resume
+    neither starts nor drops it when the LLM settings change)."""
+    out = {k: p[k] for k in ("tier3_sample", "top_k", "generator_model", "threshold", "seed", *llm_calls.JUDGE_PARAMS)}
+    out["tier3"] = t3 is not None
+    out["offline"] = True if t3 is not None and t3["offline"] else p["offline"]
+    return out
+
+
+def _tier3_side(engine: Engine, t3: dict[str, Any], question: str, retrieved: list[Any], snap: Any) -> dict[str, Any]:
+    """One question on one snapshot through the internal Tier 3 pipeline (top-k of the what-if's retrieval)."""
+    ids = [int(c) for c in retrieved[: t3["top_k"]]]
+    gen = tier3.generate_from_chunks(engine, t3["generator"], question, ids, snapshot=snap)
+    out = {"outcome": gen["outcome"], "answer": gen["answer"], "chunk_ids": ids, "error_kind": gen["error_kind"],
+           "reason": gen["reason"], "tokens": gen["tokens"], "answer_class": None, "passed": None, "rag_score": None,
+           "judge_failures": None}
+    if gen["outcome"] == "answered":  # a decline is an outcome, not an answer: classed like the real users' log
+        from voproshalych_eval.analytics.answers import classify_answers
+
+        out["answer_class"] = str(classify_answers([gen["answer"] or ""]).classes[0])
+        if out["answer_class"] != "answer":
+            out["outcome"] = "declined"
+    if out["outcome"] == "answered" and t3["judged"]:
+        sample = llm_calls.make_sample(question, gen["answer"], None, gen["contexts"])
+        _, _, res = tier3.judge_sample(t3["judge"], sample, TIER3_JUDGE, threshold=t3["threshold"])
+        rag = res["rag_judge"]
+        out.update(passed=rag.get("passed"), rag_score=rag.get("score"), judge_failures=rag.get("failures") or None)
+    return out
+
+
+def _tier3_summary(items: Sequence[Mapping[str, Any]], n_resamples: int) -> dict[str, Any] | None:
+    """Answered / declined / errors and judged PASS per side, and the paired tests of ``answered`` and ``good``."""
+    from collections import Counter
+
+    done = [it["tier3"] for it in items if it.get("tier3")]
+    if not done:
+        return None
+    out: dict[str, Any] = {"n": len(done)}
+    for side in ("before", "after"):
+        ds = [d[side] for d in done]
+        n_ans = sum(1 for d in ds if d["outcome"] == "answered")
+        judged = [d for d in ds if d["outcome"] == "answered" and d["passed"] is not None]
+        out[side] = {
+            "n_answered": n_ans, "n_declined": sum(1 for d in ds if d["outcome"] == "declined"),
+            "n_error": sum(1 for d in ds if d["outcome"] == "error"),
+            "errors_by_kind": dict(sorted(Counter(d["error_kind"] or "internal" for d in ds
+                                                  if d["outcome"] == "error").items())),
+            "declines_by_class": dict(sorted(Counter(d["answer_class"] for d in ds if d["outcome"] == "declined").items())),
+            "answered_rate": n_ans / len(ds),
+            "n_judged": len(judged), "n_passed": sum(1 for d in judged if d["passed"]),
+            "n_judge_failures": sum(1 for d in ds if d["outcome"] == "answered" and d["passed"] is None and d["judge_failures"]),
+            "pass_rate": (sum(1 for d in judged if d["passed"]) / len(judged)) if judged else None,
+        }
+
+    def value(d: Mapping[str, Any], metric: str) -> float | None:
+        if metric == "answered":
+            return 1.0 if d["outcome"] == "answered" else 0.0
+        if d["outcome"] == "declined":
+            return 0.0
+        return None if d["passed"] is None else (1.0 if d["passed"] else 0.0)
+
+    tests = []
+    for metric in TIER3_TESTED:
+        pairs = [(value(d["before"], metric), value(d["after"], metric)) for d in done
+                 if "error" not in (d["before"]["outcome"], d["after"]["outcome"])]
+        pairs = [(x, y) for x, y in pairs if x is not None and y is not None]
+        if pairs:
+            t = paired_permutation_test([x for x, _ in pairs], [y for _, y in pairs], n_resamples=n_resamples)
+            tests.append({"metric": metric, **t.to_dict()})
+    out["paired_tests"] = tests
+    return out
 
 
 def _block(items: Sequence[Mapping[str, Any]], side: str, n_resamples: int) -> dict[str, Any]:
@@ -210,6 +357,10 @@ def aggregate(records: Sequence[Mapping[str, Any]], *, n_resamples: int = 2000) 
             tests.append({"group": group, "level": "url", "metric": key, **t.to_dict()})
         if group == "regression":
             out["n_top1_changed"] = sum(1 for it in items if it["top1_before"] != it["top1_after"])
+        else:
+            summary = _tier3_summary(items, n_resamples)
+            if summary is not None:
+                out["tier3"] = summary
     out["paired_tests"] = tests
     return out
 
@@ -247,6 +398,7 @@ def report(records: Sequence[Mapping[str, Any]], metrics: Mapping[str, Any], *, 
         "paired_tests": [t for t in tests if t["group"] == "main"],
         "per_question": per_question(main),
         "regression": None,
+        "tier3": _tier3_report(metrics.get("tier3"), main),
     }
     if reg:
         out["regression"] = {
@@ -257,4 +409,19 @@ def report(records: Sequence[Mapping[str, Any]], metrics: Mapping[str, Any], *, 
                               "top1_after": it["top1_after"]} for it in reg if it["top1_before"] != it["top1_after"]],
             "per_question": per_question(reg),
         }
+    return out
+
+
+def _tier3_report(summary: Mapping[str, Any] | None, items: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The CLI's ``tier3``: the summary (answered / declined / errors and judged PASS before and after, the paired
+    tests, ``offline`` with its label, the sample stated) and every sampled question's outcome on each side."""
+    if summary is None:
+        return None
+    out = dict(summary)
+    if "skipped" not in out:
+        out["per_question"] = [
+            {"id": it["id"], "question": it["question"],
+             **{f"{k}_{side}": it["tier3"][side][k] for side in ("before", "after")
+                for k in ("outcome", "answer_class", "passed", "answer")}}
+            for it in items if it.get("tier3")]
     return out

@@ -378,6 +378,17 @@ WHATIF = (
     replace(N_RESAMPLES, flag="", widget=""),
     Param("batch_size", "int", 200, "вопросов в пакете", "questions per batch", low=1, role="speed", flag="",
           widget=""),
+    # the Tier 3 part (tiers/whatif.py): set by the what-if command's own flags
+    Param("tier3", "bool", None, "часть Tier 3", "Tier 3 part", "прогнать вопросы пробела через внутренний Tier 3",
+          "run the gap questions through the internal Tier 3", role="config", flag="", widget=""),
+    Param("tier3_sample", "int", None, "выборка Tier 3", "Tier 3 sample", "вопросов пробела в части Tier 3",
+          "gap questions in the Tier 3 part", low=1, role="config", flag="", widget=""),
+    replace(TOP_K, flag="", widget=""),
+    replace(GENERATOR_MODEL, flag="", widget=""),
+    replace(THRESHOLD, flag="", widget=""),
+    replace(OFFLINE, flag="", widget=""),
+    Param("seed", "int", 0, "seed", "seed", "зерно случайного выбора", "random seed", flag="", widget=""),
+    *(replace(j, flag="", widget="") for j in JUDGE),
 )
 
 JUDGE_AGREEMENT = (

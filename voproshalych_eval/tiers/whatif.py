@@ -42,7 +42,8 @@ from voproshalych_eval.bilingual import text as bi
 from voproshalych_eval.db import sandboxes, snapshots
 from voproshalych_eval.embeddings import cached_embedder
 from voproshalych_eval.metrics.statistics import paired_permutation_test
-from voproshalych_eval.plans import Plan
+from voproshalych_eval.plan_parameters import JUDGE
+from voproshalych_eval.plans import Plan, spec
 from voproshalych_eval.tiers import inputs, llm_calls, tier1, tier3
 
 TIER = "whatif"
@@ -52,24 +53,7 @@ KEY_METRICS = ("hit_rate@1", "hit_rate@3", "hit_rate@5", "mrr")
 TESTED = ("hit_rate@1", "hit_rate@5", "mrr")
 GROUPS = ("main", "regression")
 
-DEFAULTS: dict[str, Any] = {
-    "sandbox": None,
-    "datasets": [],
-    "gaps": [],
-    "regression": None,
-    "embedder": None,
-    "n_resamples": 2000,
-    "batch_size": 200,
-    # the Tier 3 part (see the module docstring)
-    "tier3": None,
-    "tier3_sample": None,
-    "top_k": 1,
-    "generator_model": None,
-    "threshold": 0.5,
-    "offline": None,
-    "seed": 0,
-    **llm_calls.JUDGE_PARAMS,
-}
+DEFAULTS: dict[str, Any] = spec("whatif").defaults()
 #: the judge metric of the Tier 3 part (gap questions have no reference answer: correctness + groundedness on
 #: the context, seed 003)
 TIER3_JUDGE = ("rag_judge",)
@@ -119,7 +103,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     """The what-if plan: ``sandbox`` (a sandbox snapshot id, made by :func:`tiers.sandbox.create`),
     ``datasets`` (golden dataset names / ids), ``gaps`` (gap ids), ``regression`` (a golden dataset),
     ``embedder`` (default: the one the sandbox was embedded with)."""
-    p = {**DEFAULTS, **{k: v for k, v in params.items() if v is not None}}
+    p = spec("whatif").resolve(params)
     if p["sandbox"] is None:
         raise ValueError("what-if needs a sandbox (edits: --add, --replace-page, --remove-page)")
     info = sandboxes.get(engine, int(p["sandbox"]))
@@ -254,7 +238,7 @@ def _tier3_setup(engine: Engine, p: dict[str, Any], rows: list[dict[str, Any]]) 
 def _tier3_params(p: Mapping[str, Any], t3: dict[str, Any] | None) -> dict[str, Any]:
     """The Tier 3 part's parameters as frozen in the run (``tier3`` resolved to True / False, so a resume
     neither starts nor drops it when the LLM settings change)."""
-    out = {k: p[k] for k in ("tier3_sample", "top_k", "generator_model", "threshold", "seed", *llm_calls.JUDGE_PARAMS)}
+    out = {k: p[k] for k in ("tier3_sample", "top_k", "generator_model", "threshold", "seed", *(j.name for j in JUDGE))}
     out["tier3"] = t3 is not None
     out["offline"] = True if t3 is not None and t3["offline"] else p["offline"]
     return out

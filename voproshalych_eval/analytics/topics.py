@@ -367,6 +367,11 @@ def topic_coverage(
     if n != vectors.shape[0]:
         raise ValueError(f"{n} log rows but {vectors.shape[0]} vectors")
     questions = log["question"].astype(str).tolist()
+    empty = [i for i, q in enumerate(questions) if not q.strip()]
+    if empty:
+        raise ValueError(f"topics need question text, but {len(empty)} of {n} rows have none (rows "
+                         f"{', '.join(map(str, empty[:5]))}{', …' if len(empty) > 5 else ''}); take "
+                         "question_log.text_rows(log) first")
     cats = np.asarray(categories if categories is not None else text_ru.classify_many(questions, slang=slang))
     groups = cats.astype(object).copy()
     follow = np.fromiter((text_ru.is_follow_up(q) for q in questions), dtype=bool, count=n)

@@ -10,23 +10,16 @@ matrix; :func:`seeding` gives the shared k-means++ centres a k search starts eve
 from __future__ import annotations
 
 import warnings
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
+
+from voproshalych_eval.metrics.threads import limit_threads
 
 __all__ = ["SINGLE_THREAD_ROWS", "cosine_silhouette", "kmeans", "seeding"]
 
 #: fits of at most this many rows run single-threaded (see :func:`kmeans`)
 SINGLE_THREAD_ROWS = 5000
-
-
-@lru_cache(maxsize=1)
-def _controller() -> Any:
-    """One ``threadpoolctl.ThreadpoolController`` per process (building one scans the loaded libraries, ~10 ms)."""
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController()
 
 
 def kmeans(X: np.ndarray, k: int, *, seed: int = 0, n_init: int = 1, init: np.ndarray | None = None,
@@ -51,7 +44,7 @@ def kmeans(X: np.ndarray, k: int, *, seed: int = 0, n_init: int = 1, init: np.nd
         model = KMeans(n_clusters=k, init="k-means++", n_init=n_init, random_state=seed, max_iter=max_iter,
                        tol=tol)
     single = X64.shape[0] <= SINGLE_THREAD_ROWS
-    with warnings.catch_warnings(), _controller().limit(limits=1 if single else None):
+    with warnings.catch_warnings(), limit_threads(1 if single else None):
         warnings.simplefilter("ignore")  # ConvergenceWarning on duplicate points / max_iter reached
         return model.fit(X64)
 
@@ -66,7 +59,7 @@ def seeding(X: np.ndarray, k: int, *, seed: int = 0) -> np.ndarray:
     from sklearn.cluster import kmeans_plusplus
 
     X64 = np.asarray(X, dtype=np.float64)
-    with _controller().limit(limits=1 if X64.shape[0] <= SINGLE_THREAD_ROWS else None):
+    with limit_threads(1 if X64.shape[0] <= SINGLE_THREAD_ROWS else None):
         centres, _ = kmeans_plusplus(X64, n_clusters=k, random_state=seed)
     return centres
 
@@ -97,7 +90,7 @@ def cosine_silhouette(X: np.ndarray, labels: np.ndarray) -> float:
     counts = np.bincount(lab, minlength=k).astype(np.float64)
     onehot = np.zeros((k, n))
     onehot[lab, np.arange(n)] = 1.0
-    with _controller().limit(limits=1 if n <= SINGLE_THREAD_ROWS else None):  # small products: threads only spin
+    with limit_threads(1 if n <= SINGLE_THREAD_ROWS else None):  # small products: threads only spin
         sums = onehot @ X64  # (k, D) per-cluster sums
         total = counts[None, :] - X64 @ sums.T  # (n, k) summed distances to each cluster
     rows = np.arange(n)

@@ -777,8 +777,9 @@ def embedding_space_metrics_and_knn(
 
     With ``N = 1`` every nn/pairwise value (and ``density_score``, the mean cosine) is ``None``.
 
-    **Exact mode** (``N <= exact_limit``): every pair is visited in float64 tiles (see the module
-    docstring); values match a brute-force full matrix to rounding.
+    **Exact mode** (``N <= exact_limit``): every pair is visited once (float32 tiles for cosine, float64 for
+    euclidean; see the module docstring); values match a brute-force float64 matrix to rounding (euclidean) or
+    within 1e-5 (cosine: the neighbour distances and the largest pair are recomputed in float64).
 
     **Estimated mode** (``N > exact_limit``), ``"estimated": True``: spread, effective dimensionality,
     variance shares and mean cosine stay exact. Pairwise statistics come from ``sample_pairs`` uniform

@@ -70,6 +70,11 @@ def test_text_dup_and_caps_rows_keep_their_results_with_the_fast_paths() -> None
     for a, b in pairs:
         ref = bool(a and b) and (a == b or SequenceMatcher(None, a, b, autojunk=False).ratio() >= 0.88)
         assert _text_dup(a, b) == ref and _text_dup(a, b, matchers=matchers) == ref
-    texts = ["ⅫⅫⅫⅫⅫⅫⅫⅫ abc", "ПАРА ПЕРЕНЕСЕНА", "пара", "1234567890", "Ǆǅǆ ABCDEFGH"]
+    import csv
+    from pathlib import Path
+
+    with (Path(__file__).resolve().parents[2] / "data" / "question_log.csv").open(encoding="utf-8") as fh:
+        demo = [r["question"] for r in csv.DictReader(fh)]
+    texts = ["ⅫⅫⅫⅫⅫⅫⅫⅫ abc", "ПАРА ПЕРЕНЕСЕНА", "пара", "1234567890", "Ǆǅǆ ABCDEFGH", "Как ПОЛУЧИТЬ", *demo]
     ref = [len(L := [c for c in t if c.isalpha()]) >= 8 and sum(c.isupper() for c in L) >= 0.6 * len(L) for t in texts]
     assert caps_rows(texts).tolist() == ref

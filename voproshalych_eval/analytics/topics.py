@@ -121,8 +121,8 @@ def caps_rows(texts: list[str], *, min_letters: int = 8, min_share: float = 0.6)
     out = np.zeros(len(texts), dtype=bool)
     for i, t in enumerate(texts):
         t = str(t)
-        if t.islower() or len(t) < min_letters:  # no capital letter at all, or too short: the common case
-            continue
+        if len(t) < min_letters or sum(map(str.isupper, t)) < min_share * min_letters:
+            continue  # too short, or too few capitals of any kind to be min_share of min_letters letters
         letters = [c for c in t if c.isalpha()]
         if len(letters) >= min_letters and sum(c.isupper() for c in letters) >= min_share * len(letters):
             out[i] = True
@@ -388,9 +388,8 @@ def topic_coverage(
     k_chosen = 0
     stability: dict[str, Any] = {}
     if len(Xc) >= 3:
-        n_distinct = len(np.unique(Xc, axis=0))
         if k_topics is not None:
-            k_chosen = max(1, min(int(k_topics), n_distinct))
+            k_chosen = max(1, min(int(k_topics), len(np.unique(Xc, axis=0))))
             model = kmeans(Xc, k_chosen, seed=seed, n_init=2)
         else:
             k_chosen, k_scores, centroids = choose_k(Xc, k_range=k_range, sample_size=sample_size, seed=seed)

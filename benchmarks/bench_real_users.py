@@ -14,6 +14,10 @@ Measured (wall clock, this machine):
   "topics" is what the pipeline runs: KMeans with k by silhouette, seed stability, BERTopic names with MMR
   over the embedder's word vectors, de-duplicated examples, effective answered shares, what changed;
 * the bot-answer classifier on the whole log (part of "read + classify");
+* ``--before``: the topics step again with the k search before issue 28 (same process, same cached vectors),
+  printed as a ratio before / now with the ARI between the two topic sets;
+* the log has ``--empty-share`` rows with an empty or whitespace question (the real log has 3 in 5,183): text
+  analyses take ``question_log.text_rows`` as the pipeline does;
 * the baseline measured in the same run: naming the same topics by c-TF-IDF alone (no MMR), so the cost of
   the diversity step is visible as a ratio.
 
@@ -71,7 +75,9 @@ def perturb(q: str, rng: random.Random) -> str:
     return s
 
 
-def make_log(src: Path, dst: Path, rows: int, seed: int) -> int:
+def make_log(src: Path, dst: Path, rows: int, seed: int, empty_share: float = 0.0) -> int:
+    """``rows`` resampled demo questions; ``empty_share`` of them empty or whitespace (events without text,
+    as in the real log)."""
     rng = random.Random(seed)
     with src.open(encoding="utf-8", newline="") as fh:
         base = list(csv.DictReader(fh))
@@ -89,7 +95,8 @@ def make_log(src: Path, dst: Path, rows: int, seed: int) -> int:
                 ts = (datetime.fromisoformat(ts) + timedelta(minutes=rng.randrange(-600, 600))).isoformat()
             w.writerow({
                 "id": i + 1,
-                "question": perturb(r["question"], rng),
+                "question": (rng.choice(["", " ", "\t", "  \n"]) if rng.random() < empty_share
+                             else perturb(r["question"], rng)),
                 "answer": r["answer"],
                 "confluence_url": r["confluence_url"],
                 "score": r["score"],
@@ -157,6 +164,9 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="5,000 rows (make bench)")
     ap.add_argument("--gaps", type=int, default=0, help="print the demo's top-N coverage gaps and quality numbers")
     ap.add_argument("--k-stability", type=int, default=0, help="with --gaps: k chosen on this many other samples")
+    ap.add_argument("--empty-share", type=float, default=0.001,
+                    help="share of rows with an empty or whitespace question (the real log has 3 in 5,183)")
+    ap.add_argument("--before", action="store_true", help="also time the topics step with the k search before issue 28")
     args = ap.parse_args()
     if args.quick:
         args.rows = min(args.rows, 5_000)
@@ -168,10 +178,11 @@ def main() -> int:
     else:
         os.environ.pop("DATABASE_URL", None)
     sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, str(ROOT / "benchmarks"))
     from voproshalych_eval.analytics import LogFilters, embed_log, import_file, read_log
     from voproshalych_eval.analytics.answers import classify_answers
     from voproshalych_eval.analytics.domain import domain_analysis
-    from voproshalych_eval.analytics.question_log import analysis_embedder_name
+    from voproshalych_eval.analytics.question_log import analysis_embedder_name, text_rows
     from voproshalych_eval.analytics.text_ru import classify_many
     from voproshalych_eval.analytics.topic_names import name_topics
     from voproshalych_eval.analytics.topics import topic_coverage
@@ -188,12 +199,12 @@ def main() -> int:
         load_demo(engine)
         print(f"demo loaded into the scratch database in {time.perf_counter() - t:.1f} s")
         csv_path = tmp / "log_50k.csv"
-        make_log(ROOT / "data" / "question_log.csv", csv_path, args.rows, args.seed)
+        make_log(ROOT / "data" / "question_log.csv", csv_path, args.rows, args.seed, empty_share=args.empty_share)
         t = time.perf_counter()
         rep = import_file(engine, csv_path, source="bench_50k")
         print(f"imported {rep.n_imported} rows in {time.perf_counter() - t:.1f} s")
 
-        df = read_log(engine, source="bench_50k")
+        df, n_empty = text_rows(read_log(engine, source="bench_50k"))
         n_distinct = df["question"].nunique()
         name = analysis_embedder_name(engine)
         t = time.perf_counter()
@@ -205,22 +216,23 @@ def main() -> int:
 
         # ---- domain analysis (vectors from the cache now)
         t0 = time.perf_counter()
-        df = read_log(engine, source="bench_50k", filters=LogFilters())
-        cats = classify_many(df["question"].tolist())
+        full = read_log(engine, source="bench_50k", filters=LogFilters())
+        tdf, _ = text_rows(full)  # what the pipeline does: text analyses take the rows with text
+        cats = classify_many(tdf["question"].tolist())
         t = time.perf_counter()
-        answers = classify_answers(df["answer"].tolist(), df["url"].tolist())
+        answers = classify_answers(full["answer"].tolist(), full["url"].tolist())
         t_answers = time.perf_counter() - t
-        emb = embed_log(engine, df, embedder_name=name)
+        emb = embed_log(engine, tdf, embedder_name=name)
         t_prep = time.perf_counter() - t0
         t = time.perf_counter()
-        dom = domain_analysis(df, emb.vectors, categories=cats, answer_classes=answers.classes)
+        dom = domain_analysis(full, emb.vectors, categories=cats, answer_classes=answers.classes)
         t_domain_only = time.perf_counter() - t
         t_domain = time.perf_counter() - t0
-        assert dom.metrics["n_questions_used"] == len(df)
+        assert dom.metrics["n_questions_used"] == len(full)
 
         # ---- topic coverage
         t0 = time.perf_counter()
-        df = read_log(engine, source="bench_50k")
+        df, _ = text_rows(read_log(engine, source="bench_50k"))
         cats = classify_many(df["question"].tolist())
         answers = classify_answers(df["answer"].tolist(), df["url"].tolist())
         emb = embed_log(engine, df, embedder_name=name)
@@ -233,6 +245,31 @@ def main() -> int:
         t_topics_only = time.perf_counter() - t
         t_topics = time.perf_counter() - t0
         assert top.metrics["n_questions_used"] == len(df)
+        # the same topics step as before issue 28's k search (same process, same cached vectors)
+        t_before = t_warm = None
+        if args.before:
+            import bench_topics_click
+
+            from voproshalych_eval.analytics import topics as topics_mod
+
+            saved = topics_mod.choose_k
+            topics_mod.choose_k = bench_topics_click.choose_k_before  # type: ignore[assignment]
+            try:
+                t = time.perf_counter()
+                old = topics_mod.topic_coverage(df, emb.vectors, ret, categories=cats, answer_classes=answers.classes,
+                                                embedder=embedder)
+                t_before = time.perf_counter() - t
+            finally:
+                topics_mod.choose_k = saved  # type: ignore[assignment]
+            from sklearn.metrics import adjusted_rand_score
+
+            t = time.perf_counter()  # "now" again, warm like "before" (the first run embedded the names' words)
+            top = topic_coverage(df, emb.vectors, ret, categories=cats, answer_classes=answers.classes,
+                                 embedder=embedder)
+            t_warm = time.perf_counter() - t
+            ari = adjusted_rand_score(old.labels, top.labels)
+            print(f"before/after topics: k {old.metrics['n_topics']} -> {top.metrics['n_topics']}, ARI {ari:.3f} "
+                  f"(seed noise ARI min {top.metrics['seed_ari_min']})")
         # names of the same topics: c-TF-IDF alone (baseline) vs c-TF-IDF + MMR (what the pipeline does)
         import numpy as np
 
@@ -249,7 +286,7 @@ def main() -> int:
         t_names_mmr = time.perf_counter() - t
 
         print()
-        print(f"n = {len(df)} questions ({n_distinct} distinct texts); "
+        print(f"n = {len(full)} rows, {n_empty} without question text; {len(df)} questions ({n_distinct} distinct texts); "
               f"{dom.metrics['n_near_duplicate_clusters']} near-duplicate clusters; {top.metrics['n_topics']} topics")
         print(f"{'step':<34}{'seconds':>10}{'target':>10}{'ratio':>10}")
         print(f"{'domain analysis (total)':<34}{t_domain:>10.2f}{TARGETS['domain']:>10.0f}"
@@ -261,6 +298,11 @@ def main() -> int:
               f"{t_topics / TARGETS['topics']:>10.2f}")
         print(f"{'  top-5 retrieval':<34}{t_retrieve:>10.2f}")
         print(f"{'  clustering, names, gaps, trends':<34}{t_topics_only:>10.2f}")
+        if t_before is not None:
+            print(f"{'  the same again, now (warm)':<34}{t_warm:>10.2f}")
+            print(f"{'  the same, k search before (warm)':<34}{t_before:>10.2f}{'':>10}{t_before / max(t_warm, 1e-9):>10.2f}"
+                  "  (before / now, both warm)")
+            print(f"{'topic coverage (total), before':<34}{t_topics - t_topics_only + t_before:>10.2f}")
         print(f"{'names: c-TF-IDF only (baseline)':<34}{t_names_base:>10.2f}")
         print(f"{'names: c-TF-IDF + MMR':<34}{t_names_mmr:>10.2f}{'':>10}{t_names_mmr / max(t_names_base, 1e-9):>10.2f}")
         print(f"effective answered rate {answers.metrics()['effective_answered_rate']:.3f} vs raw "

@@ -6,15 +6,20 @@ against, in the same process:
 
 * **GEMM floor** — ``X @ X.T`` in float32, in row blocks of 2,048 (the least any exact all-pairs method pays;
   blocked because float64/float32 products of 16,384+ rows crash the bundled OpenBLAS);
-* **before** — the same steps as they ran before this round: the metrics' pair scan, a second full scan for
-  the neighbours, and a third for the one section that covers the whole set.
+* **last round** — ``tier0.analyse`` with float64 pair tiles and the covariance eigenvalues on every thread
+  (the state before issue 28's float32 round);
+* **now** — ``tier0.analyse``: float32 pair tiles (float64 sums, neighbour distances recomputed in float64),
+  eigenvalues on one thread;
+* with ``--three-scans``, **before** — the steps as they ran when the issue was filed: the metrics' pair scan,
+  a second full scan for the neighbours, a third for the one section that covers the whole set.
 
-Checks that the metrics, the outlier scores and the per-section rows of "now" equal "before" exactly; exits 1
-otherwise. Prints seconds, the ratios now / GEMM and before / now, and the load average (shared machine).
+Checks that the metrics, the outlier scores and the per-section rows of "now" equal "last round" within 1e-5
+(the float32 tolerance stated in ``metrics/geometry.py``; the near-duplicate count exactly); exits 1 otherwise.
+Prints seconds, the ratios to the GEMM floor, the peak RSS, and the load average (shared machine).
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_tier0_run.py [--n 20000] [--d 1024] [--quick]
+    .venv/bin/python benchmarks/bench_tier0_run.py [--n 20000] [--d 1024] [--quick] [--three-scans] [--no-last]
 """
 
 from __future__ import annotations
@@ -35,8 +40,15 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=20_000)
     ap.add_argument("--d", type=int, default=1024)
     ap.add_argument("--quick", action="store_true", help="N = 3,000, D = 256")
+    ap.add_argument("--three-scans", action="store_true", help="also time the steps as they ran when filed")
+    ap.add_argument("--no-last", action="store_true", help="skip the float64 run (large N: time and memory)")
+    ap.add_argument("--exact-limit", type=int, default=None, help="exact pair scan up to this N (default: 50,000)")
     args = ap.parse_args()
     n, d = (3000, 256) if args.quick else (args.n, args.d)
+
+    import contextlib
+    import math
+    import resource
 
     import numpy as np
     from bench_tier0_geometry import make_data
@@ -44,6 +56,11 @@ def main() -> int:
     from voproshalych_eval.metrics import geometry
     from voproshalych_eval.tiers import tier0
 
+    if args.exact_limit:
+        import functools
+
+        tier0.space_metrics_and_knn = functools.partial(  # type: ignore[assignment]
+            tier0.space_metrics_and_knn, exact_limit=args.exact_limit)
     X = make_data(n, d).astype(np.float32)
 
     t = time.perf_counter()
@@ -51,30 +68,67 @@ def main() -> int:
         _ = X[a : a + 2048] @ X.T
     t_gemm = time.perf_counter() - t
 
-    vs_before = tier0.vector_set_from_array(X)
-    t = time.perf_counter()
-    raw_before = tier0.space_metrics(X, k=5)
-    idx, dist = geometry.knn(X, k=5)
-    vs_before.meta["outlier_score"] = geometry.outlier_scores(dist)
-    sections_before = tier0.space_metrics(X, k=5)  # the one section "—" = the whole set
-    t_before = time.perf_counter() - t
+    rows = []
+    last = None
+    if not args.no_last:
+        prepare, limit = geometry._prepare, geometry.limit_threads
+
+        def prepare64(*a: object, **kw: object) -> object:
+            p = prepare(*a, **kw)  # type: ignore[arg-type]
+            p.W32 = None
+            return p
+
+        geometry._prepare = prepare64  # type: ignore[assignment]
+        geometry.limit_threads = lambda _n: contextlib.nullcontext()  # type: ignore[assignment]
+        vs_last = tier0.vector_set_from_array(X)
+        t = time.perf_counter()
+        last = tier0.analyse(vs_last, k=5, n_clusters=None)
+        rows.append(("last round: float64 tiles, threaded eigvalsh", time.perf_counter() - t))
+        geometry._prepare, geometry.limit_threads = prepare, limit  # type: ignore[assignment]
 
     vs_now = tier0.vector_set_from_array(X)
     t = time.perf_counter()
     now = tier0.analyse(vs_now, k=5, n_clusters=None)
     t_now = time.perf_counter() - t
+    rows.append(("now: float32 tiles, one scan", t_now))
+    rss_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
 
-    same = (now["raw"] == raw_before
-            and np.array_equal(vs_now.meta["outlier_score"].to_numpy(), vs_before.meta["outlier_score"].to_numpy())
-            and all(now["per_section"].iloc[0][key] == sections_before[key] for key in tier0.SEED_METRICS
-                    if key in now["per_section"].columns))
-    print(f"N = {n}, D = {d}, float32; load average {os.getloadavg()[0]:.1f}")
-    print(f"{'':<46}{'seconds':>10}")
-    print(f"{'GEMM floor (float32 X @ X.T, blocked)':<46}{t_gemm:>10.2f}")
-    print(f"{'before: 3 scans (metrics, kNN, whole section)':<46}{t_before:>10.2f}")
-    print(f"{'now: tier0.analyse (one scan)':<46}{t_now:>10.2f}")
-    print(f"ratio now / GEMM floor: {t_now / t_gemm:.2f}x; before / now: {t_before / t_now:.2f}x")
-    print(f"identical results: {same}")
+    if args.three_scans:
+        t = time.perf_counter()
+        tier0.space_metrics(X, k=5)
+        idx, dist = geometry.knn(X, k=5)
+        geometry.outlier_scores(dist)
+        tier0.space_metrics(X, k=5)  # the one section "—" = the whole set
+        rows.insert(0, ("before: 3 scans (metrics, kNN, whole section)", time.perf_counter() - t))
+
+    same = True
+    if last is not None:
+        def close(a: object, b: object) -> bool:
+            if isinstance(a, float) and isinstance(b, float):
+                return math.isclose(a, b, rel_tol=0.0, abs_tol=1e-5) or (math.isnan(a) and math.isnan(b))
+            if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+                return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b, strict=True))
+            return a == b
+
+        bad = [key for key in last["raw"] if not close(now["raw"][key], last["raw"][key])]
+        o_now = vs_now.meta["outlier_score"].to_numpy(float)
+        o_last = vs_last.meta["outlier_score"].to_numpy(float)
+        out_diff = float(np.max(np.abs(o_now - o_last))) if len(o_now) else 0.0
+        sec = [key for key in tier0.SEED_METRICS if key in now["per_section"].columns
+               and not close(now["per_section"].iloc[0][key], last["per_section"].iloc[0][key])]
+        same = not bad and out_diff <= 1e-5 and not sec
+        print(f"now vs last round: metrics outside 1e-5: {bad or 'none'}; per-section: {sec or 'none'}; "
+              f"max outlier-score difference {out_diff:.1e}")
+    print(f"N = {n}, D = {d}, float32 input; load average {os.getloadavg()[0]:.1f}; peak RSS {rss_gb:.2f} GB; "
+          f"estimated mode: {now['raw'].get('estimated')}")
+    print(f"{'':<48}{'seconds':>10}{'/ GEMM':>10}")
+    print(f"{'GEMM floor (float32 X @ X.T, blocked)':<48}{t_gemm:>10.2f}{1.0:>10.2f}")
+    for label, sec_ in rows:
+        print(f"{label:<48}{sec_:>10.2f}{sec_ / t_gemm:>10.2f}")
+    for label, sec_ in rows:
+        if not label.startswith("now"):
+            print(f"ratio {label.split(':')[0]} / now: {sec_ / t_now:.2f}x")
+    print(f"within tolerance: {same}")
     return 0 if same else 1
 
 

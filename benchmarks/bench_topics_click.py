@@ -1,28 +1,34 @@
-"""Benchmark: the topics step of a real-users click, with cached embeddings (issue "fast where people wait").
+"""Benchmark: the topics step of a real-users click, with cached embeddings (issue 28 "fast where people wait").
 
-A log of ``--rows`` questions is made by resampling the demo log with small perturbations
-(:func:`bench_real_users.make_log`); its questions are embedded once (excluded: in the app they come from
-the embedding cache) and the word vectors the names need are cached in memory after a warm-up call (in the
-app: the store's embedding cache). Then, in the same process, side by side:
+The log is the demo log itself (``--demo``, 3,668 questions) or ``--rows`` questions made by resampling it with
+small perturbations (:func:`bench_real_users.make_log`); its questions are embedded once (excluded: in the
+app they come from the embedding cache) and the word vectors the names need are cached in memory after a
+warm-up call (in the app: the store's embedding cache). Then, in the same process, side by side:
 
-* **baseline** — the topics step as it ran before this round: KMeans fits on every OpenMP/BLAS thread, the
-  names computed through the ``bertopic`` package (its import paid once, as in a fresh app process; when the
-  package is not installed the baseline runs without it and says so);
-* **now** — :func:`voproshalych_eval.analytics.topics.topic_coverage` as the app runs it.
+* **baseline** — the topics step as it ran when issue 28 was filed: the old k search (27 independent
+  k-means++ fits run to convergence, silhouette from the sample's distance matrix), KMeans on every
+  OpenMP/BLAS thread, the names computed through the ``bertopic`` package (its import paid once, as in a
+  fresh app process; without the package the baseline runs without it and says so);
+* **last round** — the old k search single-threaded, names without ``bertopic`` (the previous session's state);
+* **now** — :func:`voproshalych_eval.analytics.topics.topic_coverage` as the app runs it (shared k-means++
+  seeding, short candidate fits, exact O(n·k·d) silhouette; the chosen k fitted to convergence).
 
-Both must give the same topics: the benchmark checks that k, the labels and every topic name are identical
-and exits 1 otherwise. It prints seconds and the ratio baseline / now, with the load average (the machine
-is shared: compare ratios, not seconds).
+The k search changed, so the topics may differ: the benchmark prints the chosen k of both searches and the
+adjusted Rand index between their labels, next to the seed noise (ARI between the topics and KMeans with
+other seeds, computed by the click itself). It exits 1 when the two searches' topics agree less than two
+runs of the same search with different seeds (ARI below the minimum seed ARI). It prints seconds and the
+ratios baseline / now and last round / now, with the load average (the machine is shared: compare ratios).
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_topics_click.py [--rows 5000] [--quick]
+    .venv/bin/python benchmarks/bench_topics_click.py [--demo | --rows 5000] [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import importlib.util
 import os
 import sys
 import tempfile
@@ -50,6 +56,36 @@ class MemoryCachedEmbedder:
             for t, v in zip(missing, self.inner.encode_queries(missing), strict=True):
                 self.cache[t] = np.asarray(v, dtype=np.float32)
         return np.stack([self.cache[t] for t in texts]) if texts else np.zeros((0, 512), np.float32)
+
+
+def choose_k_before(X: Any, *, k_range: tuple[int, int] = (4, 30), sample_size: int = 2500, seed: int = 0,
+                    n_init: int = 1, **_: Any) -> tuple[int, Any, Any]:
+    """The k search before issue 28: each k its own k-means++ fit to convergence, silhouette on the sample's
+    precomputed cosine distance matrix."""
+    import numpy as np
+    import pandas as pd
+    from sklearn.metrics import silhouette_score
+
+    from voproshalych_eval.analytics.topics import _sample
+    from voproshalych_eval.metrics.clusters import kmeans
+
+    S = X[_sample(X.shape[0], sample_size, seed)]
+    n_distinct = len(np.unique(S, axis=0))
+    lo, hi = max(2, k_range[0]), min(k_range[1], n_distinct - 1)
+    S64 = np.asarray(S, dtype=np.float64)
+    D = np.maximum(1.0 - S64 @ S64.T, 0.0)
+    np.fill_diagonal(D, 0.0)
+    rows = []
+    best: tuple[float, int, Any] = (-2.0, max(1, min(lo, n_distinct)), None)
+    for k in range(lo, hi + 1):
+        model = kmeans(S, k, seed=seed, n_init=n_init)
+        if len(np.unique(model.labels_)) < 2:
+            continue
+        score = float(silhouette_score(D, model.labels_, metric="precomputed"))
+        rows.append({"k": k, "silhouette": score, "inertia": float(model.inertia_)})
+        if score > best[0] + 1e-12:
+            best = (score, k, model.cluster_centers_)
+    return best[1], pd.DataFrame(rows, columns=["k", "silhouette", "inertia"]), best[2]
 
 
 def bertopic_names(docs: list[str], labels: Any, embeddings: Any, *, embedder: Any, n_terms: int, slang: Any) -> dict:
@@ -119,6 +155,7 @@ def bertopic_names(docs: list[str], labels: Any, embeddings: Any, *, embedder: A
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", type=int, default=5000)
+    ap.add_argument("--demo", action="store_true", help="the demo log itself (3,668 questions)")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--quick", action="store_true", help="1,500 rows")
     args = ap.parse_args()
@@ -127,14 +164,18 @@ def main() -> int:
     import numpy as np
     import pandas as pd
     from bench_real_users import make_log
+    from sklearn.metrics import adjusted_rand_score
 
     from voproshalych_eval.analytics import topic_names, topics
     from voproshalych_eval.analytics.text_ru import classify_many
     from voproshalych_eval.embeddings import get_embedder
+    from voproshalych_eval.metrics import clusters
 
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "log.csv"
-        make_log(ROOT / "data" / "question_log.csv", path, rows, args.seed)
+        path = ROOT / "data" / "question_log.csv"
+        if not args.demo:
+            path = Path(tmp) / "log.csv"
+            make_log(ROOT / "data" / "question_log.csv", path, rows, args.seed)
         with path.open(encoding="utf-8") as fh:
             recs = [r for r in csv.DictReader(fh) if r["question"].strip()]
     df = pd.DataFrame({
@@ -154,16 +195,16 @@ def main() -> int:
 
     click()  # warm-up: the word vectors of the names are cached, as in the app's store cache
 
-    # ---- baseline: every KMeans fit on all threads, names through bertopic
-    have_bertopic = True
-    try:
-        import importlib.util
+    def timed(label: str) -> tuple[Any, float, float]:
+        t, c = time.perf_counter(), time.process_time()
+        res = click()
+        return res, time.perf_counter() - t, time.process_time() - c
 
-        have_bertopic = importlib.util.find_spec("bertopic") is not None
-    except ImportError:
-        have_bertopic = False
-    saved = topics.SINGLE_THREAD_ROWS, topic_names.name_topics
-    topics.SINGLE_THREAD_ROWS = 0
+    # ---- baseline: the old k search on all threads, names through bertopic
+    have_bertopic = importlib.util.find_spec("bertopic") is not None
+    saved = clusters.SINGLE_THREAD_ROWS, topic_names.name_topics, topics.choose_k
+    clusters.SINGLE_THREAD_ROWS = 0
+    topics.choose_k = choose_k_before  # type: ignore[assignment]
     t_import = 0.0
     if have_bertopic:
         t = time.perf_counter()
@@ -172,33 +213,43 @@ def main() -> int:
         t_import = time.perf_counter() - t
         topic_names.name_topics = lambda docs, labels, emb, **kw: bertopic_names(  # type: ignore[assignment]
             list(docs), labels, emb, embedder=kw.get("embedder"), n_terms=kw.get("n_terms", 10), slang=kw.get("slang"))
-    t = time.perf_counter()
-    base = click()
-    t_base = time.perf_counter() - t + t_import
-    topics.SINGLE_THREAD_ROWS, topic_names.name_topics = saved
-
+    base, t_base, c_base = timed("baseline")
+    t_base += t_import
+    clusters.SINGLE_THREAD_ROWS, topic_names.name_topics = saved[0], saved[1]
+    # ---- last round: the old k search, single-threaded small fits, names without bertopic
+    last, t_last, c_last = timed("last round")
+    topics.choose_k = saved[2]  # type: ignore[assignment]
     # ---- now
-    t = time.perf_counter()
-    now = click()
-    t_now = time.perf_counter() - t
+    now, t_now, c_now = timed("now")
 
-    same_k = base.metrics["n_topics"] == now.metrics["n_topics"]
-    same_labels = bool(np.array_equal(base.labels, now.labels))
+    k_b, k_n = base.metrics["n_topics"], now.metrics["n_topics"]
+    clustered = (base.labels < k_b) & (base.labels >= 0)
+    ari = float(adjusted_rand_score(base.labels[clustered], now.labels[clustered]))
+    same_last = bool(np.array_equal(base.labels, last.labels))
+    seed_ari = now.stability.get("seeds", {})
+    print(f"log: {len(df)} questions ({'demo' if args.demo else 'resampled'}), {int(clustered.sum())} clustered; "
+          f"load average {os.getloadavg()[0]:.1f}; first embedding {t_embed:.1f} s (excluded)")
+    print(f"{'topics step, cached embeddings':<46}{'wall s':>9}{'CPU s':>9}")
+    label = "baseline (old search, all threads, bertopic" + (
+        f" incl. import {t_import:.1f} s)" if have_bertopic else ": not installed)")
+    print(f"{label:<46}{t_base:>9.2f}{c_base + t_import:>9.2f}")
+    print(f"{'last round (old search, 1 thread, no bertopic)':<46}{t_last:>9.2f}{c_last:>9.2f}")
+    print(f"{'now':<46}{t_now:>9.2f}{c_now:>9.2f}")
+    print(f"ratio baseline / now: {t_base / max(t_now, 1e-9):.2f}x wall; last round / now: "
+          f"{t_last / max(t_now, 1e-9):.2f}x wall, {c_last / max(c_now, 1e-9):.2f}x CPU")
+    print(f"k: old search {k_b}, new search {k_n}; ARI(old topics, new topics) = {ari:.3f}; seed noise of the "
+          f"new topics: ARI {seed_ari.get('ari_min', float('nan')):.3f}..{max(seed_ari.get('ari', [float('nan')])):.3f}"
+          f"; baseline and last round identical labels: {same_last}")
     names_b = base.topics.set_index("topic")["name"].to_dict()
+    names_l = last.topics.set_index("topic")["name"].to_dict()
     names_n = now.topics.set_index("topic")["name"].to_dict()
-    same_names = names_b == names_n
-    print(f"log: {len(df)} questions; {now.metrics['n_topics']} topics; load average {os.getloadavg()[0]:.1f}; "
-          f"first embedding {t_embed:.1f} s (excluded)")
-    print(f"{'topics step, cached embeddings':<44}{'seconds':>10}")
-    label = "baseline (all threads, bertopic" + (f" incl. import {t_import:.1f} s)" if have_bertopic else ": not installed)")
-    print(f"{label:<44}{t_base:>10.2f}")
-    print(f"{'now':<44}{t_now:>10.2f}")
-    print(f"ratio baseline / now: {t_base / max(t_now, 1e-9):.2f}x")
-    print(f"identical results: k {same_k}, labels {same_labels}, names {same_names}")
-    if not (same_k and same_labels and same_names):
-        for t_ in sorted(set(names_b) | set(names_n)):
-            if names_b.get(t_) != names_n.get(t_):
-                print(f"  topic {t_}: {names_b.get(t_)!r} vs {names_n.get(t_)!r}")
+    print(f"topic names identical: baseline vs last round {names_b == names_l}, last round vs now {names_l == names_n}; "
+          f"labels identical last round vs now: {bool(np.array_equal(last.labels, now.labels))}")
+    for t_ in sorted(set(names_l) | set(names_n)):
+        if names_l.get(t_) != names_n.get(t_):
+            print(f"  topic {t_}: {names_l.get(t_)!r} vs {names_n.get(t_)!r}")
+    if not same_last or (seed_ari.get("ari_min") is not None and ari < seed_ari["ari_min"]):
+        print("FAIL: the new search agrees with the old one less than two seeds of KMeans do")
         return 1
     return 0
 

@@ -55,3 +55,23 @@ def test_recovered_retries_are_counted(scripted_openai: ScriptedOpenAI) -> None:
     u = c.usage()
     assert u["retries"] == {"rate_limited": 1, "server_error": 1}
     assert u["recovered"] == {"rate_limited": 1, "server_error": 1} and u["failures"] == 0
+
+
+def test_a_retry_asleep_holds_no_thread_the_requests_need(scripted_openai: ScriptedOpenAI) -> None:
+    """At concurrency 2, items asleep on a Retry-After leave their request slots to others: the client runs twice
+    the concurrency in threads (here 4 items meet at once), while requests in flight stay within 2."""
+    from voproshalych_eval.llm.client import map_concurrent
+
+    c = _client(scripted_openai, concurrency=2)
+    meet = threading.Barrier(4, timeout=30)
+    assert all(not isinstance(r, BaseException) for r in c.map_concurrent(lambda i: meet.wait(), list(range(4))))
+    # the plain map keeps exactly its threads: 4 items cannot meet on 2
+    short = threading.Barrier(4, timeout=1)
+    assert all(isinstance(r, threading.BrokenBarrierError) for r in map_concurrent(lambda i: short.wait(), range(4),
+                                                                                    concurrency=2))
+    # with real requests and 429s: the bound on requests in flight holds
+    scripted_openai.delay = 0.05
+    scripted_openai.script(Reply.error(429, retry_after=0.3), Reply.error(429, retry_after=0.3))
+    out = c.map_concurrent(lambda i: c.complete([{"role": "user", "content": str(i)}], model="m", use_cache=False),
+                           list(range(12)))
+    assert all(not isinstance(r, BaseException) for r in out) and scripted_openai.max_in_flight <= 2

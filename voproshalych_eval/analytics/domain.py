@@ -100,6 +100,21 @@ def sessions(log: pd.DataFrame, *, pause_minutes: float = 30.0) -> pd.Series:
     return pd.Series(sid, index=order.index).reindex(log.index)
 
 
+def _per_text_row(name: str, values: Any, has_text: np.ndarray) -> Any:
+    """``values`` with one entry per row with question text: given so, returned as is; given one per log row,
+    the rows with text are taken; any other length raises ``ValueError`` (a silent misalignment otherwise)."""
+    if values is None:
+        return None
+    m, n, n_text = len(values), len(has_text), int(has_text.sum())
+    if m == n_text:
+        return values
+    if m == n:
+        return np.asarray(values)[has_text] if isinstance(values, np.ndarray) else [
+            v for v, keep in zip(values, has_text, strict=True) if keep]
+    raise ValueError(f"{name}: {m} entries, but the log has {n} rows, {n_text} of them with question text "
+                     "(give one per row with text, question_log.text_rows, or one per row)")
+
+
 def domain_analysis(
     log: pd.DataFrame,
     vectors: np.ndarray | None = None,
@@ -117,7 +132,8 @@ def domain_analysis(
     Rows without question text (:func:`question_log.is_empty_question`) count as events (volume, users,
     scores, sessions) and are left out of the text tables (lengths, terms, slang, repeats, categories),
     whose shares are over ``n_text_questions``. ``vectors`` and ``categories``, when given, have one
-    entry per row with text, in log order (:func:`question_log.text_rows`).
+    entry per row with text, in log order (:func:`question_log.text_rows`), or one per row of ``log`` (the
+    rows with text are then taken); any other length is a ``ValueError`` naming both counts.
     """
     n = len(log)
     slang = slang or text_ru.SlangNormalizer()
@@ -128,6 +144,8 @@ def domain_analysis(
     has_text = ~log["question"].map(is_empty_question).to_numpy(bool)
     tlog = log.loc[has_text]
     n_text = len(tlog)
+    vectors = _per_text_row("vectors", vectors, has_text)
+    categories = _per_text_row("categories", categories, has_text)
     questions = tlog["question"].astype(str).tolist()
     answered = answered_all[has_text]
     effective = effective_all[has_text]

@@ -8,9 +8,10 @@ Every row of the log gets a topic (``n_used == len(log)``):
   coverage gaps (a cluster of greetings is not something to write in the knowledge base);
 * all other rows (``question``) are clustered with scikit-learn's ``KMeans`` on their L2-normalised
   embeddings (on unit vectors squared Euclidean distance is ``2 − 2·cos``, so this is KMeans in cosine
-  geometry). The number of topics ``k`` is the one with the best mean silhouette (cosine distance,
-  ``sklearn.metrics.silhouette_score``) over ``k_range``, computed on a random sample of at most
-  ``sample_size`` questions (k-means++ starts); ``k_topics`` overrides it. The final KMeans runs on all clustered rows,
+  geometry). The number of topics ``k`` is the one with the best mean silhouette (cosine distance, computed
+  exactly from cluster sums: :func:`~voproshalych_eval.metrics.clusters.cosine_silhouette`) over ``k_range``,
+  on a random sample of at most ``sample_size`` questions (one shared k-means++ seeding, short candidate fits:
+  :func:`choose_k`); ``k_topics`` overrides it. The final KMeans runs on all clustered rows to convergence,
   initialised from the sample's centroids.
 
 Caps lock: case-sensitive embedders put questions typed with caps lock on ("пАРУ ПЕРЕНЕСЛИ ГДЕ СМОТРЕТЬ")
@@ -59,7 +60,6 @@ base does not cover at all above a large, well-served one. Higher = write this n
 
 from __future__ import annotations
 
-import warnings
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -72,6 +72,7 @@ from voproshalych_eval.analytics import text_ru
 from voproshalych_eval.analytics.domain import DEFAULT_TZ
 from voproshalych_eval.analytics.question_log import SCORE_DOWN, SCORE_UP
 from voproshalych_eval.analytics.utilization import LogRetrieval
+from voproshalych_eval.metrics.clusters import cosine_silhouette, kmeans, seeding  # the one KMeans rule
 
 CATEGORY_TOPICS = ("follow_up", "off_topic", "greeting", "thanks", "jailbreak")
 CATEGORY_NAMES = {
@@ -119,50 +120,22 @@ def caps_rows(texts: list[str], *, min_letters: int = 8, min_share: float = 0.6)
     """Rows typed with caps lock on: at least ``min_share`` of at least ``min_letters`` letters are capitals."""
     out = np.zeros(len(texts), dtype=bool)
     for i, t in enumerate(texts):
-        letters = [c for c in str(t) if c.isalpha()]
+        t = str(t)
+        if len(t) < min_letters or sum(map(str.isupper, t)) < min_share * min_letters:
+            continue  # too short, or too few capitals of any kind to be min_share of min_letters letters
+        letters = [c for c in t if c.isalpha()]
         if len(letters) >= min_letters and sum(c.isupper() for c in letters) >= min_share * len(letters):
             out[i] = True
     return out
 
 
-#: fits of at most this many rows run single-threaded (see :func:`kmeans`)
-SINGLE_THREAD_ROWS = 5000
-
-
-def kmeans(X: np.ndarray, k: int, *, seed: int = 0, n_init: int = 1, init: np.ndarray | None = None) -> Any:
-    """scikit-learn ``KMeans`` fitted on the rows of ``X`` (unit vectors), in float64.
-
-    k-means++ initialisation, best of ``n_init`` runs, or the given ``init`` centroids. float64 on purpose:
-    on float32 input scikit-learn computes distances in slow up-cast chunks (several times slower here).
-    Fits of at most :data:`SINGLE_THREAD_ROWS` rows (the k search and stability samples) run on one
-    OpenMP/BLAS thread: their parallel chunks are too small to pay for the threads, and on a busy machine
-    (the app's other runs) the spinning threads made the k search 5× slower (45 s vs 9.7 s for 27 fits of
-    3,000 × 512, ``benchmarks/bench_topics_click.py``); the results are the same to 1e-15.
-    """
-    from sklearn.cluster import KMeans
-    from threadpoolctl import threadpool_limits
-
-    X64 = np.asarray(X, dtype=np.float64)
-    if init is not None:
-        model = KMeans(n_clusters=k, init=np.asarray(init, dtype=np.float64), n_init=1, random_state=seed)
-    else:
-        model = KMeans(n_clusters=k, init="k-means++", n_init=n_init, random_state=seed)
-    with warnings.catch_warnings(), threadpool_limits(1 if X64.shape[0] <= SINGLE_THREAD_ROWS else None):
-        warnings.simplefilter("ignore")  # ConvergenceWarning on duplicate points
-        return model.fit(X64)
+#: Lloyd iterations of each candidate of the k search (:func:`choose_k`); the chosen k's fit then runs to convergence
+SEARCH_ITER = 10
 
 
 def _sample(n: int, size: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     return np.sort(rng.choice(n, size=size, replace=False)) if n > size else np.arange(n)
-
-
-def cosine_distances(X: np.ndarray) -> np.ndarray:
-    """``1 − <x_i, x_j>`` of unit rows (float64, zero diagonal, clipped at 0)."""
-    X64 = np.asarray(X, dtype=np.float64)
-    D = np.maximum(1.0 - X64 @ X64.T, 0.0)
-    np.fill_diagonal(D, 0.0)
-    return D
 
 
 def choose_k(
@@ -171,24 +144,36 @@ def choose_k(
     k_range: tuple[int, int] = (4, 30),
     sample_size: int = 2500,
     seed: int = 0,
-    n_init: int = 1,
+    search_iter: int = SEARCH_ITER,
 ) -> tuple[int, pd.DataFrame, np.ndarray | None]:
     """The k in ``k_range`` (inclusive) with the best cosine silhouette on a random sample of at most
     ``sample_size`` unit rows; returns ``(k, table of k/silhouette/inertia, centroids of the best k)``.
-    The distance matrix of the sample is computed once (``silhouette_score(metric="precomputed")``)."""
-    from sklearn.metrics import silhouette_score
 
+    The sample is seeded once with k-means++ for the largest k (:func:`~voproshalych_eval.metrics.clusters.seeding`);
+    each candidate k starts from the first k of those centres and runs ``search_iter`` Lloyd iterations (fewer
+    only when no label changes), and
+    its silhouette is exact (:func:`~voproshalych_eval.metrics.clusters.cosine_silhouette`, ``O(n·k·d)``). The
+    caller fits the chosen k on all rows from the returned centroids, to convergence.
+
+    Before (issue 28) every candidate had its own k-means++ seeding and ran to convergence, and the silhouette
+    came from the sample's full distance matrix: 27 full fits were two thirds of a topics click. On the demo
+    log (2,455 clustered questions) both searches choose k = 30 and the final topics are identical (adjusted
+    Rand index 1.0; ``benchmarks/bench_topics_click.py`` prints the comparison); two KMeans runs of the same k
+    with different seeds agree only to ARI ≈ 0.42–0.49 there, so a search that lands elsewhere would still be
+    within the seed noise. The silhouette values differ from the old table by the shorter candidate fits.
+    """
     S = X[_sample(X.shape[0], sample_size, seed)]
     n_distinct = len(np.unique(S, axis=0))
     lo, hi = max(2, k_range[0]), min(k_range[1], n_distinct - 1)
-    D = cosine_distances(S)
     rows = []
     best: tuple[float, int, np.ndarray | None] = (-2.0, max(1, min(lo, n_distinct)), None)
+    centres = seeding(S, hi, seed=seed) if hi >= lo else None
     for k in range(lo, hi + 1):
-        model = kmeans(S, k, seed=seed, n_init=n_init)
+        assert centres is not None
+        model = kmeans(S, k, seed=seed, init=centres[:k], max_iter=search_iter, tol=0.0)
         if len(np.unique(model.labels_)) < 2:
             continue
-        score = float(silhouette_score(D, model.labels_, metric="precomputed"))
+        score = cosine_silhouette(S, model.labels_)
         rows.append({"k": k, "silhouette": score, "inertia": float(model.inertia_)})
         if score > best[0] + 1e-12:
             best = (score, k, model.cluster_centers_)
@@ -228,16 +213,25 @@ def k_stability(X: np.ndarray, *, k_range: tuple[int, int], runs: int = 3, sampl
 TEXT_RATIO = 0.88
 
 
-def _text_dup(a: str, b: str, ratio: float = TEXT_RATIO) -> bool:
-    """Near-copies of content text (``difflib.SequenceMatcher`` ratio; empty texts never match)."""
+def _text_dup(a: str, b: str, ratio: float = TEXT_RATIO, matchers: dict[str, Any] | None = None) -> bool:
+    """Near-copies of content text (``difflib.SequenceMatcher`` ratio; empty texts never match).
+
+    ``matchers`` caches one matcher per ``b`` (difflib indexes its second text once; the same result)."""
     if not a or not b:
         return False
     if a == b:
         return True
+    if 2.0 * min(len(a), len(b)) / (len(a) + len(b)) < ratio:  # difflib's real_quick_ratio, without indexing b
+        return False
     from difflib import SequenceMatcher
 
-    m = SequenceMatcher(None, a, b, autojunk=False)
-    return m.real_quick_ratio() >= ratio and m.quick_ratio() >= ratio and m.ratio() >= ratio
+    m = matchers.get(b) if matchers is not None else None
+    if m is None:
+        m = SequenceMatcher(None, "", b, autojunk=False)
+        if matchers is not None:
+            matchers[b] = m
+    m.set_seq1(a)
+    return m.quick_ratio() >= ratio and m.ratio() >= ratio
 
 
 def representative_examples(
@@ -261,13 +255,14 @@ def representative_examples(
     order = np.argsort(-(X @ c), kind="stable")
     keys = keys if keys is not None else [" ".join(text_ru.terms(t)) for t in texts]  # type: ignore[arg-type]
     picked: list[int] = []
+    matchers: dict[str, Any] = {}
     for i in order:
         if len(picked) >= n:
             break
         i = int(i)
         if picked:
             sims = X[picked] @ X[i]
-            if (sims >= near_threshold).any() or any(_text_dup(keys[i], keys[j]) for j in picked):
+            if (sims >= near_threshold).any() or any(_text_dup(keys[i], keys[j], matchers=matchers) for j in picked):
                 continue
         picked.append(i)
     S = X @ X[picked].T  # (rows, examples)
@@ -276,7 +271,7 @@ def representative_examples(
     def text_dup(r: int, e: int) -> bool:
         key = (keys[r], e)
         if key not in memo:
-            memo[key] = _text_dup(keys[r], keys[picked[e]])
+            memo[key] = _text_dup(keys[r], keys[picked[e]], matchers=matchers)
         return memo[key]
 
     dup = np.greater_equal(S, near_threshold)
@@ -372,6 +367,11 @@ def topic_coverage(
     if n != vectors.shape[0]:
         raise ValueError(f"{n} log rows but {vectors.shape[0]} vectors")
     questions = log["question"].astype(str).tolist()
+    empty = [i for i, q in enumerate(questions) if not q.strip()]
+    if empty:
+        raise ValueError(f"topics need question text, but {len(empty)} of {n} rows have none (rows "
+                         f"{', '.join(map(str, empty[:5]))}{', …' if len(empty) > 5 else ''}); take "
+                         "question_log.text_rows(log) first")
     cats = np.asarray(categories if categories is not None else text_ru.classify_many(questions, slang=slang))
     groups = cats.astype(object).copy()
     follow = np.fromiter((text_ru.is_follow_up(q) for q in questions), dtype=bool, count=n)
@@ -388,9 +388,8 @@ def topic_coverage(
     k_chosen = 0
     stability: dict[str, Any] = {}
     if len(Xc) >= 3:
-        n_distinct = len(np.unique(Xc, axis=0))
         if k_topics is not None:
-            k_chosen = max(1, min(int(k_topics), n_distinct))
+            k_chosen = max(1, min(int(k_topics), len(np.unique(Xc, axis=0))))
             model = kmeans(Xc, k_chosen, seed=seed, n_init=2)
         else:
             k_chosen, k_scores, centroids = choose_k(Xc, k_range=k_range, sample_size=sample_size, seed=seed)

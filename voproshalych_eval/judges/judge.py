@@ -398,7 +398,7 @@ class Judge:
         METRICS[metric].resolve(cfg) if metric in METRICS else None  # bad options fail once, before any call
         conc = 1 if self.offline else (concurrency or (self.client.concurrency if self.client else 1))
         outs = map_concurrent(lambda s: self.evaluate(metric, s, **cfg), list(samples), concurrency=conc,
-                              progress=progress, cancel=cancel)
+                              progress=progress, cancel=cancel, spare_threads=0 if self.offline else conc)
         results: list[EvaluationResult | None] = []
         for o in outs:
             if isinstance(o, Cancelled):

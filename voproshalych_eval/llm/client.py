@@ -776,10 +776,16 @@ class LLMClient:
         progress: Callable[[int, int], None] | None = None,
         cancel: threading.Event | None = None,
     ) -> list[R | BaseException]:
-        """``fn`` over ``items`` on ``concurrency`` threads; results in input order, an exception in place of a
-        failed item (:class:`Cancelled` for items skipped after ``cancel`` was set). ``progress(done, total)``
-        is called from the calling thread."""
-        return map_concurrent(fn, items, concurrency=concurrency or self.concurrency, progress=progress, cancel=cancel)
+        """``fn`` over ``items``, at most ``concurrency`` requests in flight; results in input order, an exception in
+        place of a failed item (:class:`Cancelled` for items skipped after ``cancel`` was set). ``progress(done,
+        total)`` is called from the calling thread.
+
+        Twice ``concurrency`` threads run the items: a thread asleep on a 429's ``Retry-After`` (or a backoff) holds
+        no request slot, so another item takes the slot meanwhile; the provider's limit (:mod:`.limits`) still
+        bounds the requests in flight at ``concurrency`` (at concurrency 64 with a 429 in ten, a sleeping retry had
+        kept a thread and its slot idle: ``benchmarks/bench_llm_concurrency.py``)."""
+        conc = concurrency or self.concurrency
+        return map_concurrent(fn, items, concurrency=conc, progress=progress, cancel=cancel, spare_threads=conc)
 
     def test_connection(self, model: str | None = None) -> dict[str, Any]:
         """One tiny uncached call; ``{"ok", "model", "latency_s", "error"}`` (no secrets)."""
@@ -827,8 +833,11 @@ def map_concurrent(
     concurrency: int = 8,
     progress: Callable[[int, int], None] | None = None,
     cancel: threading.Event | None = None,
+    spare_threads: int = 0,
 ) -> list[R | BaseException]:
-    """Order-preserving thread map returning per-item results or exceptions (see :meth:`LLMClient.map_concurrent`)."""
+    """Order-preserving thread map returning per-item results or exceptions (see :meth:`LLMClient.map_concurrent`):
+    ``concurrency + spare_threads`` threads (spare ones only where something else bounds the work, e.g. the
+    provider's request limit)."""
     items = list(items)
     total = len(items)
     results: list[Any] = [None] * total
@@ -844,7 +853,8 @@ def map_concurrent(
             return i, exc
 
     done = 0
-    with ThreadPoolExecutor(max_workers=max(1, min(concurrency, total)), thread_name_prefix="llm-map") as pool:
+    workers = max(1, min(concurrency + max(0, int(spare_threads)), total))
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="llm-map") as pool:
         # each item runs in a copy of the caller's context: the run's usage meter and run id follow it
         futures = [pool.submit(contextvars.copy_context().run, run, i) for i in range(total)]
         for fut in as_completed(futures):

@@ -2,8 +2,16 @@
 
 All functions take a plain ``(N, D)`` array of vectors and never build the ``N x N`` distance
 matrix: pairs are visited in square tiles of ``block_size x block_size`` over the upper triangle
-(``j >= i`` blocks only, the diagonal tile masked), in float64, with running float64 sums, a running
-maximum and a per-row top-k for the nearest neighbours. Memory is ``O(N*D + block_size**2 + N*k)``.
+(``j >= i`` blocks only, the diagonal tile masked), with running float64 sums, a running maximum and a
+per-row top-k for the nearest neighbours. Memory is ``O(N*D + block_size**2 + N*k)``.
+
+Precision: cosine tiles are float32 products of the float64 unit rows (the float32 GEMM is the cost floor
+of an exact all-pairs scan; float64 tiles cost about twice as much), summed in float64; the k nearest
+neighbours' distances are then recomputed in float64. Against float64 tiles the pairwise mean, std and max
+differ by at most ~1e-6 absolute (``tests/unit/test_metrics_geometry_float32.py`` bounds them at 1e-5), a
+pair whose cosine lies within ~1e-6 of the near-duplicate threshold may count differently, and neighbours
+closer than ~1e-6 to each other may swap. Euclidean tiles stay float64 (their ``||x||² + ||y||² − 2<x, y>``
+form cancels).
 
 Distances (``metric``):
 
@@ -28,6 +36,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from voproshalych_eval.metrics.threads import limit_threads
 from voproshalych_eval.metrics.validation import check_matrix, unit_rows
 
 Metric = Literal["cosine", "euclidean"]
@@ -87,13 +96,15 @@ class _Prepared:
     W: np.ndarray
     sq: np.ndarray | None  # squared norms (euclidean only)
     metric: str
+    W32: np.ndarray | None = None  # float32 copy of the unit rows: the pair scan's tiles (cosine only)
 
 
 def _prepare(Xf: np.ndarray, metric: str, norms: np.ndarray | None = None) -> _Prepared:
     if norms is None:
         norms = _row_norms(Xf)
     if metric == "cosine":
-        return _Prepared(_unit_rows(Xf, norms), None, metric)
+        U = _unit_rows(Xf, norms)
+        return _Prepared(U, None, metric, U.astype(np.float32))
     return _Prepared(Xf, norms * norms, metric)
 
 
@@ -105,10 +116,17 @@ class _Workspace:
     loop therefore writes into these buffers with ``out=``.
     """
 
-    def __init__(self, rows: int, cols: int) -> None:
+    def __init__(self, rows: int, cols: int, dtype: Any = np.float64) -> None:
         size = max(1, rows * cols)
-        self._f = np.empty(size)
+        self._f = np.empty(size, dtype=dtype)
         self._m = np.empty(size, dtype=bool)
+        self._d: np.ndarray | None = None
+
+    def wide(self, nr: int, nc: int) -> np.ndarray:
+        """A float64 buffer of the tile's shape (float32 tiles are summed in float64)."""
+        if self._d is None:
+            self._d = np.empty(self._f.size)
+        return self._d[: nr * nc].reshape(nr, nc)
 
     def tile(self, nr: int, nc: int) -> np.ndarray:
         return self._f[: nr * nc].reshape(nr, nc)
@@ -207,6 +225,20 @@ def _topk_update(
     best_i[g_rows] = all_i[take]
 
 
+def _refine_cosine(U: np.ndarray, rows: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``max(1 − <u_r, u_idx[r, j]>, 0)`` in float64 for every entry of ``idx``, in bounded chunks (the float32
+    pair scan finds the neighbours; their distances are recomputed exactly)."""
+    n, k = idx.shape
+    out = np.empty((n, k), dtype=np.float64)
+    if n == 0 or k == 0:
+        return out
+    step = max(1, (1 << 22) // max(1, k * U.shape[1]))
+    for s in range(0, n, step):
+        e = min(n, s + step)
+        out[s:e] = 1.0 - np.einsum("ijk,ik->ij", U[idx[s:e]], U[rows[s:e]])
+    return np.maximum(out, 0.0, out=out)
+
+
 def _sort_rows(best_d: np.ndarray, best_i: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     order = np.lexsort((best_i, best_d), axis=1) if best_d.size else np.zeros_like(best_i)
     return np.take_along_axis(best_i, order, axis=1), np.take_along_axis(best_d, order, axis=1)
@@ -268,15 +300,16 @@ def _scan(
     Diagonal tiles are visited first so that every row has a finite k-th best distance before the
     off-diagonal tiles, which then only need a sparse merge.
     """
-    W = prep.W
+    W = prep.W32 if prep.W32 is not None else prep.W
     n = W.shape[0]
     B = min(int(block_size), n)
     euclid = prep.metric == "euclidean"
+    narrow = W.dtype == np.float32
     best_d = np.full((n, k), np.inf)
     best_i = np.full((n, k), -1, dtype=np.int64)
     shift = sums.shift if sums is not None else 0.0
     count_dups = sums is not None and dup_threshold is not None
-    ws = _Workspace(B, B)
+    ws = _Workspace(B, B, W.dtype)
     if count_dups and euclid:
         assert raw_norms is not None and prep.sq is not None
         # a zero vector has cosine 0 with everything: an infinite norm keeps it out of the test
@@ -284,6 +317,7 @@ def _scan(
     starts = list(range(0, n, B))
     tiles = [(a, a) for a in starts] + [(a, b) for a in starts for b in starts if b > a]
     cached_a0, A = -1, W[:0]
+    arg_max: tuple[int, int] | None = None
     for a0, b0 in tiles:
         a1, b1 = min(n, a0 + B), min(n, b0 + B)
         na, nb = a1 - a0, b1 - b0
@@ -304,11 +338,16 @@ def _scan(
                 G, shift, raw_norms, safe_norm, prep.sq, a0, a1, b0, b1, dup_threshold, ws.mask(na, nb)
             )
         if sums is not None:
-            flat = G.ravel()
+            if narrow:  # float32 tile, float64 sums
+                wide = ws.wide(na, nb)
+                np.copyto(wide, G)
+                flat = wide.ravel()
+            else:
+                flat = G.ravel()
             t1 = float(flat.sum())
             t2 = float(np.dot(flat, flat))
             if diag:
-                dg = np.diagonal(G)
+                dg = np.diagonal(flat.reshape(na, nb))
                 t1 = (t1 - float(dg.sum())) / 2.0
                 t2 = (t2 - float(np.dot(dg, dg))) / 2.0
                 cnt = na * (na - 1) // 2
@@ -319,7 +358,10 @@ def _scan(
                 sums.s2 += t2
                 sums.count += cnt
                 # the diagonal (self distance 0) is never above an off-diagonal entry
-                sums.dmax = max(sums.dmax, float(G.max()))
+                top = int(flat.argmax())
+                if flat[top] > sums.dmax:
+                    sums.dmax = float(flat[top])
+                    arg_max = (a0 + top // nb, b0 + top % nb)
         if k == 0:
             continue
         work = ws.mask(na, nb)
@@ -329,6 +371,9 @@ def _scan(
         else:
             _topk_update(best_d, best_i, a0, G, b0, k, work=work)
             _topk_update(best_d, best_i, b0, G, a0, k, transposed=True, work=work)
+    if narrow and sums is not None and arg_max is not None:  # the largest pair's distance again, in float64
+        i, j = arg_max
+        sums.dmax = float(1.0 - np.dot(prep.W[i], prep.W[j])) - shift
     if shift:
         best_d += shift
     np.maximum(best_d, 0.0, out=best_d)
@@ -373,6 +418,8 @@ def _knn_prepared(
         return best_i, best_d
     if prep.metric == "euclidean":
         best_d = _refine_euclidean(Xf, np.arange(Xf.shape[0]), best_i)
+    elif prep.W32 is not None:
+        best_d = _refine_cosine(prep.W, np.arange(Xf.shape[0]), best_i)
     return _sort_rows(best_d, best_i)
 
 
@@ -531,7 +578,8 @@ def _covariance_eigenvalues(Xf: np.ndarray, mu: np.ndarray, block_size: int) -> 
         for s in range(0, n, step):
             c = Xf[s : s + step] - mu
             C += c.T @ c
-        ev = np.linalg.eigvalsh(C)
+        with limit_threads(1):  # a D x D eigenproblem: LAPACK's threads only spin (4-13 s vs 1 s on a busy 2-core box)
+            ev = np.linalg.eigvalsh(C)
         ev = np.clip(ev[::-1], 0.0, None)
     else:
         ev = np.linalg.svd(Xf - mu, compute_uv=False) ** 2  # singular values of the N x D centred data
@@ -729,8 +777,9 @@ def embedding_space_metrics_and_knn(
 
     With ``N = 1`` every nn/pairwise value (and ``density_score``, the mean cosine) is ``None``.
 
-    **Exact mode** (``N <= exact_limit``): every pair is visited in float64 tiles (see the module
-    docstring); values match a brute-force full matrix to rounding.
+    **Exact mode** (``N <= exact_limit``): every pair is visited once (float32 tiles for cosine, float64 for
+    euclidean; see the module docstring); values match a brute-force float64 matrix to rounding (euclidean) or
+    within 1e-5 (cosine: the neighbour distances and the largest pair are recomputed in float64).
 
     **Estimated mode** (``N > exact_limit``), ``"estimated": True``: spread, effective dimensionality,
     variance shares and mean cosine stay exact. Pairwise statistics come from ``sample_pairs`` uniform

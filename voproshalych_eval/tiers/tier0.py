@@ -438,9 +438,12 @@ def neighbours(X: np.ndarray, *, k: int = 5, metric: str = "cosine") -> tuple[np
 def kmeans_labels(X: np.ndarray, n_clusters: int, *, seed: int = 0) -> np.ndarray:
     """KMeans cluster of each row on L2-normalised vectors (spherical k-means approximation of cosine geometry).
 
-    ``n_clusters`` is capped at ``N``; ``MiniBatchKMeans`` above 20,000 rows.
+    ``n_clusters`` is capped at ``N``; the package's KMeans rule (:func:`voproshalych_eval.metrics.clusters.kmeans`,
+    best of 3 k-means++ starts) up to 20,000 rows, ``MiniBatchKMeans`` above.
     """
-    from sklearn.cluster import KMeans, MiniBatchKMeans
+    from sklearn.cluster import MiniBatchKMeans
+
+    from voproshalych_eval.metrics.clusters import kmeans
 
     n = X.shape[0]
     if n == 0:
@@ -448,10 +451,9 @@ def kmeans_labels(X: np.ndarray, n_clusters: int, *, seed: int = 0) -> np.ndarra
     kk = max(1, min(int(n_clusters), n))
     norms = np.linalg.norm(X, axis=1, keepdims=True)
     U = X / np.where(norms > 0, norms, 1.0)
-    if n > 20_000:
-        model = MiniBatchKMeans(n_clusters=kk, random_state=seed, n_init=3, batch_size=4096)
-    else:
-        model = KMeans(n_clusters=kk, random_state=seed, n_init=3)
+    if n <= 20_000:
+        return kmeans(U, kk, seed=seed, n_init=3).labels_.astype(np.int64)
+    model = MiniBatchKMeans(n_clusters=kk, random_state=seed, n_init=3, batch_size=4096)
     return model.fit_predict(U).astype(np.int64)
 
 

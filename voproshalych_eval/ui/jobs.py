@@ -81,7 +81,8 @@ def run_id_of(state_key: str) -> int | None:
     job = executor.get_job(key) if key else None
     if job is not None and job.run_id is not None:
         st.session_state[state_key] = job.run_id
-        st.session_state[f"pick_{state_key}"] = job.run_id  # the run picker shows the new run
+        st.session_state[f"pick_{state_key}"] = job.run_id  # the run picker shows the new run …
+        st.session_state.pop(f"pickds_{state_key}", None)  # … on its own dataset (ui.run_view.pick_run)
         del st.session_state[building_key(state_key)]
     run_id = st.session_state.get(state_key)
     return int(run_id) if run_id is not None else None
@@ -212,49 +213,12 @@ def job_panel(state_key: str) -> None:
     _live()
 
 
-def pick_run(tier: str, state_key: str, *, label: str | None = None, dataset: str | None = None) -> runs.Run | None:
-    """Select a run of ``tier`` — of the dataset named ``dataset`` only, when the page has chosen one —
-    newest first, with its configuration in the label (default: the one started here, else the newest);
-    offers Resume and marks mixed runs."""
-    eng = state.engine()
-    all_runs = runs.list_runs(eng, tier=tier, limit=50, dataset_name=dataset or None)
-    if not all_runs:
-        return None
-    ids = [r.id for r in all_runs]
-    current = st.session_state.get(state_key)
-    index = ids.index(current) if current in ids else 0
-    states = {r.id: executor.run_state(eng, r.id) for r in all_runs}
-    from voproshalych_eval import describe
+def pick_run(tier: str, state_key: str, *, label: str | None = None) -> runs.Run | None:
+    """Select the run to show by the one rule of :mod:`voproshalych_eval.ui.run_view` (the run just made, else
+    the URL's, else the latest of the plan), with its dataset picker, state, Resume and the mixed mark."""
+    from voproshalych_eval.ui import run_view
 
-    ui_lang = lang()  # resolved now: format_func runs later too
-    started = {r.id: describe.run_option(r, ui_lang) + (" · " + tr("смешанный", "mixed") if r.mixed else "")
-               for r in all_runs}
-    pick_key = f"pick_{state_key}"
-    if pick_key in st.session_state and st.session_state[pick_key] not in ids:
-        del st.session_state[pick_key]
-    chosen = st.selectbox(
-        label or tr("Запуск", "Run"),
-        ids,
-        format_func=lambda i: started[i],
-        key=pick_key,
-        **({} if pick_key in st.session_state else {"index": index}),
-    )
-    st.caption(tr("Состояние: ", "State: ") + state_label(states[int(chosen)]))
-    run = runs.get_run(eng, int(chosen))
-    if run is None:
-        return None
-    job = executor.get_job(run.id)
-    mixed_warning(run)
-    if not (job is not None and job.alive) and states[run.id] in ("interrupted", "cancelled", "failed", "done_with_failures"):
-        counts = runs.count_items(eng, run.id)
-        st.warning(
-            tr(
-                f"Запуск #{run.id} {state_label(states[run.id])}: записано {counts['done']} из {run.n_items_total}, ошибок {counts['failed']}.",
-                f"Run #{run.id} is {state_label(states[run.id])}: {counts['done']} of {run.n_items_total} recorded, {counts['failed']} failed.",
-            )
-        )
-        resume_button(run.id, state_key)
-    return run
+    return run_view.pick_run(tier, state_key, label=label)
 
 
 def resume_button(run_id: int, state_key: str) -> None:

@@ -308,7 +308,10 @@ def filter_items(
     """Filters: only failed, a score below a threshold, judges disagreeing by more than a margin."""
     if df.empty:
         return df
+    from voproshalych_eval.ui import run_view
+
     cols = st.columns(3)
+    run_view.bind(f"{key}_failed", "failed", parse=run_view.parse_bool)  # the filters live in the URL
     only_failed = cols[0].checkbox(tr("Только сбои", "Failed only"), key=f"{key}_failed")
     out = df
     if only_failed:
@@ -320,6 +323,7 @@ def filter_items(
     present = [c for c in score_cols if c in df.columns]
     if present:
         names = {c: metric_label(c) for c in present}  # resolved now: format_func runs later too
+        run_view.bind(f"{key}_lowcol", "low", valid=["—", *present])
         col = cols[1].selectbox(tr("Низкая оценка по", "Low score on"), ["—", *present], key=f"{key}_lowcol",
                                 format_func=lambda c: names.get(c, c))
         if col != "—":
@@ -379,7 +383,10 @@ def drilldown(df: pd.DataFrame, *, key: str, render: Callable[[Mapping[str, Any]
     """Pick one item of ``df`` and show it in full with ``render``."""
     if df.empty:
         return
+    from voproshalych_eval.ui import run_view
+
     keys = df["item_key"].astype(str).tolist()
+    run_view.bind(f"{key}_item", "item", valid=keys)  # the item open in the drill-down lives in the URL
     chosen = st.selectbox(tr("Элемент", "Item"), keys, key=f"{key}_item")
     row = df[df["item_key"].astype(str) == chosen].iloc[0].to_dict()
     if row.get("status") != "done":

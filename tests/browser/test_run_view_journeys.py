@@ -151,6 +151,7 @@ def test_a_copied_link_opens_the_same_view(driver: Any, app_url: str, demo_engin
 
     driver.delete_all_cookies()
     driver.get("about:blank")
+    t0 = time.perf_counter()
     driver.get(link)  # a new browser session on the link
     wait_rendered(driver, "the linked view")
     try:
@@ -158,6 +159,7 @@ def test_a_copied_link_opens_the_same_view(driver: Any, app_url: str, demo_engin
              f"run #{older} from the link")
     finally:
         _shot(driver, j, lang, "2-opened")
+    print(f"a Tier 1 link opened in a new session ({lang}): {time.perf_counter() - t0:.2f} s to the run's view")
     assert COMPARE[lang] in _selected_views(driver), _selected_views(driver)
     assert _title(driver) == TITLES["tier1"][lang]  # the same language
     driver.refresh()  # a reload keeps the view and the language too

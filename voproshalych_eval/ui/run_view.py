@@ -206,8 +206,11 @@ def pick_run(tier: str | Sequence[str], state_key: str, *, label: str | None = N
     datasets = list(dict.fromkeys(r.dataset_id for r in all_runs))
     if st.session_state.get(ds_key, "?") not in datasets:
         st.session_state.pop(ds_key, None)
-    if ds_key not in st.session_state:
-        st.session_state[ds_key] = by_id[ruled].dataset_id if ruled is not None else datasets[0]
+    if ds_key not in st.session_state:  # the dataset of the run by the rule; a link naming only a dataset opens it
+        url_ds = url_int(ds_param)
+        linked_ds = url_ds if url_ds in datasets and just_made not in by_id and url_run not in by_id else None
+        st.session_state[ds_key] = linked_ds if linked_ds is not None else (
+            by_id[ruled].dataset_id if ruled is not None else datasets[0])
     if len(datasets) > 1:
         labels = _dataset_labels(all_runs)  # resolved now: format_func runs later too
         st.selectbox(tr("Набор данных", "Dataset"), datasets, key=ds_key, format_func=labels.get,

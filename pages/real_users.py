@@ -212,7 +212,9 @@ run = run_view.run_section("real_users", RUN_KEY, label=tr("Анализ", "Anal
     "No analysis yet: choose the filters in the form at the top and press “Run analysis”."))
 # selections belong to one analysis: a topic or points picked in another run's tables or map are forgotten
 run_view.scope_to_run("real_users", run.id, ("ru_map_topic", "ru_map_topic_picked", "ru_map_points", "ru_gaps",
-                                             "ru_topics"))
+                                             "ru_topics"), params=("topic",))
+run_view.bind("ru_map_topic", "topic", parse=run_view.parse_optional_int)  # the highlighted topic and the search
+run_view.bind("ru_map_search", "search")  # on the map live in the URL
 if run.status not in ("done", "done_with_failures"):
     st.error(tr("Анализ не выполнен: ", "Analysis failed: ") + str(run.error or run.status))
     st.stop()

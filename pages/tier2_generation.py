@@ -72,7 +72,7 @@ if submitted and (use_offline := offline_choice(offline, llm_ok)) is not None:
 # the run shown (ui.run_view): the one just made, else the link's, else the latest Tier 2 run
 run = run_view.run_section("tier2", KEY, empty=("Запусков ещё нет — задайте параметры вверху и нажмите «Запустить».",
                                                 "No runs yet — set the parameters above and press Run."))
-run_view.scope_to_run("tier2", run.id, ("t2_item",))
+run_view.scope_to_run("tier2", run.id, ("t2_item",), params=("item",))
 m = run.metrics or {}
 if m:
     keys = [k for k in ("avg_faithfulness", "avg_answer_relevance", "avg_answer_correctness", "avg_rouge1_f", "avg_rouge2_f",

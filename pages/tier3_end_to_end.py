@@ -217,7 +217,7 @@ if submitted and (use_offline := offline_choice(offline, llm_ok)) is not None:
 # in the result block, whatever the form's dataset)
 run = run_view.run_section("tier3", KEY, empty=("Запусков ещё нет — задайте параметры вверху и нажмите «Запустить».",
                                                 "No runs yet — set the parameters above and press Run."))
-run_view.scope_to_run("tier3", run.id, ("t3_item",))
+run_view.scope_to_run("tier3", run.id, ("t3_item",), params=("item",))
 api_settings = (run.params or {}).get("api")
 if api_settings:
     st.caption(tr("API бота: ", "Bot API: ") + untrusted.md(f"{api_settings.get('method')} {api_settings.get('url')}")

@@ -101,3 +101,24 @@ def test_a_real_users_analysis_reopens_from_the_store(demo_engine) -> None:  # t
     assert shown.embeddings.vectors.shape == res.embeddings.vectors.shape
     assert at.query_params["ru_view"] == "topics"  # the tab from the link
     assert any(d.value.shape[0] == len(res.topics.gaps) for d in at.dataframe)
+
+
+def test_filters_and_the_item_come_from_the_link_and_selections_stay_with_their_run(demo_engine) -> None:  # type: ignore[no-untyped-def]
+    first = _tier2(demo_engine, "demo_golden", n=3)
+    second = _tier2(demo_engine, "demo_golden", n=3)
+    from voproshalych_eval import runs
+
+    heads = {str(runs.run_items(demo_engine, r)["item_key"].iloc[0]) for r in (first, second)}  # each picker's default
+    linked = next(str(k) for k in runs.run_items(demo_engine, first)["item_key"] if str(k) not in heads)
+    at = _open("pages/tier2_generation.py", lang="en", run=first, item=linked, low="faithfulness")
+    assert at.selectbox(key="pick_tier2_run_id").value == first
+    assert at.selectbox(key="t2_lowcol").value == "faithfulness"  # the filter from the link
+    at.selectbox(key="t2_lowcol").set_value("—").run()
+    assert at.query_params["low"] == "—"
+    assert at.selectbox(key="t2_item").value == linked  # the item from the link
+    # another run: the item picked on the first one is not carried over, and the URL forgets it
+    at.selectbox(key="pick_tier2_run_id").set_value(second).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.query_params["run"] == str(second)
+    assert at.selectbox(key="t2_item").value != linked
+    assert at.query_params.get("item") != linked

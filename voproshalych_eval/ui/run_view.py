@@ -138,13 +138,16 @@ def copy_link(key: str) -> None:
 # ------------------------------------------------------------------------------------------- selections
 
 
-def scope_to_run(scope: str, run_id: int | None, keys: Iterable[str]) -> None:
-    """Selections belong to one run: when page ``scope`` shows another run than before, forget ``keys``."""
+def scope_to_run(scope: str, run_id: int | None, keys: Iterable[str], params: Iterable[str] = ()) -> None:
+    """Selections belong to one run: when page ``scope`` shows another run than before in this session, forget
+    ``keys`` (and the URL ``params`` that hold them). The first view of a session keeps what its link says."""
     marker = f"__shown_run_{scope}"
-    if st.session_state.get(marker) != run_id:
+    if marker in st.session_state and st.session_state[marker] != run_id:
         for k in keys:
             st.session_state.pop(k, None)
-        st.session_state[marker] = run_id
+        for p in params:
+            set_url(p, None)
+    st.session_state[marker] = run_id
 
 
 # ------------------------------------------------------------------------------------------- datasets

@@ -38,5 +38,13 @@ def test_dataset_label_names_version_size_and_kind() -> None:
     d = {"name": "demo_golden", "version": 2, "n_items": 1234, "kind": "golden", "content_hash": "abcdef0123"}
     assert dataset_label(d, "en") == "demo_golden@v2 · 1,234 items · golden"
     assert dataset_label(d, "ru").startswith("demo_golden@v2 · 1")
-    assert dataset_label(d, "ru").endswith("элементов · золотой")
+    assert dataset_label(d, "ru").endswith("элемента · золотой")  # 1 234 элемента
     assert dataset_label({**d, "version": None}, "en").startswith("demo_golden@abcdef01 ·")
+
+
+def test_russian_word_forms_of_counts() -> None:
+    one = {"name": "x", "version": 1, "n_items": 1, "kind": "golden"}
+    assert "1 элемент ·" in dataset_label(one, "ru") and "1 item ·" in dataset_label(one, "en")
+    assert "3 элемента" in dataset_label({**one, "n_items": 3}, "ru")
+    assert "11 элементов" in dataset_label({**one, "n_items": 11}, "ru")
+    assert "21 элемент ·" in dataset_label({**one, "n_items": 21}, "ru")

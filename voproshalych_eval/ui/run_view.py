@@ -159,9 +159,18 @@ def dataset_label(d: Mapping[str, Any], ui_lang: str) -> str:
     from voproshalych_eval.metrics.formatting import format_count
 
     n = d.get("n_items")
-    size = "" if n is None else " · " + (f"{format_count(n, ui_lang)} " + ("элементов" if ui_lang == "ru" else "items"))
+    word = _ru_plural(int(n), "элемент", "элемента", "элементов") if ui_lang == "ru" and n is not None else (
+        "item" if n == 1 else "items")
+    size = "" if n is None else f" · {format_count(n, ui_lang)} {word}"
     kind = KIND_WORDS.get(str(d.get("kind")), (str(d.get("kind") or ""),) * 2)[0 if ui_lang == "ru" else 1]
     return f"{d.get('name') or '—'}{version}{size}" + (f" · {kind}" if kind else "")
+
+
+def _ru_plural(n: int, one: str, few: str, many: str) -> str:
+    """The Russian word form for ``n`` (1 элемент, 2 элемента, 5 элементов, 21 элемент, 11 элементов)."""
+    if n % 10 == 1 and n % 100 != 11:
+        return one
+    return few if n % 10 in (2, 3, 4) and n % 100 not in (12, 13, 14) else many
 
 
 def _dataset_labels(run_list: Sequence[runs.Run]) -> dict[int | None, str]:
@@ -232,8 +241,8 @@ def pick_run(tier: str | Sequence[str], state_key: str, *, label: str | None = N
     others = len(all_runs) - len(shown)
     run_state = executor.run_state(eng, chosen)
     st.caption(tr("Состояние: ", "State: ") + jobs.state_label(run_state)
-               + (tr(f" · ещё {fmt_count(others)} запусков на других наборах",
-                     f" · {fmt_count(others)} more runs on other datasets") if others else ""))
+               + (tr(f" · ещё {fmt_count(others)} {_ru_plural(others, 'запуск', 'запуска', 'запусков')} на других наборах",
+                     f" · {fmt_count(others)} more run{'' if others == 1 else 's'} on other datasets") if others else ""))
     set_url(url_param, chosen)
     set_url(ds_param, dataset if len(datasets) > 1 else None)
     run = runs.get_run(eng, chosen)

@@ -148,6 +148,7 @@ def test_a_copied_link_opens_the_same_view(driver: Any, app_url: str, demo_engin
     link = _copied_link(driver, lang)
     _shot(driver, j, lang, "1-link")
     assert link.startswith("http") and f"run={older}" in link and f"lang={lang}" in link, link
+    assert "t1_view=compare" in link, link
 
     driver.delete_all_cookies()
     driver.get("about:blank")
@@ -191,7 +192,7 @@ def test_restart_and_reopen_a_real_users_analysis(driver: Any, browser_tools: An
         with serve_app(tmp_path / f"streamlit-{n}.log") as url:
             t0 = time.perf_counter()
             driver.get(f"{url}/real_users?lang={lang}&run={analysis}&ru_view=topics")
-            wait(driver, lambda d: d.find_elements(*by(".st-key-ru_gaps")) and script_idle(d), 120,
+            wait(driver, lambda d: d.find_elements(*by(".st-key-tbl_ru_gaps")) and script_idle(d), 120,
                  "the coverage-gap table of the analysis")
             timings.append(time.perf_counter() - t0)
             _shot(driver, j, lang, f"{n}-opened")

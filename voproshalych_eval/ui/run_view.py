@@ -129,7 +129,9 @@ def link() -> str:
 
 def copy_link(key: str) -> None:
     """The "copy link" action of a run view: the link in a code box with Streamlit's copy button."""
-    with st.popover(tr("🔗 Ссылка на этот вид", "🔗 Link to this view"), key=f"{key}_link"):
+    # opening it reruns the page: the link is then built from the URL as the previous run left it (a tab or a run
+    # picked in that run is written to the URL after this point of the page)
+    with st.popover(tr("🔗 Ссылка на этот вид", "🔗 Link to this view"), key=f"{key}_link", on_change="rerun"):
         st.caption(tr("Скопируйте ссылку (кнопка справа): она откроет этот же запуск, вкладку и язык.",
                       "Copy the link (button on the right): it opens this same run, tab and language."))
         st.code(link(), language=None, wrap_lines=True)

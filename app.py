@@ -23,6 +23,8 @@ with st.sidebar:
         key=LANG_KEY,
         horizontal=True,
     )
+if st.query_params.get("lang") != lang():
+    st.query_params["lang"] = lang()  # the language lives in the URL: a reload or a shared link keeps it
 
 if not sign_in_gate():  # team mode: nothing but the sign-in screen until signed in with a role
     # one hidden page, so that no page of pages/ is listed or reachable by its URL before sign-in

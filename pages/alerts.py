@@ -33,8 +33,9 @@ with st.form("alert_add"):
     name = st.text_input(tr("Имя", "Name"), key="alert_name")
     kind = st.selectbox(tr("Вид", "Kind"), alerts.KINDS, key="alert_kind")
     target = st.text_input(tr("Куда (URL / chat id / адрес)", "Target (URL / chat id / address)"), key="alert_target")
+    event_labels = {e: tr(*EVENT_LABELS[e]) for e in alerts.EVENTS}  # resolved now: format_func runs later too
     events = st.multiselect(tr("События", "Events"), list(alerts.EVENTS), default=list(alerts.EVENTS),
-                            format_func=lambda e: tr(*EVENT_LABELS[e]), key="alert_events",
+                            format_func=event_labels.get, key="alert_events",
                             placeholder=tr("Выберите события", "Choose events"))
     options_text = st.text_area(tr("Параметры (КЛЮЧ=ЗНАЧЕНИЕ по строке)", "Options (KEY=VALUE per line)"),
                                 help="telegram: api_url, token_env · smtp: host, port, sender, user, password_env",

@@ -11,9 +11,9 @@ import streamlit as st
 from voproshalych_eval import annotations as A
 from voproshalych_eval import datasets
 from voproshalych_eval.generation.picker import highlight_span, search_chunks
-from voproshalych_eval.ui import auth, state, tables, views
+from voproshalych_eval.ui import auth, run_view, state, tables, views
 from voproshalych_eval.ui.common import empty_state, page_header, table_with_download
-from voproshalych_eval.ui.i18n import tr
+from voproshalych_eval.ui.i18n import lang, tr
 
 STATUS = {"pending": ("на проверке", "pending"), "accepted": ("принят", "accepted"), "rejected": ("отклонён", "rejected")}
 
@@ -34,14 +34,18 @@ page_header(
 )
 
 eng = state.engine()
-names = [d["name"] for d in datasets.list_datasets(eng, "golden", heads_only=True)]
+heads = datasets.list_datasets(eng, "golden", heads_only=True)
+names = [d["name"] for d in heads]
+name_labels = {d["name"]: run_view.dataset_label(d, lang()) for d in heads}  # name@version · n items · kind
 if not names:
     empty_state("Нет эталонных наборов — загрузите демо или создайте набор на странице «Наборы данных».",
                 "No golden datasets — load the demo or generate one on the Datasets page.", demo=True, page="pages/datasets.py")
     st.stop()
 
 with st.sidebar:
-    name = st.selectbox(tr("Набор", "Dataset"), names, key="rv_name")
+    run_view.bind("rv_name", "dataset", valid=names)  # the dataset and the view live in the URL
+    name = st.selectbox(tr("Набор", "Dataset"), names, key="rv_name", format_func=name_labels.get)
+    run_view.bind("rv_view", "view", valid=("item", "table"))
     view = st.radio(tr("Вид", "View"), ["item", "table"], horizontal=True, key="rv_view",
                     format_func={"item": tr("по одному", "one at a time"), "table": tr("таблица", "table")}.get)
 
@@ -66,10 +70,12 @@ if view == "table":
 
 keys = table["id"].tolist()
 pos_key = f"rv_pos_{name}"
-st.session_state.setdefault(pos_key, 1)
+if pos_key not in st.session_state:  # a link opens its item (``?item=3``)
+    st.session_state[pos_key] = run_view.url_int("item") or 1
 if st.session_state.pop("rv_advance", False):
     st.session_state[pos_key] += 1
 st.session_state[pos_key] = min(max(1, int(st.session_state[pos_key])), len(keys))
+run_view.set_url("item", st.session_state[pos_key])
 
 
 def _move(step: int) -> None:

@@ -11,7 +11,7 @@ import streamlit as st
 
 from voproshalych_eval import executor, runs
 from voproshalych_eval.describe import AGGREGATOR_LABELS, QUORUM_LABELS
-from voproshalych_eval.ui import auth, jobs, state, tables, untrusted, uploads
+from voproshalych_eval.ui import auth, jobs, run_view, state, tables, untrusted, uploads
 from voproshalych_eval.ui.common import (
     empty_state,
     json_download,
@@ -176,8 +176,8 @@ if run:
             if jobs.start(lambda: build_plan(state.engine(), params), RUN_KEY) is not None:
                 st.session_state.pop("jm_result", None)
 
-jobs.job_panel(RUN_KEY)
-picked = jobs.pick_run(TIER, RUN_KEY, label=tr("Показан запуск", "Showing run"))
+# the run shown (ui.run_view): the one just made, else the link's, else the latest judge-metrics run
+picked = run_view.run_section(TIER, RUN_KEY, caption=False, stop_while_running=False)
 live = executor.get_job(picked.id) if picked is not None else None
 out = None
 if picked is not None and not (live is not None and live.alive):  # a running job shows its progress above

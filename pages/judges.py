@@ -7,7 +7,7 @@ import streamlit as st
 
 from voproshalych_eval import datasets
 from voproshalych_eval.plots.generation import confusion_matrix, per_model_bars, score_distributions
-from voproshalych_eval.ui import auth, jobs, state, tables, untrusted, views
+from voproshalych_eval.ui import auth, jobs, run_view, state, tables, untrusted, views
 from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import (
     TIER_COLORS,
@@ -63,13 +63,11 @@ with tab_s:
             "dataset": ds_s, "limit": int(limit_s) or None, "repeats": int(rep), "metric": metric,
             "judge_models": [m.strip() for m in models_s.split(",") if m.strip()] or None, "offline": use_off_s,
         }), "judge_run_id")
-    jobs.job_panel("judge_run_id")
-    run = jobs.pick_run("judge", "judge_run_id", label=tr("Показан запуск", "Showing run"))
+    run = run_view.run_section("judge", "judge_run_id", stop_while_running=False)
     if run is None:
         empty_state("Запусков ещё нет — задайте параметры выше и нажмите «Запустить».",
                     "No runs yet — set the parameters above and press Run.")
     else:
-        jobs.run_caption(run)
         m = run.metrics or {}
         if m.get("not_applicable"):
             st.info(tr(f"Метрика «{m.get('metric')}» неприменима к этому набору: у элементов нет нужного поля (например, "
@@ -136,13 +134,12 @@ with tab_p:
 
         jobs.start(lambda: build_pipeline(eng, {"dataset": ds_p, "limit": int(limit_p) or None, "calibrate": calib,
                                                 "offline": use_off_p}), "judge_pipeline_run_id")
-    jobs.job_panel("judge_pipeline_run_id")
-    run = jobs.pick_run("judge_pipeline", "judge_pipeline_run_id", label=tr("Показан запуск", "Showing run"))
+    run = run_view.run_section("judge_pipeline", "judge_pipeline_run_id", stop_while_running=False,
+                               url_param="pipeline_run")
     if run is None:
         empty_state("Запусков ещё нет — задайте параметры выше и нажмите «Запустить».",
                     "No runs yet — set the parameters above and press Run.")
     else:
-        jobs.run_caption(run)
         m = run.metrics or {}
         if m:
             cards = {k: m[k] for k in ("accuracy_ci", "precision", "recall", "f1_score", "cohen_kappa", "parse_failure_rate",

@@ -27,7 +27,7 @@ from voproshalych_eval.analytics.answer_labels import (
     save_labels,
 )
 from voproshalych_eval.analytics.answers import CLASS_NAMES, OVERRIDE_CLASSES, AnswerRules, classify_answers
-from voproshalych_eval.analytics.pipeline import RealUsersResult, rebuild_result
+from voproshalych_eval.analytics.pipeline import RealUsersResult, load_result, rebuild_result, save_result
 from voproshalych_eval.analytics.report import coverage_gap_html, coverage_gap_markdown
 from voproshalych_eval.analytics.text_ru import CLASSIFIER_RULES
 from voproshalych_eval.analytics.topic_trends import (
@@ -39,7 +39,7 @@ from voproshalych_eval.analytics.topic_trends import (
 )
 from voproshalych_eval.analytics.topics import GAP_FORMULA, format_example, month_of, silhouette_verdict
 from voproshalych_eval.plots import real_users as charts
-from voproshalych_eval.ui import auth, jobs, map_view, state, tables, uploads, views
+from voproshalych_eval.ui import auth, jobs, map_view, run_view, state, tables, uploads, views
 from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import (
     csv_download,
@@ -207,27 +207,29 @@ if run_clicked:
 
 # the analyses run as a background job of the engine (each step an item of the run); the picker shows the run
 # just made (or any earlier one, newest first), with its verdict against the baselines first
-jobs.job_panel(RUN_KEY)
-run = jobs.pick_run("real_users", RUN_KEY, label=tr("Анализ", "Analysis"))
-if run is None:
-    empty_state("Анализов ещё не было: выберите фильтры в форме вверху и нажмите «Запустить анализ».",
-                "No analysis yet: choose the filters in the form at the top and press “Run analysis”.")
-    st.stop()
-if executor.job_alive(run.id):
-    st.stop()  # the progress panel above shows it; the page reruns when it ends
-jobs.run_caption(run)
+run = run_view.run_section("real_users", RUN_KEY, label=tr("Анализ", "Analysis"), empty=(
+    "Анализов ещё не было: выберите фильтры в форме вверху и нажмите «Запустить анализ».",
+    "No analysis yet: choose the filters in the form at the top and press “Run analysis”."))
+# selections belong to one analysis: a topic or points picked in another run's tables or map are forgotten
+run_view.scope_to_run("real_users", run.id, ("ru_map_topic", "ru_map_topic_picked", "ru_map_points", "ru_gaps",
+                                             "ru_topics"), params=("topic",))
+run_view.bind("ru_map_topic", "topic", parse=run_view.parse_optional_int)  # the highlighted topic and the search
+run_view.bind("ru_map_search", "search")  # on the map live in the URL
 if run.status not in ("done", "done_with_failures"):
     st.error(tr("Анализ не выполнен: ", "Analysis failed: ") + str(run.error or run.status))
     st.stop()
 
 
 def result_of(run: runs.Run) -> RealUsersResult | None:
-    """The in-memory result of ``run``: the one on screen, else the one its job of this process left."""
+    """The result of ``run``: the one on screen, else the one its job of this process left, else the one stored
+    beside the run (an earlier session, another process, before a restart) — never recomputed to be seen again."""
     res = st.session_state.get(RESULT_KEY)
     if res is not None and res.run_id == run.id:
         return res
     job = executor.get_job(run.id)
     res = job.plan.outputs.get("result") if job is not None else None
+    if res is None:
+        res = load_result(engine, run)
     if res is not None:
         st.session_state[RESULT_KEY] = res
     return res
@@ -240,10 +242,12 @@ STEP_NAMES = {"log": ("журнал вопросов и классы ответ�
 
 res = result_of(run)
 if res is None:
-    st.info(tr(f"Таблицы и графики анализа #{run.id} хранятся только в памяти запустившего его процесса. Их можно "
-               "пересчитать по замороженным параметрам запуска на его снимке базы — новый запуск не создаётся.",
-               f"The tables and charts of analysis #{run.id} live only in the memory of the process that ran it. "
-               "They can be recomputed from the run's frozen parameters on its snapshot — no new run is made."))
+    st.info(tr(f"Таблицы и графики анализа #{run.id} не сохранены (анализ сделан прежней версией или продолжен "
+               "после остановки). Их можно пересчитать по замороженным параметрам запуска на его снимке базы — "
+               "новый запуск не создаётся, а результат сохранится.",
+               f"The tables and charts of analysis #{run.id} are not stored (it was made by an earlier version or "
+               "resumed after a stop). They can be recomputed from the run's frozen parameters on its snapshot — no "
+               "new run is made, and the result is stored."))
     if not st.button(tr("Пересчитать таблицы и графики", "Recompute the tables and charts"), key="ru_rebuild",
                      type="primary"):
         st.stop()
@@ -252,6 +256,7 @@ if res is None:
         res = rebuild_result(engine, run, progress=lambda i, n, key: bar(i, n, tr(*STEP_NAMES.get(key, (key, key)))))
         bar.finish(tr(f"Анализ #{run.id} пересчитан", f"Analysis #{run.id} recomputed"))
         st.session_state[RESULT_KEY] = res
+        save_result(engine, res)  # the next opening reads it from the store
     if res is None:
         st.stop()
 

@@ -15,13 +15,12 @@ from voproshalych_eval.metrics import catalog
 from voproshalych_eval.plots import embedding_space as charts
 from voproshalych_eval.tiers import projection as proj
 from voproshalych_eval.tiers import tier0
-from voproshalych_eval.ui import auth, jobs, map_view, state, tables
+from voproshalych_eval.ui import auth, jobs, map_view, run_view, state, tables
 from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import (
     TIER_COLORS,
     csv_download,
     download_buttons,
-    empty_state,
     json_download,
     page_header,
 )
@@ -235,21 +234,15 @@ def run_result(run: runs.Run) -> dict:
 # ----------------------------------------------------------------------------------------- actions
 if run_clicked:
     start_run()
-jobs.job_panel(RUN_KEY)
-picked_run = jobs.pick_run("tier0", RUN_KEY, label=tr("Показан запуск", "Showing run"))
-if picked_run is None:
-    empty_state(
-        "Запусков ещё нет — выберите векторы в форме вверху и нажмите «Запустить расчёт метрик», затем "
-        "«Построить проекцию». Нет данных — загрузите демо.",
-        "No runs yet — choose the vectors in the form at the top and press “Run metrics”, then “Build projection”. "
-        "No data yet — load the demo.",
-        demo=True,
-    )
-    st.stop()
-live = executor.get_job(picked_run.id)
-if live is not None and live.alive:  # its progress is shown above; the results come when it finishes
-    st.stop()
-jobs.run_caption(picked_run)
+# the run shown (ui.run_view): the one just made, else the link's, else the latest Tier 0 run; while it runs its
+# progress is shown and the page stops; the results come when it finishes
+picked_run = run_view.run_section("tier0", RUN_KEY, demo=True, empty=(
+    "Запусков ещё нет — выберите векторы в форме вверху и нажмите «Запустить расчёт метрик», затем "
+    "«Построить проекцию». Нет данных — загрузите демо.",
+    "No runs yet — choose the vectors in the form at the top and press “Run metrics”, then “Build projection”. "
+    "No data yet — load the demo."))
+# selections belong to one run: points picked on the map or in the tables of another run are forgotten
+run_view.scope_to_run("tier0", picked_run.id, ("t0_scatter", "t0_points", "t0_outliers", "t0_sel"))
 if picked_run.status in ("failed", "cancelled") and picked_run.error:
     st.error(tr(f"Tier 0 (запуск #{picked_run.id}) не выполнен: ", f"Tier 0 (run #{picked_run.id}) did not finish: ")
              + str(picked_run.error))

@@ -7,12 +7,12 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import describe, executor, runs
+from voproshalych_eval import describe, runs
 from voproshalych_eval.datasets import DatasetError, list_datasets, load_file, store
 from voproshalych_eval.embeddings import BUILTIN_EMBEDDERS
 from voproshalych_eval.plots import retrieval as charts
 from voproshalych_eval.tiers import tier1
-from voproshalych_eval.ui import auth, jobs, param_form, state, untrusted, uploads, views
+from voproshalych_eval.ui import auth, jobs, param_form, run_view, state, untrusted, uploads, views
 from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import empty_state, metric_cards, page_header, table_with_download
 from voproshalych_eval.ui.i18n import fmt, fmt_count, lang, metric_label, tr
@@ -150,18 +150,15 @@ if run_clicked and dataset_id is not None and not form.errors:
         params.update(embedder=None, use_index=False)
     jobs.start(lambda: tier1.build_plan(engine, params), "t1_run_id")
 
-jobs.job_panel("t1_run_id")
-# the run shown: the one just started, or any earlier run of the tier picked here (newest first)
-dataset_name = next((d["name"] for d in list_datasets(engine, "golden") if d["id"] == dataset_id), None)
-run = jobs.pick_run("tier1", "t1_run_id", label=tr("Показан запуск", "Showing run"), dataset=dataset_name)
-if run is None:
-    empty_state("Запусков Tier 1 ещё нет: выберите набор и нажмите «Запустить» вверху страницы.",
-                "No Tier 1 run yet: pick a dataset and press Run at the top of the page.")
-    st.stop()
-if run.status not in runs.FINISHED or executor.job_alive(run.id):
-    if run.status != "running" and not executor.job_alive(run.id):
-        st.warning(tr(f"Запуск #{run.id}: {jobs.state_label(run.status)}. {run.error or ''}",
-                      f"Run #{run.id}: {jobs.state_label(run.status)}. {run.error or ''}"))
+# the run shown (ui.run_view): the one just started, else the link's, else the latest Tier 1 run — on its own
+# dataset whatever the form picks (a newly generated set never hides the golden set's runs)
+run = run_view.run_section("tier1", "t1_run_id", caption=False, empty=(
+    "Запусков Tier 1 ещё нет: выберите набор и нажмите «Запустить» вверху страницы.",
+    "No Tier 1 run yet: pick a dataset and press Run at the top of the page."))
+run_view.scope_to_run("tier1", run.id, ("t1_pick", "t1_questions", "t1_thr", "t1_cmp_sel", "t1_cmp_added"))
+if run.status not in runs.FINISHED:
+    st.warning(tr(f"Запуск #{run.id}: {jobs.state_label(run.status)}. {run.error or ''}",
+                  f"Run #{run.id}: {jobs.state_label(run.status)}. {run.error or ''}"))
     st.stop()
 run_id = run.id
 
@@ -222,6 +219,7 @@ with tab_q:
     if table is None:
         empty_state("В запуске нет записей.", "The run has no items.")
     else:
+        run_view.bind("t1_filter", "filter", valid=filter_labels)
         mode = st.radio(tr("Показывать", "Show"), ["all", "fail1", "failk"], horizontal=True, key="t1_filter",
                         format_func=filter_labels.get)
         shown = tier1.run_table(items, failure_rank=1 if mode == "fail1" else None)
@@ -255,6 +253,7 @@ with tab_q:
 
 with tab_fail:
     if table is not None:
+        run_view.bind("t1_fail_rank", "fail_rank", parse=run_view.parse_optional_int, valid=(1, None))
         frank = st.radio(tr("Провал — это", "A failure is"), [1, None], horizontal=True, key="t1_fail_rank",
                          format_func=failure_labels.get)
         by_section = tier1.failures_by_section(items, failure_rank=frank)
@@ -288,9 +287,14 @@ with tab_cmp:
     cmp_ids = [i for i in (jobs.run_id_of(f"t1_cmp_job{n}") for n in range(len(cmp_ids))) if i is not None]  # once built
     same = runs.list_runs(engine, tier="tier1", status=runs.FINISHED, dataset_hash=run.dataset_hash, limit=50)
     by_id = {r.id: r for r in same}
-    # the selection lives under its own key (the widget's state is rebuilt whenever its options change); every
-    # run the comparison started joins it as soon as it finishes
-    selection = [i for i in st.session_state.get("t1_cmp_sel", [run.id]) if i in by_id]
+    # the selection lives under its own key (the widget's state is rebuilt whenever its options change): by
+    # default every finished run of this dataset, or the link's (``?cmp=3,5``); every run the comparison
+    # started joins it as soon as it finishes
+    if "t1_cmp_sel" not in st.session_state:  # a link's selection once per session, then all runs of the dataset
+        from_link = None if st.session_state.get("t1_cmp_from_link") else run_view.url_ints("cmp")
+        st.session_state["t1_cmp_from_link"] = True
+        st.session_state["t1_cmp_sel"] = from_link or list(by_id)
+    selection = [i for i in st.session_state["t1_cmp_sel"] if i in by_id]
     added = set(st.session_state.get("t1_cmp_added", []))
     fresh = [i for i in cmp_ids if i in by_id and i not in added]
     if fresh:
@@ -298,6 +302,7 @@ with tab_cmp:
         st.session_state["t1_cmp_added"] = [*added, *fresh]
     st.session_state["t1_cmp_sel"] = selection
     st.session_state["t1_cmp_runs"] = selection
+    run_view.set_url("cmp", selection)
     run_labels = {i: describe.run_option(r, lang()) for i, r in by_id.items()}  # resolved now: format_func runs later too
     picked = st.multiselect(tr("Запуски на этом наборе", "Runs on this dataset"), list(by_id), key="t1_cmp_runs", placeholder=tr("Выберите…", "Choose…"),
                             format_func=run_labels.get, on_change=_keep_selection)
@@ -305,6 +310,7 @@ with tab_cmp:
     if waiting:
         st.caption(tr(f"Ещё выполняются: {', '.join(f'#{i}' for i in waiting)} — добавятся сами, когда завершатся.",
                       f"Still running: {', '.join(f'#{i}' for i in waiting)} — they join when they finish."))
+    run_view.bind("t1_cmp_level", "level", valid=level_labels)
     level = st.radio(tr("Уровень", "Level"), ["chunk", "url"], horizontal=True, key="t1_cmp_level", format_func=level_labels.get)
     sel = [by_id[i] for i in picked]
     if sel:
@@ -312,11 +318,12 @@ with tab_cmp:
         words = {r.id: f"{describe.config_words(r, lang())} · #{r.id}" for r in sel}
         cmp_df["config"] = cmp_df["run_id"].map(words)
         plotly_chart(charts.comparison_bars(cmp_df, lang=lang()), key="t1_cmp_chart")
-        mrr = cmp_df[cmp_df["metric"] == "mrr"].set_index("run_id")["value"].to_dict()
-        best = max(sel, key=lambda r: mrr.get(r.id) if mrr.get(r.id) is not None else -1.0)
+        best = runs.best_by(sel, f"{level}.mrr")  # from the runs' stored aggregates, by the catalog's direction
         b1, b2 = st.columns([3, 1])
-        b1.caption(tr(f"Лучший по MRR: {words[best.id]}", f"Best by MRR: {words[best.id]}"))
-        if best.id != run.id:
+        if best is not None:
+            b1.caption(tr(f"Лучший по MRR: {words[best.id]} ({fmt('mrr', runs.flatten_metrics(best.metrics)[f'{level}.mrr']['value'])})",
+                          f"Best by MRR: {words[best.id]} ({fmt('mrr', runs.flatten_metrics(best.metrics)[f'{level}.mrr']['value'])})"))
+        if best is not None and best.id != run.id:
             b2.button(tr("Открыть лучший запуск", "Open the best run"), key="t1_open_best", on_click=_open_run,
                       args=(best.id,))
         wide = cmp_df.pivot_table(index="config", columns="metric", values="value", sort=False).reset_index()

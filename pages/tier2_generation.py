@@ -6,11 +6,10 @@ import streamlit as st
 
 from voproshalych_eval import datasets
 from voproshalych_eval.plots.generation import metric_intervals, score_distributions
-from voproshalych_eval.ui import auth, jobs, state, untrusted
+from voproshalych_eval.ui import auth, jobs, run_view, state, untrusted
 from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import (
     TIER_COLORS,
-    empty_state,
     json_download,
     llm_notice,
     metric_cards,
@@ -70,14 +69,10 @@ if submitted and (use_offline := offline_choice(offline, llm_ok)) is not None:
         "stem": stem, "offline": use_offline, "concurrency": concurrency,
     }), KEY)
 
-jobs.job_panel(KEY)
-run = jobs.pick_run("tier2", KEY, label=tr("Показан запуск", "Showing run"))
-if run is None:
-    empty_state("Запусков ещё нет — задайте параметры вверху и нажмите «Запустить».",
-                "No runs yet — set the parameters above and press Run.")
-    st.stop()
-
-jobs.run_caption(run)
+# the run shown (ui.run_view): the one just made, else the link's, else the latest Tier 2 run
+run = run_view.run_section("tier2", KEY, empty=("Запусков ещё нет — задайте параметры вверху и нажмите «Запустить».",
+                                                "No runs yet — set the parameters above and press Run."))
+run_view.scope_to_run("tier2", run.id, ("t2_item",), params=("item",))
 m = run.metrics or {}
 if m:
     keys = [k for k in ("avg_faithfulness", "avg_answer_relevance", "avg_answer_correctness", "avg_rouge1_f", "avg_rouge2_f",

@@ -25,11 +25,10 @@ from voproshalych_eval.plots.generation import (
     score_distributions,
 )
 from voproshalych_eval.tiers.page_context import MODES
-from voproshalych_eval.ui import auth, jobs, state, untrusted
+from voproshalych_eval.ui import auth, jobs, run_view, state, untrusted
 from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import (
     TIER_COLORS,
-    empty_state,
     json_download,
     llm_notice,
     metric_cards,
@@ -214,14 +213,11 @@ if submitted and (use_offline := offline_choice(offline, llm_ok)) is not None:
 
     jobs.start(_plan, KEY)
 
-jobs.job_panel(KEY)
-run = jobs.pick_run("tier3", KEY, label=tr("Показан запуск", "Showing run"), dataset=ds_name)
-if run is None:
-    empty_state(f"Запусков на наборе «{ds_name}» ещё нет — задайте параметры вверху и нажмите «Запустить».",
-                f"No runs on '{ds_name}' yet — set the parameters above and press Run.")
-    st.stop()
-
-jobs.run_caption(run)
+# the run shown (ui.run_view): the one just made, else the link's, else the latest Tier 3 run (its dataset picked
+# in the result block, whatever the form's dataset)
+run = run_view.run_section("tier3", KEY, empty=("Запусков ещё нет — задайте параметры вверху и нажмите «Запустить».",
+                                                "No runs yet — set the parameters above and press Run."))
+run_view.scope_to_run("tier3", run.id, ("t3_item",), params=("item",))
 api_settings = (run.params or {}).get("api")
 if api_settings:
     st.caption(tr("API бота: ", "Bot API: ") + untrusted.md(f"{api_settings.get('method')} {api_settings.get('url')}")

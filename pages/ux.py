@@ -7,11 +7,10 @@ import streamlit as st
 
 from voproshalych_eval import datasets
 from voproshalych_eval.plots.generation import rate_bars
-from voproshalych_eval.ui import auth, jobs, state, tables, untrusted
+from voproshalych_eval.ui import auth, jobs, run_view, state, tables, untrusted
 from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import (
     TIER_COLORS,
-    empty_state,
     json_download,
     llm_notice,
     metric_cards,
@@ -63,13 +62,9 @@ if submitted and (use_offline := offline_choice(offline, llm_ok)) is not None:
     jobs.start(lambda: build_plan(eng, {"source": source, "dataset": ds_name, "limit": int(limit) or None,
                                         "cache_distance": cache_d, "pause_minutes": pause,
                                         "offline": use_offline}), KEY)
-jobs.job_panel(KEY)
-run = jobs.pick_run("ux", KEY, label=tr("Показан запуск", "Showing run"))
-if run is None:
-    empty_state("Запусков ещё нет — задайте параметры вверху и нажмите «Запустить».",
-                "No runs yet — set the parameters above and press Run.")
-    st.stop()
-jobs.run_caption(run)
+# the run shown (ui.run_view): the one just made, else the link's, else the latest UX run
+run = run_view.run_section("ux", KEY, empty=("Запусков ещё нет — задайте параметры вверху и нажмите «Запустить».",
+                                             "No runs yet — set the parameters above and press Run."))
 m = run.metrics or {}
 if m:
     keys = [k for k in ("cache_hit_rate", "context_preservation", "multi_turn_consistency", "multi_turn_source_agreement",

@@ -37,6 +37,7 @@ from sqlalchemy import Engine
 
 from voproshalych_eval import executor, runs
 from voproshalych_eval.bilingual import Text
+from voproshalych_eval.eta import ItemRateEta
 from voproshalych_eval.plans import Plan, config_differences
 
 log = logging.getLogger(__name__)
@@ -374,6 +375,7 @@ class QueuedJob(executor.Job):
 
     def _follow(self, run_id: int) -> None:
         t0 = time.monotonic()
+        eta, first = ItemRateEta(), None  # items recorded before this follow began are not a rate
         cancelled = False
         while True:
             if self.cancel_event.is_set() and not cancelled:
@@ -387,12 +389,16 @@ class QueuedJob(executor.Job):
             state = executor.run_state(self.engine, run_id)
             counts = runs.count_items(self.engine, run_id)
             label = queue_label(self.engine, run_id) if state == "running" else state
+            now, finished = time.monotonic(), counts.get("done", 0) + counts.get("failed", 0)
+            first = finished if first is None else first
+            eta.observe(now, finished - first)
             self.progress = executor.Progress(
                 run_id=run_id, total=int(run.n_items_total or 0), done=counts.get("done", 0),
                 failed=counts.get("failed", 0), elapsed_s=time.monotonic() - t0, status="running",
                 message=(Text("в очереди: ждёт свободного обработчика…", "queued: waiting for a worker…")
                          if label == "queued" else None),
-                metrics=run.metrics or None, last_error=run.error)
+                metrics=run.metrics or None, last_error=run.error,
+                measured_eta_s=eta.eta(now, int(run.n_items_total or 0) - finished))
             if state != "running":
                 self.progress.status = state
                 if state in ("failed", "interrupted") and run.error:
@@ -433,6 +439,7 @@ def wait_run(engine: Engine, run_id: int, *, poll_s: float = 0.5, timeout: float
     more); returns its state. ``on_progress`` gets counts from the store as they change."""
     t0 = time.monotonic()
     last: tuple[int, int] | None = None
+    eta, first = ItemRateEta(), None
     while True:
         run = runs.get_run(engine, run_id)
         if run is None:
@@ -441,8 +448,12 @@ def wait_run(engine: Engine, run_id: int, *, poll_s: float = 0.5, timeout: float
         counts = runs.count_items(engine, run_id)
         if on_progress is not None and (counts.get("done", 0), counts.get("failed", 0)) != last:
             last = (counts.get("done", 0), counts.get("failed", 0))
+            now = time.monotonic()
+            first = sum(last) if first is None else first
+            eta.observe(now, sum(last) - first)
             on_progress(executor.Progress(run_id=run_id, total=int(run.n_items_total or 0), done=last[0],
-                                          failed=last[1], elapsed_s=time.monotonic() - t0, status=state))
+                                          failed=last[1], elapsed_s=now - t0, status=state,
+                                          measured_eta_s=eta.eta(now, int(run.n_items_total or 0) - sum(last))))
         if state != "running":
             return state
         if timeout is not None and time.monotonic() - t0 > timeout:

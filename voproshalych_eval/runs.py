@@ -627,6 +627,25 @@ def flatten_metrics(metrics: Mapping[str, Any], *, prefix: str = "", max_depth: 
     return out
 
 
+def best_by(run_list: Sequence[Run], key: str) -> Run | None:
+    """The run of ``run_list`` with the best stored value of metric ``key`` (dotted for blocks: ``chunk.mrr``),
+    better meaning the catalog's direction (``higher`` / ``lower``); runs without a number for ``key`` never
+    win, ties go to the newest run. None when no run has a value or the catalog gives the key no direction.
+
+    Read from each run's stored aggregates (:func:`flatten_metrics`), never from a chart's frame: a missing or
+    NaN value there once made the oldest run "best by MRR" (0.689) beside a run scoring 0.897."""
+    from voproshalych_eval.metrics import catalog
+
+    sign = {"higher": 1.0, "lower": -1.0}.get(catalog.direction(key))
+    if sign is None:
+        return None
+    scored = [(v, r) for r in run_list
+              if _is_number(v := flatten_metrics(r.metrics or {}).get(key, {}).get("value"))]
+    if not scored:
+        return None
+    return max(scored, key=lambda vr: (sign * float(vr[0]), vr[1].id))[1]
+
+
 def metrics_frame(run: Run, baselines: list[Any] | None = None) -> pd.DataFrame:
     """One row per aggregate of ``run``: value, n, failures, CI and — with ``baselines`` — its baseline
     (value, scale, direction, margin) and status."""

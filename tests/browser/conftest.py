@@ -19,6 +19,7 @@ import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -58,12 +59,11 @@ def browser_tools() -> tuple[str, str]:
     return CHROMIUM, driver  # type: ignore[return-value]
 
 
-@pytest.fixture(scope="module")  # not longer: the app's queue worker would take other tests' batches (own env)
-def app_url(browser_tools: tuple[str, str], demo_engine: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The app served by a real ``streamlit run`` on a free port, on the session's test database."""
-    _seed_runs(demo_engine)
+@contextmanager
+def serve_app(log_path: Path) -> Iterator[str]:
+    """``streamlit run app.py`` on a free port against the test session's database, until the block ends (a
+    journey that restarts the app serves it twice)."""
     port = _free_port()
-    log_path = tmp_path_factory.mktemp("streamlit") / "streamlit.log"
     cmd = [
         sys.executable, "-m", "streamlit", "run", str(PROJECT_ROOT / "app.py"),
         "--server.headless", "true", "--server.address", "127.0.0.1", "--server.port", str(port),
@@ -92,6 +92,14 @@ def app_url(browser_tools: tuple[str, str], demo_engine: Any, tmp_path_factory: 
         app_log = log_path.read_text(errors="replace")
         if "Traceback" in app_log:
             print("streamlit log (tracebacks found):\n" + app_log[-6000:])
+
+
+@pytest.fixture(scope="module")  # not longer: the app's queue worker would take other tests' batches (own env)
+def app_url(browser_tools: tuple[str, str], demo_engine: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The app served by a real ``streamlit run`` on a free port, on the session's test database."""
+    _seed_runs(demo_engine)
+    with serve_app(tmp_path_factory.mktemp("streamlit") / "streamlit.log") as url:
+        yield url
 
 
 def _seed_runs(engine: Any) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
@@ -330,6 +330,8 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         if res is not None:
             res.metrics = metrics
             res.run_id = plan.run_id
+            if plan.run_id is not None and is_complete(res, analyses):  # reopened from the store, never recomputed
+                save_result(engine, res)
         return {**metrics, "timings_s": {k: round(v, 3) for k, v in timings.items()}}
 
     steps = ["log", "embeddings"] + (["retrieval"] if kb_steps else []) + analyses
@@ -386,6 +388,60 @@ def rebuild_result(engine: Engine, run: Any, *, progress: Callable[[int, int, st
     res: RealUsersResult | None = plan.outputs.get("result")
     if res is None:
         raise LookupError(f"run {run.id} has no analysis to show (steps: {', '.join(keys)})")
+    res.run_id = run.id
+    res.metrics = dict(run.metrics or {})
+    return res
+
+
+#: the stored tables, topics and vectors of an analysis (``eval.run_artifacts``)
+RESULT_ARTIFACT = "real_users_result"
+RESULT_FORMAT = "pickle5+zlib:RealUsersResult"
+
+
+def is_complete(res: RealUsersResult, analyses: Sequence[str]) -> bool:
+    """Whether ``res`` holds every analysis of its run (a resumed run's result may lack the earlier steps')."""
+    return all(getattr(res, a, None) is not None for a in analyses if a in ANALYSES)
+
+
+def save_result(engine: Engine, res: RealUsersResult) -> bool:
+    """Keep the analysis's in-memory result (tables, topics, vectors) beside its run, so that reopening it after
+    a restart reads it in well under 2 s instead of recomputing it (minutes). Never fails the caller."""
+    import pickle
+    import zlib
+
+    from voproshalych_eval.db.artifacts import save_artifact
+
+    if res.run_id is None:
+        return False
+    try:
+        data = zlib.compress(pickle.dumps(res, protocol=5), 1)
+        save_artifact(engine, int(res.run_id), RESULT_ARTIFACT, data, fmt=RESULT_FORMAT)
+    except Exception:  # noqa: BLE001 - a stored copy is a convenience: without it the page offers a recompute
+        log.warning("could not store the result of real-users run %s", res.run_id, exc_info=True)
+        return False
+    return True
+
+
+def load_result(engine: Engine, run: Any) -> RealUsersResult | None:
+    """The stored result of ``run`` (:func:`save_result`), or None when none is stored or it cannot be read by
+    this code (another format, a changed class): the page then offers to recompute it.
+
+    Only this store's own artefacts are unpickled — written by the app itself, never uploaded."""
+    import pickle
+    import zlib
+
+    from voproshalych_eval.db.artifacts import load_artifact
+
+    stored = load_artifact(engine, int(run.id), RESULT_ARTIFACT)
+    if stored is None or stored["format"] != RESULT_FORMAT:
+        return None
+    try:
+        res = pickle.loads(zlib.decompress(stored["data"]))  # noqa: S301 - the app's own store, see above
+    except Exception:  # noqa: BLE001
+        log.warning("the stored result of real-users run %s cannot be read; recompute it", run.id, exc_info=True)
+        return None
+    if not isinstance(res, RealUsersResult) or any(f not in vars(res) for f in RealUsersResult.__dataclass_fields__):
+        return None
     res.run_id = run.id
     res.metrics = dict(run.metrics or {})
     return res

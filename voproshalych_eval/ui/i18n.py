@@ -19,8 +19,11 @@ LANGUAGES = {"ru": "Русский", "en": "English"}
 
 
 def lang() -> str:
-    """The active UI language (``ru`` or ``en``)."""
+    """The active UI language (``ru`` or ``en``): the session's; a new session starts from the URL's
+    ``?lang=`` (a link or a reload keeps its language), else the configured language."""
     value = st.session_state.get(LANG_KEY)
+    if value not in LANGUAGES and st.query_params.get("lang") in LANGUAGES:
+        value = st.session_state[LANG_KEY] = st.query_params["lang"]
     if value not in LANGUAGES:
         from voproshalych_eval.config import get_settings
 

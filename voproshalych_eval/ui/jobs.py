@@ -70,7 +70,8 @@ def run_id_of(state_key: str) -> int | None:
     job = executor.get_job(key) if key else None
     if job is not None and job.run_id is not None:
         st.session_state[state_key] = job.run_id
-        st.session_state[f"pick_{state_key}"] = job.run_id  # the run picker shows the new run
+        st.session_state[f"pick_{state_key}"] = job.run_id  # the run picker shows the new run …
+        st.session_state.pop(f"pickds_{state_key}", None)  # … on its own dataset (ui.run_view.pick_run)
         del st.session_state[building_key(state_key)]
     run_id = st.session_state.get(state_key)
     return int(run_id) if run_id is not None else None
@@ -201,49 +202,12 @@ def job_panel(state_key: str) -> None:
     _live()
 
 
-def pick_run(tier: str, state_key: str, *, label: str | None = None, dataset: str | None = None) -> runs.Run | None:
-    """Select a run of ``tier`` — of the dataset named ``dataset`` only, when the page has chosen one —
-    newest first, with its configuration in the label (default: the one started here, else the newest);
-    offers Resume and marks mixed runs."""
-    eng = state.engine()
-    all_runs = runs.list_runs(eng, tier=tier, limit=50, dataset_name=dataset or None)
-    if not all_runs:
-        return None
-    ids = [r.id for r in all_runs]
-    current = st.session_state.get(state_key)
-    index = ids.index(current) if current in ids else 0
-    states = {r.id: executor.run_state(eng, r.id) for r in all_runs}
-    from voproshalych_eval import describe
+def pick_run(tier: str, state_key: str, *, label: str | None = None) -> runs.Run | None:
+    """Select the run to show by the one rule of :mod:`voproshalych_eval.ui.run_view` (the run just made, else
+    the URL's, else the latest of the plan), with its dataset picker, state, Resume and the mixed mark."""
+    from voproshalych_eval.ui import run_view
 
-    ui_lang = lang()  # resolved now: format_func runs later too
-    started = {r.id: describe.run_option(r, ui_lang) + (" · " + tr("смешанный", "mixed") if r.mixed else "")
-               for r in all_runs}
-    pick_key = f"pick_{state_key}"
-    if pick_key in st.session_state and st.session_state[pick_key] not in ids:
-        del st.session_state[pick_key]
-    chosen = st.selectbox(
-        label or tr("Запуск", "Run"),
-        ids,
-        format_func=lambda i: started[i],
-        key=pick_key,
-        **({} if pick_key in st.session_state else {"index": index}),
-    )
-    st.caption(tr("Состояние: ", "State: ") + state_label(states[int(chosen)]))
-    run = runs.get_run(eng, int(chosen))
-    if run is None:
-        return None
-    job = executor.get_job(run.id)
-    mixed_warning(run)
-    if not (job is not None and job.alive) and states[run.id] in ("interrupted", "cancelled", "failed", "done_with_failures"):
-        counts = runs.count_items(eng, run.id)
-        st.warning(
-            tr(
-                f"Запуск #{run.id} {state_label(states[run.id])}: записано {counts['done']} из {run.n_items_total}, ошибок {counts['failed']}.",
-                f"Run #{run.id} is {state_label(states[run.id])}: {counts['done']} of {run.n_items_total} recorded, {counts['failed']} failed.",
-            )
-        )
-        resume_button(run.id, state_key)
-    return run
+    return run_view.pick_run(tier, state_key, label=label)
 
 
 def resume_button(run_id: int, state_key: str) -> None:
@@ -333,7 +297,10 @@ def filter_items(
     """Filters: only failed, a score below a threshold, judges disagreeing by more than a margin."""
     if df.empty:
         return df
+    from voproshalych_eval.ui import run_view
+
     cols = st.columns(3)
+    run_view.bind(f"{key}_failed", "failed", parse=run_view.parse_bool)  # the filters live in the URL
     only_failed = cols[0].checkbox(tr("Только сбои", "Failed only"), key=f"{key}_failed")
     out = df
     if only_failed:
@@ -345,6 +312,7 @@ def filter_items(
     present = [c for c in score_cols if c in df.columns]
     if present:
         names = {c: metric_label(c) for c in present}  # resolved now: format_func runs later too
+        run_view.bind(f"{key}_lowcol", "low", valid=["—", *present])
         col = cols[1].selectbox(tr("Низкая оценка по", "Low score on"), ["—", *present], key=f"{key}_lowcol",
                                 format_func=lambda c: names.get(c, c))
         if col != "—":
@@ -404,7 +372,10 @@ def drilldown(df: pd.DataFrame, *, key: str, render: Callable[[Mapping[str, Any]
     """Pick one item of ``df`` and show it in full with ``render``."""
     if df.empty:
         return
+    from voproshalych_eval.ui import run_view
+
     keys = df["item_key"].astype(str).tolist()
+    run_view.bind(f"{key}_item", "item", valid=keys)  # the item open in the drill-down lives in the URL
     chosen = st.selectbox(tr("Элемент", "Item"), keys, key=f"{key}_item")
     row = df[df["item_key"].astype(str) == chosen].iloc[0].to_dict()
     if row.get("status") != "done":

@@ -4,7 +4,8 @@ Plain ``st.tabs`` keep the selected tab only in the browser: when the elements a
 finished, a progress panel went away) the frontend rebuilds them and the first tab is selected again —
 the first click inside a result tab right after a run "jumps back". :func:`tabs` uses Streamlit's stateful
 tabs (``key`` + ``on_change="rerun"``): the open tab lives in the session state, survives every rerun and
-a language switch, and only the open tab's body needs to run (``view.open``).
+a language switch, and only the open tab's body needs to run (``view.open``). The open tab is also in the URL
+(``?<key>=<view name>``): a link opens the same tab.
 """
 
 from __future__ import annotations
@@ -46,9 +47,13 @@ def tabs(key: str, options: Mapping[str, tuple[str, str]]) -> dict[str, st.delta
     Each container has ``.open`` (True for the open view): pages draw only the open one."""
     labels = {name: tr(*pair) for name, pair in options.items()}
     names = list(labels)
+    if _logical_key(key) not in st.session_state and st.query_params.get(key) in labels:
+        st.session_state[_logical_key(key)] = st.query_params[key]  # a link opens its tab (``?t1_view=compare``)
     wanted = current(key, names[0])
     if wanted not in labels:
         wanted = names[0]
+    if st.query_params.get(key) != wanted:
+        st.query_params[key] = wanted  # the open tab lives in the URL
     # the stored label is the widget's value; after a language switch (or open_view) set it to the wanted view
     if st.session_state.get(key) not in labels.values():
         st.session_state[key] = labels[wanted]

@@ -302,9 +302,9 @@ def render_trust(res: object) -> None:
     t = res.topics  # type: ignore[attr-defined]
     seeds = t.stability.get("seeds") or {}
     if seeds.get("ari"):
-        st.caption(tr(f"ARI с seed {seeds['seeds']}: " + ", ".join(f"{a:.2f}" for a in seeds["ari"])
+        st.caption(tr(f"ARI с другими начальными центрами (зёрна {seeds['seeds']}): " + ", ".join(f"{a:.2f}" for a in seeds["ari"])
                       + f" (выборка {seeds['n']} вопросов).",
-                      f"ARI with seeds {seeds['seeds']}: " + ", ".join(f"{a:.2f}" for a in seeds["ari"])
+                      f"ARI with other starting centres (random states {seeds['seeds']}): " + ", ".join(f"{a:.2f}" for a in seeds["ari"])
                       + f" (sample of {seeds['n']} questions)."))
     if t.params.get("k_chosen_by") == "silhouette" and st.button(
             tr("Проверить устойчивость k (3 другие выборки)", "Check the stability of k (3 other samples)"),
@@ -566,12 +566,12 @@ with tab_t:
             f"Силуэт {t.metrics['best_silhouette'] or 0:.2f}: {silhouette_verdict(t.metrics['best_silhouette'], 'ru')}. "
             "Силуэт ∈ [−1, 1]: насколько вопрос ближе к своей теме, чем к соседней (> 0.5 — чёткие темы, "
             "0.25–0.5 — различимые, < 0.25 — слабая структура). Устойчивость: средний скорректированный индекс Рэнда "
-            f"(ARI) между темами и KMeans с другими seed = {t.metrics['seed_ari_mean'] or 0:.2f} (1 — те же темы, "
+            f"(ARI) между темами и KMeans с другими начальными центрами = {t.metrics['seed_ari_mean'] or 0:.2f} (1 — те же темы, "
             "≈0 — случайное совпадение).",
             f"Silhouette {t.metrics['best_silhouette'] or 0:.2f}: {silhouette_verdict(t.metrics['best_silhouette'], 'en')}. "
             "Silhouette ∈ [−1, 1]: how much closer a question is to its own topic than to the next one (> 0.5 clear "
             "topics, 0.25–0.5 distinguishable, < 0.25 weak structure). Stability: mean adjusted Rand index (ARI) "
-            f"between the topics and KMeans with other seeds = {t.metrics['seed_ari_mean'] or 0:.2f} (1 — the same "
+            f"between the topics and KMeans from other starting centres = {t.metrics['seed_ari_mean'] or 0:.2f} (1 — the same "
             "topics, ≈0 — chance agreement)."))
         st.subheader(tr("Пробелы в покрытии — что дописать", "Coverage gaps — what to write next"))
         st.caption(f"`{GAP_FORMULA}`")

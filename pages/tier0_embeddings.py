@@ -399,8 +399,8 @@ else:
     cols[3].metric(tr("Источник", "Source"), tr("кэш", "cache") if p.from_cache else "UMAP")
     render_gap(vs, p)
     if p.subsampled:
-        st.warning(tr(f"Показана случайная подвыборка {len(p.point_ids)} из {p.n_total} точек (лимит в форме вверху, seed {p.params.get('seed')}). Метрики выше посчитаны по всем точкам.",
-                      f"Showing a random subsample of {len(p.point_ids)} of {p.n_total} points (limit in the form at the top, seed {p.params.get('seed')}). The metrics above use all points."))
+        st.warning(tr(f"Показана случайная подвыборка {len(p.point_ids)} из {p.n_total} точек (лимит в форме вверху, зерно случайности {p.params.get('seed')}). Метрики выше посчитаны по всем точкам.",
+                      f"Showing a random subsample of {len(p.point_ids)} of {p.n_total} points (limit in the form at the top, random state {p.params.get('seed')}). The metrics above use all points."))
     if p.trust_n and p.trust_n < len(p.point_ids):
         st.caption(tr(f"Trustworthiness посчитана на подвыборке {p.trust_n} точек.",
                       f"Trustworthiness computed on a subsample of {p.trust_n} points."))

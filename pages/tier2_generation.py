@@ -29,15 +29,15 @@ page_header(
        "How well the model answers when it is given the whole correct context."),
     tr(
         "Генератор отвечает по **полному** эталонному контексту (все релевантные чанки, без обрезки; обрезка — только "
-        "явная, в параметрах). Фактичность и релевантность — оценки судьи на шкале 0–1, корректность — на шкале сида "
-        "1–5, больше — лучше. ROUGE-F — 0–1, BLEU и chrF — 0–100, больше — лучше; полосы чтения сида («BLEU > 50 — очень "
+        "явная, в параметрах). Фактичность и релевантность — оценки судьи на шкале 0–1, корректность — на шкале методики "
+        "1–5, больше — лучше. ROUGE-F — 0–1, BLEU и chrF — 0–100, больше — лучше; полосы чтения методики («BLEU > 50 — очень "
         "хорошо, 20–40 — приемлемо») относятся к корпусному BLEU, показанному рядом со средним BLEU по ответам. Пустой "
         "ответ получает 0 по ROUGE/BLEU и наименьшую оценку судьи — он не выпадает из средних. "
         "`response_exact_match_rate` и `response_semantic_consistency` — **самосогласованность** повторов между собой, "
         "не совпадение с эталоном. У каждой метрики: n, число сбоев (не превращаются в оценку) и 95% ДИ.",
         "The generator answers from the **full** reference context (all relevant chunks, never cut; a cut is explicit "
-        "and recorded). Faithfulness and relevance are judge scores on 0–1, correctness on the seed's 1–5, higher is "
-        "better. ROUGE-F is 0–1, BLEU and chrF 0–100, higher is better; the seed's reading bands ('BLEU > 50 very "
+        "and recorded). Faithfulness and relevance are judge scores on 0–1, correctness on the methodology's 1–5, higher is "
+        "better. ROUGE-F is 0–1, BLEU and chrF 0–100, higher is better; the methodology's reading bands ('BLEU > 50 very "
         "good, 20–40 acceptable') are about corpus BLEU, shown beside the mean sentence BLEU. An empty answer scores 0 "
         "on ROUGE/BLEU and the judges' lowest score — it never drops out of the means. "
         "`response_exact_match_rate` and `response_semantic_consistency` are **self-consistency** of repeats with "

@@ -67,13 +67,13 @@ page_header(
        "The whole path: retrieval → generation → answer, by the internal pipeline or the bot's API."),
     tr(
         "Каждый вопрос получает исход: ответ, «не найдено», «запрещено» (отказы бота — исходы, не ошибки) или "
-        "ошибка запроса. Судья (seed 003) оценивает корректность и обоснованность **отвеченных** вопросов по "
+        "ошибка запроса. Судья (из теста RAG + LLM на качество ответа) оценивает корректность и обоснованность **отвеченных** вопросов по "
         "возвращённым чанкам (или по тексту страницы из базы знаний, если API вернул только URL); PASS — оценка ≥ "
         "порога. Все оценки судьи и сходства — средние по отвеченным вопросам (n под карточкой). Семантическое "
         "сходство — косинус эмбеддингов ответа и эталона (−1…1, больше — лучше), евклидово расстояние тех же "
         "единичных векторов (0…2, меньше — лучше). " + GATE_RULE[0],
         "Every question gets an outcome: answered, not found, banned (the bot's declines — outcomes, not errors) "
-        "or a request error. The judge (seed 003) scores correctness and groundedness of the **answered** "
+        "or a request error. The judge (of the RAG + LLM answer-quality test) scores correctness and groundedness of the **answered** "
         "questions on the returned chunks (or on the knowledge-base text of the page when the API returned only a "
         "URL); PASS when the score ≥ threshold. All judge and similarity scores are means over the answered "
         "questions (n under each card). Semantic similarity is the cosine of the answer and reference embeddings "
@@ -100,9 +100,9 @@ if mode == "api":
     if profile_name == NEW:
         preset = top[2].selectbox(tr("Шаблон API", "API preset"), list(PRESETS), key="t3_preset",
                                   help=tr("voproshalych — сервис QA в продакшене (POST /qa/); search-rag — "
-                                          "GET /llm/search-rag?questions= из seed 003; custom — свой.",
+                                          "GET /llm/search-rag?questions= из теста RAG + LLM; custom — свой.",
                                           "voproshalych — the production QA service (POST /qa/); search-rag — "
-                                          "seed 003's GET /llm/search-rag?questions=; custom — your own."))
+                                          "the RAG + LLM test's GET /llm/search-rag?questions=; custom — your own."))
         spec = spec_from_options("http://localhost:8080", preset=preset)
     else:
         spec = saved[profile_name].spec

@@ -64,7 +64,7 @@ PARAM_LABELS: dict[str, tuple[str, str]] = {
     "hnsw_ef_construction": ("HNSW ef_construction", "HNSW ef_construction"), "ef_search": ("HNSW ef_search", "HNSW ef_search"),
     "rrf_k": ("RRF k", "RRF k"), "fusion_depth": ("глубина слияния", "fusion depth"),
     "dim": ("размерность", "dimension"), "stored_model": ("модель векторов базы", "stored vectors' model"),
-    "vectors": ("векторы", "vectors"), "seed": ("seed", "seed"), "n_neighbors": ("соседей", "neighbours"),
+    "vectors": ("векторы", "vectors"), "seed": ("зерно случайности", "random state"), "n_neighbors": ("соседей", "neighbours"),
     "api": ("запрос к API бота", "bot API request"), "api_profile": ("профиль API", "API profile"),
     "api_preset": ("пресет API", "API preset"),
     "api_method": ("HTTP-метод", "HTTP method"), "api_body": ("тело запроса", "request body"),

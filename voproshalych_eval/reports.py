@@ -79,7 +79,7 @@ _WORDS: dict[str, tuple[str, str]] = {
     "h_metric": ("Метрика", "Metric"), "h_key": ("Ключ", "Key"), "h_value": ("Значение", "Value"),
     "h_ci": ("95% ДИ", "95% CI"), "h_n": ("n", "n"), "h_failed": ("Сбоев", "Failed"),
     "h_baseline": ("Базовый уровень", "Baseline"), "h_status": ("Статус", "Status"), "h_scale": ("Шкала", "Scale"),
-    "h_better": ("Лучше, когда", "Better when"), "h_reading": ("Оценка по сиду", "Seed's reading"),
+    "h_better": ("Лучше, когда", "Better when"), "h_reading": ("Оценка по методике", "Methodology's reading"),
     "h_item": ("Элемент", "Item"), "h_error": ("Ошибка", "Error"),
     "higher": ("больше", "higher"), "lower": ("меньше", "lower"), "none": ("—", "—"),
     # technical details

@@ -34,7 +34,7 @@ def register(sub: Any) -> None:
                    help="JSON array, JSONL or CSV of samples (user_input, response, reference, retrieved_contexts)")
     p.add_argument("--encoding", default=None, help="encoding of --input when it is not UTF-8 (e.g. cp1251)")
     p.add_argument("--models", default=None, help="comma-separated judge models (default: first configured); for "
-                   "semantic_similarity: the embedding models (seed 002 'models')")
+                   "semantic_similarity: the embedding models (the Semantic Similarity metric's models)")
     p.add_argument("--aggregate", default="average", choices=AGGREGATORS, help="multi-model aggregator")
     p.add_argument("--quorum", default=None, help=f"models that must answer: {', '.join(QUORUMS)} or a number "
                    "(default: all for min/max/consensus, a strict majority otherwise)")

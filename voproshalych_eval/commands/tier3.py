@@ -35,7 +35,7 @@ def register(sub: Any) -> None:
     api.add_argument("--api", default=None, metavar="URL",
                      help="the bot's base URL (the preset adds its path) or a full URL template with {question}")
     api.add_argument("--api-preset", choices=sorted(PRESETS), default=None,
-                     help="voproshalych: POST /qa/ of the production QA service; search-rag: seed 003's "
+                     help="voproshalych: POST /qa/ of the production QA service; search-rag: the RAG + LLM test's "
                      "GET /llm/search-rag?questions=; custom: the URL as given (default: search-rag, "
                      "or custom when the URL holds {question} or a body/POST is given)")
     api.add_argument("--api-profile", default=None, metavar="NAME", help="a saved bot profile (settings of one bot)")
@@ -74,7 +74,7 @@ def register(sub: Any) -> None:
     p.add_argument("--embedder", default=None)
     p.add_argument("--judge-model", action="append", default=None)
     add_judge_quorum_flags(p)
-    p.add_argument("--threshold", type=float, default=0.5, help="PASS when the seed-003 judge score >= this")
+    p.add_argument("--threshold", type=float, default=0.5, help="PASS when the RAG + LLM test judge's score >= this")
     p.add_argument("--min-pass-rate", type=float, default=None,
                    help="gate: exit with status 1 when the gate pass rate is below this (answered items need a "
                    "PASS; a decline passes only on an unanswerable question; errors never pass)")

@@ -129,7 +129,7 @@ TOPIC_COLUMN_LABELS: dict[str, tuple[str, str]] = {
     "n_peak": ("Вопросов в пике", "Questions at the peak"), "class": ("Класс", "Class"), "rows": ("Строк", "Rows"),
     "share": ("Доля", "Share"), "count": ("Раз", "Times"), "pages": ("Страниц", "Pages"), "pattern": ("Шаблон", "Pattern"),
     "max_chars": ("Не длиннее, символов", "At most, characters"), "variants": ("Варианты", "Variants"),
-    "sample_seed": ("seed выборки", "Sample seed"), "silhouette": ("Силуэт", "Silhouette"),
+    "sample_seed": ("Зерно выборки", "Sampling random state"), "silhouette": ("Силуэт", "Silhouette"),
     "group": ("Группа", "Group"), "period": ("Период", "Period"), "month": ("Месяц", "Month"),
     "subset": ("Выборка", "Subset"), "example": ("Пример", "Example"), "cluster": ("Кластер", "Cluster"),
     "example_counts": ("Повторов примеров", "Example repeats"), "words": ("Слова", "Words"),

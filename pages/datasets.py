@@ -11,20 +11,14 @@ import streamlit as st
 from voproshalych_eval import annotations as A
 from voproshalych_eval import dataset_versions as dv
 from voproshalych_eval import datasets
+from voproshalych_eval.field_words import QUESTION_TYPE_WORDS
 from voproshalych_eval.generation.sampling import QUESTION_TYPES as TYPES
 from voproshalych_eval.ui import auth, jobs, state, tables, uploads, views
 from voproshalych_eval.ui.common import empty_state, json_download, page_header, table_with_download
 from voproshalych_eval.ui.i18n import tr
 
 KEY = "datasets_gen_run_id"
-TYPE_LABELS = {
-    "factual": ("фактический", "factual"),
-    "paraphrase": ("студенческий стиль", "student register"),
-    "multi_chunk": ("из нескольких чанков", "multi-chunk"),
-    "conditional": ("условие / сравнение", "conditional"),
-    "unanswerable": ("нет ответа в базе", "unanswerable"),
-    "follow_up": ("уточняющий вопрос", "follow-up"),
-}
+TYPE_LABELS = QUESTION_TYPE_WORDS
 GATE_LABELS = {
     "generation": ("не удалось разобрать ответ модели", "no usable reply"),
     "no_template": ("нет подходящего шаблона", "no template applies"),

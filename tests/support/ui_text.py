@@ -311,7 +311,7 @@ def violations(texts: Iterable[tuple[str, str]], lang: str, corpus: str = "") ->
             if m.group(1) in RAW_VALUES:
                 report(kind, f"raw value {m.group(1)!r}", raw)
         if kind == "table cell":  # data: only raw values, raw keys of flattened records and (ru) enum words
-            for m in re.finditer(r"(?<![\w@/-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+):", raw):
+            for m in re.finditer(r"(?<![\w@/-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+):(?:\s|$)", raw):
                 report(kind, f"raw key {m.group(1)!r}", raw)
             if lang == "ru" and raw.strip() in RAW_VALUES:
                 report(kind, f"raw value {raw.strip()!r}", raw)

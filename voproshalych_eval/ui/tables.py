@@ -171,7 +171,7 @@ def column_config(df: pd.DataFrame, labels: Mapping[str, tuple[str, str]] | None
         spec = catalog.get(metrics[name]) if metrics and name in metrics else (
             None if name in COLUMN_LABELS else _metric_spec(name))
         numeric = pd.api.types.is_numeric_dtype(df[col]) and not pd.api.types.is_bool_dtype(df[col])
-        if numeric and (spec is not None or name in COLUMN_LABELS):
+        if numeric:  # every number by the catalog's rule (an uncatalogued float: three decimals, whole numbers: none)
             d = decimals(spec) if spec is not None else (0 if _whole_numbers(df[col]) else 3)
             config[name] = st.column_config.NumberColumn(head, format="%d" if d == 0 else f"%.{d}f")
         elif pd.api.types.is_datetime64_any_dtype(df[col]):
@@ -195,9 +195,12 @@ def show(df: pd.DataFrame, name: str, *, key: str | None = None, labels: Mapping
          metrics: Mapping[str, str] | None = None, height: int | str | None = None, download: bool = True,
          **kwargs: Any) -> Any:
     """A table with translated headers and numbers by kind, then its download buttons (original column names)."""
+    from voproshalych_eval.field_words import words_of
     from voproshalych_eval.ui.common import download_buttons
 
     shown = df.copy()
+    for col in shown.columns:  # stored identifiers (``factual``, ``not_found``) read as words
+        shown[col] = words_of(str(col), shown[col], lang())
     for col in shown.columns:  # nested values read as text, never as a JSON tree
         if any(isinstance(v, dict | list | tuple) for v in shown[col]):  # (an empty str column maps to str)
             shown[col] = shown[col].map(_flat)

@@ -664,7 +664,7 @@ with tab_a:
             show_table(confusion_frame(rep), "answer_confusion", key="ru_answer_confusion")
         classes = a.table()
         classes["name"] = classes["class"].map(lambda c: tr(*CLASS_NAMES[c]))
-        show_table(classes[["class", "name", "rows", "share"]], "answer_classes")
+        show_table(classes[["name", "rows", "share"]], "answer_classes")
 
         st.subheader(tr("Разметка частых ответов", "Label the frequent answers"))
         st.caption(tr("Самые частые тексты бота (они и есть его шаблоны) и заметные отказы. Класс предложен моделью "
@@ -718,8 +718,8 @@ with tab_a:
                           "labels it was run with — a new analysis takes these."))
         with st.expander(tr("Сохранённые метки: выгрузка и загрузка", "Saved labels: export and import")):
             table_with_download(labels_frame(engine), "answer_labels", key="ru_labels_table")
-            up = st.file_uploader(tr("Файл меток (CSV/JSON/JSONL: answer, class, labelled_by)",
-                                     "Labels file (CSV/JSON/JSONL: answer, class, labelled_by)"),
+            up = st.file_uploader(tr("Файл меток (CSV/JSON/JSONL: `answer`, `class`, `labelled_by`)",
+                                     "Labels file (CSV/JSON/JSONL: `answer`, `class`, `labelled_by`)"),
                                   type=["csv", "json", "jsonl"], key="ru_labels_upload")
             if auth.button("label", st, tr("Загрузить метки", "Import labels"), key="ru_labels_import") \
                     and up is not None:

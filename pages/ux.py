@@ -19,7 +19,7 @@ from voproshalych_eval.ui.common import (
     page_header,
     table_with_download,
 )
-from voproshalych_eval.ui.i18n import fmt_count, lang, metric_label, tr
+from voproshalych_eval.ui.i18n import fmt, fmt_count, lang, metric_label, tr
 
 KEY = "ux_run_id"
 page_header(
@@ -98,7 +98,9 @@ table_with_download(turns, f"ux_run{run.id}_turns", key=f"uxt{run.id}")
 
 
 def _yes_no(v: object) -> object:
-    return (tr("да", "yes") if v else tr("нет", "no")) if isinstance(v, bool) else v
+    if isinstance(v, bool):
+        return tr("да", "yes") if v else tr("нет", "no")
+    return fmt(None, v) if isinstance(v, float) else v  # a distance: three decimals, as every unlisted float
 
 
 def _pairs(value: object, name: str) -> None:

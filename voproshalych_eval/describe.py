@@ -87,6 +87,12 @@ PARAM_LABELS: dict[str, tuple[str, str]] = {
     "answer_labels": ("разметка ответов бота", "bot answer labels"),
     "answer_classifier": ("классификатор ответов бота", "bot answer classifier"),
     "link_kb": ("журнал связан с базой знаний", "log linked to the knowledge base"),
+    "skip_unanswerable": ("пропускать вопросы без ответа", "skip unanswerable questions"),
+    "n_skipped_unanswerable": ("пропущено вопросов без ответа", "unanswerable questions skipped"),
+    "context": ("контекст", "context"), "top_outliers": ("выбросов в списке", "outliers listed"),
+    "temperature": ("температура генерации", "sampling temperature"),
+    "followup_distance": ("порог уточняющего вопроса", "follow-up distance threshold"),
+    "dataset_kind": ("вид набора", "dataset kind"),
 }
 
 #: judge aggregators (``judges.AGGREGATORS``) in words
@@ -126,6 +132,9 @@ VALUE_LABELS: dict[str, dict[str, tuple[str, str]]] = {
                  "1 / (1 + ts_rank)": ("1 / (1 + ts_rank)", "1 / (1 + ts_rank)")},
     "metric": {"cosine": ("косинусное расстояние", "cosine distance"),
                "euclidean": ("евклидово расстояние", "Euclidean distance")},
+    "context": {"full reference context": ("полный эталонный контекст", "full reference context")},
+    "dataset_kind": {"golden": ("эталонный", "golden"), "judge": ("набор для судьи", "judge set"),
+                     "dialogs": ("диалоги", "dialogs")},
 }
 
 #: the parameters that make a configuration (shown in a run's one-line description), in this order

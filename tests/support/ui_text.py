@@ -337,3 +337,55 @@ def violations(texts: Iterable[tuple[str, str]], lang: str, corpus: str = "") ->
                 if span and not _in_data(span, corpus):
                     report(kind, f"Russian {span!r}", raw)
     return found
+
+
+# ------------------------------------------------------------------------------------------ reports and the CLI
+
+def report_texts(text: str, fmt: str) -> list[tuple[str, str]]:
+    """``(kind, text)`` of a Markdown or HTML report: table headers, table cells and every other text (code spans,
+    ``<code>``, scripts and styles left out — those are code, hashes and the inlined plotly.js)."""
+    if fmt == "html":
+        from html.parser import HTMLParser
+
+        out: list[tuple[str, str]] = []
+
+        class _Walk(HTMLParser):
+            def __init__(self) -> None:
+                super().__init__()
+                self.stack: list[str] = []
+                self.buf: list[str] = []
+
+            def handle_starttag(self, tag: str, attrs: Any) -> None:
+                self.stack.append(tag)
+
+            def handle_endtag(self, tag: str) -> None:
+                if tag in ("th", "td", "p", "dt", "dd", "h1", "h2", "title", "li") and self.buf:
+                    kind = {"th": "table header", "td": "table cell"}.get(tag, "report.text")
+                    out.append((kind, "".join(self.buf).strip()))
+                    self.buf = []
+                while self.stack and self.stack.pop() != tag:
+                    pass
+
+            def handle_data(self, data: str) -> None:
+                if not any(t in ("code", "script", "style") for t in self.stack) and data.strip():
+                    self.buf.append(data)
+
+        _Walk().feed(text)
+        return [(k, t) for k, t in out if t]
+    lines = text.splitlines()
+    out = []
+    for i, line in enumerate(lines):
+        if line.startswith("|"):
+            if set(line) <= set("|-: "):
+                continue
+            cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
+            header = i + 1 < len(lines) and set(lines[i + 1]) <= set("|-: ") and lines[i + 1].startswith("|")
+            out += [("table header" if header else "table cell", strip_code(c)) for c in cells if strip_code(c).strip()]
+        elif line.strip():
+            out.append(("report.text", strip_code(line)))
+    return out
+
+
+def cli_texts(output: str) -> list[tuple[str, str]]:
+    """``("cli", line)`` of a CLI command's output (code-like spans in backticks left out)."""
+    return [("cli", strip_code(line)) for line in output.splitlines() if line.strip()]

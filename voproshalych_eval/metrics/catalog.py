@@ -903,6 +903,16 @@ BLOCK_LABELS: dict[str, tuple[str, str]] = {
     "without_context": ("без контекста", "without context"),
     "judge_calls": ("вызовы судей", "judge calls"),
 }
+#: synthetic question types (``generation.sampling.QUESTION_TYPES``), the groups of ``by_question_type`` keys
+QUESTION_TYPE_LABELS: dict[str, tuple[str, str]] = {
+    "factual": ("фактический", "factual"),
+    "paraphrase": ("студенческий стиль", "student register"),
+    "multi_chunk": ("из нескольких чанков", "multi-chunk"),
+    "conditional": ("условие / сравнение", "conditional"),
+    "unanswerable": ("нет ответа в базе", "unanswerable"),
+    "follow_up": ("уточняющий вопрос", "follow-up"),
+}
+BLOCK_LABELS.update(QUESTION_TYPE_LABELS)
 
 
 def label(key: str, lang: str = "ru") -> str:

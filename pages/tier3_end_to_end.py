@@ -38,7 +38,6 @@ from voproshalych_eval.ui.common import (
     table_with_download,
 )
 from voproshalych_eval.ui.i18n import fmt, lang, metric_label, tr
-from voproshalych_eval.ui.verdicts import gate_banner
 
 KEY = "tier3_run_id"
 SCORES = ["rag_score", "e2e_score", "semantic_similarity", "rougeL_f"]
@@ -228,8 +227,7 @@ if api_settings:
                + (f" · {tr('профиль', 'profile')} {untrusted.md(run.params.get('api_profile'))}"
                   if run.params.get("api_profile") else ""))
 m = run.metrics or {}
-if m.get("gate_passed") is not None:  # the deployment gate's PASS / FAIL leads the results, in colour
-    gate_banner(bool(m["gate_passed"]), m.get("gate_pass_rate"), m.get("min_pass_rate"))
+# the deployment gate's PASS / FAIL is a line of the run's one verdict above (jobs.run_caption), never a second box
 if m:
     st.subheader(tr("Исходы", "Outcomes"))
     metric_cards({k: m[k] for k in ("answered_rate", "not_found_rate", "banned_rate", "error_rate") if k in m})

@@ -139,7 +139,7 @@ def option_widget(o: Option, key: str) -> Any:
 
 
 cfg: dict[str, Any] = {}
-with st.form("jm_form", border=True):
+with st.form("jm_form", border=True, enter_to_submit=False):
     for opt in JUDGE_METRICS[metric].options:
         cfg[opt.name] = option_widget(opt, f"jm_opt_{metric}_{opt.name}")
     run = auth.submit("run", st, tr("Запустить", "Run"), type="primary", key="jm_run", icon=":material/play_arrow:")

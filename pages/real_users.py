@@ -678,7 +678,7 @@ with tab_a:
         version = int(st.session_state.get(LABELS_VERSION, 0))
         options = list(OVERRIDE_CLASSES)
         option_names = [tr(*CLASS_NAMES[c]) for c in options]  # the shown names; the class by position
-        with st.form(f"ru_label_form_{version}"):
+        with st.form(f"ru_label_form_{version}", enter_to_submit=False):
             who = st.text_input(tr("Кто размечает", "Who labels"), key=f"ru_label_by_{version}")
             all_ok = st.checkbox(tr("Подтверждаю все показанные классы", "I confirm every class shown"),
                                  key=f"ru_label_all_{version}")

@@ -89,7 +89,7 @@ def _start_topics() -> None:
 
 
 with st.expander(tr("Выбрать вопросы для разметки", "Pick questions to label"), expanded=False):
-    with st.form("rq_pick"):
+    with st.form("rq_pick", enter_to_submit=False):
         c1, c2, c3 = st.columns(3)
         strategy = c1.selectbox(tr("Как выбирать", "How to pick"), list(realq.STRATEGIES), format_func={k: tr(*v) for k, v in STRATEGY_LABELS.items()}.get)
         n = c2.number_input(tr("Сколько", "How many"), 1, 500, 10)

@@ -49,7 +49,7 @@ page_header(
 eng = state.engine()
 golden = [d["name"] for d in datasets.list_datasets(eng, "golden")]
 llm_ok = llm_notice()  # before the run: whether it can use an LLM, and the way to Settings when not
-with st.form("tier2_form", border=True):  # the run form at the top: Run visible without scrolling
+with st.form("tier2_form", border=True, enter_to_submit=False):  # the run form at the top: Run visible without scrolling
     f1, f2, f3, f4 = st.columns([3, 2, 2, 2])
     ds_name = f1.selectbox(tr("Набор данных", "Dataset"), golden or ["demo_golden"])
     limit = f2.number_input(tr("Первые N вопросов (0 — все)", "First N questions (0 = all)"), 0, 100000, 10)

@@ -109,7 +109,7 @@ if mode == "api":
     fk = f"{profile_name}|{spec.preset}"
 judge_context = saved[profile_name].judge_context if profile_name in saved else profiles.JudgeContext()
 
-with st.form("tier3_form", border=True):  # the run form at the top: Run visible without scrolling
+with st.form("tier3_form", border=True, enter_to_submit=False):  # the run form at the top: Run visible without scrolling
     f1, f2, f3, f4 = st.columns([3, 2, 2, 2])
     ds_name = f1.selectbox(tr("Набор данных", "Dataset"), golden or ["demo_golden"])
     limit = f2.number_input(tr("Первые N вопросов (0 — все)", "First N questions (0 = all)"), 0, 100000, 10)

@@ -45,7 +45,7 @@ eng = state.engine()
 dialog_sets = [d["name"] for d in datasets.list_datasets(eng, "dialogs")] or ["demo_dialogs"]
 source_labels = {"dialogs": tr("набор диалогов", "dialog dataset"), "log": tr("журнал вопросов", "question log")}
 llm_ok = llm_notice()  # before the run: whether it can use an LLM, and the way to Settings when not
-with st.form("ux_form", border=True):  # the run form at the top: Run visible without scrolling
+with st.form("ux_form", border=True, enter_to_submit=False):  # the run form at the top: Run visible without scrolling
     f1, f2, f3 = st.columns([2, 3, 2])
     source = f1.radio(tr("Источник", "Source"), list(source_labels), format_func=source_labels.get, horizontal=True)
     ds_name = f2.selectbox(tr("Набор диалогов", "Dialog dataset"), dialog_sets)

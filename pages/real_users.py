@@ -737,11 +737,15 @@ with tab_a:
                           "model and give it examples of declines. No rule depends on the page links."))
             rules: AnswerRules = st.session_state.get(RULES_KEY) or a.rules
             pattern_rows = pd.DataFrame(rules.patterns).reindex(columns=["class", "pattern", "max_chars", "note"])
+            class_word = {c: tr(*CLASS_NAMES[c]) for c in OVERRIDE_CLASSES}  # the editor shows and takes words
+            pattern_rows["class"] = pattern_rows["class"].map(lambda c: class_word.get(c, c))
             pats = st.data_editor(pattern_rows, hide_index=True, num_rows="dynamic", key="ru_answers_patterns",
                                   column_config={**tables.column_config(pattern_rows, COLUMNS),
                                                  "class": st.column_config.SelectboxColumn(
                                                      tables.header("class", COLUMNS),
-                                                     options=list(OVERRIDE_CLASSES), required=True)})
+                                                     options=list(class_word.values()), required=True)})
+            word_class = {w: c for c, w in class_word.items()}
+            pats["class"] = pats["class"].map(lambda w: word_class.get(w, w))
             if auth.button("label", st, tr("Применить правила", "Apply rules"), key="ru_rules_apply"):
                 auth.require("label", "answer rules")
                 patterns = [{k: v for k, v in row.items() if v is not None and not (isinstance(v, float) and pd.isna(v))}

@@ -77,7 +77,7 @@ def unit(key: str, metric: str) -> str:
 
 HOW_TO_READ = tr(
     r"""
-**Что это.** Геометрия векторного пространства без разметки (сид, раздел 3). $d$ — выбранное расстояние:
+**Что это.** Геометрия векторного пространства без разметки («Научное описание метрик бенчмарков», раздел 3). $d$ — выбранное расстояние:
 косинусное $d = 1 - \cos(x, y) \in [0, 2]$ или евклидово $\lVert x - y \rVert_2$. Соседи — $k$ ближайших
 других точек (сама точка исключена).
 
@@ -94,7 +94,7 @@ HOW_TO_READ = tr(
 картинке — настоящие соседи (1 — ложных соседей нет; ниже ~0.8 — не доверяйте близости точек на рисунке).
 """,
     r"""
-**What this is.** Label-free geometry of the vector space (seed, section 3). $d$ is the chosen distance:
+**What this is.** Label-free geometry of the vector space (the benchmark methodology, section 3). $d$ is the chosen distance:
 cosine $d = 1 - \cos(x, y) \in [0, 2]$ or Euclidean $\lVert x - y \rVert_2$. Neighbours are the $k$ nearest
 other points (self excluded).
 

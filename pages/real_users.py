@@ -261,10 +261,10 @@ view = views.tabs("ru_view", {"utilization": ("Использование чан
 tab_u, tab_t, tab_a, tab_d = view["utilization"], view["topics"], view["answers"], view["domain"]
 
 
-def with_examples(df: pd.DataFrame) -> pd.DataFrame:
-    """Examples as one readable cell: "question ×14 | question ×3"."""
+def with_examples(df: pd.DataFrame, n: int | None = None) -> pd.DataFrame:
+    """Examples as one readable cell: "question ×14 | question ×3" (the first ``n`` when given)."""
     out = df.copy()
-    out["examples"] = [" | ".join(format_example(e, int(c)) for e, c in zip(ex, cnt, strict=True))
+    out["examples"] = [" | ".join(format_example(e, int(c)) for e, c in list(zip(ex, cnt, strict=True))[:n])
                        for ex, cnt in zip(df["examples"], df["example_counts"], strict=True)]
     return out.drop(columns=["example_counts"])
 
@@ -279,7 +279,11 @@ def render_llm_labels(res: object) -> dict[int, str]:
         st.caption(tr("LLM не настроена (Настройки) — подписи тем только по ключевым словам.",
                       "No LLM configured (Settings) — topic names come from keywords only."))
         return {}
-    if auth.button("run", st, tr("Подписать темы с помощью LLM", "Label the topics with an LLM"), key="ru_llm_labels"):
+    # by default once per analysis when an LLM is configured (one short call per topic, cached by the LLM client:
+    # reopening the analysis costs nothing); the button asks again
+    auto = key not in st.session_state and auth.can("run")
+    if auth.button("run", st, tr("Подписать темы с помощью LLM заново", "Label the topics with the LLM again"),
+                   key="ru_llm_labels") or auto:
         auth.require("run", "topic labels")
         from voproshalych_eval.analytics.topic_names import llm_labels
 
@@ -290,9 +294,9 @@ def render_llm_labels(res: object) -> dict[int, str]:
         bar.finish(tr(f"Подписано тем: {len(st.session_state[key])}", f"Topics labelled: {len(st.session_state[key])}"))
     labels = st.session_state.get(key) or {}
     if labels:
-        st.caption(tr(f"Столбец llm_label написан LLM ({client.models[0]}) по ключевым словам и примерам — это "
-                      "подсказка, не результат анализа.",
-                      f"The llm_label column is written by an LLM ({client.models[0]}) from keywords and examples — "
+        st.caption(tr(f"Столбец «Подпись LLM» написан моделью {client.models[0]} по ключевым словам и примерам — "
+                      "это подсказка, не результат анализа.",
+                      f"The “LLM label” column is written by the model {client.models[0]} from keywords and examples — "
                       "a hint, not an analysis result."))
     return labels
 
@@ -580,13 +584,19 @@ with tab_t:
                            file_name="coverage_gaps.md", mime="text/markdown", key="ru_rep_md")
         c2.download_button(tr("⬇ Отчёт (HTML)", "⬇ Report (HTML)"), auth.export_bytes(coverage_gap_html(res)),
                            file_name="coverage_gaps.html", mime="text/html", key="ru_rep_html")
-        gaps = with_examples(t.gaps)
+        labels = render_llm_labels(res)
+        gaps = with_examples(t.gaps, n=3)  # three example questions inline, beside the name
+        gaps.insert(gaps.columns.get_loc("name") + 1, "examples", gaps.pop("examples"))
+        if labels:  # the model's label leads, marked as the model's (the caption above names it)
+            gaps.insert(gaps.columns.get_loc("name"), "llm_label", gaps["topic"].map(labels))
+        st.caption(tr("Смешанные темы (название покрывает мало их вопросов) стоят ниже чистых: это не один пробел.",
+                      "Mixed topics (their name covers few of their questions) rank below clean ones: they are not "
+                      "one gap."))
         chart(charts.gaps_bar(t.gaps, title=tr("Оценка пробела", "Gap score"), x_title=tr("оценка пробела", "gap score"),
                               texts=hover_texts()), gaps, "coverage_gaps")
         linked_table(gaps, "coverage_gaps_table", "ru_gaps")
         topics = with_examples(t.topics)
         topics["terms"] = topics["terms"].map(lambda xs: ", ".join(xs))
-        labels = render_llm_labels(res)
         if labels:
             topics.insert(2, "llm_label", topics["topic"].map(labels))
         chart(charts.topics_scatter(t.topics, title=tr("Темы: отвеченность и удалённость от базы",

@@ -108,6 +108,8 @@ COLUMN_LABELS: dict[str, tuple[str, str]] = {
     "reask_pairs": ("Переспрошенные пары", "Re-asked pairs"), "followup_pairs": ("Уточняющие пары", "Follow-up pairs"),
     "paraphrase_of": ("Перефразирует", "Paraphrases"), "turns": ("Ходы диалога", "Dialog turns"),
     "rationale": ("Обоснование", "Rationale"),
+    "name_source": ("Как названа", "Named by"), "need": ("Потребность", "Need"),
+    "dist_norm": ("Удалённость от базы (0–1)", "Distance to the KB (0–1)"), "off_topic": ("Не по теме", "Off-topic"),
 }
 
 
@@ -176,11 +178,18 @@ def _answer_classes() -> dict[str, tuple[str, str]]:
     return dict(CLASS_NAMES)
 
 
+#: how a topic got its name (``analytics.topics``: ``name_source``)
+NAME_SOURCE_WORDS: dict[str, tuple[str, str]] = {
+    "phrase": ("словосочетание из вопросов", "a phrase of its questions"),
+    "question": ("центральный вопрос", "its central question"), "keywords": ("ключевые слова", "key words"),
+    "category": ("категория", "category"), "user": ("вручную", "by hand"),
+}
 #: column name -> the words of its values (a callable is read when first needed)
 COLUMN_VALUES: dict[str, Any] = {
     "question_type": QUESTION_TYPE_WORDS, "review_status": REVIEW_STATUS_WORDS, "outcome": OUTCOME_WORDS,
     "outcome_a": OUTCOME_WORDS, "outcome_b": OUTCOME_WORDS, "answer_class": _answer_classes,
     "predicted_class": _answer_classes, "status": {**ITEM_STATUS_WORDS, **REVIEW_STATUS_WORDS},
+    "name_source": NAME_SOURCE_WORDS,
 }
 
 

@@ -153,5 +153,11 @@ def test_cli_speaks_the_configured_language(corpus: str, demo_engine: Any, lang:
         assert ("# Отчёт о запуске" in exported) == (lang == "ru")
         problems = violations(report_texts(exported, "md"), lang, corpus)
         assert not problems, "\n".join(problems)
+        # the leaderboard of the dataset's configurations, with cost, tokens and latency columns
+        cli.main(["runs", "leaderboard", "tier2", "--metric", "avg_faithfulness"])
+        board = capsys.readouterr().out
+        assert ("стоимость" if lang == "ru" else "cost") in board and "p95" in board and f"#{run_id:>5}" in board
+        problems = violations(cli_texts(board), lang, corpus)
+        assert not problems, "\n".join(problems)
     finally:
         config.get_settings.cache_clear()

@@ -62,6 +62,16 @@ def register(sub: Any) -> None:
     add_json_flag(q)
     q.set_defaults(func=cmd_export)
 
+    q = rs.add_parser("leaderboard", help="configurations run on one dataset, ranked by a metric, with cost, tokens "
+                                          "and latency p50/p95")
+    q.add_argument("tier", help="the plan (tier1, tier2, tier3, …)")
+    q.add_argument("--metric", required=True, help="metric key to rank by (e.g. chunk.mrr, avg_faithfulness)")
+    q.add_argument("--dataset", help="dataset name (default: every dataset of the plan's runs)")
+    q.add_argument("--lang", choices=("ru", "en"), default=None,
+                   help="language of the output (default: the configured VOPROSHALYCH_EVAL_LANG, Russian)")
+    add_json_flag(q)
+    q.set_defaults(func=cmd_leaderboard)
+
 
 def _fmt(v: Any) -> str:
     if v is None:
@@ -259,4 +269,34 @@ def cmd_export(args: Any) -> int:
         emit({"run_id": args.run_id, "format": args.format, "content": content}, True)
     else:
         sys.stdout.write(content if content.endswith("\n") else content + "\n")
+    return 0
+
+
+def cmd_leaderboard(args: Any) -> int:
+    from voproshalych_eval.leaderboard import dataset_leaderboard
+    from voproshalych_eval.metrics import catalog
+    from voproshalych_eval.metrics.formatting import format_seconds, format_value
+    from voproshalych_eval.runs import frame_records
+
+    lang = output_language(args)
+    board = dataset_leaderboard(engine(), args.tier, args.metric, dataset_name=args.dataset)
+
+    def t(ru: str, en: str) -> str:
+        return en if lang == "en" else ru
+
+    def num(v: Any, key: str | None) -> str:
+        return "—" if v is None or v != v else format_value(key, v, lang)
+
+    lines = [f"{t('рейтинг по', 'ranked by')} {catalog.label(args.metric, lang)} · "
+             f"{t('конфигураций', 'configurations')}: {len(board)}",
+             f"{'#':>3} {t('значение', 'value'):>10} {'n':>5} {t('стоимость', 'cost'):>10} {t('токены', 'tokens'):>9} "
+             f"{'p50':>8} {'p95':>8}  {t('запуск', 'run'):>6}  {t('конфигурация', 'configuration')}"]
+    for r in board.to_dict("records"):
+        cost = "—" if r["cost_usd"] is None or r["cost_usd"] != r["cost_usd"] else f"${r['cost_usd']:.4f}"
+        lat = [("—" if v is None or v != v else format_seconds(v, lang)) for v in (r["latency_p50"], r["latency_p95"])]
+        tokens = "—" if r["tokens"] is None or r["tokens"] != r["tokens"] else _count(r["tokens"])
+        lines.append(f"{r['rank']:>3} {num(r['value'], args.metric):>10} {_count(r['n']):>5} {cost:>10} {tokens:>9} "
+                     f"{lat[0]:>8} {lat[1]:>8}  #{r['run_id']:>5}  {r['config']}"
+                     + (f" · {t('офлайн', 'offline')}" if r["offline"] else ""))
+    emit({"metric": args.metric, "rows": frame_records(board)}, args.json, "\n".join(lines))
     return 0

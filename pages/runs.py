@@ -11,7 +11,7 @@ from voproshalych_eval.metrics import catalog
 from voproshalych_eval.metrics.statistics import correction_label
 from voproshalych_eval.plans import SPECS as TIERS
 from voproshalych_eval.plots import runs as charts
-from voproshalych_eval.ui import auth, state, tables, views
+from voproshalych_eval.ui import auth, leaderboard_view, state, tables, views
 from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import (
     TIER_COLORS,
@@ -166,8 +166,11 @@ with state.user_errors("Не удалось прочитать реестр за
         view = views.tabs("runs_view", {
             "history": ("История метрики", "Metric history"), "compare": ("Сравнение двух запусков", "Compare two runs"),
             "report": ("Отчёт и экспорт", "Report and export"),
+            "leaderboard": ("Рейтинг конфигураций", "Leaderboard"),
         })
         tab_hist, tab_cmp, tab_rep = view["history"], view["compare"], view["report"]
+        with view["leaderboard"]:  # configurations of one dataset ranked by a metric, with cost and latency
+            leaderboard_view.render(engine, filtered)
 
         # ---------------------------------------------------------------- history
         with tab_hist:

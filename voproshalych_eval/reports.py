@@ -196,6 +196,7 @@ def document(data: dict[str, Any], *, lang: str = "en") -> tuple[str, list[tuple
     state = r.get("state") or r.get("status")
     summary = [
         (_w("verdict", lang), _status_text(status["status"], lang)),
+        *_gate_line(status, lang),
         (_w("what", lang), tier_title(str(r["tier"]), lang)),
         (_w("config", lang), ("data", config_words(r, lang))),
         (_w("dataset", lang), ("data", r.get("dataset_name") or "—")),
@@ -246,6 +247,17 @@ def document(data: dict[str, Any], *, lang: str = "en") -> tuple[str, list[tuple
     tech += [(f"{_w('t_params', lang)}: {k}", v if isinstance(v, tuple) else ("data", v)) for k, v in param_rows(r.get("params"), lang)]
     sections.append((_w("tech", lang), [("dl", tech)]))
     return _title(data, lang), sections
+
+
+def _gate_line(status: dict[str, Any], lang: str) -> list[tuple[str, str]]:
+    """The deployment gate as a line of the verdict (the same row ``baselines.evaluate_run`` judged)."""
+    gate = next((m for m in status.get("metrics") or [] if m.get("gate")), None)
+    if gate is None:
+        return []
+    passed = gate["value"] is not None and gate["baseline"] is not None and gate["value"] >= gate["baseline"]
+    share, thr = _value("gate_pass_rate", gate["value"], lang), _value("gate_pass_rate", gate["baseline"], lang)
+    label = gate["label_en"] if lang == "en" else gate["label_ru"]
+    return [(label, f"{'PASS' if passed else 'FAIL'} — {share} {'≥' if passed else '<'} {thr}")]
 
 
 def _item_cell(column: str, value: Any, lang: str) -> Any:

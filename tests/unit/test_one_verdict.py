@@ -40,3 +40,13 @@ def test_all_failed_judgements_read_as_failure_not_insufficient_data() -> None:
     assert bl.evaluate_run(BASE, "tier3", "done", {"pass_rate": _m(1.0, 2)}).status == "insufficient"
     # offline runs stay "offline — not compared" whatever failed
     assert bl.evaluate_run(BASE, "tier3", "done", metrics, offline=True).status == "offline"
+
+
+def test_the_report_states_the_gate_inside_its_verdict() -> None:
+    from voproshalych_eval.reports import _gate_line
+
+    metrics = {"pass_rate": _m(1.0, 9), "gate_pass_rate": 0.9, "gate_passed": True, "min_pass_rate": 0.5, "n_items": 10}
+    status = bl.evaluate_run(BASE, "tier3", "done", metrics).to_dict()
+    ((label, line),) = _gate_line(status, "en")
+    assert label.startswith("Deployment gate") and line == "PASS — 0.900 ≥ 0.500"
+    assert _gate_line(bl.evaluate_run(BASE, "tier3", "done", {"pass_rate": _m(1.0, 9)}).to_dict(), "ru") == []

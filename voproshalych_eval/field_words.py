@@ -110,6 +110,8 @@ COLUMN_LABELS: dict[str, tuple[str, str]] = {
     "rationale": ("Обоснование", "Rationale"),
     "name_source": ("Как названа", "Named by"), "need": ("Потребность", "Need"),
     "dist_norm": ("Удалённость от базы (0–1)", "Distance to the KB (0–1)"), "off_topic": ("Не по теме", "Off-topic"),
+    "benchmark": ("Эталонный судья", "Benchmark judge"), "generation": ("Генерация", "Generation"),
+    "retrieval": ("Поиск", "Retrieval"), "prompt": ("Промпт", "Prompt"), "judge": ("Судья", "Judge"),
 }
 
 

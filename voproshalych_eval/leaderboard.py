@@ -23,7 +23,7 @@ from voproshalych_eval.runs import Run, config_label, flatten_metrics, list_runs
 
 __all__ = ["COLUMNS", "dataset_leaderboard", "leaderboard"]
 
-COLUMNS = ["rank", "config", "models", "offline", "run_id", "value", "ci_low", "ci_high", "n", "cost_usd", "tokens",
+COLUMNS = ["rank", "config_words", "config", "models", "offline", "run_id", "value", "ci_low", "ci_high", "n", "cost_usd", "tokens",
            "latency_p50", "latency_p95", "started_at"]
 
 
@@ -43,9 +43,11 @@ def _cost(metrics: dict[str, Any]) -> tuple[float | None, int | None]:
     return total.get("value"), tokens
 
 
-def leaderboard(runs: Sequence[Run], metric: str) -> pd.DataFrame:
+def leaderboard(runs: Sequence[Run], metric: str, *, lang: str = "ru") -> pd.DataFrame:
     """The leaderboard of ``runs`` (one dataset, one plan; newest first as :func:`list_runs` gives them) by
-    ``metric`` (see the module doc)."""
+    ``metric`` (see the module doc); ``config_words`` names each configuration in ``lang``."""
+    from voproshalych_eval.describe import config_words
+
     direction = catalog.spec(metric).direction if catalog.is_catalogued(metric) else "higher"
     seen: set[str] = set()
     rows = []
@@ -59,7 +61,7 @@ def leaderboard(runs: Sequence[Run], metric: str) -> pd.DataFrame:
         agg = flat.get(metric) or {}
         cost, tokens = _cost(metrics)
         rows.append({
-            "config": config, "models": models_label(run), "offline": bool(run.offline), "run_id": run.id,
+            "config_words": config_words(run, lang), "config": config, "models": models_label(run), "offline": bool(run.offline), "run_id": run.id,
             "value": agg.get("value"), "ci_low": agg.get("ci_low"), "ci_high": agg.get("ci_high"), "n": agg.get("n"),
             "cost_usd": cost, "tokens": tokens, "latency_p50": _latency(flat, 50), "latency_p95": _latency(flat, 95),
             "started_at": run.started_at,
@@ -75,8 +77,8 @@ def leaderboard(runs: Sequence[Run], metric: str) -> pd.DataFrame:
 
 
 def dataset_leaderboard(engine: Engine, tier: str, metric: str, *, dataset_hash: str | None = None,
-                        dataset_name: str | None = None, limit: int = 500) -> pd.DataFrame:
+                        dataset_name: str | None = None, limit: int = 500, lang: str = "ru") -> pd.DataFrame:
     """:func:`leaderboard` of the finished runs of plan ``tier`` on one dataset (by content hash or name)."""
     runs = list_runs(engine, tier=tier, status=("done", "done_with_failures"), dataset_hash=dataset_hash,
                      dataset_name=dataset_name, limit=limit)
-    return leaderboard(runs, metric)
+    return leaderboard(runs, metric, lang=lang)

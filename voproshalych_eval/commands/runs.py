@@ -279,7 +279,7 @@ def cmd_leaderboard(args: Any) -> int:
     from voproshalych_eval.runs import frame_records
 
     lang = output_language(args)
-    board = dataset_leaderboard(engine(), args.tier, args.metric, dataset_name=args.dataset)
+    board = dataset_leaderboard(engine(), args.tier, args.metric, dataset_name=args.dataset, lang=lang)
 
     def t(ru: str, en: str) -> str:
         return en if lang == "en" else ru
@@ -296,7 +296,7 @@ def cmd_leaderboard(args: Any) -> int:
         lat = [("—" if v is None or v != v else format_seconds(v, lang)) for v in (r["latency_p50"], r["latency_p95"])]
         tokens = "—" if r["tokens"] is None or r["tokens"] != r["tokens"] else _count(r["tokens"])
         lines.append(f"{r['rank']:>3} {num(r['value'], args.metric):>10} {_count(r['n']):>5} {cost:>10} {tokens:>9} "
-                     f"{lat[0]:>8} {lat[1]:>8}  #{r['run_id']:>5}  {r['config']}"
+                     f"{lat[0]:>8} {lat[1]:>8}  #{r['run_id']:>5}  {r['config_words']}"
                      + (f" · {t('офлайн', 'offline')}" if r["offline"] else ""))
     emit({"metric": args.metric, "rows": frame_records(board)}, args.json, "\n".join(lines))
     return 0

@@ -12,10 +12,10 @@ from voproshalych_eval import leaderboard, runs
 from voproshalych_eval.plans import SPECS
 from voproshalych_eval.ui import tables
 from voproshalych_eval.ui.common import empty_state
-from voproshalych_eval.ui.i18n import metric_label, tr, tr_pair
+from voproshalych_eval.ui.i18n import lang, metric_label, tr, tr_pair
 
 #: headers of the leaderboard's own columns
-LABELS = {"rank": ("Место", "Rank"), "cost_usd": ("Стоимость, $", "Cost, $"), "tokens": ("Токены", "Tokens"),
+LABELS = {"rank": ("Место", "Rank"), "config_words": ("Конфигурация", "Configuration"), "cost_usd": ("Стоимость, $", "Cost, $"), "tokens": ("Токены", "Tokens"),
           "latency_p50": ("Задержка p50, с", "Latency p50, s"), "latency_p95": ("Задержка p95, с", "Latency p95, s"),
           "value": ("Значение", "Value")}
 
@@ -43,11 +43,11 @@ def render(engine: Any, filtered: Sequence[runs.Run]) -> None:
     labels = {k: metric_label(k) for k in keys}
     metric = c3.selectbox(tr("Рейтинг по метрике", "Rank by metric"), keys,
                           index=keys.index(wanted[0]) if wanted else 0, key="runs_lb_metric", format_func=labels.get)
-    board = leaderboard.dataset_leaderboard(engine, tier, metric, dataset_name=dataset)
+    board = leaderboard.dataset_leaderboard(engine, tier, metric, dataset_name=dataset, lang=lang())
     st.caption(tr("Одна строка на конфигурацию (её последний завершённый запуск); стоимость — по учтённым вызовам LLM "
                   "(«—» — неизвестна), задержка — перцентили вызовов запуска, если уровень их измеряет.",
                   "One row per configuration (its latest finished run); cost from the metered LLM calls (“—”: unknown), "
                   "latency from the run's call percentiles when the plan measures them."))
-    shown = board.drop(columns=["ci_low", "ci_high", "started_at"])
+    shown = board.drop(columns=["ci_low", "ci_high", "started_at", "config", "models"])
     tables.show(shown, f"leaderboard_{tier}_{dataset}", key="runs_lb_table", labels=LABELS,
                 metrics={"value": metric, "latency_p50": "latency_p50", "latency_p95": "latency_p95"})

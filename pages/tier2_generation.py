@@ -6,7 +6,7 @@ import streamlit as st
 
 from voproshalych_eval import datasets
 from voproshalych_eval.plots.generation import metric_intervals, score_distributions
-from voproshalych_eval.ui import auth, jobs, state, untrusted
+from voproshalych_eval.ui import auth, jobs, paid_run, state, untrusted
 from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import (
     TIER_COLORS,
@@ -62,13 +62,26 @@ with st.form("tier2_form", border=True, enter_to_submit=False):  # the run form 
     submitted = auth.submit("run", g4, tr("Запустить", "Run"), type="primary", key="t2_run", icon=":material/play_arrow:",
                                       use_container_width=True)
 
+submitted_params, estimate = None, None
 if submitted and (use_offline := offline_choice(offline, llm_ok)) is not None:
+    submitted_params = {"dataset": ds_name, "limit": int(limit) or None, "repeats": int(repeats),
+                        "max_context_chars": int(max_chars) or None, "stem": stem, "offline": use_offline,
+                        "concurrency": concurrency}
+    if not use_offline:  # a paid run: its estimated calls, tokens and cost are confirmed first
+        from voproshalych_eval.llm.estimate import estimate_run
+        from voproshalych_eval.llm.prices import price_table
+        from voproshalych_eval.llm.providers import configured_providers
+
+        size = next((int(d["n_items"]) for d in datasets.list_datasets(eng, "golden") if d["name"] == ds_name), 0)
+        n = min(size, int(limit)) if int(limit) else size
+        model = next((m for p in configured_providers(state.settings()) for m in p.models), None) or tr(
+            "модель по умолчанию", "the default model")
+        # per item: the generation repeats and three judge calls (faithfulness, relevance, correctness)
+        estimate = estimate_run({model: n * (int(repeats) + 3)}, prices=price_table(eng, state.settings()))
+if (params := paid_run.confirm(KEY, submitted_params, estimate)) is not None:
     from voproshalych_eval.tiers.tier2 import build_plan
 
-    jobs.start(lambda: build_plan(eng, {
-        "dataset": ds_name, "limit": int(limit) or None, "repeats": int(repeats), "max_context_chars": int(max_chars) or None,
-        "stem": stem, "offline": use_offline, "concurrency": concurrency,
-    }), KEY)
+    jobs.start(lambda: build_plan(eng, params), KEY)
 
 jobs.job_panel(KEY)
 run = jobs.pick_run("tier2", KEY, label=tr("Показан запуск", "Showing run"))

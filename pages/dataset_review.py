@@ -10,12 +10,13 @@ import streamlit as st
 
 from voproshalych_eval import annotations as A
 from voproshalych_eval import datasets
+from voproshalych_eval.field_words import CHECK_WORDS, QUESTION_TYPE_WORDS, REVIEW_STATUS_WORDS
 from voproshalych_eval.generation.picker import highlight_span, search_chunks
 from voproshalych_eval.ui import auth, run_view, state, tables, views
 from voproshalych_eval.ui.common import empty_state, page_header, table_with_download
 from voproshalych_eval.ui.i18n import lang, tr
 
-STATUS = {"pending": ("на проверке", "pending"), "accepted": ("принят", "accepted"), "rejected": ("отклонён", "rejected")}
+STATUS = REVIEW_STATUS_WORDS
 
 page_header(
     tr("Разметка наборов", "Dataset review"),
@@ -25,11 +26,11 @@ page_header(
         "«Принять» и заметки — метаданные проверки, содержимое не меняется. Правка вопроса, ответа или релевантных "
         "чанков и отклонение элемента создают **новую версию** набора (отклонённый элемент не удаляется: он хранится с "
         "причиной и его можно вернуть). Релевантные чанки выбираются в подборщике: поиск по векторам и полнотекстовый, "
-        "с адресом страницы; ничего не отмечается автоматически. Клавиши: `Alt+K` — предыдущий, `Alt+J` — следующий.",
+        "с адресом страницы; ничего не отмечается автоматически. Клавиши: `Alt+A` — принять, `Alt+X` — отклонить (с причиной), `Alt+E` — правка, `Alt+S` — сохранить правку, `Alt+K` — предыдущий, `Alt+J` — следующий; после решения открывается следующий элемент. Клавиша ввода в поле ничего не принимает.",
         "Accepting and notes are review metadata; the content does not change. Editing the question, the answer or the "
         "relevant chunks, and rejecting an item, make a **new version** of the dataset (a rejected item is not deleted: "
         "it is kept with its reason and can be restored). Relevant chunks are chosen in the picker: vector and full-text "
-        "search with the page address; nothing is marked automatically. Keys: `Alt+K` — previous, `Alt+J` — next.",
+        "search with the page address; nothing is marked automatically. Keys: `Alt+A` — accept, `Alt+X` — reject (with a reason), `Alt+E` — edit, `Alt+S` — save an edit, `Alt+K` — previous, `Alt+J` — next; a decision opens the next item. Enter in a field accepts nothing.",
     ),
 )
 
@@ -72,8 +73,10 @@ keys = table["id"].tolist()
 pos_key = f"rv_pos_{name}"
 if pos_key not in st.session_state:  # a link opens its item (``?item=3``)
     st.session_state[pos_key] = run_view.url_int("item") or 1
-if st.session_state.pop("rv_advance", False):
-    st.session_state[pos_key] += 1
+if after := st.session_state.pop("rv_advance", None):  # a decision opens the item that followed the decided one
+    old_keys, old_idx = after
+    following = [k for k in old_keys[old_idx + 1:] if k in keys]
+    st.session_state[pos_key] = keys.index(following[0]) + 1 if following else len(keys)
 st.session_state[pos_key] = min(max(1, int(st.session_state[pos_key])), len(keys))
 run_view.set_url("item", st.session_state[pos_key])
 
@@ -82,12 +85,14 @@ def _move(step: int) -> None:
     st.session_state[pos_key] = min(max(1, int(st.session_state[pos_key]) + step), len(keys))
 
 
-nav = st.columns([1, 1, 3])
+nav = st.columns([1, 1, 1, 3])
 nav[0].button("← " + tr("Предыдущий", "Previous"), shortcut="Alt+K", key="rv_prev", on_click=_move, args=(-1,),
               disabled=st.session_state[pos_key] <= 1)
 nav[1].button(tr("Следующий", "Next") + " →", shortcut="Alt+J", key="rv_next", on_click=_move, args=(1,),
               disabled=st.session_state[pos_key] >= len(keys))
-nav[2].number_input(tr("Элемент №", "Item no."), 1, len(keys), key=pos_key)
+nav[2].button(tr("Править", "Edit"), shortcut="Alt+E", key="rv_to_edit", on_click=views.open_view,
+              args=("rv_item_view", "edit"))
+nav[3].number_input(tr("Элемент №", "Item no."), 1, len(keys), key=pos_key)
 idx = int(st.session_state[pos_key]) - 1
 
 row = table.iloc[idx].to_dict()
@@ -108,7 +113,8 @@ if rec.get("dialog_context"):
     st.html(f"<p style='opacity:0.7'>{tr('Перед этим: ', 'Asked before: ')}"
             f"{html.escape(' / '.join(map(str, rec['dialog_context'])))}</p>")
 st.html(f"<p><b>{tr('Эталонный ответ', 'Reference answer')}:</b> {html.escape(str(rec.get('ground_truth_answer') or '—'))}</p>")
-st.caption(tr("Тип: ", "Type: ") + str(rec.get("question_type") or "—") + " · " + tr("источник: ", "source: ")
+qtype = rec.get("question_type")
+st.caption(tr("Тип: ", "Type: ") + (tr(*QUESTION_TYPE_WORDS[qtype]) if qtype in QUESTION_TYPE_WORDS else str(qtype or "—")) + " · " + tr("источник: ", "source: ")
            + str(rec.get("question_source") or "—") + " · " + tr("чанки: ", "chunks: ") + str(rec.get("relevant_chunk_ids") or []))
 
 chunk_text = str(rec.get("chunk_text") or "")
@@ -142,23 +148,24 @@ if status == "rejected":
 item_view = views.tabs("rv_item_view", {"decision": ("Решение", "Decision"), "edit": ("Правка", "Edit"),
                                    "chunks": ("Релевантные чанки", "Relevant chunks")})
 with item_view["decision"]:
-    with st.form(f"rv_decide_{key}"):
-        cc = st.columns(3)
-        q_ok = cc[0].checkbox("is_question_ok", value=bool(rev.is_question_ok) if rev and rev.is_question_ok is not None else True)
-        a_ok = cc[1].checkbox("is_answer_ok", value=bool(rev.is_answer_ok) if rev and rev.is_answer_ok is not None else True)
-        c_ok = cc[2].checkbox("is_chunk_ok", value=bool(rev.is_chunk_ok) if rev and rev.is_chunk_ok is not None else True)
-        notes = st.text_area(tr("Заметки", "Notes"), value=(rev.notes if rev and rev.notes else ""))
-        reason = st.text_input(tr("Причина отклонения", "Reason for rejection"))
-        b = st.columns(3)
-        do_accept = auth.submit("label", b[0], tr("Принять", "Accept"), type="primary")
-        do_reject = auth.submit("label", b[1], tr("Отклонить", "Reject"))
-        do_notes = auth.submit("label", b[2], tr("Сохранить заметки", "Save notes"))
-    checks = {"is_question_ok": q_ok, "is_answer_ok": a_ok, "is_chunk_ok": c_ok}
+    # no form: Enter in a field only commits its text; an item is accepted or rejected by its button or its key
+    cc = st.columns(3)
+    checks = {}
+    for col_, check in zip(cc, A.CHECKS, strict=True):
+        stored = getattr(rev, check, None) if rev else None
+        checks[check] = col_.checkbox(tr(*CHECK_WORDS[check]), value=True if stored is None else bool(stored),
+                                      key=f"rv_{check}_{key}")
+    notes = st.text_area(tr("Заметки", "Notes"), value=(rev.notes if rev and rev.notes else ""), key=f"rv_notes_{key}")
+    reason = st.text_input(tr("Причина отклонения", "Reason for rejection"), key=f"rv_reason_{key}")
+    b = st.columns(3)
+    do_accept = auth.button("label", b[0], tr("Принять", "Accept"), type="primary", shortcut="Alt+A", key=f"rv_accept_{key}")
+    do_reject = auth.button("label", b[1], tr("Отклонить", "Reject"), shortcut="Alt+X", key=f"rv_reject_{key}")
+    do_notes = auth.button("label", b[2], tr("Сохранить заметки", "Save notes"), key=f"rv_save_notes_{key}")
     if do_accept:
         with state.user_errors("Не удалось принять", "Could not accept"), \
                 auth.audited("label", f"{ds.name}/{key}", {"op": "accept"}):
             A.accept(eng, ds, key, notes=notes, checks=checks)
-            st.session_state["rv_advance"] = True
+            st.session_state["rv_advance"] = (keys, idx)
             st.rerun()
     if do_reject:
         if not reason.strip():
@@ -167,16 +174,19 @@ with item_view["decision"]:
             with state.user_errors("Не удалось отклонить", "Could not reject"), \
                     auth.audited("label", f"{ds.name}/{key}", {"op": "reject"}):
                 A.reject(eng, ds, key, reason, notes=notes, checks=checks)
+                st.session_state["rv_advance"] = (keys, idx)
                 st.rerun()
     if do_notes:
         with auth.audited("label", f"{ds.name}/{key}", {"op": "notes"}):
             A.set_notes(eng, ds, key, notes)
         st.toast(tr("Заметки сохранены", "Notes saved"))
 
-with item_view["edit"], st.form(f"rv_edit_{key}"):
-    q = st.text_area(tr("Вопрос", "Question"), value=str(rec.get("question") or ""))
-    ans = st.text_area(tr("Эталонный ответ", "Reference answer"), value=str(rec.get("ground_truth_answer") or ""))
-    if auth.submit("dataset", st, tr("Сохранить (новая версия)", "Save (new version)")):
+with item_view["edit"]:
+    q = st.text_area(tr("Вопрос", "Question"), value=str(rec.get("question") or ""), key=f"rv_edit_q_{key}")
+    ans = st.text_area(tr("Эталонный ответ", "Reference answer"), value=str(rec.get("ground_truth_answer") or ""),
+                       key=f"rv_edit_a_{key}")
+    if auth.button("dataset", st, tr("Сохранить (новая версия)", "Save (new version)"), shortcut="Alt+S",
+                   key=f"rv_edit_save_{key}"):
         with state.user_errors("Правка не сохранена", "The edit was not saved"), \
                 auth.audited("dataset", f"{ds.name}/{key}", {"op": "edit"}):
             new = A.edit(eng, ds, key, question=q, answer=ans)

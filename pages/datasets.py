@@ -11,20 +11,14 @@ import streamlit as st
 from voproshalych_eval import annotations as A
 from voproshalych_eval import dataset_versions as dv
 from voproshalych_eval import datasets
+from voproshalych_eval.field_words import QUESTION_TYPE_WORDS
 from voproshalych_eval.generation.sampling import QUESTION_TYPES as TYPES
-from voproshalych_eval.ui import auth, jobs, state, tables, uploads, views
+from voproshalych_eval.ui import auth, jobs, paid_run, state, tables, uploads, views
 from voproshalych_eval.ui.common import empty_state, json_download, page_header, table_with_download
 from voproshalych_eval.ui.i18n import tr
 
 KEY = "datasets_gen_run_id"
-TYPE_LABELS = {
-    "factual": ("фактический", "factual"),
-    "paraphrase": ("студенческий стиль", "student register"),
-    "multi_chunk": ("из нескольких чанков", "multi-chunk"),
-    "conditional": ("условие / сравнение", "conditional"),
-    "unanswerable": ("нет ответа в базе", "unanswerable"),
-    "follow_up": ("уточняющий вопрос", "follow-up"),
-}
+TYPE_LABELS = QUESTION_TYPE_WORDS
 GATE_LABELS = {
     "generation": ("не удалось разобрать ответ модели", "no usable reply"),
     "no_template": ("нет подходящего шаблона", "no template applies"),
@@ -165,7 +159,7 @@ with tab_gen:
         kb = read_chunks(eng)
         pages_all = sorted(kb["url"].astype(str).unique())
         source_types = sorted({s for s in kb["source_type"].dropna().astype(str)})
-    with st.form("gen_form"):
+    with st.form("gen_form", enter_to_submit=False):  # Enter in a field never starts a (paid) generation
         c1, c2, c3 = st.columns(3)
         size = c1.number_input(tr("Сколько вопросов", "Number of questions"), 1, 5000, 50)
         strategy = c2.selectbox(tr("Распределение по страницам", "Sampling over pages"), ["uniform", "proportional"],
@@ -192,17 +186,29 @@ with tab_gen:
         concurrency = c4.slider(tr("Параллельно", "Concurrency"), 1, 16, 8)
         submitted = auth.submit("run", st, tr("Создать набор", "Generate"), type="primary")
     types = {t: float(w) for t, w in weights.items() if w > 0}
+    submitted_params = None
     if submitted:
         if not types:
             st.error(tr("Дайте хотя бы одному типу вопросов долю больше 0.", "Give at least one question type a weight above 0."))
         else:
-            from voproshalych_eval.generation.plan import build_plan
+            submitted_params = {"size": int(size), "types": types, "strategy": strategy, "pages": pages or None,
+                                "source_types": stypes or None, "name": name.strip() or None,
+                                "offline": True if offline or not has_llm else None, "temperature": float(temperature),
+                                "oversample": float(oversample), "concurrency": int(concurrency), "lang": gen_lang}
+    estimate = None
+    if submitted_params is not None and not submitted_params["offline"]:
+        from voproshalych_eval.llm.estimate import estimate_run
+        from voproshalych_eval.llm.prices import price_table
 
-            params = {"size": int(size), "types": types, "strategy": strategy, "pages": pages or None,
-                      "source_types": stypes or None, "name": name.strip() or None, "offline": True if offline or not has_llm else None,
-                      "temperature": float(temperature), "oversample": float(oversample), "concurrency": int(concurrency),
-                      "lang": gen_lang}
-            jobs.start(lambda: build_plan(eng, params), KEY)
+        model = next((m for p in configured_providers(state.settings()) for m in p.models), None) or tr(
+            "модель по умолчанию", "the default model")
+        slots = round(int(size) * (1 + float(oversample)))
+        # one generation call and one judge-gate call per slot (the gates' judge defaults to the generator)
+        estimate = estimate_run({model: 2 * slots}, prices=price_table(eng, state.settings()))
+    if (params := paid_run.confirm(KEY, submitted_params, estimate)) is not None:
+        from voproshalych_eval.generation.plan import build_plan
+
+        jobs.start(lambda: build_plan(eng, params), KEY)
     jobs.job_panel(KEY)
     run = jobs.pick_run("dataset_generation", KEY, label=tr("Запуск генерации", "Generation run"))
     if run is None:
@@ -269,7 +275,7 @@ with tab_ver:
             st.caption(tr(f"Добавлено {len(diff.added)}, удалено {len(diff.removed)}, изменено {len(diff.changed)}",
                           f"Added {len(diff.added)}, removed {len(diff.removed)}, changed {len(diff.changed)}"))
             table_with_download(dv.diff_frame(diff), f"{vname}_v{va}_v{vb}_diff", key="ver_diff")
-            with st.form("revert_form"):
+            with st.form("revert_form", enter_to_submit=False):
                 vr = st.selectbox(tr("Вернуть содержимое версии", "Restore the content of version"), versions[1:], key="ver_rev")
                 if auth.submit("dataset", st, tr("Вернуть (новой версией)", "Restore (as a new version)")):
                     with state.user_errors("Не удалось вернуть версию", "Could not restore the version"), \

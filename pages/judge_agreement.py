@@ -62,7 +62,7 @@ kind = lb.label_scale(metric).kind
 ceiling = ag.human_ceiling(items, kind, n_resamples=300)
 
 llm_ok = llm_notice()
-with st.form("ja_form"):
+with st.form("ja_form", enter_to_submit=False):
     c = st.columns(3)
     limit = c[0].number_input(tr("Элементов (первые N)", "Items (first N)"), 1, max(1, len(items)),
                               min(len(items), 30), key="ja_limit")

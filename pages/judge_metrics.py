@@ -35,7 +35,7 @@ page_header(
         "or several models.",
     ),
     tr(
-        "Каждая метрика — на своей шкале, больше — лучше: корректность ответа — 1–5 (как в сиде), RubricsScore — "
+        "Каждая метрика — на своей шкале, больше — лучше: корректность ответа — 1–5 (как в методике оценки), RubricsScore — "
         "целый уровень рубрики, семантическое сходство — косинус −1…1, остальные — 0–1 (шкала указана у каждого "
         "результата). Оценки нескольких моделей сводятся агрегатором: среднее, медиана (нижняя — всегда оценка "
         "какой-то модели), большинство, минимум, максимум, консенсус. Оценка выставляется, только если ответил "
@@ -44,7 +44,7 @@ page_header(
         "5xx, соединение) или неразобранный ответ — не превращается в оценку и считается отдельно по видам; "
         "пример без нужного поля — «неприменимо», не сбой; пустой ответ получает наименьшую оценку шкалы. "
         "Карточка: среднее, n, сбои и 95% бутстреп-интервал.",
-        "Each metric is on its own scale, higher is better: answer correctness on 1–5 (as in the seed), "
+        "Each metric is on its own scale, higher is better: answer correctness on 1–5 (as in the evaluation methodology), "
         "RubricsScore the integer rubric level, semantic similarity a cosine −1…1, the rest 0–1 (each result shows "
         "its scale). Several models are combined by an aggregator: average, median (the lower one — always a score "
         "some model gave), majority, min, max, consensus. A score is given only when a quorum answered: every "
@@ -139,7 +139,7 @@ def option_widget(o: Option, key: str) -> Any:
 
 
 cfg: dict[str, Any] = {}
-with st.form("jm_form", border=True):
+with st.form("jm_form", border=True, enter_to_submit=False):
     for opt in JUDGE_METRICS[metric].options:
         cfg[opt.name] = option_widget(opt, f"jm_opt_{metric}_{opt.name}")
     run = auth.submit("run", st, tr("Запустить", "Run"), type="primary", key="jm_run", icon=":material/play_arrow:")

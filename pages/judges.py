@@ -47,7 +47,7 @@ JUDGE_METRICS = ["faithfulness", "answer_relevance", "answer_correctness", "e2e_
 judge_metric_labels = {k: metric_label(k) for k in JUDGE_METRICS}  # resolved now: format_func runs later too
 
 with tab_s:
-    with st.form("judge_stab_form"):
+    with st.form("judge_stab_form", enter_to_submit=False):
         c = st.columns(4)
         ds_s = c[0].selectbox(tr("Набор", "Dataset"), judge_sets, key="js_ds")
         limit_s = c[1].number_input(tr("Первые N (0 — все)", "First N (0 = all)"), 0, 100000, 5, key="js_lim")
@@ -122,7 +122,7 @@ with tab_s:
             jobs.drilldown(df, key="js", render=_render_s)
 
 with tab_p:
-    with st.form("judge_pipe_form"):
+    with st.form("judge_pipe_form", enter_to_submit=False):
         c = st.columns(3)
         ds_p = c[0].selectbox(tr("Размеченный набор", "Labelled dataset"), judge_sets, key="jp_ds")
         limit_p = c[1].number_input(tr("Первые N (0 — все)", "First N (0 = all)"), 0, 100000, 0, key="jp_lim")

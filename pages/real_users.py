@@ -266,10 +266,10 @@ view = views.tabs("ru_view", {"utilization": ("Использование чан
 tab_u, tab_t, tab_a, tab_d = view["utilization"], view["topics"], view["answers"], view["domain"]
 
 
-def with_examples(df: pd.DataFrame) -> pd.DataFrame:
-    """Examples as one readable cell: "question ×14 | question ×3"."""
+def with_examples(df: pd.DataFrame, n: int | None = None) -> pd.DataFrame:
+    """Examples as one readable cell: "question ×14 | question ×3" (the first ``n`` when given)."""
     out = df.copy()
-    out["examples"] = [" | ".join(format_example(e, int(c)) for e, c in zip(ex, cnt, strict=True))
+    out["examples"] = [" | ".join(format_example(e, int(c)) for e, c in list(zip(ex, cnt, strict=True))[:n])
                        for ex, cnt in zip(df["examples"], df["example_counts"], strict=True)]
     return out.drop(columns=["example_counts"])
 
@@ -284,7 +284,11 @@ def render_llm_labels(res: object) -> dict[int, str]:
         st.caption(tr("LLM не настроена (Настройки) — подписи тем только по ключевым словам.",
                       "No LLM configured (Settings) — topic names come from keywords only."))
         return {}
-    if auth.button("run", st, tr("Подписать темы с помощью LLM", "Label the topics with an LLM"), key="ru_llm_labels"):
+    # by default once per analysis when an LLM is configured (one short call per topic, cached by the LLM client:
+    # reopening the analysis costs nothing); the button asks again
+    auto = key not in st.session_state and auth.can("run")
+    if auth.button("run", st, tr("Подписать темы с помощью LLM заново", "Label the topics with the LLM again"),
+                   key="ru_llm_labels") or auto:
         auth.require("run", "topic labels")
         from voproshalych_eval.analytics.topic_names import llm_labels
 
@@ -295,9 +299,9 @@ def render_llm_labels(res: object) -> dict[int, str]:
         bar.finish(tr(f"Подписано тем: {len(st.session_state[key])}", f"Topics labelled: {len(st.session_state[key])}"))
     labels = st.session_state.get(key) or {}
     if labels:
-        st.caption(tr(f"Столбец llm_label написан LLM ({client.models[0]}) по ключевым словам и примерам — это "
-                      "подсказка, не результат анализа.",
-                      f"The llm_label column is written by an LLM ({client.models[0]}) from keywords and examples — "
+        st.caption(tr(f"Столбец «Подпись LLM» написан моделью {client.models[0]} по ключевым словам и примерам — "
+                      "это подсказка, не результат анализа.",
+                      f"The “LLM label” column is written by the model {client.models[0]} from keywords and examples — "
                       "a hint, not an analysis result."))
     return labels
 
@@ -307,9 +311,9 @@ def render_trust(res: object) -> None:
     t = res.topics  # type: ignore[attr-defined]
     seeds = t.stability.get("seeds") or {}
     if seeds.get("ari"):
-        st.caption(tr(f"ARI с seed {seeds['seeds']}: " + ", ".join(f"{a:.2f}" for a in seeds["ari"])
+        st.caption(tr(f"ARI с другими начальными центрами (зёрна {seeds['seeds']}): " + ", ".join(f"{a:.2f}" for a in seeds["ari"])
                       + f" (выборка {seeds['n']} вопросов).",
-                      f"ARI with seeds {seeds['seeds']}: " + ", ".join(f"{a:.2f}" for a in seeds["ari"])
+                      f"ARI with other starting centres (random states {seeds['seeds']}): " + ", ".join(f"{a:.2f}" for a in seeds["ari"])
                       + f" (sample of {seeds['n']} questions)."))
     if t.params.get("k_chosen_by") == "silhouette" and st.button(
             tr("Проверить устойчивость k (3 другие выборки)", "Check the stability of k (3 other samples)"),
@@ -579,12 +583,12 @@ with tab_t:
             f"Силуэт {t.metrics['best_silhouette'] or 0:.2f}: {silhouette_verdict(t.metrics['best_silhouette'], 'ru')}. "
             "Силуэт ∈ [−1, 1]: насколько вопрос ближе к своей теме, чем к соседней (> 0.5 — чёткие темы, "
             "0.25–0.5 — различимые, < 0.25 — слабая структура). Устойчивость: средний скорректированный индекс Рэнда "
-            f"(ARI) между темами и KMeans с другими seed = {t.metrics['seed_ari_mean'] or 0:.2f} (1 — те же темы, "
+            f"(ARI) между темами и KMeans с другими начальными центрами = {t.metrics['seed_ari_mean'] or 0:.2f} (1 — те же темы, "
             "≈0 — случайное совпадение).",
             f"Silhouette {t.metrics['best_silhouette'] or 0:.2f}: {silhouette_verdict(t.metrics['best_silhouette'], 'en')}. "
             "Silhouette ∈ [−1, 1]: how much closer a question is to its own topic than to the next one (> 0.5 clear "
             "topics, 0.25–0.5 distinguishable, < 0.25 weak structure). Stability: mean adjusted Rand index (ARI) "
-            f"between the topics and KMeans with other seeds = {t.metrics['seed_ari_mean'] or 0:.2f} (1 — the same "
+            f"between the topics and KMeans from other starting centres = {t.metrics['seed_ari_mean'] or 0:.2f} (1 — the same "
             "topics, ≈0 — chance agreement)."))
         st.subheader(tr("Пробелы в покрытии — что дописать", "Coverage gaps — what to write next"))
         st.caption(f"`{GAP_FORMULA}`")
@@ -593,13 +597,19 @@ with tab_t:
                            file_name="coverage_gaps.md", mime="text/markdown", key="ru_rep_md")
         c2.download_button(tr("⬇ Отчёт (HTML)", "⬇ Report (HTML)"), auth.export_bytes(coverage_gap_html(res)),
                            file_name="coverage_gaps.html", mime="text/html", key="ru_rep_html")
-        gaps = with_examples(t.gaps)
+        labels = render_llm_labels(res)
+        gaps = with_examples(t.gaps, n=3)  # three example questions inline, beside the name
+        gaps.insert(gaps.columns.get_loc("name") + 1, "examples", gaps.pop("examples"))
+        if labels:  # the model's label leads, marked as the model's (the caption above names it)
+            gaps.insert(gaps.columns.get_loc("name"), "llm_label", gaps["topic"].map(labels))
+        st.caption(tr("Смешанные темы (название покрывает мало их вопросов) стоят ниже чистых: это не один пробел.",
+                      "Mixed topics (their name covers few of their questions) rank below clean ones: they are not "
+                      "one gap."))
         chart(charts.gaps_bar(t.gaps, title=tr("Оценка пробела", "Gap score"), x_title=tr("оценка пробела", "gap score"),
                               texts=hover_texts()), gaps, "coverage_gaps")
         linked_table(gaps, "coverage_gaps_table", "ru_gaps")
         topics = with_examples(t.topics)
         topics["terms"] = topics["terms"].map(lambda xs: ", ".join(xs))
-        labels = render_llm_labels(res)
         if labels:
             topics.insert(2, "llm_label", topics["topic"].map(labels))
         chart(charts.topics_scatter(t.topics, title=tr("Темы: отвеченность и удалённость от базы",
@@ -677,7 +687,7 @@ with tab_a:
             show_table(confusion_frame(rep), "answer_confusion", key="ru_answer_confusion")
         classes = a.table()
         classes["name"] = classes["class"].map(lambda c: tr(*CLASS_NAMES[c]))
-        show_table(classes[["class", "name", "rows", "share"]], "answer_classes")
+        show_table(classes[["name", "rows", "share"]], "answer_classes")
 
         st.subheader(tr("Разметка частых ответов", "Label the frequent answers"))
         st.caption(tr("Самые частые тексты бота (они и есть его шаблоны) и заметные отказы. Класс предложен моделью "
@@ -691,7 +701,7 @@ with tab_a:
         version = int(st.session_state.get(LABELS_VERSION, 0))
         options = list(OVERRIDE_CLASSES)
         option_names = [tr(*CLASS_NAMES[c]) for c in options]  # the shown names; the class by position
-        with st.form(f"ru_label_form_{version}"):
+        with st.form(f"ru_label_form_{version}", enter_to_submit=False):
             who = st.text_input(tr("Кто размечает", "Who labels"), key=f"ru_label_by_{version}")
             all_ok = st.checkbox(tr("Подтверждаю все показанные классы", "I confirm every class shown"),
                                  key=f"ru_label_all_{version}")
@@ -731,8 +741,8 @@ with tab_a:
                           "labels it was run with — a new analysis takes these."))
         with st.expander(tr("Сохранённые метки: выгрузка и загрузка", "Saved labels: export and import")):
             table_with_download(labels_frame(engine), "answer_labels", key="ru_labels_table")
-            up = st.file_uploader(tr("Файл меток (CSV/JSON/JSONL: answer, class, labelled_by)",
-                                     "Labels file (CSV/JSON/JSONL: answer, class, labelled_by)"),
+            up = st.file_uploader(tr("Файл меток (CSV/JSON/JSONL: `answer`, `class`, `labelled_by`)",
+                                     "Labels file (CSV/JSON/JSONL: `answer`, `class`, `labelled_by`)"),
                                   type=["csv", "json", "jsonl"], key="ru_labels_upload")
             if auth.button("label", st, tr("Загрузить метки", "Import labels"), key="ru_labels_import") \
                     and up is not None:
@@ -750,11 +760,15 @@ with tab_a:
                           "model and give it examples of declines. No rule depends on the page links."))
             rules: AnswerRules = st.session_state.get(RULES_KEY) or a.rules
             pattern_rows = pd.DataFrame(rules.patterns).reindex(columns=["class", "pattern", "max_chars", "note"])
+            class_word = {c: tr(*CLASS_NAMES[c]) for c in OVERRIDE_CLASSES}  # the editor shows and takes words
+            pattern_rows["class"] = pattern_rows["class"].map(lambda c: class_word.get(c, c))
             pats = st.data_editor(pattern_rows, hide_index=True, num_rows="dynamic", key="ru_answers_patterns",
                                   column_config={**tables.column_config(pattern_rows, COLUMNS),
                                                  "class": st.column_config.SelectboxColumn(
                                                      tables.header("class", COLUMNS),
-                                                     options=list(OVERRIDE_CLASSES), required=True)})
+                                                     options=list(class_word.values()), required=True)})
+            word_class = {w: c for c, w in class_word.items()}
+            pats["class"] = pats["class"].map(lambda w: word_class.get(w, w))
             if auth.button("label", st, tr("Применить правила", "Apply rules"), key="ru_rules_apply"):
                 auth.require("label", "answer rules")
                 patterns = [{k: v for k, v in row.items() if v is not None and not (isinstance(v, float) and pd.isna(v))}

@@ -89,11 +89,11 @@ def _start_topics() -> None:
 
 
 with st.expander(tr("Выбрать вопросы для разметки", "Pick questions to label"), expanded=False):
-    with st.form("rq_pick"):
+    with st.form("rq_pick", enter_to_submit=False):
         c1, c2, c3 = st.columns(3)
         strategy = c1.selectbox(tr("Как выбирать", "How to pick"), list(realq.STRATEGIES), format_func={k: tr(*v) for k, v in STRATEGY_LABELS.items()}.get)
         n = c2.number_input(tr("Сколько", "How many"), 1, 500, 10)
-        seed = c3.number_input(tr("Зерно", "Seed"), 0, 10_000, 0)
+        seed = c3.number_input(tr("Зерно случайности", "Random state"), 0, 10_000, 0)
         topic = st.number_input(tr("Номер темы (для «по теме»)", "Topic id (for 'by topic')"), -1, 1000, -1)
         go = auth.submit("run", st, tr("Добавить в очередь", "Add to the queue"), type="primary")
     topics_run = _topics_run(source)

@@ -11,7 +11,7 @@ from voproshalych_eval.metrics import catalog
 from voproshalych_eval.metrics.statistics import correction_label
 from voproshalych_eval.plans import SPECS as TIERS
 from voproshalych_eval.plots import runs as charts
-from voproshalych_eval.ui import auth, state, tables, views
+from voproshalych_eval.ui import auth, leaderboard_view, state, tables, trace_view, views
 from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import (
     TIER_COLORS,
@@ -166,8 +166,11 @@ with state.user_errors("Не удалось прочитать реестр за
         view = views.tabs("runs_view", {
             "history": ("История метрики", "Metric history"), "compare": ("Сравнение двух запусков", "Compare two runs"),
             "report": ("Отчёт и экспорт", "Report and export"),
+            "leaderboard": ("Рейтинг конфигураций", "Leaderboard"),
         })
         tab_hist, tab_cmp, tab_rep = view["history"], view["compare"], view["report"]
+        with view["leaderboard"]:  # configurations of one dataset ranked by a metric, with cost and latency
+            leaderboard_view.render(engine, filtered)
 
         # ---------------------------------------------------------------- history
         with tab_hist:
@@ -391,8 +394,15 @@ with state.user_errors("Не удалось прочитать реестр за
                     tables.show(items.drop(columns=nested), f"run_{rid}_items", key="runs_rep_items", height=320,
                                 download=False, labels=ITEM_COLUMNS)
                     if nested:
-                        st.caption(tr(f"Вложенные результаты элементов ({len(nested)} полей) — в экспорте JSON ниже.",
-                                      f"Nested item results ({len(nested)} fields) are in the JSON export below."))
+                        st.caption(tr(f"Вложенные результаты элементов ({len(nested)} полей) — в трассе элемента ниже "
+                                      "и в экспорте JSON.",
+                                      f"Nested item results ({len(nested)} fields) are in the item's trace below and in "
+                                      "the JSON export."))
+                    # one item's trace: its steps as a collapsible tree with latency, tokens and cost
+                    records = {r["item_key"]: r for r in runs.item_records(engine, rid)}
+                    trace_key = st.selectbox(tr("Трасса элемента", "Item trace"), list(records), key="runs_trace_item")
+                    if trace_key is not None:
+                        trace_view.render(records[trace_key].get("result") or {}, key=f"trace_{rid}")
                 ui_lang = lang()
                 st.markdown(f"**{tr('Экспорт отчёта', 'Export the report')}**")
                 cols = st.columns(5)

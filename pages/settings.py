@@ -102,7 +102,7 @@ with state.user_errors("Не удалось прочитать настройк�
             tr("Ключ задан", "Key set"): "✓" if d["api_key_set"] else "—",
             tr("Модели", "Models"): ", ".join(d["models"]),
         } for d in desc]), hide_index=True)
-        with st.form("llm_test"):
+        with st.form("llm_test", enter_to_submit=False):
             names = [p.name for p in providers]
             pname = st.selectbox(tr("Провайдер", "Provider"), names)
             models = next(p.models for p in providers if p.name == pname)

@@ -76,7 +76,7 @@ def unit(key: str, metric: str) -> str:
 
 HOW_TO_READ = tr(
     r"""
-**Что это.** Геометрия векторного пространства без разметки (сид, раздел 3). $d$ — выбранное расстояние:
+**Что это.** Геометрия векторного пространства без разметки («Научное описание метрик бенчмарков», раздел 3). $d$ — выбранное расстояние:
 косинусное $d = 1 - \cos(x, y) \in [0, 2]$ или евклидово $\lVert x - y \rVert_2$. Соседи — $k$ ближайших
 других точек (сама точка исключена).
 
@@ -93,7 +93,7 @@ HOW_TO_READ = tr(
 картинке — настоящие соседи (1 — ложных соседей нет; ниже ~0.8 — не доверяйте близости точек на рисунке).
 """,
     r"""
-**What this is.** Label-free geometry of the vector space (seed, section 3). $d$ is the chosen distance:
+**What this is.** Label-free geometry of the vector space (the benchmark methodology, section 3). $d$ is the chosen distance:
 cosine $d = 1 - \cos(x, y) \in [0, 2]$ or Euclidean $\lVert x - y \rVert_2$. Neighbours are the $k$ nearest
 other points (self excluded).
 
@@ -393,8 +393,8 @@ else:
     map_view.refine_status(PROJ)
     render_gap(vs, p)
     if p.subsampled:
-        st.warning(tr(f"Показана случайная подвыборка {len(p.point_ids)} из {p.n_total} точек (лимит в форме вверху, seed {p.params.get('seed')}). Метрики выше посчитаны по всем точкам.",
-                      f"Showing a random subsample of {len(p.point_ids)} of {p.n_total} points (limit in the form at the top, seed {p.params.get('seed')}). The metrics above use all points."))
+        st.warning(tr(f"Показана случайная подвыборка {len(p.point_ids)} из {p.n_total} точек (лимит в форме вверху, зерно случайности {p.params.get('seed')}). Метрики выше посчитаны по всем точкам.",
+                      f"Showing a random subsample of {len(p.point_ids)} of {p.n_total} points (limit in the form at the top, random state {p.params.get('seed')}). The metrics above use all points."))
     if p.trust_n and p.trust_n < len(p.point_ids):
         st.caption(tr(f"Trustworthiness посчитана на подвыборке {p.trust_n} точек.",
                       f"Trustworthiness computed on a subsample of {p.trust_n} points."))

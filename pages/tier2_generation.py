@@ -6,7 +6,7 @@ import streamlit as st
 
 from voproshalych_eval import datasets
 from voproshalych_eval.plots.generation import metric_intervals, score_distributions
-from voproshalych_eval.ui import auth, jobs, run_view, state, untrusted
+from voproshalych_eval.ui import auth, jobs, paid_run, run_view, state, untrusted
 from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import (
     TIER_COLORS,
@@ -28,15 +28,15 @@ page_header(
        "How well the model answers when it is given the whole correct context."),
     tr(
         "Генератор отвечает по **полному** эталонному контексту (все релевантные чанки, без обрезки; обрезка — только "
-        "явная, в параметрах). Фактичность и релевантность — оценки судьи на шкале 0–1, корректность — на шкале сида "
-        "1–5, больше — лучше. ROUGE-F — 0–1, BLEU и chrF — 0–100, больше — лучше; полосы чтения сида («BLEU > 50 — очень "
+        "явная, в параметрах). Фактичность и релевантность — оценки судьи на шкале 0–1, корректность — на шкале методики "
+        "1–5, больше — лучше. ROUGE-F — 0–1, BLEU и chrF — 0–100, больше — лучше; полосы чтения методики («BLEU > 50 — очень "
         "хорошо, 20–40 — приемлемо») относятся к корпусному BLEU, показанному рядом со средним BLEU по ответам. Пустой "
         "ответ получает 0 по ROUGE/BLEU и наименьшую оценку судьи — он не выпадает из средних. "
         "`response_exact_match_rate` и `response_semantic_consistency` — **самосогласованность** повторов между собой, "
         "не совпадение с эталоном. У каждой метрики: n, число сбоев (не превращаются в оценку) и 95% ДИ.",
         "The generator answers from the **full** reference context (all relevant chunks, never cut; a cut is explicit "
-        "and recorded). Faithfulness and relevance are judge scores on 0–1, correctness on the seed's 1–5, higher is "
-        "better. ROUGE-F is 0–1, BLEU and chrF 0–100, higher is better; the seed's reading bands ('BLEU > 50 very "
+        "and recorded). Faithfulness and relevance are judge scores on 0–1, correctness on the methodology's 1–5, higher is "
+        "better. ROUGE-F is 0–1, BLEU and chrF 0–100, higher is better; the methodology's reading bands ('BLEU > 50 very "
         "good, 20–40 acceptable') are about corpus BLEU, shown beside the mean sentence BLEU. An empty answer scores 0 "
         "on ROUGE/BLEU and the judges' lowest score — it never drops out of the means. "
         "`response_exact_match_rate` and `response_semantic_consistency` are **self-consistency** of repeats with "
@@ -48,7 +48,7 @@ page_header(
 eng = state.engine()
 golden = [d["name"] for d in datasets.list_datasets(eng, "golden")]
 llm_ok = llm_notice()  # before the run: whether it can use an LLM, and the way to Settings when not
-with st.form("tier2_form", border=True):  # the run form at the top: Run visible without scrolling
+with st.form("tier2_form", border=True, enter_to_submit=False):  # the run form at the top: Run visible without scrolling
     f1, f2, f3, f4 = st.columns([3, 2, 2, 2])
     ds_name = f1.selectbox(tr("Набор данных", "Dataset"), golden or ["demo_golden"])
     limit = f2.number_input(tr("Первые N вопросов (0 — все)", "First N questions (0 = all)"), 0, 100000, 10)
@@ -61,13 +61,26 @@ with st.form("tier2_form", border=True):  # the run form at the top: Run visible
     submitted = auth.submit("run", g4, tr("Запустить", "Run"), type="primary", key="t2_run", icon=":material/play_arrow:",
                                       use_container_width=True)
 
+submitted_params, estimate = None, None
 if submitted and (use_offline := offline_choice(offline, llm_ok)) is not None:
+    submitted_params = {"dataset": ds_name, "limit": int(limit) or None, "repeats": int(repeats),
+                        "max_context_chars": int(max_chars) or None, "stem": stem, "offline": use_offline,
+                        "concurrency": concurrency}
+    if not use_offline:  # a paid run: its estimated calls, tokens and cost are confirmed first
+        from voproshalych_eval.llm.estimate import estimate_run
+        from voproshalych_eval.llm.prices import price_table
+        from voproshalych_eval.llm.providers import configured_providers
+
+        size = next((int(d["n_items"]) for d in datasets.list_datasets(eng, "golden") if d["name"] == ds_name), 0)
+        n = min(size, int(limit)) if int(limit) else size
+        model = next((m for p in configured_providers(state.settings()) for m in p.models), None) or tr(
+            "модель по умолчанию", "the default model")
+        # per item: the generation repeats and three judge calls (faithfulness, relevance, correctness)
+        estimate = estimate_run({model: n * (int(repeats) + 3)}, prices=price_table(eng, state.settings()))
+if (params := paid_run.confirm(KEY, submitted_params, estimate)) is not None:
     from voproshalych_eval.tiers.tier2 import build_plan
 
-    jobs.start(lambda: build_plan(eng, {
-        "dataset": ds_name, "limit": int(limit) or None, "repeats": int(repeats), "max_context_chars": int(max_chars) or None,
-        "stem": stem, "offline": use_offline, "concurrency": concurrency,
-    }), KEY)
+    jobs.start(lambda: build_plan(eng, params), KEY)
 
 # the run shown (ui.run_view): the one just made, else the link's, else the latest Tier 2 run
 run = run_view.run_section("tier2", KEY, empty=("Запусков ещё нет — задайте параметры вверху и нажмите «Запустить».",

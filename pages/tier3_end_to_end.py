@@ -37,7 +37,6 @@ from voproshalych_eval.ui.common import (
     table_with_download,
 )
 from voproshalych_eval.ui.i18n import fmt, lang, metric_label, tr
-from voproshalych_eval.ui.verdicts import gate_banner
 
 KEY = "tier3_run_id"
 SCORES = ["rag_score", "e2e_score", "semantic_similarity", "rougeL_f"]
@@ -66,13 +65,13 @@ page_header(
        "The whole path: retrieval → generation → answer, by the internal pipeline or the bot's API."),
     tr(
         "Каждый вопрос получает исход: ответ, «не найдено», «запрещено» (отказы бота — исходы, не ошибки) или "
-        "ошибка запроса. Судья (seed 003) оценивает корректность и обоснованность **отвеченных** вопросов по "
+        "ошибка запроса. Судья (из теста RAG + LLM на качество ответа) оценивает корректность и обоснованность **отвеченных** вопросов по "
         "возвращённым чанкам (или по тексту страницы из базы знаний, если API вернул только URL); PASS — оценка ≥ "
         "порога. Все оценки судьи и сходства — средние по отвеченным вопросам (n под карточкой). Семантическое "
         "сходство — косинус эмбеддингов ответа и эталона (−1…1, больше — лучше), евклидово расстояние тех же "
         "единичных векторов (0…2, меньше — лучше). " + GATE_RULE[0],
         "Every question gets an outcome: answered, not found, banned (the bot's declines — outcomes, not errors) "
-        "or a request error. The judge (seed 003) scores correctness and groundedness of the **answered** "
+        "or a request error. The judge (of the RAG + LLM answer-quality test) scores correctness and groundedness of the **answered** "
         "questions on the returned chunks (or on the knowledge-base text of the page when the API returned only a "
         "URL); PASS when the score ≥ threshold. All judge and similarity scores are means over the answered "
         "questions (n under each card). Semantic similarity is the cosine of the answer and reference embeddings "
@@ -99,9 +98,9 @@ if mode == "api":
     if profile_name == NEW:
         preset = top[2].selectbox(tr("Шаблон API", "API preset"), list(PRESETS), key="t3_preset",
                                   help=tr("voproshalych — сервис QA в продакшене (POST /qa/); search-rag — "
-                                          "GET /llm/search-rag?questions= из seed 003; custom — свой.",
+                                          "GET /llm/search-rag?questions= из теста RAG + LLM; custom — свой.",
                                           "voproshalych — the production QA service (POST /qa/); search-rag — "
-                                          "seed 003's GET /llm/search-rag?questions=; custom — your own."))
+                                          "the RAG + LLM test's GET /llm/search-rag?questions=; custom — your own."))
         spec = spec_from_options("http://localhost:8080", preset=preset)
     else:
         spec = saved[profile_name].spec
@@ -109,7 +108,7 @@ if mode == "api":
     fk = f"{profile_name}|{spec.preset}"
 judge_context = saved[profile_name].judge_context if profile_name in saved else profiles.JudgeContext()
 
-with st.form("tier3_form", border=True):  # the run form at the top: Run visible without scrolling
+with st.form("tier3_form", border=True, enter_to_submit=False):  # the run form at the top: Run visible without scrolling
     f1, f2, f3, f4 = st.columns([3, 2, 2, 2])
     ds_name = f1.selectbox(tr("Набор данных", "Dataset"), golden or ["demo_golden"])
     limit = f2.number_input(tr("Первые N вопросов (0 — все)", "First N questions (0 = all)"), 0, 100000, 10)
@@ -224,8 +223,7 @@ if api_settings:
                + (f" · {tr('профиль', 'profile')} {untrusted.md(run.params.get('api_profile'))}"
                   if run.params.get("api_profile") else ""))
 m = run.metrics or {}
-if m.get("gate_passed") is not None:  # the deployment gate's PASS / FAIL leads the results, in colour
-    gate_banner(bool(m["gate_passed"]), m.get("gate_pass_rate"), m.get("min_pass_rate"))
+# the deployment gate's PASS / FAIL is a line of the run's one verdict above (jobs.run_caption), never a second box
 if m:
     st.subheader(tr("Исходы", "Outcomes"))
     metric_cards({k: m[k] for k in ("answered_rate", "not_found_rate", "banned_rate", "error_rate") if k in m})

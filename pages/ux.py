@@ -18,7 +18,7 @@ from voproshalych_eval.ui.common import (
     page_header,
     table_with_download,
 )
-from voproshalych_eval.ui.i18n import fmt_count, lang, metric_label, tr
+from voproshalych_eval.ui.i18n import fmt, fmt_count, lang, metric_label, tr
 
 KEY = "ux_run_id"
 page_header(
@@ -44,7 +44,7 @@ eng = state.engine()
 dialog_sets = [d["name"] for d in datasets.list_datasets(eng, "dialogs")] or ["demo_dialogs"]
 source_labels = {"dialogs": tr("набор диалогов", "dialog dataset"), "log": tr("журнал вопросов", "question log")}
 llm_ok = llm_notice()  # before the run: whether it can use an LLM, and the way to Settings when not
-with st.form("ux_form", border=True):  # the run form at the top: Run visible without scrolling
+with st.form("ux_form", border=True, enter_to_submit=False):  # the run form at the top: Run visible without scrolling
     f1, f2, f3 = st.columns([2, 3, 2])
     source = f1.radio(tr("Источник", "Source"), list(source_labels), format_func=source_labels.get, horizontal=True)
     ds_name = f2.selectbox(tr("Набор диалогов", "Dialog dataset"), dialog_sets)
@@ -93,7 +93,9 @@ table_with_download(turns, f"ux_run{run.id}_turns", key=f"uxt{run.id}")
 
 
 def _yes_no(v: object) -> object:
-    return (tr("да", "yes") if v else tr("нет", "no")) if isinstance(v, bool) else v
+    if isinstance(v, bool):
+        return tr("да", "yes") if v else tr("нет", "no")
+    return fmt(None, v) if isinstance(v, float) else v  # a distance: three decimals, as every unlisted float
 
 
 def _pairs(value: object, name: str) -> None:

@@ -58,7 +58,9 @@ RULE_RU = (
     f"запуска: судим только завершённые запуски по метрикам, у которых есть базовый уровень и не меньше {MIN_N} "
     "валидных элементов; нет таких метрик — ⚪ недостаточно данных; хотя бы одна критичная — 🔴 критично; "
     "иначе хотя бы одна «внимание» — 🟡 внимание; иначе 🟢 хорошо. Запуск офлайн-заменителей (эвристический "
-    "судья, извлекающий генератор) с базовыми уровнями не сравнивается: 📴 офлайн — не сравнивается."
+    "судья, извлекающий генератор) с базовыми уровнями не сравнивается: 📴 офлайн — не сравнивается. Ворота "
+    "выкладки (Tier 3) входят в тот же вердикт: FAIL — 🔴 критично. Запуск, у которого сбоем закончились все "
+    "элементы или все оценки, — ⛔ сбой, а не «недостаточно данных»."
 )
 RULE_EN = (
     "**Status rule.** For a higher-is-better metric: a value ≥ the baseline is 🟢 good; below it but within "
@@ -67,17 +69,23 @@ RULE_EN = (
     f"A run's status: only finished runs are judged, on their metrics that have a baseline and at least {MIN_N} "
     "valid items; no such metric — ⚪ insufficient data; any critical — 🔴 critical; else any attention — "
     "🟡 attention; else 🟢 good. A run made by offline substitutes (heuristic judge, extractive generator) is "
-    "never compared to the baselines: 📴 offline — not compared."
+    "never compared to the baselines: 📴 offline — not compared. A deployment gate (Tier 3) is part of the same "
+    "verdict: FAIL is 🔴 critical. A run whose every item or every judgement failed is ⛔ failed, not "
+    "\"insufficient data\"."
 )
 
-STATUS_ICONS = {"good": "🟢", "attention": "🟡", "critical": "🔴", "insufficient": "⚪", "offline": "📴"}
+STATUS_ICONS = {"good": "🟢", "attention": "🟡", "critical": "🔴", "insufficient": "⚪", "offline": "📴", "failed": "⛔"}
 STATUS_LABELS = {
     "good": ("хорошо", "good"),
     "attention": ("внимание", "attention"),
     "critical": ("критично", "critical"),
     "insufficient": ("недостаточно данных", "insufficient data"),
     "offline": ("офлайн — не сравнивается", "offline — not compared"),
+    "failed": ("сбой — оценок нет", "failed — nothing was judged"),
 }
+#: a run whose every item (or every judgement) failed: a failure, never "insufficient data"
+FAILED = "failed"
+FAILED_REASON = "every item or every judgement failed: the run measured nothing"
 
 
 class BaselineError(VoproshalychEvalError, ValueError):
@@ -404,11 +412,15 @@ def evaluate_run(baselines: list[Baseline], tier: str, run_status_value: str, me
                 "direction": b.direction, "attention_margin": b.attention_margin,
                 "status": "insufficient" if skipped else classify(found["value"], b),
             })
+    if metrics.get("gate_passed") is not None:  # the deployment gate is part of the run's one verdict
+        rows.append(_gate_row(metrics))
     if offline:
         for r in rows:
             r["status"] = None
         return RunStatus(OFFLINE, rows, OFFLINE_REASON)
-    if run_status_value != "done":
+    if run_status_value == "failed" or (run_status_value in ("done", "done_with_failures") and _all_failed(metrics)):
+        return RunStatus(FAILED, rows, FAILED_REASON)
+    if run_status_value not in ("done", "done_with_failures"):
         return RunStatus("insufficient", rows)
     judged = [r["status"] for r in rows if r["status"] in ("good", "attention", "critical")]
     if not judged:
@@ -420,6 +432,27 @@ def evaluate_run(baselines: list[Baseline], tier: str, run_status_value: str, me
     else:
         overall = "good"
     return RunStatus(overall, rows)
+
+
+def _gate_row(metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """The deployment gate as a row of the verdict: passing share of ALL items against the gate's threshold,
+    🟢 on PASS, 🔴 on FAIL (a gate has no attention band)."""
+    value = metrics.get("gate_pass_rate")
+    value = value.get("value") if isinstance(value, Mapping) else value
+    return {
+        "metric": "gate_pass_rate", "label_ru": "Ворота выкладки: доля прошедших из всех вопросов",
+        "label_en": "Deployment gate: passing share of all questions", "value": value,
+        "n": metrics.get("n_items"), "baseline": metrics.get("min_pass_rate"), "scale": "0–1", "direction": "higher",
+        "attention_margin": 0.0, "status": "good" if metrics.get("gate_passed") else "critical", "gate": True,
+    }
+
+
+def _all_failed(metrics: Mapping[str, Any]) -> bool:
+    """Whether every judged aggregate of a finished run failed on every item (``n == 0`` with failures): a run
+    that judged nothing has failed, it does not lack data."""
+    judged = [v for v in metrics.values() if isinstance(v, Mapping) and "value" in v and "n_failed" in v]
+    return bool(judged) and all(v.get("value") is None and not v.get("n") and (v.get("n_failed") or 0) > 0
+                                for v in judged)
 
 
 def run_status(engine: Engine, run: Any) -> RunStatus:

@@ -30,6 +30,8 @@ OTHER_LABELS: dict[str, tuple[str, str]] = {
     "stored_model": ("модель векторов базы", "stored vectors' model"), "vectors": ("векторы", "vectors"),
     "n_neighbors": ("соседей", "neighbours"), "n_items": ("элементов", "items"), "bot_api": ("API бота", "bot API"),
     "run_aggregate": ("агрегатор прогонов", "run aggregator"), "strictness": ("прогонов", "runs"),
+    "n_skipped_unanswerable": ("пропущено вопросов без ответа", "unanswerable questions skipped"),
+    "context": ("контекст", "context"),
 }
 #: parameter name -> (ru, en) label
 PARAM_LABELS: dict[str, tuple[str, str]] = {**parameters.labels([*(p.params for p in PLANS), RUN]),
@@ -72,6 +74,9 @@ VALUE_LABELS: dict[str, dict[str, tuple[str, str]]] = {
                  "1 / (1 + ts_rank)": ("1 / (1 + ts_rank)", "1 / (1 + ts_rank)")},
     "metric": {"cosine": ("косинусное расстояние", "cosine distance"),
                "euclidean": ("евклидово расстояние", "Euclidean distance")},
+    "context": {"full reference context": ("полный эталонный контекст", "full reference context")},
+    "dataset_kind": {"golden": ("эталонный", "golden"), "judge": ("набор для судьи", "judge set"),
+                     "dialogs": ("диалоги", "dialogs")},
 }
 
 #: the parameters shown in a run's one-line description (``words`` in the plans' tables): a run of a known plan

@@ -347,7 +347,7 @@ DATASET_GENERATION = (
           "only chunks of these source types (comma-separated)"),
     Param("oversample", "float", 0.2, "запас", "oversample", "запасные слоты как доля размера",
           "spare slots as a share of --size", low=0.0, high=5.0),
-    Param("seed", "int", 0, "seed", "seed", "зерно случайного выбора", "random seed"),
+    Param("seed", "int", 0, "зерно случайности", "random state", "зерно случайного выбора", "random state of the sampling"),
     Param("name", "str", None, "имя набора", "dataset name", "имя сохраняемого набора",
           "stored dataset name (default synthetic_<UTC time>); an existing name gets a new version"),
     replace(LANG, help_en="prompt language"),
@@ -387,7 +387,7 @@ WHATIF = (
     replace(GENERATOR_MODEL, flag="", widget=""),
     replace(THRESHOLD, flag="", widget=""),
     replace(OFFLINE, flag="", widget=""),
-    Param("seed", "int", 0, "seed", "seed", "зерно случайного выбора", "random seed", flag="", widget=""),
+    Param("seed", "int", 0, "зерно случайности", "random state", "зерно случайного выбора", "random state of the sampling", flag="", widget=""),
     *(replace(j, flag="", widget="") for j in JUDGE),
 )
 

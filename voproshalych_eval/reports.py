@@ -80,7 +80,7 @@ _WORDS: dict[str, tuple[str, str]] = {
     "h_metric": ("Метрика", "Metric"), "h_key": ("Ключ", "Key"), "h_value": ("Значение", "Value"),
     "h_ci": ("95% ДИ", "95% CI"), "h_n": ("n", "n"), "h_failed": ("Сбоев", "Failed"),
     "h_baseline": ("Базовый уровень", "Baseline"), "h_status": ("Статус", "Status"), "h_scale": ("Шкала", "Scale"),
-    "h_better": ("Лучше, когда", "Better when"), "h_reading": ("Оценка по сиду", "Seed's reading"),
+    "h_better": ("Лучше, когда", "Better when"), "h_reading": ("Оценка по методике", "Methodology's reading"),
     "h_item": ("Элемент", "Item"), "h_error": ("Ошибка", "Error"),
     "higher": ("больше", "higher"), "lower": ("меньше", "lower"), "none": ("—", "—"),
     # technical details
@@ -167,6 +167,7 @@ def document(data: dict[str, Any], *, lang: str = "en") -> tuple[str, list[tuple
     """``(title, sections)`` of the report in ``lang``: a readable summary first (verdict, what, configuration,
     dataset, when, items, key metrics), then every metric, the failures, the items, the technical details."""
     from voproshalych_eval.describe import config_words, models_words, param_rows, tier_title, when
+    from voproshalych_eval.field_words import column_header
 
     r = data["run"]
     status = data["baseline_status"]
@@ -189,6 +190,7 @@ def document(data: dict[str, Any], *, lang: str = "en") -> tuple[str, list[tuple
     state = r.get("state") or r.get("status")
     summary = [
         (_w("verdict", lang), _status_text(status["status"], lang)),
+        *_gate_line(status, lang),
         (_w("what", lang), tier_title(str(r["tier"]), lang)),
         (_w("config", lang), ("data", config_words(r, lang))),
         (_w("dataset", lang), ("data", r.get("dataset_name") or "—")),
@@ -226,7 +228,8 @@ def document(data: dict[str, Any], *, lang: str = "en") -> tuple[str, list[tuple
     items = data["items"]
     cols = _item_cols(items)
     sections.append((f"{_w('item_rows', lang)} ({len(items)})", [
-        ("table", cols, [[("data", it.get(c)) for c in cols] for it in items], "items"),
+        ("table", [column_header(c, lang) for c in cols], [[_item_cell(c, it.get(c), lang) for c in cols] for it in items],
+         "items"),
     ]))
     tech = [(_w("t_id", lang), f"#{r['id']}"), (_w("t_label", lang), ("data", r.get("label") or "—")),
             (_w("t_hash", lang), ("code", r.get("dataset_hash") or "—")),
@@ -238,6 +241,55 @@ def document(data: dict[str, Any], *, lang: str = "en") -> tuple[str, list[tuple
     tech += [(f"{_w('t_params', lang)}: {k}", v if isinstance(v, tuple) else ("data", v)) for k, v in param_rows(r.get("params"), lang)]
     sections.append((_w("tech", lang), [("dl", tech)]))
     return _title(data, lang), sections
+
+
+def _gate_line(status: dict[str, Any], lang: str) -> list[tuple[str, str]]:
+    """The deployment gate as a line of the verdict (the same row ``baselines.evaluate_run`` judged)."""
+    gate = next((m for m in status.get("metrics") or [] if m.get("gate")), None)
+    if gate is None:
+        return []
+    passed = gate["value"] is not None and gate["baseline"] is not None and gate["value"] >= gate["baseline"]
+    share, thr = _value("gate_pass_rate", gate["value"], lang), _value("gate_pass_rate", gate["baseline"], lang)
+    label = gate["label_en"] if lang == "en" else gate["label_ru"]
+    return [(label, f"{'PASS' if passed else 'FAIL'} — {share} {'≥' if passed else '<'} {thr}")]
+
+
+def _item_cell(column: str, value: Any, lang: str) -> Any:
+    """A per-item cell: a stored value in words (``not_found`` -> "«не найдено»"), a number as the catalog writes
+    it, anything else as data."""
+    from voproshalych_eval.field_words import value_word
+    from voproshalych_eval.metrics import catalog
+    from voproshalych_eval.metrics.formatting import format_value
+
+    if isinstance(value, bool):
+        return ("да", "yes")[lang == "en"] if value else ("нет", "no")[lang == "en"]
+    if isinstance(value, float):
+        spec = catalog.get(column) or catalog.for_item_field(column)
+        return format_value(spec.key if spec is not None else None, value, lang)
+    if value is None:
+        return "—"
+    if isinstance(value, dict | list | tuple):  # nested results read as text, never as a JSON dump
+        return ("data", _nested_text(value, lang))
+    return ("data", value_word(column, value, lang))
+
+
+def _nested_text(value: Any, lang: str) -> str:
+    """A nested per-item value in words: ``Header: value; …`` for a mapping (headers of the stored fields),
+    records separated by ``|``."""
+    from voproshalych_eval.field_words import column_header
+
+    if isinstance(value, dict):
+        parts = []
+        for k, v in value.items():
+            cell = _item_cell(str(k), v, lang)
+            shown = cell[1] if isinstance(cell, tuple) else cell
+            parts.append(f"{column_header(str(k), lang)}: {shown}")
+        return "; ".join(parts)
+    if isinstance(value, list | tuple):
+        return " | ".join(_nested_text(v, lang) if isinstance(v, dict | list | tuple) else str(
+            _item_cell("", v, lang)[1] if isinstance(_item_cell("", v, lang), tuple) else _item_cell("", v, lang))
+            for v in value)
+    return str(value)
 
 
 def _item_cols(items: list[dict[str, Any]]) -> list[str]:
@@ -351,7 +403,7 @@ def to_markdown(data: dict[str, Any], *, lang: str = "en") -> str:
                 if b[3] == "items" and len(rows) > _MAX_ITEMS_MD:
                     parts.append(f"_{_w('first_rows', lang, n=_MAX_ITEMS_MD, total=len(rows))}_\n")
                     rows = rows[:_MAX_ITEMS_MD]
-                parts.append(_md_rows([md.cell(h) for h in b[1]] if b[3] == "items" else b[1], rows))  # data keys
+                parts.append(_md_rows(b[1], rows))
     return "\n".join(parts)
 
 

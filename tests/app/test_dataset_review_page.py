@@ -212,3 +212,28 @@ def test_cut_chunk_texts_are_shown(demo_engine, tmp_path) -> None:  # type: igno
     assert any("chunk_text` is cut" in c.value for c in at.caption)  # the first item is the cut one
     at = _page("pages/datasets.py", lang="ru", io_name=ds.name)
     assert any("У 1 из 2 элементов `chunk_text` обрезан" in i.value for i in at.info)
+
+
+def test_enter_in_the_rejection_field_decides_nothing_and_keys_decide(demo_engine) -> None:  # type: ignore[no-untyped-def]
+    """No default submit: typing a reason and pressing Enter (a committed text input) accepts and rejects
+    nothing; accept / reject / edit / next have keyboard keys; a decision opens the next item."""
+    ds = _copy(demo_engine, n=3)
+    at = _page("pages/dataset_review.py", rv_name=ds.name)
+    first = ds.keys()[0]
+    reason = next(t for t in at.text_input if t.label == "Reason for rejection")
+    reason.set_value("дубликат").run()  # what Enter does in a text input outside a form
+    assert not at.exception, [e.value for e in at.exception]
+    assert first not in A.reviews(demo_engine, ds.name) or A.reviews(demo_engine, ds.name)[first].status == "pending"
+    assert get_dataset(demo_engine, ds.name).version == 1 and len(get_dataset(demo_engine, ds.name)) == len(ds)
+    assert not at.get("form"), "the review page has no form (a form submits on Enter)"
+    shortcuts = {b.label: b.proto.shortcut.lower() for b in at.button}
+    assert shortcuts["Accept"] == "alt+a" and shortcuts["Reject"] == "alt+x"
+    assert shortcuts["Edit"] == "alt+e" and shortcuts["Next →"] == "alt+j"
+    # the reason typed before is used by Reject; the page moves on to the next item
+    next(b for b in at.button if b.label == "Reject").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert A.reviews(demo_engine, ds.name)[first].reason == "дубликат"
+    assert any(html.escape(ds.records[1]["question"]) in h.value for h in at.html), [h.value for h in at.html]
+    # the checks are labelled in words, not as stored keys
+    labels = {c.label for c in at.checkbox}
+    assert "is_question_ok" not in labels and "The question is sound" in labels

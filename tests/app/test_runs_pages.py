@@ -109,3 +109,29 @@ def test_baselines_page_shows_rule_and_saves(engine: Any, two_runs: tuple[int, i
     finally:
         bl.reset_defaults(engine)
     assert bl.get_baseline(engine, "tier1", "mrr").value == 0.6
+
+
+def test_runs_page_leaderboard_ranks_the_configurations(engine: Any, two_runs: tuple[int, int, str]) -> None:
+    """The leaderboard view: one row per configuration of the dataset, ranked by the chosen metric, with the
+    cost, tokens and latency columns beside the value."""
+    a, b, dataset = two_runs
+    at = _open("pages/runs.py")
+    at.multiselect(key="runs_f_dataset").set_value([dataset]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="runs_lb_metric").value == "chunk.mrr"
+    board = next(d.value for d in at.dataframe if "rank" in d.value.columns)
+    assert board["run_id"].tolist() == [b, a]  # the +0.3 run scores higher
+    assert {"cost_usd", "tokens", "latency_p50", "latency_p95"} <= set(board.columns)
+
+
+def test_runs_page_item_trace_is_a_tree_not_a_json_dump(engine: Any, two_runs: tuple[int, int, str]) -> None:
+    a, b, dataset = two_runs
+    at = _open("pages/runs.py")
+    at.multiselect(key="runs_f_dataset").set_value([dataset]).run()
+    at.selectbox(key="runs_rep_run").set_value(a).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="runs_trace_item").value == "q00"
+    labels = [e.label for e in at.expander]
+    assert any(lbl.startswith("Metrics · chunks") for lbl in labels), labels  # the nested step, in words
+    assert not at.get("json"), "no raw JSON tree"
+    assert any("Как оформить справку 0?" in m.value for m in at.markdown)  # the item's plain fields, as text

@@ -120,14 +120,16 @@ def test_form_on_top_never_silently_offline_and_gate_leads(demo_engine, language
     assert not at.exception, [e.value for e in at.exception]
     assert "tier3_run_id" not in at.session_state, "a run went offline silently"
     assert any(("Not started" if language == "en" else "Запуск не начат") in str(e.value) for e in at.error)
-    # ticked, with a gate: its PASS / FAIL in colour leads the results
+    # ticked, with a gate: its PASS / FAIL in colour is a line of the run's one verdict, which leads the results
     at.checkbox(key="t3_offline").check()
     next(s for s in at.slider if s.label.startswith(("Gate", "Ворота"))).set_value(0.8)
     _run_and_wait(at, run_label)
-    alerts = [str(e.value) for e in [*at.error, *at.success]]
-    banner = next((a for a in alerts if a.startswith("### :")), None)
-    assert banner is not None, alerts
-    assert banner.startswith(("### :red[FAIL] — " + failed, "### :green[PASS] — " + passed)), banner
+    alerts = [str(e.value) for e in [*at.error, *at.success, *at.warning, *at.info]]
+    verdict = "Verdict against the baselines" if language == "en" else "Вердикт относительно базовых уровней"
+    boxes = [a for a in alerts if verdict in a or "PASS**]" in a or "FAIL**]" in a]
+    assert len(boxes) == 1, boxes  # one verdict box: never a red box above a green PASS
+    banner = boxes[0]
+    assert (":red[**FAIL**] — " + failed) in banner or (":green[**PASS**] — " + passed) in banner, banner
     texts = _texts(at.main)
     assert texts.index(next(t for t in texts if t == banner)) < texts.index(outcomes), "the gate leads the results"
     outcome_cells = " ".join(str(w.value) for w in at.multiselect)

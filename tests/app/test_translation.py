@@ -109,3 +109,55 @@ def test_real_users_results_speak_one_language(corpus: str, real_users_result: A
     assert len(at.tabs) == 4 and len(at.get("plotly_chart")) > 5  # the results are on the page, not an empty state
     problems = violations(page_texts(at), lang, corpus)
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("lang", ["ru", "en"])
+@pytest.mark.parametrize("fmt", ["md", "html"])
+def test_reports_speak_one_language(corpus: str, demo_engine: Any, fmt: str, lang: str) -> None:
+    """The Markdown and HTML report of every seeded plan's latest run: headers of the per-item table in words, no
+    stored value, "None" or long decimal, no English in the Russian report (nor Russian in the English one)."""
+    from tests.support.ui_text import report_texts
+    from voproshalych_eval import reports, runs
+
+    checked = 0
+    for key in ("tier1", *SEEDS):
+        latest = runs.list_runs(demo_engine, tier=key, status="done", limit=1)
+        if not latest:
+            continue
+        text = reports.run_report(demo_engine, int(latest[0].id), fmt, lang=lang)
+        texts = report_texts(text, fmt)
+        assert len(texts) > 10, (key, texts)
+        problems = violations(texts, lang, corpus)
+        assert not problems, f"{key}:\n" + "\n".join(problems)
+        checked += 1
+    assert checked >= 5
+
+
+@pytest.mark.parametrize("lang", ["ru", "en"])
+def test_cli_speaks_the_configured_language(corpus: str, demo_engine: Any, lang: str, monkeypatch: Any,
+                                            capsys: Any) -> None:
+    """``runs show`` and ``runs export`` follow the configured language (VOPROSHALYCH_EVAL_LANG) without ``--lang``."""
+    from tests.support.ui_text import cli_texts, report_texts
+    from voproshalych_eval import cli, config, runs
+
+    monkeypatch.setenv("VOPROSHALYCH_EVAL_LANG", lang)
+    config.get_settings.cache_clear()
+    try:
+        run_id = int(runs.list_runs(demo_engine, tier="tier2", status="done", limit=1)[0].id)
+        cli.main(["runs", "show", str(run_id)])
+        shown = capsys.readouterr().out
+        problems = violations(cli_texts(shown), lang, corpus)
+        assert not problems, "\n".join(problems)
+        cli.main(["runs", "export", str(run_id), "--format", "md"])
+        exported = capsys.readouterr().out
+        assert ("# Отчёт о запуске" in exported) == (lang == "ru")
+        problems = violations(report_texts(exported, "md"), lang, corpus)
+        assert not problems, "\n".join(problems)
+        # the leaderboard of the dataset's configurations, with cost, tokens and latency columns
+        cli.main(["runs", "leaderboard", "tier2", "--metric", "avg_faithfulness"])
+        board = capsys.readouterr().out
+        assert ("стоимость" if lang == "ru" else "cost") in board and "p95" in board and f"#{run_id:>5}" in board
+        problems = violations(cli_texts(board), lang, corpus)
+        assert not problems, "\n".join(problems)
+    finally:
+        config.get_settings.cache_clear()

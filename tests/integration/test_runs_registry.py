@@ -276,14 +276,16 @@ def test_cli_runs(engine: Any, pair: tuple[int, int, str], tmp_path: Any, capsys
     out = tmp_path / "report.html"
     info = _cli("runs", "export", str(b), "--format", "html", "--out", str(out), "--json")
     assert info["bytes"] > 10_000 and "<script src=" not in out.read_text()
-    md = _cli("runs", "export", str(b), "--format", "md", "--json")
+    md = _cli("runs", "export", str(b), "--format", "md", "--lang", "en", "--json")
     assert md["content"].startswith("# Run report #")
+    md = _cli("runs", "export", str(b), "--format", "md", "--json")  # the configured language: Russian by default
+    assert md["content"].startswith("# Отчёт о запуске #")
     exported = _cli("runs", "export", str(b), "--format", "json")
     assert exported["run"]["id"] == b and len(exported["items"]) == 40
     capsys.readouterr()
     assert main(["runs", "show", "99999999"]) == 2
     assert "does not exist" in capsys.readouterr().err
-    assert main(["runs", "show", str(b)]) == 0  # the human output: catalog labels, values by kind, partial column
+    assert main(["runs", "show", str(b), "--lang", "en"]) == 0  # the human output: catalog labels, values by kind, partial column
     shown_text = capsys.readouterr().out
     mrr_line = next(line for line in shown_text.splitlines() if line.startswith("MRR · chunks"))
     value = runs.get_run(engine, b).metrics["chunk"]["mrr"]["value"]

@@ -36,7 +36,7 @@ LATIN_TERMS = {
     "jsonl", "csv", "html", "md", "markdown", "pass", "fail", "url", "fts", "rrf", "top", "k", "n", "p", "s", "ci",
     "id", "yes", "no", "openai", "streamlit", "aspectcritic", "rubricsscore", "simplecriteriascore", "tf", "idf",
     "c-tf-idf", "d", "z", "bm25", "lasso", "sentence-transformers", "llama", "cpp", "gpu", "cpu", "sql", "tier",
-    "ok", "ragas", "nli", "seed", "x", "y", "b", "a", "r", "f", "l", "m", "e", "g", "i", "j", "q", "t", "u", "v",
+    "ok", "ragas", "nli", "x", "y", "b", "a", "r", "f", "l", "m", "e", "g", "i", "j", "q", "t", "u", "v",
     "w", "c", "h", "o", "ms", "min", "max", "std", "eps", "ε", "exp", "log", "sentence-bleu", "sacrebleu", "post",
     "get", "http", "https",
 }
@@ -51,10 +51,37 @@ _HTML = re.compile(r"<[^>]+>")
 _PLACEHOLDER = re.compile(r"%\{[^}]*\}")
 #: tokens that look like identifiers, URLs, files, model names: code/data, not words
 _IDENTIFIER = re.compile(r"\S*(?:[_/\\:.=#@]|\d)\S*")
+#: identifiers, URLs, hashes and file names (a number inside them is not a written value)
+_IDENTIFIER_NO_DIGITS = re.compile(r"\S*(?:[_/\\=#@]|[A-Za-z]\d|\d[A-Za-z])\S*")
 #: per-item fields and other raw keys that have no catalog entry but must not be shown either
 RAW_KEYS = {"top10pct_chunk_share", "best_silhouette", "chunk_coverage", "page_coverage", "n_never_retrieved",
             "mean_top1_similarity", "first_relevant_rank", "rougeL_f", "rouge1_f", "rouge2_f", "e2e_score",
             "rag_score", "semantic_similarity", "answer_correctness", "answer_relevance", "gate_pass_rate"}
+
+
+def _raw_values() -> set[str]:
+    """Values of the code's own enumerations (review statuses, question types, answer classes, bot outcomes,
+    run states, failure kinds, stored item fields): shown as they are they are raw, even though the store holds
+    them (so "part of the data" does not excuse them)."""
+    from voproshalych_eval import annotations
+    from voproshalych_eval.analytics.answers import ANSWER_CLASSES
+    from voproshalych_eval.bot_api.spec import OUTCOMES
+    from voproshalych_eval.generation.sampling import QUESTION_TYPES
+
+    return {*annotations.REVIEW_STATUSES, *annotations.CHECKS, *QUESTION_TYPES, *ANSWER_CLASSES, *OUTCOMES,
+            "done_with_failures", "cancelled", "interrupted", "running", "ground_truth_answer", "chunk_text",
+            "confluence_url", "relevant_chunk_ids", "cost_usd", "llm_label", "item_index", "labelled", "skipped",
+            "transport", "parse", "not_applicable", "empty_answer", "timeout", "rate_limit"}
+
+
+#: enumeration values and stored field names that must never be shown raw (see :func:`_raw_values`)
+RAW_VALUES = _raw_values()
+#: a value that stands for "nothing" written the way Python or pandas prints it
+_NOTHING = re.compile(r"(?<![\w-])(None|nan|NaN|NaT|null)(?![\w-])")
+#: more decimals than the catalog ever writes (three: shares; two: 1–5 scores; one: 0–100)
+_LONG_DECIMALS = re.compile(r"(?<![\w.,])-?\d+[.,]\d{4,}(?![\w.,])")
+#: the seed documents are a project-internal word: texts name the methodology document or the metric's source
+_SEED = re.compile(r"(?i)(?<![\w-])(seed\w*|сид(а|у|ом|е|ы|ов|ам|ами|ах)?)(?![\w-])")
 
 
 # ------------------------------------------------------------------------------------------ collection
@@ -119,6 +146,36 @@ def _dataframe_headers(proto: Any) -> Iterator[str]:
             yield str(cfg["help"])
 
 
+def _dataframe_cells(proto: Any, limit: int = 200) -> Iterator[tuple[str, str]]:
+    """``("table cell", text)`` of the text cells and ``("table number", repr)`` of unformatted float cells
+    with more decimals than the catalog allows (the first ``limit`` rows of each shown column)."""
+    import pyarrow as pa
+
+    config = json.loads(proto.columns) if getattr(proto, "columns", "") else {}
+    try:
+        table = pa.ipc.open_stream(proto.arrow_data.data).read_all()
+    except Exception:  # noqa: BLE001 - an unreadable table has no cells to check
+        return
+    names = [n for n in table.schema.names if not n.startswith("__index_level_")]
+    for pos, name in enumerate(names):
+        cfg = config.get(name) or config.get(f"_pos:{pos}") or {}
+        if cfg.get("hidden"):
+            continue
+        column = table.column(name)
+        values = column.slice(0, limit).to_pylist()
+        if pa.types.is_floating(column.type):
+            if (cfg.get("type_config") or {}).get("format"):
+                continue
+            for v in values:
+                if isinstance(v, float) and v == v and abs(v - round(v, 3)) > 1e-12:
+                    yield "table number", f"{cfg.get('label') or name}: {v!r}"
+                    break
+        elif pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+            for v in values:
+                if isinstance(v, str) and v.strip():
+                    yield "table cell", v
+
+
 def page_texts(at: Any) -> list[tuple[str, str]]:
     """``(element kind, text)`` of every UI text of the rendered page (see the module doc)."""
     out: list[tuple[str, str]] = []
@@ -143,6 +200,8 @@ def page_texts(at: Any) -> list[tuple[str, str]]:
             elif kind == "dataframe" or kind == "arrow_data_frame":
                 for h in _dataframe_headers(proto):
                     add("table header", h)
+                for cell_kind, cell in _dataframe_cells(proto):
+                    add(cell_kind, cell)
             elif kind == "plotly_chart":
                 try:
                     spec = json.loads(proto.spec)
@@ -238,6 +297,25 @@ def violations(texts: Iterable[tuple[str, str]], lang: str, corpus: str = "") ->
         if kind == "json":
             report(kind, "raw JSON (st.json)", raw)
             continue
+        if kind == "table number":
+            report(kind, "more decimals than the catalog allows", raw)
+            continue
+        for m in _NOTHING.finditer(raw):
+            report(kind, f"raw value {m.group(1)!r}", raw)
+        for m in _LONG_DECIMALS.finditer(_IDENTIFIER_NO_DIGITS.sub(" ", raw)):
+            report(kind, f"more decimals than the catalog allows ({m.group(0)})", raw)
+        for m in _SEED.finditer(raw):
+            if not _in_data(raw, corpus):
+                report(kind, f"the word {m.group(0)!r} (name the methodology document or the metric's source)", raw)
+        for m in _KEY_RE.finditer(raw):
+            if m.group(1) in RAW_VALUES:
+                report(kind, f"raw value {m.group(1)!r}", raw)
+        if kind == "table cell":  # data: only raw values, raw keys of flattened records and (ru) enum words
+            for m in re.finditer(r"(?<![\w@/-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+):(?:\s|$)", raw):
+                report(kind, f"raw key {m.group(1)!r}", raw)
+            if lang == "ru" and raw.strip() in RAW_VALUES:
+                report(kind, f"raw value {raw.strip()!r}", raw)
+            continue
         strict = kind in STRICT_KINDS
         for m in _KEY_RE.finditer(raw):
             token = m.group(1)
@@ -248,6 +326,9 @@ def violations(texts: Iterable[tuple[str, str]], lang: str, corpus: str = "") ->
             for m in _LATIN_SPAN.finditer(cleaned):
                 words = [w for w in re.split(r"[ \u00a0]+", m.group(0)) if w]
                 foreign = [w for w in words if not _allowed_latin(w)]
+                for w in foreign:
+                    if w in RAW_VALUES:
+                        report(kind, f"raw value {w!r}", raw)
                 if foreign and not _in_data(m.group(0), corpus):
                     report(kind, f"English {' '.join(foreign)!r}", raw)
         else:
@@ -256,3 +337,55 @@ def violations(texts: Iterable[tuple[str, str]], lang: str, corpus: str = "") ->
                 if span and not _in_data(span, corpus):
                     report(kind, f"Russian {span!r}", raw)
     return found
+
+
+# ------------------------------------------------------------------------------------------ reports and the CLI
+
+def report_texts(text: str, fmt: str) -> list[tuple[str, str]]:
+    """``(kind, text)`` of a Markdown or HTML report: table headers, table cells and every other text (code spans,
+    ``<code>``, scripts and styles left out — those are code, hashes and the inlined plotly.js)."""
+    if fmt == "html":
+        from html.parser import HTMLParser
+
+        out: list[tuple[str, str]] = []
+
+        class _Walk(HTMLParser):
+            def __init__(self) -> None:
+                super().__init__()
+                self.stack: list[str] = []
+                self.buf: list[str] = []
+
+            def handle_starttag(self, tag: str, attrs: Any) -> None:
+                self.stack.append(tag)
+
+            def handle_endtag(self, tag: str) -> None:
+                if tag in ("th", "td", "p", "dt", "dd", "h1", "h2", "title", "li") and self.buf:
+                    kind = {"th": "table header", "td": "table cell"}.get(tag, "report.text")
+                    out.append((kind, "".join(self.buf).strip()))
+                    self.buf = []
+                while self.stack and self.stack.pop() != tag:
+                    pass
+
+            def handle_data(self, data: str) -> None:
+                if not any(t in ("code", "script", "style") for t in self.stack) and data.strip():
+                    self.buf.append(data)
+
+        _Walk().feed(text)
+        return [(k, t) for k, t in out if t]
+    lines = text.splitlines()
+    out = []
+    for i, line in enumerate(lines):
+        if line.startswith("|"):
+            if set(line) <= set("|-: "):
+                continue
+            cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
+            header = i + 1 < len(lines) and set(lines[i + 1]) <= set("|-: ") and lines[i + 1].startswith("|")
+            out += [("table header" if header else "table cell", strip_code(c)) for c in cells if strip_code(c).strip()]
+        elif line.strip():
+            out.append(("report.text", strip_code(line)))
+    return out
+
+
+def cli_texts(output: str) -> list[tuple[str, str]]:
+    """``("cli", line)`` of a CLI command's output (code-like spans in backticks left out)."""
+    return [("cli", strip_code(line)) for line in output.splitlines() if line.strip()]

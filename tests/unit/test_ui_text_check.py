@@ -35,3 +35,24 @@ def test_russian_in_the_english_ui_unless_it_is_data() -> None:
 
 def test_raw_json_is_reported() -> None:
     assert violations([("json", "<st.json>")], "en", CORPUS)
+
+
+def test_raw_values_none_and_decimals_are_reported() -> None:
+    for lang in ("ru", "en"):
+        assert violations([("table cell", "is_question_ok: True; is_answer_ok: None")], lang, CORPUS)
+        assert violations([("caption", "Статус: None")], lang, CORPUS)
+        assert violations([("table cell", "not_found")], lang, CORPUS + "\nnot_found")  # stored, still raw
+        assert violations([("table number", "Оценка: 0.58123")], lang, CORPUS)
+        assert violations([("caption", "доля 0.581234")], lang, CORPUS)
+    assert violations([("table cell", "accepted")], "ru", CORPUS + "\naccepted")
+    assert violations([("selectbox.option", "pending")], "ru", CORPUS + "\npending")
+    assert not violations([("table cell", "demo_golden")], "ru", CORPUS)  # a name is data
+    assert not violations([("table cell", "accepted")], "en", CORPUS)  # an English word in the English UI
+    assert not violations([("caption", "MRR 0.581, хэш 3f2a9c0d1e, модель e5-small-v2")], "ru", CORPUS)
+
+
+def test_the_word_seed_is_reported_in_both_languages() -> None:
+    assert violations([("caption", "Базовый уровень из сида 003")], "ru", CORPUS)
+    assert violations([("caption", "Baseline from seed 003")], "en", CORPUS)
+    assert violations([("table header", "Seed's reading")], "en", CORPUS)
+    assert not violations([("caption", "Базовый уровень из методики оценки (документ 003)")], "ru", CORPUS)

@@ -54,7 +54,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "silhouette": ("Силуэт {value}: {verdict}", "Silhouette {value}: {verdict}"),
     "seed_ari": ("Устойчивость тем к случайному зерну (ARI между запусками, 1 — то же разбиение): среднее {mean}, "
                  "минимум {min}",
-                 "Stability of the topics across random seeds (ARI between runs, 1 = the same partition): mean "
+                 "Stability of the topics across random starting centres (ARI between runs, 1 = the same partition): mean "
                  "{mean}, min {min}"),
     "coverage": ("Покрытие базы знаний (чанки в top-k / top-1): {k} / {one}",
                  "Knowledge-base coverage (chunks in the top-k / top-1): {k} / {one}"),

@@ -557,3 +557,35 @@ def classify_many(texts: Iterable[str], *, slang: SlangNormalizer | None = None)
             cache[key] = classify(key, slang=slang)
         out.append(cache[key])
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# agreed noun phrases (readable topic names)
+# ---------------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=300_000)
+def part_of_speech(token: str) -> tuple[str, str]:
+    """``(lemma, POS)`` of a normalised token by ``pymorphy3`` (``ADJF``, ``NOUN``, …; ``""`` when unknown)."""
+    if not token or not _CYRILLIC.search(token) or not _morph().word_is_known(token):
+        return token, ""
+    p = _morph().parse(token)[0]
+    return str(p.normal_form).replace("ё", "е"), str(p.tag.POS or "")
+
+
+def agreed_phrase(adjective: str, noun: str) -> str | None:
+    """``adjective noun`` with the adjective agreed in gender and number with the noun in the nominative
+    (``социальный`` + ``стипендия`` → ``социальная стипендия``; a plural-only noun takes the plural); None when
+    pymorphy3 cannot inflect them."""
+    morph = _morph()
+    n = next((p for p in morph.parse(noun) if p.tag.POS == "NOUN"), None)
+    a = next((p for p in morph.parse(adjective) if p.tag.POS == "ADJF"), None)
+    if n is None or a is None:
+        return None
+    noun_form = n.inflect({"nomn"}) or n
+    plural = "Pltm" in n.tag or noun_form.tag.number == "plur"
+    grammemes = {"nomn", "plur"} if plural else {"nomn", "sing", str(noun_form.tag.gender or "masc")}
+    adj_form = a.inflect(grammemes)
+    if adj_form is None:
+        return None
+    return f"{adj_form.word} {noun_form.word}".replace("ё", "е")

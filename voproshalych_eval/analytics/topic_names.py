@@ -200,6 +200,44 @@ def name_topics(
 
 
 # ---------------------------------------------------------------------------------------------
+# keyphrases: a name a product owner reads (offline)
+# ---------------------------------------------------------------------------------------------
+
+#: an adjective + noun pair must occur in at least this many distinct questions of the topic to name it
+MIN_PHRASE_DOCS = 2
+#: words of a shortened central question
+CENTRAL_QUESTION_WORDS = 6
+
+
+def keyphrase(questions: Sequence[str], keywords: Sequence[str], *, top: int = 6) -> tuple[str, str] | None:
+    """A short Russian name of a topic and how it was made: ``(name, "phrase")`` — the adjective + noun pair
+    (agreed by pymorphy3: ``социальная стипендия``) whose noun is one of the topic's ``top`` keywords and which
+    occurs adjacent in the most distinct questions (at least :data:`MIN_PHRASE_DOCS`; a pair whose adjective is
+    a keyword too wins ties) — else ``(name, "question")``: the most central question (``questions[0]``)
+    shortened to :data:`CENTRAL_QUESTION_WORDS` words; None without questions."""
+    best_words = [w for w in keywords[:top] if w]
+    pairs: Counter[tuple[str, str]] = Counter()
+    for q in dict.fromkeys(str(x) for x in questions):
+        seen: set[tuple[str, str]] = set()
+        tagged = [text_ru.part_of_speech(t) for t in text_ru.tokenize(q)]
+        for (a, pa), (b, pb) in zip(tagged, tagged[1:], strict=False):
+            if pa == "ADJF" and pb == "NOUN" and b in best_words:
+                seen.add((a, b))
+        pairs.update(seen)
+    ranked = sorted(((n + (0.5 if a in best_words else 0.0), -best_words.index(b), a, b) for (a, b), n in pairs.items()
+                     if n >= MIN_PHRASE_DOCS), reverse=True)
+    for _, _, a, b in ranked:
+        phrase = text_ru.agreed_phrase(a, b)
+        if phrase:
+            return phrase[:1].upper() + phrase[1:], "phrase"
+    if not questions:
+        return None
+    words = str(questions[0]).strip().rstrip("?!.").split()
+    short = " ".join(words[:CENTRAL_QUESTION_WORDS]) + ("…" if len(words) > CENTRAL_QUESTION_WORDS else "")
+    return (short[:1].upper() + short[1:], "question") if short else None
+
+
+# ---------------------------------------------------------------------------------------------
 # optional LLM labels
 # ---------------------------------------------------------------------------------------------
 

@@ -361,7 +361,7 @@ def topic_coverage(
     :class:`~voproshalych_eval.analytics.topic_memory.TopicMemory`) renames and merges topics the user
     named before, matched by centroid.
     """
-    from voproshalych_eval.analytics.topic_names import name_topics
+    from voproshalych_eval.analytics.topic_names import keyphrase, name_topics
 
     n = len(log)
     if n != vectors.shape[0]:
@@ -465,13 +465,16 @@ def topic_coverage(
                                               near_threshold=near_threshold, keys=[content[i] for i in idx])
         examples = [questions[idx[p]] for p in pos]
         keywords = named.get(t).terms if (not is_cat and t in named) else []
+        name_source = "keywords"
         if is_cat and cat_name:
-            name = CATEGORY_NAMES[cat_name][0 if lang == "ru" else 1]
+            name, name_source = CATEGORY_NAMES[cat_name][0 if lang == "ru" else 1], "category"
+        elif (phrase := keyphrase([questions[idx[p]] for p in pos] + [questions[i] for i in idx], keywords)) is not None:
+            name, name_source = phrase  # an agreed adjective + noun, or the central question shortened
         else:
             name = ", ".join(keywords[:n_terms])
         user_name = renamed.get(t, {}).get("name")
         if user_name:
-            name = user_name
+            name, name_source = user_name, "user"
         if not name:
             name = examples[0][:60] if examples else f"topic {t}"
         name_words = set(keywords[:n_terms])
@@ -489,6 +492,7 @@ def topic_coverage(
             {
                 "topic": int(t),
                 "name": name,
+                "name_source": name_source,
                 "kind": "category" if is_cat else "cluster",
                 "terms": keywords,
                 "name_coverage": coverage,
@@ -539,7 +543,7 @@ def topic_coverage(
         "seed": seed,
         "k_chosen_by": "override" if k_topics is not None else "silhouette",
         "clusterer": "sklearn.cluster.KMeans on L2-normalised embeddings",
-        "names": "c-TF-IDF + MMR over pymorphy3 lemmas" + ("" if embedder is not None else " (no MMR: no embedder)"),
+        "names": "keyphrase (adjective + noun agreed by pymorphy3) or the central question shortened; keywords: c-TF-IDF + MMR over pymorphy3 lemmas" + ("" if embedder is not None else " (no MMR: no embedder)"),
         "near_threshold": near_threshold,
         "classifier": "rule-based (text_ru.CLASSIFIER_RULES)",
     }
@@ -556,7 +560,8 @@ def topic_coverage(
 
 
 def rank_gaps(topics: pd.DataFrame) -> pd.DataFrame:
-    """Coverage-gap ranking of the clustered topics (formula :data:`GAP_FORMULA`); off-topic topics last."""
+    """Coverage-gap ranking of the clustered topics (formula :data:`GAP_FORMULA`); mixed topics below clean ones,
+    off-topic topics last."""
     cols = ["gap_rank", "topic", "name", "name_coverage", "mixed", "size", "answered_share", "effective_answered_share",
             "declined",
             "nearest_distance", "nearest_similarity", "dist_norm", "need", "gap_score", "thumbs_down",
@@ -573,6 +578,8 @@ def rank_gaps(topics: pd.DataFrame) -> pd.DataFrame:
     cl["need"] = 0.5 * (1 - cl["effective_answered_share"].astype(float)) + 0.5 * cl["dist_norm"]
     cl["gap_score"] = np.sqrt(cl["size"] / cl["size"].max()) * cl["need"]
     cl["off_topic"] = cl["off_topic_share"] > 0.5
-    cl = cl.sort_values(["off_topic", "gap_score", "size"], ascending=[True, False, False]).reset_index(drop=True)
+    # mixed topics (their name covers few of their questions) rank below clean ones: a mixed cluster is not one gap
+    cl["mixed"] = cl["mixed"].fillna(False).astype(bool) if "mixed" in cl else False
+    cl = cl.sort_values(["off_topic", "mixed", "gap_score", "size"], ascending=[True, True, False, False]).reset_index(drop=True)
     cl["gap_rank"] = np.arange(1, len(cl) + 1)
     return cl[cols]

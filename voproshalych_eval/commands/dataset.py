@@ -45,7 +45,7 @@ def register(sub: Any) -> None:
     add_json_flag(a)
     a.set_defaults(func=cmd_show)
 
-    a = dsub.add_parser("export", help="write a dataset in the seed's golden format (JSON or CSV)")
+    a = dsub.add_parser("export", help="write a dataset in the golden format of the benchmark methodology (JSON or CSV)")
     a.add_argument("name")
     a.add_argument("--format", choices=("json", "csv"), default="json")
     a.add_argument("--output", "-o", default=None, help="file to write (default: stdout)")

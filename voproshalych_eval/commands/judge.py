@@ -7,7 +7,7 @@
 
 The metric flags come from the judge-metric table (``judges/judge_metrics.py``): each applies to the
 metrics that have the option, and a flag a metric does not take is an error. For ``semantic_similarity``
-``--models`` names the embedding models (seed 002) and ``--aggregate`` combines them.
+``--models`` names the embedding models (of the Semantic Similarity metric) and ``--aggregate`` combines them.
 
 Output: one result per sample and an aggregate (mean, 95% CI, n, failures). The samples are stored as a
 dataset and the run (``judge_metrics``) is executed by the engine: each sample recorded as it finishes,

@@ -30,7 +30,7 @@ def register(sub: Any) -> None:
                    help="keep these scores (repeatable): 5, 1, unrated")
     p.add_argument("--slang", type=Path, default=None, help="slang dictionary (JSON or CSV) merged with the defaults")
     p.add_argument("--answer-rules", type=Path, default=None,
-                   help="bot-answer hint rules (JSON: patterns, overrides) that suggest classes and seed the classifier "
+                   help="bot-answer hint rules (JSON: patterns, overrides) that suggest classes and give the classifier its first examples "
                         "telling real answers from declines in disguise (default: the built-in rules)")
     p.add_argument("--report", type=Path, default=None, help="write the coverage-gap report (.md or .html)")
     add_outcome_flags(p)
@@ -132,8 +132,8 @@ def cmd_real_users(args: Any) -> int:
                      "`answer-labels import`) to train the classifier and get its accuracy")
     if res.topics is not None:
         tm = res.topics.metrics
-        lines.append(f"  silhouette means: {silhouette_verdict(tm.get('best_silhouette'), 'en')}; seed ARI (1 = the "
-                     f"same topics with another random seed): mean {_num(tm.get('seed_ari_mean'))}, "
+        lines.append(f"  silhouette means: {silhouette_verdict(tm.get('best_silhouette'), 'en')}; topic stability ARI (1 = the "
+                     f"same topics from other random starting centres): mean {_num(tm.get('seed_ari_mean'))}, "
                      f"min {_num(tm.get('seed_ari_min'))}")
     ks = res.topics.stability.get("k") if res.topics is not None else None
     if ks is not None and len(ks):

@@ -36,7 +36,8 @@ def register(sub: Any) -> None:
     q = rs.add_parser("show", help="one run: metadata, aggregates with CIs, baseline status, failures")
     q.add_argument("run_id", type=int)
     q.add_argument("--items", action="store_true", help="include the per-item table (JSON)")
-    q.add_argument("--lang", choices=("ru", "en"), default="en", help="language of the metric labels")
+    q.add_argument("--lang", choices=("ru", "en"), default=None,
+                   help="language of the output (default: the configured VOPROSHALYCH_EVAL_LANG, Russian)")
     add_json_flag(q)
     q.set_defaults(func=cmd_show)
 
@@ -55,10 +56,21 @@ def register(sub: Any) -> None:
     q.add_argument("run_id", type=int)
     q.add_argument("--format", choices=("json", "md", "html", "csv"), default="json")
     q.add_argument("--csv-part", choices=("items", "metrics"), default="items", help="table written by --format csv")
-    q.add_argument("--lang", choices=("ru", "en"), default="en")
+    q.add_argument("--lang", choices=("ru", "en"), default=None,
+                   help="language of a md/html report (default: the configured VOPROSHALYCH_EVAL_LANG, Russian)")
     q.add_argument("--out", help="write to this file (default: stdout)")
     add_json_flag(q)
     q.set_defaults(func=cmd_export)
+
+    q = rs.add_parser("leaderboard", help="configurations run on one dataset, ranked by a metric, with cost, tokens "
+                                          "and latency p50/p95")
+    q.add_argument("tier", help="the plan (tier1, tier2, tier3, …)")
+    q.add_argument("--metric", required=True, help="metric key to rank by (e.g. chunk.mrr, avg_faithfulness)")
+    q.add_argument("--dataset", help="dataset name (default: every dataset of the plan's runs)")
+    q.add_argument("--lang", choices=("ru", "en"), default=None,
+                   help="language of the output (default: the configured VOPROSHALYCH_EVAL_LANG, Russian)")
+    add_json_flag(q)
+    q.set_defaults(func=cmd_leaderboard)
 
 
 def _fmt(v: Any) -> str:
@@ -86,15 +98,22 @@ def cmd_list(args: Any) -> int:
     return 0
 
 
+def _count(v: Any) -> str:
+    """A count (n, failures) as a whole number, ``—`` when missing."""
+    return "—" if v is None or v != v else str(round(float(v)))
+
+
 def _metric_lines(rows: list[dict[str, Any]], lang: str) -> list[str]:
     """The aggregates as a table: catalog label, value and CI written by the metric's kind and scale, the
     scale and better direction, n, failed, partial (quorum short of every vote), baseline and status."""
+    from voproshalych_eval.baselines import STATUS_LABELS
     from voproshalych_eval.metrics import catalog
     from voproshalych_eval.metrics.formatting import format_value
 
     arrows = {"higher": "↑", "lower": "↓"}
-    out = [f"{'metric':<44} {'value':>10} {'95% CI':>21} {'scale':>9} {'n':>5} {'fail':>5} {'part':>5} "
-           f"{'baseline':>9}  status"]
+    h = (("метрика", "значение", "95% ДИ", "шкала", "сбой", "част", "база", "статус") if lang != "en" else
+         ("metric", "value", "95% CI", "scale", "fail", "part", "baseline", "status"))
+    out = [f"{h[0]:<44} {h[1]:>10} {h[2]:>21} {h[3]:>9} {'n':>5} {h[4]:>5} {h[5]:>5} {h[6]:>9}  {h[7]}"]
     for m in rows:
         key = m["metric"]
 
@@ -102,11 +121,12 @@ def _metric_lines(rows: list[dict[str, Any]], lang: str) -> list[str]:
             return format_value(key, v, lang)
 
         ci = f"[{fv(m['ci_low'])}; {fv(m['ci_high'])}]" if m.get("ci_low") is not None else "—"
-        scale = f"{m.get('scale') or '?'} {arrows.get(str(m.get('direction')), '')}".strip()
+        spec = catalog.get(key)
+        scale = f"{spec.scale.label(lang) if spec else '?'} {arrows.get(str(m.get('direction')), '')}".strip()
         out.append(
-            f"{catalog.label(key, lang)[:44]:<44} {fv(m['value']):>10} {ci:>21} {scale:>9} {_fmt(m.get('n')):>5} "
-            f"{_fmt(m.get('n_failed')):>5} {_fmt(m.get('n_partial')):>5} {fv(m.get('baseline')):>9}  "
-            f"{m.get('status') or ''}"
+            f"{catalog.label(key, lang)[:44]:<44} {fv(m['value']):>10} {ci:>21} {scale:>9} {_count(m.get('n')):>5} "
+            f"{_count(m.get('n_failed')):>5} {_count(m.get('n_partial')):>5} {fv(m.get('baseline')):>9}  "
+            f"{(lambda p: p[1] if lang == 'en' else p[0])(STATUS_LABELS.get(m.get('status'), ('', ''))) if m.get('status') else ''}"
         )
     return out
 
@@ -132,27 +152,54 @@ def cmd_wait(args: Any) -> int:
     return EXIT_INTERRUPTED if state == "interrupted" else exit_code(state)
 
 
+#: a run's state in words (``runs show``)
+STATE_WORDS = {"running": ("выполняется", "running"), "interrupted": ("прерван", "interrupted"), "done": ("готов", "done"),
+               "done_with_failures": ("готов со сбоями", "done with failures"), "failed": ("ошибка", "failed"),
+               "cancelled": ("отменён", "cancelled"), "queued": ("в очереди", "queued")}
+
+
+def output_language(args: Any) -> str:
+    """``--lang`` when given, else the configured language (``VOPROSHALYCH_EVAL_LANG``; Russian by default)."""
+    from voproshalych_eval.config import get_settings
+
+    chosen = getattr(args, "lang", None) or get_settings().language
+    return chosen if chosen in ("ru", "en") else "ru"
+
+
 def cmd_show(args: Any) -> int:
     from voproshalych_eval import baselines, runs
+    from voproshalych_eval.describe import models_words, param_rows, tier_title, when
 
     data = runs.export_data(engine(), args.run_id)
     if not args.items:
         data = {k: v for k, v in data.items() if k != "items"}
+    lang = output_language(args)
     r, st = data["run"], data["baseline_status"]
+
+    def t(ru: str, en: str) -> str:
+        return en if lang == "en" else ru
+
+    state_ru, state_en = STATE_WORDS.get(str(r["state"]), (str(r["state"]), str(r["state"])))
+    status_ru, status_en = baselines.STATUS_LABELS.get(st["status"], (st["status"], st["status"]))
+    params = "; ".join(f"{k}: {v}" for k, v in param_rows(r.get("params"), lang)) or "—"
     lines = [
-        f"run #{r['id']} · {r['tier']} · {r['state']}" + (f" · {r['label']}" if r.get("label") else "")
-        + (f" · MIXED ({r.get('mixed_reason')})" if r.get("mixed") else ""),
-        f"dataset: {r.get('dataset_name') or '—'} ({(r.get('dataset_hash') or '—')[:12]})",
-        f"models: {r.get('models')}",
-        f"params: {r.get('params')}",
-        f"code: {r.get('code_version') or '—'} · by {r.get('created_by') or '—'} · {r.get('started_at')}",
-        f"items: {r['n_items_done']} done, {r['n_items_failed']} failed (of {r.get('n_items_total') or '?'})",
-        f"baseline status: {baselines.STATUS_ICONS.get(st['status'], '')} {st['status']}",
+        f"{t('запуск', 'run')} #{r['id']} · {tier_title(str(r['tier']), lang)} · {t(state_ru, state_en)}"
+        + (f" · {r['label']}" if r.get("label") else "")
+        + (f" · {t('СМЕШАННЫЙ', 'MIXED')} ({r.get('mixed_reason')})" if r.get("mixed") else ""),
+        f"{t('набор данных', 'dataset')}: {r.get('dataset_name') or '—'} ({(r.get('dataset_hash') or '—')[:12]})",
+        f"{t('модели', 'models')}: {', '.join(models_words(r, lang)) or '—'}",
+        f"{t('параметры', 'parameters')}: {params}",
+        f"{t('версия кода', 'code')}: {r.get('code_version') or '—'} · {t('запустил', 'by')} {r.get('created_by') or '—'}"
+        f" · {when(r.get('started_at'))}",
+        t(f"элементы: {r['n_items_done']} выполнено, {r['n_items_failed']} со сбоем (из {r.get('n_items_total') or '?'})",
+          f"items: {r['n_items_done']} done, {r['n_items_failed']} failed (of {r.get('n_items_total') or '?'})"),
+        f"{t('статус относительно базовых уровней', 'baseline status')}: {baselines.STATUS_ICONS.get(st['status'], '')} "
+        f"{t(status_ru, status_en)}",
         "",
-        *_metric_lines(data["metrics"], args.lang),
+        *_metric_lines(data["metrics"], lang),
     ]
     if data["failures"]:
-        lines += ["", f"failures ({len(data['failures'])}):"] + [
+        lines += ["", f"{t('сбои', 'failures')} ({len(data['failures'])}):"] + [
             f"  {f['item_key']}: {f['error']}" for f in data["failures"][:20]
         ]
     emit(data, args.json, "\n".join(lines))
@@ -210,7 +257,7 @@ def cmd_compare(args: Any) -> int:
 def cmd_export(args: Any) -> int:
     from voproshalych_eval import reports
 
-    content = reports.run_report(engine(), args.run_id, args.format, lang=args.lang, part=args.csv_part)
+    content = reports.run_report(engine(), args.run_id, args.format, lang=output_language(args), part=args.csv_part)
     if args.out:
         path = Path(args.out)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -222,4 +269,34 @@ def cmd_export(args: Any) -> int:
         emit({"run_id": args.run_id, "format": args.format, "content": content}, True)
     else:
         sys.stdout.write(content if content.endswith("\n") else content + "\n")
+    return 0
+
+
+def cmd_leaderboard(args: Any) -> int:
+    from voproshalych_eval.leaderboard import dataset_leaderboard
+    from voproshalych_eval.metrics import catalog
+    from voproshalych_eval.metrics.formatting import format_seconds, format_value
+    from voproshalych_eval.runs import frame_records
+
+    lang = output_language(args)
+    board = dataset_leaderboard(engine(), args.tier, args.metric, dataset_name=args.dataset, lang=lang)
+
+    def t(ru: str, en: str) -> str:
+        return en if lang == "en" else ru
+
+    def num(v: Any, key: str | None) -> str:
+        return "—" if v is None or v != v else format_value(key, v, lang)
+
+    lines = [f"{t('рейтинг по', 'ranked by')} {catalog.label(args.metric, lang)} · "
+             f"{t('конфигураций', 'configurations')}: {len(board)}",
+             f"{'#':>3} {t('значение', 'value'):>10} {'n':>5} {t('стоимость', 'cost'):>10} {t('токены', 'tokens'):>9} "
+             f"{'p50':>8} {'p95':>8}  {t('запуск', 'run'):>6}  {t('конфигурация', 'configuration')}"]
+    for r in board.to_dict("records"):
+        cost = "—" if r["cost_usd"] is None or r["cost_usd"] != r["cost_usd"] else f"${r['cost_usd']:.4f}"
+        lat = [("—" if v is None or v != v else format_seconds(v, lang)) for v in (r["latency_p50"], r["latency_p95"])]
+        tokens = "—" if r["tokens"] is None or r["tokens"] != r["tokens"] else _count(r["tokens"])
+        lines.append(f"{r['rank']:>3} {num(r['value'], args.metric):>10} {_count(r['n']):>5} {cost:>10} {tokens:>9} "
+                     f"{lat[0]:>8} {lat[1]:>8}  #{r['run_id']:>5}  {r['config_words']}"
+                     + (f" · {t('офлайн', 'offline')}" if r["offline"] else ""))
+    emit({"metric": args.metric, "rows": frame_records(board)}, args.json, "\n".join(lines))
     return 0

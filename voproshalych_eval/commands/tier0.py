@@ -16,7 +16,7 @@ def register(sub: Any) -> None:
         "tier0",
         help="Tier 0: embedding-space metrics (nn distance, density, spread, effective dimensionality, pairwise)",
         description=(
-            "Computes the seed's twelve Tier 0 metrics (+ mean pairwise cosine, variance shares, near-duplicate "
+            "Computes the methodology's twelve Tier 0 metrics (+ mean pairwise cosine, variance shares, near-duplicate "
             "pairs, top outliers) and records a tier0 run. With --vectors FILE.npy the metrics are computed on "
             "that matrix (rows are vectors) without touching the database."
         ),

@@ -439,15 +439,15 @@ JUDGE_METRICS: dict[str, JudgeMetric] = {m.key: m for m in (
         "answer_correctness", "answer_correctness", _qar, _score,
         _offline_score("answer_correctness", "response", "reference", to15=True),
         _fixed(1, 5, "1–5", integer=True), (_threshold(1, 5),),
-        description_ru="корректность относительно эталона на шкале сида 1–5",
-        description_en="correctness against the reference on the seed's 1–5 scale"),
+        description_ru="корректность относительно эталона на шкале методики оценки 1–5",
+        description_en="correctness against the reference on the methodology's 1–5 scale"),
     JudgeMetric(
         "e2e_score", "E2E-оценка", "E2E score", ("response", "reference"), "e2e", "e2e", _qar, _score15_norm,
         _offline_score("e2e", "user_input", "response", "reference", "retrieved_contexts"),
         _fixed(0, 1, "1–5 → 0–1"), (_threshold(0, 1),),
         description_ru="сквозная оценка 1–5, нормированная (s−1)/4", description_en="end-to-end 1–5, normalised (s−1)/4"),
     JudgeMetric(
-        "rag_judge", "RAG-судья (сид 003)", "RAG judge (seed 003)", ("response", "retrieved_contexts"), "rag_judge",
+        "rag_judge", "RAG-судья (тест RAG + LLM)", "RAG judge (RAG + LLM test)", ("response", "retrieved_contexts"), "rag_judge",
         "rag_judge", _qca, _rag_extract, _rag_offline, _fixed(0, 1, "0–1"),
         (Option("threshold", "float", 0.5, low=0, high=1, ru="Порог PASS", en="PASS threshold",
                 help_ru="PASS, когда min(корректность, обоснованность) ≥ порога",
@@ -497,8 +497,8 @@ JUDGE_METRICS: dict[str, JudgeMetric] = {m.key: m for m in (
         (Option("n_questions", "int", 3, low=1, high=10, ru="Сколько вопросов генерировать",
                 en="Questions to generate"),),
         prepare=_relevancy_prepare,
-        description_ru="средний косинус вопроса и вопросов, сгенерированных из ответа (сид 001)",
-        description_en="mean cosine of the question and questions generated from the answer (seed 001)"),
+        description_ru="средний косинус вопроса и вопросов, сгенерированных из ответа (метрика Response Relevancy)",
+        description_en="mean cosine of the question and questions generated from the answer (the Response Relevancy metric)"),
     JudgeMetric(
         "semantic_similarity", "Семантическое сходство", "Semantic similarity", ("response", "reference"), None, None,
         None, None, None,
@@ -506,11 +506,11 @@ JUDGE_METRICS: dict[str, JudgeMetric] = {m.key: m for m in (
         else ScoreScale(0.0, 1.0, "binary (cosine ≥ threshold)"),
         (_threshold(-1, 1),
          Option("embedders", "list", None, ru="Модели эмбеддингов", en="Embedding models",
-                help_ru="несколько моделей эмбеддингов (сид 002, models); сводятся агрегатором судьи",
-                help_en="several embedding models (seed 002 'models'); combined by the judge's aggregator")),
+                help_ru="несколько моделей эмбеддингов (поле models метрики Semantic Similarity); сводятся агрегатором судьи",
+                help_en="several embedding models (the Semantic Similarity metric's models); combined by the judge's aggregator")),
         empty_score=lambda scale: 0.0,  # an empty answer shares no meaning: orthogonal (0), not "opposite" (−1)
-        description_ru="косинус эмбеддингов ответа и эталона по одной или нескольким моделям (сид 002)",
-        description_en="embedding cosine of response and reference over one or several models (seed 002)"),
+        description_ru="косинус эмбеддингов ответа и эталона по одной или нескольким моделям (метрика Semantic Similarity)",
+        description_en="embedding cosine of response and reference over one or several models (the Semantic Similarity metric)"),
     JudgeMetric(
         # an empty context is legitimate here: production judges cached answers without one
         "show_no_show", "Показ/непоказ", "Show / no-show", ("response",), "show_no_show", None,

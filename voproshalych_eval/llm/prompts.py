@@ -526,7 +526,7 @@ _DESCRIPTIONS = {
     "generation_user": "User message for generation from a context",
     "show_no_show": "Production show/no-show judge: 'Yes' or 'No: reason'",
     "show_no_show_no_context": "Production show/no-show judge without a context (cached answers)",
-    "rag_judge": "RAG judge of seed 003 (answer_correctness, groundedness, error_message)",
+    "rag_judge": "RAG judge of the RAG + LLM answer-quality test (answer_correctness, groundedness, error_message)",
     "faithfulness": "Faithfulness / groundedness, 0–1",
     "answer_relevance": "Answer relevance, 0–1",
     "answer_correctness": "Answer correctness against a reference, 1–5 normalised to 0–1",

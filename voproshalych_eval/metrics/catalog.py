@@ -145,7 +145,7 @@ NDCG_BANDS: tuple[Band, ...] = (
 )
 BLEU_BANDS: tuple[Band, ...] = (
     (50.0, 100.0, "очень хорошо (> 50)", "very good (> 50)"),
-    (40.0, 50.0, "хорошо (между полосами сида 20–40 и > 50)", "good (between the seed's 20–40 and > 50 bands)"),
+    (40.0, 50.0, "хорошо (между полосами методики 20–40 и > 50)", "good (between the methodology's 20–40 and > 50 bands)"),
     (20.0, 40.0, "приемлемо (20–40)", "acceptable (20–40)"),
     (0.0, 20.0, "требуется существенное улучшение (< 20)", "needs substantial improvement (< 20)"),
 )
@@ -334,23 +334,23 @@ _add(
        "how directly and fully the answer addresses the question (LLM judge)",
        item_field="answer_relevance", baseline=0.80, margin=0.05, baseline_tiers=("tier2",), note="LLM judge"),
     _m("avg_answer_correctness", "Корректность ответа", "Answer correctness", LIKERT, "higher", "mean",
-       "оценка судьи 1–5 относительно эталона (шкала сида)", "judge score 1–5 against the reference (the seed's scale)",
+       "оценка судьи 1–5 относительно эталона (шкала методики оценки)", "judge score 1–5 against the reference (the methodology's scale)",
        item_field="answer_correctness", baseline=4.0, margin=0.3, baseline_tiers=("tier2",),
-       note="LLM judge, seed scale 1–5"),
+       note="LLM judge, the methodology's 1–5 scale"),
     _m("avg_e2e_score", "E2E-оценка", "E2E score", SHARE, "higher", "mean",
        "сквозная оценка ответа судьёй, 1–5 → (s−1)/4", "end-to-end judge score, 1–5 → (s−1)/4",
        item_field="e2e_score", baseline=0.70, margin=0.05, baseline_tiers=("tier3",)),
     _m("pass_rate", "Доля PASS", "Pass rate", SHARE, "higher", "rate",
        "доля элементов с вердиктом PASS среди оценённых", "share of PASS verdicts among the judged items",
        item_field="passed", baseline=0.80, margin=0.05, baseline_tiers=("tier3",),
-       note="PASS verdicts of the seed-003 judge"),
+       note="PASS verdicts of the RAG + LLM answer-quality test's judge"),
     _m("gate_pass_rate", "Доля PASS для гейта", "Gate pass rate", SHARE, "higher", "rate",
        "прошедшие / ВСЕ элементы: ответ — при PASS; отказ бота проходит только на вопросе без ответа; сбой не проходит",
        "passing / ALL items: an answer on PASS; a decline passes only on an unanswerable question; a failure never"),
     _m("min_pass_rate", "Порог гейта", "Gate threshold", SHARE, "none", "setting",
        "минимальная доля PASS для выкладки", "minimum pass rate for a deployment"),
     _m("avg_rag_judge_score", "Оценка RAG-судьи", "RAG judge score", SHARE, "higher", "mean",
-       "min(корректность, обоснованность) судьи сида 003", "min(correctness, groundedness) of the seed-003 judge",
+       "min(корректность, обоснованность) судьи из теста RAG + LLM", "min(correctness, groundedness) of the RAG + LLM test's judge",
        item_field="rag_score"),
     _m("avg_semantic_similarity", "Семантическое сходство", "Semantic similarity", SIGNED, "higher", "mean",
        "косинус эмбеддингов ответа и эталона (агрегат по моделям эмбеддингов)",
@@ -374,13 +374,13 @@ _add(
        "longest-common-subsequence F-measure; > 0.5 good", item_field="rougeL_f",
        baseline=0.30, margin=0.05, baseline_tiers=("tier2",), note="Unicode tokenizer"),
     _m("avg_bleu", "BLEU (ср. по ответам)", "BLEU (mean sentence)", PERCENT, "higher", "mean",
-       "среднее sentence-BLEU (sacrebleu, 0–100); полосы сида — у корпусного BLEU",
-       "mean of sentence BLEU (sacrebleu, 0–100); the seed's bands belong to corpus BLEU", item_field="bleu"),
+       "среднее sentence-BLEU (sacrebleu, 0–100); полосы методики — у корпусного BLEU",
+       "mean of sentence BLEU (sacrebleu, 0–100); the methodology's bands belong to corpus BLEU", item_field="bleu"),
     _m("corpus_bleu", "BLEU (корпусный)", "BLEU (corpus)", PERCENT, "higher", "statistic",
        "корпусный BLEU (sacrebleu) по всем ответам: BP · exp(Σ wₙ log pₙ), n-граммы суммируются по корпусу",
        "sacrebleu corpus_bleu over all answers: BP · exp(Σ wₙ log pₙ), n-gram counts summed over the corpus",
        bands=BLEU_BANDS, baseline=20.0, margin=5.0, baseline_tiers=("tier2",),
-       note="sacrebleu corpus BLEU; the seed's reading bands"),
+       note="sacrebleu corpus BLEU; the methodology's reading bands"),
     _m("avg_chrf", "chrF", "chrF", PERCENT, "higher", "mean", "F-мера символьных n-грамм (sacrebleu, 0–100)",
        "character n-gram F-score (sacrebleu, 0–100)", item_field="chrf"),
     _m("response_exact_match_rate", "Совпадение повторов", "Repeat exact match", SHARE, "higher", "mean",
@@ -437,7 +437,7 @@ _add(
 
 # ---- judge metrics (seed 001, 002, 003, 004; judge_metrics runs)
 _add(
-    _m("avg_rag_judge", "RAG-судья (сид 003)", "RAG judge (seed 003)", SHARE, "higher", "mean",
+    _m("avg_rag_judge", "RAG-судья (тест RAG + LLM)", "RAG judge (RAG + LLM test)", SHARE, "higher", "mean",
        "min(корректность, обоснованность), 0–1", "min(correctness, groundedness), 0–1", item_field="score"),
     _m("avg_aspect_critic", "AspectCritic", "AspectCritic", SHARE, "higher", "rate",
        "доля ответов, выполняющих критерий (большинство из strictness голосов)",
@@ -591,8 +591,8 @@ _add(
     _m("best_silhouette", "Силуэт кластеризации", "Clustering silhouette", SIGNED, "higher", "statistic",
        "лучший коэффициент силуэта при выборе числа тем", "best silhouette when choosing the number of topics"),
     _m("seed_ari_mean", "Устойчивость тем (ARI)", "Topic stability (ARI)", SIGNED, "higher", "statistic",
-       "средний скорректированный индекс Рэнда между темами и KMeans с другими seed (1 — те же темы)",
-       "mean adjusted Rand index between the topics and KMeans with other seeds (1 = the same topics)"),
+       "средний скорректированный индекс Рэнда между темами и KMeans с другими случайными начальными центрами (1 — те же темы)",
+       "mean adjusted Rand index between the topics and KMeans from other random starting centres (1 = the same topics)"),
     _count("n_emerging_topics", "Новых тем", "Emerging topics",
            "темы, которых почти не было в прошлом периоде и которые выросли значимо (биномиальный тест)",
            "topics nearly absent in the previous period that grew significantly (binomial test)"),
@@ -919,6 +919,16 @@ BLOCK_LABELS: dict[str, tuple[str, str]] = {
     "without_context": ("без контекста", "without context"),
     "judge_calls": ("вызовы судей", "judge calls"),
 }
+#: synthetic question types (``generation.sampling.QUESTION_TYPES``), the groups of ``by_question_type`` keys
+QUESTION_TYPE_LABELS: dict[str, tuple[str, str]] = {
+    "factual": ("фактический", "factual"),
+    "paraphrase": ("студенческий стиль", "student register"),
+    "multi_chunk": ("из нескольких чанков", "multi-chunk"),
+    "conditional": ("условие / сравнение", "conditional"),
+    "unanswerable": ("нет ответа в базе", "unanswerable"),
+    "follow_up": ("уточняющий вопрос", "follow-up"),
+}
+BLOCK_LABELS.update(QUESTION_TYPE_LABELS)
 
 
 def label(key: str, lang: str = "ru") -> str:

@@ -356,7 +356,8 @@ def judge_reply_view(name: str, res: Mapping[str, Any] | None) -> None:
     if res.get("explanation"):
         untrusted.text(res["explanation"])
     if res.get("per_model"):
-        st.caption(tr("По моделям: ", "Per model: ") + untrusted.md(", ".join(f"{m}: {v}" for m, v in res["per_model"].items())))
+        st.caption(tr("По моделям: ", "Per model: ") + untrusted.md(", ".join(
+            f"{m}: {fmt(name, v) if isinstance(v, int | float) else v}" for m, v in res["per_model"].items())))
     if res.get("failures"):
         fails = res["failures"]
         shown = "; ".join(f"{k}: {v}" for k, v in fails.items()) if isinstance(fails, Mapping) else (

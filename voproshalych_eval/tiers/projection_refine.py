@@ -75,7 +75,9 @@ def get(key: str | None) -> Refinement | None:
 def _register(ref: Refinement) -> Refinement:
     with _LOCK:
         running = _REFINEMENTS.get(ref.key)
-        if running is not None and running.error is None:
+        # only a fit still running is joined: a finished one already stored its map, and a request that missed
+        # the store (the map was deleted, or the store is another one) fits again
+        if running is not None and running.error is None and not running.done:
             return running
         _REFINEMENTS[ref.key] = ref
         for old in [k for k, r in _REFINEMENTS.items() if r.done][: max(0, len(_REFINEMENTS) - _MAX_KEPT)]:

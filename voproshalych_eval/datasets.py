@@ -1,6 +1,6 @@
 """Dataset formats: load (JSON array, JSONL, CSV), validate, hash, store in ``eval.datasets``.
 
-Kinds and their fields (the golden format is the seed's):
+Kinds and their fields (the golden format is the methodology's):
 
 - ``golden`` — question, ground_truth_answer, chunk_id, chunk_text, confluence_url,
   relevant_chunk_ids, relevant_urls (+ optional id, question_type, question_source, dialog_context — the
@@ -11,7 +11,7 @@ Kinds and their fields (the golden format is the seed's):
 - ``judge`` — question, context (may be empty: production judges cached answers without one),
   answer, label (1 show / 0 no-show) or ``ground_truth_show`` (true/false), rationale (+ id, kind);
 - ``dialogs`` — dialog_id, turns [{question, ...}], paraphrase_of;
-- ``samples`` — seed 004's Sample: user_input, response, reference, retrieved_contexts.
+- ``samples`` — the Ragas general-purpose metrics' Sample: user_input, response, reference, retrieved_contexts.
 
 Files are read by the one reader, :mod:`voproshalych_eval.record_files`. Validation stops at the first
 problem with :class:`DatasetError` naming the file, the row (CSV: the spreadsheet row, header = 1;
@@ -609,7 +609,7 @@ GOLDEN_COLUMNS = ["id", "question", "ground_truth_answer", "chunk_id", "chunk_te
 def export_csv(records: Sequence[dict[str, Any]]) -> str:
     """Golden records as CSV text (:func:`record_files.write_csv`: multi-line fields quoted, formula cells
     neutralised with a leading ``'`` that the reader removes; lists and objects as JSON cells, which
-    :func:`read_records` reads back). The seed's columns come first, other fields after."""
+    :func:`read_records` reads back). The methodology's columns come first, other fields after."""
     from voproshalych_eval.record_files import write_csv
 
     extra = sorted({k for r in records for k in r} - set(GOLDEN_COLUMNS))

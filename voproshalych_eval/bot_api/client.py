@@ -239,7 +239,7 @@ class BotApiClient:
 
 
 def _hint(status: int, spec: BotApiSpec, resp: Any) -> str:
-    """What a 405 means for the settings (the seed-003 GET form pointed at the production ``POST /qa/``)."""
+    """What a 405 means for the settings (the bot team's QA method GET form pointed at the production ``POST /qa/``)."""
     if status != 405:
         return ""
     allow = resp.headers.get("Allow")

@@ -31,7 +31,7 @@ Presets (:data:`PRESETS`): ``voproshalych`` is the production QA service (``POST
 ``{"question": "{question}", "dialog_context": "{dialog_context}"}`` — an empty list unless the item
 has a dialog context, answer at ``answer``, URL at ``confluence_url``, no chunk texts; ``404`` bodies
 ``Answer not found`` / ``Chunk not found`` -> ``not_found``, ``Answer banned`` -> ``banned``);
-``search-rag`` is seed 003's ``GET /llm/search-rag?questions={question}``.
+``search-rag`` is the bot team's QA method's ``GET /llm/search-rag?questions={question}``.
 """
 
 from __future__ import annotations
@@ -370,7 +370,7 @@ def spec_from_options(
     ``options`` are :class:`BotApiSpec` fields; ``headers`` may be a mapping or ``"Name: value"`` strings,
     ``outcomes`` rule objects or ``STATUS[:REGEX]=OUTCOME`` strings (they replace the preset's rules;
     pass ``extra_outcomes`` to add rules before them). Without a preset: ``custom`` when the URL holds
-    ``{question}`` or a POST/body is asked for, else ``search-rag`` (seed 003's form).
+    ``{question}`` or a POST/body is asked for, else ``search-rag`` (the bot team's QA method's form).
     """
     extra = options.pop("extra_outcomes", None)
     opts = {k: v for k, v in options.items() if v is not None}

@@ -68,7 +68,7 @@ def metric_config(metric: str, args: Any) -> dict[str, Any]:
             value = read_rubrics(value)  # a JSON file or an inline JSON object, read by the one file reader
         cfg[name] = value
     if spec.prompt is None and "embedders" in names and getattr(args, "models", None):
-        cfg["embedders"] = args.models  # seed 002: the models of Semantic Similarity are embedding models
+        cfg["embedders"] = args.models  # Ragas Semantic Similarity: the models of Semantic Similarity are embedding models
     return spec.resolve(cfg)
 
 

@@ -18,7 +18,7 @@ returns an executor plan whose work, per slot:
 An LLM or judge call that fails after its retries fails the item (retried by ``resume``); a failure is
 never a drop. :func:`finalize` reads all recorded items, drops near-duplicates (within the new set and
 against the heads of the other stored golden sets), keeps at most ``size`` items honouring the type mix,
-and stores the set as a new version of dataset ``name`` in the seed's golden format with
+and stores the set as a new version of dataset ``name`` in the methodology's golden format with
 ``question_type``, ``question_source = "synthetic"`` and a ``generation`` block per item (generator
 model, prompt name and version, temperature, source chunks, offline flag). Nothing is stored while slots
 are missing (a cancelled or interrupted run): resume it first.

@@ -12,7 +12,7 @@ Aggregators (over per-model scores, or over the ``strictness`` runs of one model
 * ``consensus`` — all scores within ``tolerance`` of the scale's width (default 0.1: 0.1 on 0–1,
   0.4 on 1–5; for binary verdicts: identical) -> their mean; otherwise ``None`` with ``no_consensus``.
 
-``median_mean`` (a run aggregator, not offered across models) is the median as the seed defines it for
+``median_mean`` (a run aggregator, not offered across models) is the median as the methodology defines it for
 SimpleCriteriaScore: with an even number of runs the mean of the two middle values.
 
 **Verdicts of a jury** (:func:`vote`): under the aggregators that are a vote (``average``, ``median``,
@@ -41,7 +41,7 @@ QUORUMS = ("all", "majority", "any")
 #: the default quorum of each aggregator
 DEFAULT_QUORUM = {"average": "majority", "median": "majority", "majority_voting": "majority",
                   "min": "all", "max": "all", "consensus": "all", "median_mean": "majority"}
-#: run aggregators (a metric's ``run_aggregate``): the aggregators plus the seed's median of SimpleCriteriaScore
+#: run aggregators (a metric's ``run_aggregate``): the aggregators plus the methodology's median of SimpleCriteriaScore
 RUN_AGGREGATORS = (*AGGREGATORS, "median_mean")
 #: the aggregators that are a vote: their pass/fail verdict is the models' majority, a tie undecided
 VOTE_AGGREGATORS = ("average", "median", "majority_voting")
@@ -140,7 +140,7 @@ def aggregate_scores(values: Sequence[float | None], method: str = "average", *,
 
 @dataclass
 class Sample:
-    """The seed-004 sample: user input, the response to judge, an optional reference and contexts."""
+    """The Ragas general-purpose metrics sample: user input, the response to judge, an optional reference and contexts."""
 
     user_input: str
     response: str | None = None
@@ -149,8 +149,8 @@ class Sample:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], *, require_question: bool = True) -> Sample:
-        """From snake case (or the seed's camelCase) keys; unknown keys are ignored. ``require_question=False``
-        accepts a sample without ``user_input`` (metrics that need none, e.g. Semantic Similarity: seed 002)."""
+        """From snake case (or the methodology's camelCase) keys; unknown keys are ignored. ``require_question=False``
+        accepts a sample without ``user_input`` (metrics that need none, e.g. Ragas Semantic Similarity)."""
         def get(*names: str) -> Any:
             for n in names:
                 if n in d and d[n] is not None:
@@ -182,7 +182,7 @@ class Sample:
 class EvaluationResult:
     """The outcome of one metric on one sample.
 
-    ``score`` is on the metric's own scale (``score_range``; ``scale`` names it: 0–1, the seed's 1–5 for
+    ``score`` is on the metric's own scale (``score_range``; ``scale`` names it: 0–1, the methodology's 1–5 for
     answer correctness, the integer level for RubricsScore, −1–1 for a cosine) or ``None`` — then
     ``failure_kind`` (:mod:`voproshalych_eval.metrics.failures`) and ``failures`` say why. ``score_norm`` is
     the same score on 0–1. ``n_asked`` / ``n_answered`` count the calls (models × runs) asked and answered;

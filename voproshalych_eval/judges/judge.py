@@ -62,7 +62,7 @@ __all__ = ["METRICS", "METRIC_KEYS", "Judge", "get_judge", "parse_verdict"]
 
 #: the judge metrics by key (the table; see :mod:`voproshalych_eval.judges.judge_metrics`)
 METRICS: dict[str, JudgeMetric] = JUDGE_METRICS
-#: run-level aggregate keys (the seed's naming style)
+#: run-level aggregate keys (the methodology's naming style)
 METRIC_KEYS = {m: metric_key(m) for m in METRICS}
 
 
@@ -341,7 +341,7 @@ class Judge:
 
     def _semantic_similarity(self, spec: JudgeMetric, s: Sample, cfg: Mapping[str, Any], scale: ScoreScale, t0: float,
                              details: dict[str, Any]) -> EvaluationResult:
-        """Seed 002: embedding cosine of response and reference (no LLM, not a heuristic) over one or several
+        """Ragas Semantic Similarity: embedding cosine of response and reference (no LLM, not a heuristic) over one or several
         embedding models (``embedders``), combined by the judge's aggregator; with a threshold each model's
         score becomes 1.0 / 0.0 (raw cosines kept in ``details``)."""
         from voproshalych_eval.metrics.similarity import cosine_similarity

@@ -164,7 +164,7 @@ class JudgeMetric:
 
 
 def metric_key(metric: str) -> str:
-    """The run-level aggregate key of a judge metric (the seed's naming style): ``avg_<metric>``."""
+    """The run-level aggregate key of a judge metric (the methodology's naming style): ``avg_<metric>``."""
     return f"avg_{metric}"
 
 
@@ -240,7 +240,7 @@ def _offline_score(name: str, *fields: str, to15: bool = False) -> Callable[[Any
     return rule
 
 
-# ------------------------------------------------------------------------------------ seed 003 RAG judge
+# ------------------------------------------------------------------------------------ RAG judge of the bot team's QA method
 
 
 def _rag_extract(p: Mapping[str, Any], cfg: Cfg, ctx: Any) -> Extracted:
@@ -275,7 +275,7 @@ def _rag_offline(h: Any, s: Sample, cfg: Cfg) -> tuple[float | None, str, dict[s
     return score, f"{c.explanation}; {g.explanation}", det
 
 
-# ------------------------------------------------------------------------------------ seed 004
+# ------------------------------------------------------------------------------------ Ragas general-purpose metrics
 
 
 def _aspect_extract(p: Mapping[str, Any], cfg: Cfg, ctx: Any) -> Extracted:
@@ -288,7 +288,7 @@ def _criteria_check(cfg: Cfg) -> None:
 
 
 def _criteria_extract(p: Mapping[str, Any], cfg: Cfg, ctx: Any) -> Extracted:
-    """Seed 004: the raw score is CLAMPED to [min, max] (and the clamp recorded), then normalised."""
+    """Ragas general-purpose metrics: the raw score is CLAMPED to [min, max] (and the clamp recorded), then normalised."""
     lo, hi = float(cfg["min_score"]), float(cfg["max_score"])
     raw = float(p["score"])
     clamped = min(hi, max(lo, raw))
@@ -337,14 +337,14 @@ def _rubrics_schema(schema: dict[str, Any], cfg: Cfg) -> dict[str, Any]:
 
 
 def _rubrics_extract(p: Mapping[str, Any], cfg: Cfg, ctx: Any) -> Extracted:
-    """Seed 004: the integer level of the chosen rubric (not normalised)."""
+    """Ragas general-purpose metrics: the integer level of the chosen rubric (not normalised)."""
     level = int(p["score"])
     if level not in {n for n, _ in rubric_levels(cfg["rubrics"])}:
         raise ValueError(f"level {level} is not one of the rubric's levels")
     return Extracted(float(level), p.get("reason", ""), {"level": level})
 
 
-# ------------------------------------------------------------------------------------ seed 001
+# ------------------------------------------------------------------------------------ Ragas Response Relevancy
 
 
 def _relevancy_prepare(judge: Any, s: Sample, cfg: Cfg) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """LLM prices (USD per 1M input / output tokens) and what a set of calls cost.
 
-The table lives in the store (``eval.llm_prices``), seeded with list prices of the models the seeds name
+The table lives in the store (``eval.llm_prices``), seeded with list prices of the models the methodology names
 (see :data:`DEFAULT_PRICES`, with the date they were read); it is edited on the Settings page or with
 :func:`set_price` / :func:`delete_price`. ``[llm.prices]`` in ``.streamlit/secrets.toml`` overrides it
 (a contract price)::
@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 
 #: When the default list prices were read (provider price pages / OpenRouter listing).
 PRICES_AS_OF = "2025-10"
-#: model -> (USD per 1M input tokens, USD per 1M output tokens). Models named by the seeds, their plain
+#: model -> (USD per 1M input tokens, USD per 1M output tokens). Models named by the methodology, their plain
 #: OpenAI ids, the production bot's Mistral models, and the local llama.cpp model of ``make local-llm``.
 DEFAULT_PRICES: dict[str, tuple[float, float]] = {
     "google/gemini-2.5-flash": (0.30, 2.50),

@@ -141,7 +141,7 @@ _EN["show_no_show_no_context"] = (
     "Reply with exactly one line: \"Yes\" if it may be shown, or \"No: <short reason>\" if not. No other text."
 )
 
-# ---------------------------------------------------------------- seed 003: the RAG judge
+# ---------------------------------------------------------------- the bot team's QA method: the RAG judge
 _RU["rag_judge"] = """Ты выступаешь в роли judge-модели для оценки качества ответа RAG-системы.
 
 Тебе будут переданы:
@@ -295,7 +295,7 @@ _EN["e2e"] = (
     "Return JSON with score (an integer 1–5) and explanation (short, in English)."
 )
 
-# ---------------------------------------------------------------- seed 004: general-purpose metrics
+# ---------------------------------------------------------------- Ragas general-purpose metrics: general-purpose metrics
 _RU["aspect_critic"] = (
     "Оцени ответ по критерию и вынеси бинарный вердикт.\n\nКритерий: {definition}\n\n"
     "Вопрос пользователя:\n{question}\n\nОтвет:\n{answer}\n{extra}\n"

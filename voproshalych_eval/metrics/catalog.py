@@ -15,7 +15,7 @@ An entry (:class:`MetricSpec`) holds:
   (a corpus-level or distribution statistic: corpus BLEU, a percentile, a kappa) or ``setting``;
 * ``item_field`` — the per-item field the aggregate is the mean of (paired tests use it);
 * ``how_ru`` / ``how_en`` — the formula line for "how to read";
-* ``bands`` — the seed's reading bands where the seed gives them;
+* ``bands`` — the methodology's reading bands where the methodology gives them;
 * ``baseline`` / ``margin`` / ``baseline_tiers`` — the default baseline, its attention margin (in the
   metric's own units) and the tiers it is seeded for.
 
@@ -123,7 +123,7 @@ class MetricSpec:
         return self.how_en if lang == "en" else self.how_ru
 
     def band(self, value: float | None, lang: str = "ru") -> str | None:
-        """The seed's reading of ``value`` (``None`` without bands or a value)."""
+        """The methodology's reading of ``value`` (``None`` without bands or a value)."""
         if value is None or not self.bands:
             return None
         for lo, hi, ru, en in self.bands:
@@ -435,7 +435,7 @@ _add(
            "calls without a usable reply (by kind in failure_kinds)", "lower"),
 )
 
-# ---- judge metrics (seed 001, 002, 003, 004; judge_metrics runs)
+# ---- judge metrics (Ragas Response Relevancy, 002, 003, 004; judge_metrics runs)
 _add(
     _m("avg_rag_judge", "RAG-судья (тест RAG + LLM)", "RAG judge (RAG + LLM test)", SHARE, "higher", "mean",
        "min(корректность, обоснованность), 0–1", "min(correctness, groundedness), 0–1", item_field="score"),

@@ -731,7 +731,7 @@ def _sampled_metrics(
 
 
 def embedding_space_metrics(X: np.ndarray, **options: Any) -> dict[str, Any]:
-    """The seed's twelve Tier 0 metrics plus readability aids (see :func:`embedding_space_metrics_and_knn`,
+    """The methodology's twelve Tier 0 metrics plus readability aids (see :func:`embedding_space_metrics_and_knn`,
     which takes the same options and also returns the exact kNN the pair scan found on the way)."""
     return embedding_space_metrics_and_knn(X, **options)[0]
 
@@ -749,7 +749,7 @@ def embedding_space_metrics_and_knn(
     seed: int = 0,
     sample_queries: int = 2_000,
 ) -> tuple[dict[str, Any], tuple[np.ndarray, np.ndarray] | None]:
-    """The seed's twelve Tier 0 metrics plus readability aids, for ``X`` of shape ``(N, D)``, and the exact
+    """The methodology's twelve Tier 0 metrics plus readability aids, for ``X`` of shape ``(N, D)``, and the exact
     kNN ``(indices, distances)`` of every row (self excluded, ``k`` used; as :func:`knn` returns it) found by
     the same pass over the pairs — ``None`` in estimated mode and for ``N < 2``. Callers that also need the
     neighbours (Tier 0's outliers) reuse it instead of scanning every pair again.

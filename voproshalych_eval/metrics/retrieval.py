@@ -189,7 +189,7 @@ def retrieval_metrics(
     ks: Sequence[int] = DEFAULT_KS,
     ndcg_ks: Sequence[int] = DEFAULT_NDCG_KS,
 ) -> dict[str, float]:
-    """All per-query metrics under the seed's keys.
+    """All per-query metrics under the methodology's keys.
 
     Keys, in order: ``hit_rate@K`` for K in ``ks``, ``recall@K``, ``precision@K``, ``ndcg@K`` for K in
     ``ndcg_ks``, ``mrr`` (reciprocal rank, whole list) and ``map`` (average precision, whole list).

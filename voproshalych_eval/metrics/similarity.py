@@ -75,13 +75,13 @@ def cosine_to_rows(query: ArrayLike1D, rows: np.ndarray | Sequence[Sequence[floa
 
 def response_relevancy_score(question: ArrayLike1D, generated: np.ndarray | Sequence[Sequence[float]], *,
                              noncommittal: bool = False) -> tuple[float, list[float]]:
-    r"""Response Relevancy (seed 001): mean cosine of the user question with the questions generated
+    r"""Response Relevancy (Ragas Response Relevancy): mean cosine of the user question with the questions generated
     from the answer.
 
     .. math:: 	ext{score} = rac{1}{n}\sum_{i=1}^{n} \maxigl(0, \cos(e_q, e_{g_i})igr)
 
-    Negative cosines count as 0 (the seed reads the cosine on 0–1), so the score is in [0, 1]; a
-    noncommittal answer scores 0. Returns ``(score, raw cosines)``. Higher is better; the seed reads
+    Negative cosines count as 0 (the methodology reads the cosine on 0–1), so the score is in [0, 1]; a
+    noncommittal answer scores 0. Returns ``(score, raw cosines)``. Higher is better; the methodology reads
     90–100% "answers directly", 70–90% "mostly", 50–70% "partly", below 50% "does not answer".
 
     >>> response_relevancy_score([1.0, 0.0], [[1.0, 0.0], [0.0, 1.0]])

@@ -129,7 +129,7 @@ def bleu(prediction: str, reference: str, *, lowercase: bool = False) -> float:
 
 
 def corpus_bleu(predictions: Sequence[str], references: Sequence[str], *, lowercase: bool = False) -> float:
-    r"""Corpus-level BLEU (``sacrebleu.corpus_bleu``), on the 0-100 scale — the number the seed's reading
+    r"""Corpus-level BLEU (``sacrebleu.corpus_bleu``), on the 0-100 scale — the number the methodology's reading
     bands are about ("BLEU > 50 very good, 20–40 acceptable, < 20 needs improvement").
 
     .. math:: \text{BLEU} = 100 \cdot \text{BP} \cdot \exp\Big(\sum_{n=1}^{4} \tfrac14 \log p_n\Big),\quad

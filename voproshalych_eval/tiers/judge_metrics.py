@@ -2,7 +2,7 @@
 samples, on one or several judge models with an aggregator — a plan run by the engine (tool
 ``judge_metrics``).
 
-Samples are a dataset of kind ``samples`` (seed 004's Sample: user_input, response, reference,
+Samples are a dataset of kind ``samples`` (the Ragas general-purpose metrics' Sample: user_input, response, reference,
 retrieved_contexts), stored before the run starts, so a resume reads the same samples by id. Each sample
 is an item: its :class:`~voproshalych_eval.judges.EvaluationResult` (score, verdict, explanation,
 per-model scores, raw replies, failures); a sample without a score is a *failed* item (its failures and

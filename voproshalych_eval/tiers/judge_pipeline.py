@@ -20,7 +20,7 @@ production prompt *without* context (``show_no_show_no_context``; a custom promp
 ``{context}``). Every classification metric is reported overall and split: ``with_context.*`` and
 ``without_context.*`` (e.g. ``with_context.f1_score``), with the n of each part.
 
-Calibration (``calibrate=True``): the benchmark judge (seed-003 ``rag_judge``, PASS/FAIL at
+Calibration (``calibrate=True``): the benchmark judge (the bot team's QA method ``rag_judge``, PASS/FAIL at
 ``threshold``) is run on the same items and compared with the human labels the same way
 (``benchmark_*`` keys, its own ``benchmark_failure_kinds``, ``benchmark_error_rate``,
 ``benchmark_parse_failure_rate`` and ``benchmark_n_partial`` included) — how far the benchmark judge can be

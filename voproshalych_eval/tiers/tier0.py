@@ -19,9 +19,9 @@ Which model filled ``chunk.embedding`` is known from the demo loader's metadata 
 without an explicit embedder (labelled ``stored:chunk.embedding``).
 
 Metrics: :func:`build_plan` is the ``tier0`` plan — steps (load the vectors, the space metrics
-:func:`~voproshalych_eval.metrics.geometry.embedding_space_metrics` (the seed's twelve + readability aids),
+:func:`~voproshalych_eval.metrics.geometry.embedding_space_metrics` (the methodology's twelve + readability aids),
 the kNN outlier ranking with texts and clusters, metrics per section and per kind) recorded as the run's
-items; its ``metrics`` are keyed by the seed's names. :func:`analyse` runs the same steps on vectors in
+items; its ``metrics`` are keyed by the methodology's names. :func:`analyse` runs the same steps on vectors in
 memory without a run.
 """
 
@@ -52,7 +52,7 @@ SOURCES = ("chunks", "questions", "golden", "both")
 STORED = "stored"
 Progress = Callable[[str], None]
 
-# The seed's twelve Tier 0 metrics (section 3.3), in its order.
+# The methodology's twelve Tier 0 metrics (section 3.3), in its order.
 SEED_METRICS = (
     "total_samples",
     "avg_nn_distance",
@@ -552,7 +552,7 @@ def outlier_table(
 
 
 def run_metrics(res: Mapping[str, Any]) -> dict[str, Any]:
-    """The run's ``metrics`` object: the seed's twelve names + the readability aids (+ ``*_ci`` when estimated)."""
+    """The run's ``metrics`` object: the methodology's twelve names + the readability aids (+ ``*_ci`` when estimated)."""
     out: dict[str, Any] = {key: res.get(key) for key in SEED_METRICS + EXTRA_METRICS}
     for key, v in res.items():
         if key.endswith("_ci"):

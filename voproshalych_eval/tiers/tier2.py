@@ -137,7 +137,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
 
 
 def aggregate(records: list[dict[str, Any]], *, repeats: int = 1) -> dict[str, Any]:
-    """Seed-named aggregates over all recorded items on the seed's scales (answer correctness 1–5, BLEU
+    """Aggregates named as in the methodology over all recorded items on the methodology's scales (answer correctness 1–5, BLEU
     0–100): failed items count as failures of every metric, by kind; an empty answer is scored (judges:
     the scale's lowest by rule; overlap: 0), never left out; ``corpus_bleu`` beside the mean sentence BLEU."""
     res = aggregation.done_results(records)

@@ -1,4 +1,4 @@
-"""Tier 3 — end to end (seed 000, section 6; seed 003).
+"""Tier 3 — end to end (seed 000, section 6; the bot team's QA method).
 
 Two ways to obtain the system's answer and the chunks it used:
 
@@ -9,7 +9,7 @@ Two ways to obtain the system's answer and the chunks it used:
   (method, URL and JSON body templates, headers with ``${VARIABLE}`` references, JSON paths of the
   answer / page URL / chunk texts, timeout, retries, requests-per-second limit, outcome rules). It comes
   from a preset (``api_preset``: ``voproshalych`` — the production ``POST /qa/``; ``search-rag`` —
-  seed 003's ``GET /llm/search-rag?questions=``), a saved bot profile (``api_profile``) or explicit
+  the bot team's QA method's ``GET /llm/search-rag?questions=``), a saved bot profile (``api_profile``) or explicit
   settings; the resolved spec is stored in the run's parameters as ``api`` (templates only, never a
   header's value), so a resume talks to the bot exactly as the run started.
 
@@ -21,7 +21,7 @@ transport failures met (including retried ones).
 
 Answered items are scored with:
 
-* the seed-003 judge (``rag_judge``): answer correctness + groundedness on the context, PASS/FAIL against
+* the bot team's QA method judge (``rag_judge``): answer correctness + groundedness on the context, PASS/FAIL against
   ``threshold``, ``error_message`` on FAIL -> ``pass_rate``;
 * ``e2e_score`` (0–1) and, against the reference answer, semantic similarity (cosine of the
   embeddings, −1..1), Euclidean distance of the same unit vectors (0..2, lower is better), ROUGE,

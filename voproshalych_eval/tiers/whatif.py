@@ -20,7 +20,7 @@ paired per-question values is tested with :func:`voproshalych_eval.metrics.stati
 **Tier 3 part** (``tier3``): the gaps' questions (a seeded sample of at most ``tier3_sample``, stated) go through
 the internal Tier 3 pipeline on both snapshots — production's top-``top_k`` (1) chunks of the same retrieval,
 generation from them (:func:`voproshalych_eval.tiers.tier3.generate_from_chunks`, the production bot prompt) and,
-when the judge is an LLM, the seed-003 RAG judge (:func:`~voproshalych_eval.tiers.tier3.judge_sample`). A
+when the judge is an LLM, RAG judge of the bot team's QA method (:func:`~voproshalych_eval.tiers.tier3.judge_sample`). A
 generated text is *declined* when the real-users answer patterns
 (:data:`voproshalych_eval.analytics.answers.DEFAULT_PATTERNS`) class it as anything but an answer ("не знаю",
 "в предоставленном фрагменте нет…"). Reported: answered / declined / errors (by kind) before and after, judged
@@ -55,7 +55,7 @@ GROUPS = ("main", "regression")
 
 DEFAULTS: dict[str, Any] = spec("whatif").defaults()
 #: the judge metric of the Tier 3 part (gap questions have no reference answer: correctness + groundedness on
-#: the context, seed 003)
+#: the context, the bot team's QA method)
 TIER3_JUDGE = ("rag_judge",)
 TIER3_TESTED = ("answered", "good")
 

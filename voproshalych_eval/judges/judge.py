@@ -16,7 +16,7 @@ the models by the judge's aggregator, each only when its quorum answered
 a vote aggregator (average, median, majority_voting) ``passed`` is the models' majority, a tie *undecided*
 (``passed=None``, ``undecided=True``). Every call is counted per model in ``details["calls"]`` (asked, failed by
 kind), so a jury's failures show even when the quorum still gave a score. Scores are on the metric's own scale (``score_range``): the
-seed's 1–5 for answer correctness, the integer level for RubricsScore, 0–1 otherwise (−1–1 for a
+methodology's 1–5 for answer correctness, the integer level for RubricsScore, 0–1 otherwise (−1–1 for a
 cosine); ``score_norm`` gives 0–1.
 
 Every metric is also a method of the same name (``judge.faithfulness(sample, threshold=0.7)``,

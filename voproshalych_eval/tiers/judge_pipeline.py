@@ -1,4 +1,4 @@
-"""Tier Judge Pipeline — the production show/no-show judge as a classifier (seed 000, section 2.1).
+"""Tier Judge Pipeline — the production show/no-show judge as a classifier (the benchmark metrics description, section 2.1).
 
 Over a labelled set (question, context, answer, label 1 = show / 0 = no-show) the show/no-show
 judge (the production "Yes / No: reason" prompt by default, or a custom prompt with the

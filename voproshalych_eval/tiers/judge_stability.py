@@ -1,4 +1,4 @@
-"""Tier Judge — stability of the benchmark judge (seed 000, section 8).
+"""Tier Judge — stability of the benchmark judge (the benchmark metrics description, section 8).
 
 Each item (question, context, answer) is judged R times (default 5) by every judge model with the
 cache OFF, so every repeat is a real call. Scores are read on 0–1, normalised by the judged metric's own

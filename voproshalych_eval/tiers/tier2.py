@@ -1,4 +1,4 @@
-"""Tier 2 — generation on a fixed context (seed 000, section 5).
+"""Tier 2 — generation on a fixed context (the benchmark metrics description, section 5).
 
 For every golden item the generator answers the question from the item's FULL reference context
 (the texts of all its relevant chunks, read from the knowledge base; cut only when

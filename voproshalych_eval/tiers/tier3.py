@@ -1,4 +1,4 @@
-"""Tier 3 — end to end (seed 000, section 6; the bot team's QA method).
+"""Tier 3 — end to end (the benchmark metrics description, section 6; the bot team's QA method).
 
 Two ways to obtain the system's answer and the chunks it used:
 

@@ -52,6 +52,10 @@ def _review_block(run_id: int) -> None:
 
     rv = run_review(state.engine(), runs.get_run(state.engine(), run_id), runs.item_records(state.engine(), run_id))
     st.markdown("**" + tr("Проверка людьми", "Human review") + "**")
+    if rv.get("missing"):
+        st.caption(tr(f"Версии {rv['dataset_ref']}, которую сохранил этот запуск, больше нет в хранилище.",
+                      f"The version {rv['dataset_ref']} this run stored is no longer in the store."))
+        return
     c = st.columns(3)
     c[0].metric(tr("Проверено", "Reviewed"), f"{rv['n_reviewed']} / {rv['n_kept']}")
     c[1].metric(tr("Отклонено на проверке", "Rejected in review"), rv["n_rejected"])

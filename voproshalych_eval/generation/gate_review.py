@@ -91,7 +91,10 @@ def run_review(engine: Engine, run: Any, records: Sequence[Mapping[str, Any]] | 
             "thresholds": {**G.DEFAULT_THRESHOLDS, **dict(m.get("thresholds") or {})}, "started_at": run.started_at}
     if not m.get("dataset_ref"):
         return {**base, **share_of_rejected(0, 0, 0), "items": []}
-    ds = get_dataset(engine, m["dataset_ref"], "golden")
+    try:
+        ds = get_dataset(engine, m["dataset_ref"], "golden")
+    except LookupError:  # the stored version was deleted since: nothing left to compare with the reviews
+        return {**base, **share_of_rejected(0, 0, 0), "items": [], "missing": True}
     keys = ds.keys()
     results = _kept_results(records or [])
     revs = annotations.reviews(engine, ds.name, ds.kind)

@@ -116,7 +116,7 @@ TIER1 = (
           "search an HNSW index (built in the eval schema) and report its recall", role="config", words=True,
           flag="--hnsw"),
     replace(REPEATS, help_ru="повторов для согласованности поиска (HNSW / внешний API)",
-            help_en="repeats for retrieval_consistency (HNSW / external API)", high=5),
+            help_en="repeats for the retrieval consistency metric (HNSW / external API)", high=5),
     Param("ef_search", "int", None, "HNSW ef_search", "HNSW ef_search", "HNSW ef_search (по умолчанию 40)",
           "HNSW ef_search (default 40)", low=1, high=10_000, role="config", advanced=True),
     Param("hnsw_m", "int", 16, "HNSW m", "HNSW m", "связей на вершину HNSW-индекса",

@@ -15,7 +15,7 @@ from voproshalych_eval.metrics import catalog
 from voproshalych_eval.plots import embedding_space as charts
 from voproshalych_eval.tiers import projection as proj
 from voproshalych_eval.tiers import tier0
-from voproshalych_eval.ui import auth, jobs, map_view, run_view, state, tables
+from voproshalych_eval.ui import auth, jobs, map_view, run_view, state, tables, untrusted
 from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import (
     TIER_COLORS,
@@ -282,9 +282,9 @@ if proj_clicked:
                 centre_groups=kinds.tolist() if centre and kinds.nunique() > 1 else None,
             )
             st.session_state[PROJ_RUN] = picked_run.id
-            st.write(tr(f"Проекция: {fmt_count(len(p.point_ids))} точек за {fmt_seconds(p.seconds)} — ",
-                        f"Projection: {fmt_count(len(p.point_ids))} points in {fmt_seconds(p.seconds)} — ")
-                     + map_view.method_label(p))
+            untrusted.text(tr(f"Проекция: {fmt_count(len(p.point_ids))} точек за {fmt_seconds(p.seconds)} — ",
+                              f"Projection: {fmt_count(len(p.point_ids))} points in {fmt_seconds(p.seconds)} — ")
+                           + map_view.method_label(p))
         status.update(label=tr("Готово", "Done"), state="complete", expanded=False)
 
 vs: tier0.VectorSet = res["vector_set"]

@@ -18,6 +18,7 @@ from voproshalych_eval.record_files import (
     as_bool,
     as_datetime,
     as_int,
+    csv_cell,
     parse_json_object,
     read_file,
     read_json_object,
@@ -249,7 +250,9 @@ def test_round_trip_keeps_every_field(rows, fmt, bom, delim, eol) -> None:  # ty
         # of a line that is a CRLF no reader can tell apart (inside a line a bare "\r" is read as data)
         w = csv.DictWriter(buf, fieldnames=["question", "answer", "id"], delimiter=delim, lineterminator=eol)
         w.writeheader()
-        w.writerows(records)
+        # cells escaped as the product's CSV writer escapes them (a leading "'" before a formula start): the
+        # reader reverses exactly that, so a raw "'\r…" cell from another writer would lose its quote
+        w.writerows([{k: csv_cell(v) for k, v in r.items()} for r in records])
         text = buf.getvalue()
     elif fmt == "json":
         text = json.dumps(records, ensure_ascii=False, indent=1)

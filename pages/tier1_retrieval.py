@@ -89,7 +89,9 @@ def _reason(reason: object) -> str:
 def _dataset_picker() -> object | None:
     stored = list_datasets(engine, "golden")
     options = {f"{d['name']} · {d['n_items']} · {d['content_hash'][:8]} (#{d['id']})": d["id"] for d in stored}
-    choice = st.selectbox(tr("Золотой набор", "Golden dataset"), list(options), key="t1_dataset") if options else None
+    # the form starts from the dataset of the run shown (ui.run_view), not from the newest dataset
+    choice = st.selectbox(tr("Золотой набор", "Golden dataset"), list(options), key="t1_dataset",
+                          index=run_view.default_dataset_index("tier1", stored)) if options else None
     upload = st.file_uploader(tr("…или загрузите файл (JSON/JSONL/CSV)", "…or upload a file (JSON/JSONL/CSV)"),
                               type=["json", "jsonl", "csv"], key="t1_upload")
     if upload is not None:

@@ -46,11 +46,14 @@ page_header(
 )
 
 eng = state.engine()
-golden = [d["name"] for d in datasets.list_datasets(eng, "golden")]
+stored_golden = datasets.list_datasets(eng, "golden")
+golden = [d["name"] for d in stored_golden]
 llm_ok = llm_notice()  # before the run: whether it can use an LLM, and the way to Settings when not
 with st.form("tier2_form", border=True, enter_to_submit=False):  # the run form at the top: Run visible without scrolling
     f1, f2, f3, f4 = st.columns([3, 2, 2, 2])
-    ds_name = f1.selectbox(tr("Набор данных", "Dataset"), golden or ["demo_golden"])
+    # the form starts from the dataset of the run shown (ui.run_view), not from the newest dataset
+    ds_name = f1.selectbox(tr("Набор данных", "Dataset"), golden or ["demo_golden"],
+                           index=run_view.default_dataset_index("tier2", stored_golden))
     limit = f2.number_input(tr("Первые N вопросов (0 — все)", "First N questions (0 = all)"), 0, 100000, 10)
     repeats = f3.number_input(tr("Повторов генерации", "Generation repeats"), 1, 10, 1)
     max_chars = f4.number_input(tr("Обрезать контекст, симв. (0 — нет)", "Cut context, chars (0 = never)"), 0, 1000000, 0)

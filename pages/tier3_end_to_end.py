@@ -81,7 +81,8 @@ page_header(
 )
 
 eng = state.engine()
-golden = [d["name"] for d in datasets.list_datasets(eng, "golden")]
+stored_golden = datasets.list_datasets(eng, "golden")
+golden = [d["name"] for d in stored_golden]
 llm_ok = llm_notice()  # before the run: whether it can use an LLM, and the way to Settings when not
 mode_labels = {"internal": tr("внутренний конвейер", "internal pipeline"), "api": tr("API бота", "bot API")}
 top = st.columns([2, 3, 3])  # what the form asks for: the mode, then the bot profile or an API preset
@@ -110,7 +111,9 @@ judge_context = saved[profile_name].judge_context if profile_name in saved else 
 
 with st.form("tier3_form", border=True, enter_to_submit=False):  # the run form at the top: Run visible without scrolling
     f1, f2, f3, f4 = st.columns([3, 2, 2, 2])
-    ds_name = f1.selectbox(tr("Набор данных", "Dataset"), golden or ["demo_golden"])
+    # the form starts from the dataset of the run shown (ui.run_view), not from the newest dataset
+    ds_name = f1.selectbox(tr("Набор данных", "Dataset"), golden or ["demo_golden"],
+                           index=run_view.default_dataset_index("tier3", stored_golden))
     limit = f2.number_input(tr("Первые N вопросов (0 — все)", "First N questions (0 = all)"), 0, 100000, 10)
     threshold = f3.slider(tr("Порог PASS", "PASS threshold"), 0.0, 1.0, 0.5, 0.05)
     min_pass = f4.slider(tr("Ворота: мин. доля прошедших", "Gate: min pass rate"), 0.0, 1.0, 0.0, 0.05,

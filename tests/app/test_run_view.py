@@ -46,6 +46,9 @@ def test_a_new_dataset_never_hides_the_runs_of_the_plan(demo_engine) -> None:  #
     assert not [i.value for i in at.info if "No runs yet" in i.value]
     # the page's URL now names the run shown and the language
     assert at.query_params["run"] == str(earlier) and at.query_params["lang"] == "en"
+    # and the run form starts from that run's dataset, not from the newest one
+    form_pick = next(s for s in at.selectbox if s.label == "Dataset")
+    assert form_pick.value == "demo_golden", form_pick.value
 
 
 def test_the_link_opens_the_same_run_dataset_and_language(demo_engine) -> None:  # type: ignore[no-untyped-def]

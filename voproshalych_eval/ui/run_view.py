@@ -189,12 +189,31 @@ def _dataset_labels(run_list: Sequence[runs.Run]) -> dict[int | None, str]:
     return out
 
 
+def _default_run(tier: str) -> runs.Run | None:
+    all_runs = runs.list_runs(state.engine(), tier=tier, limit=MAX_RUNS)
+    chosen = choose_run([r.id for r in all_runs], url_run=url_int(RUN_PARAM))
+    return next((r for r in all_runs if r.id == chosen), None)
+
+
 def default_dataset_id(tier: str) -> int | None:
     """The dataset a run form should start from: the one of the run the page shows by the rule (the URL's
     run, else the latest run of ``tier``) — not the newest dataset."""
-    all_runs = runs.list_runs(state.engine(), tier=tier, limit=MAX_RUNS)
-    chosen = choose_run([r.id for r in all_runs], url_run=url_int(RUN_PARAM))
-    return next((r.dataset_id for r in all_runs if r.id == chosen), None)
+    run = _default_run(tier)
+    return run.dataset_id if run is not None else None
+
+
+def default_dataset_index(tier: str, stored: Sequence[Mapping[str, Any]]) -> int:
+    """The position in ``stored`` (``datasets.list_datasets`` rows) of the dataset a run form starts from
+    (:func:`default_dataset_id`: the shown run's version, else its name's newest), else 0 — so generating a
+    new set never moves the form of a page off the dataset its runs are on."""
+    run = _default_run(tier)
+    if run is None:
+        return 0
+    for match in (lambda d: d.get("id") == run.dataset_id, lambda d: d.get("name") == run.dataset_name):
+        found = next((i for i, d in enumerate(stored) if match(d)), None)
+        if found is not None:
+            return found
+    return 0
 
 
 # ------------------------------------------------------------------------------------------- the pickers

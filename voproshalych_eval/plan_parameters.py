@@ -78,7 +78,7 @@ PAUSE_MINUTES = Param("pause_minutes", "float", 30.0, "пауза сессии, 
 LANG = Param("lang", "choice", "ru", "язык", "language", "язык", "language", choices=LANGS)
 FILTERS = Param("filters", "any", {}, "фильтры", "filters", flag="", widget="")
 N_RESAMPLES = Param("n_resamples", "int", 2000, "бутстреп-выборок", "bootstrap resamples",
-                    "выборок для 95% бутстреп-интервалов", "bootstrap resamples of the 95% intervals", low=100,
+                    "выборок для 95% бутстреп-интервалов", "bootstrap resamples of the 95% intervals", low=10,
                     high=100_000, advanced=True)
 
 # ------------------------------------------------------------------------------------------ the plans

@@ -377,7 +377,8 @@ def _md_text(v: Any) -> str:
 def _md_rows(headers: list[str], rows: list[list[Any]]) -> str:
     if not rows:
         return "_—_\n"
-    out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    # a header may come from the data (an item field's own name, when the catalog does not know it): escaped
+    out = ["| " + " | ".join(md.cell(h) for h in headers) + " |", "|" + "---|" * len(headers)]
     out += ["| " + " | ".join(_md_text(c) for c in row) + " |" for row in rows]
     return "\n".join(out) + "\n"
 

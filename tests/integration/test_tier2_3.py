@@ -137,8 +137,10 @@ def test_tier3_api_mode_and_gate(demo_engine, bot_chunk) -> None:  # type: ignor
     with FakeBot(answer=answer, chunks=[chunk]) as bot:
         assert main([*args, "--api", bot.url, "--min-pass-rate", "0.0"]) == 0
         assert len(bot.questions) == 3 and bot.questions[0]  # the question arrives URL-decoded
-        # an impossible bar: the gate fails with a non-zero exit code
-        assert main([*args, "--api", bot.url, "--min-pass-rate", "1.01"]) == 1
+        # a bar above 1 can never be met: refused as a bad setting (exit 2) before any request is sent
+        n_before = len(bot.questions)
+        assert main([*args, "--api", bot.url, "--min-pass-rate", "1.01"]) == 2
+        assert len(bot.questions) == n_before
     with FakeBot(answer=answer, chunks=[chunk], status=500) as bad:
         # the API fails on every item: the run is failed (not done), nothing passes
         assert main([*args, "--api", bad.url, "--min-pass-rate", "0.1", "--api-retries", "1", "--api-backoff", "0"]) == 1

@@ -391,6 +391,8 @@ with state.user_errors("Не удалось прочитать реестр за
                 if len(items):
                     items["status"] = items["status"].map(lambda v: tr(*ITEM_STATES.get(v, (v, v))))
                     nested = tables.nested_columns(items)  # whole step results (tables, dicts): in the exports
+                    # the gap formula is the analysis' constant, stated in its report, not an item's value
+                    nested += [c for c in ("gap_formula",) if c in items.columns and c not in nested]
                     tables.show(items.drop(columns=nested), f"run_{rid}_items", key="runs_rep_items", height=320,
                                 download=False, labels=ITEM_COLUMNS)
                     if nested:

@@ -939,7 +939,7 @@ def label(key: str, lang: str = "ru") -> str:
     if found is None:
         return key
     if member:
-        pair = MEMBER_LABELS.get(member)
+        pair = MEMBER_LABELS.get(member) or BLOCK_LABELS.get(member)  # a member may be a question type, a block
         member = (pair[1] if lang == "en" else pair[0]) if pair else member
     text = found.label(lang) + (f" {member}" if member else "")
     names: list[str] = []

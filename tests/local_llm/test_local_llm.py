@@ -206,7 +206,7 @@ def test_tier3_preset_page_prompts_fit_the_real_window(demo_engine, tmp_path, mo
     path = tmp_path / "golden.json"
     path.write_text(json.dumps(recs, ensure_ascii=False), encoding="utf-8")
 
-    def run(window: str | None) -> tuple[dict[str, Any], list[int], list[float]]:
+    def run(window: str | None) -> tuple[dict[str, Any], list[int], list[float], list[str]]:
         with ScriptedOpenAI(reject_json_schema=500) as judge_srv, ProductionQA() as bot:
             monkeypatch.setenv("OPENAI_BASE_URL", judge_srv.base_url)
             monkeypatch.setenv("OPENAI_API_KEY", "local")
@@ -222,21 +222,25 @@ def test_tier3_preset_page_prompts_fit_the_real_window(demo_engine, tmp_path, mo
                                             "api_preset": "voproshalych", "api_rps": 100, "context_from": "page",
                                             "concurrency": 1, "min_pass_rate": 0.0})
             _, prog = run_plan(demo_engine, plan)
-            prompts = [_chatml(req["messages"]) for req in judge_srv.requests
-                       if (req.get("response_format") or {}).get("type") != "json_schema"]
+            sent = [req["messages"] for req in judge_srv.requests
+                    if (req.get("response_format") or {}).get("type") != "json_schema"]
         get_settings.cache_clear()
+        prompts = [_chatml(msgs) for msgs in sent]
         tokens = [_real_token_count(p) for p in prompts]
-        return prog.metrics, tokens, [len(p) / t for p, t in zip(prompts, tokens, strict=True) if t]
+        kinds = [str(msgs[0].get("content") or "")[:60] for msgs in sent]  # which judge prompt (its opening)
+        return prog.metrics, tokens, [len(p) / t for p, t in zip(prompts, tokens, strict=True) if t], kinds
 
-    m_cut, tok_cut, cpt = run(str(n_ctx))
-    m_whole, tok_whole, _ = run(None)
+    m_cut, tok_cut, cpt, _ = run(str(n_ctx))
+    _, tok_whole, _, kinds = run(None)
     over_whole = sum(t >= n_ctx for t in tok_whole)
+    per_prompt = {k: f"{sum(t >= n_ctx for t, kk in zip(tok_whole, kinds, strict=True) if kk == k)} of "
+                     f"{kinds.count(k)}" for k in dict.fromkeys(kinds)}
     print(f"\nTier 3 preset, {n} items, whole-page contexts, real tokenizer, n_ctx {n_ctx}:\n"
           f"  window known ({n_ctx}): {len(tok_cut)} judge prompts, max {max(tok_cut)} tokens, contexts cut "
           f"{m_cut['n_context_cut']}, judged {m_cut['pass_rate']['n']} of {m_cut['n_answered']}; characters per "
           f"token {min(cpt):.2f}–{max(cpt):.2f} (the client assumes 2.5)\n"
           f"  no window (before the cut): {len(tok_whole)} judge prompts, max {max(tok_whole)} tokens, "
-          f"{over_whole} of them >= n_ctx (refused by llama.cpp)")
+          f"{over_whole} of them >= n_ctx (refused by llama.cpp); per judge prompt: {per_prompt}")
     assert m_cut["n_answered"] == n and m_cut["n_items"] == n
     assert tok_cut and max(tok_cut) < n_ctx, tok_cut  # llama.cpp would take every one of them
     assert m_cut["failure_kinds"]["context_overflow"] == 0

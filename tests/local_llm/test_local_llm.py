@@ -29,6 +29,10 @@ MODEL = os.environ.get("VOPROSHALYCH_EVAL_LOCAL_LLM_MODEL", "qwen2.5-1.5b")
 EMBED_URL = os.environ.get("VOPROSHALYCH_EVAL_LOCAL_LLM_EMBED_URL")
 EMBED_MODEL = os.environ.get("VOPROSHALYCH_EVAL_LOCAL_LLM_EMBED_MODEL", "qwen2.5-1.5b-embed")
 
+#: seconds per call: the server answers one request at a time and slowly on a busy CPU (a seed 004 call waited
+#: out 2 x 600 s behind another client's calls on a 2-core machine at load average 10-20)
+TIMEOUT = float(os.environ.get("VOPROSHALYCH_EVAL_LLM_TIMEOUT") or 1800)
+
 pytestmark = [
     pytest.mark.local_llm,
     pytest.mark.skipif(not URL, reason="no local LLM server: run `make local-llm`, then `make test-local-llm`"),
@@ -37,7 +41,7 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def client(engine) -> Iterator[LLMClient]:  # type: ignore[no-untyped-def]
-    c = LLMClient([Provider("local", URL, None, [MODEL])], engine, concurrency=1, timeout=600,
+    c = LLMClient([Provider("local", URL, None, [MODEL])], engine, concurrency=1, timeout=TIMEOUT,
                   retry=RetryPolicy(max_attempts=2, initial=1.0))
     yield c
     c.close()
@@ -57,7 +61,7 @@ def local_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("OPENAI_API_KEY", "local")
     monkeypatch.setenv("VOPROSHALYCH_EVAL_LLM_MODELS", MODEL)
     monkeypatch.setenv("VOPROSHALYCH_EVAL_LLM_CONCURRENCY", "1")
-    monkeypatch.setenv("VOPROSHALYCH_EVAL_LLM_TIMEOUT", os.environ.get("VOPROSHALYCH_EVAL_LLM_TIMEOUT", "900"))
+    monkeypatch.setenv("VOPROSHALYCH_EVAL_LLM_TIMEOUT", str(int(TIMEOUT)))
     # llama-cpp-python's server does not report its window: the one `make local-llm` starts it with
     monkeypatch.setenv("VOPROSHALYCH_EVAL_LLM_CONTEXT_WINDOW", os.environ.get("LOCAL_LLM_CTX", "4096"))
     get_settings.cache_clear()
@@ -159,6 +163,92 @@ def test_tier3_api_preset_judges_every_answered_item(demo_engine, local_env: Non
     assert m["n_answered"] == n and m["n_items"] == n
     assert m["failure_kinds"]["context_overflow"] == 0  # every prompt fit the window
     assert m["pass_rate"]["n"] + m["pass_rate"]["n_failed"] == n  # none silently dropped
+
+
+def _chatml(messages: list[dict[str, Any]]) -> str:
+    """The prompt llama.cpp builds from ``messages`` with Qwen2.5's chat template (its default system line when
+    the messages bring none), ending where the reply starts."""
+    out = [] if messages and messages[0].get("role") == "system" else [
+        "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n"]
+    out += [f"<|im_start|>{m['role']}\n{m.get('content') or ''}<|im_end|>\n" for m in messages]
+    return "".join(out) + "<|im_start|>assistant\n"
+
+
+def _real_token_count(text: str) -> int:
+    """Tokens of ``text`` by the served model's own tokenizer (``/extras/tokenize/count``; the embeddings
+    server serves the same GGUF and is idle while the chat server judges, so it is asked first)."""
+    import json
+    import urllib.request
+
+    base = str(EMBED_URL or URL).rstrip("/").removesuffix("/v1")
+    req = urllib.request.Request(f"{base}/extras/tokenize/count", data=json.dumps({"input": text}).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=600) as r:  # noqa: S310 - loopback
+        return int(json.load(r)["count"])
+
+
+def test_tier3_preset_page_prompts_fit_the_real_window(demo_engine, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Issue 30, measured with the real tokenizer and without hours of CPU judging: the Tier 3 preset run with
+    whole-page contexts, judged by a scripted server that records every prompt (and refuses ``json_schema``
+    with HTTP 500 as llama-cpp-python does, so the schema goes into the prompt as it does on the real server).
+    Each recorded prompt, rendered with Qwen's chat template, is counted by the served model's tokenizer: with
+    the window known (``LOCAL_LLM_CTX``) every prompt is below it (llama.cpp refuses a prompt of n_ctx tokens
+    or more); with no window known (the behaviour before the cut) the same pages are counted too, to show what
+    the cut prevents."""
+    import json
+
+    from tests.support.production_qa import ProductionQA
+    from tests.support.scripted_openai import ScriptedOpenAI
+    from voproshalych_eval.config import get_settings
+    from voproshalych_eval.datasets import get_dataset
+    from voproshalych_eval.executor import run_plan
+    from voproshalych_eval.tiers.tier3 import build_plan
+
+    n_ctx = int(os.environ.get("LOCAL_LLM_CTX", "4096"))
+    n = int(os.environ.get("VOPROSHALYCH_EVAL_LOCAL_LLM_TIER3_ITEMS", "7"))
+    recs = [r for r in get_dataset(demo_engine, "demo_golden", "golden").records if r["relevant_urls"]][:n]
+    path = tmp_path / "golden.json"
+    path.write_text(json.dumps(recs, ensure_ascii=False), encoding="utf-8")
+
+    def run(window: str | None) -> tuple[dict[str, Any], list[int], list[float], list[str]]:
+        with ScriptedOpenAI(reject_json_schema=500) as judge_srv, ProductionQA() as bot:
+            monkeypatch.setenv("OPENAI_BASE_URL", judge_srv.base_url)
+            monkeypatch.setenv("OPENAI_API_KEY", "local")
+            monkeypatch.setenv("VOPROSHALYCH_EVAL_LLM_MODELS", MODEL)
+            monkeypatch.setenv("VOPROSHALYCH_EVAL_LLM_CONCURRENCY", "1")
+            if window is None:
+                monkeypatch.delenv("VOPROSHALYCH_EVAL_LLM_CONTEXT_WINDOW", raising=False)
+            else:
+                monkeypatch.setenv("VOPROSHALYCH_EVAL_LLM_CONTEXT_WINDOW", window)
+            get_settings.cache_clear()
+            bot.answers.update({r["question"]: (r["ground_truth_answer"], r["relevant_urls"][0]) for r in recs})
+            plan = build_plan(demo_engine, {"dataset": str(path), "mode": "api", "api_url": bot.base_url,
+                                            "api_preset": "voproshalych", "api_rps": 100, "context_from": "page",
+                                            "concurrency": 1, "min_pass_rate": 0.0})
+            _, prog = run_plan(demo_engine, plan)
+            sent = [req["messages"] for req in judge_srv.requests
+                    if (req.get("response_format") or {}).get("type") != "json_schema"]
+        get_settings.cache_clear()
+        prompts = [_chatml(msgs) for msgs in sent]
+        tokens = [_real_token_count(p) for p in prompts]
+        kinds = [str(msgs[0].get("content") or "")[:60] for msgs in sent]  # which judge prompt (its opening)
+        return prog.metrics, tokens, [len(p) / t for p, t in zip(prompts, tokens, strict=True) if t], kinds
+
+    m_cut, tok_cut, cpt, _ = run(str(n_ctx))
+    _, tok_whole, _, kinds = run(None)
+    over_whole = sum(t >= n_ctx for t in tok_whole)
+    per_prompt = {k: f"{sum(t >= n_ctx for t, kk in zip(tok_whole, kinds, strict=True) if kk == k)} of "
+                     f"{kinds.count(k)}" for k in dict.fromkeys(kinds)}
+    print(f"\nTier 3 preset, {n} items, whole-page contexts, real tokenizer, n_ctx {n_ctx}:\n"
+          f"  window known ({n_ctx}): {len(tok_cut)} judge prompts, max {max(tok_cut)} tokens, contexts cut "
+          f"{m_cut['n_context_cut']}, judged {m_cut['pass_rate']['n']} of {m_cut['n_answered']}; characters per "
+          f"token {min(cpt):.2f}–{max(cpt):.2f} (the client assumes 2.5)\n"
+          f"  no window (before the cut): {len(tok_whole)} judge prompts, max {max(tok_whole)} tokens, "
+          f"{over_whole} of them >= n_ctx (refused by llama.cpp); per judge prompt: {per_prompt}")
+    assert m_cut["n_answered"] == n and m_cut["n_items"] == n
+    assert tok_cut and max(tok_cut) < n_ctx, tok_cut  # llama.cpp would take every one of them
+    assert m_cut["failure_kinds"]["context_overflow"] == 0
+    assert m_cut["pass_rate"]["n"] + m_cut["pass_rate"]["n_failed"] == n
 
 
 def test_judge_pipeline_run(demo_engine, local_env: None) -> None:  # type: ignore[no-untyped-def]

@@ -393,18 +393,25 @@ with state.user_errors("Не удалось прочитать реестр за
                     nested = tables.nested_columns(items)  # whole step results (tables, dicts): in the exports
                     # the gap formula is the analysis' constant, stated in its report, not an item's value
                     nested += [c for c in ("gap_formula",) if c in items.columns and c not in nested]
-                    tables.show(items.drop(columns=nested), f"run_{rid}_items", key="runs_rep_items", height=320,
+                    shown_items = items.drop(columns=nested)
+                    # text columns: a missing value is a dash, never the word "nan" of a mixed column
+                    for col in shown_items.select_dtypes(include="object").columns:
+                        shown_items[col] = shown_items[col].map(
+                            lambda v: "—" if v is None or (isinstance(v, float) and v != v) else v)
+                    tables.show(shown_items, f"run_{rid}_items", key="runs_rep_items", height=320,
                                 download=False, labels=ITEM_COLUMNS)
+                    # an analysis' items are whole step results (tables, shown on its own page): no per-item trace
+                    traced = TIERS[run.tier].kind != "analytics" if run.tier in TIERS else True
                     if nested:
-                        st.caption(tr(f"Вложенные результаты элементов ({len(nested)} полей) — в трассе элемента ниже "
-                                      "и в экспорте JSON.",
-                                      f"Nested item results ({len(nested)} fields) are in the item's trace below and in "
-                                      "the JSON export."))
-                    # one item's trace: its steps as a collapsible tree with latency, tokens and cost
-                    records = {r["item_key"]: r for r in runs.item_records(engine, rid)}
-                    trace_key = st.selectbox(tr("Трасса элемента", "Item trace"), list(records), key="runs_trace_item")
-                    if trace_key is not None:
-                        trace_view.render(records[trace_key].get("result") or {}, key=f"trace_{rid}")
+                        st.caption(tr(f"Вложенные результаты элементов ({len(nested)} полей) — "
+                                      + ("в трассе элемента ниже и в экспорте JSON." if traced else "в экспорте JSON."),
+                                      f"Nested item results ({len(nested)} fields) are in "
+                                      + ("the item's trace below and in the JSON export." if traced else "the JSON export.")))
+                    if traced:  # one item's trace: its steps as a collapsible tree with latency, tokens and cost
+                        records = {r["item_key"]: r for r in runs.item_records(engine, rid)}
+                        trace_key = st.selectbox(tr("Трасса элемента", "Item trace"), list(records), key="runs_trace_item")
+                        if trace_key is not None:
+                            trace_view.render(records[trace_key].get("result") or {}, key=f"trace_{rid}")
                 ui_lang = lang()
                 st.markdown(f"**{tr('Экспорт отчёта', 'Export the report')}**")
                 cols = st.columns(5)

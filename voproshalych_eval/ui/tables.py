@@ -86,6 +86,8 @@ def show(df: pd.DataFrame, name: str, *, key: str | None = None, labels: Mapping
     for col in shown.columns:  # nested values read as text, never as a JSON tree
         if any(isinstance(v, dict | list | tuple) for v in shown[col]):  # (an empty str column maps to str)
             shown[col] = shown[col].map(_flat)
+    for col in shown.select_dtypes(include="object").columns:  # a missing text value is a dash, never "nan"
+        shown[col] = shown[col].map(_dash_if_missing)
     event = st.dataframe(shown, hide_index=True, height=height or "auto", column_config=column_config(shown, labels, metrics),
                          key=key and f"tbl_{key}", **kwargs)
     if download:
@@ -108,6 +110,15 @@ def _flat(v: Any) -> Any:
         return "; ".join(f"{k}: {_flat(x)}" for k, x in v.items())
     if isinstance(v, list | tuple):
         return ", ".join(str(_flat(x)) for x in v)
+    return v
+
+
+def _dash_if_missing(v: Any) -> Any:
+    """``—`` for a missing value in a text column (None, a float NaN, or the text a NaN was turned into)."""
+    if v is None or (isinstance(v, float) and v != v):
+        return "—"
+    if isinstance(v, str) and v.strip() in ("nan", "NaN", "None"):
+        return "—"
     return v
 
 

@@ -13,7 +13,7 @@ from voproshalych_eval import dataset_versions as dv
 from voproshalych_eval import datasets
 from voproshalych_eval.field_words import QUESTION_TYPE_WORDS
 from voproshalych_eval.generation.sampling import QUESTION_TYPES as TYPES
-from voproshalych_eval.ui import auth, jobs, paid_run, state, tables, uploads, views
+from voproshalych_eval.ui import auth, jobs, paid_run, run_view, state, tables, uploads, views
 from voproshalych_eval.ui.common import empty_state, json_download, page_header, table_with_download
 from voproshalych_eval.ui.i18n import tr
 
@@ -214,7 +214,7 @@ with tab_gen:
 
         jobs.start(lambda: build_plan(eng, params), KEY)
     jobs.job_panel(KEY)
-    run = jobs.pick_run("dataset_generation", KEY, label=tr("Запуск генерации", "Generation run"))
+    run = run_view.pick_run("dataset_generation", KEY, label=tr("Запуск генерации", "Generation run"))
     if run is None:
         empty_state("Запусков генерации ещё не было.", "No generation runs yet.")
     else:

@@ -18,7 +18,7 @@ import streamlit as st
 
 from voproshalych_eval import executor, job_queue, runs
 from voproshalych_eval.llm.prices import format_cost
-from voproshalych_eval.ui import auth, state, untrusted
+from voproshalych_eval.ui import auth, state, untrusted, url_state
 from voproshalych_eval.ui.common import offline_badge
 from voproshalych_eval.ui.i18n import fmt, fmt_count, fmt_seconds, lang, metric_label, show, tr
 
@@ -202,14 +202,6 @@ def job_panel(state_key: str) -> None:
     _live()
 
 
-def pick_run(tier: str, state_key: str, *, label: str | None = None) -> runs.Run | None:
-    """Select the run to show by the one rule of :mod:`voproshalych_eval.ui.run_view` (the run just made, else
-    the URL's, else the latest of the plan), with its dataset picker, state, Resume and the mixed mark."""
-    from voproshalych_eval.ui import run_view
-
-    return run_view.pick_run(tier, state_key, label=label)
-
-
 def resume_button(run_id: int, state_key: str) -> None:
     """"Resume" (missing and failed items only). A refusal (the configuration changed) is shown with what
     differs; "resume anyway" then mixes settings and marks the run mixed."""
@@ -297,10 +289,8 @@ def filter_items(
     """Filters: only failed, a score below a threshold, judges disagreeing by more than a margin."""
     if df.empty:
         return df
-    from voproshalych_eval.ui import run_view
-
     cols = st.columns(3)
-    run_view.bind(f"{key}_failed", "failed", parse=run_view.parse_bool)  # the filters live in the URL
+    url_state.bind(f"{key}_failed", "failed", parse=url_state.parse_bool)  # the filters live in the URL
     only_failed = cols[0].checkbox(tr("Только сбои", "Failed only"), key=f"{key}_failed")
     out = df
     if only_failed:
@@ -312,7 +302,7 @@ def filter_items(
     present = [c for c in score_cols if c in df.columns]
     if present:
         names = {c: metric_label(c) for c in present}  # resolved now: format_func runs later too
-        run_view.bind(f"{key}_lowcol", "low", valid=["—", *present])
+        url_state.bind(f"{key}_lowcol", "low", valid=["—", *present])
         col = cols[1].selectbox(tr("Низкая оценка по", "Low score on"), ["—", *present], key=f"{key}_lowcol",
                                 format_func=lambda c: names.get(c, c))
         if col != "—":
@@ -373,10 +363,8 @@ def drilldown(df: pd.DataFrame, *, key: str, render: Callable[[Mapping[str, Any]
     """Pick one item of ``df`` and show it in full with ``render``."""
     if df.empty:
         return
-    from voproshalych_eval.ui import run_view
-
     keys = df["item_key"].astype(str).tolist()
-    run_view.bind(f"{key}_item", "item", valid=keys)  # the item open in the drill-down lives in the URL
+    url_state.bind(f"{key}_item", "item", valid=keys)  # the item open in the drill-down lives in the URL
     chosen = st.selectbox(tr("Элемент", "Item"), keys, key=f"{key}_item")
     row = df[df["item_key"].astype(str) == chosen].iloc[0].to_dict()
     if row.get("status") != "done":

@@ -18,11 +18,9 @@ import threading
 from sqlalchemy import Engine
 
 from voproshalych_eval.config import env
-from voproshalych_eval.embeddings.base import Embedder, EmbedderError, normalize_rows
+from voproshalych_eval.embeddings.base import BUILTIN_DIMENSIONS, Embedder, EmbedderError, normalize_rows
 from voproshalych_eval.embeddings.cache import CachedEmbedder, text_hash
 
-#: the packaged embedders' vector sizes: the one table (the backends and ``status`` read it)
-BUILTIN_DIMENSIONS = {"use-multilingual": 512, "e5-small": 384}
 BUILTIN_EMBEDDERS = {
     "use-multilingual": f"Multilingual USE v3 ({BUILTIN_DIMENSIONS['use-multilingual']}-d, packaged)",
     "e5-small": f"multilingual-e5-small 4-bit ({BUILTIN_DIMENSIONS['e5-small']}-d, packaged)",

@@ -9,8 +9,7 @@ import threading
 
 import numpy as np
 
-from voproshalych_eval.embeddings import BUILTIN_DIMENSIONS
-from voproshalych_eval.embeddings.base import EmbedderError, normalize_rows
+from voproshalych_eval.embeddings.base import BUILTIN_DIMENSIONS, EmbedderError, normalize_rows
 
 
 class UseMultilingualEmbedder:

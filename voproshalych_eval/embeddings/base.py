@@ -13,6 +13,9 @@ import numpy as np
 
 from voproshalych_eval.errors import VoproshalychEvalError
 
+#: the packaged embedders' vector sizes: the one table (the backends and ``status`` read it)
+BUILTIN_DIMENSIONS = {"use-multilingual": 512, "e5-small": 384}
+
 
 @runtime_checkable
 class Embedder(Protocol):

@@ -57,7 +57,19 @@ def wait(drv: Any, condition: Any, timeout: float, what: str) -> Any:
         return WebDriverWait(drv, timeout, poll_frequency=0.3,
                              ignored_exceptions=(StaleElementReferenceException,)).until(condition)
     except TimeoutException:
-        pytest.fail(f"timed out after {timeout:.0f} s waiting for {what} (at {drv.current_url})")
+        pytest.fail(f"timed out after {timeout:.0f} s waiting for {what} (at {drv.current_url}); {_page_state(drv)}")
+
+
+def _page_state(drv: Any) -> str:
+    """What the page showed when a wait timed out: the script's state, the status widget, the main text."""
+    try:
+        app = drv.find_elements(*by('[data-testid="stApp"]'))
+        script = app[0].get_attribute("data-test-script-state") if app else "no app"
+        status = " ".join(e.text for e in drv.find_elements(*by('[data-testid="stStatusWidget"]')))
+        main = " | ".join(e.text for e in drv.find_elements(*by('[data-testid="stMain"]')))
+        return f"script state {script!r}, status widget {status!r}, page text: {main[:1500]!r}"
+    except Exception as exc:  # noqa: BLE001 - a diagnostic must never hide the timeout itself
+        return f"(the page state could not be read: {exc})"
 
 
 def script_idle(drv: Any) -> bool:

@@ -24,6 +24,7 @@ from tests.browser.conftest import serve_app
 from tests.browser.test_journeys import (
     JOB_TIMEOUT,
     LANGS,
+    _choose_dataset,
     _click_key,
     _last_run_id,
     _main_text,
@@ -141,6 +142,7 @@ def test_a_copied_link_opens_the_same_view(driver: Any, app_url: str, demo_engin
     assert len(t1) >= 2
     older = t1[-1].id  # not the one a page shows by default
     _open(driver, app_url, "tier1_retrieval", lang)
+    _choose_dataset(driver, "pickds_t1_run_id", "demo_golden")  # the runs of one dataset are listed at a time
     _select(driver, "pick_t1_run_id", f"#{older}")
     _open_view(driver, COMPARE[lang])
     wait(driver, lambda d: f"run={older}" in d.current_url and "t1_view=compare" in d.current_url, 30,

@@ -86,8 +86,9 @@ def show(df: pd.DataFrame, name: str, *, key: str | None = None, labels: Mapping
     for col in shown.columns:  # nested values read as text, never as a JSON tree
         if any(isinstance(v, dict | list | tuple) for v in shown[col]):  # (an empty str column maps to str)
             shown[col] = shown[col].map(_flat)
-    for col in shown.select_dtypes(include="object").columns:  # a missing text value is a dash, never "nan"
-        shown[col] = shown[col].map(_dash_if_missing)
+    for col in shown.columns:  # a missing text value is a dash, never "nan" (object or pandas' str columns)
+        if shown[col].dtype == object or isinstance(shown[col].dtype, pd.StringDtype):
+            shown[col] = shown[col].map(_dash_if_missing)
     event = st.dataframe(shown, hide_index=True, height=height or "auto", column_config=column_config(shown, labels, metrics),
                          key=key and f"tbl_{key}", **kwargs)
     if download:

@@ -27,7 +27,14 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Engine, text
 
-from voproshalych_eval.datasets import Dataset, get_dataset, item_key, list_datasets, referenced_chunk_ids
+from voproshalych_eval.datasets import (
+    Dataset,
+    first_version_kb_refs,
+    get_dataset,
+    item_key,
+    list_datasets,
+    referenced_chunk_ids,
+)
 
 PROBLEM_KINDS = ("missing", "changed", "url_changed", "url_gone")
 
@@ -74,12 +81,7 @@ class StaleReport:
 
 def version_refs(engine: Engine, dataset_id: int) -> dict[int, tuple[str | None, str | None]]:
     """The knowledge-base references recorded when the content ``dataset_id`` was first stored as a version."""
-    with engine.connect() as conn:
-        row = conn.execute(
-            text("SELECT kb_refs FROM eval.dataset_versions WHERE dataset_id = :d ORDER BY version LIMIT 1"),
-            {"d": int(dataset_id)},
-        ).scalar()
-    return {int(k): (v[0], v[1]) for k, v in (row or {}).items()}
+    return {int(k): (v[0], v[1]) for k, v in first_version_kb_refs(engine, dataset_id).items()}
 
 
 def _current(engine: Engine, ids: list[int], snapshot: Any) -> tuple[dict[int, dict[str, Any]], set[str], Any]:

@@ -627,3 +627,22 @@ def delete_dataset(engine: Engine, name: str, kind: str = "golden") -> int:
         conn.execute(text("DELETE FROM eval.dataset_reviews WHERE kind = :k AND name = :n"), {"k": kind, "n": name})
         conn.execute(text("DELETE FROM eval.dataset_versions WHERE kind = :k AND name = :n"), {"k": kind, "n": name})
         return conn.execute(text("DELETE FROM eval.datasets WHERE kind = :k AND name = :n"), {"k": kind, "n": name}).rowcount
+
+
+def item_payloads(engine: Engine, dataset_id: int) -> dict[str, Any]:
+    """The stored records of one dataset content, by item key (``eval.dataset_items``)."""
+    with engine.connect() as conn:
+        rows = conn.execute(
+            text("SELECT item_key, payload FROM eval.dataset_items WHERE dataset_id = :d"), {"d": int(dataset_id)}
+        ).all()
+    return {str(key): payload for key, payload in rows}
+
+
+def first_version_kb_refs(engine: Engine, dataset_id: int) -> dict[str, Any]:
+    """The knowledge-base references (``kb_refs``) recorded when the content ``dataset_id`` was first stored as a version."""
+    with engine.connect() as conn:
+        row = conn.execute(
+            text("SELECT kb_refs FROM eval.dataset_versions WHERE dataset_id = :d ORDER BY version LIMIT 1"),
+            {"d": int(dataset_id)},
+        ).scalar()
+    return dict(row or {})

@@ -32,6 +32,7 @@ from sqlalchemy import Engine, text
 
 from voproshalych_eval import parameters
 from voproshalych_eval.config import PROJECT_ROOT
+from voproshalych_eval.datasets import item_payloads
 from voproshalych_eval.db import audit
 from voproshalych_eval.errors import VoproshalychEvalError
 from voproshalych_eval.jsonable import dumps, jsonable
@@ -811,12 +812,8 @@ def _item_texts(engine: Engine, run: Run, items: pd.DataFrame) -> pd.Series:
     text_col = next((c for c in TEXT_FIELDS if c in items.columns), None)
     texts = items[text_col].astype("string") if text_col else pd.Series(pd.NA, index=items.index, dtype="string")
     if texts.isna().any() and run.dataset_id is not None:
-        with engine.connect() as conn:
-            rows = conn.execute(
-                text("SELECT item_key, payload FROM eval.dataset_items WHERE dataset_id = :d"), {"d": run.dataset_id}
-            ).all()
         payload_text = {}
-        for key, payload in rows:
+        for key, payload in item_payloads(engine, run.dataset_id).items():
             found = next((payload.get(c) for c in TEXT_FIELDS if isinstance(payload, dict) and payload.get(c)), None)
             if found:
                 payload_text[str(key)] = str(found)

@@ -13,13 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
 from sqlalchemy import Connection, Engine, text
 
-from voproshalych_eval.db.errors import DimensionMismatchError, SchemaError
+from voproshalych_eval.db.errors import DimensionMismatchError, SchemaError, SnapshotError
+
+if TYPE_CHECKING:  # db.snapshots imports this module
+    from voproshalych_eval.db.snapshots import Snapshot
 
 ChunkVariant = Literal["confluence_url", "url"]
 
@@ -176,9 +179,7 @@ def inspect_schema(engine: Engine, *, snapshot: Any = None) -> ProductionSchema:
     The snapshot's tables are normalised: ``chunk_variant`` is ``"url"`` (``source_variant`` keeps the
     source's own variant), so :meth:`ProductionSchema.chunk_select` works on them.
     """
-    from voproshalych_eval.db import snapshots
-
-    snap = snapshots.resolve(engine, snapshot)
+    snap = _snapshot(engine, snapshot)
     return ProductionSchema(
         has_chunk=snap.has_chunk,
         chunk_variant="url" if snap.has_chunk else None,
@@ -190,6 +191,13 @@ def inspect_schema(engine: Engine, *, snapshot: Any = None) -> ProductionSchema:
     )
 
 
+def _snapshot(engine: Engine, snapshot: Any) -> Snapshot:
+    """``db.snapshots.resolve`` (imported here: ``db.snapshots`` imports this module)."""
+    from voproshalych_eval.db import snapshots
+
+    return snapshots.resolve(engine, snapshot)
+
+
 def read_chunks(
     engine: Engine, *, with_embeddings: bool = False, snapshot: Any = None, ids: Iterable[int] | None = None
 ) -> pd.DataFrame:
@@ -198,9 +206,7 @@ def read_chunks(
     ``engine`` is the store; ``snapshot`` an id or :class:`~voproshalych_eval.db.snapshots.Snapshot`
     (default: the current one); ``ids`` restricts to those chunk ids. ``df.attrs["snapshot_id"]`` names it.
     """
-    from voproshalych_eval.db import snapshots
-
-    snap = snapshots.resolve(engine, snapshot)
+    snap = _snapshot(engine, snapshot)
     cols = "c.id AS id, c.url AS url, c.source_type AS source_type, c.text AS text" + (
         ", c.embedding AS embedding" if with_embeddings else ""
     )
@@ -217,6 +223,58 @@ def read_chunks(
         df["embedding"] = [parse_vector(v) for v in df["embedding"]]
     df.attrs["snapshot_id"] = snap.id
     return df
+
+
+def read_page_chunks(engine: Engine, urls: Iterable[str], *, snapshot: Any = None) -> list[dict[str, Any]]:
+    """``[{"id", "text"}]`` of a snapshot's chunks whose page URL is one of ``urls``, by id ([] without chunks)."""
+    snap = _snapshot(engine, snapshot)
+    if not snap.has_chunk:
+        return []
+    with engine.connect() as conn:
+        rows = conn.execute(
+            text(f"SELECT c.id, c.text FROM {snap.chunks_table} c WHERE c.url = ANY(:u) ORDER BY c.id"),
+            {"u": list(urls)},
+        ).all()
+    return [{"id": int(r.id), "text": str(r.text)} for r in rows]
+
+
+def chunk_refs(engine: Engine, ids: Iterable[int], *, snapshot: Any) -> dict[int, dict[str, str]]:
+    """``{id: {"text", "url", "hash"}}`` of the chunks ``ids`` present in a snapshot (``hash``: sha256 of the text)."""
+    snap = _snapshot(engine, snapshot)
+    wanted = [int(i) for i in ids]
+    if not wanted or not snap.has_chunk:
+        return {}
+    with engine.connect() as conn:
+        rows = conn.execute(
+            text(f"SELECT c.id, c.text, c.url, c.text_hash FROM {snap.chunks_table} c WHERE c.id = ANY(:ids)"),
+            {"ids": wanted},
+        ).all()
+    return {int(r.id): {"text": str(r.text), "url": str(r.url), "hash": str(r.text_hash).strip()} for r in rows}
+
+
+def page_urls(engine: Engine, *, snapshot: Any) -> set[str]:
+    """The page URLs of a snapshot's chunks."""
+    snap = _snapshot(engine, snapshot)
+    if not snap.has_chunk:
+        return set()
+    with engine.connect() as conn:
+        return {str(u) for u in conn.execute(text(f"SELECT DISTINCT c.url FROM {snap.chunks_table} c")).scalars()}
+
+
+def page_chunk_ids(engine: Engine, url: str, *, snapshot: Any) -> list[int]:
+    """The ids of a snapshot's chunks on page ``url`` (exactly as stored), ascending."""
+    snap = _snapshot(engine, snapshot)
+    with engine.connect() as conn:
+        return [int(x) for x in conn.execute(text(f"SELECT id FROM {snap.chunks_table} WHERE url = :u ORDER BY id"),
+                                             {"u": url}).scalars()]
+
+
+def page_centroids(engine: Engine, *, snapshot: Any) -> dict[str, np.ndarray]:
+    """``{url: mean of the page's stored chunk vectors}`` of a snapshot (pages without vectors left out)."""
+    snap = _snapshot(engine, snapshot)
+    with engine.connect() as conn:
+        rows = conn.execute(text(f"SELECT c.url AS url, avg(c.embedding) AS v FROM {snap.chunks_table} c GROUP BY c.url")).all()
+    return {str(r.url): parse_vector(r.v) for r in rows if r.v is not None}
 
 
 def parse_vector(value: object) -> np.ndarray:
@@ -238,11 +296,8 @@ def vector_literal(vec: np.ndarray | list[float]) -> str:
 def table_counts(engine: Engine, *, snapshot: Any = None) -> dict[str, int | None]:
     """Row counts of the knowledge base and log in a snapshot (None where the source had no such table;
     all None when the store has no snapshot and none can be taken)."""
-    from voproshalych_eval.db import snapshots
-    from voproshalych_eval.db.errors import SnapshotError
-
     try:
-        snap = snapshots.resolve(engine, snapshot)
+        snap = _snapshot(engine, snapshot)
     except SnapshotError:
         return {"chunks": None, "pages": None, "questions": None, "users": None}
     return {

@@ -1,6 +1,6 @@
 """The search-assisted chunk picker: type words or paste the question, get knowledge-base chunks with their page.
 
-:func:`search_chunks` runs the project's own retrieval (:mod:`voproshalych_eval.db.retrieval`): exact
+:func:`search_chunks` runs the project's own retrieval (:class:`voproshalych_eval.db.retriever.Retriever`): exact
 vector search with the embedder of the stored vectors (or the configured one, re-embedding the
 knowledge base once into ``eval.chunk_vectors``) and Russian full-text search, fused by reciprocal
 rank; each hit carries its rank in both lists. Hits are suggestions for a person to confirm — nothing
@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pandas as pd
 from sqlalchemy import Engine
+
+from voproshalych_eval.db.retriever import Retriever
 
 PICKER_COLUMNS = ["chunk_id", "url", "text", "vector_rank", "vector_distance", "fts_rank", "fused_rank"]
 
@@ -25,28 +26,37 @@ def picker_embedder_name(engine: Engine) -> str:
     return default_embedder_name(engine)
 
 
-def search_chunks(engine: Engine, query: str, *, k: int = 10, embedder: Any = None, depth: int = 30) -> pd.DataFrame:
+def picker_retriever(engine: Engine, *, embedder: Any = None) -> Retriever:
+    """The picker's retriever: hybrid over the current snapshot, the knowledge base embedded for ``embedder``."""
+    if embedder is None:
+        from voproshalych_eval.embeddings import cached_embedder
+
+        embedder = cached_embedder(picker_embedder_name(engine), engine)
+    search = Retriever.open(engine, method="hybrid", embedder=embedder)
+    search.prepare()
+    return search
+
+
+def search_chunks(
+    engine: Engine, query: str, *, k: int = 10, embedder: Any = None, depth: int = 30, search: Retriever | None = None
+) -> pd.DataFrame:
     """Top-``k`` chunks for ``query`` by vector + full-text search (reciprocal rank fusion), with their page.
 
-    Columns :data:`PICKER_COLUMNS`; ranks are 1-based and None where a retriever did not return the chunk.
-    An empty query gives an empty table.
+    ``search``: the hybrid :class:`~voproshalych_eval.db.retriever.Retriever` to ask (default: one over the
+    current snapshot with ``embedder``, else :func:`picker_embedder_name`'s). Columns :data:`PICKER_COLUMNS`;
+    ranks are 1-based and None where a retriever did not return the chunk. An empty query gives an empty table.
     """
-    from voproshalych_eval.db import retrieval as R
     from voproshalych_eval.db.production import read_chunks
 
     q = (query or "").strip()
     if not q:
         return pd.DataFrame(columns=PICKER_COLUMNS)
-    if embedder is None:
-        from voproshalych_eval.embeddings import cached_embedder
-
-        embedder = cached_embedder(picker_embedder_name(engine), engine)
-    if not R.uses_stored_vectors(engine, embedder.name, dim=embedder.dim):
-        R.ensure_chunk_vectors(engine, embedder)
+    if search is None:
+        search = picker_retriever(engine, embedder=embedder)
     depth = max(depth, k)
-    vh = R.search_vectors(engine, np.asarray(embedder.encode_queries([q])), k=depth, model=embedder.name)[0]
-    fh = R.search_fts(engine, [q], k=depth)[0]
-    fused = R.hybrid([vh], [fh], k=k)[0]
+    vh = search.vector([q], depth)[0]
+    fh = search.fts([q], depth)[0]
+    fused = search.fuse([vh], [fh], k)[0]
     vrank = {h.chunk_id: h for h in vh}
     frank = {h.chunk_id: h.rank for h in fh}
     ids = [h.chunk_id for h in fused]

@@ -33,7 +33,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
 
 from voproshalych_eval.generation import gates as G
 from voproshalych_eval.generation.sampling import ChunkInfo, Slot, parse_type_mix, plan_slots
@@ -76,11 +76,9 @@ def _chunks(engine: Engine, snapshot: Any) -> list[dict[str, Any]]:
 
 def related_pages(engine: Engine, pages: list[str], snapshot: Any) -> dict[str, list[str]]:
     """For each page, the other pages by decreasing cosine of their centroids (mean of the stored chunk vectors)."""
-    from voproshalych_eval.db.production import parse_vector
+    from voproshalych_eval.db.production import page_centroids
 
-    with engine.connect() as conn:
-        rows = conn.execute(text(f"SELECT c.url AS url, avg(c.embedding) AS v FROM {snapshot.chunks_table} c GROUP BY c.url")).all()
-    vecs = {str(r.url): parse_vector(r.v) for r in rows if r.v is not None}
+    vecs = page_centroids(engine, snapshot=snapshot)
     keys = [p for p in pages if p in vecs]
     if len(keys) < 2:
         return {}

@@ -196,15 +196,17 @@ def add_to_pool(engine: Engine, name: str, rows: pd.DataFrame, *, suggest_k: int
 
     Each gets the retriever's top ``suggest_k`` hits as suggestions (never as relevance labels).
     """
-    from voproshalych_eval.generation.picker import search_chunks
+    from voproshalych_eval.generation.picker import picker_retriever, search_chunks
 
     existing = A.reviews(engine, name)
     added: list[str] = []
+    search = None  # the picker's retriever, built once, on the first question to suggest chunks for
     for r in rows.itertuples(index=False):
         key = item_key_for(str(r.source), int(r.log_id))
         if key in existing:
             continue
-        hits = search_chunks(engine, str(r.question), k=suggest_k)
+        search = search or picker_retriever(engine)
+        hits = search_chunks(engine, str(r.question), k=suggest_k, search=search)
         item = {
             "id": key,
             "question": str(r.question),

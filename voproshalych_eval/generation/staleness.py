@@ -25,9 +25,17 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
 
-from voproshalych_eval.datasets import Dataset, get_dataset, item_key, list_datasets, referenced_chunk_ids
+from voproshalych_eval.datasets import (
+    Dataset,
+    first_version_kb_refs,
+    get_dataset,
+    item_key,
+    list_datasets,
+    referenced_chunk_ids,
+)
+from voproshalych_eval.db import production
 
 PROBLEM_KINDS = ("missing", "changed", "url_changed", "url_gone")
 
@@ -74,12 +82,7 @@ class StaleReport:
 
 def version_refs(engine: Engine, dataset_id: int) -> dict[int, tuple[str | None, str | None]]:
     """The knowledge-base references recorded when the content ``dataset_id`` was first stored as a version."""
-    with engine.connect() as conn:
-        row = conn.execute(
-            text("SELECT kb_refs FROM eval.dataset_versions WHERE dataset_id = :d ORDER BY version LIMIT 1"),
-            {"d": int(dataset_id)},
-        ).scalar()
-    return {int(k): (v[0], v[1]) for k, v in (row or {}).items()}
+    return {int(k): (v[0], v[1]) for k, v in first_version_kb_refs(engine, dataset_id).items()}
 
 
 def _current(engine: Engine, ids: list[int], snapshot: Any) -> tuple[dict[int, dict[str, Any]], set[str], Any]:
@@ -89,13 +92,8 @@ def _current(engine: Engine, ids: list[int], snapshot: Any) -> tuple[dict[int, d
     snap = snapshots.resolve(engine, snapshot)
     if not snap.has_chunk:
         return {}, set(), snap
-    with engine.connect() as conn:
-        rows = conn.execute(
-            text(f"SELECT c.id, c.text, c.url, c.text_hash FROM {snap.chunks_table} c WHERE c.id = ANY(:ids)"),
-            {"ids": ids},
-        ).all() if ids else []
-        urls = {str(u) for u in conn.execute(text(f"SELECT DISTINCT c.url FROM {snap.chunks_table} c")).scalars()}
-    cur = {int(r.id): {"text": str(r.text), "url": str(r.url), "hash": str(r.text_hash).strip()} for r in rows}
+    cur = production.chunk_refs(engine, ids, snapshot=snap)
+    urls = production.page_urls(engine, snapshot=snap)
     return cur, urls, snap
 
 
@@ -137,16 +135,12 @@ def find_problems(
 
 def _suggest(engine: Engine, rec: Mapping[str, Any], problems: list[dict[str, Any]], embedder: Any,
              snap: Any) -> dict[str, Any] | None:
-    from voproshalych_eval.db.production import read_chunks
-
     url = rec.get("confluence_url") or next((p.get("old_url") for p in problems if p.get("old_url")), None)
     old_text = rec.get("chunk_text") or f"{rec.get('question') or ''} {rec.get('ground_truth_answer') or ''}"
     if url:
-        with engine.connect() as conn:
-            ids = [int(x) for x in conn.execute(text(f"SELECT id FROM {snap.chunks_table} WHERE url = :u ORDER BY id"),
-                                                {"u": url}).scalars()]
+        ids = production.page_chunk_ids(engine, url, snapshot=snap)
         if ids:
-            df = read_chunks(engine, ids=ids, snapshot=snap)
+            df = production.read_chunks(engine, ids=ids, snapshot=snap)
             texts = df["text"].astype(str).tolist()
             cand = np.asarray(embedder.encode_passages(texts), dtype=np.float32)
             q = np.asarray(embedder.encode_passages([old_text]), dtype=np.float32)[0]

@@ -102,3 +102,24 @@ class CallLog:
                 )
         except Exception:  # noqa: BLE001
             log.warning("LLM call log write failed", exc_info=True)
+
+
+def run_call_rows(engine: Engine, run_id: int) -> list[Any]:
+    """Per model, the counts and token sums of one run's logged calls (for :func:`voproshalych_eval.llm.prices.run_usage`):
+    ``model, calls, cached, prompt_tokens, completion_tokens, no_usage, retries, recovered, failed`` (uncached calls
+    only for tokens, retries and recovered)."""
+    with engine.connect() as conn:
+        return list(conn.execute(
+            text(
+                "SELECT model, count(*), count(*) FILTER (WHERE cached), "
+                "coalesce(sum(prompt_tokens) FILTER (WHERE NOT cached), 0), "
+                "coalesce(sum(completion_tokens) FILTER (WHERE NOT cached), 0), "
+                "count(*) FILTER (WHERE NOT cached AND status = 'ok' AND prompt_tokens IS NULL "
+                "AND completion_tokens IS NULL), "
+                "coalesce(sum(greatest(attempts - 1, 0)) FILTER (WHERE NOT cached), 0), "
+                "count(*) FILTER (WHERE NOT cached AND status = 'ok' AND attempts > 1), "
+                "count(*) FILTER (WHERE status <> 'ok') "
+                "FROM eval.llm_calls WHERE run_id = :r GROUP BY model ORDER BY model"
+            ),
+            {"r": run_id},
+        ).all())

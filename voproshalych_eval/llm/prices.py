@@ -23,6 +23,8 @@ from typing import Any
 
 from sqlalchemy import Engine, text
 
+from voproshalych_eval.llm.cache import run_call_rows
+
 log = logging.getLogger(__name__)
 
 #: When the default list prices were read (provider price pages / OpenRouter listing).
@@ -227,21 +229,7 @@ def run_usage(engine: Engine, run_id: int, settings: Any = None) -> dict[str, An
     """Tokens and money of one run, per model, from its logged calls (``eval.llm_calls``); every execution
     of the run (resumes included) counts. Also ``retries`` (requests repeated after an error), ``recovered``
     (calls that succeeded after one) and ``failed_calls``."""
-    with engine.connect() as conn:
-        rows = conn.execute(
-            text(
-                "SELECT model, count(*), count(*) FILTER (WHERE cached), "
-                "coalesce(sum(prompt_tokens) FILTER (WHERE NOT cached), 0), "
-                "coalesce(sum(completion_tokens) FILTER (WHERE NOT cached), 0), "
-                "count(*) FILTER (WHERE NOT cached AND status = 'ok' AND prompt_tokens IS NULL "
-                "AND completion_tokens IS NULL), "
-                "coalesce(sum(greatest(attempts - 1, 0)) FILTER (WHERE NOT cached), 0), "
-                "count(*) FILTER (WHERE NOT cached AND status = 'ok' AND attempts > 1), "
-                "count(*) FILTER (WHERE status <> 'ok') "
-                "FROM eval.llm_calls WHERE run_id = :r GROUP BY model ORDER BY model"
-            ),
-            {"r": run_id},
-        ).all()
+    rows = run_call_rows(engine, run_id)  # eval.llm_calls is llm.cache's table
     per_model = {r[0]: {"calls": r[1], "cached": r[2], "prompt_tokens": r[3], "completion_tokens": r[4],
                         "no_usage": r[5]} for r in rows}
     out = summarize_usage(per_model, price_table(engine, settings))

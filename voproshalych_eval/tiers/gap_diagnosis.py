@@ -11,7 +11,7 @@
 * ``answered`` — the top-1 chunk answers it and the bot gave a real, not thumbed-down answer.
 
 Where an answer could be is searched in the top :data:`CANDIDATES` chunks of vector + full-text search
-(reciprocal rank fusion, :func:`voproshalych_eval.tiers.tier1.retrieve` ``hybrid``). Which candidate answers:
+(reciprocal rank fusion, :class:`voproshalych_eval.db.retriever.Retriever` ``hybrid``). Which candidate answers:
 
 * with an LLM configured, the judge reads the question and the candidates (prompt ``gap_answer_judge``)
   and names the answering chunk id, or none;
@@ -35,6 +35,7 @@ from sqlalchemy import Engine
 
 from voproshalych_eval.analytics import gaps, text_ru
 from voproshalych_eval.db import snapshots
+from voproshalych_eval.db.retriever import Retriever
 from voproshalych_eval.tiers import tier1
 
 CATEGORIES = ("missing", "retrieval_miss", "declined_or_wrong", "out_of_scope", "answered")
@@ -113,9 +114,10 @@ def diagnose(
     emb = cached_embedder(tier1.default_embedder_name(engine, snapshot=snap), engine)
     texts = [q["question"] for q in qs_s]
     say(f"diagnosing {len(texts)} of {len(qs)} question(s) ({method})")
-    cands = tier1.retrieve(engine, texts, retriever="hybrid", embedder=emb, k=CANDIDATES, snapshot=snap)
-    vec = tier1.retrieve(engine, texts, retriever="vector", embedder=emb, k=tier1.URL_CHUNK_CAP,
-                         prepare_vectors=False, snapshot=snap)
+    search = Retriever.open(engine, snapshot=snap, method="hybrid", embedder=emb)
+    search.prepare()
+    cands = search.search(texts, CANDIDATES)
+    vec = search.vector(texts, tier1.URL_CHUNK_CAP)
     from voproshalych_eval.tiers.inputs import chunk_texts
 
     kb = chunk_texts(engine, {h.chunk_id for row in cands for h in row}, snapshot=snap)

@@ -18,9 +18,10 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
 
 from voproshalych_eval.bot_api.profiles import CONTEXT_MODES as MODES  # one list of the modes
+from voproshalych_eval.db import production
 
 
 def url_variants(url: str) -> list[str]:
@@ -35,17 +36,7 @@ def read_page_chunks(engine: Engine, url: str, *, snapshot: Any = None) -> list[
 
     ``engine`` is the store; ``snapshot`` an id or a snapshot (default: the current one).
     """
-    from voproshalych_eval.db import snapshots
-
-    snap = snapshots.resolve(engine, snapshot)
-    if not snap.has_chunk:
-        return []
-    with engine.connect() as conn:
-        rows = conn.execute(
-            text(f"SELECT c.id, c.text FROM {snap.chunks_table} c WHERE c.url = ANY(:u) ORDER BY c.id"),
-            {"u": url_variants(url)},
-        ).all()
-    return [{"id": int(r.id), "text": str(r.text)} for r in rows]
+    return production.read_page_chunks(engine, url_variants(url), snapshot=snapshot)
 
 
 class PageContext:

@@ -34,6 +34,7 @@ from sqlalchemy import Engine
 from voproshalych_eval.bilingual import text as bi
 from voproshalych_eval.db import retrieval as R
 from voproshalych_eval.db import snapshots
+from voproshalych_eval.db.retriever import Retriever
 from voproshalych_eval.embeddings import cached_embedder
 from voproshalych_eval.metrics.failures import count as count_kinds
 from voproshalych_eval.metrics.retrieval import (
@@ -54,7 +55,6 @@ __all__ = [
     "build_plan",
     "default_embedder_name",
     "export_trec",
-    "retrieve",
 ]
 
 RETRIEVERS: tuple[str, ...] = spec("tier1").param("retriever").choices
@@ -77,70 +77,6 @@ def default_embedder_name(engine: Engine, *, snapshot: R.SnapshotRef = None) -> 
     if stored and (stored in BUILTIN_EMBEDDERS or stored.startswith(("st:", "openai:"))):
         return stored
     return get_settings().embedder
-
-
-def _vector_hits(
-    engine: Engine,
-    qvecs: np.ndarray,
-    embedder: Any,
-    *,
-    k: int,
-    use_index: bool,
-    ef_search: int | None,
-    snapshot: R.SnapshotRef = None,
-) -> list[list[R.Hit]]:
-    model = embedder.name
-    return R.search_vectors(engine, qvecs, k=k, model=model, use_index=use_index, ef_search=ef_search,
-                            snapshot=snapshot)
-
-
-def _prepare_vectors(engine: Engine, embedder: Any, progress: Progress, snapshot: R.SnapshotRef = None) -> bool:
-    """Re-embed the knowledge base into ``eval.chunk_vectors`` when ``embedder`` did not fill ``chunk.embedding``."""
-    stored = R.uses_stored_vectors(engine, embedder.name, dim=embedder.dim, snapshot=snapshot)
-    if not stored:
-        n = R.ensure_chunk_vectors(engine, embedder, progress=progress, snapshot=snapshot)
-        progress(bi(f"Векторы базы знаний для {embedder.name}: переэмбеддено чанков — {n} (eval.chunk_vectors).",
-                    f"Knowledge base vectors for {embedder.name}: {n} chunk(s) (re-)embedded into eval.chunk_vectors."))
-    return stored
-
-
-def retrieve(
-    engine: Engine,
-    questions: Sequence[str],
-    *,
-    retriever: str = "vector",
-    embedder: Any = None,
-    k: int = 10,
-    use_index: bool = False,
-    ef_search: int | None = None,
-    rrf_k: int = 60,
-    progress: Progress | None = None,
-    prepare_vectors: bool = True,
-    snapshot: R.SnapshotRef = None,
-) -> list[list[R.Hit]]:
-    """Top-``k`` hits per question with one retriever (``vector``, ``fts`` or ``hybrid``) in a snapshot of the
-    knowledge base (default: the current one).
-
-    ``prepare_vectors=False`` skips the check that the knowledge base is embedded with ``embedder``
-    (a plan does it once in ``prepare``)."""
-    say = progress or (lambda _m: None)
-    if retriever not in RETRIEVERS:
-        raise ValueError(f"unknown retriever {retriever!r}; use one of {', '.join(RETRIEVERS)}")
-    qs = [str(q) for q in questions]
-    if retriever == "fts":
-        return R.search_fts(engine, qs, k=k, snapshot=snapshot)
-    if embedder is None:
-        raise ValueError("vector and hybrid retrieval need an embedder")
-    if prepare_vectors:
-        _prepare_vectors(engine, embedder, say, snapshot)
-    say(bi(f"Эмбеддинг {len(qs)} вопросов моделью {embedder.name}…", f"Embedding {len(qs)} questions with {embedder.name}…"))
-    qvecs = embedder.encode_queries(qs)
-    if retriever == "vector":
-        return _vector_hits(engine, qvecs, embedder, k=k, use_index=use_index, ef_search=ef_search, snapshot=snapshot)
-    depth = max(k, R.FUSION_DEPTH)
-    vec = _vector_hits(engine, qvecs, embedder, k=depth, use_index=use_index, ef_search=ef_search, snapshot=snapshot)
-    fts = R.search_fts(engine, qs, k=depth, snapshot=snapshot)
-    return R.hybrid(vec, fts, k=k, rrf_k=rrf_k)
 
 
 def _ids(hits: Sequence[R.Hit]) -> list[int]:
@@ -225,6 +161,9 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     emb = None
     if retriever != "fts":
         emb = cached_embedder(str(p["embedder"] or default_embedder_name(engine, snapshot=snap)), engine)
+    #: the one retriever of the run: every question batch, URL deepening, exact comparison and repeat asks it
+    search = Retriever.open(engine, snapshot=snap, method=retriever, embedder=emb, use_index=use_index,
+                            ef_search=ef_search, rrf_k=rrf_k)
     keys = ds.keys()
     run_params: dict[str, Any] = {
         "dataset": p["dataset"],
@@ -253,8 +192,8 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         models = {
             "embedder": emb.name,
             "dim": emb.dim,
-            "stored_model": R.stored_model_name(engine, snapshot=snap),
-            "vectors": R.vectors_label(engine, emb.name, dim=emb.dim, snapshot=snap),
+            "stored_model": search.stored_model(),
+            "vectors": search.vectors_label(),
         }
     consistency = consistency_setup(retriever, emb, use_index=use_index, repeats=repeats)
     external = emb is not None and str(emb.name).startswith("openai:")
@@ -265,25 +204,17 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
 
     def prepare() -> None:
         plan.say(bi(f"База знаний: снимок {snap.label}.", f"Knowledge base: snapshot {snap.label}."))
-        if emb is not None:
-            _prepare_vectors(engine, emb, plan.say, snap)
-        if use_index and emb is not None:
+        search.prepare(plan.say)
+        if use_index:
             plan.say(bi("Строится HNSW-индекс в служебной схеме…", "Building the HNSW index in the eval schema…"))
-            R.build_hnsw_index(engine, model=emb.name, snapshot=snap, **hnsw_params)
+            search.build_index(**hnsw_params)
 
     def questions_batch(indices: list[int]) -> list[dict[str, Any]]:
         qs = [str(ds.records[i]["question"]) for i in indices]
         plan.say(bi(f"Поиск top-{depth} для {len(qs)} вопросов ({retriever})…", f"Retrieving top-{depth} for {len(qs)} questions ({retriever})…"))
-        hits = retrieve(engine, qs, retriever=retriever, embedder=emb, k=depth, use_index=use_index,
-                        ef_search=ef_search, rrf_k=rrf_k, prepare_vectors=False, snapshot=snap)
-        url_hits, _ = deepen_for_pages(
-            qs, hits, lambda more, d: retrieve(engine, more, retriever=retriever, embedder=emb, k=d, use_index=use_index,
-                                               ef_search=ef_search, rrf_k=rrf_k, prepare_vectors=False, snapshot=snap),
-            pages=max(cutoffs), cap=url_cap)
-        exact = None
-        if use_index:
-            exact = retrieve(engine, qs, retriever=retriever, embedder=emb, k=k, use_index=False, rrf_k=rrf_k,
-                             prepare_vectors=False, snapshot=snap)
+        hits = search.search(qs, depth)
+        url_hits, _ = deepen_for_pages(qs, hits, search.search, pages=max(cutoffs), cap=url_cap)
+        exact = search.exact().search(qs, k) if use_index else None
         out = question_items([ds.records[i] for i in indices], qs, hits, cutoffs=cutoffs, depth=depth,
                              url_hits=url_hits)
         for item, uh in zip(out, url_hits, strict=True):
@@ -297,17 +228,8 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         qs = [str(rec["question"]) for rec in ds.records]
         plan.say(bi(f"Повтор для согласованности {r}/{repeats}…", f"Consistency repeat {r}/{repeats}…"))
         if use_index:  # a new random graph
-            R.build_hnsw_index(engine, model=emb.name, snapshot=snap, **hnsw_params)  # type: ignore[union-attr]
-        if external:
-            qvecs = getattr(emb, "model", emb).encode_queries(qs)  # bypass the cache: a fresh call
-            depth = max(k, R.FUSION_DEPTH) if retriever == "hybrid" else k
-            hits = _vector_hits(engine, qvecs, emb, k=depth, use_index=use_index, ef_search=ef_search, snapshot=snap)
-            if retriever == "hybrid":
-                fts = R.search_fts(engine, qs, k=max(k, R.FUSION_DEPTH), snapshot=snap)
-                hits = R.hybrid(hits, fts, k=k, rrf_k=rrf_k)
-        else:
-            hits = retrieve(engine, qs, retriever=retriever, embedder=emb, k=k, use_index=use_index, ef_search=ef_search,
-                            rrf_k=rrf_k, prepare_vectors=False, snapshot=snap)
+            search.build_index(**hnsw_params)
+        hits = (search.uncached() if external else search).search(qs, k)  # an external API: a fresh call, no cache
         return {"repeat": r, "topk": {key: _ids(h) for key, h in zip(keys, hits, strict=True)}}
 
     def work_batch(payloads: list[tuple[str, int]]) -> list[dict[str, Any]]:

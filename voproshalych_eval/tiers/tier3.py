@@ -3,8 +3,8 @@
 Two ways to obtain the system's answer and the chunks it used:
 
 * ``mode="internal"`` — the production path rebuilt here: embed the question, pgvector top-k
-  (``db.retrieval.search_vectors``, top-1 like production by default), generate from the retrieved
-  chunks;
+  (a :class:`~voproshalych_eval.db.retriever.Retriever`, exact vector search, top-1 like production by
+  default), generate from the retrieved chunks;
 * ``mode="api"`` — the bot's own HTTP API, described by a :class:`~voproshalych_eval.bot_api.BotApiSpec`
   (method, URL and JSON body templates, headers with ``${VARIABLE}`` references, JSON paths of the
   answer / page URL / chunk texts, timeout, retries, requests-per-second limit, outcome rules). It comes
@@ -54,6 +54,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from voproshalych_eval.db.retriever import Retriever
 from voproshalych_eval.embeddings import cached_embedder
 from voproshalych_eval.plans import ItemResult, Lazy, Plan
 from voproshalych_eval.plans import spec as plan_spec
@@ -148,12 +149,13 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
                             snapshot=snap)
     top_k = int(p["top_k"])
 
-    def internal_once(question: str, i: int) -> dict[str, Any]:
-        from voproshalych_eval.db.retrieval import search_vectors
+    #: the internal pipeline's retriever (exact vector search like production), built on first use
+    search = Lazy(lambda: Retriever.open(engine, snapshot=snap, embedder=embedder.get()))
 
-        vec = embedder.get().encode_queries([question])
+    def internal_once(question: str, i: int) -> dict[str, Any]:
+        vec = search.get().embed([question])
         t0 = time.perf_counter()
-        hits = search_vectors(engine, vec, k=top_k, model=embedder_name, snapshot=snap)[0]
+        hits = search.get().by_vectors(vec, top_k)[0]
         retrieval_s = time.perf_counter() - t0
         gen = generate_from_chunks(engine, generator, question, [int(h.chunk_id) for h in hits], snapshot=snap,
                                    cache_salt=f"repeat{i}" if repeats > 1 else None)

@@ -1,6 +1,6 @@
 """What if: the effect of a knowledge-base edit on retrieval, measured before anything is published.
 
-The plan (``whatif``) runs Tier 1's retrieval and metrics — :func:`voproshalych_eval.tiers.tier1.retrieve`,
+The plan (``whatif``) runs Tier 1's retrieval and metrics — a :class:`voproshalych_eval.db.retriever.Retriever` per side,
 :func:`~voproshalych_eval.tiers.tier1.deepen_for_pages`, :func:`~voproshalych_eval.tiers.tier1.question_items`
 and :func:`~voproshalych_eval.tiers.tier1.aggregate` — on a sandbox (:mod:`voproshalych_eval.tiers.sandbox`)
 and on its parent, for the same questions, with the same embedder:
@@ -40,6 +40,7 @@ from sqlalchemy import Engine
 
 from voproshalych_eval.bilingual import text as bi
 from voproshalych_eval.db import sandboxes, snapshots
+from voproshalych_eval.db.retriever import Retriever
 from voproshalych_eval.embeddings import cached_embedder
 from voproshalych_eval.metrics.statistics import paired_permutation_test
 from voproshalych_eval.plan_parameters import JUDGE
@@ -117,6 +118,8 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     rows, hashes = _question_rows(engine, p, edited_urls)
     t3 = _tier3_setup(engine, p, rows)
     emb = cached_embedder(str(p["embedder"] or info.embedder or tier1.default_embedder_name(engine, snapshot=before)), engine)
+    #: one retriever per side of the edit (Tier 1's default: exact vector search)
+    searches = {snap.id: Retriever.open(engine, snapshot=snap, embedder=emb) for snap in (before, after)}
     diff = snapshots.diff(engine, before, after)
     changed = diff.changed_chunks
     depth = max(CUTOFFS)
@@ -126,15 +129,13 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
 
     def prepare() -> None:
         plan.say(bi(f"Песочница {after.label} от снимка {before.label}.", f"Sandbox {after.label} of snapshot {before.label}."))
-        for snap in (before, after):
-            tier1._prepare_vectors(engine, emb, plan.say, snap)
+        for search in searches.values():
+            search.prepare(plan.say)
 
     def ranked(snap: Any, qs: list[str], recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        def fetch(more: list[str], d: int) -> list[list[Any]]:
-            return tier1.retrieve(engine, more, embedder=emb, k=d, prepare_vectors=False, snapshot=snap)
-
-        hits = fetch(qs, depth)
-        url_hits, _ = tier1.deepen_for_pages(qs, hits, fetch, pages=depth, cap=tier1.URL_CHUNK_CAP)
+        search = searches[snap.id]
+        hits = search.search(qs, depth)
+        url_hits, _ = tier1.deepen_for_pages(qs, hits, search.search, pages=depth, cap=tier1.URL_CHUNK_CAP)
         return tier1.question_items(recs, qs, hits, cutoffs=cutoffs, depth=depth, url_hits=url_hits)
 
     def work_batch(keys: list[str]) -> list[dict[str, Any]]:

@@ -743,24 +743,50 @@ def models_label(run: Run) -> str:
     return ", ".join(parts)
 
 
+def run_cost(metrics: Mapping[str, Any]) -> tuple[float | None, int | None]:
+    """``(USD, tokens)`` of a run's metered LLM calls (``cost_usd.total``): USD None when a price or the usage
+    is unknown (never 0), tokens None when the run made no metered call."""
+    block = metrics.get("cost_usd")
+    total = (block.get("total") or {}) if isinstance(block, Mapping) else {}
+    tokens = int(total.get("prompt_tokens") or 0) + int(total.get("completion_tokens") or 0) if total else None
+    return total.get("value"), tokens
+
+
+def run_latency(flat: Mapping[str, Mapping[str, Any]], q: int) -> float | None:
+    """The run's own latency percentile ``q`` (``latency_p{q}``, else ``generation_latency_p{q}``) from its
+    :func:`flatten_metrics`, in seconds; None when the plan does not measure it."""
+    for key in (f"latency_p{q}", f"generation_latency_p{q}"):
+        agg = flat.get(key)
+        if agg is not None and agg.get("value") is not None:
+            return float(agg["value"])
+    return None
+
+
 def runs_frame(runs: Sequence[Run], *, alive: AliveCheck | None = None) -> pd.DataFrame:
-    """A table of runs for display/export: id, tier, state, label, dataset, models, times, counts."""
+    """A table of runs for display/export: id, tier, state, label, dataset, models, times, counts, and what the
+    run cost — USD and tokens (:func:`run_cost`) and latency p50/p95 where the run measures it (:func:`run_latency`)."""
     now = datetime.now(UTC)
     rows = []
     for r in runs:
         duration = None
         if r.started_at and r.finished_at:
             duration = round((r.finished_at - r.started_at).total_seconds(), 1)
+        cost, tokens = run_cost(r.metrics or {})
+        flat = flatten_metrics(r.metrics or {})
         rows.append({
             "id": r.id, "tier": r.tier, "status": run_state(r, alive=alive, now=now),
             "label": r.label, "dataset_name": r.dataset_name,
             "dataset_hash": (r.dataset_hash or "")[:12] or None, "models": models_label(r),
             "started_at": r.started_at, "duration_s": duration, "n_items_total": r.n_items_total,
+            "cost_usd": cost, "tokens": tokens, "latency_p50": run_latency(flat, 50), "latency_p95": run_latency(flat, 95),
             "offline": r.offline, "code_version": r.code_version, "created_by": r.created_by, "actor": r.actor,
         })
     cols = ["id", "tier", "status", "label", "dataset_name", "dataset_hash", "models", "started_at", "duration_s",
-            "n_items_total", "offline", "code_version", "created_by", "actor"]
-    return pd.DataFrame(rows, columns=cols)
+            "n_items_total", "cost_usd", "tokens", "latency_p50", "latency_p95", "offline", "code_version", "created_by",
+            "actor"]
+    frame = pd.DataFrame(rows, columns=cols)
+    frame["tokens"] = frame["tokens"].astype("Int64")  # a count, empty where unknown (never 1000.0)
+    return frame
 
 
 # ------------------------------------------------------------------------------------- per-item results

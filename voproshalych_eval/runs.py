@@ -947,12 +947,15 @@ class NotComparable(VoproshalychEvalError, ValueError):
 
 def comparability(ra: Run, rb: Run) -> list[str]:
     """Why runs ``ra`` and ``rb`` cannot be paired item by item (empty when they can)."""
-    out = []
+    from voproshalych_eval.bilingual import text as bi
+
+    out: list[str] = []
     if ra.tier != rb.tier:
-        out.append(f"they are of different tiers ({ra.tier} vs {rb.tier})")
+        out.append(bi(f"они разных уровней ({ra.tier} и {rb.tier})", f"they are of different tiers ({ra.tier} vs {rb.tier})"))
     if (ra.dataset_hash or ra.dataset_name) != (rb.dataset_hash or rb.dataset_name):
-        out.append(f"they used different datasets ({ra.dataset_name} {str(ra.dataset_hash or '')[:8]} vs "
-                   f"{rb.dataset_name} {str(rb.dataset_hash or '')[:8]})")
+        sets = (f"{ra.dataset_name} {str(ra.dataset_hash or '')[:8]}", f"{rb.dataset_name} {str(rb.dataset_hash or '')[:8]}")
+        out.append(bi(f"они на разных наборах данных ({sets[0]} и {sets[1]})",
+                      f"they used different datasets ({sets[0]} vs {sets[1]})"))
     return out
 
 
@@ -1020,12 +1023,16 @@ def compare_runs(
     if reasons and not force:
         raise NotComparable(f"Runs {ra.id} and {rb.id} cannot be compared item by item: " + "; ".join(reasons)
                             + ". Compare anyway with force (CLI: --force).")
-    warnings: list[str] = list(reasons)
+    from voproshalych_eval.bilingual import text as bi
+
+    warnings: list[str] = list(reasons)  # each in both languages (bilingual.Text; its value is the English one)
     for r in (ra, rb):
         if r.status != "done":
-            warnings.append(f"Run {r.id} is {run_state(r)}, not done: its aggregates may be partial.")
+            warnings.append(bi(f"Запуск {r.id} не завершён ({run_state(r)}): его агрегаты могут быть неполными.",
+                               f"Run {r.id} is {run_state(r)}, not done: its aggregates may be partial."))
         if r.mixed:
-            warnings.append(f"Run {r.id} is mixed (resumed across a configuration change: {r.mixed_reason}).")
+            warnings.append(bi(f"Запуск {r.id} смешанный (продолжен после смены конфигурации: {r.mixed_reason}).",
+                               f"Run {r.id} is mixed (resumed across a configuration change: {r.mixed_reason})."))
     test = paired_bootstrap_test if method == "bootstrap" else paired_permutation_test
 
     ia, ib = item_table(engine, ra.id), item_table(engine, rb.id)

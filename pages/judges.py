@@ -126,7 +126,7 @@ with tab_s:
                     for i, c in enumerate(calls):
                         jobs.judge_reply_view(f"#{i + 1}", c)
 
-            jobs.drilldown(df, key="js", render=_render_s)
+            jobs.drilldown(df, key="js", render=_render_s, trace=False)  # each call is shown above
 
 with tab_p:
     with st.form("judge_pipe_form", enter_to_submit=False):
@@ -199,4 +199,4 @@ with tab_p:
                 jobs.judge_reply_view("show_no_show", row.get("show_no_show"))
                 jobs.judge_reply_view("rag_judge", row.get("benchmark"))
 
-            jobs.drilldown(f, key="jp", render=_render_p)
+            jobs.drilldown(f, key="jp", render=_render_p, trace=False)  # each verdict is shown above

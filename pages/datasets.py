@@ -201,14 +201,9 @@ with tab_gen:
                                 "oversample": float(oversample), "concurrency": int(concurrency), "lang": gen_lang}
     estimate = None
     if submitted_params is not None and not submitted_params["offline"]:
-        from voproshalych_eval.llm.estimate import estimate_run
-        from voproshalych_eval.llm.prices import price_table
-
-        model = next((m for p in configured_providers(state.settings()) for m in p.models), None) or tr(
-            "модель по умолчанию", "the default model")
         slots = round(int(size) * (1 + float(oversample)))
         # one generation call and one judge-gate call per slot (the gates' judge defaults to the generator)
-        estimate = estimate_run({model: 2 * slots}, prices=price_table(eng, state.settings()))
+        estimate = paid_run.estimate(2 * slots)
     if (params := paid_run.confirm(KEY, submitted_params, estimate)) is not None:
         from voproshalych_eval.generation.plan import build_plan
 

@@ -11,7 +11,7 @@ import streamlit as st
 
 from voproshalych_eval import executor, runs
 from voproshalych_eval.describe import AGGREGATOR_LABELS, QUORUM_LABELS
-from voproshalych_eval.ui import auth, jobs, run_view, state, tables, untrusted, uploads
+from voproshalych_eval.ui import auth, jobs, paid_run, run_view, state, tables, untrusted, uploads
 from voproshalych_eval.ui.common import (
     empty_state,
     json_download,
@@ -161,20 +161,28 @@ def samples_dataset() -> int | None:
     return store_samples(state.engine(), samples, Path(up_name).stem).id
 
 
+submitted_params: dict[str, Any] | None = None
+estimate = None
 if run:
     with state.user_errors("Не удалось выполнить оценку", "Evaluation failed"):
-        from voproshalych_eval.tiers.judge_metrics import build_plan, read_rubrics
+        from voproshalych_eval.tiers.judge_metrics import read_rubrics
 
         if isinstance(cfg.get("rubrics"), str):
             cfg["rubrics"] = read_rubrics(cfg["rubrics"])
         cfg = JUDGE_METRICS[metric].resolve({k: v for k, v in cfg.items() if v is not None})
         dataset_id = samples_dataset()
         if dataset_id is not None:
-            params = {"dataset": dataset_id, "metric": metric, "models": models or None, "aggregate": aggregate,
-                      "quorum": quorum, "vote_quorum": vote_quorum, "use_cache": use_cache, "config": cfg, "limit": int(limit),
-                      "lang": s.language if s.language in ("ru", "en") else "ru"}
-            if jobs.start(lambda: build_plan(state.engine(), params), RUN_KEY) is not None:
-                st.session_state.pop("jm_result", None)
+            submitted_params = {"dataset": dataset_id, "metric": metric, "models": models or None, "aggregate": aggregate,
+                                "quorum": quorum, "vote_quorum": vote_quorum, "use_cache": use_cache, "config": cfg,
+                                "limit": int(limit), "lang": s.language if s.language in ("ru", "en") else "ru"}
+            if providers and JUDGE_METRICS[metric].prompt is not None:  # a paid run: per sample, each model per vote
+                votes = int(cfg.get(JUDGE_METRICS[metric].runs_option or "", 1) or 1)
+                estimate = paid_run.estimate(paid_run.items_to_run("samples", dataset_id, int(limit)) * votes, models)
+if (params := paid_run.confirm(RUN_KEY, submitted_params, estimate)) is not None:
+    from voproshalych_eval.tiers.judge_metrics import build_plan
+
+    if jobs.start(lambda: build_plan(state.engine(), params), RUN_KEY) is not None:
+        st.session_state.pop("jm_result", None)
 
 # the run shown (ui.run_view): the one just made, else the link's, else the latest judge-metrics run
 picked = run_view.run_section(TIER, RUN_KEY, caption=False, stop_while_running=False)

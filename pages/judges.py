@@ -7,7 +7,7 @@ import streamlit as st
 
 from voproshalych_eval import datasets
 from voproshalych_eval.plots.generation import confusion_matrix, per_model_bars, score_distributions
-from voproshalych_eval.ui import auth, jobs, run_view, state, tables, untrusted, views
+from voproshalych_eval.ui import auth, jobs, paid_run, run_view, state, tables, untrusted, views
 from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import (
     TIER_COLORS,
@@ -39,7 +39,8 @@ page_header(
     ),
 )
 eng = state.engine()
-judge_sets = [d["name"] for d in datasets.list_datasets(eng, "judge")] or ["demo_judge"]
+stored_judge = datasets.list_datasets(eng, "judge")
+judge_sets = [d["name"] for d in stored_judge] or ["demo_judge"]
 llm_ok = llm_notice()  # before any run: whether it can use an LLM, and the way to Settings when not
 view = views.tabs("judges_view", {"stability": ("Стабильность", "Stability"), "pipeline": ("Показ / непоказ", "Show / no-show")})
 tab_s, tab_p = view["stability"], view["pipeline"]
@@ -49,20 +50,26 @@ judge_metric_labels = {k: metric_label(k) for k in JUDGE_METRICS}  # resolved no
 with tab_s:
     with st.form("judge_stab_form", enter_to_submit=False):
         c = st.columns(4)
-        ds_s = c[0].selectbox(tr("Набор", "Dataset"), judge_sets, key="js_ds")
+        # the form starts from the dataset of the run shown (ui.run_view), not from the newest dataset
+        ds_s = c[0].selectbox(tr("Набор", "Dataset"), judge_sets, key="js_ds",
+                              index=run_view.default_dataset_index("judge", stored_judge))
         limit_s = c[1].number_input(tr("Первые N (0 — все)", "First N (0 = all)"), 0, 100000, 5, key="js_lim")
         rep = c[2].number_input(tr("Повторов", "Repeats"), 2, 20, 5, key="js_rep")
         metric = c[3].selectbox(tr("Метрика", "Metric"), JUDGE_METRICS, format_func=judge_metric_labels.get)
         models_s = st.text_input(tr("Модели судей через запятую (пусто — по умолчанию)", "Judge models, comma separated (empty = default)"), "")
         off_s = st.checkbox(tr("Офлайн (без LLM)", "Offline (no LLM)"), key="js_off")
         go_s = auth.submit("run", st, tr("Запустить", "Run"), type="primary", key="js_run", icon=":material/play_arrow:")
+    stab_params, stab_estimate = None, None
     if go_s and (use_off_s := offline_choice(off_s, llm_ok)) is not None:
+        judge_models = [m.strip() for m in models_s.split(",") if m.strip()] or None
+        stab_params = {"dataset": ds_s, "limit": int(limit_s) or None, "repeats": int(rep), "metric": metric,
+                       "judge_models": judge_models, "offline": use_off_s}
+        if not use_off_s:  # a paid run: per item, every judge model R times (the cache is off)
+            stab_estimate = paid_run.estimate(paid_run.items_to_run("judge", ds_s, int(limit_s)) * int(rep), judge_models)
+    if (stab := paid_run.confirm("judge_run_id", stab_params, stab_estimate)) is not None:
         from voproshalych_eval.tiers.judge_stability import build_plan
 
-        jobs.start(lambda: build_plan(eng, {
-            "dataset": ds_s, "limit": int(limit_s) or None, "repeats": int(rep), "metric": metric,
-            "judge_models": [m.strip() for m in models_s.split(",") if m.strip()] or None, "offline": use_off_s,
-        }), "judge_run_id")
+        jobs.start(lambda: build_plan(eng, stab), "judge_run_id")
     run = run_view.run_section("judge", "judge_run_id", stop_while_running=False)
     if run is None:
         empty_state("Запусков ещё нет — задайте параметры выше и нажмите «Запустить».",
@@ -119,21 +126,26 @@ with tab_s:
                     for i, c in enumerate(calls):
                         jobs.judge_reply_view(f"#{i + 1}", c)
 
-            jobs.drilldown(df, key="js", render=_render_s)
+            jobs.drilldown(df, key="js", render=_render_s, trace=False)  # each call is shown above
 
 with tab_p:
     with st.form("judge_pipe_form", enter_to_submit=False):
         c = st.columns(3)
-        ds_p = c[0].selectbox(tr("Размеченный набор", "Labelled dataset"), judge_sets, key="jp_ds")
+        ds_p = c[0].selectbox(tr("Размеченный набор", "Labelled dataset"), judge_sets, key="jp_ds",
+                              index=run_view.default_dataset_index("judge_pipeline", stored_judge, url_param="pipeline_run"))
         limit_p = c[1].number_input(tr("Первые N (0 — все)", "First N (0 = all)"), 0, 100000, 0, key="jp_lim")
         calib = c[2].checkbox(tr("Калибровка судьи бенчмарка", "Calibrate the benchmark judge"), True)
         off_p = st.checkbox(tr("Офлайн (без LLM)", "Offline (no LLM)"), key="jp_off")
         go_p = auth.submit("run", st, tr("Запустить", "Run"), type="primary", key="jp_run", icon=":material/play_arrow:")
+    pipe_params, pipe_estimate = None, None
     if go_p and (use_off_p := offline_choice(off_p, llm_ok)) is not None:
+        pipe_params = {"dataset": ds_p, "limit": int(limit_p) or None, "calibrate": calib, "offline": use_off_p}
+        if not use_off_p:  # a paid run: per item the show/no-show verdict, and the benchmark judge when calibrating
+            pipe_estimate = paid_run.estimate(paid_run.items_to_run("judge", ds_p, int(limit_p)) * (2 if calib else 1))
+    if (pipe := paid_run.confirm("judge_pipeline_run_id", pipe_params, pipe_estimate)) is not None:
         from voproshalych_eval.tiers.judge_pipeline import build_plan as build_pipeline
 
-        jobs.start(lambda: build_pipeline(eng, {"dataset": ds_p, "limit": int(limit_p) or None, "calibrate": calib,
-                                                "offline": use_off_p}), "judge_pipeline_run_id")
+        jobs.start(lambda: build_pipeline(eng, pipe), "judge_pipeline_run_id")
     run = run_view.run_section("judge_pipeline", "judge_pipeline_run_id", stop_while_running=False,
                                url_param="pipeline_run")
     if run is None:
@@ -187,4 +199,4 @@ with tab_p:
                 jobs.judge_reply_view("show_no_show", row.get("show_no_show"))
                 jobs.judge_reply_view("rag_judge", row.get("benchmark"))
 
-            jobs.drilldown(f, key="jp", render=_render_p)
+            jobs.drilldown(f, key="jp", render=_render_p, trace=False)  # each verdict is shown above

@@ -11,7 +11,7 @@ from voproshalych_eval.metrics import catalog
 from voproshalych_eval.metrics.statistics import correction_label
 from voproshalych_eval.plans import SPECS as TIERS
 from voproshalych_eval.plots import runs as charts
-from voproshalych_eval.ui import auth, leaderboard_view, state, tables, trace_view, views
+from voproshalych_eval.ui import auth, item_diff_view, leaderboard_view, state, tables, trace_view, views
 from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import (
     TIER_COLORS,
@@ -49,20 +49,6 @@ CMP_LABELS = {
     "n_up": ("Выросло", "Up"), "n_down": ("Снизилось", "Down"),
     "verdict": ("Вывод", "Verdict"),
 }
-OUTPUT_LABELS = {"answer.a": ("Ответ A", "Answer A"), "answer.b": ("Ответ B", "Answer B"),
-                 "response.a": ("Ответ A", "Answer A"), "response.b": ("Ответ B", "Answer B"),
-                 "generated_answer.a": ("Ответ A", "Answer A"), "generated_answer.b": ("Ответ B", "Answer B"),
-                 "verdict.a": ("Вердикт A", "Verdict A"), "verdict.b": ("Вердикт B", "Verdict B"),
-                 "error_a": ("Ошибка A", "Error A"), "error_b": ("Ошибка B", "Error B")}
-CHANGES = {
-    "worse": ("хуже", "worse"), "better": ("лучше", "better"), "same": ("без изменений", "same"),
-    "broken (failed in B)": ("сломалось (сбой в B)", "broken (failed in B)"),
-    "fixed (failed in A)": ("починилось (сбой в A)", "fixed (failed in A)"),
-    "failed in both": ("сбой в обоих", "failed in both"), "no value": ("нет значения", "no value"),
-    "up": ("выросло (у метрики нет «лучше»)", "up (no better direction)"),
-    "down": ("снизилось (у метрики нет «лучше»)", "down (no better direction)"),
-}
-
 page_header(
     tr("Запуски", "Runs"),
     tr(
@@ -161,7 +147,7 @@ with state.user_errors("Не удалось прочитать реестр за
         table = _runs_table(filtered)
         st.subheader(tr(f"Запуски ({len(filtered)} из {len(everything)})", f"Runs ({len(filtered)} of {len(everything)})"))
         tables.show(table, "runs", key="runs_table", height=min(420, 38 + 35 * max(len(table), 1)),
-                    labels={"quality": ("Вердикт", "Verdict")})
+                    labels={"quality": ("Вердикт", "Verdict")}, metrics={"cost_usd": "cost_usd"})
 
         view = views.tabs("runs_view", {
             "history": ("История метрики", "Metric history"), "compare": ("Сравнение двух запусков", "Compare two runs"),
@@ -314,27 +300,11 @@ with state.user_errors("Не удалось прочитать реестр за
                                 key="runs_cmp_chart",
                             )
                             st.subheader(tr("Что изменилось по элементам", "What changed, item by item"))
-                            d1, d2 = st.columns(2)
+                            d1, _ = st.columns(2)
                             tested_labels = {k: metric_label(k) for k in tested["metric"]}
                             pick = d1.selectbox(tr("Метрика", "Metric"), tested["metric"].tolist(), key="runs_cmp_metric",
                                                 format_func=tested_labels.get)
-                            diff = cmp.item_diff(pick)
-                            kinds = [k for k in CHANGES if k in set(diff["change"])]
-                            default_kinds = [k for k in ("worse", "better", "down", "up", "broken (failed in B)", "fixed (failed in A)") if k in kinds]
-                            change_names = {k: tr(*CHANGES[k]) for k in kinds}
-                            chosen = d2.multiselect(tr("Показать", "Show"), kinds, default=default_kinds, placeholder=tr("Выберите…", "Choose…"),
-                                                    format_func=change_names.get, key="runs_cmp_kinds")
-                            counts = diff["change"].value_counts()
-                            st.caption(" · ".join(f"{tr(*CHANGES.get(k, (k, k)))}: {fmt_count(counts[k])}" for k in counts.index))
-                            changed = diff[diff["change"].isin(chosen)].copy()
-                            changed["change"] = changed["change"].map(lambda k: tr(*CHANGES.get(k, (k, k))))
-                            tables.show(changed, f"compare_{a_id}_{b_id}_{pick}", key="runs_cmp_diff", labels=OUTPUT_LABELS,
-                                        metrics={c: pick for c in ("a", "b", "diff")})
-                            valid = diff["diff"].dropna()
-                            if len(valid):
-                                plotly_chart(charts.item_diff_histogram(valid, x_title=f"{metric_label(pick)}: B − A",
-                                                                           y_title=tr("Элементов", "Items")),
-                                                key="runs_cmp_hist")
+                            item_diff_view.render(cmp, pick, key="runs_cmp_diff", name=f"compare_{a_id}_{b_id}_{pick}")
                         json_download(cmp.to_dict(), f"compare_{a_id}_{b_id}", label=tr("⬇ Сравнение целиком (JSON)", "⬇ Full comparison (JSON)"),
                                       key="runs_cmp_json")
 

@@ -70,16 +70,8 @@ if submitted and (use_offline := offline_choice(offline, llm_ok)) is not None:
                         "max_context_chars": int(max_chars) or None, "stem": stem, "offline": use_offline,
                         "concurrency": concurrency}
     if not use_offline:  # a paid run: its estimated calls, tokens and cost are confirmed first
-        from voproshalych_eval.llm.estimate import estimate_run
-        from voproshalych_eval.llm.prices import price_table
-        from voproshalych_eval.llm.providers import configured_providers
-
-        size = next((int(d["n_items"]) for d in datasets.list_datasets(eng, "golden") if d["name"] == ds_name), 0)
-        n = min(size, int(limit)) if int(limit) else size
-        model = next((m for p in configured_providers(state.settings()) for m in p.models), None) or tr(
-            "модель по умолчанию", "the default model")
         # per item: the generation repeats and three judge calls (faithfulness, relevance, correctness)
-        estimate = estimate_run({model: n * (int(repeats) + 3)}, prices=price_table(eng, state.settings()))
+        estimate = paid_run.estimate(paid_run.items_to_run("golden", ds_name, int(limit)) * (int(repeats) + 3))
 if (params := paid_run.confirm(KEY, submitted_params, estimate)) is not None:
     from voproshalych_eval.tiers.tier2 import build_plan
 

@@ -25,7 +25,7 @@ from voproshalych_eval.plots.generation import (
     score_distributions,
 )
 from voproshalych_eval.tiers.page_context import MODES
-from voproshalych_eval.ui import auth, jobs, run_view, state, untrusted
+from voproshalych_eval.ui import auth, jobs, paid_run, run_view, state, untrusted
 from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import (
     TIER_COLORS,
@@ -200,20 +200,28 @@ if save_clicked:
         if need:
             st.caption(tr("Нужные переменные: ", "Variables needed: ") + ", ".join(need))
 
+submitted_params: dict | None = None
+estimate = None
 if submitted and (use_offline := offline_choice(offline, llm_ok)) is not None:
+    with state.user_errors("Не удалось запустить", "Could not start the run"):  # a bad bot API form: a sentence
+        form_params = {"dataset": ds_name, "limit": int(limit) or None, "mode": mode, "threshold": threshold,
+                       "min_pass_rate": min_pass or None, "offline": use_offline, "concurrency": concurrency}
+        if mode == "api":
+            form_params.update(api=_form_spec().to_dict(), context_from=context_from, context_k=int(context_k),
+                               api_profile=None if profile_name == NEW else profile_name)
+        else:
+            form_params["top_k"] = int(top_k)
+        submitted_params = form_params
+    if submitted_params is not None and not use_offline:  # a paid run: its calls, tokens and cost confirmed first
+        from voproshalych_eval.tiers.tier3 import JUDGE_METRICS
+
+        # per item: a call per judge metric, and the internal pipeline's generation (a bot API is not our LLM)
+        per_item = len(JUDGE_METRICS) + (1 if mode == "internal" else 0)
+        estimate = paid_run.estimate(paid_run.items_to_run("golden", ds_name, int(limit)) * per_item)
+if (params := paid_run.confirm(KEY, submitted_params, estimate)) is not None:
     from voproshalych_eval.tiers.tier3 import build_plan
 
-    def _plan():  # type: ignore[no-untyped-def]
-        params = {"dataset": ds_name, "limit": int(limit) or None, "mode": mode, "threshold": threshold,
-                  "min_pass_rate": min_pass or None, "offline": use_offline, "concurrency": concurrency}
-        if mode == "api":
-            params.update(api=_form_spec().to_dict(), context_from=context_from, context_k=int(context_k),
-                          api_profile=None if profile_name == NEW else profile_name)
-        else:
-            params["top_k"] = int(top_k)
-        return build_plan(eng, params)
-
-    jobs.start(_plan, KEY)
+    jobs.start(lambda: build_plan(eng, params), KEY)
 
 # the run shown (ui.run_view): the one just made, else the link's, else the latest Tier 3 run (its dataset picked
 # in the result block, whatever the form's dataset)

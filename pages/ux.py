@@ -7,7 +7,7 @@ import streamlit as st
 
 from voproshalych_eval import datasets
 from voproshalych_eval.plots.generation import rate_bars
-from voproshalych_eval.ui import auth, jobs, run_view, state, tables, untrusted
+from voproshalych_eval.ui import auth, jobs, paid_run, run_view, state, tables, untrusted
 from voproshalych_eval.ui.charts import plotly_chart
 from voproshalych_eval.ui.common import (
     TIER_COLORS,
@@ -41,13 +41,16 @@ page_header(
     ),
 )
 eng = state.engine()
-dialog_sets = [d["name"] for d in datasets.list_datasets(eng, "dialogs")] or ["demo_dialogs"]
+stored_dialogs = datasets.list_datasets(eng, "dialogs")
+dialog_sets = [d["name"] for d in stored_dialogs] or ["demo_dialogs"]
 source_labels = {"dialogs": tr("набор диалогов", "dialog dataset"), "log": tr("журнал вопросов", "question log")}
 llm_ok = llm_notice()  # before the run: whether it can use an LLM, and the way to Settings when not
 with st.form("ux_form", border=True, enter_to_submit=False):  # the run form at the top: Run visible without scrolling
     f1, f2, f3 = st.columns([2, 3, 2])
     source = f1.radio(tr("Источник", "Source"), list(source_labels), format_func=source_labels.get, horizontal=True)
-    ds_name = f2.selectbox(tr("Набор диалогов", "Dialog dataset"), dialog_sets)
+    # the form starts from the dataset of the run shown (ui.run_view), not from the newest dataset
+    ds_name = f2.selectbox(tr("Набор диалогов", "Dialog dataset"), dialog_sets,
+                           index=run_view.default_dataset_index("ux", stored_dialogs))
     limit = f3.number_input(tr("Первые N диалогов/сессий (0 — все)", "First N dialogs/sessions (0 = all)"), 0, 1000000, 0)
     g1, g2, g3, g4 = st.columns([3, 2, 2, 2])
     cache_d = g1.slider(tr("Порог кэша (косинусное расстояние)", "Cache threshold (cosine distance)"), 0.0, 1.0, 0.6, 0.05)
@@ -56,12 +59,19 @@ with st.form("ux_form", border=True, enter_to_submit=False):  # the run form at 
     submitted = auth.submit("run", g4, tr("Запустить", "Run"), type="primary", key="ux_run", icon=":material/play_arrow:",
                                       use_container_width=True)
 
+submitted_params, estimate = None, None
 if submitted and (use_offline := offline_choice(offline, llm_ok)) is not None:
+    submitted_params = {"source": source, "dataset": ds_name, "limit": int(limit) or None, "cache_distance": cache_d,
+                        "pause_minutes": pause, "offline": use_offline}
+    if not use_offline and source == "dialogs":  # only re-asked dialogs ("same") call the generator, once per turn
+        with state.user_errors("Не удалось прочитать набор", "Could not read the dataset"):
+            dialogs = datasets.get_dataset(eng, ds_name, "dialogs").records[:int(limit) or None]
+            calls = sum(len(d.get("turns") or []) for d in dialogs if d.get("paraphrase_of") == "same")
+            estimate = paid_run.estimate(calls) if calls else None
+if (params := paid_run.confirm(KEY, submitted_params, estimate)) is not None:
     from voproshalych_eval.tiers.ux import build_plan
 
-    jobs.start(lambda: build_plan(eng, {"source": source, "dataset": ds_name, "limit": int(limit) or None,
-                                        "cache_distance": cache_d, "pause_minutes": pause,
-                                        "offline": use_offline}), KEY)
+    jobs.start(lambda: build_plan(eng, params), KEY)
 # the run shown (ui.run_view): the one just made, else the link's, else the latest UX run
 run = run_view.run_section("ux", KEY, empty=("Запусков ещё нет — задайте параметры вверху и нажмите «Запустить».",
                                              "No runs yet — set the parameters above and press Run."))

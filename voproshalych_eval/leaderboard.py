@@ -13,34 +13,25 @@ comparable to an LLM's.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import pandas as pd
 from sqlalchemy import Engine
 
 from voproshalych_eval.metrics import catalog
-from voproshalych_eval.runs import Run, config_label, flatten_metrics, list_runs, models_label
+from voproshalych_eval.runs import (
+    Run,
+    config_label,
+    flatten_metrics,
+    list_runs,
+    models_label,
+    run_cost,
+    run_latency,
+)
 
 __all__ = ["COLUMNS", "dataset_leaderboard", "leaderboard"]
 
 COLUMNS = ["rank", "config_words", "config", "models", "offline", "run_id", "value", "ci_low", "ci_high", "n", "cost_usd", "tokens",
            "latency_p50", "latency_p95", "started_at"]
-
-
-def _latency(flat: dict[str, dict[str, Any]], q: int) -> float | None:
-    for key in (f"latency_p{q}", f"generation_latency_p{q}"):
-        agg = flat.get(key)
-        if agg is not None and agg.get("value") is not None:
-            return float(agg["value"])
-    return None
-
-
-def _cost(metrics: dict[str, Any]) -> tuple[float | None, int | None]:
-    total = ((metrics.get("cost_usd") or {}).get("total") or {}) if isinstance(metrics.get("cost_usd"), dict) else {}
-    tokens = None
-    if total:
-        tokens = int(total.get("prompt_tokens") or 0) + int(total.get("completion_tokens") or 0)
-    return total.get("value"), tokens
 
 
 def leaderboard(runs: Sequence[Run], metric: str, *, lang: str = "ru") -> pd.DataFrame:
@@ -59,11 +50,11 @@ def leaderboard(runs: Sequence[Run], metric: str, *, lang: str = "ru") -> pd.Dat
         metrics = run.metrics or {}
         flat = flatten_metrics(metrics)
         agg = flat.get(metric) or {}
-        cost, tokens = _cost(metrics)
+        cost, tokens = run_cost(metrics)
         rows.append({
             "config_words": config_words(run, lang), "config": config, "models": models_label(run), "offline": bool(run.offline), "run_id": run.id,
             "value": agg.get("value"), "ci_low": agg.get("ci_low"), "ci_high": agg.get("ci_high"), "n": agg.get("n"),
-            "cost_usd": cost, "tokens": tokens, "latency_p50": _latency(flat, 50), "latency_p95": _latency(flat, 95),
+            "cost_usd": cost, "tokens": tokens, "latency_p50": run_latency(flat, 50), "latency_p95": run_latency(flat, 95),
             "started_at": run.started_at,
         })
     df = pd.DataFrame(rows, columns=[c for c in COLUMNS if c != "rank"])

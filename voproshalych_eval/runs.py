@@ -744,24 +744,50 @@ def models_label(run: Run) -> str:
     return ", ".join(parts)
 
 
+def run_cost(metrics: Mapping[str, Any]) -> tuple[float | None, int | None]:
+    """``(USD, tokens)`` of a run's metered LLM calls (``cost_usd.total``): USD None when a price or the usage
+    is unknown (never 0), tokens None when the run made no metered call."""
+    block = metrics.get("cost_usd")
+    total = (block.get("total") or {}) if isinstance(block, Mapping) else {}
+    tokens = int(total.get("prompt_tokens") or 0) + int(total.get("completion_tokens") or 0) if total else None
+    return total.get("value"), tokens
+
+
+def run_latency(flat: Mapping[str, Mapping[str, Any]], q: int) -> float | None:
+    """The run's own latency percentile ``q`` (``latency_p{q}``, else ``generation_latency_p{q}``) from its
+    :func:`flatten_metrics`, in seconds; None when the plan does not measure it."""
+    for key in (f"latency_p{q}", f"generation_latency_p{q}"):
+        agg = flat.get(key)
+        if agg is not None and agg.get("value") is not None:
+            return float(agg["value"])
+    return None
+
+
 def runs_frame(runs: Sequence[Run], *, alive: AliveCheck | None = None) -> pd.DataFrame:
-    """A table of runs for display/export: id, tier, state, label, dataset, models, times, counts."""
+    """A table of runs for display/export: id, tier, state, label, dataset, models, times, counts, and what the
+    run cost — USD and tokens (:func:`run_cost`) and latency p50/p95 where the run measures it (:func:`run_latency`)."""
     now = datetime.now(UTC)
     rows = []
     for r in runs:
         duration = None
         if r.started_at and r.finished_at:
             duration = round((r.finished_at - r.started_at).total_seconds(), 1)
+        cost, tokens = run_cost(r.metrics or {})
+        flat = flatten_metrics(r.metrics or {})
         rows.append({
             "id": r.id, "tier": r.tier, "status": run_state(r, alive=alive, now=now),
             "label": r.label, "dataset_name": r.dataset_name,
             "dataset_hash": (r.dataset_hash or "")[:12] or None, "models": models_label(r),
             "started_at": r.started_at, "duration_s": duration, "n_items_total": r.n_items_total,
+            "cost_usd": cost, "tokens": tokens, "latency_p50": run_latency(flat, 50), "latency_p95": run_latency(flat, 95),
             "offline": r.offline, "code_version": r.code_version, "created_by": r.created_by, "actor": r.actor,
         })
     cols = ["id", "tier", "status", "label", "dataset_name", "dataset_hash", "models", "started_at", "duration_s",
-            "n_items_total", "offline", "code_version", "created_by", "actor"]
-    return pd.DataFrame(rows, columns=cols)
+            "n_items_total", "cost_usd", "tokens", "latency_p50", "latency_p95", "offline", "code_version", "created_by",
+            "actor"]
+    frame = pd.DataFrame(rows, columns=cols)
+    frame["tokens"] = frame["tokens"].astype("Int64")  # a count, empty where unknown (never 1000.0)
+    return frame
 
 
 # ------------------------------------------------------------------------------------- per-item results
@@ -918,12 +944,15 @@ class NotComparable(VoproshalychEvalError, ValueError):
 
 def comparability(ra: Run, rb: Run) -> list[str]:
     """Why runs ``ra`` and ``rb`` cannot be paired item by item (empty when they can)."""
-    out = []
+    from voproshalych_eval.bilingual import text as bi
+
+    out: list[str] = []
     if ra.tier != rb.tier:
-        out.append(f"they are of different tiers ({ra.tier} vs {rb.tier})")
+        out.append(bi(f"они разных уровней ({ra.tier} и {rb.tier})", f"they are of different tiers ({ra.tier} vs {rb.tier})"))
     if (ra.dataset_hash or ra.dataset_name) != (rb.dataset_hash or rb.dataset_name):
-        out.append(f"they used different datasets ({ra.dataset_name} {str(ra.dataset_hash or '')[:8]} vs "
-                   f"{rb.dataset_name} {str(rb.dataset_hash or '')[:8]})")
+        sets = (f"{ra.dataset_name} {str(ra.dataset_hash or '')[:8]}", f"{rb.dataset_name} {str(rb.dataset_hash or '')[:8]}")
+        out.append(bi(f"они на разных наборах данных ({sets[0]} и {sets[1]})",
+                      f"they used different datasets ({sets[0]} vs {sets[1]})"))
     return out
 
 
@@ -991,12 +1020,16 @@ def compare_runs(
     if reasons and not force:
         raise NotComparable(f"Runs {ra.id} and {rb.id} cannot be compared item by item: " + "; ".join(reasons)
                             + ". Compare anyway with force (CLI: --force).")
-    warnings: list[str] = list(reasons)
+    from voproshalych_eval.bilingual import text as bi
+
+    warnings: list[str] = list(reasons)  # each in both languages (bilingual.Text; its value is the English one)
     for r in (ra, rb):
         if r.status != "done":
-            warnings.append(f"Run {r.id} is {run_state(r)}, not done: its aggregates may be partial.")
+            warnings.append(bi(f"Запуск {r.id} не завершён ({run_state(r)}): его агрегаты могут быть неполными.",
+                               f"Run {r.id} is {run_state(r)}, not done: its aggregates may be partial."))
         if r.mixed:
-            warnings.append(f"Run {r.id} is mixed (resumed across a configuration change: {r.mixed_reason}).")
+            warnings.append(bi(f"Запуск {r.id} смешанный (продолжен после смены конфигурации: {r.mixed_reason}).",
+                               f"Run {r.id} is mixed (resumed across a configuration change: {r.mixed_reason})."))
     test = paired_bootstrap_test if method == "bootstrap" else paired_permutation_test
 
     ia, ib = item_table(engine, ra.id), item_table(engine, rb.id)

@@ -159,5 +159,19 @@ def test_cli_speaks_the_configured_language(corpus: str, demo_engine: Any, lang:
         assert ("стоимость" if lang == "ru" else "cost") in board and "p95" in board and f"#{run_id:>5}" in board
         problems = violations(cli_texts(board), lang, corpus)
         assert not problems, "\n".join(problems)
+        # a tier command's summary, the registry list and a comparison of two runs speak it too
+        assert cli.main(["tier2", "--dataset", "demo_golden", "--limit", "2", "--offline"]) == 0
+        summary = capsys.readouterr().out
+        assert ("выполнено" in summary) == (lang == "ru") and ("done" in summary) == (lang == "en"), summary
+        newest = int(runs.list_runs(demo_engine, tier="tier2", status="done", limit=1)[0].id)
+        cli.main(["runs", "list", "--tier", "tier2", "--limit", "5"])
+        listed = capsys.readouterr().out
+        assert ("стоимость" if lang == "ru" else "cost") in listed and str(newest) in listed, listed
+        cli.main(["runs", "compare", str(run_id), str(newest)])
+        compared = capsys.readouterr().out
+        assert ("против" in compared) == (lang == "ru"), compared
+        for out in (summary, listed, compared):
+            problems = violations(cli_texts(out), lang, corpus)
+            assert not problems, "\n".join(problems)
     finally:
         config.get_settings.cache_clear()

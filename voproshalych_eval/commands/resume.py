@@ -72,19 +72,36 @@ def printer() -> Any:
     return show
 
 
-def human_summary(run_id: int, prog: Any, metrics: dict[str, Any]) -> str:
-    lines = [f"run {run_id}: {prog.status}, {prog.done} done, {prog.failed} failed of {prog.total}"]
+def human_summary(run_id: int, prog: Any, metrics: dict[str, Any], lang: str | None = None) -> str:
+    """The outcome of a run and its aggregates (catalog labels, values and CIs by the catalog) in ``lang``
+    (default: the configured language, ``VOPROSHALYCH_EVAL_LANG``)."""
+    from voproshalych_eval.commands.runs import STATE_WORDS, output_language
+    from voproshalych_eval.metrics import catalog
+    from voproshalych_eval.metrics.formatting import format_value
+
+    lang = lang or output_language(None)
+
+    def t(ru: str, en: str) -> str:
+        return en if lang == "en" else ru
+
+    state_ru, state_en = STATE_WORDS.get(str(prog.status), (str(prog.status), str(prog.status)))
+    lines = [t(f"запуск {run_id}: {state_ru}, выполнено {prog.done}, со сбоем {prog.failed} из {prog.total}",
+               f"run {run_id}: {state_en}, {prog.done} done, {prog.failed} failed of {prog.total}")]
     if prog.status in ("failed", "done_with_failures") and prog.last_error:
-        lines.append(f"  last error: {prog.last_error}")
+        lines.append(t("  последняя ошибка: ", "  last error: ") + str(prog.last_error))
     for k, v in metrics.items():
         if isinstance(v, dict) and "value" in v:
-            val = v["value"]
-            ci = f" [{v['ci_low']:.3f}; {v['ci_high']:.3f}]" if v.get("ci_low") is not None else ""
-            fails = f", failures {v['n_failed']}" if v.get("n_failed") else ""
-            shown = "—" if not isinstance(val, int | float) else f"{val:.4f}"
-            lines.append(f"  {k}: {shown}{ci}" + (f" (n={v.get('n')}{fails})" if "n" in v else ""))
-        elif isinstance(v, int | float | str | bool) or v is None:
-            lines.append(f"  {k}: {v}")
+            val = format_value(k, v.get("value"), lang)
+            ci = (f" [{format_value(k, v['ci_low'], lang)}; {format_value(k, v['ci_high'], lang)}]"
+                  if v.get("ci_low") is not None else "")
+            fails = t(f", сбоев {v['n_failed']}", f", failures {v['n_failed']}") if v.get("n_failed") else ""
+            lines.append(f"  {catalog.label(k, lang)}: {val}{ci}" + (f" (n={v.get('n')}{fails})" if "n" in v else ""))
+        elif isinstance(v, bool):
+            lines.append(f"  {catalog.label(k, lang)}: {t('да', 'yes') if v else t('нет', 'no')}")
+        elif isinstance(v, int | float) or v is None:
+            lines.append(f"  {catalog.label(k, lang)}: {format_value(k, v, lang)}")
+        elif isinstance(v, str):
+            lines.append(f"  {catalog.label(k, lang)}: `{v}`")  # a stored identifier, shown as it is
     return "\n".join(lines)
 
 
@@ -160,6 +177,7 @@ def register(sub: Any) -> None:
 
 def cmd_resume(args: Any) -> int:
     from voproshalych_eval import runs
+    from voproshalych_eval.commands.runs import output_language
     from voproshalych_eval.executor import resume, run_state
 
     eng = engine()
@@ -184,5 +202,7 @@ def cmd_resume(args: Any) -> int:
     run = runs.get_run(eng, args.run_id)
     emit({"run_id": args.run_id, "status": prog.status, "n_done": prog.done, "n_failed": prog.failed,
           "resumed_from": before, "tokens": prog.tokens, "mixed": bool(run and run.mixed), "metrics": metrics},
-         args.json, human_summary(args.run_id, prog, metrics) + ("\n  MIXED: " + str(run.mixed_reason) if run and run.mixed else ""))
+         args.json, human_summary(args.run_id, prog, metrics) + (
+             ("\n  СМЕШАННЫЙ: " if output_language(None) == "ru" else "\n  MIXED: ") + str(run.mixed_reason)
+             if run and run.mixed else ""))
     return exit_code(prog.status)

@@ -24,6 +24,8 @@ def register(sub: Any) -> None:
     q.add_argument("--since", type=date.fromisoformat, help="started on or after YYYY-MM-DD")
     q.add_argument("--until", type=date.fromisoformat, help="started on or before YYYY-MM-DD")
     q.add_argument("--limit", type=int, default=100)
+    q.add_argument("--lang", choices=("ru", "en"), default=None,
+                   help="language of the output (default: the configured VOPROSHALYCH_EVAL_LANG, Russian)")
     add_json_flag(q)
     q.set_defaults(func=cmd_list)
 
@@ -49,6 +51,8 @@ def register(sub: Any) -> None:
     q.add_argument("--top", type=int, default=10, help="items shown per direction in the human output")
     q.add_argument("--force", action="store_true",
                    help="compare runs of different tiers or datasets anyway (their items may not correspond)")
+    q.add_argument("--lang", choices=("ru", "en"), default=None,
+                   help="language of the output (default: the configured VOPROSHALYCH_EVAL_LANG, Russian)")
     add_json_flag(q)
     q.set_defaults(func=cmd_compare)
 
@@ -86,15 +90,27 @@ def cmd_list(args: Any) -> int:
         engine(), tier=args.tier, status=args.status, dataset_name=args.dataset, model=args.model,
         since=args.since, until=args.until, limit=args.limit,
     )
+    from voproshalych_eval.describe import models_words, tier_title
+    from voproshalych_eval.metrics.formatting import format_value
+
     df = runs.runs_frame(found)
     records = runs.frame_records(df)
-    lines = [f"{'id':>5}  {'tier':<15} {'status':<12} {'dataset':<16} {'started':<17} models"]
-    for r in found:
+    lang = output_language(args)
+    en = lang == "en"
+    h = (("id", "tier", "status", "dataset", "started", "cost, $", "tokens", "p50, s", "models") if en else
+         ("№", "уровень", "состояние", "набор данных", "начат", "стоимость, $", "токены", "p50, с", "модели"))
+    lines = [f"{h[0]:>5}  {h[1]:<24} {h[2]:<18} {h[3]:<16} {h[4]:<17} {h[5]:>12} {h[6]:>8} {h[7]:>7}  {h[8]}"]
+    for r, row in zip(found, df.to_dict("records"), strict=True):
+        state_ru, state_en = STATE_WORDS.get(runs.run_state(r), (runs.run_state(r),) * 2)
+        state = (state_en if en else state_ru) + ((" (mixed)" if en else " (смешанный)") if r.mixed else "")
         lines.append(
-            f"{r.id:>5}  {r.tier:<15} {runs.run_state(r) + (' (mixed)' if r.mixed else ''):<12} "
-            f"{(r.dataset_name or '—')[:16]:<16} {r.started_at:%Y-%m-%d %H:%M} {runs.models_label(r)}"
+            f"{r.id:>5}  {tier_title(r.tier, lang)[:24]:<24} {state[:18]:<18} {(r.dataset_name or '—')[:16]:<16} "
+            f"{r.started_at:%Y-%m-%d %H:%M} {format_value('cost_usd', row['cost_usd'], lang):>12} "
+            f"{format_value('tokens', row['tokens'], lang):>8} {format_value('latency_p50', row['latency_p50'], lang):>7}  "
+            f"{', '.join(models_words(r, lang)) or '—'}"
         )
-    emit({"n": len(records), "runs": records}, args.json, "\n".join(lines) if found else "no runs")
+    emit({"n": len(records), "runs": records}, args.json,
+         "\n".join(lines) if found else ("no runs" if en else "запусков нет"))
     return 0
 
 
@@ -219,7 +235,6 @@ def _effect(row: dict[str, Any]) -> str:
 
 def cmd_compare(args: Any) -> int:
     from voproshalych_eval import runs
-    from voproshalych_eval.metrics.statistics import CORRECTIONS
 
     cmp = runs.compare_runs(engine(), args.run_a, args.run_b, method=args.method, force=args.force)
     tested = cmp.metrics[cmp.metrics["n_pairs"] > 0]
@@ -228,27 +243,54 @@ def cmd_compare(args: Any) -> int:
     out = cmp.to_dict(with_items=False)
     out["item_diff_metric"] = metric
     out["item_diff"] = runs.frame_records(diff) if diff is not None else []
-    lines = [f"B = run #{args.run_b} against A = run #{args.run_a}"] + [f"warning: {w}" for w in cmp.warnings]
-    lines.append(f"verdicts on p-values adjusted by {CORRECTIONS.get(cmp.correction, cmp.correction)} (p_adj); "
-                 "raw p kept; d_z = Cohen's effect size with its 95% bootstrap CI")
-    lines.append(f"{'metric':<34} {'A':>9} {'B':>9} {'B−A':>9} {'95% CI (paired)':>21} {'p':>7} {'p_adj':>7} "
-                 f"{'d_z [95% CI]':>20} {'n':>5}  verdict")
+    from voproshalych_eval.bilingual import render
+    from voproshalych_eval.metrics import catalog
+    from voproshalych_eval.metrics.formatting import format_value
+    from voproshalych_eval.metrics.statistics import correction_label
+
+    lang = output_language(args)
+
+    def t(ru: str, en: str) -> str:
+        return en if lang == "en" else ru
+
+    verdicts = {"better": ("лучше", "better"), "worse": ("хуже", "worse"),
+                "no significant difference": ("нет значимой разницы", "no significant difference"),
+                "changed": ("изменилась", "changed"), "no per-item data": ("нет данных по элементам", "no per-item data"),
+                "no valid pairs": ("нет валидных пар", "no valid pairs")}
+    changes = {"worse": ("хуже", "worse"), "better": ("лучше", "better"), "down": ("снизилось", "down"),
+               "up": ("выросло", "up")}
+    correction = correction_label(cmp.correction, lang)
+    lines = [t(f"B = запуск #{args.run_b} против A = запуск #{args.run_a}", f"B = run #{args.run_b} against A = run #{args.run_a}")]
+    lines += [t("предупреждение: ", "warning: ") + render(w, lang) for w in cmp.warnings]
+    lines.append(t(f"выводы по p-значениям с поправкой ({correction}, p_adj); исходное p сохранено; d_z — размер "
+                   "эффекта Коэна с 95% бутстреп-ДИ",
+                   f"verdicts on p-values adjusted by {correction} (p_adj); raw p kept; d_z = Cohen's effect size "
+                   "with its 95% bootstrap CI"))
+    lines.append(f"{t('метрика', 'metric'):<34} {'A':>9} {'B':>9} {'B−A':>9} {t('95% ДИ (парный)', '95% CI (paired)'):>21} "
+                 f"{'p':>7} {'p_adj':>7} {t('d_z [95% ДИ]', 'd_z [95% CI]'):>20} {'n':>5}  {t('вывод', 'verdict')}")
     for m in cmp.metrics.to_dict("records"):
-        ci = f"[{_fmt(m['ci_low'])}; {_fmt(m['ci_high'])}]" if m["n_pairs"] else "—"
-        p = f"{m['p_value']:.4f}" if m["n_pairs"] else "—"
-        padj = f"{m['p_adjusted']:.4f}" if m["n_pairs"] and m.get("p_adjusted") is not None else "—"
+        def fv(v: Any, key: str = str(m["metric"])) -> str:
+            return format_value(key, v, lang)
+
+        ci = f"[{fv(m['ci_low'])}; {fv(m['ci_high'])}]" if m["n_pairs"] else "—"
+        p = format_value(None, m["p_value"], lang) if m["n_pairs"] else "—"
+        padj = format_value(None, m.get("p_adjusted"), lang) if m["n_pairs"] else "—"
         dz = _effect(m)
+        verdict = verdicts.get(str(m["verdict"]), (str(m["verdict"]),) * 2)
         lines.append(
-            f"{m['metric'][:34]:<34} {_fmt(m['a']):>9} {_fmt(m['b']):>9} {_fmt(m['diff']):>9} {ci:>21} {p:>7} "
-            f"{padj:>7} {dz:>20} {m['n_pairs']:>5}  {m['verdict']}"
+            f"{catalog.label(m['metric'], lang)[:34]:<34} {fv(m['a']):>9} {fv(m['b']):>9} {fv(m['diff']):>9} {ci:>21} "
+            f"{p:>7} {padj:>7} {dz:>20} {m['n_pairs']:>5}  {t(*verdict)}"
         )
     if diff is not None:
         for label in ("worse", "better", "down", "up"):  # up/down: a metric with no better direction
             if label in ("down", "up") and not (diff["change"] == label).any():
                 continue
             part = diff[diff["change"] == label].head(args.top)
-            lines += ["", f"{label} on {metric} ({int((diff['change'] == label).sum())} items):"]
-            lines += [f"  {r['item_key']}: {_fmt(r['a'])} → {_fmt(r['b'])}  {str(r['text'] or '')[:90]}"
+            n = int((diff["change"] == label).sum())
+            lines += ["", t(f"{changes[label][0]} по метрике «{catalog.label(metric, lang)}» (элементов: {n}):",
+                            f"{label} on {catalog.label(metric, lang)} ({n} items):")]
+            lines += [f"  {r['item_key']}: {format_value(metric, r['a'], lang)} → {format_value(metric, r['b'], lang)}  "
+                      f"{str(r['text'] or '')[:90]}"
                       for r in part.to_dict("records")]
     emit(out, args.json, "\n".join(lines))
     return 0

@@ -359,8 +359,13 @@ def judge_reply_view(name: str, res: Mapping[str, Any] | None) -> None:
             break
 
 
-def drilldown(df: pd.DataFrame, *, key: str, render: Callable[[Mapping[str, Any]], None]) -> None:
-    """Pick one item of ``df`` and show it in full with ``render``."""
+#: columns of a run's item table that are the item's bookkeeping, not its result (``runs.run_items``)
+_ITEM_META = ("item_key", "status", "error", "created_at")
+
+
+def drilldown(df: pd.DataFrame, *, key: str, render: Callable[[Mapping[str, Any]], None], trace: bool = True) -> None:
+    """Pick one item of ``df`` and show it in full with ``render``; then (``trace``) its trace: the stored
+    result as a collapsible tree of its steps with latency, tokens and cost (``ui.trace_view``)."""
     if df.empty:
         return
     keys = df["item_key"].astype(str).tolist()
@@ -370,6 +375,15 @@ def drilldown(df: pd.DataFrame, *, key: str, render: Callable[[Mapping[str, Any]
     if row.get("status") != "done":
         st.error(tr("Элемент не выполнен: ", "Item failed: ") + untrusted.md(row.get("error")))
     render(row)
+    if trace:
+        from voproshalych_eval.ui import trace_view
+
+        result = {k: v for k, v in row.items()
+                  if k not in _ITEM_META and v is not None and not (isinstance(v, float) and v != v)}
+        if result:
+            st.markdown(tr("**Трасса элемента** — шаги с задержкой, токенами и стоимостью",
+                           "**Item trace** — the steps with latency, tokens and cost"))
+            trace_view.render(result, key=f"{key}_trace_{chosen}")
 
 
 def flat_table(df: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:

@@ -133,9 +133,9 @@ def _dataset_labels(run_list: Sequence[runs.Run]) -> dict[int | None, str]:
     return out
 
 
-def _default_run(tier: str) -> runs.Run | None:
+def _default_run(tier: str, url_param: str = RUN_PARAM) -> runs.Run | None:
     all_runs = runs.list_runs(state.engine(), tier=tier, limit=MAX_RUNS)
-    chosen = choose_run([r.id for r in all_runs], url_run=url_int(RUN_PARAM))
+    chosen = choose_run([r.id for r in all_runs], url_run=url_int(url_param))
     return next((r for r in all_runs if r.id == chosen), None)
 
 
@@ -146,11 +146,12 @@ def default_dataset_id(tier: str) -> int | None:
     return run.dataset_id if run is not None else None
 
 
-def default_dataset_index(tier: str, stored: Sequence[Mapping[str, Any]]) -> int:
+def default_dataset_index(tier: str, stored: Sequence[Mapping[str, Any]], *, url_param: str = RUN_PARAM) -> int:
     """The position in ``stored`` (``datasets.list_datasets`` rows) of the dataset a run form starts from
     (:func:`default_dataset_id`: the shown run's version, else its name's newest), else 0 — so generating a
-    new set never moves the form of a page off the dataset its runs are on."""
-    run = _default_run(tier)
+    new set never moves the form of a page off the dataset its runs are on. ``url_param``: the URL parameter
+    of the page's run (a page with two run views names the second one's)."""
+    run = _default_run(tier, url_param)
     if run is None:
         return 0
     for match in (lambda d: d.get("id") == run.dataset_id, lambda d: d.get("name") == run.dataset_name):

@@ -64,6 +64,11 @@ def render(result: Mapping[str, Any], *, key: str, depth: int = 0) -> None:
         elif isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value):
             with st.expander(f"{column_header(name, lang())} ({len(value)})"):
                 tables.show(pd.DataFrame(value), f"{key}_{name}", key=f"{key}_{name}", download=False)
+        elif (isinstance(value, list) and value and all(isinstance(v, str) for v in value)
+              and sum(len(v) for v in value) > _LONG):  # texts (the contexts given to a model): each as text
+            st.markdown(f"**{column_header(name, lang())}** ({fmt_count(len(value))})")
+            for v in value:
+                untrusted.text(v)
         elif isinstance(value, str) and len(value) > _LONG:
             st.markdown(f"**{column_header(name, lang())}**")
             untrusted.text(value)

@@ -14,6 +14,7 @@ Screenshots of every step go to ``artifacts/screenshots/<journey>-<lang>-<step>.
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
@@ -144,6 +145,9 @@ def test_a_copied_link_opens_the_same_view(driver: Any, app_url: str, demo_engin
     _open(driver, app_url, "tier1_retrieval", lang)
     _choose_dataset(driver, "pickds_t1_run_id", "demo_golden")  # the runs of one dataset are listed at a time
     _select(driver, "pick_t1_run_id", f"#{older}")
+    # the select box speaks the language switched to on the page (its labels are made in the script run)
+    cyrillic = re.search("[а-яё]", _picked(driver, "pick_t1_run_id").lower()) is not None
+    assert cyrillic == (lang == "ru"), _picked(driver, "pick_t1_run_id")
     _open_view(driver, COMPARE[lang])
     wait(driver, lambda d: f"run={older}" in d.current_url and "t1_view=compare" in d.current_url, 30,
          "the run and the tab in the URL")

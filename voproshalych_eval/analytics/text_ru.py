@@ -329,10 +329,39 @@ def terms(
 
     A token is dropped when it or its lemma is a stop word. With ``with_surface=True`` returns
     ``(term, surface form)`` pairs (for lemmas the surface form is the lemma itself, already readable).
+
+    Each distinct text is processed once per process and setting (:func:`_terms_cached`, an LRU cache of
+    :data:`TERMS_CACHE_SIZE` entries): the analyses of a log (topics, names, examples, trends, domain
+    tables) ask for the terms of the same questions several times, and a click asks again. A ``stop_words``
+    that is a mutable ``set`` is not cached (not hashable).
     """
+    sl = None if not use_slang else (slang or _default_slang())
+    if isinstance(stop_words, frozenset):
+        pairs = _terms_cached(text, sl, stop_words, lemmatize, min_len)
+    else:
+        pairs = _terms_pairs(text, sl, stop_words, lemmatize, min_len)
+    if with_surface:
+        return list(pairs)
+    return [p[0] for p in pairs]
+
+
+#: distinct (text, setting) pairs whose terms :func:`terms` keeps (a 50k-row log has < 50k distinct questions)
+TERMS_CACHE_SIZE = 200_000
+
+
+@lru_cache(maxsize=TERMS_CACHE_SIZE)
+def _terms_cached(text: str | None, slang: SlangNormalizer | None, stop_words: frozenset[str], lemmatize: bool,
+                  min_len: int) -> tuple[tuple[str, str], ...]:
+    """:func:`_terms_pairs`, cached per text and setting (the slang normaliser by identity)."""
+    return _terms_pairs(text, slang, stop_words, lemmatize, min_len)
+
+
+def _terms_pairs(text: str | None, slang: SlangNormalizer | None, stop_words: frozenset[str] | set[str],
+                 lemmatize: bool, min_len: int) -> tuple[tuple[str, str], ...]:
+    """The ``(term, surface form)`` pairs of :func:`terms` (``slang=None``: no slang step)."""
     toks = tokenize(text)
-    if use_slang:
-        toks = (slang or _default_slang()).apply(toks)
+    if slang is not None:
+        toks = slang.apply(toks)
     out_pairs: list[tuple[str, str]] = []
     for t in toks:
         if t in stop_words or len(t) < min_len or t.isdigit():
@@ -344,9 +373,7 @@ def terms(
             out_pairs.append((lem, lem))
         else:
             out_pairs.append((stem(t), t))
-    if with_surface:
-        return out_pairs
-    return [p[0] for p in out_pairs]
+    return tuple(out_pairs)
 
 
 def topic_terms(

@@ -1,0 +1,53 @@
+"""Issue 28 speed-ups give the results of the code they replaced (float64 near-duplicate scan, uncached terms)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from voproshalych_eval.analytics import text_ru
+from voproshalych_eval.metrics.geometry import near_duplicate_pairs
+
+
+def _float64_pairs(X: np.ndarray, threshold: float) -> list[tuple[int, int, float]]:
+    """The scan before issue 28: the full float64 cosine matrix, upper triangle, sorted by similarity."""
+    U = X / np.linalg.norm(X, axis=1, keepdims=True)
+    S = U @ U.T
+    i, j = np.nonzero(np.triu(np.greater_equal(S, threshold), 1))
+    s = np.minimum(S[i, j], 1.0)
+    order = np.lexsort((j, i, -s))
+    return [(int(i[o]), int(j[o]), float(s[o])) for o in order]
+
+
+@pytest.mark.parametrize("threshold", [0.92, 0.95, 0.5])
+def test_near_duplicate_pairs_float32_tiles_match_float64_scan(threshold: float) -> None:
+    rng = np.random.default_rng(3)
+    base = rng.normal(size=(300, 64))
+    # near-copies at several distances, some within 1e-4 of the threshold (float32 alone would misjudge them)
+    noise = rng.normal(size=(300, 64))
+    X = np.vstack([base, base + 0.05 * noise, base + 0.3 * noise[::-1]])
+    a, b = X[0] / np.linalg.norm(X[0]), rng.normal(size=64)
+    b -= (b @ a) * a
+    b /= np.linalg.norm(b)
+    for eps in (-3e-5, -1e-7, 1e-7, 3e-5):  # exactly around the threshold
+        c = threshold + eps
+        X = np.vstack([X, c * a + np.sqrt(1 - c * c) * b])
+    got = near_duplicate_pairs(X, threshold=threshold, block_size=128, limit=10**7)
+    want = _float64_pairs(X, threshold)
+    assert [(i, j) for i, j, _ in got] == [(i, j) for i, j, _ in want]
+    assert np.allclose([s for *_, s in got], [s for *_, s in want], rtol=0, atol=1e-12)
+    assert len(got) > 300  # the planted copies were found
+
+
+def test_terms_cached_equals_uncached_and_is_not_shared() -> None:
+    texts = ["Как получить стипуху в общаге?", "ПОДСКАЖИТЕ где расписание", "", "какой-нибудь бизнес-информатика 2024"]
+    for t in texts:
+        for kw in ({}, {"lemmatize": False}, {"min_len": 3}, {"use_slang": False}, {"with_surface": True}):
+            first = text_ru.terms(t, **kw)
+            uncached = text_ru.terms(t, stop_words=set(text_ru.STOP_WORDS), **kw)  # a set: never cached
+            assert first == uncached
+            first.append("x")  # the caller's list is its own
+            assert text_ru.terms(t, **kw) == uncached
+    own = text_ru.SlangNormalizer({"стипуха": "стипендия"})
+    assert text_ru.terms("стипуху дадут", slang=own) == text_ru.terms("стипуху дадут", slang=own,
+                                                                      stop_words=set(text_ru.STOP_WORDS))

@@ -51,3 +51,23 @@ def test_terms_cached_equals_uncached_and_is_not_shared() -> None:
     own = text_ru.SlangNormalizer({"стипуха": "стипендия"})
     assert text_ru.terms("стипуху дадут", slang=own) == text_ru.terms("стипуху дадут", slang=own,
                                                                       stop_words=set(text_ru.STOP_WORDS))
+
+
+def test_tier0_scan_in_place_unit_rows_equal_the_copying_path() -> None:
+    """A float32 input takes the in-place path (its float64 copy becomes the unit rows); a float64 input of the
+    same values keeps the copying path: the metrics and neighbours are identical, the input untouched."""
+    from voproshalych_eval.metrics.geometry import embedding_space_metrics_and_knn
+
+    rng = np.random.default_rng(5)
+    X32 = (rng.normal(size=(700, 48)) + 0.3).astype(np.float32)
+    X32[10] = X32[11]  # a duplicate pair
+    keep = X32.copy()
+    res_a, (ia, da) = embedding_space_metrics_and_knn(X32, k=5, block_size=128)  # type: ignore[misc]
+    res_b, (ib, db) = embedding_space_metrics_and_knn(X32.astype(np.float64), k=5, block_size=128)  # type: ignore[misc]
+    assert np.array_equal(X32, keep)
+    assert res_a == res_b
+    assert np.array_equal(ia, ib) and np.array_equal(da, db)
+    with pytest.raises(ValueError, match="row 3"):
+        Z = X32.copy()
+        Z[3] = 0.0
+        embedding_space_metrics_and_knn(Z, k=5)

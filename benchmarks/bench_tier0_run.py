@@ -50,10 +50,12 @@ def main() -> int:
     ap.add_argument("--no-last", action="store_true", help="skip the float64 run (large N: time and memory)")
     ap.add_argument("--exact-limit", type=int, default=None, help="exact pair scan up to this N (default: 50,000)")
     ap.add_argument("--memory", action="store_true", help="traced peak memory of the pair scan, before vs now")
+    ap.add_argument("--now-only", action="store_true", help="with --memory: only the current path, untraced "
+                    "(its peak RSS and time; for N too large to run twice)")
     args = ap.parse_args()
     n, d = (3000, 256) if args.quick else (args.n, args.d)
     if args.memory:
-        return memory(n, d, args.exact_limit or max(n, 50_000))
+        return memory(n, d, args.exact_limit or max(n, 50_000), now_only=args.now_only)
 
     import contextlib
     import math
@@ -141,8 +143,10 @@ def main() -> int:
     return 0 if same else 1
 
 
-def memory(n: int, d: int, exact_limit: int) -> int:
-    """The pair scan's traced peak memory and time, the copying path (before) vs in place (now)."""
+def memory(n: int, d: int, exact_limit: int, *, now_only: bool = False) -> int:
+    """The pair scan's traced peak memory and time, the copying path (before) vs in place (now).
+
+    ``now_only``: the current path alone, without tracemalloc (its cost), reporting the process's peak RSS."""
     import resource
     import tracemalloc
 
@@ -152,6 +156,15 @@ def memory(n: int, d: int, exact_limit: int) -> int:
     from voproshalych_eval.metrics import geometry
 
     X = make_data(n, d).astype(np.float32)
+    if now_only:
+        rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
+        t, c = time.perf_counter(), time.process_time()
+        res, _ = geometry.embedding_space_metrics_and_knn(X, k=5, exact_limit=exact_limit)
+        wall, cpu = time.perf_counter() - t, time.process_time() - c
+        print(f"N = {n}, D = {d}, float32 input {X.nbytes / 2**30:.2f} GB; load average {os.getloadavg()[0]:.1f}; "
+              f"now (exact: {not res['estimated']}): {wall:.1f} s wall, {cpu:.1f} s CPU; process peak RSS "
+              f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2:.2f} GB (before the scan {rss0:.2f} GB)")
+        return 0
     out = {}
     private = geometry._private_copy
     for label, patch in (("before: float64 copy + float64 unit rows", lambda *_: False), ("now: unit rows in place", None)):

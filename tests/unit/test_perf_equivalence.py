@@ -71,3 +71,43 @@ def test_tier0_scan_in_place_unit_rows_equal_the_copying_path() -> None:
         Z = X32.copy()
         Z[3] = 0.0
         embedding_space_metrics_and_knn(Z, k=5)
+
+
+def _old_document_terms(texts: list[str]) -> tuple[list[list[str]], text_ru.TermVocabulary]:
+    """document_terms before issue 28: every row counted on its own."""
+    vocab = text_ru.TermVocabulary()
+    docs = []
+    for t in texts:
+        docs.append(vocab.add(text_ru.terms(t or "", with_surface=True)))  # type: ignore[arg-type]
+    return docs, vocab
+
+
+def _old_top_terms(docs: list[list[str]], vocab: text_ru.TermVocabulary, mask: np.ndarray, *, top_n: int,
+                   bigram: bool) -> list[tuple[str, str, int]]:
+    from collections import Counter
+
+    c: Counter[str] = Counter()
+    for d, m in zip(docs, mask, strict=True):
+        if m:
+            c.update(set(text_ru.bigrams(d) if bigram else d))
+    return [(vocab.display(t), t, n) for t, n in c.most_common(top_n)]
+
+
+def test_domain_terms_counted_per_distinct_text_equal_the_row_by_row_pass() -> None:
+    from voproshalych_eval.analytics.domain import _top_terms
+
+    rng = np.random.default_rng(11)
+    pool = ["Как получить стипендию?", "стипендии когда придут", "общежитие оплата", "Общага оплата где",
+            "расписание экзаменов", "расписание пересдач экзаменов", "где расписание", "", "стипуху дадут?",
+            "оплата общежития и стипендия", "пересдача экзамена когда", "экзамен расписание"]
+    texts = [pool[i] for i in rng.integers(0, len(pool), size=400)]
+    docs, vocab = text_ru.document_terms(texts)
+    old_docs, old_vocab = _old_document_terms(texts)
+    assert docs == old_docs
+    assert vocab._surface == old_vocab._surface
+    assert all(list(vocab._surface[t]) == list(old_vocab._surface[t]) for t in vocab._surface)  # tie order too
+    for mask in (np.ones(len(texts), dtype=bool), rng.random(len(texts)) < 0.4):
+        for bigram in (False, True):
+            got = _top_terms(docs, vocab, mask, top_n=8, bigram=bigram)
+            want = _old_top_terms(old_docs, old_vocab, mask, top_n=8, bigram=bigram)
+            assert list(zip(got["term"], got["stem"], got["questions"], strict=True)) == want

@@ -395,10 +395,11 @@ class TermVocabulary:
     def __init__(self) -> None:
         self._surface: dict[str, Counter[str]] = {}
 
-    def add(self, pairs: Iterable[tuple[str, str]]) -> list[str]:
+    def add(self, pairs: Iterable[tuple[str, str]], weight: int = 1) -> list[str]:
+        """Count the surface forms of ``pairs`` ``weight`` times (a text that occurs ``weight`` times)."""
         out = []
         for term, surface in pairs:
-            self._surface.setdefault(term, Counter())[surface] += 1
+            self._surface.setdefault(term, Counter())[surface] += weight
             out.append(term)
         return out
 
@@ -413,18 +414,17 @@ class TermVocabulary:
 def document_terms(
     texts: Iterable[str], *, slang: SlangNormalizer | None = None, lemmatize: bool = True
 ) -> tuple[list[list[str]], TermVocabulary]:
-    """Terms of many texts plus the vocabulary that maps them back to readable words (cached per text)."""
+    """Terms of many texts plus the vocabulary that maps them back to readable words.
+
+    Each distinct text is processed and counted once, weighted by its number of rows, in the order of its
+    first row (so the vocabulary's counts and its ties are those of a row-by-row pass)."""
     vocab = TermVocabulary()
-    cache: dict[str, list[tuple[str, str]]] = {}
-    docs: list[list[str]] = []
-    for text in texts:
-        key = text or ""
-        pairs = cache.get(key)
-        if pairs is None:
-            pairs = terms(key, slang=slang, lemmatize=lemmatize, with_surface=True)  # type: ignore[assignment]
-            cache[key] = pairs  # type: ignore[assignment]
-        docs.append(vocab.add(pairs))  # type: ignore[arg-type]
-    return docs, vocab
+    keys = [text or "" for text in texts]
+    per: dict[str, list[str]] = {}
+    for key, n in Counter(keys).items():  # insertion order = first occurrence
+        pairs = terms(key, slang=slang, lemmatize=lemmatize, with_surface=True)
+        per[key] = vocab.add(pairs, weight=n)  # type: ignore[arg-type]
+    return [list(per[key]) for key in keys], vocab
 
 
 def bigrams(doc: list[str]) -> list[str]:

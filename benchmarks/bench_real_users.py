@@ -287,7 +287,8 @@ def main() -> int:
 
         print()
         print(f"n = {len(full)} rows, {n_empty} without question text; {len(df)} questions ({n_distinct} distinct texts); "
-              f"{dom.metrics['n_near_duplicate_clusters']} near-duplicate clusters; {top.metrics['n_topics']} topics")
+              f"{dom.metrics['n_near_duplicate_clusters']} near-duplicate clusters; {top.metrics['n_topics']} topics; "
+              f"load average {os.getloadavg()[0]:.1f} (2 cores, shared)")
         print(f"{'step':<34}{'seconds':>10}{'target':>10}{'ratio':>10}")
         print(f"{'domain analysis (total)':<34}{t_domain:>10.2f}{TARGETS['domain']:>10.0f}"
               f"{t_domain / TARGETS['domain']:>10.2f}")

@@ -17,9 +17,15 @@ Checks that the metrics, the outlier scores and the per-section rows of "now" eq
 (the float32 tolerance stated in ``metrics/geometry.py``; the near-duplicate count exactly); exits 1 otherwise.
 Prints seconds, the ratios to the GEMM floor, the peak RSS, and the load average (shared machine).
 
+``--memory``: only the pair scan (``geometry.embedding_space_metrics_and_knn``), twice under ``tracemalloc``:
+the copying path before this round (a float32 input's float64 copy kept next to its float64 unit rows) and
+now (the copy becomes the unit rows in place); prints both traced peaks, their ratio, the times, the input's
+size and the process's peak RSS, and checks that both give identical metrics and neighbours.
+
 Usage::
 
     .venv/bin/python benchmarks/bench_tier0_run.py [--n 20000] [--d 1024] [--quick] [--three-scans] [--no-last]
+    .venv/bin/python benchmarks/bench_tier0_run.py --memory --n 100000 --d 1024
 """
 
 from __future__ import annotations
@@ -43,8 +49,13 @@ def main() -> int:
     ap.add_argument("--three-scans", action="store_true", help="also time the steps as they ran when filed")
     ap.add_argument("--no-last", action="store_true", help="skip the float64 run (large N: time and memory)")
     ap.add_argument("--exact-limit", type=int, default=None, help="exact pair scan up to this N (default: 50,000)")
+    ap.add_argument("--memory", action="store_true", help="traced peak memory of the pair scan, before vs now")
+    ap.add_argument("--now-only", action="store_true", help="with --memory: only the current path, untraced "
+                    "(its peak RSS and time; for N too large to run twice)")
     args = ap.parse_args()
     n, d = (3000, 256) if args.quick else (args.n, args.d)
+    if args.memory:
+        return memory(n, d, args.exact_limit or max(n, 50_000), now_only=args.now_only)
 
     import contextlib
     import math
@@ -129,6 +140,60 @@ def main() -> int:
         if not label.startswith("now"):
             print(f"ratio {label.split(':')[0]} / now: {sec_ / t_now:.2f}x")
     print(f"within tolerance: {same}")
+    return 0 if same else 1
+
+
+def _hwm_gb() -> float:
+    """The process's peak resident set (``VmHWM``, resettable through ``/proc/self/clear_refs``) in GB."""
+    with open("/proc/self/status") as fh:
+        kb = next(int(line.split()[1]) for line in fh if line.startswith("VmHWM:"))
+    return kb / 1024**2
+
+
+def memory(n: int, d: int, exact_limit: int, *, now_only: bool = False) -> int:
+    """The pair scan's traced peak memory and time, the copying path (before) vs in place (now).
+
+    ``now_only``: the current path alone, without tracemalloc (its cost), reporting the process's peak RSS."""
+    import resource
+    import tracemalloc
+
+    import numpy as np
+    from bench_tier0_geometry import make_data
+
+    from voproshalych_eval.metrics import geometry
+
+    X = make_data(n, d).astype(np.float32)
+    if now_only:
+        rss0 = _hwm_gb()
+        with open("/proc/self/clear_refs", "w") as fh:  # reset the peak: the test data's float64 temporaries are not the scan's
+            fh.write("5")
+        t, c = time.perf_counter(), time.process_time()
+        res, _ = geometry.embedding_space_metrics_and_knn(X, k=5, exact_limit=exact_limit)
+        wall, cpu = time.perf_counter() - t, time.process_time() - c
+        print(f"N = {n}, D = {d}, float32 input {X.nbytes / 2**30:.2f} GB; load average {os.getloadavg()[0]:.1f}; "
+              f"now (exact: {not res['estimated']}): {wall:.1f} s wall, {cpu:.1f} s CPU; peak RSS during the scan "
+              f"{_hwm_gb():.2f} GB (the whole process, input and libraries included; making the data peaked at {rss0:.2f} GB)")
+        return 0
+    out = {}
+    private = geometry._private_copy
+    for label, patch in (("before: float64 copy + float64 unit rows", lambda *_: False), ("now: unit rows in place", None)):
+        geometry._private_copy = patch or private  # type: ignore[assignment]
+        tracemalloc.start()
+        t, c = time.perf_counter(), time.process_time()
+        res, knn = geometry.embedding_space_metrics_and_knn(X, k=5, exact_limit=exact_limit)
+        wall, cpu = time.perf_counter() - t, time.process_time() - c
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        out[label] = (res, knn, wall, cpu, peak)
+    geometry._private_copy = private  # type: ignore[assignment]
+    (rb, kb, wb, cb, pb), (rn, kn, wn, cn, pn) = out.values()
+    same = rb == rn and kb is not None and kn is not None and all(np.array_equal(a, b) for a, b in zip(kb, kn, strict=True))
+    print(f"N = {n}, D = {d}, float32 input {X.nbytes / 2**30:.2f} GB; load average {os.getloadavg()[0]:.1f}; "
+          f"process peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2:.2f} GB")
+    print(f"{'pair scan':<44}{'wall s':>9}{'CPU s':>9}{'traced peak GB':>16}")
+    for label, (_, _, w, c, p) in out.items():
+        print(f"{label:<44}{w:>9.1f}{c:>9.1f}{p / 2**30:>16.2f}")
+    print(f"peak ratio before / now: {pb / max(pn, 1):.2f}x; identical metrics and neighbours: {same}")
     return 0 if same else 1
 
 

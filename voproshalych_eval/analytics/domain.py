@@ -70,11 +70,20 @@ def _union_find_components(n: int, pairs: list[tuple[int, int, float]]) -> np.nd
 
 def _top_terms(docs: list[list[str]], vocab: text_ru.TermVocabulary, mask: np.ndarray, *, top_n: int,
                bigram: bool) -> pd.DataFrame:
+    """The ``top_n`` terms (or bigrams) by the number of masked documents that contain them.
+
+    Documents with the same terms are counted once with their number of masked rows, in the order of their
+    first masked row (the counts, and the order of ties, of a row-by-row pass)."""
     c: Counter[str] = Counter()
     n_docs = int(mask.sum())
+    weight: dict[tuple[str, ...], int] = {}
     for d, m in zip(docs, mask, strict=True):
         if m:
-            c.update(set(text_ru.bigrams(d) if bigram else d))
+            key = tuple(d)
+            weight[key] = weight.get(key, 0) + 1
+    for key, w in weight.items():
+        d = list(key)
+        c.update(dict.fromkeys(set(text_ru.bigrams(d) if bigram else d), w))
     rows = [{"term": vocab.display(t), "stem": t, "questions": cnt, "share": cnt / n_docs if n_docs else 0.0}
             for t, cnt in c.most_common(top_n)]
     return pd.DataFrame(rows, columns=["term", "stem", "questions", "share"])

@@ -329,10 +329,39 @@ def terms(
 
     A token is dropped when it or its lemma is a stop word. With ``with_surface=True`` returns
     ``(term, surface form)`` pairs (for lemmas the surface form is the lemma itself, already readable).
+
+    Each distinct text is processed once per process and setting (:func:`_terms_cached`, an LRU cache of
+    :data:`TERMS_CACHE_SIZE` entries): the analyses of a log (topics, names, examples, trends, domain
+    tables) ask for the terms of the same questions several times, and a click asks again. A ``stop_words``
+    that is a mutable ``set`` is not cached (not hashable).
     """
+    sl = None if not use_slang else (slang or _default_slang())
+    if isinstance(stop_words, frozenset):
+        pairs = _terms_cached(text, sl, stop_words, lemmatize, min_len)
+    else:
+        pairs = _terms_pairs(text, sl, stop_words, lemmatize, min_len)
+    if with_surface:
+        return list(pairs)
+    return [p[0] for p in pairs]
+
+
+#: distinct (text, setting) pairs whose terms :func:`terms` keeps (a 50k-row log has < 50k distinct questions)
+TERMS_CACHE_SIZE = 200_000
+
+
+@lru_cache(maxsize=TERMS_CACHE_SIZE)
+def _terms_cached(text: str | None, slang: SlangNormalizer | None, stop_words: frozenset[str], lemmatize: bool,
+                  min_len: int) -> tuple[tuple[str, str], ...]:
+    """:func:`_terms_pairs`, cached per text and setting (the slang normaliser by identity)."""
+    return _terms_pairs(text, slang, stop_words, lemmatize, min_len)
+
+
+def _terms_pairs(text: str | None, slang: SlangNormalizer | None, stop_words: frozenset[str] | set[str],
+                 lemmatize: bool, min_len: int) -> tuple[tuple[str, str], ...]:
+    """The ``(term, surface form)`` pairs of :func:`terms` (``slang=None``: no slang step)."""
     toks = tokenize(text)
-    if use_slang:
-        toks = (slang or _default_slang()).apply(toks)
+    if slang is not None:
+        toks = slang.apply(toks)
     out_pairs: list[tuple[str, str]] = []
     for t in toks:
         if t in stop_words or len(t) < min_len or t.isdigit():
@@ -344,9 +373,7 @@ def terms(
             out_pairs.append((lem, lem))
         else:
             out_pairs.append((stem(t), t))
-    if with_surface:
-        return out_pairs
-    return [p[0] for p in out_pairs]
+    return tuple(out_pairs)
 
 
 def topic_terms(
@@ -368,10 +395,11 @@ class TermVocabulary:
     def __init__(self) -> None:
         self._surface: dict[str, Counter[str]] = {}
 
-    def add(self, pairs: Iterable[tuple[str, str]]) -> list[str]:
+    def add(self, pairs: Iterable[tuple[str, str]], weight: int = 1) -> list[str]:
+        """Count the surface forms of ``pairs`` ``weight`` times (a text that occurs ``weight`` times)."""
         out = []
         for term, surface in pairs:
-            self._surface.setdefault(term, Counter())[surface] += 1
+            self._surface.setdefault(term, Counter())[surface] += weight
             out.append(term)
         return out
 
@@ -386,18 +414,17 @@ class TermVocabulary:
 def document_terms(
     texts: Iterable[str], *, slang: SlangNormalizer | None = None, lemmatize: bool = True
 ) -> tuple[list[list[str]], TermVocabulary]:
-    """Terms of many texts plus the vocabulary that maps them back to readable words (cached per text)."""
+    """Terms of many texts plus the vocabulary that maps them back to readable words.
+
+    Each distinct text is processed and counted once, weighted by its number of rows, in the order of its
+    first row (so the vocabulary's counts and its ties are those of a row-by-row pass)."""
     vocab = TermVocabulary()
-    cache: dict[str, list[tuple[str, str]]] = {}
-    docs: list[list[str]] = []
-    for text in texts:
-        key = text or ""
-        pairs = cache.get(key)
-        if pairs is None:
-            pairs = terms(key, slang=slang, lemmatize=lemmatize, with_surface=True)  # type: ignore[assignment]
-            cache[key] = pairs  # type: ignore[assignment]
-        docs.append(vocab.add(pairs))  # type: ignore[arg-type]
-    return docs, vocab
+    keys = [text or "" for text in texts]
+    per: dict[str, list[str]] = {}
+    for key, n in Counter(keys).items():  # insertion order = first occurrence
+        pairs = terms(key, slang=slang, lemmatize=lemmatize, with_surface=True)
+        per[key] = vocab.add(pairs, weight=n)  # type: ignore[arg-type]
+    return [list(per[key]) for key in keys], vocab
 
 
 def bigrams(doc: list[str]) -> list[str]:

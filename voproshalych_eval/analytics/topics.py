@@ -453,6 +453,10 @@ def topic_coverage(
         if q not in key_of:
             key_of[q] = " ".join(text_ru.terms(q))  # type: ignore[arg-type]
     content = [key_of[q] for q in questions]
+    # monthly share of each topic, one table (was a filter + reindex per topic: the same float64 divisions)
+    month_den = month_tot.reindex(all_months).replace(0, np.nan) if len(trend) else pd.Series(dtype=float)
+    shares = ((trend.pivot(index="topic", columns="period", values="n").reindex(columns=all_months)
+               .fillna(0).astype(float) / month_den).fillna(0) if len(trend) else pd.DataFrame())
 
     rows = []
     for t in sorted(set(labels.tolist())):
@@ -482,8 +486,8 @@ def topic_coverage(
                     if name_words and len(idx) else None)
         ids_t = retrieval_result.chunk_ids[idx] if retrieval_result is not None else np.zeros((0, 0), dtype=np.int64)
         urls_t = retrieval_result.urls[idx] if retrieval_result is not None else np.zeros((0, 0), dtype=object)
-        series = trend[trend["topic"] == t].set_index("period")["n"].reindex(all_months).fillna(0)
-        share_series = (series / month_tot.reindex(all_months).replace(0, np.nan)).fillna(0).to_numpy()
+        share_series = (shares.loc[t].to_numpy(dtype=float) if t in shares.index
+                        else np.zeros(len(all_months)))
         sims = sim[idx]
         rated_up = int((score[idx] == SCORE_UP).sum())
         rated_down = int((score[idx] == SCORE_DOWN).sum())

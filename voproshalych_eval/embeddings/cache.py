@@ -43,17 +43,25 @@ class CachedEmbedder:
         return f"{self.name}#{kind}" if self.asymmetric else self.name
 
     def _lookup(self, key: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        """Cached vectors of ``hashes``, read in pgvector's binary format on a psycopg connection.
+
+        pgvector's text format costs ~0.45 ms of Python float parsing per 512-d vector (issue 28: 5.5 s of a
+        10k-row real-users run); its binary format is one ``numpy.frombuffer``. Other drivers read text.
+        """
         found: dict[str, np.ndarray] = {}
         unique = list(dict.fromkeys(hashes))
+        sql = "SELECT text_hash, embedding FROM eval.embedding_cache WHERE model = :m AND text_hash = ANY(:h)"
         with self.engine.connect() as conn:
+            dbapi = conn.connection.dbapi_connection
+            binary = self.engine.dialect.driver == "psycopg" and hasattr(dbapi, "cursor")
             for i in range(0, len(unique), 5000):
-                rows = conn.execute(
-                    text(
-                        "SELECT text_hash, embedding FROM eval.embedding_cache "
-                        "WHERE model = :m AND text_hash = ANY(:h)"
-                    ),
-                    {"m": key, "h": unique[i : i + 5000]},
-                )
+                params = {"m": key, "h": unique[i : i + 5000]}
+                if binary:
+                    with dbapi.cursor(binary=True) as cur:  # type: ignore[union-attr]
+                        cur.execute(sql.replace(":m", "%(m)s").replace(":h", "%(h)s"), params)
+                        rows = cur.fetchall()
+                else:
+                    rows = list(conn.execute(text(sql), params))
                 for h, emb in rows:
                     found[h] = parse_vector(emb)
         return found

@@ -37,7 +37,7 @@ from typing import Any, Literal
 import numpy as np
 
 from voproshalych_eval.metrics.threads import limit_threads
-from voproshalych_eval.metrics.validation import check_matrix, unit_rows
+from voproshalych_eval.metrics.validation import check_matrix, nonzero_norms, unit_rows
 
 Metric = Literal["cosine", "euclidean"]
 
@@ -491,6 +491,12 @@ def rank_outliers(
     ]
 
 
+#: float32 tiles of :func:`near_duplicate_pairs` keep candidates this far below the threshold (float32
+#: rounding of a unit-row dot product is ~1e-7·√D; the kept pairs are then decided in float64)
+NEAR_DUP_MARGIN = 1e-3
+_PAIR_CHUNK = 16384  # candidate pairs recomputed at once (two 16384 x D float64 gathers)
+
+
 def near_duplicate_pairs(
     X: np.ndarray,
     *,
@@ -504,12 +510,19 @@ def near_duplicate_pairs(
     descending (ties by ``i`` then ``j``) and cut to the ``limit`` most similar pairs (memory stays
     ``O(limit + block_size^2)``). Use ``embedding_space_metrics(...)["near_duplicate_pairs"]`` for the
     full count.
+
+    Tiles are float32 products (half the cost of float64 ones, issue 28): a tile keeps the pairs at or
+    above ``threshold − NEAR_DUP_MARGIN`` (:data:`NEAR_DUP_MARGIN` is far above float32's rounding of a
+    unit-row dot product), and each kept pair's cosine is recomputed in float64 from the unit rows and
+    compared with ``threshold`` — the pairs and similarities of the float64 scan, to ~1e-15.
     """
     _check_block(block_size)
     if not -1.0 <= threshold <= 1.0:
         raise ValueError(f"threshold must be in [-1, 1], got {threshold}")
     Xf = _as_matrix(X)
     U = _unit_rows(Xf, _row_norms(Xf))
+    U32 = U.astype(np.float32)
+    coarse = np.float32(threshold - NEAR_DUP_MARGIN)
     n, B = U.shape[0], int(block_size)
     lim = max(0, int(limit))
     ci: list[np.ndarray] = []
@@ -523,22 +536,31 @@ def near_duplicate_pairs(
         order = np.lexsort((j, i, -s))[:lim]
         ci, cj, cs, held = [i[order]], [j[order]], [s[order]], order.size
 
-    ws = _Workspace(min(B, n), min(B, n))
+    ws = _Workspace(min(B, n), min(B, n), dtype=np.float32)
     for a0 in range(0, n, B):
         a1 = min(n, a0 + B)
-        A = U[a0:a1]
+        A = U32[a0:a1]
         for b0 in range(a0, n, B):
             b1 = min(n, b0 + B)
             S = ws.tile(a1 - a0, b1 - b0)
-            np.matmul(A, U[b0:b1].T, out=S)
-            hit = np.greater_equal(S, threshold, out=ws.mask(a1 - a0, b1 - b0))
+            np.matmul(A, U32[b0:b1].T, out=S)
+            hit = np.greater_equal(S, coarse, out=ws.mask(a1 - a0, b1 - b0))
             if a0 == b0:
                 hit = np.triu(hit, 1)
             r, c = np.nonzero(hit)
             if r.size:
-                ci.append(r.astype(np.int64) + a0)
-                cj.append(c.astype(np.int64) + b0)
-                cs.append(np.minimum(S[r, c], 1.0))
+                ri, cj_ = r.astype(np.int64) + a0, c.astype(np.int64) + b0
+                exact = np.empty(ri.size)  # float64 cosine of the candidates, in bounded chunks
+                for s0 in range(0, ri.size, _PAIR_CHUNK):
+                    s1 = s0 + _PAIR_CHUNK
+                    exact[s0:s1] = np.einsum("ij,ij->i", U[ri[s0:s1]], U[cj_[s0:s1]])
+                keep = exact >= threshold
+                r = ri[keep]
+                if not r.size:
+                    continue
+                ci.append(r)
+                cj.append(cj_[keep])
+                cs.append(np.minimum(exact[keep], 1.0))
                 held += r.size
                 if held > 4 * lim + 4096:
                     prune()
@@ -736,6 +758,11 @@ def embedding_space_metrics(X: np.ndarray, **options: Any) -> dict[str, Any]:
     return embedding_space_metrics_and_knn(X, **options)[0]
 
 
+def _private_copy(Xf: np.ndarray, X: Any) -> bool:
+    """Whether ``Xf`` (``_as_matrix(X)``) is a new array the caller cannot see (so it may be overwritten)."""
+    return Xf is not X and not (isinstance(X, np.ndarray) and np.shares_memory(Xf, X))
+
+
 def embedding_space_metrics_and_knn(
     X: np.ndarray,
     *,
@@ -806,13 +833,21 @@ def embedding_space_metrics_and_knn(
     Xf = _as_matrix(X)
     n = Xf.shape[0]
     norms = _row_norms(Xf)
-    prep = _prepare(Xf, metric, norms)
+    if metric == "cosine":
+        nonzero_norms(norms, "X")  # a zero row is refused before any work, as _prepare does
+    # the float64 copy of a float32 input may become the unit rows in place once the statistics below have
+    # read it (exact cosine scan): two float64 N x D arrays never live at once (100k x 1024: 0.8 GB less)
+    private = metric == "cosine" and n <= int(exact_limit) and n >= 2 and _private_copy(Xf, X)
+    prep = None if private else _prepare(Xf, metric, norms)
     k_used = min(int(k), n - 1)
 
     mu, spread = _spread(Xf)
     ev = _covariance_eigenvalues(Xf, mu, block_size)
     eff_dim, top1, top10 = _spectrum_summary(ev, variance_threshold)
     mean_cos = _mean_pairwise_cosine(Xf, norms)
+    if prep is None:
+        np.divide(Xf, norms[:, None], out=Xf)  # the same division as unit_rows, into the copy
+        prep = _Prepared(Xf, None, metric, Xf.astype(np.float32))
 
     res: dict[str, Any] = {
         "total_samples": int(n),

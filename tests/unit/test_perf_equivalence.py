@@ -1,0 +1,113 @@
+"""Issue 28 speed-ups give the results of the code they replaced (float64 near-duplicate scan, uncached terms)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from voproshalych_eval.analytics import text_ru
+from voproshalych_eval.metrics.geometry import near_duplicate_pairs
+
+
+def _float64_pairs(X: np.ndarray, threshold: float) -> list[tuple[int, int, float]]:
+    """The scan before issue 28: the full float64 cosine matrix, upper triangle, sorted by similarity."""
+    U = X / np.linalg.norm(X, axis=1, keepdims=True)
+    S = U @ U.T
+    i, j = np.nonzero(np.triu(np.greater_equal(S, threshold), 1))
+    s = np.minimum(S[i, j], 1.0)
+    order = np.lexsort((j, i, -s))
+    return [(int(i[o]), int(j[o]), float(s[o])) for o in order]
+
+
+@pytest.mark.parametrize("threshold", [0.92, 0.95, 0.5])
+def test_near_duplicate_pairs_float32_tiles_match_float64_scan(threshold: float) -> None:
+    rng = np.random.default_rng(3)
+    base = rng.normal(size=(300, 64))
+    # near-copies at several distances, some within 1e-4 of the threshold (float32 alone would misjudge them)
+    noise = rng.normal(size=(300, 64))
+    X = np.vstack([base, base + 0.05 * noise, base + 0.3 * noise[::-1]])
+    a, b = X[0] / np.linalg.norm(X[0]), rng.normal(size=64)
+    b -= (b @ a) * a
+    b /= np.linalg.norm(b)
+    for eps in (-3e-5, -1e-7, 1e-7, 3e-5):  # exactly around the threshold
+        c = threshold + eps
+        X = np.vstack([X, c * a + np.sqrt(1 - c * c) * b])
+    got = near_duplicate_pairs(X, threshold=threshold, block_size=128, limit=10**7)
+    want = _float64_pairs(X, threshold)
+    assert [(i, j) for i, j, _ in got] == [(i, j) for i, j, _ in want]
+    assert np.allclose([s for *_, s in got], [s for *_, s in want], rtol=0, atol=1e-12)
+    assert len(got) > 300  # the planted copies were found
+
+
+def test_terms_cached_equals_uncached_and_is_not_shared() -> None:
+    texts = ["Как получить стипуху в общаге?", "ПОДСКАЖИТЕ где расписание", "", "какой-нибудь бизнес-информатика 2024"]
+    for t in texts:
+        for kw in ({}, {"lemmatize": False}, {"min_len": 3}, {"use_slang": False}, {"with_surface": True}):
+            first = text_ru.terms(t, **kw)
+            uncached = text_ru.terms(t, stop_words=set(text_ru.STOP_WORDS), **kw)  # a set: never cached
+            assert first == uncached
+            first.append("x")  # the caller's list is its own
+            assert text_ru.terms(t, **kw) == uncached
+    own = text_ru.SlangNormalizer({"стипуха": "стипендия"})
+    assert text_ru.terms("стипуху дадут", slang=own) == text_ru.terms("стипуху дадут", slang=own,
+                                                                      stop_words=set(text_ru.STOP_WORDS))
+
+
+def test_tier0_scan_in_place_unit_rows_equal_the_copying_path() -> None:
+    """A float32 input takes the in-place path (its float64 copy becomes the unit rows); a float64 input of the
+    same values keeps the copying path: the metrics and neighbours are identical, the input untouched."""
+    from voproshalych_eval.metrics.geometry import embedding_space_metrics_and_knn
+
+    rng = np.random.default_rng(5)
+    X32 = (rng.normal(size=(700, 48)) + 0.3).astype(np.float32)
+    X32[10] = X32[11]  # a duplicate pair
+    keep = X32.copy()
+    res_a, (ia, da) = embedding_space_metrics_and_knn(X32, k=5, block_size=128)  # type: ignore[misc]
+    res_b, (ib, db) = embedding_space_metrics_and_knn(X32.astype(np.float64), k=5, block_size=128)  # type: ignore[misc]
+    assert np.array_equal(X32, keep)
+    assert res_a == res_b
+    assert np.array_equal(ia, ib) and np.array_equal(da, db)
+    with pytest.raises(ValueError, match="row 3"):
+        Z = X32.copy()
+        Z[3] = 0.0
+        embedding_space_metrics_and_knn(Z, k=5)
+
+
+def _old_document_terms(texts: list[str]) -> tuple[list[list[str]], text_ru.TermVocabulary]:
+    """document_terms before issue 28: every row counted on its own."""
+    vocab = text_ru.TermVocabulary()
+    docs = []
+    for t in texts:
+        docs.append(vocab.add(text_ru.terms(t or "", with_surface=True)))  # type: ignore[arg-type]
+    return docs, vocab
+
+
+def _old_top_terms(docs: list[list[str]], vocab: text_ru.TermVocabulary, mask: np.ndarray, *, top_n: int,
+                   bigram: bool) -> list[tuple[str, str, int]]:
+    from collections import Counter
+
+    c: Counter[str] = Counter()
+    for d, m in zip(docs, mask, strict=True):
+        if m:
+            c.update(set(text_ru.bigrams(d) if bigram else d))
+    return [(vocab.display(t), t, n) for t, n in c.most_common(top_n)]
+
+
+def test_domain_terms_counted_per_distinct_text_equal_the_row_by_row_pass() -> None:
+    from voproshalych_eval.analytics.domain import _top_terms
+
+    rng = np.random.default_rng(11)
+    pool = ["Как получить стипендию?", "стипендии когда придут", "общежитие оплата", "Общага оплата где",
+            "расписание экзаменов", "расписание пересдач экзаменов", "где расписание", "", "стипуху дадут?",
+            "оплата общежития и стипендия", "пересдача экзамена когда", "экзамен расписание"]
+    texts = [pool[i] for i in rng.integers(0, len(pool), size=400)]
+    docs, vocab = text_ru.document_terms(texts)
+    old_docs, old_vocab = _old_document_terms(texts)
+    assert docs == old_docs
+    assert vocab._surface == old_vocab._surface
+    assert all(list(vocab._surface[t]) == list(old_vocab._surface[t]) for t in vocab._surface)  # tie order too
+    for mask in (np.ones(len(texts), dtype=bool), rng.random(len(texts)) < 0.4):
+        for bigram in (False, True):
+            got = _top_terms(docs, vocab, mask, top_n=8, bigram=bigram)
+            want = _old_top_terms(old_docs, old_vocab, mask, top_n=8, bigram=bigram)
+            assert list(zip(got["term"], got["stem"], got["questions"], strict=True)) == want

@@ -59,9 +59,10 @@ with state.user_errors("Не удалось прочитать снимок ба
 st.subheader(tr("Эмбеддеры", "Embedders"))
 with state.user_errors("Не удалось прочитать сведения об эмбеддерах", "Could not read embedder information"):
     from voproshalych_eval.embeddings import BUILTIN_EMBEDDERS
+    from voproshalych_eval.embeddings.base import BUILTIN_DIMENSIONS
 
-    dims = {"use-multilingual": 512, "e5-small": 384}
-    rows = [{tr("Имя", "Name"): k, tr("Описание", "Description"): v, tr("Размерность", "Dimension"): dims.get(k),
+    rows = [{tr("Имя", "Name"): k, tr("Описание", "Description"): v,
+             tr("Размерность", "Dimension"): BUILTIN_DIMENSIONS.get(k),
              tr("Текущий", "Current"): "✓" if k == state.current_embedder_name() else ""}
             for k, v in BUILTIN_EMBEDDERS.items()]
     cur = state.current_embedder_name()

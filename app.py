@@ -7,7 +7,7 @@ import streamlit as st
 from voproshalych_eval.config import PROJECT_ROOT
 from voproshalych_eval.redaction import configure_logging
 from voproshalych_eval.ui.auth import sign_in_gate, signed_out_page
-from voproshalych_eval.ui.i18n import LANG_KEY, LANGUAGES, lang, tr
+from voproshalych_eval.ui.i18n import LANG_KEY, LANGUAGES, lang, reassert_choices, tr
 from voproshalych_eval.ui.pages import existing_pages
 from voproshalych_eval.ui.sidebar import render_sidebar
 
@@ -22,6 +22,7 @@ with st.sidebar:
         format_func=LANGUAGES.get,
         key=LANG_KEY,
         horizontal=True,
+        on_change=reassert_choices,  # choices keep their values, not their old language's labels
     )
 if st.query_params.get("lang") != lang():
     st.query_params["lang"] = lang()  # the language lives in the URL: a reload or a shared link keeps it

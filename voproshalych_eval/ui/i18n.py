@@ -32,6 +32,25 @@ def lang() -> str:
     return value
 
 
+#: the keys of choice widgets drawn with translated labels (a selectbox or radio with a ``format_func``)
+CHOICES_KEY = "_translated_choices"
+
+
+def remember_choice(key: str) -> None:
+    """Mark widget ``key`` as a choice whose option labels are translated. The browser sends a choice back as
+    its label: after a language switch the old language's label matches no option, and Streamlit returns the
+    label itself as the value. :func:`reassert_choices` (the switch's callback) prevents that."""
+    st.session_state.setdefault(CHOICES_KEY, set()).add(key)
+
+
+def reassert_choices() -> None:
+    """The language switch's ``on_change``: set every remembered choice to the value it holds (read with the
+    labels it was drawn with), so that the next run draws it from that value in the new language."""
+    for key in sorted(st.session_state.get(CHOICES_KEY, ())):
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+
+
 def tr(ru: str, en: str) -> str:
     """Pick the Russian or English text for the active language."""
     return en if lang() == "en" else ru

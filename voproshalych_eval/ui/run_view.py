@@ -25,7 +25,7 @@ import streamlit as st
 
 from voproshalych_eval import executor, runs
 from voproshalych_eval.ui import state
-from voproshalych_eval.ui.i18n import fmt_count, lang, tr
+from voproshalych_eval.ui.i18n import fmt_count, lang, remember_choice, tr
 from voproshalych_eval.ui.url_state import (  # noqa: F401 - pages call them through run_view too
     bind,
     parse_bool,
@@ -176,6 +176,8 @@ def pick_run(tier: str | Sequence[str], state_key: str, *, label: str | None = N
     if not all_runs:
         return None
     pick_key, ds_key = f"pick_{state_key}", f"pickds_{state_key}"
+    remember_choice(pick_key)
+    remember_choice(ds_key)
     by_id = {r.id: r for r in all_runs}
     ds_param = DATASET_PARAM if url_param == RUN_PARAM else f"{url_param}_{DATASET_PARAM}"
     url_run = url_int(url_param)

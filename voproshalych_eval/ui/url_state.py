@@ -11,6 +11,8 @@ from typing import Any
 
 import streamlit as st
 
+from voproshalych_eval.ui.i18n import remember_choice
+
 
 def url_value(param: str) -> str | None:
     value = st.query_params.get(param)
@@ -51,6 +53,7 @@ def bind(key: str, param: str | None = None, *, parse: Callable[[str], Any] = st
 
     Only for widgets drawn without an explicit default (``index=``/``value=``), as Streamlit wants."""
     param = param or key
+    remember_choice(key)
     if key not in st.session_state and (raw := url_value(param)) is not None:
         try:
             value = parse(raw)

@@ -246,8 +246,11 @@ def run_section(tier: str | Sequence[str], state_key: str, *, label: str | None 
             st.stop()
         return None
     copy_link(f"rv_{state_key}")
-    if stop_while_running and executor.job_alive(run.id):
-        st.stop()  # the progress panel above shows it; the page reruns when it ends
+    if stop_while_running and executor.job_alive(run.id) and run.status not in runs.FINISHED:
+        # the progress panel above shows it; the page reruns when it ends. A run the store already has finished
+        # is shown at once, while its job still winds down (a stop here would leave the previous run's
+        # results on screen until the panel's next rerun)
+        st.stop()
     if caption:
         jobs.run_caption(run)
     return run

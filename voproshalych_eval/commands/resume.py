@@ -19,6 +19,14 @@ from voproshalych_eval.commands.common import (
 )
 
 
+def output_language(args: Any) -> str:
+    """``--lang`` when given, else the configured language (``VOPROSHALYCH_EVAL_LANG``; Russian by default)."""
+    from voproshalych_eval.config import get_settings
+
+    chosen = getattr(args, "lang", None) or get_settings().language
+    return chosen if chosen in ("ru", "en") else "ru"
+
+
 def add_outcome_flags(p: Any) -> None:
     """``--max-failure-share`` and ``--json``: what every command that executes a run takes."""
     p.add_argument("--max-failure-share", type=float, default=None, metavar="SHARE",
@@ -75,16 +83,16 @@ def printer() -> Any:
 def human_summary(run_id: int, prog: Any, metrics: dict[str, Any], lang: str | None = None) -> str:
     """The outcome of a run and its aggregates (catalog labels, values and CIs by the catalog) in ``lang``
     (default: the configured language, ``VOPROSHALYCH_EVAL_LANG``)."""
-    from voproshalych_eval.commands.runs import STATE_WORDS, output_language
     from voproshalych_eval.metrics import catalog
     from voproshalych_eval.metrics.formatting import format_value
+    from voproshalych_eval.runs import STATE_LABELS
 
     lang = lang or output_language(None)
 
     def t(ru: str, en: str) -> str:
         return en if lang == "en" else ru
 
-    state_ru, state_en = STATE_WORDS.get(str(prog.status), (str(prog.status), str(prog.status)))
+    state_ru, state_en = STATE_LABELS.get(str(prog.status), (str(prog.status), str(prog.status)))
     lines = [t(f"запуск {run_id}: {state_ru}, выполнено {prog.done}, со сбоем {prog.failed} из {prog.total}",
                f"run {run_id}: {state_en}, {prog.done} done, {prog.failed} failed of {prog.total}")]
     if prog.status in ("failed", "done_with_failures") and prog.last_error:
@@ -177,7 +185,6 @@ def register(sub: Any) -> None:
 
 def cmd_resume(args: Any) -> int:
     from voproshalych_eval import runs
-    from voproshalych_eval.commands.runs import output_language
     from voproshalych_eval.executor import resume, run_state
 
     eng = engine()

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from voproshalych_eval.commands.common import add_json_flag, emit, engine
+from voproshalych_eval.commands.resume import output_language
 
 
 def register(sub: Any) -> None:
@@ -101,7 +102,7 @@ def cmd_list(args: Any) -> int:
          ("№", "уровень", "состояние", "набор данных", "начат", "стоимость, $", "токены", "p50, с", "модели"))
     lines = [f"{h[0]:>5}  {h[1]:<24} {h[2]:<18} {h[3]:<16} {h[4]:<17} {h[5]:>12} {h[6]:>8} {h[7]:>7}  {h[8]}"]
     for r, row in zip(found, df.to_dict("records"), strict=True):
-        state_ru, state_en = STATE_WORDS.get(runs.run_state(r), (runs.run_state(r),) * 2)
+        state_ru, state_en = runs.STATE_LABELS.get(runs.run_state(r), (runs.run_state(r),) * 2)
         state = (state_en if en else state_ru) + ((" (mixed)" if en else " (смешанный)") if r.mixed else "")
         lines.append(
             f"{r.id:>5}  {tier_title(r.tier, lang)[:24]:<24} {state[:18]:<18} {(r.dataset_name or '—')[:16]:<16} "
@@ -168,20 +169,6 @@ def cmd_wait(args: Any) -> int:
     return EXIT_INTERRUPTED if state == "interrupted" else exit_code(state)
 
 
-#: a run's state in words (``runs show``)
-STATE_WORDS = {"running": ("выполняется", "running"), "interrupted": ("прерван", "interrupted"), "done": ("готов", "done"),
-               "done_with_failures": ("готов со сбоями", "done with failures"), "failed": ("ошибка", "failed"),
-               "cancelled": ("отменён", "cancelled"), "queued": ("в очереди", "queued")}
-
-
-def output_language(args: Any) -> str:
-    """``--lang`` when given, else the configured language (``VOPROSHALYCH_EVAL_LANG``; Russian by default)."""
-    from voproshalych_eval.config import get_settings
-
-    chosen = getattr(args, "lang", None) or get_settings().language
-    return chosen if chosen in ("ru", "en") else "ru"
-
-
 def cmd_show(args: Any) -> int:
     from voproshalych_eval import baselines, runs
     from voproshalych_eval.describe import models_words, param_rows, tier_title, when
@@ -195,7 +182,7 @@ def cmd_show(args: Any) -> int:
     def t(ru: str, en: str) -> str:
         return en if lang == "en" else ru
 
-    state_ru, state_en = STATE_WORDS.get(str(r["state"]), (str(r["state"]), str(r["state"])))
+    state_ru, state_en = runs.STATE_LABELS.get(str(r["state"]), (str(r["state"]), str(r["state"])))
     status_ru, status_en = baselines.STATUS_LABELS.get(st["status"], (st["status"], st["status"]))
     params = "; ".join(f"{k}: {v}" for k, v in param_rows(r.get("params"), lang)) or "—"
     lines = [

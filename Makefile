@@ -25,7 +25,7 @@ run: $(STAMP)
 	# one worker of the job queue beside the app (docs/QUEUE.md); it stops with the app
 	$(VENV)/bin/voproshalych-eval worker --concurrency $(WORKERS) & worker=$$!; \
 	trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
-	VOPROSHALYCH_EVAL_NO_WORKER=1 $(PY) -m streamlit run app.py --server.address 127.0.0.1 --server.port $(PORT) \
+	VOPROSHALYCH_EVAL_NO_WORKER=1 $(PY) -m streamlit run serve.py --server.address 127.0.0.1 --server.port $(PORT) \
 		--server.headless true
 
 test: $(STAMP)

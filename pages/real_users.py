@@ -35,7 +35,7 @@ from voproshalych_eval.analytics.topic_trends import (
     MONTHS_RU,
     STATUS_NAMES,
     summary_lines,
-    topic_trends,
+    trends_of_period,
 )
 from voproshalych_eval.analytics.topics import GAP_FORMULA, format_example, month_of, silhouette_verdict
 from voproshalych_eval.plots import real_users as charts
@@ -260,10 +260,6 @@ if res is None:
     if res is None:
         st.stop()
 
-view = views.tabs("ru_view", {"utilization": ("Использование чанков", "Chunk utilization"),
-                              "topics": ("Темы и пробелы", "Topics & coverage gaps"),
-                              "answers": ("Ответы бота", "Bot answers"), "domain": ("Домен", "Domain")})
-tab_u, tab_t, tab_a, tab_d = view["utilization"], view["topics"], view["answers"], view["domain"]
 
 
 def with_examples(df: pd.DataFrame, n: int | None = None) -> pd.DataFrame:
@@ -398,10 +394,11 @@ def render_changes(res: object, names: dict[int, str]) -> None:
     end = c1.selectbox(tr("Последний месяц периода", "Last month of the period"), months[::-1], key="ru_tr_end")
     window = c2.number_input(tr("Месяцев в периоде", "Months in the period"), 1, 12, 1, key="ru_tr_window")
     clustered = t.topics.loc[t.topics["kind"] == "cluster", "topic"].astype(int).tolist()
-    trends = topic_trends(t.labels, month_of(res.text_log["created_at"]), names,  # type: ignore[attr-defined]
-                          effective=res.text_effective_answered,  # type: ignore[attr-defined]
-                          topics=clustered, end=end, window=int(window),
-                          texts=res.text_log["question"].astype(str).tolist())  # type: ignore[attr-defined]
+    # the analysis stored its default period's trends: only another period is computed here
+    trends = trends_of_period(t.trends, t.labels, month_of(res.text_log["created_at"]), names,  # type: ignore[attr-defined]
+                              effective=res.text_effective_answered,  # type: ignore[attr-defined]
+                              topics=clustered, end=end, window=int(window),
+                              texts=res.text_log["question"].astype(str).tolist())  # type: ignore[attr-defined]
     from voproshalych_eval import markdown as md
 
     st.markdown("\n".join(f"- {x}" for x in summary_lines(trends, gaps=t.gaps, lang=lang(), quote=md.literal)))
@@ -538,7 +535,8 @@ def render_topic_map(res: object, names: dict[int, str]) -> None:
 
 
 # ---------------------------------------------------------------- utilization
-with tab_u:
+def _render_utilization(res: RealUsersResult) -> None:
+    """The chunk-utilization tab."""
     u = res.utilization
     n_caption(res)
     if u is None and res.snapshot is None:
@@ -569,7 +567,8 @@ with tab_u:
         show_table(u.thumbs_down_chunks, "thumbs_down_chunks")
 
 # ---------------------------------------------------------------- topics
-with tab_t:
+def _render_topics(res: RealUsersResult) -> None:
+    """The topics and coverage-gaps tab."""
     t = res.topics
     n_caption(res)
     if t is None:
@@ -593,9 +592,13 @@ with tab_t:
         st.subheader(tr("Пробелы в покрытии — что дописать", "Coverage gaps — what to write next"))
         st.caption(f"`{GAP_FORMULA}`")
         c1, c2 = st.columns(2)
-        c1.download_button(tr("⬇ Отчёт (Markdown)", "⬇ Report (Markdown)"), auth.export_bytes(coverage_gap_markdown(res)),
+        # the reports are written when a button is pressed, in the UI language, masked as this session masks
+        masked, ui_lang = auth.masks_personal_data(), lang()
+        c1.download_button(tr("⬇ Отчёт (Markdown)", "⬇ Report (Markdown)"),
+                           lambda: auth.export_bytes(coverage_gap_markdown(res, lang=ui_lang), masked=masked),
                            file_name="coverage_gaps.md", mime="text/markdown", key="ru_rep_md")
-        c2.download_button(tr("⬇ Отчёт (HTML)", "⬇ Report (HTML)"), auth.export_bytes(coverage_gap_html(res)),
+        c2.download_button(tr("⬇ Отчёт (HTML)", "⬇ Report (HTML)"),
+                           lambda: auth.export_bytes(coverage_gap_html(res, lang=ui_lang), masked=masked),
                            file_name="coverage_gaps.html", mime="text/html", key="ru_rep_html")
         labels = render_llm_labels(res)
         gaps = with_examples(t.gaps, n=3)  # three example questions inline, beside the name
@@ -644,7 +647,8 @@ def confusion_frame(report: object) -> pd.DataFrame:
     return df
 
 
-with tab_a:
+def _render_answers(res: RealUsersResult, run: runs.Run) -> None:
+    """The bot-answers tab: classes, the classifier's quality, labelling and the hint rules."""
     a = res.answers
     n_caption(res)
     if a is None:
@@ -786,7 +790,8 @@ with tab_a:
                                file_name="answer_rules.json", mime="application/json", key="ru_rules_dl")
 
 # ---------------------------------------------------------------- domain
-with tab_d:
+def _render_domain(res: RealUsersResult) -> None:
+    """The domain tab: volume, users, lengths, scores, terms, slang, repeats, categories, sessions."""
     d = res.domain
     n_caption(res)
     if d is None:
@@ -851,3 +856,15 @@ with tab_d:
             st.caption(tr(f"Кластеры почти-дубликатов (косинус ≥ {d.params['near_threshold']})",
                           f"Near-duplicate clusters (cosine ≥ {d.params['near_threshold']})"))
             show_table(T["near_duplicate_clusters"], "near_duplicate_clusters")
+
+
+# only the open tab is drawn (each tab is a rerun away): reopening an analysis draws one tab, not four
+view = views.tabs("ru_view", {"utilization": ("Использование чанков", "Chunk utilization"),
+                              "topics": ("Темы и пробелы", "Topics & coverage gaps"),
+                              "answers": ("Ответы бота", "Bot answers"), "domain": ("Домен", "Domain")})
+renderers = {"utilization": lambda: _render_utilization(res), "topics": lambda: _render_topics(res),
+             "answers": lambda: _render_answers(res, run), "domain": lambda: _render_domain(res)}
+for name, render in renderers.items():
+    with view[name]:
+        if view[name].open is not False:
+            render()

@@ -62,6 +62,7 @@ def test_labelling_flow_trains_a_checked_classifier_and_urls_do_not_matter(clean
     at.session_state["ui_language"] = "en"
     at.session_state["ru_run_id"] = res.run_id
     at.session_state["ru_result"] = res
+    at.session_state["ru_view"], at.session_state["ru_view__view"] = "Bot answers", "answers"  # the tab, opened
     at.run()
     at.switch_page("pages/real_users.py").run()
     assert not at.exception, [e.value for e in at.exception]

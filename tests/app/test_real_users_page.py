@@ -38,20 +38,29 @@ def test_real_users_page_runs(demo_engine) -> None:  # type: ignore[no-untyped-d
     assert at.selectbox(key="pick_ru_run_id").options[0].endswith(f"#{run_id}")  # newest first, with its id
     leads = [e.value for e in (*at.success, *at.warning, *at.error, *at.info)]
     assert any("Verdict against the baselines" in v for v in leads), leads
+    # only the open tab is drawn: the first (utilization) by default, the topics' gap chart is not built
+    assert not any(f["layout"].get("title", {}).get("text") == "Gap score" for f in _figures(at))
+    labels = {m.label for m in at.metric}
+    assert "Chunk coverage" in labels and "Topics" not in labels  # labels from the metric catalog
+    captions = " ".join(c.value for c in at.caption)
+    assert "n = " in captions
     # every chart has the app's toolbar config; the gap chart's axis is translated, its legend outside
+    _open_view(at, "topics", "Topics & coverage gaps")
     figures = _figures(at)
     assert figures and all(json.loads(el.proto.config).get("displaylogo") is False for el in at.get("plotly_chart"))
     gap = next(f for f in figures if f["layout"].get("title", {}).get("text") == "Gap score")
     assert gap["layout"]["xaxis"]["title"]["text"] == "gap score"
     assert gap["layout"]["xaxis"]["range"][0] == 0 and gap["layout"]["modebar"]["orientation"] == "v"
-    captions = " ".join(c.value for c in at.caption)
-    assert "n = " in captions
     labels = {m.label for m in at.metric}
-    assert "Chunk coverage" in labels and "Topics" in labels  # labels from the metric catalog
-    assert {"Effective answered share", "Answered share", "Declines in disguise", "Topic stability (ARI)"} <= labels
+    assert "Topics" in labels and "Chunk coverage" not in labels
+    assert {"Effective answered share", "Answered share", "Topic stability (ARI)"} <= labels
     assert "×" in " ".join(str(d.value.to_csv()) for d in at.dataframe)  # examples carry repeat counts
     assert not at.error, [e.value for e in at.error]
+    # the reports are written on a click, in the UI language (not on every rerun)
+    assert {b.proto.label for b in at.get("download_button")} >= {"⬇ Report (Markdown)", "⬇ Report (HTML)"}
     # the bot-answer rules are shown and editable; applying them reclassifies without a new run
+    _open_view(at, "answers", "Bot answers")
+    assert "Declines in disguise" in {m.label for m in at.metric}
     res = at.session_state["ru_result"]
     before = res.answers.metrics()["effective_answered_rate"]
     at.button(key="ru_rules_apply").click().run()
@@ -59,6 +68,7 @@ def test_real_users_page_runs(demo_engine) -> None:  # type: ignore[no-untyped-d
     assert at.session_state["ru_result"].answers.metrics()["effective_answered_rate"] == before
     assert at.session_state["ru_answer_rules"].to_dict()["patterns"]
 
+    _open_view(at, "topics", "Topics & coverage gaps")
     # what changed shows on the page: the summary, the change table and the monthly chart
     assert "What changed" in [h.value for h in at.subheader]
     assert any("Topic status: binomial test" in c.value for c in at.caption)
@@ -115,6 +125,14 @@ def test_real_users_page_runs(demo_engine) -> None:  # type: ignore[no-untyped-d
     (matches,) = [tr for tr in umap_map["data"] if str(tr.get("name", "")).startswith("highlighted (")]
     assert matches["marker"]["color"] == "#000000" and umap_map["layout"]["xaxis"]["title"]["text"] == "UMAP-1"
     assert at.session_state["ru_topic_map"][0] == res.run_id
+
+
+def _open_view(at: AppTest, name: str, label: str) -> None:
+    """Open a tab of the page as a click on it does (its label is the widget's value), and draw it."""
+    at.session_state["ru_view"] = label
+    at.session_state["ru_view__view"] = name
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
 
 
 def _figures(at: AppTest) -> list[dict[str, Any]]:

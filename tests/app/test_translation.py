@@ -106,8 +106,19 @@ def test_real_users_results_speak_one_language(corpus: str, real_users_result: A
     at.run()
     at.switch_page("pages/real_users.py").run()
     assert not at.exception, [e.value for e in at.exception]
-    assert len(at.tabs) == 4 and len(at.get("plotly_chart")) > 5  # the results are on the page, not an empty state
-    problems = violations(page_texts(at), lang, corpus)
+    assert len(at.tabs) == 4
+    # only the open tab is drawn: open each in turn (as a click on it does) and read them all
+    texts: list[str] = []
+    n_charts = 0
+    for name, label in zip(("utilization", "topics", "answers", "domain"), [t.label for t in at.tabs], strict=True):
+        at.session_state["ru_view"] = label
+        at.session_state["ru_view__view"] = name
+        at.run()
+        assert not at.exception, (name, [e.value for e in at.exception])
+        texts += page_texts(at)
+        n_charts += len(at.get("plotly_chart"))
+    assert n_charts > 5  # the results are on the page, not an empty state
+    problems = violations(texts, lang, corpus)
     assert not problems, "\n".join(problems)
 
 

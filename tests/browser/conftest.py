@@ -1,6 +1,6 @@
 """Fixtures of the real-browser tests: one app server and one Chromium for the whole session.
 
-``app_url`` starts ``streamlit run app.py`` on a free port against the test session's database (the
+``app_url`` starts ``streamlit run serve.py`` (app.py, warmed) on a free port against the test session's database (the
 environment set by ``tests/conftest.py``; the demo is loaded by ``demo_engine``) once per session, so the
 smoke test and every journey share it. ``driver`` is Debian's headless Chromium through Selenium, with
 downloads allowed into ``downloads`` (a fresh folder of the session). Nothing is installed here: the tests
@@ -60,12 +60,13 @@ def browser_tools() -> tuple[str, str]:
 
 
 @contextmanager
-def serve_app(log_path: Path) -> Iterator[str]:
-    """``streamlit run app.py`` on a free port against the test session's database, until the block ends (a
-    journey that restarts the app serves it twice)."""
-    port = _free_port()
+def serve_app(log_path: Path, port: int | None = None) -> Iterator[str]:
+    """The app as ``make run`` and ``serve`` start it (``streamlit run serve.py``: app.py, the process warmed
+    before it answers) on ``port`` (default: a free one) against the test session's database, until the block
+    ends (a journey that restarts the app serves it twice, on the same port as a restart does)."""
+    port = port or _free_port()
     cmd = [
-        sys.executable, "-m", "streamlit", "run", str(PROJECT_ROOT / "app.py"),
+        sys.executable, "-m", "streamlit", "run", str(PROJECT_ROOT / "serve.py"),
         "--server.headless", "true", "--server.address", "127.0.0.1", "--server.port", str(port),
         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none", "--server.runOnSave", "false",
     ]

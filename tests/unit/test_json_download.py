@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from voproshalych_eval.ui.common import json_file
+from voproshalych_eval.ui.common import csv_download, json_file
 
 
 def test_json_download_is_valid_json_with_numpy_pandas_and_missing_values() -> None:
@@ -21,3 +21,14 @@ def test_json_download_is_valid_json_with_numpy_pandas_and_missing_values() -> N
                     "when": "2025-10-01T12:00:00+00:00", "nat": None,
                     "rows": [{"k": 1, "v": 0.25}, {"k": 2, "v": None}], "text": "Стипендия"}
     assert isinstance(back["n"], int) and isinstance(back["mrr"], float)  # not "7" / "0.5" strings
+
+
+def test_csv_download_is_written_on_demand_masked_as_decided_and_without_live_formulas() -> None:
+    df = pd.DataFrame({"question": ["=HYPERLINK(\"http://x\")", "почта ivan.petrov@example.com"], "n": [1, 2]})
+    masked = csv_download(df, masked=True)
+    plain = csv_download(df, masked=False)
+    assert callable(masked) and callable(plain)  # Streamlit calls it when the button is pressed
+    text = masked().decode("utf-8")
+    assert "ivan.petrov@example.com" not in text and "ivan.petrov@example.com" in plain().decode("utf-8")
+    assert "'=HYPERLINK" in text  # the formula cell is neutralised (a leading apostrophe)
+    assert not any(line.startswith("=") for line in text.splitlines())

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy.stats import binomtest
 
-from voproshalych_eval.analytics.topic_trends import summary_lines, topic_trends
+from voproshalych_eval.analytics.topic_trends import summary_lines, topic_trends, trends_of_period
 
 
 def _log(counts: dict[str, dict[int, int]]) -> tuple[np.ndarray, list[str]]:
@@ -90,3 +90,17 @@ def test_emerging_words_catch_a_subject_inside_an_existing_topic() -> None:
     assert terms.loc["приложение", "n_prev"] == 0 and terms.loc["приложение", "example"].startswith("как войти")
     text = "\n".join(summary_lines(tr))
     assert "Новые слова в вопросах: «войти» (0 → 8" in text and "«приложение» (0 → 8" in text
+
+
+def test_trends_of_the_stored_period_are_reused_and_another_period_is_computed() -> None:
+    labels, months = _log({"2025-01": {0: 10, 1: 2}, "2025-02": {0: 10, 1: 8}, "2025-03": {0: 3, 1: 20}})
+    stored = topic_trends(labels, months, NAMES)  # what the analysis computed for its default period
+    assert trends_of_period(stored, labels, months, NAMES, end="2025-03") is stored  # nothing recomputed
+    other = trends_of_period(stored, labels, months, NAMES, end="2025-02")
+    fresh = topic_trends(labels, months, NAMES, end="2025-02")
+    assert other is not stored and other.period == ["2025-02"]
+    pd.testing.assert_frame_equal(other.changes, fresh.changes)
+    wider = trends_of_period(stored, labels, months, NAMES, end="2025-03", window=2)
+    assert wider is not stored and wider.period == ["2025-02", "2025-03"]
+    # a different test setting is not the stored result either
+    assert trends_of_period(stored, labels, months, NAMES, end="2025-03", min_count=3) is not stored

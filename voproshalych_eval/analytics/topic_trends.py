@@ -284,3 +284,28 @@ def summary_lines(trends: TopicTrends, *, gaps: pd.DataFrame | None = None, lang
                      f"Top knowledge-base gap: {quote(str(g['name']))} ({int(g['size'])} questions, real answer for "
                      f"{_pct(g['effective_answered_share'])}).")
     return lines
+
+
+def trends_of_period(
+    stored: TopicTrends | None,
+    labels: np.ndarray,
+    months: pd.Series | np.ndarray | list[Any],
+    names: dict[int, str],
+    *,
+    end: str,
+    window: int = 1,
+    **options: Any,
+) -> TopicTrends:
+    """:func:`topic_trends` for the ``window`` months ending ``end``, reusing ``stored`` when it is that period.
+
+    ``stored`` is what the analysis computed (and stored) for its default period. When the period and every
+    test setting match, it is returned as it is, so reopening an analysis does not recompute the trends (nor
+    load scipy and the lemmatiser to do so); any other period is computed from ``labels`` and ``months``.
+    """
+    wanted = {"window": int(window), "min_count": options.get("min_count", 5),
+              "min_ratio": options.get("min_ratio", 1.5), "alpha": options.get("alpha", 0.05),
+              "max_prev_emerging": options.get("max_prev_emerging", 1)}
+    if (stored is not None and stored.period and stored.period[-1] == end and len(stored.period) == int(window)
+            and all(stored.params.get(k) == v for k, v in wanted.items())):
+        return stored
+    return topic_trends(labels, months, names, end=end, window=int(window), **options)

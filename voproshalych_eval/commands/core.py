@@ -140,8 +140,9 @@ def cmd_serve(args: Any) -> int:
         from voproshalych_eval.demo import load_demo
 
         load_demo(engine(), embedder_name=get_settings().embedder, progress=progress)
+    # serve.py serves app.py and warms the process (the pages' imports, the store) before it answers
     cmd = [
-        sys.executable, "-m", "streamlit", "run", str(PROJECT_ROOT / "app.py"),
+        sys.executable, "-m", "streamlit", "run", str(PROJECT_ROOT / "serve.py"),
         "--server.address", args.address, "--server.port", str(args.port), "--server.headless", "true",
     ]
     child_env = None  # the child inherits the environment
@@ -151,7 +152,7 @@ def cmd_serve(args: Any) -> int:
 
         extra, changes, line = team_launch(get_settings(), address=args.address, port=args.port)
         # the team entry point: app.py run from a folder without pages/ (no page reachable around sign-in)
-        cmd[4] = str(PROJECT_ROOT / "voproshalych_eval" / "ui" / "team_app.py")
+        changes = {**changes, "VOPROSHALYCH_EVAL_APP_SCRIPT": str(PROJECT_ROOT / "voproshalych_eval" / "ui" / "team_app.py")}
         cmd += extra
         child_env = {k: v for k, v in {**environ(), **changes}.items() if v}
         progress(line)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import plotly.express as px
 import plotly.graph_objects as go
 
 from voproshalych_eval.plots.layout import from_zero, polish, value_range
@@ -102,10 +101,10 @@ def topic_trend(trend: pd.DataFrame, names: dict[int, str], *, title: str = "", 
     top += [t for t in (highlight or []) if t not in top]
     d = trend[trend["topic"].isin(top)].copy()
     d["name"] = d["topic"].map(names).fillna(d["topic"].astype(str)).str.slice(0, 40)
-    fig = px.line(d, x="period", y=value, color="name", markers=True)
-    for tr in fig.data:
-        if any(names.get(t, "")[:40] == tr.name for t in (highlight or [])):
-            tr.line.width = 4
+    thick = {names.get(t, "")[:40] for t in (highlight or [])}
+    fig = go.Figure([go.Scatter(x=g["period"], y=g[value], name=name, mode="lines+markers", legendgroup=name,
+                                line={"width": 4} if name in thick else None)
+                     for name, g in d.groupby("name", sort=False)])  # one line per topic, in order of appearance
     fig.update_layout(title=title, height=400, yaxis_title=y_title, xaxis_title=x_title, legend_title_text="")
     top = float(d[value].max()) if len(d) else 0.0
     if value == "share":  # a share of the month: from 0, never above the 0–1 scale of the catalog

@@ -196,17 +196,18 @@ def submit(action: str, where: Any, label: str, **kwargs: Any) -> bool:
     return pressed
 
 
-def export_text(text: str) -> str:
+def export_text(text: str, *, masked: bool | None = None) -> str:
     """The text of an export or report for this session: personal data masked when the session masks it
-    (:func:`masks_personal_data`; the one masking function is :func:`voproshalych_eval.masking.mask_personal_data`)."""
+    (:func:`masks_personal_data`, or ``masked`` when decided earlier; the one masking function is
+    :func:`voproshalych_eval.masking.mask_personal_data`)."""
     from voproshalych_eval.masking import mask_personal_data
 
-    return mask_personal_data(text) if masks_personal_data() else text
+    return mask_personal_data(text) if (masks_personal_data() if masked is None else masked) else text
 
 
-def export_bytes(text: str) -> bytes:
+def export_bytes(text: str, *, masked: bool | None = None) -> bytes:
     """:func:`export_text` encoded as UTF-8 (what download buttons take)."""
-    return export_text(text).encode("utf-8")
+    return export_text(text, masked=masked).encode("utf-8")
 
 
 AUDIT_COLUMNS = ("at", "actor", "role", "action", "target", "outcome", "details")

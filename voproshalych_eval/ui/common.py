@@ -175,34 +175,40 @@ def _how(key: str) -> str | None:
 
 def download_buttons(df: pd.DataFrame, name: str, *, key: str | None = None, formats: Sequence[str] = ("csv", "json")) -> None:
     """Download buttons (CSV and JSON by default) for a table (personal data masked for a session that masks
-    it: ``ui.auth.export_text``)."""
-    from voproshalych_eval.ui.auth import export_bytes
+    it: ``ui.auth.export_text``). The files are written when a button is pressed, not on every rerun."""
+    from voproshalych_eval.ui.auth import masks_personal_data
 
+    masked = masks_personal_data()  # decided now: the file is written later, outside the script run
+    frame = df.copy(deep=False)  # the table as shown, whatever the page does to ``df`` afterwards
     cols = st.columns(len(formats) + 4)
     for col, kind in zip(cols, formats, strict=False):
         with col:
-            if kind == "csv":
-                data = csv_download(df)
-                mime = "text/csv"
-            else:
-                data = export_bytes(df.to_json(orient="records", force_ascii=False, date_format="iso", indent=1))
-                mime = "application/json"
             st.download_button(
                 f"⬇ {kind.upper()}",
-                data=data,
+                data=csv_download(frame, masked=masked) if kind == "csv" else _json_records_later(frame, masked),
                 file_name=f"{name}.{kind}",
-                mime=mime,
+                mime="text/csv" if kind == "csv" else "application/json",
                 key=f"dl_{key or name}_{kind}",
             )
 
 
-def csv_download(df: pd.DataFrame) -> bytes:
-    """The bytes of a CSV download: :func:`record_files.dataframe_csv` (formula cells neutralised), personal
-    data masked for a session that masks it (``ui.auth.export_text``)."""
-    from voproshalych_eval.record_files import dataframe_csv
+def _json_records_later(df: pd.DataFrame, masked: bool) -> Callable[[], bytes]:
     from voproshalych_eval.ui.auth import export_bytes
 
-    return export_bytes(dataframe_csv(df))
+    return lambda: export_bytes(df.to_json(orient="records", force_ascii=False, date_format="iso", indent=1),
+                                masked=masked)
+
+
+def csv_download(df: pd.DataFrame, *, masked: bool | None = None) -> Callable[[], bytes]:
+    """The ``data`` of a CSV download button, written when the button is pressed (Streamlit calls it then):
+    :func:`record_files.dataframe_csv` (formula cells neutralised), personal data masked for a session that
+    masks it (``ui.auth.export_text``; ``masked`` decided at render time, since the call runs outside the
+    script). Writing every table's CSV on every rerun was a large share of a page's drawing time."""
+    from voproshalych_eval.record_files import dataframe_csv
+    from voproshalych_eval.ui.auth import export_bytes, masks_personal_data
+
+    masked = masks_personal_data() if masked is None else masked
+    return lambda: export_bytes(dataframe_csv(df), masked=masked)
 
 
 def json_file(obj: Any) -> bytes:

@@ -27,6 +27,7 @@ import pytest
 
 from tests.browser.app_driver import CHROMIUM, chromedriver
 from voproshalych_eval.config import PROJECT_ROOT
+from voproshalych_eval.ui.warm_up import DONE as WARM_DONE
 
 START_TIMEOUT = 120.0
 
@@ -81,6 +82,11 @@ def serve_app(log_path: Path, port: int | None = None) -> Iterator[str]:
                 pytest.fail(f"streamlit exited with {proc.returncode}:\n{log_path.read_text()[-3000:]}")
             if time.monotonic() > deadline:
                 pytest.fail(f"streamlit did not answer /_stcore/health in {START_TIMEOUT:.0f} s:\n{log_path.read_text()[-3000:]}")
+            time.sleep(0.3)
+        # the process warms itself in the background (serve.py): wait for it, as a restart is complete then
+        while WARM_DONE not in log_path.read_text(errors="replace") and time.monotonic() < deadline:
+            if proc.poll() is not None:
+                pytest.fail(f"streamlit exited with {proc.returncode}:\n{log_path.read_text()[-3000:]}")
             time.sleep(0.3)
         yield url
     finally:

@@ -3,9 +3,9 @@
 A fresh ``streamlit run`` process pays, on the first page anybody opens, every import of the pages
 (pandas, plotly, the analytics modules; Streamlit's own emoji table), and the store's engine with its
 migration check. Measured on the Real users page after a restart: about 5 s of the first opening, before
-anything of the analysis itself was read. :func:`warm_up` does that work once at server start — from the
-launcher's lifespan hook (``serve.py``: Streamlit's ``st.App``), before the server answers — so that the
-first opening after a restart costs what every later one does.
+anything of the analysis itself was read. :func:`warm_up` does that work once at server start — in the
+background, from the launcher's lifespan hook (``serve.py``: Streamlit's ``st.App``) — so that the first
+opening after a restart costs what every later one does.
 
 Nothing here is required: a failure is logged and the app starts as it would without it (the page then
 pays the cost itself, and shows any real error as it always does).
@@ -25,6 +25,8 @@ log = logging.getLogger("voproshalych_eval.app")
 
 #: imported by Streamlit on first use of an icon or emoji (about 0.8 s), not by ``import streamlit``
 STREAMLIT_LAZY = ("streamlit.emojis",)
+#: the start of the line logged when the warm-up has finished (successfully or not)
+DONE = "warm-up: done"
 #: plotly loads a trace type's class and validators on its first use (about 0.5 s for the first Scatter)
 PLOTLY_TRACES = ("Scatter", "Scattergl", "Scatter3d", "Bar", "Histogram", "Heatmap", "Box", "Pie")
 
@@ -74,25 +76,25 @@ def import_all(modules: Iterable[str]) -> tuple[int, list[str]]:
 
 
 def warm_up(project_root: Path, *, open_store: bool = True) -> dict[str, float]:
-    """Import what the app's pages import and open the store (migrated) once; returns seconds per step."""
+    """Import what the app's pages import and open the store (migrated) once; returns seconds per step and
+    logs a line starting with :data:`DONE` at the end, whatever happened."""
     timings: dict[str, float] = {}
-    t = time.perf_counter()
-    files = [project_root / "app.py", *sorted((project_root / "pages").glob("*.py"))]
-    n, failed = import_all([*page_imports(f for f in files if f.exists()), *STREAMLIT_LAZY])
+    n, failed = 0, list[str]()
     try:
-        plotly_traces()
-    except Exception as exc:  # noqa: BLE001 - optional, as every step here
-        log.warning("warm-up: plotly traces failed: %s", exc)
-    timings["imports"] = time.perf_counter() - t
-    if open_store:
         t = time.perf_counter()
-        try:
+        files = [project_root / "app.py", *sorted((project_root / "pages").glob("*.py"))]
+        n, failed = import_all([*page_imports(f for f in files if f.exists()), *STREAMLIT_LAZY])
+        plotly_traces()
+        timings["imports"] = time.perf_counter() - t
+        if open_store:
+            t = time.perf_counter()
             from voproshalych_eval.ui import state
 
             state.engine()  # st.cache_resource: the sessions that follow get this engine
-        except Exception as exc:  # noqa: BLE001 - the first page shows the store's error in its own words
-            log.warning("warm-up: opening the store failed: %s", exc)
-        timings["store"] = time.perf_counter() - t
-    log.info("warm-up: %d modules imported%s in %.1f s; store opened in %.1f s", n,
-             f" ({len(failed)} failed)" if failed else "", timings["imports"], timings.get("store", 0.0))
+            timings["store"] = time.perf_counter() - t
+    except Exception as exc:  # noqa: BLE001 - warming is optional: the first page meets the error in context
+        log.warning("warm-up: stopped early: %s", exc)
+    finally:
+        log.info("%s: %d modules imported%s in %.1f s; store opened in %.1f s", DONE, n,
+                 f" ({len(failed)} failed)" if failed else "", timings.get("imports", 0.0), timings.get("store", 0.0))
     return timings

@@ -32,6 +32,7 @@ import httpx
 from sqlalchemy import Engine, text
 
 from voproshalych_eval import baselines, runs
+from voproshalych_eval.config import env, secret_value
 from voproshalych_eval.redaction import redact
 
 log = logging.getLogger(__name__)
@@ -143,8 +144,6 @@ def delete_channel(engine: Engine, name: str) -> None:
 
 
 def _secret(name: str | None) -> str | None:
-    from voproshalych_eval.config import secret_value
-
     return secret_value(name) if name else None
 
 
@@ -183,8 +182,6 @@ def send(ch: Channel, alert: Alert) -> None:
 
 
 def _setting(name: str) -> str | None:
-    from voproshalych_eval.config import env
-
     return env(name)
 
 

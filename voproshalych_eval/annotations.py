@@ -40,7 +40,9 @@ from sqlalchemy import Engine, text
 
 from voproshalych_eval import dataset_versions as dv
 from voproshalych_eval import jsonable
-from voproshalych_eval.datasets import Dataset, DatasetError, get_dataset
+from voproshalych_eval.datasets import Dataset, DatasetError, get_dataset, list_datasets
+from voproshalych_eval.datasets import _user as user
+from voproshalych_eval.db.production import read_chunks
 from voproshalych_eval.errors import VoproshalychEvalError
 from voproshalych_eval.record_files import (
     FieldError,
@@ -119,8 +121,6 @@ class Review:
 
 
 def _user() -> str | None:
-    from voproshalych_eval.datasets import _user as user
-
     return user()
 
 
@@ -411,8 +411,6 @@ def _parse_ids(v: Any) -> list[int] | None:
 def _existing_chunk_ids(engine: Engine, ids: set[int]) -> set[int]:
     if not ids:
         return set()
-    from voproshalych_eval.db.production import read_chunks
-
     return {int(i) for i in read_chunks(engine, ids=sorted(ids))["id"]}
 
 
@@ -683,8 +681,6 @@ def confirmed_gaps(engine: Engine) -> pd.DataFrame:
     Columns ``question, dataset, item_key, n_asked, log_source, log_id``; one row per distinct question
     (the first dataset that has it). These are the confirmed gaps of the coverage-gap report.
     """
-    from voproshalych_eval.datasets import list_datasets
-
     rows: list[dict[str, Any]] = []
     seen: set[str] = set()
     for d in sorted(list_datasets(engine, "golden", heads_only=True), key=lambda r: r["name"]):

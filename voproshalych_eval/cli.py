@@ -24,8 +24,10 @@ from voproshalych_eval.commands.common import (
     Queued,
     error_sentence,
 )
+from voproshalych_eval.commands.team import audit_command
 from voproshalych_eval.errors import VoproshalychEvalError
 from voproshalych_eval.plans import commands as plan_commands
+from voproshalych_eval.redaction import configure_logging, redact, uninstall_record_factory
 
 #: CLI command modules (``voproshalych_eval.commands.<name>``): the setup and snapshot commands, the plans'
 #: commands from the plan registry, then the run-registry commands (each once)
@@ -90,8 +92,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from voproshalych_eval.redaction import configure_logging, redact, uninstall_record_factory
-
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "func", None) is None:  # no command: the command list
@@ -103,8 +103,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code = int(args.func(args) or 0)
         if code == 0:  # a writing command (dataset import, labels, snapshots) is recorded in the audit log
-            from voproshalych_eval.commands.team import audit_command
-
             audit_command(args)
         return code
     except Queued:  # the run went to the job queue; its id was printed

@@ -19,6 +19,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from voproshalych_eval.endpoints import public_dsn
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_EMBEDDER = "use-multilingual"
 
@@ -96,8 +98,6 @@ def load_secrets() -> dict[str, Any]:
 def describe_database_url(url: str | None) -> str:
     """Human-readable description of a database URL (URL or libpq ``key=value`` form) without credentials:
     host, port and database only (:func:`endpoints.public_dsn`)."""
-    from voproshalych_eval.endpoints import public_dsn
-
     return public_dsn(url)
 
 

@@ -13,6 +13,7 @@ when the version being edited is no longer the head, so two reviewers never over
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -31,6 +32,7 @@ from voproshalych_eval.datasets import (
     store_in,
     validate_records,
 )
+from voproshalych_eval.db.production import read_chunks
 
 __all__ = [
     "ConcurrentEditError",
@@ -183,8 +185,6 @@ def diff_versions(engine: Engine, name: str, a: int | str, b: int | str, kind: s
 
 def _cell(v: Any) -> Any:
     if isinstance(v, list | dict):
-        import json
-
         return json.dumps(v, ensure_ascii=False)
     return v
 
@@ -261,8 +261,6 @@ def relevant_chunk_fields(engine: Engine, chunk_ids: Sequence[int]) -> dict[str,
     ``relevant_urls`` the pages of all ids, deduplicated in order. An empty list gives the fields of an
     unanswerable item. Raises ``LookupError`` naming ids missing from the knowledge base.
     """
-    from voproshalych_eval.db.production import read_chunks
-
     ids = [int(i) for i in dict.fromkeys(int(x) for x in chunk_ids)]
     if not ids:
         return {"chunk_id": None, "chunk_text": "", "confluence_url": None, "relevant_chunk_ids": [], "relevant_urls": []}

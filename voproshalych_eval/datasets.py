@@ -22,6 +22,7 @@ Datasets are versioned by the sha256 of their canonical JSON.
 
 from __future__ import annotations
 
+import getpass
 import hashlib
 import json
 import re
@@ -32,6 +33,8 @@ from typing import Any
 
 from sqlalchemy import Engine, text
 
+from voproshalych_eval.db import snapshots
+from voproshalych_eval.db.errors import SnapshotError
 from voproshalych_eval.errors import VoproshalychEvalError
 from voproshalych_eval.record_files import (
     FieldError,
@@ -40,8 +43,10 @@ from voproshalych_eval.record_files import (
     as_int,
     as_json_value,
     as_text,
+    check_columns,
     file_format,
     read_file,
+    write_csv,
 )
 
 DATASET_KINDS = ("golden", "judge", "dialogs", "samples")
@@ -278,8 +283,6 @@ def load_file(path: str | Path, kind: str, *, name: str | None = None, data: byt
               encoding: str | None = None, ignore_columns: Sequence[str] = ()) -> Dataset:
     """Read (:func:`record_files.read_file`) and validate a dataset file (or its bytes ``data``); a column that
     looks like a misspelled or capitalised known field is refused unless ``ignore_columns`` names it."""
-    from voproshalych_eval.record_files import check_columns
-
     p = Path(path)
     f = read_file(p, data=data, encoding=encoding)
     check_columns(f.file, f.columns, KIND_FIELDS.get(kind, ()), ignore=ignore_columns, allow_extra=True)
@@ -302,8 +305,6 @@ def load_file(path: str | Path, kind: str, *, name: str | None = None, data: byt
 
 def _user() -> str | None:
     try:
-        import getpass
-
         return getpass.getuser()
     except Exception:  # noqa: BLE001
         return None
@@ -328,8 +329,6 @@ def kb_refs(conn: Any, records: Sequence[dict[str, Any]], snapshot_id: int | Non
     """``({chunk id: [sha256 of its text, url]}, snapshot id)`` of the referenced chunks in the knowledge-base
     snapshot ``snapshot_id`` (default: the current one). Chunks missing from it are absent; ``({}, None)``
     when there is no snapshot."""
-    from voproshalych_eval.db import snapshots
-
     snap = snapshots.get(conn, snapshot_id) if snapshot_id is not None else snapshots.current(conn)
     if snap is None:
         return {}, None
@@ -583,8 +582,7 @@ def truncation_note(n: int, n_items: int, lang: str = "en") -> str:
 def with_kb_truncation_flags(engine: Engine, ds: Dataset) -> Dataset:
     """``ds`` with :func:`flag_truncated_chunk_texts` applied against the chunk texts of the knowledge base's
     current snapshot (unchanged when there is none)."""
-    from voproshalych_eval.db.errors import SnapshotError
-    from voproshalych_eval.db.production import read_chunks
+    from voproshalych_eval.db.production import read_chunks  # heavy: defers pandas (via db.production)
 
     ids = sorted({int(r["chunk_id"]) for r in ds.records if r.get("chunk_id") is not None and r.get("chunk_text")})
     if not ids:
@@ -610,8 +608,6 @@ def export_csv(records: Sequence[dict[str, Any]]) -> str:
     """Golden records as CSV text (:func:`record_files.write_csv`: multi-line fields quoted, formula cells
     neutralised with a leading ``'`` that the reader removes; lists and objects as JSON cells, which
     :func:`read_records` reads back). The methodology's columns come first, other fields after."""
-    from voproshalych_eval.record_files import write_csv
-
     extra = sorted({k for r in records for k in r} - set(GOLDEN_COLUMNS))
     cols = GOLDEN_COLUMNS + extra
     return write_csv(({c: (json.dumps(v, ensure_ascii=False) if isinstance(v := r.get(c), list | dict) else v)

@@ -200,7 +200,7 @@ def _load_locked(
     try:
         with writer.begin() as conn:
             conn.execute(text("CREATE EXTENSION IF NOT EXISTS vector"))
-            from pgvector.psycopg import register_vector
+            from pgvector.psycopg import register_vector  # heavy: defers pgvector
 
             register_vector(conn.connection.dbapi_connection)  # the extension may be new in this transaction
             for table in ("chunk", "question_answer", '"user"'):

@@ -6,6 +6,8 @@ or libpq ``key=value`` pairs (``host=h password=p dbname=db``): :func:`dsn_field
 
 from __future__ import annotations
 
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
 from voproshalych_eval.errors import VoproshalychEvalError
 
 
@@ -13,8 +15,6 @@ def public_url(url: str | None) -> str | None:
     """The URL without user-info or query string (which could carry credentials)."""
     if not url:
         return url
-    from urllib.parse import urlsplit, urlunsplit
-
     p = urlsplit(url)
     host = p.hostname or ""
     if p.port:
@@ -32,8 +32,6 @@ def split_base_url(url: str | None, provider: str = "default") -> tuple[str | No
     the client's default query instead. A fragment, a repeated parameter or a non-HTTP scheme is refused."""
     if not url:
         return url, {}
-    from urllib.parse import parse_qsl, urlsplit, urlunsplit
-
     try:
         p = urlsplit(url.strip())
         _ = p.port  # raises on a malformed port
@@ -61,7 +59,7 @@ def dsn_fields(dsn: str | None) -> dict[str, str]:
     through psycopg); an unparsable string gives ``{}`` (callers then show nothing of it)."""
     if not dsn:
         return {}
-    from psycopg.conninfo import conninfo_to_dict
+    from psycopg.conninfo import conninfo_to_dict  # heavy: defers psycopg
 
     try:
         return {k: str(v) for k, v in conninfo_to_dict(dsn).items() if v is not None}

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from voproshalych_eval.metrics import catalog
 from voproshalych_eval.metrics.catalog import QUESTION_TYPE_LABELS
 
 __all__ = ["CHECK_WORDS", "COLUMN_LABELS", "COLUMN_VALUES", "TOPIC_COLUMN_LABELS", "column_header", "QUESTION_TYPE_WORDS", "REVIEW_STATUS_WORDS", "value_word", "words_of"]
@@ -175,6 +176,7 @@ OUTCOME_WORDS: dict[str, tuple[str, str]] = {
 
 
 def _answer_classes() -> dict[str, tuple[str, str]]:
+    # heavy: defers pandas (via analytics.answers)
     from voproshalych_eval.analytics.answers import CLASS_NAMES
 
     return dict(CLASS_NAMES)
@@ -219,8 +221,6 @@ def words_of(column: str, values: Any, lang: str = "ru") -> Any:
 def column_header(column: str, lang: str = "ru") -> str:
     """The header of a stored column or field in ``lang``: :data:`COLUMN_LABELS`, :data:`TOPIC_COLUMN_LABELS`,
     then the metric catalog (a metric key or a per-item field); the name itself when none knows it."""
-    from voproshalych_eval.metrics import catalog
-
     pair = COLUMN_LABELS.get(column) or TOPIC_COLUMN_LABELS.get(column)
     if pair is not None:
         return pair[1] if lang == "en" else pair[0]

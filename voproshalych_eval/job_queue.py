@@ -24,6 +24,7 @@ Schedules (``voproshalych-eval schedule``) ride on the same queue: one periodic 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import socket
@@ -33,10 +34,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import procrastinate
+import psycopg_pool
 from sqlalchemy import Engine
 
 from voproshalych_eval import executor, runs
 from voproshalych_eval.bilingual import Text
+from voproshalych_eval.config import env, get_settings
+from voproshalych_eval.db import get_engine
+from voproshalych_eval.db.engine import store_url
 from voproshalych_eval.eta import ItemRateEta
 from voproshalych_eval.plans import Plan, config_differences
 
@@ -55,16 +60,11 @@ WORKER_HEARTBEAT_SECONDS = 3.0
 
 
 def _async_pool(**kwargs: Any) -> Any:
-    import psycopg_pool
-
     return psycopg_pool.AsyncConnectionPool(conninfo=store_conninfo(), **kwargs)
 
 
 def store_conninfo() -> str:
     """The store's libpq URL (the embedded server is started if it is the store)."""
-    from voproshalych_eval.config import get_settings
-    from voproshalych_eval.db.engine import store_url
-
     url = store_url(get_settings())
     scheme, rest = url.split("://", 1)
     return ("postgresql://" + rest) if scheme.startswith("postgres") else url
@@ -114,8 +114,6 @@ def serves(engine: Engine) -> bool:
     """Whether ``engine`` is this process's store — the one whose queue the workers of this process (and
     :func:`defer_batches`) use. A run in another store (a second store opened by a test or a tool) cannot be
     queued here: its run ids are another table's."""
-    from voproshalych_eval.db import get_engine
-
     return engine.url.render_as_string(hide_password=False) == \
         get_engine().url.render_as_string(hide_password=False)
 
@@ -217,8 +215,6 @@ def forget_plans() -> None:
 @app.task(name=runs.BATCH_TASK, queue=RUNS_QUEUE)
 def run_batch(run_id: int, batch: int, keys: list[str]) -> dict[str, Any]:
     """One batch of a run's items: work the keys not recorded yet, then close the run if it is complete."""
-    from voproshalych_eval.db import get_engine
-
     engine = get_engine()
     run = runs.get_run(engine, run_id)
     if run is None or run.status != "running":
@@ -227,7 +223,7 @@ def run_batch(run_id: int, batch: int, keys: list[str]) -> dict[str, Any]:
         plan = plan_for(engine, run)
     except executor.ResumeRefused as exc:
         runs.fail_run(engine, run_id, str(exc))
-        from voproshalych_eval.alerts import on_run_finished
+        from voproshalych_eval.alerts import on_run_finished  # heavy: defers httpx (via alerts)
 
         on_run_finished(engine, run_id)
         raise
@@ -274,8 +270,6 @@ class ThreadWorker:
     as ``voproshalych-eval worker``, on its own event loop; :meth:`stop` ends it after the jobs in hand."""
 
     def __init__(self, *, concurrency: int = 2, queues: Sequence[str] | None = None) -> None:
-        import asyncio
-
         self._loop = asyncio.new_event_loop()
         self._worker: Any = None
         self._ready = threading.Event()
@@ -283,8 +277,6 @@ class ThreadWorker:
         self._thread = threading.Thread(target=self._main, name="queue-worker", daemon=True)
 
     def _main(self) -> None:
-        import asyncio
-
         asyncio.set_event_loop(self._loop)
 
         async def go() -> None:
@@ -347,8 +339,6 @@ def keep_plan(run_id: int, plan: Plan) -> None:
 def in_process_worker_wanted() -> bool:
     """Whether the app runs a worker thread of its own (the single-user default); ``VOPROSHALYCH_EVAL_NO_WORKER=1``
     when workers run as their own processes (``make run``, a deployment)."""
-    from voproshalych_eval.config import env
-
     return (env("VOPROSHALYCH_EVAL_NO_WORKER") or "").strip().lower() not in ("1", "true", "yes")
 
 

@@ -21,7 +21,7 @@ def _missing(value: Any) -> bool:
     if isinstance(value, float):
         return math.isnan(value) or math.isinf(value)
     try:
-        import pandas as pd
+        import pandas as pd  # heavy: defers pandas
 
         return value is pd.NaT or value is pd.NA
     except ImportError:  # pragma: no cover - pandas is a dependency
@@ -34,7 +34,7 @@ def scalar(value: Any, *, keep_datetimes: bool = False) -> Any:
     ``keep_datetimes`` leaves timestamps as ``datetime`` objects (rows still compared in time)."""
     if _missing(value):
         return None
-    import numpy as np
+    import numpy as np  # heavy: defers numpy
 
     if isinstance(value, np.bool_):
         return bool(value)
@@ -55,7 +55,7 @@ def jsonable(value: Any) -> Any:
         return value
     if isinstance(value, Mapping):
         return {str(k): jsonable(v) for k, v in value.items()}
-    import numpy as np
+    import numpy as np  # heavy: defers numpy
 
     if isinstance(value, np.ndarray):
         return [jsonable(v) for v in value.tolist()]
@@ -72,7 +72,7 @@ def jsonable(value: Any) -> Any:
 
 def _is_frame(value: Any) -> bool:
     try:
-        import pandas as pd
+        import pandas as pd  # heavy: defers pandas
 
         return isinstance(value, pd.DataFrame)
     except ImportError:  # pragma: no cover

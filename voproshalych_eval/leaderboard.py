@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import pandas as pd
 from sqlalchemy import Engine
 
+from voproshalych_eval.describe import config_words
 from voproshalych_eval.metrics import catalog
 from voproshalych_eval.runs import (
     Run,
@@ -37,8 +38,6 @@ COLUMNS = ["rank", "config_words", "config", "models", "offline", "run_id", "val
 def leaderboard(runs: Sequence[Run], metric: str, *, lang: str = "ru") -> pd.DataFrame:
     """The leaderboard of ``runs`` (one dataset, one plan; newest first as :func:`list_runs` gives them) by
     ``metric`` (see the module doc); ``config_words`` names each configuration in ``lang``."""
-    from voproshalych_eval.describe import config_words
-
     direction = catalog.spec(metric).direction if catalog.is_catalogued(metric) else "higher"
     seen: set[str] = set()
     rows = []

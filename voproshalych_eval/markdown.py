@@ -58,7 +58,7 @@ def cell(value: Any, *, width: int = 120, digits: int = 4) -> str:
     if plain is not None:
         return plain
     try:  # numpy / pandas scalars
-        import numpy as np
+        import numpy as np  # heavy: defers numpy
 
         if isinstance(value, np.generic):
             return cell(value.item(), width=width, digits=digits)

@@ -47,7 +47,7 @@ _INITIALS_RE = re.compile(
 @lru_cache(maxsize=1)
 def _morph():  # type: ignore[no-untyped-def]
     try:
-        import pymorphy3
+        import pymorphy3  # heavy: defers pymorphy3 (CLI and app start)
 
         return pymorphy3.MorphAnalyzer(lang="ru")
     except (ImportError, ValueError, OSError):  # no dictionaries: the suffix rules decide

@@ -6,9 +6,12 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from voproshalych_eval import baselines as bl
+from voproshalych_eval.baselines import lookup_metric
 from voproshalych_eval.config import Settings
 from voproshalych_eval.datasets import list_datasets
 from voproshalych_eval.db.production import table_counts
+from voproshalych_eval.llm.providers import configured_providers
 from voproshalych_eval.plans import overview_specs
 from voproshalych_eval.runs import Run, config_label, latest_run, list_runs
 
@@ -16,8 +19,6 @@ from voproshalych_eval.runs import Run, config_label, latest_run, list_runs
 def _metric_value(metrics: dict[str, Any], key: str) -> Any:
     """A metric from a run's stored aggregates (plain value or ``{"value": ...}``; level blocks searched,
     Tier 1's ``chunk`` level first)."""
-    from voproshalych_eval.baselines import lookup_metric
-
     found = lookup_metric(metrics, key)
     return None if found is None else found.get("value")
 
@@ -48,8 +49,6 @@ def overview_snapshot(engine: Engine, settings: Settings) -> dict[str, Any]:
             "en": "The knowledge base is empty: run `voproshalych-eval demo` or set DATABASE_URL to a production database.",
         })
     try:
-        from voproshalych_eval.llm.providers import configured_providers
-
         has_llm = bool(configured_providers(settings))
     except ImportError:
         has_llm = False
@@ -58,8 +57,6 @@ def overview_snapshot(engine: Engine, settings: Settings) -> dict[str, Any]:
             "ru": "LLM не настроен: судьи и генератор работают как офлайн-эвристики (помечены). Задайте OPENAI_BASE_URL / OPENAI_API_KEY или провайдеров в .streamlit/secrets.toml.",
             "en": "No LLM configured: judges and the generator run as labelled offline heuristics. Set OPENAI_BASE_URL / OPENAI_API_KEY or providers in .streamlit/secrets.toml.",
         })
-    from voproshalych_eval import baselines as bl
-
     table = bl.list_baselines(engine)
     tiers = []
     for info in overview_specs():

@@ -40,8 +40,10 @@ header) always raise.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
+import itertools
 import json
 import math
 import re
@@ -699,8 +701,6 @@ _SCAN_CHUNK = 1 << 20
 def _streamable_csv(p: Path, encoding: str | None) -> bool:
     """A CSV file that reads the same line by line: UTF-8 (or the named encoding) text without a bare CR
     next to LF line ends (files the whole-text reader rewrites or refuses take that path instead)."""
-    import codecs
-
     try:
         decoder = codecs.getincrementaldecoder(encoding or "utf-8-sig")()
     except LookupError:
@@ -747,8 +747,6 @@ def open_records(
     fname = name or str(path)
     fmt = file_format(p)
     if data is None and fmt == "csv" and p.is_file() and p.stat().st_size <= MAX_FILE_BYTES and _streamable_csv(p, encoding):
-        import itertools
-
         fh = io.TextIOWrapper(p.open("rb"), encoding=encoding or "utf-8-sig", newline="")
         first = fh.readline()
         lines = _Lines(itertools.chain([first], fh))
@@ -819,7 +817,7 @@ def read_records(path: str | Path, *, data: bytes | None = None, **kwargs: Any) 
 def near_column(column: str, known: Sequence[str]) -> str | None:
     """The known column ``column`` is probably meant as: the same name in another case (``Answer``), or a
     close spelling (``qestion``); None when nothing is close."""
-    import difflib
+    import difflib  # heavy: keeps difflib out of --help (+1 ms)
 
     folded = {k.casefold(): k for k in known}
     if column.casefold() in folded:

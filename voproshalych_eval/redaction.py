@@ -33,7 +33,10 @@ import sys
 import threading
 from collections.abc import Iterable, Mapping
 from typing import Any, TextIO
-from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, unquote, urlsplit, urlunsplit
+
+from voproshalych_eval.config import environ, load_secrets
+from voproshalych_eval.endpoints import dsn_secrets
 
 MASK = "***"
 #: Shorter configured values are not masked as free text (a local server's key "local" is a common word).
@@ -78,8 +81,6 @@ def url_secrets(url: str | None) -> list[str]:
         p = urlsplit(url)
         out = [x for x in (p.password, p.username if p.password else None) if x]
         if p.username or p.password:  # the Basic auth header the HTTP client builds from them
-            from urllib.parse import unquote
-
             pair = f"{unquote(p.username or '')}:{unquote(p.password or '')}".encode()
             out.append(base64.b64encode(pair).decode("ascii"))
         out += [v for k, v in parse_qsl(p.query, keep_blank_values=False) if _SECRET_PARAM.match(k) and v]
@@ -143,8 +144,6 @@ def _walk(obj: Any, name: str = "") -> Iterable[str]:
 def configured_secrets(env: Mapping[str, str] | None = None, secrets: Mapping[str, Any] | None = None) -> set[str]:
     """Every secret value visible to the app (see the module docstring), of any length."""
     if env is None:
-        from voproshalych_eval.config import environ
-
         env = environ()
     out: set[str] = set()
     for k, v in env.items():
@@ -155,13 +154,9 @@ def configured_secrets(env: Mapping[str, str] | None = None, secrets: Mapping[st
         if k.endswith("_URL") or k.endswith("_URI"):
             out.update(url_secrets(v))
             if "://" not in v:  # a libpq key=value connection string
-                from voproshalych_eval.endpoints import dsn_secrets
-
                 out.update(dsn_secrets(v))
     if secrets is None:
         try:
-            from voproshalych_eval.config import load_secrets
-
             secrets = load_secrets()
         except Exception:  # noqa: BLE001 - an unreadable secrets file must not break logging
             secrets = {}
@@ -174,8 +169,6 @@ def configured_secrets(env: Mapping[str, str] | None = None, secrets: Mapping[st
 def _maskable() -> frozenset[str]:
     """Configured values long enough to mask as free text, longest first; re-read when the env changes."""
     global _cache
-    from voproshalych_eval.config import environ
-
     env = environ()
     stamp = hash((tuple(sorted(env.items())), env.get("VOPROSHALYCH_EVAL_SECRETS"), len(_extra)))
     with _lock:

@@ -22,8 +22,17 @@ from sqlalchemy import Engine
 
 from voproshalych_eval import markdown as md
 from voproshalych_eval.baselines import STATUS_ICONS, STATUS_LABELS
+from voproshalych_eval.describe import config_words, models_words, param_rows, tier_title, when
+from voproshalych_eval.field_words import column_header, value_word
+from voproshalych_eval.jsonable import jsonable
+from voproshalych_eval.judges.agreement import judge_warnings
+from voproshalych_eval.masking import mask_personal_data as mask
+from voproshalych_eval.metrics import catalog
+from voproshalych_eval.metrics.formatting import format_seconds, format_value
+from voproshalych_eval.plans import SPECS
 from voproshalych_eval.record_files import dataframe_csv
-from voproshalych_eval.runs import STATE_LABELS
+from voproshalych_eval.redaction import redact_obj
+from voproshalych_eval.runs import STATE_LABELS, export_data, get_run, numeric_item_fields
 
 FORMATS = ("json", "md", "html", "csv")
 CSV_PARTS = ("items", "metrics")
@@ -102,15 +111,11 @@ def _status_text(status: str, lang: str) -> str:
 
 
 def _title(data: dict[str, Any], lang: str = "en") -> str:
-    from voproshalych_eval.describe import tier_title
-
     r = data["run"]
     return f"{_w('title', lang)} #{r['id']}: {tier_title(str(r['tier']), lang)}"
 
 
 def _value(key: str, v: Any, lang: str) -> str:
-    from voproshalych_eval.metrics.formatting import format_value
-
     return format_value(key, v, lang)
 
 
@@ -122,8 +127,6 @@ def _ci(row: dict[str, Any], lang: str) -> str:
 
 
 def _duration(r: dict[str, Any], lang: str) -> str:
-    from voproshalych_eval.metrics.formatting import format_seconds
-
     try:
         start, end = pd.Timestamp(r.get("started_at")), pd.Timestamp(r.get("finished_at"))
     except (TypeError, ValueError):
@@ -134,8 +137,6 @@ def _duration(r: dict[str, Any], lang: str) -> str:
 
 
 def _metric_rows(data: dict[str, Any], lang: str, *, offline: bool) -> list[dict[str, Any]]:
-    from voproshalych_eval.metrics import catalog
-
     rows = []
     for m in data["metrics"]:
         key = str(m.get("metric"))
@@ -157,8 +158,6 @@ def _metric_rows(data: dict[str, Any], lang: str, *, offline: bool) -> list[dict
 
 
 def _key_metric_keys(data: dict[str, Any]) -> list[str]:
-    from voproshalych_eval.plans import SPECS
-
     tier = data["run"]["tier"]
     return list(SPECS[tier].key_metrics) if tier in SPECS else []
 
@@ -166,9 +165,6 @@ def _key_metric_keys(data: dict[str, Any]) -> list[str]:
 def document(data: dict[str, Any], *, lang: str = "en") -> tuple[str, list[tuple[str, list[tuple[Any, ...]]]]]:
     """``(title, sections)`` of the report in ``lang``: a readable summary first (verdict, what, configuration,
     dataset, when, items, key metrics), then every metric, the failures, the items, the technical details."""
-    from voproshalych_eval.describe import config_words, models_words, param_rows, tier_title, when
-    from voproshalych_eval.field_words import column_header
-
     r = data["run"]
     status = data["baseline_status"]
     offline = bool(r.get("offline"))
@@ -257,10 +253,6 @@ def _gate_line(status: dict[str, Any], lang: str) -> list[tuple[str, str]]:
 def _item_cell(column: str, value: Any, lang: str) -> Any:
     """A per-item cell: a stored value in words (``not_found`` -> "«не найдено»"), a number as the catalog writes
     it, anything else as data."""
-    from voproshalych_eval.field_words import value_word
-    from voproshalych_eval.metrics import catalog
-    from voproshalych_eval.metrics.formatting import format_value
-
     if isinstance(value, bool):
         return ("да", "yes")[lang == "en"] if value else ("нет", "no")[lang == "en"]
     if isinstance(value, float):
@@ -276,8 +268,6 @@ def _item_cell(column: str, value: Any, lang: str) -> Any:
 def _nested_text(value: Any, lang: str) -> str:
     """A nested per-item value in words: ``Header: value; …`` for a mapping (headers of the stored fields),
     records separated by ``|``."""
-    from voproshalych_eval.field_words import column_header
-
     if isinstance(value, dict):
         parts = []
         for k, v in value.items():
@@ -428,8 +418,8 @@ def _html_rows(headers: list[str], rows: list[list[Any]], *, max_rows: int | Non
 
 def figures(data: dict[str, Any], *, lang: str = "en") -> list[Any]:
     """The report's plots: aggregates with CIs against baselines; the distribution of the first per-item metric."""
-    from voproshalych_eval.plots.layout import metric_text, polish
-    from voproshalych_eval.plots.runs import metrics_figure
+    from voproshalych_eval.plots.layout import metric_text, polish  # heavy: defers plotly (via plots.layout)
+    from voproshalych_eval.plots.runs import metrics_figure  # heavy: defers plotly (via plots.runs)
 
     figs = []
     metrics = pd.DataFrame(data["metrics"])
@@ -440,11 +430,9 @@ def figures(data: dict[str, Any], *, lang: str = "en") -> list[Any]:
         figs.append(metrics_figure(metrics, title=title, lang=lang))
     items = pd.DataFrame(data["items"])
     if len(items):
-        from voproshalych_eval.runs import numeric_item_fields
-
         fields = numeric_item_fields(items.set_index("item_key") if "item_key" in items else items)
         if fields:
-            import plotly.graph_objects as go
+            import plotly.graph_objects as go  # heavy: defers plotly
 
             f = fields[0]
             fig = go.Figure(go.Histogram(x=pd.to_numeric(items[f], errors="coerce").dropna(), nbinsx=30))
@@ -518,8 +506,6 @@ def render(data: dict[str, Any], fmt: str, *, lang: str = "en", part: str = "ite
     """The report of ``data`` (from ``runs.export_data``) in ``fmt``: json, md, html or csv.
 
     Every string of ``data`` is redacted first (configured keys, credentials in URLs, auth headers)."""
-    from voproshalych_eval.redaction import redact_obj
-
     data = redact_obj(data)
     if fmt == "json":
         return to_json(data)
@@ -536,9 +522,6 @@ def run_report(engine: Engine, run_id: int, fmt: str, *, lang: str = "en", part:
                mask_personal_data: bool = False) -> str:
     """Export one run in ``fmt`` (json, md, html, csv); ``mask_personal_data``: e-mail addresses, phone numbers
     and full names in it replaced by placeholders (:func:`voproshalych_eval.masking.mask_personal_data`)."""
-    from voproshalych_eval.masking import mask_personal_data as mask
-    from voproshalych_eval.runs import export_data
-
     text = render(with_judge_agreement(engine, export_data(engine, run_id)), fmt, lang=lang, part=part)
     return mask(text) if mask_personal_data else text
 
@@ -546,10 +529,6 @@ def run_report(engine: Engine, run_id: int, fmt: str, *, lang: str = "en", part:
 def with_judge_agreement(engine: Engine, data: dict[str, Any]) -> dict[str, Any]:
     """``data`` with ``judge_agreement``: the metrics whose judge agrees poorly with people (latest stored
     measurement of that judge metric, model and prompt version; :func:`voproshalych_eval.judges.agreement.judge_warnings`)."""
-    from voproshalych_eval.jsonable import jsonable
-    from voproshalych_eval.judges.agreement import judge_warnings
-    from voproshalych_eval.runs import get_run
-
     run = get_run(engine, int(data["run"]["id"]))
     keys = [str(m.get("metric")) for m in data.get("metrics") or []]
     warn = judge_warnings(engine, keys, run.models if run else None, data["run"].get("prompts")) if keys else {}

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import contextlib
 import getpass
+import hashlib
 import json
+import math
 import os
 import socket
 import subprocess
@@ -30,12 +32,22 @@ from typing import Any
 import pandas as pd
 from sqlalchemy import Engine, text
 
+from voproshalych_eval import baselines as bl
 from voproshalych_eval import parameters
+from voproshalych_eval.bilingual import text as bi
 from voproshalych_eval.config import PROJECT_ROOT
 from voproshalych_eval.datasets import item_payloads
 from voproshalych_eval.db import audit
 from voproshalych_eval.errors import VoproshalychEvalError
 from voproshalych_eval.jsonable import dumps, jsonable
+from voproshalych_eval.metrics import catalog
+from voproshalych_eval.metrics.statistics import (
+    ALPHA,
+    adjust_pvalues,
+    paired_bootstrap_test,
+    paired_effect_size,
+    paired_permutation_test,
+)
 from voproshalych_eval.plans import PLANS
 from voproshalych_eval.redaction import redact, redact_obj, secret_name
 
@@ -602,8 +614,6 @@ _AGG_KEYS = ("value", "n", "n_failed", "n_partial", "n_not_applicable", "ci_low"
 
 
 def _is_number(v: Any) -> bool:
-    import math
-
     return isinstance(v, int | float) and not isinstance(v, bool) and not (isinstance(v, float) and math.isnan(v))
 
 
@@ -635,8 +645,6 @@ def best_by(run_list: Sequence[Run], key: str) -> Run | None:
 
     Read from each run's stored aggregates (:func:`flatten_metrics`), never from a chart's frame: a missing or
     NaN value there once made the oldest run "best by MRR" (0.689) beside a run scoring 0.897."""
-    from voproshalych_eval.metrics import catalog
-
     sign = {"higher": 1.0, "lower": -1.0}.get(catalog.direction(key))
     if sign is None:
         return None
@@ -650,9 +658,6 @@ def best_by(run_list: Sequence[Run], key: str) -> Run | None:
 def metrics_frame(run: Run, baselines: list[Any] | None = None) -> pd.DataFrame:
     """One row per aggregate of ``run``: value, n, failures, CI and — with ``baselines`` — its baseline
     (value, scale, direction, margin) and status."""
-    from voproshalych_eval import baselines as bl
-    from voproshalych_eval.metrics import catalog
-
     rows = []
     for key, agg in flatten_metrics(run.metrics or {}).items():
         row: dict[str, Any] = {"metric": key, **agg}
@@ -705,10 +710,6 @@ _SHORT_VALUE = 40
 def _config_value(key: str, value: Any) -> str:
     """A parameter's value for :func:`config_label`: as it is when short, else a short content hash (a
     system prompt, a rubric table); the bot endpoint's URL stays readable beside the hash of its spec."""
-    import hashlib
-
-    from voproshalych_eval.jsonable import dumps
-
     if isinstance(value, list | tuple) and all(isinstance(v, int | float | str) for v in value):
         value = "+".join(str(v) for v in value)
     if isinstance(value, bool | int | float) or (isinstance(value, str) and len(value) <= _SHORT_VALUE):
@@ -906,8 +907,6 @@ def _item_field_of(metric: str, fields: Sequence[str]) -> str | None:
     A Tier 1 block (``chunk.mrr``, ``url.hit_rate@5``) maps to the per-query field ``metrics_<block>.<field>``.
     A subgroup mean (``by_question_type.factoid.…``, ``per_model.…``) or a prefixed twin (``benchmark_…``) is not
     the mean of every item, so it gets no per-item field."""
-    from voproshalych_eval.metrics import catalog
-
     head, _, tail = metric.rpartition(".")
     if head not in ("", "chunk", "url") or any(tail.startswith(p) for p in catalog.PREFIXES):
         return None
@@ -920,8 +919,6 @@ def _item_field_of(metric: str, fields: Sequence[str]) -> str | None:
 
 def _field_direction(field_name: str) -> str:
     """The direction of a per-item field shown on its own (``item.<field>``): its catalog entry's, else ``none``."""
-    from voproshalych_eval.metrics import catalog
-
     entry = catalog.for_item_field(field_name)
     return entry.direction if entry is not None else "none"
 
@@ -944,8 +941,6 @@ class NotComparable(VoproshalychEvalError, ValueError):
 
 def comparability(ra: Run, rb: Run) -> list[str]:
     """Why runs ``ra`` and ``rb`` cannot be paired item by item (empty when they can)."""
-    from voproshalych_eval.bilingual import text as bi
-
     out: list[str] = []
     if ra.tier != rb.tier:
         out.append(bi(f"они разных уровней ({ra.tier} и {rb.tier})", f"they are of different tiers ({ra.tier} vs {rb.tier})"))
@@ -962,8 +957,6 @@ def adjust_comparison_pvalues(rows: Sequence[Mapping[str, Any]], *, method: str 
     Two families, each adjusted on its own (``metrics.statistics.adjust_pvalues``): the run's metrics, and the
     item-only fields (``item.<field>``: latencies, token counts, distances…), so describing more per-item fields
     never weakens the metrics' verdicts."""
-    from voproshalych_eval.metrics.statistics import adjust_pvalues
-
     out: list[float | None] = [None] * len(rows)
     for is_item in (False, True):
         idx = [i for i, r in enumerate(rows) if str(r["metric"]).startswith("item.") is is_item]
@@ -1002,15 +995,6 @@ def compare_runs(
     compared with the reason kept in ``warnings``. Mixed runs and runs that are not finished are compared
     with a warning.
     """
-    from voproshalych_eval import baselines as bl
-    from voproshalych_eval.metrics import catalog
-    from voproshalych_eval.metrics.statistics import (
-        ALPHA,
-        paired_bootstrap_test,
-        paired_effect_size,
-        paired_permutation_test,
-    )
-
     ra = run_a if isinstance(run_a, Run) else get_run(engine, run_a)
     rb = run_b if isinstance(run_b, Run) else get_run(engine, run_b)
     if ra is None or rb is None:
@@ -1020,8 +1004,6 @@ def compare_runs(
     if reasons and not force:
         raise NotComparable(f"Runs {ra.id} and {rb.id} cannot be compared item by item: " + "; ".join(reasons)
                             + ". Compare anyway with force (CLI: --force).")
-    from voproshalych_eval.bilingual import text as bi
-
     warnings: list[str] = list(reasons)  # each in both languages (bilingual.Text; its value is the English one)
     for r in (ra, rb):
         if r.status != "done":
@@ -1178,8 +1160,6 @@ def export_data(engine: Engine, run_id: int, *, alive: AliveCheck | None = None)
     """Everything about one run, JSON-friendly: metadata (dataset hash, models, prompts, parameters, code
     version, who/when), aggregates with CIs and failures, baseline statuses with the overall status and
     its rule, failed items with their errors, and the per-item table."""
-    from voproshalych_eval import baselines as bl
-
     run = get_run(engine, run_id)
     if run is None:
         raise ValueError(f"Run {run_id} does not exist.")

@@ -22,6 +22,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from croniter import croniter
 from sqlalchemy import Engine, text
 
+from voproshalych_eval.config import env
+
 #: Tyumen's timezone (UTC+5), the default of every schedule
 DEFAULT_TIMEZONE = "Asia/Yekaterinburg"
 
@@ -54,8 +56,6 @@ class Schedule:
 
 def default_timezone() -> str:
     """``VOPROSHALYCH_EVAL_TIMEZONE``, else :data:`DEFAULT_TIMEZONE`."""
-    from voproshalych_eval.config import env
-
     return env("VOPROSHALYCH_EVAL_TIMEZONE") or DEFAULT_TIMEZONE
 
 
@@ -163,7 +163,7 @@ def note(engine: Engine, name: str, message: str, *, run_id: int | None = None) 
 
 def history(engine: Engine, name: str, limit: int = 20) -> list[dict[str, Any]]:
     """The schedule's runs, newest first: id, tier, status, started, finished."""
-    from voproshalych_eval.runs import schedule_runs
+    from voproshalych_eval.runs import schedule_runs  # heavy: defers pandas (via runs)
 
     return schedule_runs(engine, name, limit)
 
@@ -175,6 +175,7 @@ START_TASK = "voproshalych_eval.start_schedule"
 def defer_start(name: str, due_at: datetime) -> int:
     """Put the start of schedule ``name`` on the queue (one queue lock per schedule: its starts never run at
     once); returns the job id. "Run now" and the workers' tick both come here."""
+    # heavy: defers procrastinate (via job_queue)
     from voproshalych_eval.job_queue import SYSTEM_QUEUE, open_sync
 
     return open_sync().configure_task(START_TASK, queue=SYSTEM_QUEUE, lock=f"schedule:{name}").defer(

@@ -8,7 +8,8 @@ import psycopg
 import pytest
 from sqlalchemy.exc import OperationalError
 
-from voproshalych_eval import cli, executor
+from voproshalych_eval import cli
+from voproshalych_eval.commands import resume as resume_command
 
 PERSONAL = "Иванов Иван Иванович ivanov@utmn.ru"
 
@@ -23,7 +24,7 @@ def _crash(*_args, **_kwargs):  # type: ignore[no-untyped-def]
 
 def test_a_crashed_database_during_a_run_exits_1_in_one_sentence(demo_engine, monkeypatch: pytest.MonkeyPatch,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(executor, "execute", _crash)
+    monkeypatch.setattr(resume_command, "execute", _crash)  # the runner the CLI calls
     code = cli.main(["tier1", "--json"])
     err = capsys.readouterr().err
     assert code == 1, err
@@ -34,6 +35,6 @@ def test_a_crashed_database_during_a_run_exits_1_in_one_sentence(demo_engine, mo
 
 def test_with_v_the_details_are_logged(demo_engine, monkeypatch: pytest.MonkeyPatch,
                                        caplog: pytest.LogCaptureFixture) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(executor, "execute", _crash)
+    monkeypatch.setattr(resume_command, "execute", _crash)  # the runner the CLI calls
     assert cli.main(["-v", "tier1", "--json"]) == 1
     assert "INSERT INTO" in caplog.text  # the traceback (on stderr outside pytest) only with -v

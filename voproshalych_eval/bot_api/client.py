@@ -20,11 +20,13 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 from voproshalych_eval.bot_api.rate_limit import RateLimiter
 from voproshalych_eval.bot_api.reply import as_text, as_texts, json_path
 from voproshalych_eval.bot_api.spec import ENV_REF, BotApiSpec, OutcomeRule, check_variables, classify
+from voproshalych_eval.config import secret_value
 from voproshalych_eval.errors import VoproshalychEvalError
 from voproshalych_eval.redaction import register_secret
 
@@ -105,8 +107,6 @@ def _retry_after(value: str | None) -> float | None:
     try:
         return max(0.0, float(value))
     except ValueError:
-        from email.utils import parsedate_to_datetime
-
         try:
             return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
         except (TypeError, ValueError):
@@ -125,14 +125,12 @@ class BotApiClient:
         secret: Callable[[str], str | None] | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        import httpx
+        import httpx  # heavy: defers httpx
 
         self.spec = spec.validate()
         self._http = http or httpx.Client(timeout=spec.timeout_s, follow_redirects=True)
         self.limiter = limiter if limiter is not None else (RateLimiter(spec.rps) if spec.rps else None)
         if secret is None:
-            from voproshalych_eval.config import secret_value
-
             secret = secret_value
         self._secret = secret
         self._sleep = sleep
@@ -164,7 +162,7 @@ class BotApiClient:
     # ------------------------------------------------------------------ one question
 
     def ask(self, question: str, dialog_context: Sequence[str] = ()) -> BotReply:
-        import httpx
+        import httpx  # heavy: defers httpx
 
         spec = self.spec
         url = spec.request_url(question)

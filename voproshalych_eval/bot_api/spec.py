@@ -44,6 +44,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from voproshalych_eval.config import ENV_VARS, load_secrets
 from voproshalych_eval.redaction import redact_url, url_secrets
 
 OUTCOMES = ("answered", "not_found", "banned", "error")
@@ -260,8 +261,6 @@ def reserved_variable(name: str) -> bool:
     :data:`voproshalych_eval.config.ENV_VARS`, anything starting with ``VOPROSHALYCH_EVAL_``, ``OPENAI_`` or
     libpq's ``PG`` (``PGPASSWORD``), ``DATABASE_URL``-like names, and every LLM provider's ``api_key_env``
     named in ``secrets.toml``."""
-    from voproshalych_eval.config import ENV_VARS, load_secrets
-
     upper = name.upper()
     if name in ENV_VARS or upper.startswith(_RESERVED_PREFIXES) or upper.endswith("DATABASE_URL"):
         return True

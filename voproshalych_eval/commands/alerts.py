@@ -4,12 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from voproshalych_eval.alerts import (
+    EVENTS,
+    KINDS,
+    Channel,
+    delete_channel,
+    list_channels,
+    parse_options,
+    save_channel,
+    sent,
+    test_alert,
+)
 from voproshalych_eval.commands.common import add_json_flag, emit, engine
 
 
 def register(sub: Any) -> None:
-    from voproshalych_eval.alerts import EVENTS, KINDS
-
     p = sub.add_parser("alerts", help="alert channels (webhook, Telegram, e-mail): a verdict change, a gate failure, "
                                       "a scheduled run's failure — one message per change")
     a = p.add_subparsers(dest="alerts_command", metavar="ACTION")
@@ -47,8 +56,6 @@ def register(sub: Any) -> None:
 
 
 def cmd_add(args: Any) -> int:
-    from voproshalych_eval.alerts import Channel, parse_options, save_channel
-
     ch = save_channel(engine(), Channel(args.name, args.kind, args.target, parse_options(args.option), list(args.events),
                                         not args.disabled))
     emit(ch.to_json(), args.json, f"channel {ch.name}: {ch.kind} -> {ch.target} ({', '.join(ch.events)})")
@@ -56,8 +63,6 @@ def cmd_add(args: Any) -> int:
 
 
 def cmd_list(args: Any) -> int:
-    from voproshalych_eval.alerts import list_channels
-
     found = list_channels(engine())
     emit({"channels": [c.to_json() for c in found]}, args.json,
          "\n".join(f"{c.name:<16} {c.kind:<9} {c.target:<40} {','.join(c.events)}{'' if c.enabled else ' (disabled)'}"
@@ -66,16 +71,12 @@ def cmd_list(args: Any) -> int:
 
 
 def cmd_delete(args: Any) -> int:
-    from voproshalych_eval.alerts import delete_channel
-
     delete_channel(engine(), args.name)
     emit({"deleted": args.name}, args.json, f"deleted {args.name}")
     return 0
 
 
 def cmd_test(args: Any) -> int:
-    from voproshalych_eval.alerts import test_alert
-
     error = test_alert(engine(), args.name)
     emit({"channel": args.name, "delivered": error is None, "error": error}, args.json,
          f"{args.name}: delivered" if error is None else f"{args.name}: NOT delivered: {error}")
@@ -83,8 +84,6 @@ def cmd_test(args: Any) -> int:
 
 
 def cmd_log(args: Any) -> int:
-    from voproshalych_eval.alerts import sent
-
     rows = sent(engine(), args.limit)
     emit({"alerts": rows}, args.json, "\n".join(
         f"{r['sent_at']:%Y-%m-%d %H:%M} {r['channel']:<14} {r['event']:<9} {'ok' if r['ok'] else 'FAILED'} "

@@ -12,8 +12,11 @@ from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import Engine
+from sqlalchemy.exc import StatementError
 
+from voproshalych_eval.db import get_engine
 from voproshalych_eval.errors import VoproshalychEvalError
+from voproshalych_eval.jsonable import jsonable
 
 
 class Queued(VoproshalychEvalError):  # noqa: N818 - not an error: the command's work went to the job queue
@@ -35,8 +38,6 @@ def emit(obj: Any, as_json: bool, human: str | None = None) -> None:
 
 
 def _default(o: Any) -> Any:
-    from voproshalych_eval.jsonable import jsonable
-
     return jsonable(o)
 
 
@@ -66,8 +67,6 @@ class RunCrashed(VoproshalychEvalError, RuntimeError):
 def error_sentence(exc: BaseException) -> str:
     """The one sentence stderr shows for ``exc`` (the details — a traceback, the SQL and its parameters — only
     with ``-v``): a database error is its driver's first line, never the statement or its rows."""
-    from sqlalchemy.exc import StatementError
-
     if isinstance(exc, StatementError):
         orig = exc.orig if exc.orig is not None else exc
         first = (str(orig).strip().splitlines() or [type(orig).__name__])[0]
@@ -111,8 +110,6 @@ def progress(message: str) -> None:
 
 
 def engine() -> Engine:
-    from voproshalych_eval.db import get_engine
-
     return get_engine()
 
 

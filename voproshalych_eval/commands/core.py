@@ -5,9 +5,16 @@ from __future__ import annotations
 import subprocess
 import sys
 from typing import Any
+from urllib.parse import urlsplit
 
 from voproshalych_eval.commands.common import add_json_flag, emit, engine, progress
-from voproshalych_eval.config import PROJECT_ROOT, get_settings
+from voproshalych_eval.commands.team import team_launch
+from voproshalych_eval.config import PROJECT_ROOT, environ, get_settings
+from voproshalych_eval.db import snapshots
+from voproshalych_eval.db.engine import database_name, demo_url
+from voproshalych_eval.db.production import table_counts
+from voproshalych_eval.db.server import running_servers
+from voproshalych_eval.endpoints import public_dsn
 
 
 def register(sub: Any) -> None:
@@ -32,7 +39,7 @@ def register(sub: Any) -> None:
 
 
 def cmd_demo(args: Any) -> int:
-    from voproshalych_eval.demo import load_demo
+    from voproshalych_eval.demo import load_demo  # heavy: keeps demo out of --help (+4 ms)
 
     settings = get_settings()
     if settings.database_url:
@@ -47,15 +54,9 @@ def cmd_demo(args: Any) -> int:
 
 
 def _source_info(settings: Any) -> dict[str, Any]:
-    from urllib.parse import urlsplit
-
     if not settings.database_url:
-        from voproshalych_eval.db.engine import database_name, demo_url
-
         return {"kind": "demo", "host": "embedded" if settings.embedded_store else urlsplit(settings.store_url).hostname,
                 "database": database_name(demo_url(settings))}
-    from voproshalych_eval.endpoints import public_dsn
-
     return {"kind": "url", "host": public_dsn(settings.database_url).rsplit("/", 1)[0].split(":")[0],
             "database": settings.database_label}
 
@@ -64,17 +65,16 @@ def _server_pid(settings: Any) -> int | None:
     """PID of the embedded PostgreSQL server of the home (None for a store given by URL)."""
     if not settings.embedded_store:
         return None
-    from voproshalych_eval.db.server import running_servers
-
     pids = running_servers(settings.pgdata)
     return pids[0] if len(pids) == 1 else None
 
 
 def status_snapshot(*, check_source: bool = True) -> dict[str, Any]:
     """What ``status`` reports: source (no credentials), store, current snapshot, embedder, counts."""
-    from voproshalych_eval.db import snapshots
-    from voproshalych_eval.db.production import table_counts
+    # heavy: keeps embeddings out of --help (+1 ms)
     from voproshalych_eval.embeddings import BUILTIN_DIMENSIONS as dims
+
+    # heavy: keeps embeddings out of --help (+1 ms)
     from voproshalych_eval.embeddings import BUILTIN_EMBEDDERS
 
     settings = get_settings()
@@ -110,7 +110,7 @@ def status_snapshot(*, check_source: bool = True) -> dict[str, Any]:
 def cmd_status(args: Any) -> int:
     snap = status_snapshot()
     if snap["embedder"]["dimension"] is None:
-        from voproshalych_eval.embeddings import get_embedder
+        from voproshalych_eval.embeddings import get_embedder  # heavy: keeps embeddings out of --help (+1 ms)
 
         snap["embedder"]["dimension"] = get_embedder(snap["embedder"]["name"]).dim
     src, store, cur = snap["source"], snap["store"], snap["snapshot"]
@@ -137,7 +137,7 @@ def cmd_status(args: Any) -> int:
 
 def cmd_serve(args: Any) -> int:
     if not args.no_demo and not get_settings().database_url:
-        from voproshalych_eval.demo import load_demo
+        from voproshalych_eval.demo import load_demo  # heavy: keeps demo out of --help (+4 ms)
 
         load_demo(engine(), embedder_name=get_settings().embedder, progress=progress)
     # serve.py serves app.py and warms the process (the pages' imports, the store) before it answers
@@ -147,9 +147,6 @@ def cmd_serve(args: Any) -> int:
     ]
     child_env = None  # the child inherits the environment
     if getattr(args, "team", False):
-        from voproshalych_eval.commands.team import team_launch
-        from voproshalych_eval.config import environ
-
         extra, changes, line = team_launch(get_settings(), address=args.address, port=args.port)
         # the team entry point: app.py run from a folder without pages/ (no page reachable around sign-in)
         changes = {**changes, "VOPROSHALYCH_EVAL_APP_SCRIPT": str(PROJECT_ROOT / "voproshalych_eval" / "ui" / "team_app.py")}

@@ -5,12 +5,24 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from voproshalych_eval import runs
 from voproshalych_eval.commands.common import add_json_flag, emit, engine, exit_code, progress
 from voproshalych_eval.commands.plan_flags import add_plan_flags, plan_params
-from voproshalych_eval.commands.resume import add_outcome_flags
+from voproshalych_eval.commands.resume import add_outcome_flags, execute_plan
+from voproshalych_eval.datasets import (
+    export_csv,
+    get_dataset,
+    list_datasets,
+    n_truncated,
+    store_file,
+    truncation_note,
+)
+from voproshalych_eval.db import snapshots
+from voproshalych_eval.record_files import split_names
 
 
 def _csv_list(value: str | None) -> list[str] | None:
@@ -132,7 +144,7 @@ def register(sub: Any) -> None:
 
 
 def cmd_generate(args: Any) -> int:
-    from voproshalych_eval.commands.resume import execute_plan
+    # heavy: keeps generation.plan out of --help (+10 ms)
     from voproshalych_eval.generation.plan import build_plan
 
     eng = engine()
@@ -175,7 +187,7 @@ def cmd_generate(args: Any) -> int:
 
 def _source_check(eng: Any, refresh: bool) -> dict[str, Any]:
     """Whether the source changed since the current snapshot; with ``refresh`` a snapshot is taken then."""
-    from voproshalych_eval.db import snapshots
+    # heavy: keeps generation.staleness out of --help (+2 ms)
     from voproshalych_eval.generation.staleness import source_note, source_text
 
     note = source_note(eng)
@@ -195,8 +207,6 @@ def _source_check(eng: Any, refresh: bool) -> dict[str, Any]:
 
 
 def cmd_list(args: Any) -> int:
-    from voproshalych_eval.datasets import list_datasets
-
     rows = list_datasets(engine(), args.kind, heads_only=not args.all_versions)
     out = [{k: (str(v) if k == "created_at" else v) for k, v in r.items()} for r in rows]
     human = "\n".join(f"{r['name']:<32} {r['kind']:<8} v{r['version'] or '?':<4} {r['n_items']:>6} items  "
@@ -206,10 +216,6 @@ def cmd_list(args: Any) -> int:
 
 
 def cmd_show(args: Any) -> int:
-    from collections import Counter
-
-    from voproshalych_eval.datasets import get_dataset, n_truncated, truncation_note
-
     eng = engine()
     ds = get_dataset(eng, args.name)
     source = _source_check(eng, args.refresh) if ds.kind == "golden" else None
@@ -218,6 +224,7 @@ def cmd_show(args: Any) -> int:
         "n_items": len(ds), "source": ds.source,
     }
     if ds.kind == "golden":
+        # heavy: keeps generation.staleness out of --help (+2 ms)
         from voproshalych_eval.generation.staleness import dataset_warning
 
         info["by_type"] = dict(Counter(str(r.get("question_type") or "—") for r in ds.records))
@@ -250,14 +257,10 @@ def _write(text: str, output: str | None) -> None:
 
 
 def cmd_export(args: Any) -> int:
-    from voproshalych_eval.datasets import get_dataset
-
     ds = get_dataset(engine(), args.name)
     if args.format == "csv":
         if ds.kind != "golden":
             raise ValueError("CSV export is for golden datasets; use --format json")
-        from voproshalych_eval.datasets import export_csv
-
         _write(export_csv(ds.records), args.output)
     else:
         _write(json.dumps(ds.records, ensure_ascii=False, indent=1), args.output)
@@ -265,9 +268,6 @@ def cmd_export(args: Any) -> int:
 
 
 def cmd_import(args: Any) -> int:
-    from voproshalych_eval.datasets import n_truncated, store_file, truncation_note
-    from voproshalych_eval.record_files import split_names
-
     ds = store_file(engine(), args.file, args.kind, name=args.name, ignore_columns=split_names(args.ignore_columns))
     out = {"dataset": ds.name, "kind": ds.kind, "version": ds.version, "id": ds.id, "content_hash": ds.content_hash,
            "n_items": len(ds), "chunk_text_truncated": n_truncated(ds.records)}
@@ -280,6 +280,7 @@ def cmd_import(args: Any) -> int:
 
 
 def cmd_annotate_export(args: Any) -> int:
+    # heavy: keeps annotations out of --help (+5 ms)
     from voproshalych_eval.annotations import export_annotations
 
     _write(export_annotations(engine(), args.name, args.format), args.output)
@@ -287,11 +288,10 @@ def cmd_annotate_export(args: Any) -> int:
 
 
 def cmd_annotate_import(args: Any) -> int:
+    # heavy: keeps annotations out of --help (+5 ms)
     from voproshalych_eval.annotations import AnnotationImportError, import_annotations
 
     try:
-        from voproshalych_eval.record_files import split_names
-
         rep = import_annotations(engine(), args.file, dataset=args.dataset, skip_bad_rows=args.skip_bad_rows,
                                  merge=args.merge, ignore_columns=split_names(args.ignore_columns))
     except AnnotationImportError as exc:
@@ -309,6 +309,7 @@ def cmd_annotate_import(args: Any) -> int:
 
 
 def cmd_history(args: Any) -> int:
+    # heavy: keeps dataset_versions out of --help (+3 ms)
     from voproshalych_eval.dataset_versions import history
 
     hist = history(engine(), args.name)
@@ -324,6 +325,7 @@ def cmd_history(args: Any) -> int:
 
 
 def cmd_diff(args: Any) -> int:
+    # heavy: keeps dataset_versions out of --help (+3 ms)
     from voproshalych_eval.dataset_versions import diff_versions
 
     d = diff_versions(engine(), args.name, args.a, args.b)
@@ -342,6 +344,7 @@ def cmd_diff(args: Any) -> int:
 
 
 def cmd_stale(args: Any) -> int:
+    # heavy: keeps generation.staleness out of --help (+2 ms)
     from voproshalych_eval.generation.staleness import check_all, check_dataset
 
     eng = engine()
@@ -362,16 +365,12 @@ def cmd_stale(args: Any) -> int:
 
 
 def cmd_realq_pick(args: Any) -> int:
-    from voproshalych_eval.generation import realq
+    from voproshalych_eval.generation import realq  # heavy: keeps generation.realq out of --help (+6 ms)
 
     eng = engine()
     topics, topics_run = None, args.topics_run
     if args.strategy in realq.TOPIC_STRATEGIES:
-        from voproshalych_eval import runs
-
         if topics_run is None:
-            from voproshalych_eval.commands.resume import execute_plan
-
             topics_run, prog = execute_plan(realq.topics_plan(eng, source=args.source), args)
             if prog.status not in ("done", "done_with_failures"):
                 progress(f"the topic analysis (run {topics_run}) ended {prog.status}: {prog.last_error or ''} — "
@@ -390,7 +389,7 @@ def cmd_realq_pick(args: Any) -> int:
 
 
 def cmd_label(args: Any) -> int:
-    from voproshalych_eval.generation import realq
+    from voproshalych_eval.generation import realq  # heavy: keeps generation.realq out of --help (+6 ms)
 
     ids = [int(x) for x in _csv_list(args.chunks) or []]
     ds = realq.label(engine(), args.name, args.key, relevant_chunk_ids=ids, not_in_kb=args.not_in_kb, answer=args.answer)
@@ -402,7 +401,7 @@ def cmd_label(args: Any) -> int:
 def cmd_review_share(args: Any) -> int:
     """Per generation run: kept items, reviewed, rejected, ``rejected_share`` (of kept) and
     ``rejected_share_reviewed`` (of reviewed, with its Wilson CI) — computed from the store."""
-    from voproshalych_eval import runs
+    # heavy: keeps generation.gate_review out of --help (+4 ms)
     from voproshalych_eval.generation.gate_review import TIER, review_shares, run_review
 
     eng = engine()
@@ -425,6 +424,7 @@ def cmd_review_share(args: Any) -> int:
 
 def _thresholds(pairs: list[str] | None) -> dict[str, float] | None:
     """``--threshold GATE=VALUE`` flags as ``{gate: value}``; a clear error for an unknown gate or a non-number."""
+    # heavy: keeps generation.gates out of --help (+3 ms)
     from voproshalych_eval.generation.gates import DEFAULT_THRESHOLDS
 
     if not pairs:

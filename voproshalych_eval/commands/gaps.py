@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
+from voproshalych_eval import runs
 from voproshalych_eval.commands.common import add_json_flag, emit, engine, exit_code, progress
 from voproshalych_eval.commands.resume import add_outcome_flags, execute_plan
+from voproshalych_eval.tiers.sandbox import DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, read_text_file
 
 
 def register(sub: Any) -> None:
-    from voproshalych_eval.tiers.sandbox import DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE
-
     p = sub.add_parser(
         "what-if",
         help="retrieval before -> after a knowledge-base edit in a sandbox (add / replace / remove pages)",
@@ -94,7 +96,7 @@ def register(sub: Any) -> None:
 
 
 def cmd_what_if(args: Any) -> int:
-    from voproshalych_eval import runs
+    # heavy: keeps tiers.sandbox and tiers.whatif out of --help (+10 ms)
     from voproshalych_eval.tiers import sandbox, whatif
 
     if not (args.gap or args.dataset):
@@ -121,7 +123,7 @@ def _fmt(v: Any) -> str:
 
 
 def _human(out: dict[str, Any]) -> str:
-    from voproshalych_eval.tiers.whatif import KEY_METRICS
+    from voproshalych_eval.tiers.whatif import KEY_METRICS  # heavy: keeps tiers.whatif out of --help (+10 ms)
 
     sb = out["sandbox"]
     lines = [f"what-if run {out['run_id']} ({out['status']}): sandbox #{sb['id']} of #{sb['parent_id']} "
@@ -158,7 +160,7 @@ def _human(out: dict[str, Any]) -> str:
 
 
 def _sync(eng: Any) -> list[dict[str, Any]]:
-    from voproshalych_eval.gap_sync import sync
+    from voproshalych_eval.gap_sync import sync  # heavy: defers snowballstemmer (via gap_sync)
 
     done = sync(eng)
     for d in done:
@@ -171,7 +173,7 @@ def _pct(v: Any) -> str:
 
 
 def cmd_list(args: Any) -> int:
-    from voproshalych_eval.analytics import gaps
+    from voproshalych_eval.analytics import gaps  # heavy: defers snowballstemmer (via analytics.gaps)
 
     eng = engine()
     _sync(eng)
@@ -185,7 +187,7 @@ def cmd_list(args: Any) -> int:
 
 
 def cmd_show(args: Any) -> int:
-    from voproshalych_eval.analytics import gaps
+    from voproshalych_eval.analytics import gaps  # heavy: defers snowballstemmer (via analytics.gaps)
 
     eng = engine()
     _sync(eng)
@@ -208,8 +210,8 @@ def cmd_show(args: Any) -> int:
 
 
 def cmd_create(args: Any) -> int:
-    from voproshalych_eval.analytics import gaps
-    from voproshalych_eval.gap_sync import create_picked
+    from voproshalych_eval.analytics import gaps  # heavy: defers snowballstemmer (via analytics.gaps)
+    from voproshalych_eval.gap_sync import create_picked  # heavy: defers snowballstemmer (via gap_sync)
 
     refs = gaps.refs_from_args(args.questions) + (gaps.refs_from_file(args.file) if args.file else [])
     if not refs:
@@ -223,9 +225,7 @@ def cmd_create(args: Any) -> int:
 
 
 def cmd_status(args: Any) -> int:
-    from datetime import UTC, datetime
-
-    from voproshalych_eval.analytics import gaps
+    from voproshalych_eval.analytics import gaps  # heavy: defers snowballstemmer (via analytics.gaps)
 
     at = None
     if args.at:
@@ -240,7 +240,9 @@ def cmd_status(args: Any) -> int:
 
 
 def cmd_diagnose(args: Any) -> int:
-    from voproshalych_eval.analytics import gaps
+    from voproshalych_eval.analytics import gaps  # heavy: defers snowballstemmer (via analytics.gaps)
+
+    # heavy: defers snowballstemmer (via tiers.gap_diagnosis)
     from voproshalych_eval.tiers.gap_diagnosis import CATEGORY_NAMES, diagnose
 
     eng = engine()
@@ -261,11 +263,8 @@ def cmd_diagnose(args: Any) -> int:
 
 
 def cmd_draft(args: Any) -> int:
-    from pathlib import Path
-
+    # heavy: defers snowballstemmer (via generation.gap_drafts)
     from voproshalych_eval.generation import gap_drafts
-    from voproshalych_eval.tiers.sandbox import read_text_file
-
     eng = engine()
     _sync(eng)
     if args.upload:

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from voproshalych_eval.alerts import on_gate
 from voproshalych_eval.commands.common import add_json_flag, emit, engine, progress
 
 
@@ -43,7 +44,7 @@ def _run(command: list[str]) -> tuple[int | None, str | None, float]:
 
 
 def cmd_gate(args: Any) -> int:
-    from voproshalych_eval import baselines, gate, runs
+    from voproshalych_eval import baselines, gate, runs  # heavy: keeps gate out of --help (+5 ms)
 
     cfg = gate.load_config(args.config)
     eng = engine()
@@ -67,8 +68,6 @@ def cmd_gate(args: Any) -> int:
     md = gate.markdown_summary(results)
     summary.write_text(md, encoding="utf-8")
     passed = all(r.passed for r in results)
-    from voproshalych_eval.alerts import on_gate
-
     on_gate(eng, Path(args.config).stem, passed, [r.message for r in results if not r.passed] or ["every check passed"])
     emit({"passed": passed, "junit": str(junit), "summary": str(summary),
           "checks": [{"name": r.check.name, "run": r.check.run, "run_id": r.run_id, "passed": r.passed,

@@ -19,15 +19,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from voproshalych_eval import runs
 from voproshalych_eval.commands.common import emit, engine, exit_code, progress
 from voproshalych_eval.commands.plan_flags import add_plan_flags, plan_params
 from voproshalych_eval.commands.resume import add_outcome_flags, execute_plan
-from voproshalych_eval.tiers.judge_metrics import read_rubrics, read_samples
+from voproshalych_eval.judges import JUDGE_METRICS
+from voproshalych_eval.tiers.judge_metrics import (
+    build_plan,
+    read_rubrics,
+    read_samples,
+    run_summary,
+    store_samples,
+)
 
 
 def register(sub: Any) -> None:
-    from voproshalych_eval.judges import JUDGE_METRICS
-
     p = sub.add_parser("judge", help="run a judge metric (faithfulness, aspect_critic, ...) on a file of samples")
     add_plan_flags(p, "judge_metrics", required=("metric",))
     p.add_argument("--input", required=True,
@@ -50,8 +56,6 @@ def register(sub: Any) -> None:
 def metric_config(metric: str, args: Any) -> dict[str, Any]:
     """The metric's options from the CLI flags (checked against the judge-metric table); a flag the metric does
     not take is an error, never silently ignored."""
-    from voproshalych_eval.judges import JUDGE_METRICS
-
     spec = JUDGE_METRICS[metric]
     names = {o.name for o in spec.options}
     cfg: dict[str, Any] = {}
@@ -73,10 +77,6 @@ def metric_config(metric: str, args: Any) -> dict[str, Any]:
 
 
 def cmd_judge(args: Any) -> int:
-    from voproshalych_eval import runs
-    from voproshalych_eval.judges import JUDGE_METRICS
-    from voproshalych_eval.tiers.judge_metrics import build_plan, run_summary, store_samples
-
     if args.metric not in JUDGE_METRICS:
         raise ValueError(f"unknown --metric {args.metric!r}; known: {', '.join(sorted(JUDGE_METRICS))}")
     samples = read_samples(args.input, encoding=args.encoding, metric=args.metric)

@@ -24,13 +24,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from voproshalych_eval import runs
 from voproshalych_eval.commands.common import add_json_flag, emit, engine, progress
+from voproshalych_eval.config import get_settings
+from voproshalych_eval.db import labels as store
+from voproshalych_eval.judges import get_judge, labels
+from voproshalych_eval.judges.judge_metrics import JUDGE_METRICS
+from voproshalych_eval.judges.labels import EXTRA_METRICS, export_labels
 
 
 def register(sub: Any) -> None:
-    from voproshalych_eval.judges.judge_metrics import JUDGE_METRICS
-    from voproshalych_eval.judges.labels import EXTRA_METRICS
-
     metrics = sorted([*JUDGE_METRICS, *EXTRA_METRICS])
     p = sub.add_parser("labels", help="human labels of judged items: import, export, list")
     lsub = p.add_subparsers(dest="labels_command", metavar="ACTION")
@@ -81,8 +84,6 @@ def register(sub: Any) -> None:
 
 
 def cmd_import(args: Any) -> int:
-    from voproshalych_eval.judges import labels
-
     eng = engine()
     if args.demo:
         n = labels.import_demo_judge_set(eng)
@@ -97,8 +98,6 @@ def cmd_import(args: Any) -> int:
 
 
 def cmd_export(args: Any) -> int:
-    from voproshalych_eval.judges.labels import export_labels
-
     out = export_labels(engine(), args.metric, args.format)
     if args.output:
         Path(args.output).write_text(out, encoding="utf-8")
@@ -109,8 +108,6 @@ def cmd_export(args: Any) -> int:
 
 
 def cmd_list(args: Any) -> int:
-    from voproshalych_eval.db import labels as store
-
     eng = engine()
     if args.metric:
         rows = [{k: r[k] for k in ("id", "item_id", "item_key", "value", "annotator", "note", "source", "updated_at")}
@@ -127,14 +124,12 @@ def cmd_list(args: Any) -> int:
 
 
 def _judge(eng: Any, args: Any, version: Any) -> Any:
-    from voproshalych_eval.config import get_settings
-    from voproshalych_eval.judges import get_judge
-
     return get_judge(get_settings(), eng, models=args.model, offline=True if args.offline else None, lang=args.lang,
                      versions={args.metric: version} if version is not None else None)
 
 
 def _items(eng: Any, args: Any) -> list[Any]:
+    # heavy: keeps judges.agreement out of --help (+2 ms)
     from voproshalych_eval.judges.agreement import labelled_items
 
     items = labelled_items(eng, args.metric, annotators=args.annotator)
@@ -144,7 +139,10 @@ def _items(eng: Any, args: Any) -> list[Any]:
 
 
 def cmd_agreement(args: Any) -> int:
+    # heavy: keeps judges.agreement out of --help (+2 ms)
     from voproshalych_eval.judges.agreement import measure
+
+    # heavy: keeps judges.versions out of --help (+1 ms)
     from voproshalych_eval.judges.versions import resolve_versions
 
     eng = engine()
@@ -157,8 +155,6 @@ def cmd_agreement(args: Any) -> int:
     judge = _judge(eng, args, version)
     progress(f"judging {len(items)} labelled item(s) of {args.metric} with {judge.label}")
     rep = measure(judge, args.metric, items, concurrency=args.concurrency, n_resamples=args.resamples)
-    from voproshalych_eval.db import labels as store
-
     store.save_agreement(eng, rep)  # run reports warn next to a metric whose judge agrees poorly
     main = rep["main"]
     value = (rep.get(main) or {}).get("value")
@@ -172,8 +168,10 @@ def cmd_agreement(args: Any) -> int:
 def _gate_agreement(eng: Any, args: Any, items: list[Any]) -> int:
     """Agreement of the generation's well-formed question gate (a pure rule, no LLM) with the reviewers'
     accept (1) / reject (0) decisions on the same items."""
-    from voproshalych_eval.db import labels as store
+    # heavy: keeps generation.gates out of --help (+3 ms)
     from voproshalych_eval.generation.gates import strip_preamble, well_formed_question
+
+    # heavy: keeps judges.agreement out of --help (+2 ms)
     from voproshalych_eval.judges.agreement import agreement
 
     judged = [1.0 if well_formed_question(strip_preamble(it.question))[0] else 0.0 for it in items]
@@ -190,8 +188,7 @@ def _gate_agreement(eng: Any, args: Any, items: list[Any]) -> int:
 def _run_gate_agreement(eng: Any, args: Any) -> int:
     """Every gate of a generation run against the reviewers' accept/reject of its kept items
     (:mod:`voproshalych_eval.generation.gate_review`); each gate's measurement is stored like a judge's."""
-    from voproshalych_eval import runs
-    from voproshalych_eval.db import labels as store
+    # heavy: keeps generation.gate_review out of --help (+4 ms)
     from voproshalych_eval.generation.gate_review import gate_agreement, run_review
 
     review = run_review(eng, runs.get_run(eng, args.run), runs.item_records(eng, args.run))
@@ -221,7 +218,7 @@ def _run_gate_agreement(eng: Any, args: Any) -> int:
 
 
 def cmd_align(args: Any) -> int:
-    from voproshalych_eval.db import labels as store
+    # heavy: keeps judges.alignment out of --help (+3 ms)
     from voproshalych_eval.judges.alignment import OPTIMIZER, align
 
     eng = engine()

@@ -11,9 +11,12 @@ particular to it (a summary printer, a flag that is not a parameter).
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from voproshalych_eval.commands.common import engine, exit_code
+from voproshalych_eval.commands.resume import add_outcome_flags, execute_plan, run_and_report
 from voproshalych_eval.parameters import Param
 from voproshalych_eval.plans import spec as plan_spec
 
@@ -82,8 +85,6 @@ def plan_command(sub: Any, key: str, name: str, help: str, *, description: str |
     builds the plan from them, executes it and prints the outcome and the aggregates (``report(plan, args,
     progress) -> exit code`` instead, for a command with a summary of its own). Returns the parser, so a
     command can add a flag of its own."""
-    from voproshalych_eval.commands.resume import add_outcome_flags
-
     p = sub.add_parser(name, help=help, description=description)
     add_plan_flags(p, key)
     add_outcome_flags(p)
@@ -92,11 +93,6 @@ def plan_command(sub: Any, key: str, name: str, help: str, *, description: str |
 
 
 def run_plan_command(key: str, args: Any, report: Callable[[Any, Any, Any], int] | None = None) -> int:
-    import importlib
-
-    from voproshalych_eval.commands.common import engine, exit_code
-    from voproshalych_eval.commands.resume import execute_plan, run_and_report
-
     module = importlib.import_module(plan_spec(key).module)
     plan = module.build_plan(engine(), plan_params(key, args))
     if report is not None:

@@ -6,10 +6,13 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from voproshalych_eval import runs
 from voproshalych_eval.commands.common import add_json_flag, emit, engine, exit_code
 from voproshalych_eval.commands.plan_flags import add_plan_flags, plan_params
 from voproshalych_eval.commands.resume import add_outcome_flags, execute_plan
+from voproshalych_eval.jsonable import dumps
 from voproshalych_eval.plans import spec as plan_spec
+from voproshalych_eval.record_files import dataframe_csv, split_names
 
 
 def register(sub: Any) -> None:
@@ -64,7 +67,7 @@ def register(sub: Any) -> None:
 
 
 def _filters(args: Any) -> Any:
-    from voproshalych_eval.analytics import LogFilters
+    from voproshalych_eval.analytics import LogFilters  # heavy: defers snowballstemmer (via analytics)
 
     scores: tuple[int | None, ...] | None = None
     if args.score:
@@ -80,8 +83,13 @@ def _filters(args: Any) -> Any:
 
 
 def cmd_real_users(args: Any) -> int:
+    # heavy: defers snowballstemmer (via analytics)
     from voproshalych_eval.analytics import ANALYSES, build_plan
+
+    # heavy: defers snowballstemmer (via analytics.answers)
     from voproshalych_eval.analytics.answers import AnswerRules
+
+    # heavy: defers snowballstemmer (via analytics.text_ru)
     from voproshalych_eval.analytics.text_ru import load_slang
 
     analyses = None if args.analysis == "all" else (args.analysis,)
@@ -95,21 +103,23 @@ def cmd_real_users(args: Any) -> int:
     run_id, prog = execute_plan(plan, args)
     res = plan.outputs.get("result")
     if res is None or prog.status != "done":
-        from voproshalych_eval import runs
-
         run = runs.get_run(engine(), run_id)
         emit({"run_id": run_id, "status": prog.status, "error": run.error if run else None, "metrics": prog.metrics},
              args.json, f"run #{run_id}: {prog.status} — {run.error if run else ''}")
         return exit_code(prog.status)
     out = {"status": prog.status, **res.to_dict()}
     if args.report:
+        # heavy: defers snowballstemmer (via analytics.report)
         from voproshalych_eval.analytics.report import coverage_gap_html, coverage_gap_markdown
 
         write = coverage_gap_html if args.report.suffix.lower() in {".html", ".htm"} else coverage_gap_markdown
         body = write(res, lang=plan_spec("real_users").resolve(plan_params("real_users", args))["lang"])
         args.report.write_text(body, encoding="utf-8")
         out["report"] = str(args.report)
+    # heavy: defers snowballstemmer (via analytics.report)
     from voproshalych_eval.analytics.report import snapshot_label
+
+    # heavy: defers snowballstemmer (via analytics.topics)
     from voproshalych_eval.analytics.topics import silhouette_verdict
 
     m = res.metrics
@@ -148,6 +158,7 @@ def cmd_real_users(args: Any) -> int:
                          f"{r['effective_answered_share']:.0%} (non-empty {r['answered_share']:.0%}), distance "
                          f"{_num(r['nearest_distance'], 3)} (to the KB), gap {_num(r['gap_score'], 3)}")
         if res.topics.trends is not None:
+            # heavy: defers snowballstemmer (via analytics.topic_trends)
             from voproshalych_eval.analytics.topic_trends import summary_lines
 
             lines.append("what changed:")
@@ -161,9 +172,7 @@ def _num(v: Any, digits: int = 2) -> str:
 
 
 def cmd_import(args: Any) -> int:
-    from voproshalych_eval.analytics import import_file
-    from voproshalych_eval.record_files import split_names
-
+    from voproshalych_eval.analytics import import_file  # heavy: defers snowballstemmer (via analytics)
     rep = import_file(engine(), args.file, source=args.source, skip_bad_rows=args.skip_bad_rows,
                       encoding=args.encoding, ignore_columns=split_names(args.ignore_columns))
     human = (f"imported {rep.n_imported} of {rep.n_rows} rows into source '{rep.source}'"
@@ -178,6 +187,7 @@ def cmd_import(args: Any) -> int:
 
 
 def cmd_answer_labels(args: Any) -> int:
+    # heavy: defers snowballstemmer (via analytics.answer_labels)
     from voproshalych_eval.analytics.answer_labels import import_labels, labels_frame
 
     if args.action == "import":
@@ -190,9 +200,6 @@ def cmd_answer_labels(args: Any) -> int:
     if args.action == "export":
         if args.file is None:
             raise ValueError("answer-labels export needs a FILE (.csv or .json)")
-        from voproshalych_eval.jsonable import dumps
-        from voproshalych_eval.record_files import dataframe_csv
-
         out = df.assign(labelled_at=df["labelled_at"].astype(str))
         body = (dumps(out.to_dict(orient="records"), indent=1) if args.file.suffix.lower() == ".json"
                 else dataframe_csv(out))

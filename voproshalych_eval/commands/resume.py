@@ -8,7 +8,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from voproshalych_eval import runs
 from voproshalych_eval.commands.common import (
+    Queued,
     RunCrashed,
     add_json_flag,
     cancel_on_sigterm,
@@ -17,12 +19,24 @@ from voproshalych_eval.commands.common import (
     exit_code,
     progress,
 )
+from voproshalych_eval.config import get_settings
+from voproshalych_eval.executor import (
+    AlreadyRunning,
+    ResumeRefused,
+    create_run,
+    execute,
+    resume,
+    run_state,
+    summary_line,
+)
+from voproshalych_eval.job_queue import batches_of, enqueue, requeue
+from voproshalych_eval.metrics import catalog
+from voproshalych_eval.metrics.formatting import format_value
+from voproshalych_eval.runs import STATE_LABELS
 
 
 def output_language(args: Any) -> str:
     """``--lang`` when given, else the configured language (``VOPROSHALYCH_EVAL_LANG``; Russian by default)."""
-    from voproshalych_eval.config import get_settings
-
     chosen = getattr(args, "lang", None) or get_settings().language
     return chosen if chosen in ("ru", "en") else "ru"
 
@@ -49,9 +63,6 @@ def add_queue_flags(p: Any) -> None:
 def enqueue_plan(plan: Any, args: Any) -> int:
     """``--queue``: register the run with its frozen configuration, put its batches on the queue, print its id
     (``{"run_id", "status": "queued"}`` with ``--json``) and stop the command (:class:`Queued`: exit 0)."""
-    from voproshalych_eval.commands.common import Queued
-    from voproshalych_eval.job_queue import batches_of, enqueue
-
     run_id = enqueue(engine(), plan, batch_items=getattr(args, "batch_items", None),
                      schedule=getattr(args, "schedule_name", None))
     n = len(batches_of(plan, getattr(args, "batch_items", None)))
@@ -68,8 +79,6 @@ def printer() -> Any:
     last_message = [None]
 
     def show(p: Any) -> None:
-        from voproshalych_eval.executor import summary_line
-
         now = time.monotonic()
         if (p.status != "running" or now - last[0] >= 1.0 or p.finished in (0, p.total)
                 or p.message != last_message[0]):
@@ -83,10 +92,6 @@ def printer() -> Any:
 def human_summary(run_id: int, prog: Any, metrics: dict[str, Any], lang: str | None = None) -> str:
     """The outcome of a run and its aggregates (catalog labels, values and CIs by the catalog) in ``lang``
     (default: the configured language, ``VOPROSHALYCH_EVAL_LANG``)."""
-    from voproshalych_eval.metrics import catalog
-    from voproshalych_eval.metrics.formatting import format_value
-    from voproshalych_eval.runs import STATE_LABELS
-
     lang = lang or output_language(None)
 
     def t(ru: str, en: str) -> str:
@@ -116,8 +121,6 @@ def human_summary(run_id: int, prog: Any, metrics: dict[str, Any], lang: str | N
 def execute_plan(plan: Any, args: Any) -> tuple[int, Any]:
     """Create a run for ``plan`` and execute it in the foreground with progress on stderr; returns
     ``(run_id, progress)`` (the caller prints what it wants)."""
-    from voproshalych_eval.executor import create_run, execute
-
     if getattr(args, "max_failure_share", None) is not None:
         plan.params["max_failure_share"] = float(args.max_failure_share)
     if getattr(args, "queue", False):
@@ -135,8 +138,6 @@ def execute_plan(plan: Any, args: Any) -> tuple[int, Any]:
 def crash_is_exit_1(run_id: int) -> Iterator[None]:
     """An error while a run executes (the store's server crashed…) is the run crashing: :class:`RunCrashed`
     (exit 1); a refusal before it starts (already running, resume refused) stays an error (exit 2)."""
-    from voproshalych_eval.executor import AlreadyRunning, ResumeRefused
-
     try:
         yield
     except (AlreadyRunning, ResumeRefused, ValueError, LookupError, KeyboardInterrupt):
@@ -149,6 +150,7 @@ def run_and_report(plan: Any, args: Any) -> tuple[int, Any]:
     """:func:`execute_plan`, then print the outcome and the aggregates."""
     run_id, prog = execute_plan(plan, args)
     metrics = prog.metrics or {}
+    # heavy: keeps generation.staleness out of --help (+2 ms)
     from voproshalych_eval.generation.staleness import dataset_warning, warning_text
 
     warn = dataset_warning(engine(), plan.dataset_id, plan.snapshot_id)
@@ -184,9 +186,6 @@ def register(sub: Any) -> None:
 
 
 def cmd_resume(args: Any) -> int:
-    from voproshalych_eval import runs
-    from voproshalych_eval.executor import resume, run_state
-
     eng = engine()
     state = run_state(eng, args.run_id)
     if state == "unknown":
@@ -194,8 +193,6 @@ def cmd_resume(args: Any) -> int:
     before = runs.count_items(eng, args.run_id)
     progress(f"run {args.run_id}: {state}; recorded {before.get('done', 0)} done, {before.get('failed', 0)} failed")
     if args.queue:
-        from voproshalych_eval.job_queue import requeue
-
         n = requeue(eng, args.run_id, force=args.force) if not args.keep_failed else None
         if n is None:
             raise ValueError("--queue always retries the failed items; drop --keep-failed")

@@ -7,8 +7,18 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from voproshalych_eval.commands.common import add_json_flag, emit, engine
-from voproshalych_eval.commands.resume import output_language
+from voproshalych_eval import baselines, runs
+from voproshalych_eval.baselines import STATUS_LABELS
+from voproshalych_eval.bilingual import render
+from voproshalych_eval.commands.common import EXIT_INTERRUPTED, add_json_flag, emit, engine, exit_code
+from voproshalych_eval.commands.resume import human_summary, output_language, printer
+from voproshalych_eval.executor import Progress
+from voproshalych_eval.job_queue import wait_run
+from voproshalych_eval.leaderboard import dataset_leaderboard
+from voproshalych_eval.metrics import catalog
+from voproshalych_eval.metrics.formatting import format_seconds, format_value
+from voproshalych_eval.metrics.statistics import correction_label
+from voproshalych_eval.runs import frame_records
 
 
 def register(sub: Any) -> None:
@@ -85,15 +95,12 @@ def _fmt(v: Any) -> str:
 
 
 def cmd_list(args: Any) -> int:
-    from voproshalych_eval import runs
-
     found = runs.list_runs(
         engine(), tier=args.tier, status=args.status, dataset_name=args.dataset, model=args.model,
         since=args.since, until=args.until, limit=args.limit,
     )
+    # heavy: keeps describe out of --help (+1 ms)
     from voproshalych_eval.describe import models_words, tier_title
-    from voproshalych_eval.metrics.formatting import format_value
-
     df = runs.runs_frame(found)
     records = runs.frame_records(df)
     lang = output_language(args)
@@ -123,10 +130,6 @@ def _count(v: Any) -> str:
 def _metric_lines(rows: list[dict[str, Any]], lang: str) -> list[str]:
     """The aggregates as a table: catalog label, value and CI written by the metric's kind and scale, the
     scale and better direction, n, failed, partial (quorum short of every vote), baseline and status."""
-    from voproshalych_eval.baselines import STATUS_LABELS
-    from voproshalych_eval.metrics import catalog
-    from voproshalych_eval.metrics.formatting import format_value
-
     arrows = {"higher": "↑", "lower": "↓"}
     h = (("метрика", "значение", "95% ДИ", "шкала", "сбой", "част", "база", "статус") if lang != "en" else
          ("metric", "value", "95% CI", "scale", "fail", "part", "baseline", "status"))
@@ -151,12 +154,6 @@ def _metric_lines(rows: list[dict[str, Any]], lang: str) -> list[str]:
 def cmd_wait(args: Any) -> int:
     """Follow the run's counts from the store until it stops; print its outcome; exit with its exit code
     (an ``interrupted`` run — nothing works it any more — exits 130, as an interrupted command does)."""
-    from voproshalych_eval import runs
-    from voproshalych_eval.commands.common import EXIT_INTERRUPTED, exit_code
-    from voproshalych_eval.commands.resume import human_summary, printer
-    from voproshalych_eval.executor import Progress
-    from voproshalych_eval.job_queue import wait_run
-
     eng = engine()
     state = wait_run(eng, args.run_id, timeout=args.timeout, on_progress=printer())
     run = runs.get_run(eng, args.run_id)
@@ -170,7 +167,7 @@ def cmd_wait(args: Any) -> int:
 
 
 def cmd_show(args: Any) -> int:
-    from voproshalych_eval import baselines, runs
+    # heavy: keeps describe out of --help (+1 ms)
     from voproshalych_eval.describe import models_words, param_rows, tier_title, when
 
     data = runs.export_data(engine(), args.run_id)
@@ -221,8 +218,6 @@ def _effect(row: dict[str, Any]) -> str:
 
 
 def cmd_compare(args: Any) -> int:
-    from voproshalych_eval import runs
-
     cmp = runs.compare_runs(engine(), args.run_a, args.run_b, method=args.method, force=args.force)
     tested = cmp.metrics[cmp.metrics["n_pairs"] > 0]
     metric = args.metric or (tested["metric"].iloc[0] if len(tested) else None)
@@ -230,11 +225,6 @@ def cmd_compare(args: Any) -> int:
     out = cmp.to_dict(with_items=False)
     out["item_diff_metric"] = metric
     out["item_diff"] = runs.frame_records(diff) if diff is not None else []
-    from voproshalych_eval.bilingual import render
-    from voproshalych_eval.metrics import catalog
-    from voproshalych_eval.metrics.formatting import format_value
-    from voproshalych_eval.metrics.statistics import correction_label
-
     lang = output_language(args)
 
     def t(ru: str, en: str) -> str:
@@ -284,7 +274,7 @@ def cmd_compare(args: Any) -> int:
 
 
 def cmd_export(args: Any) -> int:
-    from voproshalych_eval import reports
+    from voproshalych_eval import reports  # heavy: keeps reports out of --help (+1 ms)
 
     content = reports.run_report(engine(), args.run_id, args.format, lang=output_language(args), part=args.csv_part)
     if args.out:
@@ -302,11 +292,6 @@ def cmd_export(args: Any) -> int:
 
 
 def cmd_leaderboard(args: Any) -> int:
-    from voproshalych_eval.leaderboard import dataset_leaderboard
-    from voproshalych_eval.metrics import catalog
-    from voproshalych_eval.metrics.formatting import format_seconds, format_value
-    from voproshalych_eval.runs import frame_records
-
     lang = output_language(args)
     board = dataset_leaderboard(engine(), args.tier, args.metric, dataset_name=args.dataset, lang=lang)
 

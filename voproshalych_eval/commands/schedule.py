@@ -20,6 +20,7 @@ from typing import Any
 
 from voproshalych_eval import schedules
 from voproshalych_eval.commands.common import add_json_flag, emit, engine, progress
+from voproshalych_eval.executor import run_state
 from voproshalych_eval.job_queue import SYSTEM_QUEUE, app
 from voproshalych_eval.schedules import START_TASK, defer_start
 
@@ -149,8 +150,6 @@ def run_due(now: datetime | None = None, *, start: Any = None) -> list[str]:
 def start_now(name: str, due_at: str | None = None) -> int | None:
     """Start schedule ``name``'s run: skip (and say so) while its previous run is still going; else take a
     fresh snapshot of the source and enqueue the command's run under the schedule's name. Returns the run id."""
-    from voproshalych_eval.executor import run_state
-
     main = _cli().main
     eng = engine()
     s = schedules.get(eng, name)

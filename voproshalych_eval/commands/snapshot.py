@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from voproshalych_eval import runs
 from voproshalych_eval.commands.common import add_json_flag, emit, engine, progress
+from voproshalych_eval.db import snapshots
 
 
 def register(sub: Any) -> None:
@@ -54,8 +56,6 @@ def _line(snap: Any, current_id: int | None) -> str:
 
 
 def cmd_take(args: Any) -> int:
-    from voproshalych_eval.db import snapshots
-
     snap = snapshots.take(engine(), progress=progress)
     out = {**snap.to_json(), "reused": snap.reused}
     human = ("unchanged source, existing snapshot\n" if snap.reused else "new snapshot\n") + _line(snap, snap.id)
@@ -64,8 +64,6 @@ def cmd_take(args: Any) -> int:
 
 
 def cmd_list(args: Any) -> int:
-    from voproshalych_eval.db import snapshots
-
     eng = engine()
     current = snapshots.current_id(eng)
     items = snapshots.list_snapshots(eng)
@@ -76,8 +74,6 @@ def cmd_list(args: Any) -> int:
 
 
 def cmd_show(args: Any) -> int:
-    from voproshalych_eval.db import snapshots
-
     eng = engine()
     snap = snapshots.resolve(eng, args.id) if args.id is not None else snapshots.current(eng)
     if snap is None:
@@ -90,8 +86,6 @@ def cmd_show(args: Any) -> int:
 
 
 def cmd_diff(args: Any) -> int:
-    from voproshalych_eval.db import snapshots
-
     eng = engine()
     b = args.b if args.b is not None else snapshots.current_id(eng)
     if b is None:
@@ -113,8 +107,6 @@ def cmd_diff(args: Any) -> int:
 
 
 def cmd_use(args: Any) -> int:
-    from voproshalych_eval.db import snapshots
-
     eng = engine()
     snap = snapshots.set_current(eng, args.id)
     emit(snap.to_json(), args.json, _line(snap, snap.id))
@@ -122,9 +114,6 @@ def cmd_use(args: Any) -> int:
 
 
 def cmd_delete(args: Any) -> int:
-    from voproshalych_eval import runs
-    from voproshalych_eval.db import snapshots
-
     eng = engine()
     snapshots.delete(eng, args.id, n_runs=runs.count_runs_reading_snapshot(eng, args.id), force=args.force)
     emit({"deleted": args.id}, args.json, f"snapshot #{args.id} deleted")

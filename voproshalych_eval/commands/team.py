@@ -18,6 +18,7 @@ Nothing here prints a secret: the log line names the provider's host and the cli
 from __future__ import annotations
 
 import json
+import logging
 import os
 import secrets as pysecrets
 from pathlib import Path
@@ -26,6 +27,7 @@ from urllib.parse import urlsplit
 
 from voproshalych_eval.commands.common import add_json_flag, emit, engine
 from voproshalych_eval.config import PROJECT_ROOT, Settings, env, load_secrets, secret_value
+from voproshalych_eval.db import audit
 
 AUTH_FILE = "streamlit-auth.toml"
 COOKIE_FILE = "cookie_secret"
@@ -44,8 +46,6 @@ def register(sub: Any) -> None:
 
 
 def cmd_audit(args: Any) -> int:
-    from voproshalych_eval.db import audit
-
     rows = audit.entries(engine(), actor=args.actor, action=args.action,
                          outcome="refused" if args.refused else None, limit=args.limit)
     data = [{"id": r.id, "at": r.at.isoformat(), "actor": r.actor, "role": r.role, "action": r.action,
@@ -169,14 +169,11 @@ WRITE_COMMANDS: dict[tuple[str, str], str] = {
 
 def audit_command(args: Any) -> None:
     """Record a finished writing command in the audit log, by the OS user (never fails the command)."""
-    import logging
-
     sub = getattr(args, f"{args.command}_command", None) if getattr(args, "command", None) else None
     action = WRITE_COMMANDS.get((args.command, sub)) if sub else None
     if action is None:
         return
-    from voproshalych_eval.db import audit
-    from voproshalych_eval.team import local_actor
+    from voproshalych_eval.team import local_actor  # heavy: keeps team out of --help (+2 ms)
 
     target = next((str(getattr(args, name)) for name in ("name", "dataset", "file", "snapshot", "id")
                    if getattr(args, name, None) not in (None, "")), None)

@@ -5,6 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from voproshalych_eval import runs
 from voproshalych_eval.commands.common import emit, engine, exit_code, progress
 from voproshalych_eval.commands.plan_flags import add_plan_flags, plan_params
 from voproshalych_eval.commands.resume import add_outcome_flags, execute_plan
@@ -28,6 +31,7 @@ def register(sub: Any) -> None:
 
 
 def _human(res: dict[str, Any]) -> str:
+    # heavy: keeps tiers.tier0 out of --help (+8 ms)
     from voproshalych_eval.tiers.tier0 import DISTANCE_METRICS, EUCLIDEAN_ALWAYS
 
     lines = [
@@ -50,11 +54,9 @@ def _human(res: dict[str, Any]) -> str:
 
 
 def cmd_tier0(args: Any) -> int:
-    from voproshalych_eval.tiers import tier0
+    from voproshalych_eval.tiers import tier0  # heavy: keeps tiers.tier0 out of --help (+8 ms)
 
     if args.vectors is not None:
-        import numpy as np
-
         try:
             X = np.load(args.vectors, allow_pickle=False)
         except (OSError, ValueError) as exc:
@@ -69,8 +71,6 @@ def cmd_tier0(args: Any) -> int:
         out["file"] = str(args.vectors)
         emit(out, args.json, _human(out))
         return 0
-    from voproshalych_eval import runs
-
     eng = engine()
     plan = tier0.build_plan(eng, plan_params("tier0", args))
     run_id, prog = execute_plan(plan, args)

@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from voproshalych_eval import runs
 from voproshalych_eval.commands.common import add_json_flag, emit, engine, exit_code, progress
 from voproshalych_eval.commands.plan_flags import add_plan_flags, plan_params
 from voproshalych_eval.commands.resume import add_outcome_flags, execute_plan
+from voproshalych_eval.db import snapshots
 
 KEY_METRICS = ("hit_rate@1", "hit_rate@5", "hit_rate@10", "mrr", "ndcg@10", "map")
 
@@ -37,7 +39,7 @@ def _fmt(v: Any) -> str:
 
 
 def cmd_tier1(args: Any) -> int:
-    from voproshalych_eval import runs
+    # heavy: keeps tiers.tier1 out of --help (+9 ms)
     from voproshalych_eval.tiers.tier1 import Tier1Result, build_plan, export_trec
 
     eng = engine()
@@ -45,8 +47,6 @@ def cmd_tier1(args: Any) -> int:
     run_id, prog = execute_plan(plan, args)
     run = runs.get_run(eng, run_id)
     records = runs.item_records(eng, run_id)
-    from voproshalych_eval.db import snapshots
-
     res = Tier1Result.from_run(run, records, snapshots.get(eng, run.snapshot_id) if run.snapshot_id else None)
     out = {
         "run_id": res.run_id,
@@ -67,6 +67,7 @@ def cmd_tier1(args: Any) -> int:
         "retrieval_consistency": res.retrieval_consistency,
         "hnsw": res.hnsw,
     }
+    # heavy: keeps generation.staleness out of --help (+2 ms)
     from voproshalych_eval.generation.staleness import dataset_warning, warning_text
 
     out["dataset_warning"] = dataset_warning(eng, res.dataset.get("id"), (res.snapshot or {}).get("id"))
@@ -105,8 +106,6 @@ def cmd_tier1(args: Any) -> int:
 
 
 def cmd_compare(args: Any) -> int:
-    from voproshalych_eval import runs
-
     cmp = runs.compare_runs(engine(), args.run_a, args.run_b, method=args.method, force=args.force)
     key = f"{args.level}.{args.metric}"
     rows = cmp.metrics[cmp.metrics["metric"] == key]

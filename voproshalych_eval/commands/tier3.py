@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from voproshalych_eval.commands.common import engine, exit_code, progress
 from voproshalych_eval.commands.plan_flags import add_plan_flags, plan_params
 from voproshalych_eval.commands.resume import add_outcome_flags, run_and_report
 from voproshalych_eval.plans import spec as plan_spec
@@ -66,7 +67,7 @@ def outcome_lines(metrics: dict[str, Any]) -> list[str]:
 
 
 def cmd_tier3(args: Any) -> int:
-    from voproshalych_eval.commands.common import engine, exit_code, progress
+    # heavy: keeps tiers.tier3 out of --help (+3 ms)
     from voproshalych_eval.tiers.tier3 import api_spec, build_plan
 
     api_mode = bool(args.api or args.api_profile)
@@ -75,6 +76,7 @@ def cmd_tier3(args: Any) -> int:
     if args.save_api_profile:
         if not api_mode:
             raise ValueError("--save-api-profile needs the bot's settings (--api URL and options, or --api-profile)")
+        # heavy: keeps bot_api.profiles out of --help (+5 ms)
         from voproshalych_eval.bot_api.profiles import JudgeContext, require_profile, save_profile
 
         base = require_profile(eng, args.api_profile).judge_context if args.api_profile else JudgeContext()

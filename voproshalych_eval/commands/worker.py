@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from voproshalych_eval.commands.common import engine, progress
+from voproshalych_eval.job_queue import run_worker
+
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
@@ -27,9 +30,6 @@ def register(sub: Any) -> None:
 
 
 def cmd_worker(args: Any) -> int:
-    from voproshalych_eval.commands.common import engine, progress
-    from voproshalych_eval.job_queue import run_worker
-
     engine()  # the store is migrated (the queue's schema included) before the worker starts
     progress(f"worker {args.name or ''} on queues {', '.join(args.queues) if args.queues else 'all'} "
              f"(concurrency {args.concurrency}); stop with Ctrl+C".replace("worker  ", "worker "))

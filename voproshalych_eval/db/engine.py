@@ -24,8 +24,9 @@ import weakref
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.pool import NullPool
 
-from voproshalych_eval.config import Settings, get_settings
+from voproshalych_eval.config import Settings, allow_privileged_source, get_settings
 from voproshalych_eval.db import server
 from voproshalych_eval.db.errors import PrivilegedSourceError, SourceNotReadOnlyError, StoreError
 
@@ -119,13 +120,13 @@ def source_is_demo(settings: Settings) -> bool:
 
 def _register_vector(dbapi_connection, _record) -> None:
     """Map pgvector's ``vector`` type to numpy arrays on every new psycopg connection."""
-    from pgvector.psycopg import register_vector
+    from pgvector.psycopg import register_vector  # heavy: defers pgvector
 
     register_vector(dbapi_connection)
 
 
 def _register_vector_if_present(dbapi_connection, _record) -> None:
-    import psycopg
+    import psycopg  # heavy: defers psycopg
 
     with contextlib.suppress(psycopg.ProgrammingError):  # the source has no pgvector: nothing to map
         _register_vector(dbapi_connection, _record)
@@ -164,7 +165,7 @@ def get_engine(settings: Settings | None = None, *, migrate: bool = True) -> Eng
             engine = create_engine(_sqlalchemy_url(url), pool_pre_ping=True, pool_size=10, max_overflow=10)
             _check_store(engine, settings, url)
             if migrate:
-                from voproshalych_eval.db.migrate import upgrade
+                from voproshalych_eval.db.migrate import upgrade  # heavy: defers alembic (via db.migrate)
 
                 upgrade(engine)  # creates the vector extension under the migration lock
             event.listen(engine, "connect", _register_vector)
@@ -271,7 +272,7 @@ def make_source_engine(url: str, *, text_check: bool = True, allow_privileged: b
     returns to the pool, and — unless ``allow_privileged`` — refused at connect when its login is a superuser
     or owns the bot's tables (:func:`privileged_source_problem`); None = the setting
     (:func:`voproshalych_eval.config.allow_privileged_source`)."""
-    from voproshalych_eval.config import allow_privileged_source
+    # heavy: keeps db.guard out of --help (+1 ms)
     from voproshalych_eval.db.guard import READ_ONLY_OPTION, install_source_guard
 
     if allow_privileged is None:
@@ -305,8 +306,6 @@ def get_source_engine(settings: Settings | None = None, *, text_check: bool = Tr
     ``VOPROSHALYCH_EVAL_ALLOW_PRIVILEGED_SOURCE`` is set (:func:`voproshalych_eval.config.allow_privileged_source`).
     The embedded demo database is exempt: the app created it (owned by the store's superuser) and it holds no
     production data."""
-    from voproshalych_eval.config import allow_privileged_source
-
     settings = settings or get_settings()
     with _lock:
         url = source_url(settings)
@@ -337,8 +336,6 @@ def demo_admin_engine(settings: Settings) -> Engine:
 
 
 def _null_pool():
-    from sqlalchemy.pool import NullPool
-
     return NullPool
 
 

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import Connection, Engine, text
 
+from voproshalych_eval.db import snapshots
 from voproshalych_eval.db.errors import DimensionMismatchError, SchemaError, SnapshotError
 
 if TYPE_CHECKING:  # db.snapshots imports this module
@@ -193,8 +194,6 @@ def inspect_schema(engine: Engine, *, snapshot: Any = None) -> ProductionSchema:
 
 def _snapshot(engine: Engine, snapshot: Any) -> Snapshot:
     """``db.snapshots.resolve`` (imported here: ``db.snapshots`` imports this module)."""
-    from voproshalych_eval.db import snapshots
-
     return snapshots.resolve(engine, snapshot)
 
 

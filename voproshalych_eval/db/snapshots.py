@@ -30,10 +30,13 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, Engine, text
+from sqlalchemy.exc import OperationalError, ProgrammingError
 
+from voproshalych_eval.db.engine import settings_for, source_for
 from voproshalych_eval.db.errors import SnapshotError
 from voproshalych_eval.db.meta import CURRENT_SNAPSHOT_KEY as CURRENT_META_KEY
 from voproshalych_eval.db.meta import STORED_MODEL_KEY as DEMO_STORED_MODEL_KEY
+from voproshalych_eval.db.meta import get_meta, set_meta
 from voproshalych_eval.errors import VoproshalychEvalError
 
 log = logging.getLogger(__name__)
@@ -130,8 +133,6 @@ def list_snapshots(engine: Engine | Connection) -> list[Snapshot]:
 
 
 def current_id(engine: Engine | Connection) -> int | None:
-    from voproshalych_eval.db.meta import get_meta
-
     value = get_meta(engine, CURRENT_META_KEY)
     return int(value) if value is not None else None
 
@@ -149,8 +150,6 @@ def current(engine: Engine | Connection) -> Snapshot | None:
 
 def set_current(engine: Engine, snapshot_id: int) -> Snapshot:
     """Make ``snapshot_id`` the current snapshot."""
-    from voproshalych_eval.db.meta import set_meta
-
     snap = get(engine, snapshot_id)
     with engine.begin() as conn:
         set_meta(conn, CURRENT_META_KEY, snap.id)
@@ -196,8 +195,6 @@ def for_run(engine: Engine, snapshot: int | Snapshot | None = None, *, progress:
 
 def configured_source(engine: Engine) -> tuple[str, str]:
     """``(source_kind, source_label)`` the store's configured source gives its snapshots (as :func:`take` does)."""
-    from voproshalych_eval.db.engine import settings_for
-
     settings = settings_for(engine)
     return ("url", settings.source_label) if settings.database_url else ("demo", "demo")
 
@@ -258,7 +255,7 @@ class _SourceShape:
 
 
 def _shape(conn: Connection, qualifier: str = "public") -> _SourceShape:
-    from voproshalych_eval.db.production import inspect_source
+    from voproshalych_eval.db.production import inspect_source  # heavy: defers pandas (via db.production)
 
     schema = inspect_source(conn)
     cols: dict[str, set[str]] = {}
@@ -370,9 +367,6 @@ def content_hash(chunks_hash: str, log_hash: str, n_users: int | None) -> str:
 
 
 def _stored_model_for(store: Engine, source_is_demo: bool) -> str | None:
-    from voproshalych_eval.db.engine import settings_for
-    from voproshalych_eval.db.meta import get_meta
-
     if source_is_demo:
         value = get_meta(store, DEMO_STORED_MODEL_KEY)
         if value and value.get("model"):
@@ -404,11 +398,6 @@ def take(
         stored_model: the model that filled ``chunk.embedding``; default: the demo's model for the demo,
             else the ``stored_embedding_model`` setting.
     """
-    from sqlalchemy.exc import OperationalError, ProgrammingError
-
-    from voproshalych_eval.db.engine import settings_for, source_for
-    from voproshalych_eval.db.meta import set_meta
-
     settings = settings_for(store)
     is_demo = source is None and not settings.database_url
     say = progress or (lambda _m: None)
@@ -551,8 +540,6 @@ def _copy(src: Connection, dst: Connection, shape: _SourceShape, sid: int) -> No
 
 def source_changed(store: Engine, source: Engine | None = None) -> bool | None:
     """Whether the source's content differs from the current snapshot (None: no snapshot or source unreadable)."""
-    from voproshalych_eval.db.engine import source_for
-
     snap = current(store)
     if snap is None:
         return None

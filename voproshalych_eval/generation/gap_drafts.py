@@ -21,7 +21,10 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from voproshalych_eval.analytics import text_ru
+from voproshalych_eval.analytics import gaps, text_ru
+from voproshalych_eval.db.production import read_chunks
+from voproshalych_eval.llm.client import default_client
+from voproshalych_eval.llm.prompts import render
 
 OFFLINE_LABEL = "офлайн-шаблон (без LLM)"
 _PLACEHOLDER = re.compile(r"\[[^\]\n]{1,80}\]")
@@ -76,8 +79,6 @@ def template_outline(name: str, questions: Sequence[str]) -> str:
 
 def llm_outline(client: Any, model: str, name: str, questions: Sequence[str], *, max_tokens: int = 900) -> str:
     """The outline written by the LLM (prompt ``gap_outline``)."""
-    from voproshalych_eval.llm.prompts import render
-
     prompt = render("gap_outline", lang="ru", topic=name, questions=_listing(group_questions(questions)))
     resp = client.complete([{"role": "user", "content": prompt}], model=model, temperature=0.0, max_tokens=max_tokens,
                            purpose="gap_outline")
@@ -127,7 +128,7 @@ def check_draft(draft: str, *, kb_texts: Iterable[str], questions: Iterable[str]
 def to_confluence(markdown: str) -> str:
     """Confluence storage format (XHTML) of a Markdown draft: CommonMark rendered by ``markdown-it-py`` with raw
     HTML disabled (``<`` in the text is escaped) and XHTML void tags."""
-    from markdown_it import MarkdownIt
+    from markdown_it import MarkdownIt  # heavy: defers markdown_it
 
     return MarkdownIt("commonmark", {"html": False, "xhtmlOut": True}).render(markdown)
 
@@ -135,9 +136,6 @@ def to_confluence(markdown: str) -> str:
 def draft_outline(engine: Any, gap_id: int, *, offline: bool | None = None, save: bool = True) -> dict[str, Any]:
     """Write (and keep, ``save``) a new outline version for a gap; returns ``version``, ``source`` (``llm`` or
     ``template``), ``model``, ``body`` and ``checks`` (the flags of :func:`check_draft`)."""
-    from voproshalych_eval.analytics import gaps
-    from voproshalych_eval.llm.client import default_client
-
     gap = gaps.get_gap(engine, gap_id)
     qs = [q["question"] for q in gaps.gap_questions(engine, gap_id)]
     client = None if offline else default_client(engine=engine)
@@ -156,16 +154,12 @@ def draft_outline(engine: Any, gap_id: int, *, offline: bool | None = None, save
 
 def kb_chunks(engine: Any) -> list[dict[str, Any]]:
     """Every chunk text of the current snapshot (what a draft's facts are checked against)."""
-    from voproshalych_eval.db.production import read_chunks
-
     df = read_chunks(engine)
     return [{"id": int(r.id), "url": r.url, "text": r.text} for r in df.itertuples(index=False)]
 
 
 def save_edit(engine: Any, gap_id: int, body: str, *, source: str = "edit") -> dict[str, Any]:
     """Keep an edited or uploaded draft as a new version (checked like a generated one)."""
-    from voproshalych_eval.analytics import gaps
-
     qs = [q["question"] for q in gaps.gap_questions(engine, gap_id)]
     flags = check_draft(body, kb_texts=[c["text"] for c in kb_chunks(engine)], questions=qs)
     checks = {"flags": flags, "n_flags": len(flags)}

@@ -31,7 +31,12 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from voproshalych_eval.datasets import get_dataset
 from voproshalych_eval.generation import gates as G
+from voproshalych_eval.judges.agreement import LabelledItem, agreement
+from voproshalych_eval.judges.alignment import make_folds
+from voproshalych_eval.metrics import agreement as am
+from voproshalych_eval.metrics.statistics import proportion_ci
 
 __all__ = ["GATE_ORDER", "ReviewedItem", "gate_agreement", "review_shares", "run_review", "share_of_rejected"]
 
@@ -56,8 +61,6 @@ def share_of_rejected(n_kept: int, n_reviewed: int, n_rejected: int) -> dict[str
     """``rejected_share = n_rejected / n_kept`` and ``rejected_share_reviewed = n_rejected / n_reviewed`` (None
     for a zero denominator), with the Wilson 95% CI of the latter (``ci``). Example: 10 kept, 8 reviewed, 2
     rejected -> 0.2 and 0.25."""
-    from voproshalych_eval.metrics.statistics import proportion_ci
-
     if not 0 <= n_rejected <= n_reviewed <= n_kept:
         raise ValueError(f"need 0 <= rejected ({n_rejected}) <= reviewed ({n_reviewed}) <= kept ({n_kept})")
     lo, hi = proportion_ci(n_rejected, n_reviewed) if n_reviewed else (None, None)
@@ -81,9 +84,7 @@ def run_review(engine: Engine, run: Any, records: Sequence[Mapping[str, Any]] | 
     records, ``runs.item_records`` — the gates' recorded values; without them the gates are not read), see the
     module doc: :func:`share_of_rejected`'s keys plus ``run_id``, ``dataset``, ``dataset_ref``, ``thresholds`` and
     ``items`` (:class:`ReviewedItem` of every reviewed kept item). A run that stored nothing has ``n_kept = 0``."""
-    from voproshalych_eval import annotations
-    from voproshalych_eval.datasets import get_dataset
-
+    from voproshalych_eval import annotations  # heavy: defers pandas (via annotations)
     if run is None or run.tier != TIER:
         raise LookupError(f"run {getattr(run, 'id', run)} is not a dataset generation run")
     m = run.metrics or {}
@@ -150,8 +151,6 @@ def gate_agreement(items: Sequence[ReviewedItem], *, thresholds: dict[str, Any] 
     both decisions present), ``calibration``: ``threshold`` (the run's), ``calibrated`` (from all items),
     ``folds`` (held-out keys and the threshold chosen without them), ``held_out`` (agreement of the calibrated
     verdicts on held-out items), ``difference`` and ``adopt`` (see the module doc)."""
-    from voproshalych_eval.judges.agreement import agreement
-
     thr_all = {**G.DEFAULT_THRESHOLDS, **dict(thresholds or {})}
     out: dict[str, dict[str, Any]] = {}
     for gate in GATE_ORDER:
@@ -174,10 +173,6 @@ def gate_agreement(items: Sequence[ReviewedItem], *, thresholds: dict[str, Any] 
 
 def _calibrate(gate: str, rows: list[tuple[ReviewedItem, float | None, float | None]], side: str, current: float, *,
                folds: int, n_resamples: int, seed: int) -> dict[str, Any]:
-    from voproshalych_eval.judges.agreement import LabelledItem, agreement
-    from voproshalych_eval.judges.alignment import make_folds
-    from voproshalych_eval.metrics import agreement as am
-
     humans = [r[0].decision for r in rows]
     values = [float(r[2]) for r in rows]  # type: ignore[arg-type]
     before = [float(r[1]) for r in rows]  # type: ignore[arg-type]

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from voproshalych_eval.generation.sampling import largest_remainder
 from voproshalych_eval.metrics.text_overlap import tokenize
 
 GATES = ("generation", "well_formed", "verbatim", "support", "qa_fit", "answerable", "near_duplicate_new",
@@ -263,8 +264,6 @@ def select_kept(
     (2) fill each type's quota; (3) fill leftover capacity from any type (when a type has too few
     candidates). Returns the chosen keys in plan order.
     """
-    from voproshalych_eval.generation.sampling import largest_remainder
-
     quota = dict(zip(mix, largest_remainder(size, mix), strict=True))
     ordered = sorted(candidates, key=lambda c: (c[2], c[0]))  # non-spares first, then by key (plan order)
     chosen: list[str] = []

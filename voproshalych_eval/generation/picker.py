@@ -14,23 +14,23 @@ from typing import Any
 import pandas as pd
 from sqlalchemy import Engine
 
+from voproshalych_eval.db.production import read_chunks
 from voproshalych_eval.db.retriever import Retriever
+from voproshalych_eval.embeddings import cached_embedder
+from voproshalych_eval.llm.offline import split_sentences
+from voproshalych_eval.tiers.tier1 import default_embedder_name
 
 PICKER_COLUMNS = ["chunk_id", "url", "text", "vector_rank", "vector_distance", "fts_rank", "fused_rank"]
 
 
 def picker_embedder_name(engine: Engine) -> str:
     """The embedder Tier 1 uses by default: the stored vectors' model when loadable (no re-embedding)."""
-    from voproshalych_eval.tiers.tier1 import default_embedder_name
-
     return default_embedder_name(engine)
 
 
 def picker_retriever(engine: Engine, *, embedder: Any = None) -> Retriever:
     """The picker's retriever: hybrid over the current snapshot, the knowledge base embedded for ``embedder``."""
     if embedder is None:
-        from voproshalych_eval.embeddings import cached_embedder
-
         embedder = cached_embedder(picker_embedder_name(engine), engine)
     search = Retriever.open(engine, method="hybrid", embedder=embedder)
     search.prepare()
@@ -46,8 +46,6 @@ def search_chunks(
     current snapshot with ``embedder``, else :func:`picker_embedder_name`'s). Columns :data:`PICKER_COLUMNS`;
     ranks are 1-based and None where a retriever did not return the chunk. An empty query gives an empty table.
     """
-    from voproshalych_eval.db.production import read_chunks
-
     q = (query or "").strip()
     if not q:
         return pd.DataFrame(columns=PICKER_COLUMNS)
@@ -88,8 +86,6 @@ def highlight_span(chunk_text: str, answer: str, *, min_chars: int = 12) -> tupl
     i = low.find(a.lower())
     if i >= 0 and len(a) >= min_chars:
         return i, i + len(a)
-    from voproshalych_eval.llm.offline import split_sentences
-
     best: tuple[int, int] | None = None
     for s in sorted(split_sentences(a), key=len, reverse=True):
         s = s.strip().rstrip(".!?…")

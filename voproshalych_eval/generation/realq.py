@@ -34,6 +34,7 @@ from sqlalchemy import Engine
 from voproshalych_eval import annotations as A
 from voproshalych_eval import dataset_versions as dv
 from voproshalych_eval.datasets import Dataset, content_hash, get_dataset, store, validate_records
+from voproshalych_eval.generation.picker import picker_retriever, search_chunks
 from voproshalych_eval.plans import Plan
 
 STRATEGIES = ("random_stratified", "unanswered", "thumbs_down", "topic", "coverage_gap")
@@ -43,6 +44,7 @@ _PUNCT = re.compile(r"[^\w\s]+", re.UNICODE)
 
 def normalized(question: str) -> str:
     """Deduplication key: lower case, ``ё`` -> ``е``, punctuation dropped, whitespace collapsed."""
+    # heavy: defers snowballstemmer (via analytics.text_ru)
     from voproshalych_eval.analytics.text_ru import normalize
 
     return " ".join(_PUNCT.sub(" ", normalize(question)).split())
@@ -57,7 +59,10 @@ def _stratum(row: Any) -> str:
 
 def log_questions(engine: Engine, *, source: str | None = None) -> pd.DataFrame:
     """The log's real questions, deduplicated (first occurrence kept, ``n_asked`` counted), with their stratum."""
+    # heavy: defers snowballstemmer (via analytics.question_log)
     from voproshalych_eval.analytics.question_log import read_log
+
+    # heavy: defers snowballstemmer (via analytics.text_ru)
     from voproshalych_eval.analytics.text_ru import classify_many
 
     df = read_log(engine, source=source)
@@ -83,6 +88,7 @@ def topics_plan(engine: Engine, *, source: str | None = None, k_topics: int | No
     """The real-user topic analysis of the log (a ``real_users`` plan with ``analyses=["topics"]``), for the
     executor to run as a recorded, cancellable, resumable run; its ``topics`` step stores the topic of every
     log question (read back with :func:`topic_assignments`)."""
+    # heavy: defers snowballstemmer (via analytics.pipeline)
     from voproshalych_eval.analytics.pipeline import build_plan
 
     plan = build_plan(engine, {"analyses": ["topics"], "source": source, "k_topics": k_topics})
@@ -196,8 +202,6 @@ def add_to_pool(engine: Engine, name: str, rows: pd.DataFrame, *, suggest_k: int
 
     Each gets the retriever's top ``suggest_k`` hits as suggestions (never as relevance labels).
     """
-    from voproshalych_eval.generation.picker import picker_retriever, search_chunks
-
     existing = A.reviews(engine, name)
     added: list[str] = []
     search = None  # the picker's retriever, built once, on the first question to suggest chunks for

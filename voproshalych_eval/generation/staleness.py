@@ -19,6 +19,7 @@ question. A suggestion is only a suggestion: applying it is an edit (a new versi
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
@@ -27,6 +28,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Engine
 
+from voproshalych_eval.config import get_settings
 from voproshalych_eval.datasets import (
     Dataset,
     first_version_kb_refs,
@@ -35,7 +37,10 @@ from voproshalych_eval.datasets import (
     list_datasets,
     referenced_chunk_ids,
 )
-from voproshalych_eval.db import production
+from voproshalych_eval.db import production, snapshots
+from voproshalych_eval.db import retrieval as R
+from voproshalych_eval.db.errors import SnapshotError
+from voproshalych_eval.embeddings import cached_embedder
 
 PROBLEM_KINDS = ("missing", "changed", "url_changed", "url_gone")
 
@@ -87,8 +92,6 @@ def version_refs(engine: Engine, dataset_id: int) -> dict[int, tuple[str | None,
 
 def _current(engine: Engine, ids: list[int], snapshot: Any) -> tuple[dict[int, dict[str, Any]], set[str], Any]:
     """``({id: {text, url, hash}}, urls of the snapshot, snapshot)`` of the chunks ``ids`` in ``snapshot``."""
-    from voproshalych_eval.db import snapshots
-
     snap = snapshots.resolve(engine, snapshot)
     if not snap.has_chunk:
         return {}, set(), snap
@@ -148,8 +151,6 @@ def _suggest(engine: Engine, rec: Mapping[str, Any], problems: list[dict[str, An
             j = int(np.argmax(sims))
             return {"chunk_id": int(df["id"].iloc[j]), "url": str(df["url"].iloc[j]), "similarity": round(float(sims[j]), 4),
                     "how": "same page, most similar to the old chunk text"}
-    from voproshalych_eval.db import retrieval as R
-
     if not R.uses_stored_vectors(engine, embedder.name, dim=embedder.dim, snapshot=snap):
         R.ensure_chunk_vectors(engine, embedder, snapshot=snap)
     hits = R.search_vectors(engine, np.asarray(embedder.encode_queries([str(rec.get("question") or old_text)])), k=1,
@@ -173,9 +174,6 @@ def check_dataset(engine: Engine, ds: Dataset | str | int, *, suggest: bool = Tr
                       snapshot_id=snap.id)
     found = find_problems(ds.records, refs, current, urls_now)
     if found and suggest and embedder is None:
-        from voproshalych_eval.config import get_settings
-        from voproshalych_eval.embeddings import cached_embedder
-
         embedder = cached_embedder(get_settings().embedder, engine)
     for key, rec, problems in found:
         sug = _suggest(engine, rec, problems, embedder, snap) if suggest else None
@@ -192,8 +190,6 @@ def source_note(engine: Engine) -> dict[str, Any] | None:
     """``{"source_changed": True, "current_snapshot_id": N}`` when the source's content differs from the current
     snapshot (the checks here read snapshots, so edits not yet snapshotted are unseen), else None (also
     when the source cannot be read)."""
-    from voproshalych_eval.db import snapshots
-
     if not snapshots.source_changed(engine):
         return None
     return {"source_changed": True, "current_snapshot_id": snapshots.current_id(engine)}
@@ -207,10 +203,6 @@ NOTE_TTL_S = 60.0
 
 def recent_source_note(engine: Engine) -> dict[str, Any] | None:
     """:func:`source_note`, reused for :data:`NOTE_TTL_S` seconds per store and current snapshot."""
-    import time
-
-    from voproshalych_eval.db import snapshots
-
     key = (str(engine.url), snapshots.current_id(engine))
     hit = _NOTES.get(key)
     if hit is not None and time.monotonic() - hit[0] < NOTE_TTL_S:
@@ -230,9 +222,6 @@ def dataset_warning(engine: Engine, dataset_id: int | None, snapshot: Any = None
     """
     if dataset_id is None:
         return None
-    from voproshalych_eval.db import snapshots
-    from voproshalych_eval.db.errors import SnapshotError
-
     try:
         rep = check_dataset(engine, int(dataset_id), suggest=False, snapshot=snapshot)
     except (LookupError, SnapshotError):

@@ -19,7 +19,9 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from voproshalych_eval.db import labels as store
 from voproshalych_eval.judges.base import EvaluationResult, Sample
+from voproshalych_eval.judges.judge_metrics import JUDGE_METRICS
 from voproshalych_eval.judges.labels import label_scale
 from voproshalych_eval.metrics import agreement as am
 
@@ -59,8 +61,6 @@ class LabelledItem:
 
 def labelled_items(engine: Engine, metric: str, *, annotators: Sequence[str] | None = None) -> list[LabelledItem]:
     """The labelled items of ``metric`` (only the labels of ``annotators`` when given), in label order."""
-    from voproshalych_eval.db import labels as store
-
     items: dict[str, LabelledItem] = {}
     for lab in store.list_labels(engine, metric):
         if annotators and lab["annotator"] not in annotators:
@@ -186,9 +186,6 @@ def judge_warnings(engine: Engine, metric_keys: Sequence[str], models: Mapping[s
                    prompts: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
     """For a run's metric keys (``avg_<metric>``, prefixed or not), the latest stored agreement of that judge
     metric × one of the run's judge models × the run's prompt version when it is poor: ``{key: measurement}``."""
-    from voproshalych_eval.db import labels as store
-    from voproshalych_eval.judges.judge_metrics import JUDGE_METRICS
-
     run_models = {str(x) for v in (models or {}).values() for x in (v if isinstance(v, list) else [v]) if x}
     aligned = (prompts or {}).get("aligned_version")
     out: dict[str, dict[str, Any]] = {}
@@ -211,15 +208,11 @@ def judge_warnings(engine: Engine, metric_keys: Sequence[str], models: Mapping[s
 
 def stored_measurements(engine: Engine, metric: str | None = None) -> list[dict[str, Any]]:
     """Every stored agreement measurement (of ``metric``), newest first."""
-    from voproshalych_eval.db import labels as store
-
     return store.list_agreements(engine, metric)
 
 
 def save_measurement(engine: Engine, report: Mapping[str, Any]) -> None:
     """Store an agreement report of :func:`measure` (run reports warn next to a poorly agreeing judge)."""
-    from voproshalych_eval.db import labels as store
-
     store.save_agreement(engine, report)
 
 

@@ -26,6 +26,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from voproshalych_eval.judges.agreement import LabelledItem, agreement, judge_items, judged_value
 from voproshalych_eval.judges.labels import label_scale
 from voproshalych_eval.judges.versions import JudgeVersion
@@ -68,8 +70,6 @@ def _best_threshold(humans: Sequence[float], scores: Sequence[float]) -> float |
 
 
 def _arr(x: Sequence[float]) -> Any:
-    import numpy as np
-
     return np.asarray(x, dtype=float)
 
 

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Engine
 
+from voproshalych_eval.config import get_settings
 from voproshalych_eval.errors import VoproshalychEvalError
 from voproshalych_eval.judges.base import (
     AGGREGATORS,
@@ -53,10 +54,11 @@ from voproshalych_eval.judges.judge_metrics import (
     metric_key,
     parse_verdict,
 )
-from voproshalych_eval.llm.client import LLMCallError, LLMClient, default_client, map_concurrent
+from voproshalych_eval.llm.client import Cancelled, LLMCallError, LLMClient, default_client, map_concurrent
 from voproshalych_eval.llm.offline import OFFLINE_LABEL, OfflineJudge, default_embedder
 from voproshalych_eval.llm.prompts import SCHEMAS, prompt_versions, render
 from voproshalych_eval.metrics.failures import category, item_kind
+from voproshalych_eval.metrics.similarity import cosine_similarity
 
 __all__ = ["METRICS", "METRIC_KEYS", "Judge", "get_judge", "parse_verdict"]
 
@@ -130,6 +132,7 @@ class Judge:
                 return self.embedder
             if name not in self._embedders:
                 if self._embedder_loader is None:
+                    # heavy: defers pandas (via embeddings)
                     from voproshalych_eval.embeddings import get_embedder
 
                     self._embedders[name] = get_embedder(name)
@@ -344,8 +347,6 @@ class Judge:
         """Ragas Semantic Similarity: embedding cosine of response and reference (no LLM, not a heuristic) over one or several
         embedding models (``embedders``), combined by the judge's aggregator; with a threshold each model's
         score becomes 1.0 / 0.0 (raw cosines kept in ``details``)."""
-        from voproshalych_eval.metrics.similarity import cosine_similarity
-
         names = list(cfg.get("embedders") or [getattr(self.embedder, "name", "embedder")])
         threshold = cfg.get("threshold")
         per_model: dict[str, float | None] = {}
@@ -393,8 +394,6 @@ class Judge:
                       concurrency: int | None = None, **cfg: Any) -> list[EvaluationResult | None]:
         """``evaluate`` over samples concurrently (order kept). An item that raised becomes a result with
         score None and the error as failure; items skipped by ``cancel`` are None."""
-        from voproshalych_eval.llm.client import Cancelled
-
         METRICS[metric].resolve(cfg) if metric in METRICS else None  # bad options fail once, before any call
         conc = 1 if self.offline else (concurrency or (self.client.concurrency if self.client else 1))
         outs = map_concurrent(lambda s: self.evaluate(metric, s, **cfg), list(samples), concurrency=conc,
@@ -454,13 +453,11 @@ def get_judge(settings: Any = None, engine: Engine | None = None, *, models: lis
     """An LLM judge over the configured providers, or the offline heuristic judge when none is configured
     (or ``offline=True``). ``models=None`` -> the first configured model."""
     if settings is None:
-        from voproshalych_eval.config import get_settings
-
         settings = get_settings()
     factory = functools.partial(default_embedder, settings, engine)
     loader = None
     if engine is not None:
-        from voproshalych_eval.embeddings import cached_embedder
+        from voproshalych_eval.embeddings import cached_embedder  # heavy: defers pandas (via embeddings)
 
         loader = functools.partial(_cached, engine=engine, make=cached_embedder)
     common = {"aggregate": aggregate, "use_cache": use_cache, "lang": lang, "embedder": embedder,

@@ -20,7 +20,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from voproshalych_eval.judges.base import Sample
+from voproshalych_eval.judges.base import Sample, combine
+from voproshalych_eval.llm.offline import OFFLINE_LABEL
+from voproshalych_eval.llm.prompts import render
+from voproshalych_eval.metrics.similarity import response_relevancy_score
 
 __all__ = ["JUDGE_METRICS", "Extracted", "JudgeMetric", "Option", "ScoreScale", "metric_key", "parse_verdict"]
 
@@ -198,8 +201,6 @@ def _num(x: float) -> str:
 
 
 def _extra(sample: Sample, judge: Any) -> str:
-    from voproshalych_eval.llm.prompts import render
-
     parts = []
     if sample.retrieved_contexts:
         parts.append(render("extra_context", lang=judge.lang, context=contexts_text(sample.retrieved_contexts)))
@@ -250,8 +251,6 @@ def _rag_extract(p: Mapping[str, Any], cfg: Cfg, ctx: Any) -> Extracted:
 
 
 def _rag_post(res: Any, cfg: Cfg, judge: Any) -> None:
-    from voproshalych_eval.judges.base import combine
-
     per = res.details.get("per_model", {})
     if per:
         how = judge.aggregate if judge.aggregate != "consensus" else "average"
@@ -352,8 +351,6 @@ def _relevancy_prepare(judge: Any, s: Sample, cfg: Cfg) -> dict[str, Any]:
 
 
 def _relevancy_extract(p: Mapping[str, Any], cfg: Cfg, ctx: Mapping[str, Any]) -> Extracted:
-    from voproshalych_eval.metrics.similarity import response_relevancy_score
-
     judge = ctx["judge"]
     qs = [q for q in p["questions"] if isinstance(q, str) and q.strip()]
     if not qs:
@@ -394,8 +391,6 @@ def _verdict_extract(text: str, cfg: Cfg, ctx: Any) -> Extracted:
 
 
 def _verdict_offline(h: Any, s: Sample, cfg: Cfg) -> tuple[float | None, str, dict[str, Any]]:
-    from voproshalych_eval.llm.offline import OFFLINE_LABEL
-
     text = h.show_no_show(s.user_input, contexts_text(s.retrieved_contexts) if _has_context(s) else "", s.response or "")
     v = parse_verdict(text)
     if v is None:

@@ -26,7 +26,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from voproshalych_eval.datasets import validate_records
+from voproshalych_eval.datasets import get_dataset, validate_records
 from voproshalych_eval.db import labels as store
 from voproshalych_eval.judges.judge_metrics import JUDGE_METRICS
 from voproshalych_eval.record_files import (
@@ -36,6 +36,7 @@ from voproshalych_eval.record_files import (
     as_json_value,
     as_text,
     read_file,
+    write_csv,
 )
 
 __all__ = ["FILE_COLUMNS", "LabelScale", "export_labels", "import_demo_judge_set", "import_file",
@@ -167,7 +168,7 @@ def import_file(engine: Engine, path: str | Path, *, data: bytes | None = None, 
 
 def import_demo_judge_set(engine: Engine) -> int:
     """The demo's judge set (92 show/no-show labels, ``data/judge_set.json``) as labels of ``demo_judge_set``."""
-    from voproshalych_eval.demo import DATA_DIR
+    from voproshalych_eval.demo import DATA_DIR  # heavy: defers pandas (via demo)
 
     path = Path(DATA_DIR) / "judge_set.json"
     return import_file(engine, path, annotator=DEMO_ANNOTATOR)
@@ -176,9 +177,7 @@ def import_demo_judge_set(engine: Engine) -> int:
 def import_review_decisions(engine: Engine, dataset: str, kind: str = "golden") -> int:
     """A dataset's review decisions (accepted 1 / rejected 0, the reason as note) as ``dataset_review`` labels
     of the reviewer who made them."""
-    from voproshalych_eval.annotations import reviews
-    from voproshalych_eval.datasets import get_dataset
-
+    from voproshalych_eval.annotations import reviews  # heavy: defers pandas (via annotations)
     ds = get_dataset(engine, dataset, kind)
     by_key = dict(zip(ds.keys(), ds.records, strict=True))
     labels = []
@@ -210,8 +209,6 @@ def export_labels(engine: Engine, metric: str | None = None, fmt: str = "csv") -
         return json.dumps(rows, ensure_ascii=False, indent=1)
     if fmt != "csv":
         raise ValueError(f"unknown export format {fmt!r}; use csv or json")
-    from voproshalych_eval.record_files import write_csv
-
     return write_csv([{**r, "contexts": json.dumps(r["contexts"], ensure_ascii=False)} for r in rows],
                      [*FILE_COLUMNS, "created_at"])
 

@@ -20,6 +20,8 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from voproshalych_eval.db import labels as store
+
 __all__ = ["JudgeVersion", "load_version", "resolve_versions"]
 
 
@@ -96,8 +98,6 @@ class JudgeVersion:
 
 def load_version(engine: Engine, version: str) -> JudgeVersion:
     """A stored version by name; ``ValueError`` naming the known ones when absent."""
-    from voproshalych_eval.db import labels as store
-
     row = store.get_version(engine, version)
     if row is None:
         known = ", ".join(v["version"] for v in store.list_versions(engine)) or "none"
@@ -109,8 +109,6 @@ def resolve_versions(engine: Engine, names: Sequence[str] | None, *, defaults_fo
                      ) -> dict[str, JudgeVersion]:
     """``{metric: version}`` from version names (``builtin`` = the metric's own prompt); metrics of
     ``defaults_for`` not named get their adopted default version, when one exists."""
-    from voproshalych_eval.db import labels as store
-
     out: dict[str, JudgeVersion] = {}
     builtin: set[str] = set()
     for name in names or ():
@@ -130,6 +128,4 @@ def resolve_versions(engine: Engine, names: Sequence[str] | None, *, defaults_fo
 
 def stored_versions(engine: Engine, metric: str | None = None) -> list[dict[str, Any]]:
     """Every stored aligned version (of ``metric``) with its lineage, oldest first."""
-    from voproshalych_eval.db import labels as store
-
     return store.list_versions(engine, metric)

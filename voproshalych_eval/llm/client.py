@@ -54,11 +54,14 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
+from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 
 from sqlalchemy import Engine
 
 from voproshalych_eval import redaction
+from voproshalych_eval.config import env, get_settings
+from voproshalych_eval.db.slots import hold_slot
 from voproshalych_eval.errors import VoproshalychEvalError
 from voproshalych_eval.llm import limits
 from voproshalych_eval.llm import usage as usage_meter
@@ -265,8 +268,6 @@ def _retry_after(exc: Exception) -> float | None:
     try:
         return float(value)
     except ValueError:
-        from email.utils import parsedate_to_datetime
-
         try:
             return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
         except (TypeError, ValueError):
@@ -290,7 +291,7 @@ def _error_text(exc: Exception) -> str:
 def classify(exc: Exception) -> tuple[str, int | None]:
     """Map an ``openai`` SDK exception to an error kind (:data:`ERROR_KINDS`) and HTTP status: what the error
     is, not only its status — a 400 saying the prompt exceeds the context window is ``context_overflow``."""
-    import openai
+    import openai  # heavy: defers openai
 
     if isinstance(exc, openai.APITimeoutError):
         return "timeout", None
@@ -460,8 +461,6 @@ class LLMClient:
             base, _ = split_base_url(p.base_url, p.name) if p.base_url else (None, None)
             n = probe_window(base, mid, timeout=min(5.0, self.timeout)) if base else None
         if n is None:
-            from voproshalych_eval.config import env
-
             raw = env(ENV_WINDOW) or (llm_options(self.settings).get("context_window") if self.settings else None)
             try:
                 n = int(raw) if raw else None
@@ -484,7 +483,7 @@ class LLMClient:
         with self._lock:
             client = self._sdk_clients.get(provider.name)
             if client is None:
-                from openai import OpenAI
+                from openai import OpenAI  # heavy: defers openai
 
                 base, query = split_base_url(provider.base_url, provider.name)
                 key = resolve_api_key(provider, self.settings) or NO_KEY
@@ -529,8 +528,6 @@ class LLMClient:
         own slot (:mod:`~voproshalych_eval.llm.limits`); no store, no sharing."""
         if self.engine is None:
             return contextlib.nullcontext()
-        from voproshalych_eval.db.slots import hold_slot
-
         return hold_slot(self.engine, f"llm:{provider.name}", capacity)
 
     # ----------------------------------------------------------------- one HTTP call with retries
@@ -812,6 +809,7 @@ class LLMClient:
                 "format_fallbacks": s.format_fallbacks,
             }
         if with_cost:
+            # heavy: keeps llm.prices out of --help (+1 ms)
             from voproshalych_eval.llm.prices import price_table, summarize_usage
 
             summary = summarize_usage(self.stats.per_model.snapshot(), price_table(self.engine, self.settings))
@@ -876,7 +874,7 @@ def _post_chat(sdk: Any, body: dict[str, Any]) -> dict[str, Any]:
     ``chat.completions.create`` would walk the whole request through the SDK's typed-dict transformer and the
     reply through pydantic models: ~45 % of the client's CPU per call in the profile (issue 28), for a request
     that is already plain JSON and a reply of which we read four fields."""
-    import httpx
+    import httpx  # heavy: defers httpx
 
     raw = sdk.post("/chat/completions", body=body, cast_to=httpx.Response)
     try:
@@ -926,8 +924,8 @@ def _mode_key(provider: Provider, model_id: str) -> str:
 def _http_client(timeout: float, pool: int) -> Any:
     """The SDK's HTTP client with a connection pool as large as the requests allowed in flight (the SDK's
     default keeps 20 alive: above that every request would open a new connection)."""
-    import httpx
-    from openai import DefaultHttpxClient
+    import httpx  # heavy: defers httpx
+    from openai import DefaultHttpxClient  # heavy: defers openai
 
     n = max(20, int(pool) + 4)
     return DefaultHttpxClient(timeout=timeout, limits=httpx.Limits(max_connections=None, max_keepalive_connections=n))  # type: ignore[arg-type]  # the SDK's annotation names a re-exported httpx; the object is httpx's own
@@ -961,15 +959,11 @@ def default_client(settings: Any = None, engine: Engine | None = None, **kwargs:
     ``VOPROSHALYCH_EVAL_LLM_TIMEOUT``; keyword arguments win.
     """
     if settings is None:
-        from voproshalych_eval.config import get_settings
-
         settings = get_settings()
     providers = configured_providers(settings)
     if not providers:
         return None
     opts = llm_options(settings)
-    from voproshalych_eval.config import env
-
     conc = kwargs.pop("concurrency", None) or env("VOPROSHALYCH_EVAL_LLM_CONCURRENCY") or opts.get("concurrency")
     timeout = kwargs.pop("timeout", None) or env("VOPROSHALYCH_EVAL_LLM_TIMEOUT") or opts.get("timeout") or 60
     lang = kwargs.pop("lang", None) or getattr(settings, "language", "ru") or "ru"

@@ -8,12 +8,14 @@ failed generation.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from sqlalchemy import Engine
 
+from voproshalych_eval.config import get_settings
 from voproshalych_eval.llm.client import LLMCallError, LLMClient, default_client
 from voproshalych_eval.llm.prompts import prompt_versions, render
 
@@ -93,8 +95,6 @@ class LLMGenerator:
                           {"prompt": r.prompt_tokens, "completion": r.completion_tokens}, None, truncated, r.cached)
 
     async def agenerate(self, question: str, contexts: list[str], **kwargs: Any) -> Generation:
-        import asyncio
-
         return await asyncio.get_running_loop().run_in_executor(None, lambda: self.generate(question, contexts, **kwargs))
 
 
@@ -104,8 +104,6 @@ def get_generator(settings: Any = None, engine: Engine | None = None, *, model: 
     """An :class:`LLMGenerator` when a provider is configured (and ``offline`` is not True), else an
     :class:`~voproshalych_eval.llm.offline.ExtractiveGenerator` (``.offline == True``)."""
     if settings is None:
-        from voproshalych_eval.config import get_settings
-
         settings = get_settings()
     lang = kwargs.pop("lang", None) or getattr(settings, "language", "ru") or "ru"
     if offline is not True:
@@ -114,6 +112,7 @@ def get_generator(settings: Any = None, engine: Engine | None = None, *, model: 
             return LLMGenerator(client, model, system_prompt=system_prompt, lang=lang, **kwargs)
         if offline is False:
             raise RuntimeError("No LLM provider is configured (see docs/LLM.md); use the offline generator instead.")
+    # heavy: defers numpy (via llm.offline)
     from voproshalych_eval.llm.offline import ExtractiveGenerator, default_embedder
 
     return ExtractiveGenerator(embedder or default_embedder(settings, engine))

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Engine
 
+from voproshalych_eval.config import get_settings
 from voproshalych_eval.llm.generation import Generation
 from voproshalych_eval.metrics.text_overlap import tokenize
 
@@ -45,11 +46,10 @@ def split_sentences(text: str | None) -> list[str]:
 
 def default_embedder(settings: Any = None, engine: Engine | None = None) -> Any:
     """The configured embedder (behind the DB cache when an engine is given)."""
+    # heavy: defers pandas (via embeddings)
     from voproshalych_eval.embeddings import cached_embedder, get_embedder
 
     if settings is None:
-        from voproshalych_eval.config import get_settings
-
         settings = get_settings()
     name = getattr(settings, "embedder", None) or "use-multilingual"
     return cached_embedder(name, engine) if engine is not None else get_embedder(name)

@@ -23,6 +23,7 @@ from typing import Any
 
 from sqlalchemy import Engine, text
 
+from voproshalych_eval.config import get_settings
 from voproshalych_eval.llm.cache import run_call_rows
 
 log = logging.getLogger(__name__)
@@ -102,8 +103,6 @@ def stored_prices(engine: Engine | None) -> dict[str, Price]:
 def price_table(engine: Engine | None = None, settings: Any = None) -> dict[str, Price]:
     """Prices in force: the store's table with ``[llm.prices]`` from secrets.toml on top."""
     if settings is None:
-        from voproshalych_eval.config import get_settings
-
         settings = get_settings()
     return stored_prices(engine) | secrets_prices(settings)
 

@@ -32,8 +32,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
-from voproshalych_eval.config import environ
+from voproshalych_eval.config import environ, get_settings
 
 # the endpoint-URL helpers live below the LLM layer (the embedder uses them too); re-exported here
 from voproshalych_eval.endpoints import ProviderConfigError as ProviderConfigError
@@ -79,8 +80,6 @@ class Provider:
 
 def has_user_info(url: str | None) -> bool:
     """Whether ``url`` carries ``user[:password]@`` (sent as HTTP Basic auth by the HTTP client)."""
-    from urllib.parse import urlsplit
-
     try:
         return bool(url) and "@" in urlsplit(url).netloc
     except ValueError:
@@ -101,8 +100,6 @@ def resolve_api_key(provider: Provider, settings: Any = None, env: Mapping[str, 
         return env[provider.api_key_env]
     if settings is None:
         try:
-            from voproshalych_eval.config import get_settings
-
             settings = get_settings()
         except Exception:  # noqa: BLE001
             settings = None

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from voproshalych_eval.metrics.classification import cohen_kappa
+from voproshalych_eval.metrics.statistics import bootstrap_ci
 
 __all__ = ["agreement_report", "best_threshold", "bias", "bootstrap_pairs_ci", "confusion", "krippendorff_alpha",
            "paired_difference_ci", "spearman", "weighted_kappa"]
@@ -55,7 +56,7 @@ def weighted_kappa(human: Values, judge: Values, *, weights: str = "quadratic") 
     with :math:`O` the observed confusion matrix and :math:`E` the outer product of its margins / n.
     ``sklearn.metrics.cohen_kappa_score(weights=...)``; 1.0 when both raters give one and the same value.
     """
-    from sklearn.metrics import cohen_kappa_score
+    from sklearn.metrics import cohen_kappa_score  # heavy: defers sklearn
 
     h, j = _pairs(human, judge)
     labels = sorted(set(h.tolist()) | set(j.tolist()))
@@ -74,7 +75,7 @@ def krippendorff_alpha(ratings: Sequence[Sequence[float | None]], *, level: str 
     over all pairable values, with the metric of ``level`` (``nominal``, ``ordinal``, ``interval``, ``ratio``).
     The ``krippendorff`` package; NaN when every value is the same (no variation to agree on).
     """
-    import krippendorff
+    import krippendorff  # heavy: defers numpy (via krippendorff)
 
     data = np.array([[np.nan if v is None else float(v) for v in row] for row in ratings], dtype=float)
     if data.ndim != 2 or data.shape[0] < 2:
@@ -88,7 +89,7 @@ def krippendorff_alpha(ratings: Sequence[Sequence[float | None]], *, level: str 
 def spearman(human: Values, judge: Values) -> float:
     r"""Spearman's rank correlation :math:`\rho = \operatorname{corr}(\operatorname{rank}(h), \operatorname{rank}(j))`
     (``scipy.stats.spearmanr``, average ranks for ties); NaN when either side is constant."""
-    from scipy.stats import spearmanr
+    from scipy.stats import spearmanr  # heavy: defers scipy
 
     h, j = _pairs(human, judge)
     if np.unique(h).size < 2 or np.unique(j).size < 2:
@@ -98,8 +99,6 @@ def spearman(human: Values, judge: Values) -> float:
 
 def bias(human: Values, judge: Values, *, n_resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
     r"""Mean signed difference :math:`\frac{1}{n}\sum_i (j_i - h_i)` with a percentile-bootstrap CI."""
-    from voproshalych_eval.metrics.statistics import bootstrap_ci
-
     h, j = _pairs(human, judge)
     d = j - h
     lo, hi = bootstrap_ci(d, n_resamples=n_resamples, seed=seed)

@@ -34,7 +34,7 @@ def kmeans(X: np.ndarray, k: int, *, seed: int = 0, n_init: int = 1, init: np.nd
     parallel chunks are too small to pay for the threads, and on a busy machine the spinning threads made the
     k search 5× slower (``benchmarks/bench_topics_click.py``); the results are the same to 1e-15.
     """
-    from sklearn.cluster import KMeans
+    from sklearn.cluster import KMeans  # heavy: defers sklearn
 
     X64 = np.asarray(X, dtype=np.float64)
     if init is not None:
@@ -56,7 +56,7 @@ def seeding(X: np.ndarray, k: int, *, seed: int = 0) -> np.ndarray:
     clusters: a k search seeds once for its largest k and starts each candidate from a prefix. (The local
     trials per centre, ``2 + ln k``, follow the largest k; for that k the seeding equals ``KMeans``'s own.)
     """
-    from sklearn.cluster import kmeans_plusplus
+    from sklearn.cluster import kmeans_plusplus  # heavy: defers sklearn
 
     X64 = np.asarray(X, dtype=np.float64)
     with limit_threads(1 if X64.shape[0] <= SINGLE_THREAD_ROWS else None):

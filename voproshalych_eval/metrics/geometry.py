@@ -932,7 +932,7 @@ def trustworthiness_sample(
     trustworthiness of that subsample (neighbourhoods within it), not of the whole set.
     Requires ``k < n_used / 2`` (sklearn's condition).
     """
-    from sklearn.manifold import trustworthiness
+    from sklearn.manifold import trustworthiness  # heavy: defers sklearn
 
     _check_metric(metric)
     H = _as_matrix(X_high, "X_high")

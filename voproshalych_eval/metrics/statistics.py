@@ -20,6 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from voproshalych_eval.metrics.failures import count
+from voproshalych_eval.metrics.validation import check_consistent_length
+
 __all__ = [
     "Aggregate",
     "EffectSize",
@@ -240,9 +243,6 @@ def summarize(
     quorum short of every vote asked (``n_partial``). When no value is valid the result has
     ``value=None`` and no interval.
     """
-    from voproshalych_eval.metrics.failures import count
-    from voproshalych_eval.metrics.validation import check_consistent_length
-
     vals = list(values)
     ks: list[str | None] = list(kinds) if kinds is not None else [None] * len(vals)
     parts = list(partial) if partial is not None else [False] * len(vals)
@@ -456,7 +456,7 @@ def adjust_pvalues(p_values: Sequence[float | None], *, method: str = "holm") ->
     out: list[float | None] = [None] * len(p_values)
     if not idx:
         return out
-    from statsmodels.stats.multitest import multipletests
+    from statsmodels.stats.multitest import multipletests  # heavy: defers statsmodels
 
     raw = [float(p_values[i]) for i in idx]  # type: ignore[arg-type]
     for p in raw:
@@ -534,7 +534,7 @@ def proportion_ci(hits: int, n: int, *, confidence: float = 0.95) -> tuple[float
         raise ValueError(f"need 0 <= hits <= n, got hits={hits}, n={n}")
     if n == 0:
         return None, None
-    from statsmodels.stats.proportion import proportion_confint
+    from statsmodels.stats.proportion import proportion_confint  # heavy: defers statsmodels
 
     lo, hi = proportion_confint(int(hits), int(n), alpha=1 - confidence, method="wilson")
     # at hits == n (0) the Wilson bound is exactly 1 (0); the closed form leaves a rounding error

@@ -35,7 +35,7 @@ class _LockedStemmer:
     """A Snowball stemmer guarded by a lock (Snowball stemmer objects keep per-call state)."""
 
     def __init__(self, language: str) -> None:
-        import snowballstemmer
+        import snowballstemmer  # heavy: defers snowballstemmer
 
         self._stemmer = snowballstemmer.stemmer(language)
         self._lock = threading.Lock()
@@ -82,7 +82,7 @@ class _Tokenizer:
 
 @lru_cache(maxsize=2)
 def _rouge_scorer(stem: bool) -> Any:
-    from rouge_score import rouge_scorer
+    from rouge_score import rouge_scorer  # heavy: defers sklearn (via rouge_score)
 
     return rouge_scorer.RougeScorer(list(ROUGE_TYPES), tokenizer=_Tokenizer(stem=stem))
 
@@ -120,7 +120,7 @@ def bleu(prediction: str, reference: str, *, lowercase: bool = False) -> float:
     sentences, and is case-sensitive unless ``lowercase=True``. Empty prediction -> 0.0.
     Identical non-empty texts -> 100.0.
     """
-    import sacrebleu
+    import sacrebleu  # heavy: defers sacrebleu
 
     if not prediction.strip() or not reference.strip():
         return 0.0
@@ -145,8 +145,9 @@ def corpus_bleu(predictions: Sequence[str], references: Sequence[str], *, lowerc
     >>> corpus_bleu(["стипендия 25 числа каждого месяца"], ["стипендия 25 числа каждого месяца"])
     100.0
     """
-    import sacrebleu
+    import sacrebleu  # heavy: defers sacrebleu
 
+    # heavy: defers numpy (via metrics.validation)
     from voproshalych_eval.metrics.validation import check_consistent_length
 
     if check_consistent_length(("predictions", predictions), ("references", references)) == 0:
@@ -160,7 +161,7 @@ def chrf(prediction: str, reference: str) -> float:
 
     Character-based, so it needs no tokenizer and is robust to Russian inflection. Empty -> 0.0.
     """
-    import sacrebleu
+    import sacrebleu  # heavy: defers sacrebleu
 
     if not prediction.strip() or not reference.strip():
         return 0.0

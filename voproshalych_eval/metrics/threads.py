@@ -11,7 +11,7 @@ __all__ = ["limit_threads"]
 @lru_cache(maxsize=1)
 def _controller() -> Any:
     """One ``threadpoolctl.ThreadpoolController`` per process (building one scans the loaded libraries, ~10 ms)."""
-    from threadpoolctl import ThreadpoolController
+    from threadpoolctl import ThreadpoolController  # heavy: defers threadpoolctl (CLI start)
 
     return ThreadpoolController()
 

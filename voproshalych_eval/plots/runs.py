@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 
 from voproshalych_eval.metrics import catalog
 from voproshalych_eval.metrics.formatting import d3_format
+from voproshalych_eval.metrics.statistics import correction_label
 from voproshalych_eval.plots.layout import label_ticks, polish, time_axis
 from voproshalych_eval.plots.scales import faceted, facets, scale_title, style_axis
 
@@ -101,8 +102,6 @@ def diff_figure(
     panel per catalog scale of the metric (a difference in BLEU points never shares an axis with a difference
     in shares); coloured by verdict (better / worse / no significant difference). The hover gives the raw p,
     the p adjusted by ``correction`` (named) that the verdict uses, and the effect size d_z with its CI."""
-    from voproshalych_eval.metrics.statistics import correction_label
-
     adj = correction_label(correction, lang)
     rows = metrics[metrics["paired_mean_diff"].notna()].iloc[::-1]
     groups = facets([k.removeprefix("item.") for k in rows["metric"]])

@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from voproshalych_eval import runs
+from voproshalych_eval.datasets import get_dataset
 from voproshalych_eval.judges.labels import item_key, label_scale
 
 JUDGED_TIERS = ("judge_metrics", "judge_pipeline")
@@ -34,8 +35,6 @@ def _scores(res: dict[str, Any]) -> tuple[float | None, dict[str, Any]]:
 
 def queue_items(engine: Engine, run: runs.Run) -> list[dict[str, Any]]:
     """The run's judged items as queue items (items without a judged answer are left out)."""
-    from voproshalych_eval.datasets import get_dataset
-
     metric = run_metric(run)
     scale = label_scale(metric)
     samples: dict[str, dict[str, Any]] = {}

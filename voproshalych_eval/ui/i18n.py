@@ -14,6 +14,9 @@ from typing import Any
 
 import streamlit as st
 
+from voproshalych_eval.bilingual import render
+from voproshalych_eval.config import get_settings
+
 LANG_KEY = "ui_language"
 LANGUAGES = {"ru": "Русский", "en": "English"}
 
@@ -25,8 +28,6 @@ def lang() -> str:
     if value not in LANGUAGES and st.query_params.get("lang") in LANGUAGES:
         value = st.session_state[LANG_KEY] = st.query_params["lang"]
     if value not in LANGUAGES:
-        from voproshalych_eval.config import get_settings
-
         value = get_settings().language if get_settings().language in LANGUAGES else "ru"
         st.session_state[LANG_KEY] = value
     return value
@@ -63,13 +64,13 @@ def tr_pair(pair: tuple[str, str] | list[str]) -> str:
 
 def metric_label(key: str) -> str:
     """Translated label of a metric key, from the metric catalog (``chunk.mrr`` -> "MRR · чанки")."""
-    from voproshalych_eval.metrics import catalog
+    from voproshalych_eval.metrics import catalog  # heavy: keeps metrics.catalog out of app start (+15 ms)
 
     text = catalog.label(key, lang())
     if text == key and (spec := catalog.for_item_field(key)) is not None:  # a per-item field (``faithfulness``)
         return spec.label(lang())
     if text == key:  # a per-item column that is not a metric (``first_relevant_rank``): its table header
-        from voproshalych_eval.ui.tables import COLUMN_LABELS
+        from voproshalych_eval.ui.tables import COLUMN_LABELS  # heavy: defers pandas (via ui.tables)
 
         if key in COLUMN_LABELS:
             return tr(*COLUMN_LABELS[key])
@@ -78,6 +79,7 @@ def metric_label(key: str) -> str:
 
 def fmt(key: str | None, value: Any, *, percent: bool = False) -> str:
     """``value`` of metric ``key`` written by its kind and scale (``224``, ``0.581``, ``4.25``, ``1.2 с``)."""
+    # heavy: keeps metrics.formatting out of app start (+15 ms)
     from voproshalych_eval.metrics.formatting import format_value
 
     return format_value(key, value, lang(), percent=percent)
@@ -85,12 +87,14 @@ def fmt(key: str | None, value: Any, *, percent: bool = False) -> str:
 
 def fmt_count(n: Any) -> str:
     """A whole number with the language's thousands separator (``—`` for none)."""
+    # heavy: keeps metrics.formatting out of app start (+15 ms)
     from voproshalych_eval.metrics.formatting import format_count
 
     return "—" if n is None else format_count(n, lang())
 
 
 def fmt_seconds(s: Any) -> str:
+    # heavy: keeps metrics.formatting out of app start (+15 ms)
     from voproshalych_eval.metrics.formatting import format_seconds
 
     return "—" if s is None else format_seconds(s, lang())
@@ -98,6 +102,4 @@ def fmt_seconds(s: Any) -> str:
 
 def show(value: Any) -> str:
     """A core message (:class:`voproshalych_eval.bilingual.Text` or plain text) in the active language."""
-    from voproshalych_eval.bilingual import render
-
     return render(value, lang())

@@ -16,11 +16,14 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import executor, job_queue, runs
+from voproshalych_eval import describe, executor, job_queue, runs
+from voproshalych_eval.generation.staleness import run_warning, warning_text
 from voproshalych_eval.llm.prices import format_cost
-from voproshalych_eval.ui import auth, state, untrusted, url_state
+from voproshalych_eval.reports import jury_notes
+from voproshalych_eval.ui import auth, state, trace_view, untrusted, url_state
 from voproshalych_eval.ui.common import offline_badge
 from voproshalych_eval.ui.i18n import fmt, fmt_count, fmt_seconds, lang, metric_label, show, tr
+from voproshalych_eval.ui.verdicts import run_verdict
 
 log = logging.getLogger(__name__)
 POLL_SECONDS = 1.0
@@ -240,9 +243,6 @@ def resume_button(run_id: int, state_key: str) -> None:
 def run_caption(run: runs.Run) -> None:
     """Lead the run's view with its verdict against the baselines (offline runs: "offline — not compared"),
     then what was run, in words: configuration, dataset, models, code version."""
-    from voproshalych_eval import describe
-    from voproshalych_eval.ui.verdicts import run_verdict
-
     run_verdict(run)
     if run.offline:
         offline_badge()
@@ -256,16 +256,12 @@ def run_caption(run: runs.Run) -> None:
 
 def jury_warnings(run: runs.Run) -> None:
     """A visible warning naming each judge model that failed most of its calls, and the undecided ties."""
-    from voproshalych_eval.reports import jury_notes
-
     for note in jury_notes(dict(run.metrics or {}), lang=lang()):
         st.warning("⚠️ " + note)
 
 
 def stale_dataset_warning(run: runs.Run) -> None:
     """A visible warning when the run's dataset version references chunks that changed in its snapshot."""
-    from voproshalych_eval.generation.staleness import run_warning, warning_text
-
     try:
         warn = run_warning(state.engine(), run)
     except Exception:  # noqa: BLE001 - a failed check must not hide the run
@@ -376,8 +372,6 @@ def drilldown(df: pd.DataFrame, *, key: str, render: Callable[[Mapping[str, Any]
         st.error(tr("Элемент не выполнен: ", "Item failed: ") + untrusted.md(row.get("error")))
     render(row)
     if trace:
-        from voproshalych_eval.ui import trace_view
-
         result = {k: v for k, v in row.items()
                   if k not in _ITEM_META and v is not None and not (isinstance(v, float) and v != v)}
         if result:

@@ -13,6 +13,10 @@ from typing import Any
 
 import streamlit as st
 
+from voproshalych_eval.datasets import list_datasets
+from voproshalych_eval.llm.estimate import estimate_run
+from voproshalych_eval.llm.prices import price_table
+from voproshalych_eval.llm.providers import configured_providers
 from voproshalych_eval.ui import state
 from voproshalych_eval.ui.i18n import fmt_count, tr
 
@@ -24,10 +28,6 @@ def _pending_key(key: str) -> str:
 def estimate(calls_per_model: int, models: Sequence[str] | None = None) -> Any:
     """The :class:`~voproshalych_eval.llm.estimate.RunEstimate` of a run making ``calls_per_model`` LLM calls on
     each of ``models`` (none named: the first configured model), priced by the price table (Settings)."""
-    from voproshalych_eval.llm.estimate import estimate_run
-    from voproshalych_eval.llm.prices import price_table
-    from voproshalych_eval.llm.providers import configured_providers
-
     names = [m for m in (models or []) if m] or [
         next((m for p in configured_providers(state.settings()) for m in p.models), None)
         or tr("модель по умолчанию", "the default model")]
@@ -37,8 +37,6 @@ def estimate(calls_per_model: int, models: Sequence[str] | None = None) -> Any:
 def items_to_run(kind: str, name: str | int, limit: int | None) -> int:
     """How many items of the stored dataset ``name`` (by name: its newest version; or its id) a run with
     ``limit`` (0 or None: all) takes — the basis of its estimate; 0 for a dataset not stored."""
-    from voproshalych_eval.datasets import list_datasets
-
     size = next((int(d["n_items"] or 0) for d in list_datasets(state.engine(), kind)
                  if d["name"] == name or d["id"] == name), 0)
     return min(size, int(limit)) if limit else size

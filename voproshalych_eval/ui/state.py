@@ -19,7 +19,7 @@ T = TypeVar("T")
 
 @st.cache_resource(show_spinner=False)
 def _engine_for(url_key: str) -> Engine:
-    from voproshalych_eval.db import get_engine
+    from voproshalych_eval.db import get_engine  # heavy: keeps db out of app start (+2 ms)
 
     return get_engine(get_settings())
 
@@ -38,7 +38,7 @@ def engine() -> Engine:
 @st.cache_resource(show_spinner=False)
 def embedder(name: str) -> Any:
     """A cached embedder (model loaded once per process), behind the database cache."""
-    from voproshalych_eval.embeddings import cached_embedder
+    from voproshalych_eval.embeddings import cached_embedder  # heavy: defers pandas (via embeddings)
 
     return cached_embedder(name, engine())
 

@@ -15,13 +15,13 @@ import pandas as pd
 import streamlit as st
 
 # the header tables live with the words of stored values (reports use them too); re-exported here
-from voproshalych_eval.field_words import COLUMN_LABELS, TOPIC_COLUMN_LABELS  # noqa: F401
+from voproshalych_eval.field_words import COLUMN_LABELS, TOPIC_COLUMN_LABELS, words_of  # noqa: F401
+from voproshalych_eval.metrics import catalog
+from voproshalych_eval.metrics.formatting import decimals
 from voproshalych_eval.ui.i18n import lang, tr
 
 
 def _metric_spec(column: str) -> Any:
-    from voproshalych_eval.metrics import catalog
-
     return catalog.get(column) or catalog.for_item_field(column)
 
 
@@ -43,9 +43,6 @@ def column_config(df: pd.DataFrame, labels: Mapping[str, tuple[str, str]] | None
 
     ``metrics`` maps a column to the metric key whose number format it takes (when the column name is not
     itself a catalogued key or per-item field)."""
-    from voproshalych_eval.metrics import catalog
-    from voproshalych_eval.metrics.formatting import decimals
-
     config: dict[str, Any] = {}
     for col in df.columns:
         name = str(col)
@@ -77,8 +74,7 @@ def show(df: pd.DataFrame, name: str, *, key: str | None = None, labels: Mapping
          metrics: Mapping[str, str] | None = None, height: int | str | None = None, download: bool = True,
          **kwargs: Any) -> Any:
     """A table with translated headers and numbers by kind, then its download buttons (original column names)."""
-    from voproshalych_eval.field_words import words_of
-    from voproshalych_eval.ui.common import download_buttons
+    from voproshalych_eval.ui.common import download_buttons  # cycle: ui.common imports ui.tables
 
     shown = df.copy()
     for col in shown.columns:  # stored identifiers (``factual``, ``not_found``) read as words

@@ -21,6 +21,10 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
+import plotly.graph_objects as go
+
+from voproshalych_eval.ui import state
+
 log = logging.getLogger("voproshalych_eval.app")
 
 #: imported by Streamlit on first use of an icon or emoji (about 0.8 s), not by ``import streamlit``
@@ -33,8 +37,6 @@ PLOTLY_TRACES = ("Scatter", "Scattergl", "Scatter3d", "Bar", "Histogram", "Heatm
 
 def plotly_traces(names: Iterable[str] = PLOTLY_TRACES) -> int:
     """Build one empty figure with one trace of each type (loads their classes and validators)."""
-    import plotly.graph_objects as go
-
     fig = go.Figure([getattr(go, name)() for name in names])
     fig.update_layout(title="warm-up")
     return len(fig.data)
@@ -88,8 +90,6 @@ def warm_up(project_root: Path, *, open_store: bool = True) -> dict[str, float]:
         timings["imports"] = time.perf_counter() - t
         if open_store:
             t = time.perf_counter()
-            from voproshalych_eval.ui import state
-
             state.engine()  # st.cache_resource: the sessions that follow get this engine
             timings["store"] = time.perf_counter() - t
     except Exception as exc:  # noqa: BLE001 - warming is optional: the first page meets the error in context

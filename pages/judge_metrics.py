@@ -255,7 +255,7 @@ def _results_frame(out: dict) -> pd.DataFrame:
 def _render_sample(out: dict) -> None:
     st.subheader(tr("Разбор примера", "Sample drill-down"))
     keys = [r["item_key"] for r in out["results"]]
-    if keys:
+    if not keys:
         return
     pick = st.selectbox(tr("Пример", "Sample"), keys, key="jm_pick")
     r = next(x for x in out["results"] if x["item_key"] == pick)

@@ -145,7 +145,7 @@ def _stability_rows(df: pd.DataFrame) -> pd.DataFrame:
 
 def _render_stability_items(run: runs.Run) -> None:
     df = jobs.items_frame(run.id)
-    if not df.empty:
+    if df.empty:
         return
     flat = _stability_rows(df)
     if not flat.empty:
@@ -244,7 +244,7 @@ def _render_context_split(run: runs.Run, m: dict) -> None:
 
 def _render_pipeline_items(run: runs.Run) -> None:
     df = jobs.items_frame(run.id)
-    if not df.empty:
+    if df.empty:
         return
     f = df
     if st.checkbox(tr("Только ошибки судьи и сбои", "Judge mistakes and failures only"), key="jp_wrong"):

@@ -187,7 +187,7 @@ def _submitted(f: dict, cfg: dict[str, Any], s: Any, providers: Any) -> tuple[di
         if isinstance(cfg.get("rubrics"), str):
             cfg["rubrics"] = read_rubrics(cfg["rubrics"])
         cfg = JUDGE_METRICS[metric].resolve({k: v for k, v in cfg.items() if v is not None})
-        dataset_id = samples_dataset()
+        dataset_id = samples_dataset(source, upload)
         if dataset_id is not None:
             submitted_params = {"dataset": dataset_id, "metric": metric, "models": models or None, "aggregate": aggregate,
                                 "quorum": quorum, "vote_quorum": vote_quorum, "use_cache": use_cache, "config": cfg,

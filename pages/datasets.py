@@ -23,6 +23,7 @@ from voproshalych_eval.llm.providers import configured_providers
 from voproshalych_eval.ui import auth, jobs, paid_run, run_view, state, tables, uploads, views
 from voproshalych_eval.ui.common import empty_state, json_download, page_header, table_with_download
 from voproshalych_eval.ui.i18n import tr
+from voproshalych_eval.ui.run_page import start_confirmed
 
 KEY = "datasets_gen_run_id"
 TYPE_LABELS = QUESTION_TYPE_WORDS
@@ -184,8 +185,7 @@ def _render_generate(eng: Any) -> None:
         slots = round(submitted_params["size"] * (1 + submitted_params["oversample"]))
         # one generation call and one judge-gate call per slot (the gates' judge defaults to the generator)
         estimate = paid_run.estimate(2 * slots)
-    if (params := paid_run.confirm(KEY, submitted_params, estimate)) is not None:
-        jobs.start(lambda: build_plan(eng, params), KEY)
+    start_confirmed(KEY, submitted_params, estimate, build_plan)
     jobs.job_panel(KEY)
     run = run_view.pick_run("dataset_generation", KEY, label=tr("Запуск генерации", "Generation run"))
     if run is None:

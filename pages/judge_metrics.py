@@ -35,6 +35,7 @@ from voproshalych_eval.ui.common import (
     table_with_download,
 )
 from voproshalych_eval.ui.i18n import lang, tr
+from voproshalych_eval.ui.run_page import start_confirmed
 
 #: the per-sample table's headers that are not metric keys
 JM_LABELS = {"user_input": ("Вопрос", "Question"), "failure_kind": ("Вид сбоя", "Failure kind"),
@@ -203,8 +204,7 @@ def _start_run(f: dict, cfg: dict[str, Any], run: bool, s: Any, providers: Any) 
     estimate = None
     if run:
         submitted_params, estimate = _submitted(f, cfg, s, providers)
-    params = paid_run.confirm(RUN_KEY, submitted_params, estimate)
-    if params is not None and jobs.start(lambda: jm.build_plan(state.engine(), params), RUN_KEY) is not None:
+    if start_confirmed(RUN_KEY, submitted_params, estimate, jm.build_plan) is not None:
         st.session_state.pop("jm_result", None)
 
 

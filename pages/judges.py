@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pandas as pd
 import streamlit as st
 
@@ -18,11 +16,11 @@ from voproshalych_eval.ui.common import (
     json_download,
     llm_notice,
     metric_cards,
-    offline_choice,
     page_header,
     table_with_download,
 )
 from voproshalych_eval.ui.i18n import fmt_count, lang, metric_label, tr
+from voproshalych_eval.ui.run_page import start_confirmed, submitted_params
 
 JUDGE_METRICS = ["faithfulness", "answer_relevance", "answer_correctness", "e2e_score", "rag_judge"]
 
@@ -56,9 +54,9 @@ def _render_page() -> None:
     view = views.tabs("judges_view", {"stability": ("Стабильность", "Stability"), "pipeline": ("Показ / непоказ", "Show / no-show")})
     tab_s, tab_p = view["stability"], view["pipeline"]
     with tab_s:
-        _render_stability(eng, stored_judge, judge_sets, llm_ok)
+        _render_stability(stored_judge, judge_sets, llm_ok)
     with tab_p:
-        _render_pipeline(eng, stored_judge, judge_sets, llm_ok)
+        _render_pipeline(stored_judge, judge_sets, llm_ok)
 
 
 # ---------------------------------------------------------------- stability
@@ -81,21 +79,20 @@ def _render_stability_form(stored_judge: list[dict], judge_sets: list[str]) -> d
             "go": go_s}
 
 
-def _start_stability(eng: Any, f: dict, llm_ok: bool) -> None:
+def _start_stability(f: dict, llm_ok: bool) -> None:
     ds_s, limit_s, rep, metric, models_s, off_s, go_s = f.values()
-    stab_params, stab_estimate = None, None
-    if go_s and (use_off_s := offline_choice(off_s, llm_ok)) is not None:
-        judge_models = [m.strip() for m in models_s.split(",") if m.strip()] or None
-        stab_params = {"dataset": ds_s, "limit": int(limit_s) or None, "repeats": int(rep), "metric": metric,
-                       "judge_models": judge_models, "offline": use_off_s}
-        if not use_off_s:  # a paid run: per item, every judge model R times (the cache is off)
-            stab_estimate = paid_run.estimate(paid_run.items_to_run("judge", ds_s, int(limit_s)) * int(rep), judge_models)
-    if (stab := paid_run.confirm("judge_run_id", stab_params, stab_estimate)) is not None:
-        jobs.start(lambda: judge_stability.build_plan(eng, stab), "judge_run_id")
+    judge_models = [m.strip() for m in models_s.split(",") if m.strip()] or None
+    params, estimate = submitted_params(
+        go_s, off_s, llm_ok,
+        params=lambda use_off_s: {"dataset": ds_s, "limit": int(limit_s) or None, "repeats": int(rep), "metric": metric,
+                                  "judge_models": judge_models, "offline": use_off_s},
+        # a paid run: per item, every judge model R times (the cache is off)
+        estimate=lambda _: paid_run.estimate(paid_run.items_to_run("judge", ds_s, int(limit_s)) * int(rep), judge_models))
+    start_confirmed("judge_run_id", params, estimate, judge_stability.build_plan)
 
 
-def _render_stability(eng: Any, stored_judge: list[dict], judge_sets: list[str], llm_ok: bool) -> None:
-    _start_stability(eng, _render_stability_form(stored_judge, judge_sets), llm_ok)
+def _render_stability(stored_judge: list[dict], judge_sets: list[str], llm_ok: bool) -> None:
+    _start_stability(_render_stability_form(stored_judge, judge_sets), llm_ok)
     run = run_view.run_section("judge", "judge_run_id", stop_while_running=False)
     if run is None:
         empty_state("Запусков ещё нет — задайте параметры выше и нажмите «Запустить».",
@@ -184,19 +181,19 @@ def _render_pipeline_form(stored_judge: list[dict], judge_sets: list[str]) -> di
     return {"ds": ds_p, "limit": limit_p, "calibrate": calib, "offline": off_p, "go": go_p}
 
 
-def _start_pipeline(eng: Any, f: dict, llm_ok: bool) -> None:
+def _start_pipeline(f: dict, llm_ok: bool) -> None:
     ds_p, limit_p, calib, off_p, go_p = f.values()
-    pipe_params, pipe_estimate = None, None
-    if go_p and (use_off_p := offline_choice(off_p, llm_ok)) is not None:
-        pipe_params = {"dataset": ds_p, "limit": int(limit_p) or None, "calibrate": calib, "offline": use_off_p}
-        if not use_off_p:  # a paid run: per item the show/no-show verdict, and the benchmark judge when calibrating
-            pipe_estimate = paid_run.estimate(paid_run.items_to_run("judge", ds_p, int(limit_p)) * (2 if calib else 1))
-    if (pipe := paid_run.confirm("judge_pipeline_run_id", pipe_params, pipe_estimate)) is not None:
-        jobs.start(lambda: judge_pipeline.build_plan(eng, pipe), "judge_pipeline_run_id")
+    params, estimate = submitted_params(
+        go_p, off_p, llm_ok,
+        params=lambda use_off_p: {"dataset": ds_p, "limit": int(limit_p) or None, "calibrate": calib,
+                                  "offline": use_off_p},
+        # a paid run: per item the show/no-show verdict, and the benchmark judge when calibrating
+        estimate=lambda _: paid_run.estimate(paid_run.items_to_run("judge", ds_p, int(limit_p)) * (2 if calib else 1)))
+    start_confirmed("judge_pipeline_run_id", params, estimate, judge_pipeline.build_plan)
 
 
-def _render_pipeline(eng: Any, stored_judge: list[dict], judge_sets: list[str], llm_ok: bool) -> None:
-    _start_pipeline(eng, _render_pipeline_form(stored_judge, judge_sets), llm_ok)
+def _render_pipeline(stored_judge: list[dict], judge_sets: list[str], llm_ok: bool) -> None:
+    _start_pipeline(_render_pipeline_form(stored_judge, judge_sets), llm_ok)
     run = run_view.run_section("judge_pipeline", "judge_pipeline_run_id", stop_while_running=False,
                                url_param="pipeline_run")
     if run is None:

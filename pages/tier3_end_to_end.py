@@ -34,11 +34,11 @@ from voproshalych_eval.ui.common import (
     json_download,
     llm_notice,
     metric_cards,
-    offline_choice,
     page_header,
     table_with_download,
 )
 from voproshalych_eval.ui.i18n import fmt, lang, metric_label, tr
+from voproshalych_eval.ui.run_page import start_confirmed, submitted_params
 
 KEY = "tier3_run_id"
 SCORES = ["rag_score", "e2e_score", "semantic_similarity", "rougeL_f"]
@@ -246,18 +246,19 @@ def _form_params(form: dict, mode: str, spec: BotApiSpec | None, profile_name: s
     return form_params
 
 
-def _start_run(eng: Any, form: dict, mode: str, spec: BotApiSpec | None, profile_name: str, llm_ok: bool) -> None:
-    submitted_params: dict | None = None
-    estimate = None
-    if form["submitted"] and (use_offline := offline_choice(form["offline"], llm_ok)) is not None:
+def _start_run(form: dict, mode: str, spec: BotApiSpec | None, profile_name: str, llm_ok: bool) -> None:
+    def params(use_offline: bool) -> dict | None:
         with state.user_errors("Не удалось запустить", "Could not start the run"):  # a bad bot API form: a sentence
-            submitted_params = _form_params(form, mode, spec, profile_name, use_offline)
-        if submitted_params is not None and not use_offline:  # a paid run: its calls, tokens and cost confirmed first
-            # per item: a call per judge metric, and the internal pipeline's generation (a bot API is not our LLM)
-            per_item = len(tier3.JUDGE_METRICS) + (1 if mode == "internal" else 0)
-            estimate = paid_run.estimate(paid_run.items_to_run("golden", form["ds_name"], int(form["limit"])) * per_item)
-    if (params := paid_run.confirm(KEY, submitted_params, estimate)) is not None:
-        jobs.start(lambda: tier3.build_plan(eng, params), KEY)
+            return _form_params(form, mode, spec, profile_name, use_offline)
+        return None
+
+    def estimate(_: dict) -> object:  # a paid run: its calls, tokens and cost confirmed first
+        # per item: a call per judge metric, and the internal pipeline's generation (a bot API is not our LLM)
+        per_item = len(tier3.JUDGE_METRICS) + (1 if mode == "internal" else 0)
+        return paid_run.estimate(paid_run.items_to_run("golden", form["ds_name"], int(form["limit"])) * per_item)
+
+    submitted, cost = submitted_params(form["submitted"], form["offline"], llm_ok, params=params, estimate=estimate)
+    start_confirmed(KEY, submitted, cost, tier3.build_plan)
 
 
 def _render_run() -> runs.Run:
@@ -374,7 +375,7 @@ def _render_page() -> None:
     form = _render_form(golden, stored_golden, llm_ok, spec, fk, profile_name, judge_context)
     if form["save_clicked"]:
         _save_profile(eng, form["api"], spec)
-    _start_run(eng, form, mode, spec, profile_name, llm_ok)
+    _start_run(form, mode, spec, profile_name, llm_ok)
     run = _render_run()
     m = run.metrics or {}
     # the deployment gate's PASS / FAIL is a line of the run's one verdict above (jobs.run_caption), never a second box

@@ -128,23 +128,11 @@ def _render_stability_metrics(run: runs.Run, m: dict) -> None:
     json_download(m, f"judge_run{run.id}_metrics", key=f"jsm{run.id}")
 
 
-def _stability_rows(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per item and judge model: its repeated scores, their std and the failed calls."""
-    rows = []
-    for _, r in df.iterrows():
-        for model, scores in (r.get("scores") or {}).items():
-            valid = [s for s in scores if s is not None]
-            rows.append({"item_key": r["item_key"], "status": r["status"], "model": model, "question": r.get("question"),
-                         "scores": scores, "std": pd.Series(valid).std(ddof=0) if len(valid) > 1 else None,
-                         "n_failed_calls": len(scores) - len(valid)})
-    return pd.DataFrame(rows)
-
-
 def _render_stability_items(run: runs.Run) -> None:
     df = jobs.items_frame(run.id)
     if df.empty:
         return
-    flat = _stability_rows(df)
+    flat = judge_stability.repeat_rows(df)
     if not flat.empty:
         plotly_chart(score_distributions(flat, ["std"], color=TIER_COLORS["judge"], lang=lang(),
                                             labels={"std": tr("СКО повторов", "Std of repeats")},

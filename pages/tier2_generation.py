@@ -19,7 +19,7 @@ from voproshalych_eval.ui.common import (
     table_with_download,
 )
 from voproshalych_eval.ui.i18n import fmt_count, lang, metric_label, tr
-from voproshalych_eval.ui.run_page import start_confirmed, submitted_params
+from voproshalych_eval.ui.run_page import run_results, start_confirmed, submitted_params
 
 KEY = "tier2_run_id"
 SCORES = ["faithfulness", "answer_relevance", "answer_correctness", "rouge1_f", "rouge2_f", "rougeL_f"]
@@ -134,15 +134,7 @@ def _render_page() -> None:
     llm_ok = llm_notice()  # before the run: whether it can use an LLM, and the way to Settings when not
     _start_run(_render_form(golden, stored_golden, llm_ok), llm_ok)
     # the run shown (ui.run_view): the one just made, else the link's, else the latest Tier 2 run
-    run = run_view.run_section("tier2", KEY, empty=("Запусков ещё нет — задайте параметры вверху и нажмите «Запустить».",
-                                                    "No runs yet — set the parameters above and press Run."))
-    run_view.scope_to_run("tier2", run.id, ("t2_item",), params=("item",))
-    m = run.metrics or {}
-    if m:
-        _render_metrics(run, m)
-    df = jobs.items_frame(run.id)
-    if df.empty:
-        st.stop()
+    run, df = run_results("tier2", KEY, _render_metrics, scope=("t2_item",))
     filtered = _render_items(run, df)
     st.subheader(tr("Разбор вопроса", "Item drill-down"))
     jobs.drilldown(filtered, key="t2", render=_render)

@@ -19,7 +19,7 @@ from voproshalych_eval.ui.common import (
     table_with_download,
 )
 from voproshalych_eval.ui.i18n import fmt, fmt_count, lang, metric_label, tr
-from voproshalych_eval.ui.run_page import start_confirmed, submitted_params
+from voproshalych_eval.ui.run_page import run_results, start_confirmed, submitted_params
 
 KEY = "ux_run_id"
 
@@ -157,14 +157,7 @@ def _render_page() -> None:
     llm_ok = llm_notice()  # before the run: whether it can use an LLM, and the way to Settings when not
     _start_run(_render_form(stored_dialogs, dialog_sets, llm_ok), llm_ok)
     # the run shown (ui.run_view): the one just made, else the link's, else the latest UX run
-    run = run_view.run_section("ux", KEY, empty=("Запусков ещё нет — задайте параметры вверху и нажмите «Запустить».",
-                                                 "No runs yet — set the parameters above and press Run."))
-    m = run.metrics or {}
-    if m:
-        _render_metrics(run, m)
-    df = jobs.items_frame(run.id)
-    if df.empty:
-        st.stop()
+    run, df = run_results("ux", KEY, _render_metrics)
     _render_turns(run, df)
     jobs.drilldown(df, key="ux", render=_render)
 

@@ -10,7 +10,21 @@ import pandas as pd
 import streamlit as st
 
 from voproshalych_eval import executor, runs
+from voproshalych_eval.datasets import get_dataset
 from voproshalych_eval.describe import AGGREGATOR_LABELS, QUORUM_LABELS
+from voproshalych_eval.embeddings import BUILTIN_EMBEDDERS
+from voproshalych_eval.judges import AGGREGATORS, JUDGE_METRICS, Option
+from voproshalych_eval.judges.base import QUORUMS
+from voproshalych_eval.llm.providers import all_models, configured_providers
+from voproshalych_eval.tiers import judge_metrics as jm
+from voproshalych_eval.tiers.judge_metrics import (
+    TIER,
+    read_rubrics,
+    read_samples,
+    run_summary,
+    samples_from_judge_set,
+    store_samples,
+)
 from voproshalych_eval.ui import auth, jobs, paid_run, run_view, state, tables, untrusted, uploads
 from voproshalych_eval.ui.common import (
     empty_state,
@@ -21,66 +35,68 @@ from voproshalych_eval.ui.common import (
     table_with_download,
 )
 from voproshalych_eval.ui.i18n import lang, tr
+from voproshalych_eval.ui.run_page import start_confirmed
 
 #: the per-sample table's headers that are not metric keys
 JM_LABELS = {"user_input": ("Вопрос", "Question"), "failure_kind": ("Вид сбоя", "Failure kind"),
              "partial": ("Частично", "Partial"), "answered": ("Ответили модели", "Models answered")}
-
-page_header(
-    tr("Метрики судей", "Judge metrics"),
-    tr(
-        "Любая LLM-метрика (фактичность, AspectCritic, рубрики, …) на файле примеров или демо-наборе, на одной "
-        "или нескольких моделях.",
-        "Any LLM-judged metric (faithfulness, AspectCritic, rubrics, …) on a sample file or the demo set, on one "
-        "or several models.",
-    ),
-    tr(
-        "Каждая метрика — на своей шкале, больше — лучше: корректность ответа — 1–5 (как в методике оценки), RubricsScore — "
-        "целый уровень рубрики, семантическое сходство — косинус −1…1, остальные — 0–1 (шкала указана у каждого "
-        "результата). Оценки нескольких моделей сводятся агрегатором: среднее, медиана (нижняя — всегда оценка "
-        "какой-то модели), большинство, минимум, максимум, консенсус. Оценка выставляется, только если ответил "
-        "кворум: все модели для минимума, максимума и консенсуса, строгое большинство для остальных (и для "
-        "голосов повторных прогонов одной модели); оценка неполным кворумом помечена как частичная. Сбой — транспорт (таймаут, 429, "
-        "5xx, соединение) или неразобранный ответ — не превращается в оценку и считается отдельно по видам; "
-        "пример без нужного поля — «неприменимо», не сбой; пустой ответ получает наименьшую оценку шкалы. "
-        "Карточка: среднее, n, сбои и 95% бутстреп-интервал.",
-        "Each metric is on its own scale, higher is better: answer correctness on 1–5 (as in the evaluation methodology), "
-        "RubricsScore the integer rubric level, semantic similarity a cosine −1…1, the rest 0–1 (each result shows "
-        "its scale). Several models are combined by an aggregator: average, median (the lower one — always a score "
-        "some model gave), majority, min, max, consensus. A score is given only when a quorum answered: every "
-        "model for min, max and consensus, a strict majority otherwise (and for the votes of one model's repeated runs); a score from "
-        "an incomplete quorum is marked partial. A failure — transport (timeout, 429, 5xx, connection) or an "
-        "unparseable reply — is never a score and is counted by kind; a sample missing a required field is "
-        "'not applicable', not a failure; an empty answer gets the scale's lowest score. "
-        "The card shows the mean, n, failures and the 95% bootstrap CI.",
-    ),
-)
-
-from voproshalych_eval.judges import AGGREGATORS, JUDGE_METRICS, Option  # noqa: E402
-from voproshalych_eval.judges.base import QUORUMS  # noqa: E402
-from voproshalych_eval.llm.providers import all_models, configured_providers  # noqa: E402
-from voproshalych_eval.tiers.judge_metrics import TIER  # noqa: E402
-
-s = state.settings()
 RUN_KEY = "jm_run_id"
-providers = configured_providers(s)
-models_available = all_models(providers)
+FORM_KEYS = ("metric", "source", "limit", "upload", "models", "aggregate", "quorum", "vote_quorum", "use_cache")
 
-llm_notice()  # before the run: whether it can use an LLM, and the way to Settings when not
-metric_names = {m: JUDGE_METRICS[m].label(lang()) for m in JUDGE_METRICS}  # resolved now: format_func runs later too
-source_names = {"demo": tr("демо-набор (show/no-show)", "demo set (show/no-show)"), "file": tr("загрузить файл", "upload a file")}
-with st.container(border=True):  # every setting of the run at the top of the page, the Run button below them
-    a1, a2, a3 = st.columns([3, 2, 1])
-    metric = a1.selectbox(tr("Метрика", "Metric"), list(JUDGE_METRICS), key="jm_metric", format_func=metric_names.get)
-    source = a2.radio(tr("Примеры", "Samples"), ["demo", "file"], key="jm_source", format_func=source_names.get,
-                      horizontal=True)
-    limit = a3.number_input(tr("Не больше примеров", "At most samples"), 1, 5000, 20, key="jm_limit")
-    st.caption(tr(JUDGE_METRICS[metric].description_ru, JUDGE_METRICS[metric].description_en))
-    upload = None
-    if source == "file":
-        upload = st.file_uploader(tr("JSON или JSONL (user_input, response, reference, retrieved_contexts)",
-                                     "JSON or JSONL (user_input, response, reference, retrieved_contexts)"),
-                                  type=["json", "jsonl", "csv"], key="jm_upload")
+
+def init_page_state() -> None:
+    """The page header."""
+    page_header(
+        tr("Метрики судей", "Judge metrics"),
+        tr(
+            "Любая LLM-метрика (фактичность, AspectCritic, рубрики, …) на файле примеров или демо-наборе, на одной "
+            "или нескольких моделях.",
+            "Any LLM-judged metric (faithfulness, AspectCritic, rubrics, …) on a sample file or the demo set, on one "
+            "or several models.",
+        ),
+        tr(
+            "Каждая метрика — на своей шкале, больше — лучше: корректность ответа — 1–5 (как в методике оценки), RubricsScore — "
+            "целый уровень рубрики, семантическое сходство — косинус −1…1, остальные — 0–1 (шкала указана у каждого "
+            "результата). Оценки нескольких моделей сводятся агрегатором: среднее, медиана (нижняя — всегда оценка "
+            "какой-то модели), большинство, минимум, максимум, консенсус. Оценка выставляется, только если ответил "
+            "кворум: все модели для минимума, максимума и консенсуса, строгое большинство для остальных (и для "
+            "голосов повторных прогонов одной модели); оценка неполным кворумом помечена как частичная. Сбой — транспорт (таймаут, 429, "
+            "5xx, соединение) или неразобранный ответ — не превращается в оценку и считается отдельно по видам; "
+            "пример без нужного поля — «неприменимо», не сбой; пустой ответ получает наименьшую оценку шкалы. "
+            "Карточка: среднее, n, сбои и 95% бутстреп-интервал.",
+            "Each metric is on its own scale, higher is better: answer correctness on 1–5 (as in the evaluation methodology), "
+            "RubricsScore the integer rubric level, semantic similarity a cosine −1…1, the rest 0–1 (each result shows "
+            "its scale). Several models are combined by an aggregator: average, median (the lower one — always a score "
+            "some model gave), majority, min, max, consensus. A score is given only when a quorum answered: every "
+            "model for min, max and consensus, a strict majority otherwise (and for the votes of one model's repeated runs); a score from "
+            "an incomplete quorum is marked partial. A failure — transport (timeout, 429, 5xx, connection) or an "
+            "unparseable reply — is never a score and is counted by kind; a sample missing a required field is "
+            "'not applicable', not a failure; an empty answer gets the scale's lowest score. "
+            "The card shows the mean, n, failures and the 95% bootstrap CI.",
+        ),
+    )
+
+
+def _render_settings(metric_names: dict, models_available: list[str]) -> dict:
+    """Every setting of the run at the top of the page, the Run button below them."""
+    source_names = {"demo": tr("демо-набор (show/no-show)", "demo set (show/no-show)"), "file": tr("загрузить файл", "upload a file")}
+    with st.container(border=True):
+        a1, a2, a3 = st.columns([3, 2, 1])
+        metric = a1.selectbox(tr("Метрика", "Metric"), list(JUDGE_METRICS), key="jm_metric", format_func=metric_names.get)
+        source = a2.radio(tr("Примеры", "Samples"), ["demo", "file"], key="jm_source", format_func=source_names.get,
+                          horizontal=True)
+        limit = a3.number_input(tr("Не больше примеров", "At most samples"), 1, 5000, 20, key="jm_limit")
+        st.caption(tr(JUDGE_METRICS[metric].description_ru, JUDGE_METRICS[metric].description_en))
+        upload = None
+        if source == "file":
+            upload = st.file_uploader(tr("JSON или JSONL (user_input, response, reference, retrieved_contexts)",
+                                         "JSON or JSONL (user_input, response, reference, retrieved_contexts)"),
+                                      type=["json", "jsonl", "csv"], key="jm_upload")
+        row = _render_models_row(models_available)
+    return {"metric": metric, "source": source, "limit": limit, "upload": upload, **row}
+
+
+def _render_models_row(models_available: list[str]) -> dict:
     b1, b2, b3, b4, b5 = st.columns([3, 2, 2, 2, 2])
     if models_available:
         models = b1.multiselect(tr("Модели-судьи", "Judge models"), models_available, default=models_available[:1], placeholder=tr("Выберите…", "Choose…"),
@@ -104,8 +120,12 @@ with st.container(border=True):  # every setting of the run at the top of the pa
                                help=tr("Сколько повторных прогонов одной модели (строгость) должны ответить.",
                                        "How many repeated runs of one model (strictness) must answer."))
     use_cache = b5.checkbox(tr("Использовать кэш ответов", "Use the response cache"), True, key="jm_cache")
+    return {"models": models, "aggregate": aggregate, "quorum": quorum, "vote_quorum": vote_quorum,
+            "use_cache": use_cache}
 
-DEFAULT_RUBRICS = {f"score{i}_description": d for i, d in enumerate(
+
+def _default_rubrics() -> dict[str, str]:
+    return {f"score{i}_description": d for i, d in enumerate(
     [tr("Неверно или не по теме", "Wrong or off-topic"), tr("Много ошибок", "Many errors"),
      tr("Частично верно", "Partly right"), tr("Верно, мелкие пропуски", "Right, minor gaps"),
      tr("Полностью верно и полно", "Fully right and complete")], start=1)}
@@ -128,28 +148,26 @@ def option_widget(o: Option, key: str) -> Any:
     if o.kind == "float":
         return st.number_input(label, value=float(o.default or 0.0), key=key, help=help_)
     if o.kind == "json":
-        return st.text_area(label, json.dumps(DEFAULT_RUBRICS, ensure_ascii=False, indent=1), key=key, help=help_)
+        return st.text_area(label, json.dumps(_default_rubrics(), ensure_ascii=False, indent=1), key=key, help=help_)
     if o.kind == "list":
-        from voproshalych_eval.embeddings import BUILTIN_EMBEDDERS
-
         current = state.current_embedder_name()
         choices = list(dict.fromkeys([current, *BUILTIN_EMBEDDERS]))
         return st.multiselect(label, choices, default=[current], key=key, help=help_, placeholder=tr("Выберите…", "Choose…")) or None
     raise ValueError(f"no widget for option kind {o.kind!r}")
 
 
-cfg: dict[str, Any] = {}
-with st.form("jm_form", border=True, enter_to_submit=False):
-    for opt in JUDGE_METRICS[metric].options:
-        cfg[opt.name] = option_widget(opt, f"jm_opt_{metric}_{opt.name}")
-    run = auth.submit("run", st, tr("Запустить", "Run"), type="primary", key="jm_run", icon=":material/play_arrow:")
+def _render_options(metric: str) -> tuple[dict[str, Any], bool]:
+    """The chosen metric's options (one widget each) and Run."""
+    cfg: dict[str, Any] = {}
+    with st.form("jm_form", border=True, enter_to_submit=False):
+        for opt in JUDGE_METRICS[metric].options:
+            cfg[opt.name] = option_widget(opt, f"jm_opt_{metric}_{opt.name}")
+        run = auth.submit("run", st, tr("Запустить", "Run"), type="primary", key="jm_run", icon=":material/play_arrow:")
+    return cfg, run
 
 
-def samples_dataset() -> int | None:
+def samples_dataset(source: str, upload: Any) -> int | None:
     """The samples to judge, stored as a dataset (the demo show/no-show set, or the uploaded file)."""
-    from voproshalych_eval.datasets import get_dataset
-    from voproshalych_eval.tiers.judge_metrics import read_samples, samples_from_judge_set, store_samples
-
     if source == "demo":
         return store_samples(state.engine(), samples_from_judge_set(get_dataset(state.engine(), "demo_judge", "judge")),
                              "demo_judge_samples").id
@@ -161,16 +179,16 @@ def samples_dataset() -> int | None:
     return store_samples(state.engine(), samples, Path(up_name).stem).id
 
 
-submitted_params: dict[str, Any] | None = None
-estimate = None
-if run:
+def _submitted(f: dict, cfg: dict[str, Any], s: Any, providers: Any) -> tuple[dict[str, Any] | None, Any]:
+    """The run's parameters (and a paid run's estimate) from the form."""
+    metric, source, limit, upload, models, aggregate, quorum, vote_quorum, use_cache = (f[k] for k in FORM_KEYS)
+    submitted_params: dict[str, Any] | None = None
+    estimate = None
     with state.user_errors("Не удалось выполнить оценку", "Evaluation failed"):
-        from voproshalych_eval.tiers.judge_metrics import read_rubrics
-
         if isinstance(cfg.get("rubrics"), str):
             cfg["rubrics"] = read_rubrics(cfg["rubrics"])
         cfg = JUDGE_METRICS[metric].resolve({k: v for k, v in cfg.items() if v is not None})
-        dataset_id = samples_dataset()
+        dataset_id = samples_dataset(source, upload)
         if dataset_id is not None:
             submitted_params = {"dataset": dataset_id, "metric": metric, "models": models or None, "aggregate": aggregate,
                                 "quorum": quorum, "vote_quorum": vote_quorum, "use_cache": use_cache, "config": cfg,
@@ -178,28 +196,33 @@ if run:
             if providers and JUDGE_METRICS[metric].prompt is not None:  # a paid run: per sample, each model per vote
                 votes = int(cfg.get(JUDGE_METRICS[metric].runs_option or "", 1) or 1)
                 estimate = paid_run.estimate(paid_run.items_to_run("samples", dataset_id, int(limit)) * votes, models)
-if (params := paid_run.confirm(RUN_KEY, submitted_params, estimate)) is not None:
-    from voproshalych_eval.tiers.judge_metrics import build_plan
+    return submitted_params, estimate
 
-    if jobs.start(lambda: build_plan(state.engine(), params), RUN_KEY) is not None:
+
+def _start_run(f: dict, cfg: dict[str, Any], run: bool, s: Any, providers: Any) -> None:
+    submitted_params: dict[str, Any] | None = None
+    estimate = None
+    if run:
+        submitted_params, estimate = _submitted(f, cfg, s, providers)
+    if start_confirmed(RUN_KEY, submitted_params, estimate, jm.build_plan) is not None:
         st.session_state.pop("jm_result", None)
 
-# the run shown (ui.run_view): the one just made, else the link's, else the latest judge-metrics run
-picked = run_view.run_section(TIER, RUN_KEY, caption=False, stop_while_running=False)
-live = executor.get_job(picked.id) if picked is not None else None
-out = None
-if picked is not None and not (live is not None and live.alive):  # a running job shows its progress above
-    from voproshalych_eval.tiers.judge_metrics import run_summary
 
-    out = st.session_state.get("jm_result")
-    if not out or out.get("run_id") != picked.id or out.get("status") != picked.status:
-        out = run_summary(picked, runs.item_records(state.engine(), picked.id))
-        st.session_state["jm_result"] = out
+def _picked_summary() -> tuple[runs.Run | None, dict | None]:
+    """The run shown (ui.run_view): the one just made, else the link's, else the latest judge-metrics run; its
+    summary unless it is still running (its progress is shown above)."""
+    picked = run_view.run_section(TIER, RUN_KEY, caption=False, stop_while_running=False)
+    live = executor.get_job(picked.id) if picked is not None else None
+    out = None
+    if picked is not None and not (live is not None and live.alive):  # a running job shows its progress above
+        out = st.session_state.get("jm_result")
+        if not out or out.get("run_id") != picked.id or out.get("status") != picked.status:
+            out = run_summary(picked, runs.item_records(state.engine(), picked.id))
+            st.session_state["jm_result"] = out
+    return picked, out
 
-if not out:
-    empty_state("Выберите метрику вверху и нажмите «Запустить». Без настроенного LLM работает офлайн-эвристика.",
-                "Pick a metric above and press Run. Without a configured LLM the offline heuristic is used.")
-else:
+
+def _render_result(picked: runs.Run, out: dict, metric_names: dict) -> None:
     jobs.run_caption(picked)  # its verdict first, the offline badge, what was run
     p_ = picked.params or {}
     quorums = " · ".join(f"{tr(ru, en)}: {tr(*QUORUM_LABELS.get(str(p_[k]), (str(p_[k]),) * 2))}"
@@ -210,6 +233,15 @@ else:
                f"{tr(*AGGREGATOR_LABELS.get(out['aggregate_method'], (out['aggregate_method'],) * 2))}"
                + (f" · {quorums}" if quorums else ""))
     metric_cards(out["metrics"])
+    df = _results_frame(out)
+    only_failed = st.checkbox(tr("Только сбои", "Failures only"), key="jm_only_failed")
+    view = df[df["failures"] > 0] if only_failed and not df.empty else df
+    table_with_download(view, f"judge_{out['metric']}_{out['run_id']}", key="jm_table", labels=JM_LABELS)
+    json_download(out, f"judge_{out['metric']}_{out['run_id']}_full", label=tr("⬇ Полный JSON", "⬇ Full JSON"))
+    _render_sample(out)
+
+
+def _results_frame(out: dict) -> pd.DataFrame:
     rows = []
     for r in out["results"]:
         row = {"item_key": r["item_key"], "user_input": r["user_input"], "score": r["score"], "passed": r["passed"],
@@ -217,35 +249,60 @@ else:
                "answered": f"{r.get('n_answered', 0)}/{r.get('n_asked', 0)}", "failures": len(r["failures"])}
         row.update({f"{tr('модель', 'model')} {m}": v for m, v in r["per_model"].items()})
         rows.append(row)
-    df = pd.DataFrame(rows)
-    only_failed = st.checkbox(tr("Только сбои", "Failures only"), key="jm_only_failed")
-    view = df[df["failures"] > 0] if only_failed and not df.empty else df
-    table_with_download(view, f"judge_{out['metric']}_{out['run_id']}", key="jm_table", labels=JM_LABELS)
-    json_download(out, f"judge_{out['metric']}_{out['run_id']}_full", label=tr("⬇ Полный JSON", "⬇ Full JSON"))
+    return pd.DataFrame(rows)
+
+
+def _render_sample(out: dict) -> None:
     st.subheader(tr("Разбор примера", "Sample drill-down"))
     keys = [r["item_key"] for r in out["results"]]
-    if keys:
-        pick = st.selectbox(tr("Пример", "Sample"), keys, key="jm_pick")
-        r = next(x for x in out["results"] if x["item_key"] == pick)
-        untrusted.labelled(tr("Вопрос", "Question"), r["user_input"])
-        shown = "—" if r["score"] is None else f"{r['score']:.3f}".rstrip("0").rstrip(".")
-        st.markdown(f"**{tr('Оценка', 'Score')}:** {shown} ({r['scale']})"
-                    + (" · " + tr("офлайн-эвристика", "offline heuristic") if r["offline"] else ""))
-        if r["explanation"]:
-            untrusted.labelled(tr("Объяснение", "Explanation"), r["explanation"])
-        if r["failures"]:
-            st.error(tr("Сбои", "Failures") + ":")
-            tables.show(pd.DataFrame(r["failures"]), f"judge_{out['run_id']}_{pick}_failures", download=False)
-        if r["raw_replies"]:
-            with st.expander(tr("Сырые ответы моделей", "Raw model replies")):
-                for t in r["raw_replies"]:
-                    st.code(t)
-        if r.get("details"):
-            with st.expander(tr("Подробности", "Details")):
-                details = r["details"] if isinstance(r["details"], dict) else {"details": r["details"]}
-                records = {k: v for k, v in details.items()  # lists of records (sentences, statements…) read as tables
-                           if isinstance(v, list) and v and all(isinstance(x, dict) for x in v)}
-                tables.definition_list([(tables.header(str(k)), v) for k, v in details.items() if k not in records])
-                for k, v in records.items():
-                    st.markdown(f"**{tables.header(str(k))}**")
-                    tables.show(pd.DataFrame(v), f"judge_{out['run_id']}_{pick}_{k}", key=f"jm_details_{k}")
+    if not keys:
+        return
+    pick = st.selectbox(tr("Пример", "Sample"), keys, key="jm_pick")
+    r = next(x for x in out["results"] if x["item_key"] == pick)
+    untrusted.labelled(tr("Вопрос", "Question"), r["user_input"])
+    shown = "—" if r["score"] is None else f"{r['score']:.3f}".rstrip("0").rstrip(".")
+    st.markdown(f"**{tr('Оценка', 'Score')}:** {shown} ({r['scale']})"
+                + (" · " + tr("офлайн-эвристика", "offline heuristic") if r["offline"] else ""))
+    if r["explanation"]:
+        untrusted.labelled(tr("Объяснение", "Explanation"), r["explanation"])
+    if r["failures"]:
+        st.error(tr("Сбои", "Failures") + ":")
+        tables.show(pd.DataFrame(r["failures"]), f"judge_{out['run_id']}_{pick}_failures", download=False)
+    if r["raw_replies"]:
+        with st.expander(tr("Сырые ответы моделей", "Raw model replies")):
+            for t in r["raw_replies"]:
+                st.code(t)
+    if r.get("details"):
+        _render_details(r, out, pick)
+
+
+def _render_details(r: dict, out: dict, pick: str) -> None:
+        with st.expander(tr("Подробности", "Details")):
+            details = r["details"] if isinstance(r["details"], dict) else {"details": r["details"]}
+            records = {k: v for k, v in details.items()  # lists of records (sentences, statements…) read as tables
+                       if isinstance(v, list) and v and all(isinstance(x, dict) for x in v)}
+            tables.definition_list([(tables.header(str(k)), v) for k, v in details.items() if k not in records])
+            for k, v in records.items():
+                st.markdown(f"**{tables.header(str(k))}**")
+                tables.show(pd.DataFrame(v), f"judge_{out['run_id']}_{pick}_{k}", key=f"jm_details_{k}")
+
+
+def _render_page() -> None:
+    s = state.settings()
+    providers = configured_providers(s)
+    models_available = all_models(providers)
+    llm_notice()  # before the run: whether it can use an LLM, and the way to Settings when not
+    metric_names = {m: JUDGE_METRICS[m].label(lang()) for m in JUDGE_METRICS}  # resolved now: format_func runs later too
+    f = _render_settings(metric_names, models_available)
+    cfg, run = _render_options(f["metric"])
+    _start_run(f, cfg, run, s, providers)
+    picked, out = _picked_summary()
+    if not out:
+        empty_state("Выберите метрику вверху и нажмите «Запустить». Без настроенного LLM работает офлайн-эвристика.",
+                    "Pick a metric above and press Run. Without a configured LLM the offline heuristic is used.")
+    else:
+        _render_result(picked, out, metric_names)
+
+
+init_page_state()
+_render_page()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -74,7 +75,10 @@ def unit(key: str, metric: str) -> str:
     return ""
 
 
-HOW_TO_READ = tr(
+
+def _how_to_read() -> str:
+    """The page's "how to read" text."""
+    return tr(
     r"""
 **Что это.** Геометрия векторного пространства без разметки («Научное описание метрик бенчмарков», раздел 3). $d$ — выбранное расстояние:
 косинусное $d = 1 - \cos(x, y) \in [0, 2]$ или евклидово $\lVert x - y \rVert_2$. Соседи — $k$ ближайших
@@ -109,32 +113,42 @@ other points (self excluded).
 **The UMAP projection** is a picture, not a metric. Trustworthiness@10 $\in[0,1]$ says how far neighbours in
 the picture are real neighbours (1 — no false neighbours; below ~0.8 do not trust closeness in the picture).
 """,
-)
+    )
 
-page_header(
-    tr("Пространство эмбеддингов (Tier 0)", "Embedding space (Tier 0)"),
-    tr(
-        "Геометрия векторов чанков и вопросов: плотность, разброс, размерность, выбросы — и карта UMAP.",
-        "Geometry of chunk and question vectors: density, spread, dimensionality, outliers — and a UMAP map.",
-    ),
-    HOW_TO_READ,
-)
-proj.prewarm_in_background()
+
+def init_page_state() -> None:
+    """The page header; the projection's imports warm up in the background."""
+    page_header(
+        tr("Пространство эмбеддингов (Tier 0)", "Embedding space (Tier 0)"),
+        tr(
+            "Геометрия векторов чанков и вопросов: плотность, разброс, размерность, выбросы — и карта UMAP.",
+            "Geometry of chunk and question vectors: density, spread, dimensionality, outliers — and a UMAP map.",
+        ),
+        _how_to_read(),
+    )
+    proj.prewarm_in_background()
+
 
 # ----------------------------------------------------------------------------------------- run form
-# the run form sits at the top of the main area: both buttons are visible without scrolling
-with st.container(border=True):
-    left, right = st.columns([3, 2], gap="large")
-with left:
-    st.markdown(f"**{tr('Векторы и метрики', 'Vectors and metrics')}**")
-    a1, a2 = st.columns(2)
-    source = a1.selectbox(tr("Векторы", "Vectors"), list(SOURCE_LABELS), format_func={s: tr(*v) for s, v in SOURCE_LABELS.items()}.get,
-                          key="t0_source")
+
+
+def _render_form() -> dict:
+    """The run form at the top of the main area: both buttons are visible without scrolling."""
+    with st.container(border=True):
+        left, right = st.columns([3, 2], gap="large")
+    with left:
+        form = _render_vectors_form()
+    with right:
+        form.update(_render_projection_form())
+    return form
+
+
+def _embedder_select(col: Any) -> str:
     emb_options = [tier0.STORED] + [n for n in BUILTIN_EMBEDDERS]
     current = state.current_embedder_name()
     if current not in emb_options:
         emb_options.append(current)
-    embedder = a2.selectbox(
+    embedder = col.selectbox(
         tr("Эмбеддер", "Embedder"), emb_options, key="t0_embedder",
         format_func={n: tr("сохранённые векторы (модель базы)", "stored vectors (database model)") if n == tier0.STORED
                      else n for n in emb_options}.get,
@@ -143,6 +157,15 @@ with left:
                 "Chunks and questions in one space use one model; when the stored vectors come from another model, "
                 "texts are re-embedded (through the cache)."),
     )
+    return str(embedder)
+
+
+def _render_vectors_form() -> dict:
+    st.markdown(f"**{tr('Векторы и метрики', 'Vectors and metrics')}**")
+    a1, a2 = st.columns(2)
+    source = a1.selectbox(tr("Векторы", "Vectors"), list(SOURCE_LABELS), format_func={s: tr(*v) for s, v in SOURCE_LABELS.items()}.get,
+                          key="t0_source")
+    embedder = _embedder_select(a2)
     a3, a4, a5 = st.columns([2, 1, 2])
     metric = a3.radio(tr("Расстояние", "Distance"), ["cosine", "euclidean"], horizontal=True, key="t0_metric",
                       format_func={"cosine": tr("косинусное", "cosine"), "euclidean": tr("евклидово", "Euclidean")}.get)
@@ -159,7 +182,12 @@ with left:
                               key="t0_f_dates")
     run_clicked = auth.button("run", st, tr("Запустить расчёт метрик", "Run metrics"), type="primary", key="t0_run",
                             icon=":material/play_arrow:", width="stretch")
-with right:
+    return {"source": source, "embedder": embedder, "metric": metric, "k": k, "n_clusters": n_clusters,
+            "url_contains": url_contains, "text_contains": text_contains, "answered": answered, "dates": dates,
+            "run_clicked": run_clicked}
+
+
+def _render_projection_form() -> dict:
     st.markdown(f"**{tr('Проекция UMAP', 'UMAP projection')}**")
     b1, b2 = st.columns(2)
     n_components = b1.radio(tr("Размерность", "Dimensions"), [2, 3], horizontal=True, key="t0_dim",
@@ -182,9 +210,12 @@ with right:
                 "questions land beside the pages they ask about. Applies when the map holds several kinds of points."))
     proj_clicked = auth.button("run", st, tr("Построить проекцию", "Build projection"), key="t0_project",
                              icon=":material/scatter_plot:", width="stretch")
+    return {"n_components": n_components, "seed": seed, "n_neighbors": n_neighbors, "min_dist": min_dist,
+            "limit": limit, "centre": centre, "proj_clicked": proj_clicked}
 
 
-def current_filters() -> dict:
+def current_filters(form: dict) -> dict:
+    url_contains, text_contains, answered, dates = (form[k] for k in ("url_contains", "text_contains", "answered", "dates"))
     f: dict = {}
     if url_contains.strip():
         f["url_contains"] = url_contains.strip()
@@ -201,14 +232,14 @@ def current_filters() -> dict:
     return f
 
 
-def request() -> dict:
-    return {"source": source, "embedder": embedder, "metric": metric, "k": int(k), "n_clusters": int(n_clusters),
-            "filters": current_filters()}
+def request(form: dict) -> dict:
+    return {"source": form["source"], "embedder": form["embedder"], "metric": form["metric"], "k": int(form["k"]),
+            "n_clusters": int(form["n_clusters"]), "filters": current_filters(form)}
 
 
-def start_run() -> None:
+def start_run(form: dict) -> None:
     """Tier 0 runs as a background job (its steps are the run's items); the page shows it when done."""
-    req = request()
+    req = request(form)
     params = {**req, "embedder": None if req["embedder"] == tier0.STORED else req["embedder"]}
     if jobs.start(lambda: tier0.build_plan(state.engine(), params), RUN_KEY) is not None:
         st.session_state[f"{RUN_KEY}_request"] = req
@@ -230,35 +261,40 @@ def run_result(run: runs.Run) -> dict:
         map_view.forget(PROJ)
     return res
 
-
 # ----------------------------------------------------------------------------------------- actions
-if run_clicked:
-    start_run()
-# the run shown (ui.run_view): the one just made, else the link's, else the latest Tier 0 run; while it runs its
-# progress is shown and the page stops; the results come when it finishes
-picked_run = run_view.run_section("tier0", RUN_KEY, demo=True, empty=(
-    "Запусков ещё нет — выберите векторы в форме вверху и нажмите «Запустить расчёт метрик», затем "
-    "«Построить проекцию». Нет данных — загрузите демо.",
-    "No runs yet — choose the vectors in the form at the top and press “Run metrics”, then “Build projection”. "
-    "No data yet — load the demo."))
-# selections belong to one run: points picked on the map or in the tables of another run are forgotten
-run_view.scope_to_run("tier0", picked_run.id, ("t0_scatter", "t0_points", "t0_outliers", "t0_sel"))
-if picked_run.status in ("failed", "cancelled") and picked_run.error:
-    st.error(tr(f"Tier 0 (запуск #{picked_run.id}) не выполнен: ", f"Tier 0 (run #{picked_run.id}) did not finish: ")
-             + str(picked_run.error))
-res = run_result(picked_run)
-if not res["metrics"]:
-    st.stop()
-if res.get("vector_set") is None:
-    st.info(tr("Векторы этого запуска не в памяти (запуск сделан в другом сеансе): карта и гистограмма соседей "
-               "появятся, когда они будут загружены заново по параметрам запуска.",
-               "This run's vectors are not in memory (it ran in another session): the map and the neighbour "
-               "histogram appear once they are loaded again from the run's parameters."))
-    if st.button(tr("Загрузить векторы запуска", "Load the run's vectors"), key="t0_reload", icon=":material/refresh:"):
-        with state.user_errors("Не удалось загрузить векторы", "Could not load the vectors"), \
-                st.spinner(tr("Загружаю векторы и соседей…", "Loading the vectors and neighbours…")):
-            res.update(tier0.reload_outputs(state.engine(), picked_run))
-if proj_clicked:
+
+
+def _render_run() -> runs.Run:
+    """The run shown (ui.run_view): the one just made, else the link's, else the latest Tier 0 run; while it runs
+    its progress is shown and the page stops; the results come when it finishes."""
+    picked_run = run_view.run_section("tier0", RUN_KEY, demo=True, empty=(
+        "Запусков ещё нет — выберите векторы в форме вверху и нажмите «Запустить расчёт метрик», затем "
+        "«Построить проекцию». Нет данных — загрузите демо.",
+        "No runs yet — choose the vectors in the form at the top and press “Run metrics”, then “Build projection”. "
+        "No data yet — load the demo."))
+    # selections belong to one run: points picked on the map or in the tables of another run are forgotten
+    run_view.scope_to_run("tier0", picked_run.id, ("t0_scatter", "t0_points", "t0_outliers", "t0_sel"))
+    if picked_run.status in ("failed", "cancelled") and picked_run.error:
+        st.error(tr(f"Tier 0 (запуск #{picked_run.id}) не выполнен: ", f"Tier 0 (run #{picked_run.id}) did not finish: ")
+                 + str(picked_run.error))
+    return picked_run
+
+
+def _render_reload(res: dict, picked_run: runs.Run) -> None:
+    if res.get("vector_set") is None:
+        st.info(tr("Векторы этого запуска не в памяти (запуск сделан в другом сеансе): карта и гистограмма соседей "
+                   "появятся, когда они будут загружены заново по параметрам запуска.",
+                   "This run's vectors are not in memory (it ran in another session): the map and the neighbour "
+                   "histogram appear once they are loaded again from the run's parameters."))
+        if st.button(tr("Загрузить векторы запуска", "Load the run's vectors"), key="t0_reload", icon=":material/refresh:"):
+            with state.user_errors("Не удалось загрузить векторы", "Could not load the vectors"), \
+                    st.spinner(tr("Загружаю векторы и соседей…", "Loading the vectors and neighbours…")):
+                res.update(tier0.reload_outputs(state.engine(), picked_run))
+
+
+def _build_projection(res: dict, picked_run: runs.Run, form: dict) -> None:
+    n_components, n_neighbors, min_dist, seed, limit, centre = (
+        form[k] for k in ("n_components", "n_neighbors", "min_dist", "seed", "limit", "centre"))
     with (
         state.user_errors("Не удалось выполнить Tier 0", "Tier 0 failed"),
         st.status(tr("Строю проекцию…", "Building the projection…"), expanded=True) as status,
@@ -268,7 +304,7 @@ if proj_clicked:
                           "Run the metrics first (or load the picked run's vectors)."))
         else:
             ran = res.get("request") or {}
-            if ran and any(ran.get(key) != request()[key] for key in ("source", "embedder", "filters")):
+            if ran and any(ran.get(key) != request(form)[key] for key in ("source", "embedder", "filters")):
                 st.warning(tr("Векторы в форме изменились после запуска: карта строится по векторам "
                               "последнего запуска. Запустите расчёт метрик снова, чтобы увидеть новые.",
                               "The vectors in the form changed since the run: the map shows the last run's "
@@ -287,36 +323,47 @@ if proj_clicked:
                            + map_view.method_label(p))
         status.update(label=tr("Готово", "Done"), state="complete", expanded=False)
 
-vs: tier0.VectorSet = res["vector_set"]
-metric_used = res["distance_metric"]
-dist_name = tr("косинусное", "cosine") if metric_used == "cosine" else tr("евклидово", "Euclidean")
+
+
+def _dist_name(metric_used: str) -> str:
+    return tr("косинусное", "cosine") if metric_used == "cosine" else tr("евклидово", "Euclidean")
+
 
 # ----------------------------------------------------------------------------------------- metric cards
-st.subheader(tr("Метрики пространства", "Space metrics"))
-st.caption(
-    tr(f"Модель: `{res['model']}` ({res['dim']}-d) · расстояние: **{dist_name}** · k = {res['k']} · n = {fmt_count(res['n'])}",
-       f"Model: `{res['model']}` ({res['dim']}-d) · distance: **{dist_name}** · k = {res['k']} · n = {fmt_count(res['n'])}")
-    + (f" · {tr('запуск', 'run')} #{res['run_id']}" if res.get("run_id") else "")
-)
-for note in res["notes"]:
-    st.caption("ℹ️ " + (tr(note.ru, note.en) if isinstance(note, Text) else str(note)))
-if res["estimated"]:
-    st.warning(tr("Попарные и nn-метрики — ОЦЕНКА по случайной выборке (95% ДИ в подписи): N больше порога точного расчёта.",
-                  "Pairwise and nn metrics are ESTIMATED from a random sample (95% CI in the captions): N is above the exact limit."))
-keys = list(tier0.SEED_METRICS + tier0.EXTRA_METRICS)
-for start in range(0, len(keys), 4):
-    cols = st.columns(4)
-    for col, key in zip(cols, keys[start : start + 4], strict=False):
-        v = res["metrics"].get(key)
-        with col:
-            spec = catalog.get(key)
-            st.metric(label(key), fmt(key, v), help=spec.how(lang()) if spec is not None else None)
-            cap = unit(key, metric_used)
-            ci = res["metrics"].get(f"{key}_ci")
-            if ci:
-                cap += f" · {tr('95% ДИ', '95% CI')} [{fmt(key, ci[0])}; {fmt(key, ci[1])}]"
-            if cap:
-                st.caption(cap)
+
+
+def _render_metric_cards(res: dict) -> None:
+    metric_used = res["distance_metric"]
+    dist_name = _dist_name(metric_used)
+    st.subheader(tr("Метрики пространства", "Space metrics"))
+    st.caption(
+        tr(f"Модель: `{res['model']}` ({res['dim']}-d) · расстояние: **{dist_name}** · k = {res['k']} · n = {fmt_count(res['n'])}",
+           f"Model: `{res['model']}` ({res['dim']}-d) · distance: **{dist_name}** · k = {res['k']} · n = {fmt_count(res['n'])}")
+        + (f" · {tr('запуск', 'run')} #{res['run_id']}" if res.get("run_id") else "")
+    )
+    for note in res["notes"]:
+        st.caption("ℹ️ " + (tr(note.ru, note.en) if isinstance(note, Text) else str(note)))
+    if res["estimated"]:
+        st.warning(tr("Попарные и nn-метрики — ОЦЕНКА по случайной выборке (95% ДИ в подписи): N больше порога точного расчёта.",
+                      "Pairwise and nn metrics are ESTIMATED from a random sample (95% CI in the captions): N is above the exact limit."))
+    keys = list(METRIC_KEYS)
+    for start in range(0, len(keys), 4):
+        cols = st.columns(4)
+        for col, key in zip(cols, keys[start : start + 4], strict=False):
+            v = res["metrics"].get(key)
+            with col:
+                spec = catalog.get(key)
+                st.metric(label(key), fmt(key, v), help=spec.how(lang()) if spec is not None else None)
+                cap = unit(key, metric_used)
+                ci = res["metrics"].get(f"{key}_ci")
+                if ci:
+                    cap += f" · {tr('95% ДИ', '95% CI')} [{fmt(key, ci[0])}; {fmt(key, ci[1])}]"
+                if cap:
+                    st.caption(cap)
+
+
+METRIC_KEYS = tier0.SEED_METRICS + tier0.EXTRA_METRICS
+
 
 def with_kb_page(vs: tier0.VectorSet) -> pd.DataFrame:
     """``meta`` plus ``kb_page``: a chunk's own section, a question's nearest chunk's section (cosine, full space) —
@@ -371,17 +418,28 @@ def picked_table_rows(linked: pd.DataFrame) -> list[int]:
 
 
 # ----------------------------------------------------------------------------------------- projection
-st.subheader(tr("Карта пространства", "Map of the space"))
-p: proj.Projection | None = map_view.current(PROJ)
-if p is None:
-    st.info(tr("Нажмите «Построить проекцию» в форме вверху страницы.", "Press “Build projection” in the form at the top of the page."))
-else:
+
+
+def _render_map(res: dict) -> None:
+    vs: tier0.VectorSet = res["vector_set"]
+    st.subheader(tr("Карта пространства", "Map of the space"))
+    p: proj.Projection | None = map_view.current(PROJ)
+    if p is None:
+        st.info(tr("Нажмите «Построить проекцию» в форме вверху страницы.", "Press “Build projection” in the form at the top of the page."))
+        return
     meta_all = with_kb_page(vs)
     color_options = [c for c in (*tier0.COLOR_FIELDS, "kb_page") if c in meta_all.columns and meta_all[c].notna().any()]
     color_by = st.selectbox(tr("Цвет по", "Colour by"), color_options, key="t0_color",
                             format_func={c: tr(*COLOR_LABELS.get(c, (c, c))) for c in color_options}.get)
     rows = p.rows
     meta_p = meta_all.iloc[rows].reset_index(drop=True).assign(row=rows)
+    _render_map_figures(p, vs)
+    selected_rows = _render_map_chart(res, p, meta_p, color_by)
+    if selected_rows:
+        _render_selection(res, vs, sorted(set(selected_rows)))
+
+
+def _render_map_figures(p: proj.Projection, vs: tier0.VectorSet) -> None:
     cols = st.columns(4)
     cols[0].metric("Trustworthiness@10", "—" if p.trustworthiness is None else f"{p.trustworthiness:.3f}",
                    help=tr("1 — соседи на картинке = соседи в пространстве; ниже ~0.8 — не доверяйте близости на рисунке.",
@@ -407,6 +465,11 @@ else:
          if not map_view.is_pca(p) else "PCA: the axes are the directions of the vectors' largest spread. ") +
         "Select points with the box or lasso (2D) or with rows of the table under the map (2D and 3D) to list their texts below. "
         "The frame spans the 1st–99th percentiles of the coordinates: farther points sit on the edge inside a ring."))
+
+
+def _render_map_chart(res: dict, p: proj.Projection, meta_p: pd.DataFrame, color_by: str) -> list[int]:
+    """The map with its search, the linked points table and the downloads; returns the selected rows."""
+    rows = p.rows
     c_search, c_labels = st.columns([3, 1])
     query = c_search.text_input(tr("Поиск по тексту (подсветить на карте)", "Search the texts (highlight on the map)"),
                                 key="t0_search")
@@ -454,65 +517,107 @@ else:
         coords_df[f"{map_view.axis_name(p).lower()}_{i + 1}"] = p.coords[:, i]
     dl[1].download_button(tr("⬇ Координаты (CSV)", "⬇ Coordinates (CSV)"), data=csv_download(coords_df),
                           file_name="tier0_projection_coords.csv", mime="text/csv", key="t0_dl_coords")
+    return selected_rows
 
-    if selected_rows:
-        sel = sorted(set(selected_rows))
-        st.markdown(tr(f"**Выбрано точек: {len(sel)}**", f"**Selected points: {len(sel)}**"))
-        sel_df = vs.meta.iloc[sel][["point_id", "kind", "section", "url", "text", "outlier_score"]]
-        tables.show(sel_df, "tier0_selection", key="t0_sel", labels=TABLE_LABELS, metrics=OUTLIER_FORMAT)
-        if len(sel) >= 2:
-            sm = tier0.space_metrics(vs.X[sel], k=min(res["k"], len(sel) - 1), metric=metric_used)
-            cmp = pd.DataFrame(  # numbers written by each metric's kind, in one column of mixed metrics
-                {"metric": [label(kk) for kk in keys],
-                 "selection": [fmt(kk, sm.get(kk)) for kk in keys],
-                 "all_points": [fmt(kk, res["metrics"].get(kk)) for kk in keys],
-                 "distance": [unit(kk, metric_used) for kk in keys]}
-            )
-            st.markdown(tr("Метрики выделения против всего набора", "Selection metrics vs the whole set"))
-            tables.show(cmp, "tier0_selection_vs_all", key="t0_sel_cmp")
+
+def _render_selection(res: dict, vs: tier0.VectorSet, sel: list[int]) -> None:
+    metric_used = res["distance_metric"]
+    keys = list(METRIC_KEYS)
+    st.markdown(tr(f"**Выбрано точек: {len(sel)}**", f"**Selected points: {len(sel)}**"))
+    sel_df = vs.meta.iloc[sel][["point_id", "kind", "section", "url", "text", "outlier_score"]]
+    tables.show(sel_df, "tier0_selection", key="t0_sel", labels=TABLE_LABELS, metrics=OUTLIER_FORMAT)
+    if len(sel) >= 2:
+        sm = tier0.space_metrics(vs.X[sel], k=min(res["k"], len(sel) - 1), metric=metric_used)
+        cmp = pd.DataFrame(  # numbers written by each metric's kind, in one column of mixed metrics
+            {"metric": [label(kk) for kk in keys],
+             "selection": [fmt(kk, sm.get(kk)) for kk in keys],
+             "all_points": [fmt(kk, res["metrics"].get(kk)) for kk in keys],
+             "distance": [unit(kk, metric_used) for kk in keys]}
+        )
+        st.markdown(tr("Метрики выделения против всего набора", "Selection metrics vs the whole set"))
+        tables.show(cmp, "tier0_selection_vs_all", key="t0_sel_cmp")
+
 
 # ----------------------------------------------------------------------------------------- distributions, outliers
-st.subheader(tr("Соседи и выбросы", "Neighbours and outliers"))
-c1, c2 = st.columns(2)
-if res.get("knn") is not None:
-    idx, dist = res["knn"]
-    c1.plotly_chart(charts.nn_distance_histogram(
-        dist, metric=metric_used, color=TIER_COLORS["tier0"],
-        title=tr(f"Расстояния до {res['k']} ближайших соседей ({dist_name})", f"Distances to the {res['k']} nearest neighbours ({dist_name})"),
-        x_title=tr(f"{dist_name} расстояние", f"{dist_name} distance"), y_title=tr("число пар", "pairs")), key="t0_hist")
-with c2:
-    plotly_chart(charts.outlier_bar_chart(
-        res["outliers"], metric=metric_used, color=TIER_COLORS["tier0"],
-        title=tr("Главные выбросы", "Top outliers"),
-        x_title=tr(f"ср. {dist_name} расстояние до k соседей", f"mean {dist_name} distance to k neighbours")), key="t0_outbar")
 
-out_df = pd.DataFrame([{kk: o[kk] for kk in ("rank", "point_id", "kind", "score", "section", "url", "text")} for o in res["outliers"]])
-if len(out_df):
-    st.caption(tr("Выберите строку, чтобы увидеть соседей точки.", "Pick a row to see the point's neighbours."))
-    ev = st.dataframe(out_df, hide_index=True, on_select="rerun", selection_mode="single-row", key="t0_outliers",
-                      column_config=tables.column_config(out_df, TABLE_LABELS, OUTLIER_FORMAT))
-    download_buttons(out_df, "tier0_outliers", key="t0_out")
-    picked = ev.selection.rows if ev and ev.selection else []
-    if picked:
-        o = res["outliers"][int(picked[0])]
-        st.markdown(tr(f"**Соседи {o['point_id']}** ({dist_name} расстояние)", f"**Neighbours of {o['point_id']}** ({dist_name} distance)"))
-        st.text(o["text"])
-        tables.show(pd.DataFrame(o["neighbors"]).drop(columns=["row"], errors="ignore"), f"tier0_neighbours_{o['point_id']}",
-                    key="t0_nbrs", metrics={"distance": "avg_nn_distance"})
+
+def _render_neighbours(res: dict) -> None:
+    metric_used = res["distance_metric"]
+    dist_name = _dist_name(metric_used)
+    st.subheader(tr("Соседи и выбросы", "Neighbours and outliers"))
+    c1, c2 = st.columns(2)
+    if res.get("knn") is not None:
+        idx, dist = res["knn"]
+        c1.plotly_chart(charts.nn_distance_histogram(
+            dist, metric=metric_used, color=TIER_COLORS["tier0"],
+            title=tr(f"Расстояния до {res['k']} ближайших соседей ({dist_name})", f"Distances to the {res['k']} nearest neighbours ({dist_name})"),
+            x_title=tr(f"{dist_name} расстояние", f"{dist_name} distance"), y_title=tr("число пар", "pairs")), key="t0_hist")
+    with c2:
+        plotly_chart(charts.outlier_bar_chart(
+            res["outliers"], metric=metric_used, color=TIER_COLORS["tier0"],
+            title=tr("Главные выбросы", "Top outliers"),
+            x_title=tr(f"ср. {dist_name} расстояние до k соседей", f"mean {dist_name} distance to k neighbours")), key="t0_outbar")
+    _render_outliers(res, dist_name)
+
+
+def _render_outliers(res: dict, dist_name: str) -> None:
+    out_df = pd.DataFrame([{kk: o[kk] for kk in ("rank", "point_id", "kind", "score", "section", "url", "text")} for o in res["outliers"]])
+    if len(out_df):
+        st.caption(tr("Выберите строку, чтобы увидеть соседей точки.", "Pick a row to see the point's neighbours."))
+        ev = st.dataframe(out_df, hide_index=True, on_select="rerun", selection_mode="single-row", key="t0_outliers",
+                          column_config=tables.column_config(out_df, TABLE_LABELS, OUTLIER_FORMAT))
+        download_buttons(out_df, "tier0_outliers", key="t0_out")
+        picked = ev.selection.rows if ev and ev.selection else []
+        if picked:
+            o = res["outliers"][int(picked[0])]
+            st.markdown(tr(f"**Соседи {o['point_id']}** ({dist_name} расстояние)", f"**Neighbours of {o['point_id']}** ({dist_name} distance)"))
+            st.text(o["text"])
+            tables.show(pd.DataFrame(o["neighbors"]).drop(columns=["row"], errors="ignore"), f"tier0_neighbours_{o['point_id']}",
+                        key="t0_nbrs", metrics={"distance": "avg_nn_distance"})
+
 
 # ----------------------------------------------------------------------------------------- per section
-st.subheader(tr("Метрики по разделам", "Metrics per section"))
-st.caption(tr(f"Каждая строка — метрики точек одного раздела (страницы); расстояния — {dist_name}, спреды — евклидовы.",
-              f"Each row is the metrics of one section's (page's) points; distances are {dist_name}, spreads Euclidean."))
-per_section: pd.DataFrame = res["per_section"]
-if len(per_section):
-    tables.show(per_section, "tier0_per_section", key="t0_sec")
-if isinstance(res.get("per_kind"), pd.DataFrame) and len(res["per_kind"]):
-    st.markdown(tr("**По виду точки**", "**Per point kind**"))
-    tables.show(res["per_kind"], "tier0_per_kind", key="t0_kind")
 
-st.subheader(tr("Выгрузки", "Downloads"))
-metrics_df = pd.DataFrame({"metric": list(res["metrics"]), "value": [json.dumps(v) if isinstance(v, list) else v for v in res["metrics"].values()],
-                           "distance": [unit(kk, metric_used) for kk in res["metrics"]]})
-download_buttons(metrics_df, "tier0_metrics", key="t0_metrics")
-json_download(tier0.json_result(res), "tier0_result", label=tr("⬇ Всё (JSON)", "⬇ Everything (JSON)"), key="t0_all")
+
+def _render_per_section(res: dict) -> None:
+    dist_name = _dist_name(res["distance_metric"])
+    st.subheader(tr("Метрики по разделам", "Metrics per section"))
+    st.caption(tr(f"Каждая строка — метрики точек одного раздела (страницы); расстояния — {dist_name}, спреды — евклидовы.",
+                  f"Each row is the metrics of one section's (page's) points; distances are {dist_name}, spreads Euclidean."))
+    per_section: pd.DataFrame = res["per_section"]
+    if len(per_section):
+        tables.show(per_section, "tier0_per_section", key="t0_sec")
+    if isinstance(res.get("per_kind"), pd.DataFrame) and len(res["per_kind"]):
+        st.markdown(tr("**По виду точки**", "**Per point kind**"))
+        tables.show(res["per_kind"], "tier0_per_kind", key="t0_kind")
+
+
+def _render_downloads(res: dict) -> None:
+    metric_used = res["distance_metric"]
+    st.subheader(tr("Выгрузки", "Downloads"))
+    metrics_df = pd.DataFrame({"metric": list(res["metrics"]), "value": [json.dumps(v) if isinstance(v, list) else v for v in res["metrics"].values()],
+                               "distance": [unit(kk, metric_used) for kk in res["metrics"]]})
+    download_buttons(metrics_df, "tier0_metrics", key="t0_metrics")
+    json_download(tier0.json_result(res), "tier0_result", label=tr("⬇ Всё (JSON)", "⬇ Everything (JSON)"), key="t0_all")
+
+
+def _render_page() -> None:
+    form = _render_form()
+    if form["run_clicked"]:
+        start_run(form)
+    picked_run = _render_run()
+    res = run_result(picked_run)
+    if not res["metrics"]:
+        st.stop()
+    _render_reload(res, picked_run)
+    if form["proj_clicked"]:
+        _build_projection(res, picked_run, form)
+    _render_metric_cards(res)
+    _render_map(res)
+    _render_neighbours(res)
+    _render_per_section(res)
+    _render_downloads(res)
+
+
+init_page_state()
+_render_page()

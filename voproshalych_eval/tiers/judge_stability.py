@@ -32,6 +32,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import pandas as pd
 from sqlalchemy import Engine
 
 from voproshalych_eval.plans import ItemResult, Plan, spec
@@ -264,3 +265,17 @@ def aggregate(records: list[dict[str, Any]], *, models: Sequence[str], metric: s
         ]
         out["inter_judge_mean_abs_diff"] = aggregation.agg(diffs)
     return out
+
+
+def repeat_rows(items: pd.DataFrame) -> pd.DataFrame:
+    """One row per item and judge model of a stability run's items (``jobs.items_frame``): its repeated scores,
+    their population standard deviation ``std = sqrt(mean((s - mean(s))^2))`` over the valid scores (None with
+    fewer than two) and ``n_failed_calls`` (repeats without a score)."""
+    rows = []
+    for r in items.to_dict("records"):
+        for model, scores in (r.get("scores") or {}).items():
+            valid = [s for s in scores if s is not None]
+            rows.append({"item_key": r["item_key"], "status": r["status"], "model": model, "question": r.get("question"),
+                         "scores": scores, "std": pd.Series(valid).std(ddof=0) if len(valid) > 1 else None,
+                         "n_failed_calls": len(scores) - len(valid)})
+    return pd.DataFrame(rows)

@@ -54,13 +54,33 @@ WorkResult = ItemResult | Mapping[str, Any]
 ItemRecord = dict[str, Any]
 
 
+#: the steps of a plan: given as callables to :class:`Plan`, or written as methods of a subclass
+STEPS = ("prepare", "work", "work_batch", "finalize")
+
+
 @dataclass
 class Plan:
-    """What a run does: items (key, payload), the work per item or per batch, and the aggregation."""
+    """What a run does: items (key, payload), the work per item or per batch, and the aggregation.
+
+    The steps (:data:`STEPS`) are either callables given to the constructor, or methods of a subclass that
+    resolves its inputs in ``__init__`` and hands the rest to ``super().__init__(tier=..., items=..., ...)``::
+
+        class Tier9Plan(Plan):
+            def __init__(self, engine, params):
+                p = spec("tier9").resolve(params)
+                self.engine = engine
+                super().__init__(tier="tier9", items=[...], params=p, models={...})
+
+            def work(self, payload): ...
+            def finalize(self, records): ...
+
+    A step given as a callable wins over the method; a step neither given nor defined is ``None`` (the
+    executor asks ``plan.work_batch is not None``, ``plan.prepare is not None``).
+    """
 
     tier: str
     items: list[tuple[str, Any]]
-    finalize: Callable[[list[ItemRecord]], dict[str, Any]]
+    finalize: Callable[[list[ItemRecord]], dict[str, Any]] = None  # type: ignore[assignment]  # checked below
     work: Callable[[Any], WorkResult] | None = None
     #: ``work_batch(payloads) -> results`` in the same order (a list, or an iterator yielding each result as
     #: it is ready); an exception fails every item of the batch not yet yielded
@@ -89,6 +109,11 @@ class Plan:
     _listener: Callable[[str], None] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        for step in STEPS:  # a step not given: the subclass's method (the class attribute), else None
+            if self.__dict__.get(step, False) is None:
+                del self.__dict__[step]
+        if self.finalize is None:
+            raise ValueError(f"plan {self.tier!r} needs finalize")
         if self.work is None and self.work_batch is None:
             raise ValueError(f"plan {self.tier!r} needs work or work_batch")
         self.batch_size = max(1, int(self.batch_size or 1))

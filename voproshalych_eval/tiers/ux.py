@@ -105,79 +105,107 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     snap = snapshots.for_run(engine, p["snapshot"])
     p["snapshot"] = snap.id
     if p["source"] == "log":
-        return _log_plan(engine, p, emb, embedder_name, thr, snap)
+        return UxLogPlan(engine, p, emb, embedder_name, thr, snap)
     return _dialog_plan(engine, p, emb, embedder_name, thr, snap)
 
 
-def _log_plan(engine: Engine, p: dict[str, Any], emb: Lazy, embedder_name: str, thr: float,
-              snap: snapshots.Snapshot) -> Plan:
-    from voproshalych_eval.analytics.question_log import is_empty_question, read_log
+class UxLogPlan(Plan):
+    """UX on the bot's question log: one item per session (cache hits, follow-ups, re-asks)."""
 
-    log_df = read_log(engine, snapshot=snap)
-    sessions = split_sessions(log_df, pause_minutes=float(p["pause_minutes"]))
-    rows = [{k: scalar(v, keep_datetimes=True) for k, v in r.items()} for r in log_df.to_dict("records")]
-    items = [(f"u{s[0]['user_id']}-{s[0]['id']}", s) for s in sessions]
-    if p["limit"]:
-        items = items[: int(p["limit"])]
-    # rows without question text (a sticker) stay turns of their session but are never embedded, matched
-    # against the cache or paired: their cache_hit is None (not evaluable)
-    def has_text(r: dict[str, Any]) -> bool:
-        return not is_empty_question(r.get("question"))
+    def __init__(self, engine: Engine, p: dict[str, Any], emb: Lazy, embedder_name: str, thr: float,
+                 snap: snapshots.Snapshot) -> None:
+        from voproshalych_eval.analytics.question_log import is_empty_question, read_log
 
-    cached = [r for r in rows if r.get("score") == 5 and (r.get("answer") or "").strip() and has_text(r)]
+        self._is_empty = is_empty_question
+        self.emb, self.thr = emb, thr
+        log_df = read_log(engine, snapshot=snap)
+        sessions = split_sessions(log_df, pause_minutes=float(p["pause_minutes"]))
+        rows = [{k: scalar(v, keep_datetimes=True) for k, v in r.items()} for r in log_df.to_dict("records")]
+        items = [(f"u{s[0]['user_id']}-{s[0]['id']}", s) for s in sessions]
+        if p["limit"]:
+            items = items[: int(p["limit"])]
+        self.cached = [r for r in rows if r.get("score") == 5 and (r.get("answer") or "").strip() and self._has_text(r)]
+        self.qvecs = Lazy(self._question_vectors)
+        self.index = Lazy(self._cache_index)
+        self.followup = float(p["followup_distance"])
+        params_out = {**p, "embedder": embedder_name, "n_items": len(items), "n_log_rows": len(rows),
+                      "n_empty_questions": sum(1 for r in rows if not self._has_text(r))}
+        super().__init__(
+            tier=TIER, items=items,
+            concurrency=int(p["concurrency"] or 4), params=params_out,
+            models={"embedder": embedder_name}, dataset_name="question_log", offline=False, snapshot_id=snap.id,
+        )
 
-    def question_vectors() -> dict[Any, np.ndarray]:
+    def _has_text(self, r: dict[str, Any]) -> bool:
+        # rows without question text (a sticker) stay turns of their session but are never embedded, matched
+        # against the cache or paired: their cache_hit is None (not evaluable)
+        return not self._is_empty(r.get("question"))
+
+    def _question_vectors(self) -> dict[Any, np.ndarray]:
         # one batched (cached) embedding call for every question the run needs, not one per session
-        texts = {r["id"]: r["question"] for _, s in items for r in s if has_text(r)}
-        texts.update({r["id"]: r["question"] for r in cached})
+        texts = {r["id"]: r["question"] for _, s in self.items for r in s if self._has_text(r)}
+        texts.update({r["id"]: r["question"] for r in self.cached})
         ids = list(texts)
-        vecs = np.asarray(emb.get().encode_queries([texts[i] for i in ids]), dtype=float) if ids else np.zeros((0, 1))
+        vecs = np.asarray(self.emb.get().encode_queries([texts[i] for i in ids]), dtype=float) if ids else np.zeros((0, 1))
         return dict(zip(ids, vecs, strict=True))
 
-    qvecs = Lazy(question_vectors)
-
-    def cache_index() -> tuple[list[dict[str, Any]], np.ndarray]:
-        vecs = np.vstack([qvecs.get()[r["id"]] for r in cached]) if cached else np.zeros((0, 1))
+    def _cache_index(self) -> tuple[list[dict[str, Any]], np.ndarray]:
+        cached = self.cached
+        vecs = np.vstack([self.qvecs.get()[r["id"]] for r in cached]) if cached else np.zeros((0, 1))
         return cached, vecs
 
-    index = Lazy(cache_index)
-    followup = float(p["followup_distance"])
-
-    def work(session: list[dict[str, Any]]) -> ItemResult:
-        vectors = qvecs.get()
+    def work(self, session: list[dict[str, Any]]) -> ItemResult:
+        vectors = self.qvecs.get()
         dim = len(next(iter(vectors.values()))) if vectors else 1
         qv = np.vstack([vectors.get(r["id"], np.zeros(dim)) for r in session])
-        c_rows, c_vecs = index.get()
+        out = {
+            "user_id": session[0]["user_id"],
+            "n_turns": len(session),
+            "turns": self._turns(session, qv),
+            "followup_pairs": self._followup_pairs(session, qv),
+            "reask_pairs": self._reask_pairs(session, qv),
+        }
+        return ItemResult(out)
+
+    def _turns(self, session: list[dict[str, Any]], qv: np.ndarray) -> list[dict[str, Any]]:
+        """Each turn and whether an earlier well-rated answer to a near question could have served it (cache)."""
+        c_rows, c_vecs = self.index.get()
         turns = []
         for r, v in zip(session, qv, strict=True):
             hit, src, dist = False, None, None
-            if len(c_rows) and r.get("created_at") is not None and has_text(r):
+            if len(c_rows) and r.get("created_at") is not None and self._has_text(r):
                 d = 1.0 - c_vecs @ v
                 earlier = np.array([cr.get("created_at") is not None and cr["created_at"] < r["created_at"] for cr in c_rows])
                 if earlier.any():
                     d_e = np.where(earlier, d, np.inf)
                     j = int(np.argmin(d_e))
                     dist = float(d_e[j])
-                    hit, src = dist <= thr, c_rows[j]["id"]
+                    hit, src = dist <= self.thr, c_rows[j]["id"]
             turns.append({
                 "id": r["id"], "question": r["question"], "answer": r.get("answer"), "url": r.get("url"),
                 "score": r.get("score"), "created_at": r.get("created_at"), "stop_point": bool(r.get("stop_point")),
-                "cache_hit": hit if r.get("created_at") is not None and has_text(r) else None,
+                "cache_hit": hit if r.get("created_at") is not None and self._has_text(r) else None,
                 "cache_source_id": src if hit else None, "cache_distance": dist,
             })
+        return turns
+
+    def _followup_pairs(self, session: list[dict[str, Any]], qv: np.ndarray) -> list[dict[str, Any]]:
         follow_pairs = []
         for i in range(1, len(session)):
             a, b = session[i - 1], session[i]
-            if a.get("url") and b.get("url") and has_text(a) and has_text(b):
+            if a.get("url") and b.get("url") and self._has_text(a) and self._has_text(b):
                 d = _cosine_distance(qv[i - 1], qv[i])
-                if d <= followup:
+                if d <= self.followup:
                     follow_pairs.append({"turn": i + 1, "distance": d, "same_page": a["url"] == b["url"]})
+        return follow_pairs
+
+    def _reask_pairs(self, session: list[dict[str, Any]], qv: np.ndarray) -> list[dict[str, Any]]:
         reask = []
-        answered = [i for i, r in enumerate(session) if (r.get("answer") or "").strip() and has_text(r)]
-        pairs = [(i, j) for i, j in combinations(answered, 2) if _cosine_distance(qv[i], qv[j]) <= thr]
+        answered = [i for i, r in enumerate(session) if (r.get("answer") or "").strip() and self._has_text(r)]
+        pairs = [(i, j) for i, j in combinations(answered, 2) if _cosine_distance(qv[i], qv[j]) <= self.thr]
         if pairs:
             idx = sorted({k for ij in pairs for k in ij})
-            av = dict(zip(idx, emb.get().encode_passages([session[k]["answer"] for k in idx]), strict=True))
+            av = dict(zip(idx, self.emb.get().encode_passages([session[k]["answer"] for k in idx]), strict=True))
             from voproshalych_eval.metrics.similarity import cosine_similarity
 
             for i, j in pairs:
@@ -186,23 +214,10 @@ def _log_plan(engine: Engine, p: dict[str, Any], emb: Lazy, embedder_name: str, 
                     "answer_similarity": cosine_similarity(av[i], av[j]),
                     "same_page": bool(session[i].get("url")) and session[i].get("url") == session[j].get("url"),
                 })
-        out = {
-            "user_id": session[0]["user_id"],
-            "n_turns": len(session),
-            "turns": turns,
-            "followup_pairs": follow_pairs,
-            "reask_pairs": reask,
-        }
-        return ItemResult(out)
+        return reask
 
-    params_out = {**p, "embedder": embedder_name, "n_items": len(items), "n_log_rows": len(rows),
-                  "n_empty_questions": sum(1 for r in rows if not has_text(r))}
-    return Plan(
-        tier=TIER, items=items, work=work,
-        finalize=lambda records: aggregate(records, source="log"),
-        concurrency=int(p["concurrency"] or 4), params=params_out,
-        models={"embedder": embedder_name}, dataset_name="question_log", offline=False, snapshot_id=snap.id,
-    )
+    def finalize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+        return aggregate(records, source="log")
 
 
 def _dialog_plan(engine: Engine, p: dict[str, Any], emb: Lazy, embedder_name: str, thr: float,

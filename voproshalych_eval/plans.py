@@ -10,6 +10,14 @@ on its own) — plus ``finalize(records)`` turning *all* recorded items of the r
 ``prepare()`` runs once per execution before the first item (an index build, a model load).
 ``executor`` runs plans; plan modules never touch the run tables.
 
+A plan is written as a small subclass of :class:`Plan`: ``__init__(engine, params)`` resolves the inputs
+(``spec(key).resolve(params)``, the dataset, the snapshot, the models) and passes the configuration to
+``super().__init__(tier=..., items=..., params=..., ...)``; the steps are its methods (``prepare``,
+``work`` or ``work_batch``, ``finalize``), sharing the inputs through ``self``. ``build_plan`` stays the
+module's one-line entry (``return Tier1Plan(engine, params)``) that the registry and ``resume`` call.
+A plan may still pass the steps as callables (``Plan(tier=..., items=..., work=fn, finalize=fn)``); the
+form changes nothing of the run's identity (:meth:`Plan.config`), its resume or its outputs.
+
 A plan also carries everything that decides its results — models, prompts, provider endpoints, the
 offline flag, the dataset (id + content hash), the knowledge-base snapshot, the parameters. The engine
 freezes that :meth:`Plan.config` at start; a resume rebuilds the plan from the stored parameters and

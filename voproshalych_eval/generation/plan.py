@@ -439,12 +439,8 @@ def finalize_records(
     The report's numbers are counts (catalogued in :mod:`voproshalych_eval.metrics.catalog`); the stored
     version is named by ``dataset_ref`` (``name@v3``) and ``dataset_hash``.
     """
-    from voproshalych_eval.datasets import Dataset, content_hash, store, validate_records
-    from voproshalych_eval.db.production import read_chunks
-
     size = int(params["size"])
     mix = dict(params["types"])
-    thresholds = dict(params["thresholds"])
     by_key = {r["item_key"]: r for r in records}
     missing = [s.key for s in slots if s.key not in by_key]
     done = [by_key[s.key] for s in slots if s.key in by_key and by_key[s.key]["status"] == "done"]
@@ -454,29 +450,7 @@ def finalize_records(
         d = r["result"].get("dropped_by")
         if d:
             dropped[d] = dropped.get(d, 0) + 1
-    tokens = sum(int(r["result"].get("tokens") or 0) for r in done)
-    meta = dict(params.get("sampling") or {})
-    report: dict[str, Any] = {
-        "dataset": None,
-        "dataset_ref": None,
-        "dataset_hash": None,
-        "n_items": 0,
-        "size_requested": size,
-        "n_slots": len(slots),
-        "pages_total": meta.get("pages_total"),
-        "pages_covered": 0,
-        "by_type": {},
-        "requested_by_type": meta.get("planned_by_type"),
-        "dropped": dropped,
-        "n_failed_items": len(failed),
-        "n_missing_items": len(missing),
-        "n_surplus": 0,
-        "offline": bool(params.get("offline")),
-        "generator": params.get("model"),
-        "tokens": tokens,
-        "thresholds": thresholds,
-        "warnings": list(meta.get("warnings") or []),
-    }
+    report = _report(params, slots, done, dropped, n_failed=len(failed), n_missing=len(missing))
     if missing:
         report["status"] = "incomplete"
         report["warnings"].append({"code": "incomplete", "n": len(missing),
@@ -484,20 +458,7 @@ def finalize_records(
         return report
     kept = [r["result"] for r in done if r["result"].get("kept")]
     if kept:
-        emb = embedder() if callable(embedder) else embedder
-        vecs = np.asarray(emb.encode_queries([k["question"] for k in kept]), dtype=np.float32)
-        existing = None
-        if params.get("compare_existing", True):
-            qs = existing_questions(engine, exclude_name=str(params["name"]))
-            existing = np.asarray(emb.encode_queries(qs), dtype=np.float32) if qs else None
-        dups = G.near_duplicates(vecs, threshold=float(thresholds["near_duplicate"]), existing=existing)
-        survivors = []
-        for k, d in zip(kept, dups, strict=True):
-            if d is None:
-                survivors.append(k)
-            else:
-                dropped["near_duplicate_existing" if d.existing else "near_duplicate_new"] += 1
-        kept = survivors
+        kept = _without_near_duplicates(engine, kept, params, embedder, dropped)
     chosen = set(G.select_kept(
         [(k["slot"]["key"], k["question_type"], bool(k["slot"].get("spare")),
           () if k["question_type"] == "unanswerable" else tuple(k["slot"]["urls"])) for k in kept],
@@ -508,6 +469,62 @@ def finalize_records(
         report["status"] = "empty"
         report["warnings"].append({"code": "empty", "message": "no item passed the gates; nothing was stored"})
         return report
+    return _store_kept(engine, kept, params, slots, report)
+
+
+def _report(params: Mapping[str, Any], slots: list[Slot], done: list[dict[str, Any]], dropped: dict[str, int], *,
+            n_failed: int, n_missing: int) -> dict[str, Any]:
+    """The run's report before anything is stored (``dropped`` is the live count the later gates add to)."""
+    meta = dict(params.get("sampling") or {})
+    return {
+        "dataset": None,
+        "dataset_ref": None,
+        "dataset_hash": None,
+        "n_items": 0,
+        "size_requested": int(params["size"]),
+        "n_slots": len(slots),
+        "pages_total": meta.get("pages_total"),
+        "pages_covered": 0,
+        "by_type": {},
+        "requested_by_type": meta.get("planned_by_type"),
+        "dropped": dropped,
+        "n_failed_items": n_failed,
+        "n_missing_items": n_missing,
+        "n_surplus": 0,
+        "offline": bool(params.get("offline")),
+        "generator": params.get("model"),
+        "tokens": sum(int(r["result"].get("tokens") or 0) for r in done),
+        "thresholds": dict(params["thresholds"]),
+        "warnings": list(meta.get("warnings") or []),
+    }
+
+
+def _without_near_duplicates(engine: Engine, kept: list[dict[str, Any]], params: Mapping[str, Any], embedder: Any,
+                             dropped: dict[str, int]) -> list[dict[str, Any]]:
+    """The near-duplicate gate: ``kept`` without the items close to another new one or to a stored golden
+    question (counted in ``dropped``)."""
+    emb = embedder() if callable(embedder) else embedder
+    vecs = np.asarray(emb.encode_queries([k["question"] for k in kept]), dtype=np.float32)
+    existing = None
+    if params.get("compare_existing", True):
+        qs = existing_questions(engine, exclude_name=str(params["name"]))
+        existing = np.asarray(emb.encode_queries(qs), dtype=np.float32) if qs else None
+    dups = G.near_duplicates(vecs, threshold=float(dict(params["thresholds"])["near_duplicate"]), existing=existing)
+    survivors = []
+    for k, d in zip(kept, dups, strict=True):
+        if d is None:
+            survivors.append(k)
+        else:
+            dropped["near_duplicate_existing" if d.existing else "near_duplicate_new"] += 1
+    return survivors
+
+
+def _store_kept(engine: Engine, kept: list[dict[str, Any]], params: Mapping[str, Any], slots: list[Slot],
+                report: dict[str, Any]) -> dict[str, Any]:
+    """The selected items stored as a new version of dataset ``name``; ``report`` completed with it."""
+    from voproshalych_eval.datasets import Dataset, content_hash, store, validate_records
+    from voproshalych_eval.db.production import read_chunks
+
     ids = sorted({int(i) for k in kept for i in k["generation"].get("source_chunk_ids") or []})
     df = read_chunks(engine, ids=ids, snapshot=params.get("snapshot_id"))
     kb_texts = {int(r.id): {"text": r.text, "url": r.url} for r in df.itertuples(index=False)}
@@ -526,4 +543,3 @@ def finalize_records(
         n_unc = report["pages_total"] - report["pages_covered"]
         report["warnings"].append({"code": "pages_uncovered", "n": n_unc, "message": f"{n_unc} page(s) got no question"})
     return report
-

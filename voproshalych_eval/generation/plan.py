@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Engine
 
+from voproshalych_eval.db.retriever import Retriever
 from voproshalych_eval.generation import gates as G
 from voproshalych_eval.generation.sampling import ChunkInfo, Slot, parse_type_mix, plan_slots
 from voproshalych_eval.plans import ItemResult, Lazy, Plan, spec
@@ -147,7 +148,7 @@ class GenerationPlan(Plan):
         name = str(p["name"])
         self.embedder = Lazy(self._embedder)
         self.judge = Lazy(self._judge)
-        self.search_ready = Lazy(self._search_ready)
+        self.search = Lazy(self._retriever)
         prompt_names = ["gen_system", *dict.fromkeys(PROMPTS[t] for t in mix),
                         *(["gen_answerability"] if "unanswerable" in mix else []),
                         *(["answer_relevance"] if set(mix) - {"unanswerable"} else [])]  # the qa_fit judge's prompt
@@ -180,13 +181,11 @@ class GenerationPlan(Plan):
         return get_judge(self.settings, self.engine, models=models, offline=True if self.offline else None,
                          lang=self.lang, client=self.client, embedder=self.embedder.get())
 
-    def _search_ready(self) -> bool:
-        from voproshalych_eval.db import retrieval as R
-
-        emb = self.embedder.get()
-        if not R.uses_stored_vectors(self.engine, emb.name, dim=emb.dim, snapshot=self.snap):
-            R.ensure_chunk_vectors(self.engine, emb, snapshot=self.snap)
-        return True
+    def _retriever(self) -> Retriever:
+        """The answerability gate's retriever (exact vector search), the snapshot's vectors made ready first."""
+        search = Retriever.open(self.engine, snapshot=self.snap, embedder=self.embedder.get())
+        search.prepare()
+        return search
 
     def llm_json(self, prompt: str, fields: dict[str, Any], *, temperature: float, salt: str) -> tuple[dict[str, Any], int]:
         from voproshalych_eval.llm.prompts import SCHEMAS, render
@@ -336,13 +335,7 @@ class GenerationPlan(Plan):
                 "explanation": (res.explanation or "")[:300]}, t
 
     def _answerability(self, question: str) -> tuple[list[dict[str, Any]], int]:
-        from voproshalych_eval.db import retrieval as R
-
-        self.search_ready.get()
-        emb = self.embedder.get()
-        qv = emb.encode_queries([question])
-        hits = R.search_vectors(self.engine, np.asarray(qv), k=int(self.params["answerability_k"]), model=emb.name,
-                                snapshot=self.snap)[0]
+        hits = self.search.get().vector([question], int(self.params["answerability_k"]))[0]
         out, tokens = [], 0
         for h in hits:
             ctext = self.kb.get(h.chunk_id, {}).get("text") or ""

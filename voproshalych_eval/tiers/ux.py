@@ -52,6 +52,7 @@ import pandas as pd
 from sqlalchemy import Engine
 
 from voproshalych_eval.db import snapshots
+from voproshalych_eval.db.retriever import Retriever
 from voproshalych_eval.embeddings import cached_embedder
 from voproshalych_eval.jsonable import scalar
 from voproshalych_eval.plans import ItemResult, Lazy, Plan, spec
@@ -226,14 +227,15 @@ def _dialog_plan(engine: Engine, p: dict[str, Any], emb: Lazy, embedder_name: st
     pairs = inputs.select_items(ds, limit=p["limit"])
     needs_gen = any(r.get("paraphrase_of") == "same" for _, r in pairs)
     generator = llm_calls.make_generator(engine, model=p["generator_model"], system_prompt=p["system_prompt"], offline=p["offline"]) if needs_gen else None
+    #: top-1 retrieval of each turn (exact vector search of the run's snapshot), built on first use
+    search = Lazy(lambda: Retriever.open(engine, snapshot=snap, embedder=emb.get()))
 
     def work(dialog: dict[str, Any]) -> ItemResult:
-        from voproshalych_eval.db.retrieval import search_vectors
         from voproshalych_eval.metrics.similarity import cosine_similarity
 
         qs = [t["question"] for t in dialog["turns"]]
         qv = np.asarray(emb.get().encode_queries(qs), dtype=float)
-        hits = search_vectors(engine, qv, k=1, model=embedder_name, snapshot=snap)
+        hits = search.get().by_vectors(qv, 1)
         kb = inputs.chunk_texts(engine, [h[0].chunk_id for h in hits if h], snapshot=snap)
         turns = []
         tokens = 0

@@ -107,7 +107,7 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     p["snapshot"] = snap.id
     if p["source"] == "log":
         return UxLogPlan(engine, p, emb, embedder_name, thr, snap)
-    return _dialog_plan(engine, p, emb, embedder_name, thr, snap)
+    return UxDialogPlan(engine, p, emb, embedder_name, thr, snap)
 
 
 class UxLogPlan(Plan):
@@ -221,22 +221,35 @@ class UxLogPlan(Plan):
         return aggregate(records, source="log")
 
 
-def _dialog_plan(engine: Engine, p: dict[str, Any], emb: Lazy, embedder_name: str, thr: float,
-                 snap: snapshots.Snapshot) -> Plan:
-    ds = inputs.load_dataset(engine, p["dataset"], "dialogs")
-    pairs = inputs.select_items(ds, limit=p["limit"])
-    needs_gen = any(r.get("paraphrase_of") == "same" for _, r in pairs)
-    generator = llm_calls.make_generator(engine, model=p["generator_model"], system_prompt=p["system_prompt"], offline=p["offline"]) if needs_gen else None
-    #: top-1 retrieval of each turn (exact vector search of the run's snapshot), built on first use
-    search = Lazy(lambda: Retriever.open(engine, snapshot=snap, embedder=emb.get()))
+class UxDialogPlan(Plan):
+    """UX on a dialogs dataset: one item per scripted dialog (top-1 retrieval per turn, follow-ups, re-asks)."""
 
-    def work(dialog: dict[str, Any]) -> ItemResult:
-        from voproshalych_eval.metrics.similarity import cosine_similarity
+    def __init__(self, engine: Engine, p: dict[str, Any], emb: Lazy, embedder_name: str, thr: float,
+                 snap: snapshots.Snapshot) -> None:
+        ds = inputs.load_dataset(engine, p["dataset"], "dialogs")
+        pairs = inputs.select_items(ds, limit=p["limit"])
+        needs_gen = any(r.get("paraphrase_of") == "same" for _, r in pairs)
+        self.generator = generator = llm_calls.make_generator(
+            engine, model=p["generator_model"], system_prompt=p["system_prompt"], offline=p["offline"]) if needs_gen else None
+        self.engine, self.emb, self.thr, self.snap = engine, emb, thr, snap
+        #: top-1 retrieval of each turn (exact vector search of the run's snapshot), built on first use
+        self.search = Lazy(lambda: Retriever.open(engine, snapshot=snap, embedder=emb.get()))
+        offline = bool(getattr(generator, "offline", False)) if generator else False
+        params_out = {**p, "embedder": embedder_name, "offline": True if offline else p["offline"], "n_items": len(pairs)}
+        super().__init__(
+            tier=TIER, items=pairs,
+            concurrency=int(p["concurrency"] or 4), params=params_out,
+            models={"embedder": embedder_name, "generator": getattr(generator, "model", None) if generator else None},
+            prompts={**llm_calls.generator_prompts(generator), "system_prompt": p["system_prompt"]},
+            dataset_id=ds.id, dataset_name=ds.name, dataset_hash=ds.content_hash, snapshot_id=snap.id, offline=offline,
+            providers=llm_calls.providers_of(generator),
+        )
 
+    def work(self, dialog: dict[str, Any]) -> ItemResult:
         qs = [t["question"] for t in dialog["turns"]]
-        qv = np.asarray(emb.get().encode_queries(qs), dtype=float)
-        hits = search.get().by_vectors(qv, 1)
-        kb = inputs.chunk_texts(engine, [h[0].chunk_id for h in hits if h], snapshot=snap)
+        qv = np.asarray(self.emb.get().encode_queries(qs), dtype=float)
+        hits = self.search.get().by_vectors(qv, 1)
+        kb = inputs.chunk_texts(self.engine, [h[0].chunk_id for h in hits if h], snapshot=self.snap)
         turns = []
         tokens = 0
         for i, (t, v, h) in enumerate(zip(dialog["turns"], qv, hits, strict=True)):
@@ -249,50 +262,43 @@ def _dialog_plan(engine: Engine, p: dict[str, Any], emb: Lazy, embedder_name: st
                 "retrieved_chunk_id": int(top.chunk_id) if top else None,
                 "retrieval_hit": (top.url == t["expected_url"]) if top and t.get("expected_url") else None,
                 "cache_distance": min(dists) if dists else None,
-                "cache_hit": (min(dists) <= thr) if dists else None,
+                "cache_hit": (min(dists) <= self.thr) if dists else None,
             }
-            if generator is not None and dialog.get("paraphrase_of") == "same":
+            if self.generator is not None and dialog.get("paraphrase_of") == "same":
                 ctx = [kb[top.chunk_id]["text"]] if top and top.chunk_id in kb else []
-                g = llm_calls.generation_dict(generator.generate(t["question"], ctx))
+                g = llm_calls.generation_dict(self.generator.generate(t["question"], ctx))
                 if g["error"]:
                     raise RuntimeError(f"generation failed: {g['error']}")
                 turn["answer"] = g["text"]
                 tokens += g["tokens"]
             turns.append(turn)
-        follow = []
-        for i in range(1, len(turns)):
-            a, b = turns[i - 1], turns[i]
-            if a["expected_url"] and a["expected_url"] == b["expected_url"]:
-                follow.append({"turn": i + 1, "preserved": bool(b["retrieval_hit"])})
+        out = {
+            "paraphrase_of": dialog.get("paraphrase_of"),
+            "n_turns": len(turns),
+            "turns": turns,
+            "followup_pairs": [{"turn": i + 1, "preserved": bool(turns[i]["retrieval_hit"])} for i in range(1, len(turns))
+                               if turns[i - 1]["expected_url"] and turns[i - 1]["expected_url"] == turns[i]["expected_url"]],
+            "reask_pairs": self._reask_pairs(dialog, turns),
+        }
+        return ItemResult(out, tokens=tokens)
+
+    def _reask_pairs(self, dialog: dict[str, Any], turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """A paraphrase dialog's consecutive answers and how similar they are."""
+        from voproshalych_eval.metrics.similarity import cosine_similarity
+
         reask = []
         if dialog.get("paraphrase_of") == "same" and all(t.get("answer") for t in turns):
-            av = emb.get().encode_passages([t["answer"] for t in turns])
+            av = self.emb.get().encode_passages([t["answer"] for t in turns])
             for i in range(1, len(turns)):
                 reask.append({
                     "turns": [i, i + 1],
                     "answer_similarity": cosine_similarity(av[i - 1], av[i]),
                     "same_page": turns[i - 1]["retrieved_url"] == turns[i]["retrieved_url"],
                 })
-        out = {
-            "paraphrase_of": dialog.get("paraphrase_of"),
-            "n_turns": len(turns),
-            "turns": turns,
-            "followup_pairs": follow,
-            "reask_pairs": reask,
-        }
-        return ItemResult(out, tokens=tokens)
+        return reask
 
-    offline = bool(getattr(generator, "offline", False)) if generator else False
-    params_out = {**p, "embedder": embedder_name, "offline": True if offline else p["offline"], "n_items": len(pairs)}
-    return Plan(
-        tier=TIER, items=pairs, work=work,
-        finalize=lambda records: aggregate(records, source="dialogs"),
-        concurrency=int(p["concurrency"] or 4), params=params_out,
-        models={"embedder": embedder_name, "generator": getattr(generator, "model", None) if generator else None},
-        prompts={**llm_calls.generator_prompts(generator), "system_prompt": p["system_prompt"]},
-        dataset_id=ds.id, dataset_name=ds.name, dataset_hash=ds.content_hash, snapshot_id=snap.id, offline=offline,
-        providers=llm_calls.providers_of(generator),
-    )
+    def finalize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+        return aggregate(records, source="dialogs")
 
 
 def _rate(values: Sequence[bool | None]) -> dict[str, Any]:

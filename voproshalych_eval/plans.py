@@ -10,6 +10,14 @@ on its own) — plus ``finalize(records)`` turning *all* recorded items of the r
 ``prepare()`` runs once per execution before the first item (an index build, a model load).
 ``executor`` runs plans; plan modules never touch the run tables.
 
+A plan is written as a small subclass of :class:`Plan`: ``__init__(engine, params)`` resolves the inputs
+(``spec(key).resolve(params)``, the dataset, the snapshot, the models) and passes the configuration to
+``super().__init__(tier=..., items=..., params=..., ...)``; the steps are its methods (``prepare``,
+``work`` or ``work_batch``, ``finalize``), sharing the inputs through ``self``. ``build_plan`` stays the
+module's one-line entry (``return Tier1Plan(engine, params)``) that the registry and ``resume`` call.
+A plan may still pass the steps as callables (``Plan(tier=..., items=..., work=fn, finalize=fn)``); the
+form changes nothing of the run's identity (:meth:`Plan.config`), its resume or its outputs.
+
 A plan also carries everything that decides its results — models, prompts, provider endpoints, the
 offline flag, the dataset (id + content hash), the knowledge-base snapshot, the parameters. The engine
 freezes that :meth:`Plan.config` at start; a resume rebuilds the plan from the stored parameters and
@@ -54,13 +62,33 @@ WorkResult = ItemResult | Mapping[str, Any]
 ItemRecord = dict[str, Any]
 
 
+#: the steps of a plan: given as callables to :class:`Plan`, or written as methods of a subclass
+STEPS = ("prepare", "work", "work_batch", "finalize")
+
+
 @dataclass
 class Plan:
-    """What a run does: items (key, payload), the work per item or per batch, and the aggregation."""
+    """What a run does: items (key, payload), the work per item or per batch, and the aggregation.
+
+    The steps (:data:`STEPS`) are either callables given to the constructor, or methods of a subclass that
+    resolves its inputs in ``__init__`` and hands the rest to ``super().__init__(tier=..., items=..., ...)``::
+
+        class Tier9Plan(Plan):
+            def __init__(self, engine, params):
+                p = spec("tier9").resolve(params)
+                self.engine = engine
+                super().__init__(tier="tier9", items=[...], params=p, models={...})
+
+            def work(self, payload): ...
+            def finalize(self, records): ...
+
+    A step given as a callable wins over the method; a step neither given nor defined is ``None`` (the
+    executor asks ``plan.work_batch is not None``, ``plan.prepare is not None``).
+    """
 
     tier: str
     items: list[tuple[str, Any]]
-    finalize: Callable[[list[ItemRecord]], dict[str, Any]]
+    finalize: Callable[[list[ItemRecord]], dict[str, Any]] = None  # type: ignore[assignment]  # checked below
     work: Callable[[Any], WorkResult] | None = None
     #: ``work_batch(payloads) -> results`` in the same order (a list, or an iterator yielding each result as
     #: it is ready); an exception fails every item of the batch not yet yielded
@@ -89,6 +117,11 @@ class Plan:
     _listener: Callable[[str], None] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        for step in STEPS:  # a step not given: the subclass's method (the class attribute), else None
+            if self.__dict__.get(step, False) is None:
+                del self.__dict__[step]
+        if self.finalize is None:
+            raise ValueError(f"plan {self.tier!r} needs finalize")
         if self.work is None and self.work_batch is None:
             raise ValueError(f"plan {self.tier!r} needs work or work_batch")
         self.batch_size = max(1, int(self.batch_size or 1))

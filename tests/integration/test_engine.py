@@ -285,3 +285,33 @@ def test_cli_exit_codes_for_an_interrupted_and_a_cancelled_run(demo_engine: Any,
     assert main(["resume", str(run_id)]) == 0
     assert runs.get_run(demo_engine, run_id).status == "done"
     assert set(_key_counts(demo_engine, run_id).values()) == {1} and len(_key_counts(demo_engine, run_id)) == run.n_items_total
+
+
+class _Batched(Plan):
+    """A plan written as a class (``prepare`` / ``work_batch`` / ``finalize`` methods)."""
+
+    def __init__(self, n: int) -> None:
+        self.prepared = 0
+        super().__init__(tier="tier1", items=[(f"c{i}", i) for i in range(n)], batch_size=2, concurrency=1,
+                         params={"n": n})
+
+    def prepare(self) -> None:
+        self.prepared += 1
+
+    def work_batch(self, payloads: list[int]) -> list[dict[str, Any]]:
+        self.say(f"batch of {len(payloads)}")
+        return [{"v": p + 100} for p in payloads]
+
+    def finalize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+        return _sum(records)
+
+
+def test_a_plan_class_runs_through_the_executor_like_its_callables(engine: Any) -> None:
+    plan = _Batched(5)
+    notes: list[str] = []
+    run_id, prog = executor.run_plan(engine, plan, on_progress=lambda p: notes.append(p.message or ""))
+    assert prog.status == "done" and prog.done == 5 and plan.prepared == 1
+    recs = {r["item_key"]: r["result"]["v"] for r in runs.item_records(engine, run_id)}
+    assert recs == {f"c{i}": i + 100 for i in range(5)}
+    assert runs.get_run(engine, run_id).metrics == {"n_items": 5, "n_failed_items": 0}
+    assert runs.get_run(engine, run_id).config == plan.config()

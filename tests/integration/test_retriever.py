@@ -104,3 +104,46 @@ def test_what_if_asks_one_retriever_per_side(demo_engine, calls, capsys) -> None
     out = json.loads(capsys.readouterr().out)
     sides = {sid for kind, sid in calls if kind == "vector"}
     assert sides == {out["sandbox"]["id"], out["sandbox"]["parent_id"]}
+
+
+def _direct_top(engine: Any, emb: Any, questions: list[str], k: int, snapshot_id: int) -> list[list[R.Hit]]:
+    """What the users below asked the query builder directly before they held a Retriever."""
+    snap = snapshots.get(engine, snapshot_id)
+    return R.search_vectors(engine, np.asarray(emb.encode_queries(questions), dtype=float), k=k, model=emb.name,
+                            snapshot=snap)
+
+
+def test_ux_dialogs_ask_the_retriever_with_the_same_hits(demo_engine, calls) -> None:  # type: ignore[no-untyped-def]
+    ran = run_plan_key(demo_engine, "ux", {"source": "dialogs", "offline": True, "limit": 3, "embedder": STORED})
+    assert ran.progress.status == "done" and len(ran.records) == 3
+    assert calls and {kind for kind, _ in calls} == {"vector"} and {sid for _, sid in calls} == {ran.run.snapshot_id}
+    emb = get_embedder(STORED)
+    for rec in ran.records:
+        turns = rec["result"]["turns"]
+        direct = _direct_top(demo_engine, emb, [t["question"] for t in turns], 1, ran.run.snapshot_id)
+        assert [t["retrieved_chunk_id"] for t in turns] == [int(h[0].chunk_id) if h else None for h in direct]
+
+
+def test_generation_answerability_asks_the_retriever_with_the_same_hits(demo_engine, calls) -> None:  # type: ignore[no-untyped-def]
+    from voproshalych_eval.generation.plan import build_plan
+
+    plan = build_plan(demo_engine, {"size": 2, "types": "unanswerable", "offline": True, "embedder": STORED,
+                                    "name": "retriever_probe", "answerability_k": 3})
+    verdicts, tokens = plan._answerability(QUESTIONS[0])
+    assert tokens == 0 and calls == [("vector", plan.snapshot_id)]
+    direct = _direct_top(demo_engine, get_embedder(STORED), [QUESTIONS[0]], 3, plan.snapshot_id)[0]
+    assert [v["chunk_id"] for v in verdicts] == [h.chunk_id for h in direct]
+    assert [v["cosine"] for v in verdicts] == [round(1.0 - float(h.distance), 4) for h in direct]
+
+
+def test_staleness_suggestion_asks_the_retriever_with_the_same_hit(demo_engine, calls) -> None:  # type: ignore[no-untyped-def]
+    from voproshalych_eval.generation.staleness import _suggest
+
+    snap = snapshots.current(demo_engine)
+    emb = get_embedder(STORED)
+    rec = {"question": QUESTIONS[1], "confluence_url": None}  # no page to look in: the nearest chunk of the KB
+    sug = _suggest(demo_engine, rec, [], emb, snap)
+    assert calls == [("vector", snap.id)]
+    top = _direct_top(demo_engine, emb, [QUESTIONS[1]], 1, snap.id)[0][0]
+    assert sug is not None and sug["chunk_id"] == top.chunk_id and sug["url"] == top.url
+    assert sug["similarity"] == round(1.0 - top.distance, 4)

@@ -86,6 +86,62 @@ def test_plan_needs_work_and_freezes_its_configuration() -> None:
     json.dumps(cfg)
 
 
+class _Squares(plans.Plan):
+    """A plan written as a class: inputs resolved in ``__init__``, the steps as methods."""
+
+    def __init__(self, n: int) -> None:
+        self.prepared = 0
+        super().__init__(tier="tier1", items=[(f"k{i}", i) for i in range(n)], params={"n": n})
+
+    def prepare(self) -> None:
+        self.prepared += 1
+
+    def work(self, payload: int) -> dict:
+        self.say(f"squaring {payload}")
+        return {"v": payload * payload}
+
+    def finalize(self, records: list) -> dict:
+        return {"sum": sum(r["result"]["v"] for r in records)}
+
+
+def test_a_plan_written_as_a_class_uses_its_methods_and_keeps_the_contract() -> None:
+    p = _Squares(3)
+    assert p.work(4) == {"v": 16} and p.work_batch is None and p.prepare is not None
+    p.prepare()
+    assert p.prepared == 1
+    assert p.finalize([{"result": {"v": 1}}, {"result": {"v": 4}}]) == {"sum": 5}
+    heard: list[str] = []
+    p.listen(heard.append)
+    p.work(2)
+    assert heard == ["squaring 2"]
+    # the same configuration as the same plan given as callables (run identity does not depend on the form)
+    q = plans.Plan(tier="tier1", items=[(f"k{i}", i) for i in range(3)], params={"n": 3}, work=lambda x: x,
+                   finalize=lambda r: {})
+    assert p.config() == q.config() and p.keys() == q.keys()
+    assert q.prepare is None and q.work_batch is None  # an old-style plan: steps not given stay None
+    # a step given as a callable wins over the method
+    r = _Squares.__new__(_Squares)
+    plans.Plan.__init__(r, tier="tier1", items=[], work=lambda x: {"given": x})
+    assert r.work(1) == {"given": 1} and r.finalize([]) == {"sum": 0}
+
+
+def test_a_class_plan_without_finalize_or_work_is_refused() -> None:
+    class NoWork(plans.Plan):
+        def finalize(self, records: list) -> dict:
+            return {}
+
+    class NoFinalize(plans.Plan):
+        def work(self, payload: int) -> dict:
+            return {}
+
+    with pytest.raises(ValueError, match="work"):
+        NoWork(tier="tier1", items=[])
+    with pytest.raises(ValueError, match="finalize"):
+        NoFinalize(tier="tier1", items=[])
+    with pytest.raises(ValueError, match="finalize"):
+        plans.Plan(tier="tier1", items=[], work=lambda x: x)
+
+
 @pytest.mark.parametrize(
     ("counts", "cancelled", "share", "expected"),
     [

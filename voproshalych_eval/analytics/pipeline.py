@@ -137,8 +137,13 @@ def filters_from(value: LogFilters | Mapping[str, Any] | None) -> LogFilters:
     )
 
 
-def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
-    """The real-user analytics plan for ``params`` (see :data:`DEFAULTS`); also used by ``resume``.
+def build_plan(engine: Engine, params: Mapping[str, Any]) -> RealUsersPlan:
+    """The real-user analytics plan for ``params`` (see :data:`DEFAULTS`); also used by ``resume``."""
+    return RealUsersPlan(engine, params)
+
+
+class RealUsersPlan(Plan):
+    """The real-user analytics run (see :func:`build_plan`'s callers: the CLI, the page, ``resume``).
 
     Items are the steps: ``log`` (read the filtered log and classify every question), ``embeddings``
     (the whole log: stored vectors where the model matches, the cached embedder for the rest),
@@ -154,15 +159,190 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     ``link_kb`` (the knowledge base's present snapshot). Without a knowledge base the domain and topic analyses
     run on the log alone (topics without distances to the KB); chunk utilization says what is missing.
     """
+
+    def __init__(self, engine: Engine, params: Mapping[str, Any]) -> None:
+        p = spec("real_users").resolve(params)
+        self.engine = engine
+        _check_known(p["analyses"])
+        self.filters = filters = filters_from(p["filters"])
+        self.source, self.snap = source, snap = _source_and_snapshot(engine, p, filters)
+        self.analyses = analyses = _analyses(p["analyses"], source, snap)
+        self.top_k, self.k_topics = int(p["top_k"]), (int(p["k_topics"]) if p["k_topics"] else None)
+        self.k_range = (int(p["k_range"][0]), int(p["k_range"][1]))
+        slang = dict(p["slang"]) if p["slang"] is not None else None
+        self.normalizer = text_ru.SlangNormalizer(slang) if slang is not None else text_ru.SlangNormalizer()
+        rules_in = p["answer_rules"]
+        self.rules = rules_in if isinstance(rules_in, AnswerRules) else AnswerRules.from_dict(dict(rules_in or {}))
+        if p["answer_labels"] is None:
+            from voproshalych_eval.analytics.answer_labels import load_labels
+
+            self.answer_labels = load_labels(engine)
+        else:
+            self.answer_labels = {str(k): str(v) for k, v in dict(p["answer_labels"]).items()}
+        self.classifier = ClassifierSettings.from_dict(p["answer_classifier"])
+        self.k_stability_runs = int(p["k_stability_runs"] or 0)
+        if snap is not None:
+            self.embedder_name = analysis_embedder_name(engine, p["embedder"], snapshot=snap)
+        else:
+            from voproshalych_eval.config import get_settings
+
+            self.embedder_name = p["embedder"] or get_settings().embedder
+        self.kb_steps = snap is not None and bool({"utilization", "topics"} & set(analyses))
+        self.timings: dict[str, float] = {}
+        self.log_data = Lazy(self._load_log)
+        self.embeddings = Lazy(self._embed)
+        self.retrieval = Lazy(self._retrieve)
+        steps = ["log", "embeddings"] + (["retrieval"] if self.kb_steps else []) + analyses
+        super().__init__(
+            tier="real_users",
+            items=[(s, s) for s in steps],
+            concurrency=1,  # each step needs the previous ones' data; one CPU-heavy step at a time
+            params={"analyses": analyses, "source": source, "filters": filters.describe(), "top_k": self.top_k,
+                    "k_topics": self.k_topics, "k_range": list(self.k_range), "embedder": self.embedder_name,
+                    "pause_minutes": float(p["pause_minutes"]), "near_threshold": float(p["near_threshold"]),
+                    "slang": slang, "answer_rules": self.rules.to_dict(), "answer_labels": self.answer_labels,
+                    "answer_classifier": self.classifier.to_dict(), "link_kb": bool(p["link_kb"]),
+                    "k_stability_runs": self.k_stability_runs, "lang": str(p["lang"]),
+                    "snapshot": snap.id if snap is not None else None},
+            models={"embedder": self.embedder_name},
+            dataset_name=f"question_log:{source}",
+            snapshot_id=snap.id if snap is not None else None,
+        )
+
+    # -- the data every step shares (computed once per execution by the first step needing it)
+
+    def _timed(self, name: str, fn: Any) -> Any:
+        t = time.perf_counter()
+        out = fn()
+        self.timings[name] = time.perf_counter() - t
+        return out
+
+    def _load_log(self) -> tuple[pd.DataFrame, pd.DataFrame, list[str], AnswerClasses]:
+        self.say(bi("Читаю журнал вопросов…", "Reading the question log…"))
+        df = self._timed("read", lambda: read_log(self.engine, source=self.source, filters=self.filters, snapshot=self.snap))
+        if df.empty:
+            raise LookupError("No questions match the filters (period, answered, score, source). Widen the filters.")
+        tdf, n_empty = text_rows(df)
+        if n_empty:
+            self.say(bi(f"Строк без текста вопроса: {n_empty} — учтены как события (сессии, пользователи), в "
+                        "текстовый анализ не входят.",
+                        f"{n_empty} rows have no question text: counted as events (sessions, users), left out of "
+                        "text analyses."))
+        if tdf.empty and {"utilization", "topics"} & set(self.analyses):
+            raise LookupError("No row with question text matches the filters. Widen the filters.")
+        categories = self._timed("classify", lambda: text_ru.classify_many(tdf["question"].tolist(), slang=self.normalizer))
+        # the answers of every row (the rates are over all rows); the topics take the rows with text
+        answers = self._timed("classify_answers", lambda: classify_answers(
+            df["answer"].tolist(), df["url"].tolist(), rules=self.rules, labels=self.answer_labels,
+            classifier=self.classifier))
+        return df, tdf, categories, answers
+
+    def _embed(self) -> LogEmbeddings | None:
+        tdf = self.log_data.get()[1]
+        if tdf.empty:
+            return None
+        return self._timed("embed", lambda: embed_log(self.engine, tdf, embedder_name=self.embedder_name,
+                                                      progress=self.say, snapshot=self.snap))
+
+    def _retrieve(self) -> LogRetrieval | None:
+        if self.snap is None:
+            return None
+        emb = self.embeddings.get()
+        k = self.top_k
+        self.say(bi(f"Поиск top-{k} чанков для каждого вопроса…", f"Retrieving the top-{k} chunks of every question…"))
+        return self._timed("retrieve", lambda: retrieve_log(self.engine, emb.vectors, k=k, model=emb.model,
+                                                            snapshot=self.snap))
+
+    def result(self) -> RealUsersResult:
+        """The in-memory result (``outputs["result"]``), made on first use from the log, vectors and retrieval."""
+        res = self.outputs.get("result")
+        if res is None:
+            df, tdf, categories, answers = self.log_data.get()
+            res = RealUsersResult(self.source or "", self.filters, df, tdf, self.embeddings.get(),
+                                  self.retrieval.get() if self.kb_steps else None, categories,
+                                  answers, timings=self.timings,
+                                  snapshot=self.snap.to_json() if self.snap is not None else None)
+            self.outputs["result"] = res
+        return res
+
+    # -- the steps
+
+    def work(self, step: str) -> dict[str, Any]:
+        if step == "log":
+            return self._log_step()
+        if step == "embeddings":
+            emb = self.embeddings.get()
+            return emb.info() if emb is not None else {"n_used": 0, "note": "no question text"}
+        if step == "retrieval":
+            ret = self.retrieval.get()
+            assert ret is not None  # the step exists only with a knowledge base
+            return {"k": ret.k, "model": ret.model, "n_questions": int(ret.chunk_ids.shape[0])}
+        res = self.result()
+        if step == "utilization":
+            self.say(bi("Использование чанков…", "Chunk utilization…"))
+            res.utilization = self._timed("utilization", lambda: utilization_for_log(
+                self.engine, res.text_log, res.retrieval, snapshot=self.snap))
+            return jsonable(res.utilization.to_dict())
+        if step == "topics":
+            return self._topics_step(res)
+        if step == "domain":
+            self.say(bi("Анализ домена…", "Domain analysis…"))
+            res.domain = self._timed("domain", lambda: domain_analysis(
+                res.log, res.embeddings.vectors if res.embeddings else None,
+                pause_minutes=float(self.params["pause_minutes"]), near_threshold=float(self.params["near_threshold"]),
+                slang=self.normalizer, categories=res.categories, answer_classes=res.answers.classes))
+            return jsonable(res.domain.to_dict())
+        raise ValueError(f"unknown real-users step {step!r}")
+
+    def _log_step(self) -> dict[str, Any]:
+        df, tdf, categories, answers = self.log_data.get()
+        am = answers.metrics()
+        return {"source": self.source, "filters": self.filters.describe(), "n_questions_used": len(df),
+                "n_empty_questions": len(df) - len(tdf),
+                # from the answer classes, so raw − effective = the classified declines exactly
+                "answered_rate": am["answered_rate"],
+                "effective_answered_rate": am["effective_answered_rate"], "n_declined": am["n_declined"],
+                "effective_answered_rate_ci": jsonable(am.get("effective_answered_rate_ci")),
+                "answer_classifier_accuracy": jsonable(am.get("answer_classifier_accuracy")),
+                "n_answer_labels": am["n_answer_labels"],
+                "answer_classifier": jsonable(answers.report.to_dict()) if answers.report else None,
+                "answer_classes": jsonable(am), "categories": pd.Series(categories).value_counts().to_dict()}
+
+    def _topics_step(self, res: RealUsersResult) -> dict[str, Any]:
+        self.say(bi("Темы и пробелы в покрытии…", "Topics and coverage gaps…"))
+        from voproshalych_eval.analytics.topic_memory import TopicMemory
+        from voproshalych_eval.embeddings import cached_embedder
+
+        model = res.embeddings.model
+        res.topics = self._timed("topics", lambda: topic_coverage(
+            res.text_log, res.embeddings.vectors, res.retrieval, k_topics=self.k_topics, k_range=self.k_range,
+            categories=res.categories, answer_classes=res.answers.classes[
+                ~res.log["question"].map(is_empty_question).to_numpy(bool)],
+            slang=self.normalizer, embedder=cached_embedder(model, self.engine), k_stability_runs=self.k_stability_runs,
+            memory=TopicMemory.load(self.engine, model), lang=str(self.params["lang"])))
+        # real questions a person labelled "not in the knowledge base" (realq datasets): confirmed gaps
+        from voproshalych_eval.annotations import confirmed_gaps
+
+        res.confirmed_gaps = confirmed_gaps(self.engine)
+        return {**jsonable(res.topics.to_dict()), "assignments": topic_assignments(res)}
+
+    def finalize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+        by = {r["item_key"]: r["result"] for r in records if r["status"] == "done"}
+        metrics = summary_metrics(by)
+        res = self.outputs.get("result")
+        if res is not None:
+            res.metrics = metrics
+            res.run_id = self.run_id
+            if self.run_id is not None and is_complete(res, self.analyses):  # reopened from the store, never recomputed
+                save_result(self.engine, res)
+        return {**metrics, "timings_s": {k: round(v, 3) for k, v in self.timings.items()}}
+
+
+def _source_and_snapshot(engine: Engine, p: Mapping[str, Any], filters: LogFilters) -> tuple[str | None, Any]:
+    """The log source to analyse and the knowledge-base snapshot it is paired with (None: the log alone)."""
     from voproshalych_eval.db import snapshots
     from voproshalych_eval.db.errors import SnapshotError
 
-    p = spec("real_users").resolve(params)
-    requested = p["analyses"]
-    unknown = set(requested or ()) - set(ANALYSES)
-    if unknown or (requested is not None and not requested):
-        raise ValueError(f"unknown analyses {sorted(unknown)}; choose from {', '.join(ANALYSES)}")
-    filters = filters_from(p["filters"])
     source, explicit, link = p["source"], p.get("snapshot"), bool(p["link_kb"])
     snap = None
     if source is None or source == PRODUCTION_SOURCE or explicit is not None or link:
@@ -179,179 +359,29 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         read_log(engine, source=source, filters=filters, snapshot=snap)  # raises the "no question log" sentence
     if source != PRODUCTION_SOURCE and explicit is None and not link:
         snap = None  # an imported log is paired with a knowledge base only when linked explicitly
+    return source, snap
+
+
+def _check_known(requested: Sequence[str] | None) -> None:
+    unknown = set(requested or ()) - set(ANALYSES)
+    if unknown or (requested is not None and not requested):
+        raise ValueError(f"unknown analyses {sorted(unknown)}; choose from {', '.join(ANALYSES)}")
+
+
+def _analyses(requested: Sequence[str] | None, source: str | None, snap: Any) -> list[str]:
+    """The analyses to run, in :data:`ANALYSES` order; a clear error when one needs a knowledge base and
+    there is none."""
     if requested is None:
-        analyses = [a for a in ANALYSES if snap is not None or a != "utilization"]
-    else:
-        analyses = [a for a in ANALYSES if a in set(requested)]
-        if "utilization" in analyses and snap is None:
-            raise LookupError(
-                f"Chunk utilization needs a knowledge base, and the log {source!r} is not linked to one"
-                + (" (none is loaded: run `voproshalych-eval demo` or set DATABASE_URL)"
-                   if source == PRODUCTION_SOURCE else "")
-                + ". Link it to a knowledge-base snapshot (--snapshot ID or --link-kb) when they belong together, "
-                "or run --analysis domain / topics, which need only the log.")
-    top_k, k_topics = int(p["top_k"]), (int(p["k_topics"]) if p["k_topics"] else None)
-    k_range = (int(p["k_range"][0]), int(p["k_range"][1]))
-    slang = dict(p["slang"]) if p["slang"] is not None else None
-    normalizer = text_ru.SlangNormalizer(slang) if slang is not None else text_ru.SlangNormalizer()
-    rules_in = p["answer_rules"]
-    rules = rules_in if isinstance(rules_in, AnswerRules) else AnswerRules.from_dict(dict(rules_in or {}))
-    if p["answer_labels"] is None:
-        from voproshalych_eval.analytics.answer_labels import load_labels
-
-        answer_labels = load_labels(engine)
-    else:
-        answer_labels = {str(k): str(v) for k, v in dict(p["answer_labels"]).items()}
-    classifier = ClassifierSettings.from_dict(p["answer_classifier"])
-    k_stability_runs = int(p["k_stability_runs"] or 0)
-    if snap is not None:
-        embedder_name = analysis_embedder_name(engine, p["embedder"], snapshot=snap)
-    else:
-        from voproshalych_eval.config import get_settings
-
-        embedder_name = p["embedder"] or get_settings().embedder
-    kb_steps = snap is not None and bool({"utilization", "topics"} & set(analyses))
-    timings: dict[str, float] = {}
-    plan: Plan
-
-    def timed(name: str, fn: Any) -> Any:
-        t = time.perf_counter()
-        out = fn()
-        timings[name] = time.perf_counter() - t
-        return out
-
-    def load_log() -> tuple[pd.DataFrame, pd.DataFrame, list[str], AnswerClasses]:
-        plan.say(bi("Читаю журнал вопросов…", "Reading the question log…"))
-        df = timed("read", lambda: read_log(engine, source=source, filters=filters, snapshot=snap))
-        if df.empty:
-            raise LookupError("No questions match the filters (period, answered, score, source). Widen the filters.")
-        tdf, n_empty = text_rows(df)
-        if n_empty:
-            plan.say(bi(f"Строк без текста вопроса: {n_empty} — учтены как события (сессии, пользователи), в "
-                        "текстовый анализ не входят.",
-                        f"{n_empty} rows have no question text: counted as events (sessions, users), left out of "
-                        "text analyses."))
-        if tdf.empty and {"utilization", "topics"} & set(analyses):
-            raise LookupError("No row with question text matches the filters. Widen the filters.")
-        categories = timed("classify", lambda: text_ru.classify_many(tdf["question"].tolist(), slang=normalizer))
-        # the answers of every row (the rates are over all rows); the topics take the rows with text
-        answers = timed("classify_answers", lambda: classify_answers(df["answer"].tolist(), df["url"].tolist(),
-                                                                     rules=rules, labels=answer_labels,
-                                                                     classifier=classifier))
-        return df, tdf, categories, answers
-
-    log_data = Lazy(load_log)
-
-    def do_embed() -> LogEmbeddings | None:
-        tdf = log_data.get()[1]
-        if tdf.empty:
-            return None
-        return timed("embed", lambda: embed_log(engine, tdf, embedder_name=embedder_name, progress=plan.say,
-                                                snapshot=snap))
-
-    embeddings = Lazy(do_embed)
-
-    def do_retrieve() -> LogRetrieval | None:
-        if snap is None:
-            return None
-        emb = embeddings.get()
-        plan.say(bi(f"Поиск top-{top_k} чанков для каждого вопроса…", f"Retrieving the top-{top_k} chunks of every question…"))
-        return timed("retrieve", lambda: retrieve_log(engine, emb.vectors, k=top_k, model=emb.model, snapshot=snap))
-
-    retrieval = Lazy(do_retrieve)
-
-    def result() -> RealUsersResult:
-        res = plan.outputs.get("result")
-        if res is None:
-            df, tdf, categories, answers = log_data.get()
-            res = RealUsersResult(source or "", filters, df, tdf, embeddings.get(),
-                                  retrieval.get() if kb_steps else None, categories,
-                                  answers, timings=timings, snapshot=snap.to_json() if snap is not None else None)
-            plan.outputs["result"] = res
-        return res
-
-    def work(step: str) -> dict[str, Any]:
-        if step == "log":
-            df, tdf, categories, answers = log_data.get()
-            am = answers.metrics()
-            return {"source": source, "filters": filters.describe(), "n_questions_used": len(df),
-                    "n_empty_questions": len(df) - len(tdf),
-                    # from the answer classes, so raw − effective = the classified declines exactly
-                    "answered_rate": am["answered_rate"],
-                    "effective_answered_rate": am["effective_answered_rate"], "n_declined": am["n_declined"],
-                    "effective_answered_rate_ci": jsonable(am.get("effective_answered_rate_ci")),
-                    "answer_classifier_accuracy": jsonable(am.get("answer_classifier_accuracy")),
-                    "n_answer_labels": am["n_answer_labels"],
-                    "answer_classifier": jsonable(answers.report.to_dict()) if answers.report else None,
-                    "answer_classes": jsonable(am), "categories": pd.Series(categories).value_counts().to_dict()}
-        if step == "embeddings":
-            emb = embeddings.get()
-            return emb.info() if emb is not None else {"n_used": 0, "note": "no question text"}
-        if step == "retrieval":
-            ret = retrieval.get()
-            assert ret is not None  # the step exists only with a knowledge base
-            return {"k": ret.k, "model": ret.model, "n_questions": int(ret.chunk_ids.shape[0])}
-        res = result()
-        if step == "utilization":
-            plan.say(bi("Использование чанков…", "Chunk utilization…"))
-            res.utilization = timed("utilization", lambda: utilization_for_log(engine, res.text_log, res.retrieval,
-                                                                               snapshot=snap))
-            return jsonable(res.utilization.to_dict())
-        if step == "topics":
-            plan.say(bi("Темы и пробелы в покрытии…", "Topics and coverage gaps…"))
-            from voproshalych_eval.analytics.topic_memory import TopicMemory
-            from voproshalych_eval.embeddings import cached_embedder
-
-            model = res.embeddings.model
-            res.topics = timed("topics", lambda: topic_coverage(
-                res.text_log, res.embeddings.vectors, res.retrieval, k_topics=k_topics, k_range=k_range,
-                categories=res.categories, answer_classes=res.answers.classes[
-                    ~res.log["question"].map(is_empty_question).to_numpy(bool)],
-                slang=normalizer, embedder=cached_embedder(model, engine), k_stability_runs=k_stability_runs,
-                memory=TopicMemory.load(engine, model), lang=str(p["lang"])))
-            # real questions a person labelled "not in the knowledge base" (realq datasets): confirmed gaps
-            from voproshalych_eval.annotations import confirmed_gaps
-
-            res.confirmed_gaps = confirmed_gaps(engine)
-            return {**jsonable(res.topics.to_dict()), "assignments": topic_assignments(res)}
-        if step == "domain":
-            plan.say(bi("Анализ домена…", "Domain analysis…"))
-            res.domain = timed("domain", lambda: domain_analysis(
-                res.log, res.embeddings.vectors if res.embeddings else None, pause_minutes=float(p["pause_minutes"]),
-                near_threshold=float(p["near_threshold"]), slang=normalizer, categories=res.categories,
-                answer_classes=res.answers.classes))
-            return jsonable(res.domain.to_dict())
-        raise ValueError(f"unknown real-users step {step!r}")
-
-    def finalize(records: list[dict[str, Any]]) -> dict[str, Any]:
-        by = {r["item_key"]: r["result"] for r in records if r["status"] == "done"}
-        metrics = summary_metrics(by)
-        res = plan.outputs.get("result")
-        if res is not None:
-            res.metrics = metrics
-            res.run_id = plan.run_id
-            if plan.run_id is not None and is_complete(res, analyses):  # reopened from the store, never recomputed
-                save_result(engine, res)
-        return {**metrics, "timings_s": {k: round(v, 3) for k, v in timings.items()}}
-
-    steps = ["log", "embeddings"] + (["retrieval"] if kb_steps else []) + analyses
-    plan = Plan(
-        tier="real_users",
-        items=[(s, s) for s in steps],
-        work=work,
-        finalize=finalize,
-        concurrency=1,  # each step needs the previous ones' data; one CPU-heavy step at a time
-        params={"analyses": analyses, "source": source, "filters": filters.describe(), "top_k": top_k,
-                "k_topics": k_topics, "k_range": list(k_range), "embedder": embedder_name,
-                "pause_minutes": float(p["pause_minutes"]), "near_threshold": float(p["near_threshold"]),
-                "slang": slang, "answer_rules": rules.to_dict(), "answer_labels": answer_labels,
-                "answer_classifier": classifier.to_dict(), "link_kb": link, "k_stability_runs": k_stability_runs,
-                "lang": str(p["lang"]), "snapshot": snap.id if snap is not None else None},
-        models={"embedder": embedder_name},
-        dataset_name=f"question_log:{source}",
-        snapshot_id=snap.id if snap is not None else None,
-    )
-    return plan
+        return [a for a in ANALYSES if snap is not None or a != "utilization"]
+    analyses = [a for a in ANALYSES if a in set(requested)]
+    if "utilization" in analyses and snap is None:
+        raise LookupError(
+            f"Chunk utilization needs a knowledge base, and the log {source!r} is not linked to one"
+            + (" (none is loaded: run `voproshalych-eval demo` or set DATABASE_URL)"
+               if source == PRODUCTION_SOURCE else "")
+            + ". Link it to a knowledge-base snapshot (--snapshot ID or --link-kb) when they belong together, "
+            "or run --analysis domain / topics, which need only the log.")
+    return analyses
 
 
 def topic_assignments(res: RealUsersResult) -> dict[str, Any]:

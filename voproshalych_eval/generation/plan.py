@@ -35,9 +35,10 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Engine
 
+from voproshalych_eval.db.retriever import Retriever
 from voproshalych_eval.generation import gates as G
 from voproshalych_eval.generation.sampling import ChunkInfo, Slot, parse_type_mix, plan_slots
-from voproshalych_eval.plans import spec
+from voproshalych_eval.plans import ItemResult, Lazy, Plan, spec
 
 log = logging.getLogger(__name__)
 
@@ -101,245 +102,276 @@ def _focus_text(text_: str, focus: int) -> str:
     return sents[focus % len(sents)]
 
 
-def build_plan(engine: Engine, params: Mapping[str, Any]) -> Any:
+def build_plan(engine: Engine, params: Mapping[str, Any]) -> GenerationPlan:
     """The generation plan for ``params`` (see :data:`DEFAULTS`); also used by ``resume``."""
-    from voproshalych_eval.config import get_settings
-    from voproshalych_eval.llm.client import default_client
-    from voproshalych_eval.llm.prompts import prompt_versions
-    from voproshalych_eval.plans import ItemResult, Lazy, Plan
+    return GenerationPlan(engine, params)
 
-    p: dict[str, Any] = spec("dataset_generation").resolve(params)
-    p["thresholds"] = {**G.DEFAULT_THRESHOLDS, **dict(p.get("thresholds") or {})}
-    settings = get_settings()
-    lang = "en" if p["lang"] == "en" else "ru"
-    p["lang"] = lang
-    mix = parse_type_mix(p["types"])
-    p["types"] = mix
-    from voproshalych_eval.db import snapshots
 
-    # one knowledge-base snapshot per run (a resume reads the one the run started with)
-    snap = snapshots.resolve(engine, int(p["snapshot_id"])) if p.get("snapshot_id") else snapshots.for_run(engine)
-    p["snapshot_id"] = snap.id
-    chunks = _chunks(engine, snap)
-    kb = {c["id"]: c for c in chunks}
-    pages_all = sorted({c["url"] for c in chunks})
-    # no LLM configured -> the offline template generator; an LLM run rebuilt so (a resume without its
-    # provider) differs in its frozen configuration and the engine refuses to mix it
-    client = None if p["offline"] is True else default_client(settings, engine)
-    offline = client is None
-    p["offline"] = offline
-    if not offline:
-        p["model"] = p["model"] or client.models[0]
-    else:
-        p["model"] = OFFLINE_GENERATOR
-    p["embedder"] = p["embedder"] or settings.embedder
-    if not p.get("name"):
-        p["name"] = default_name()
-    if p.get("slots"):
-        slots = [Slot.from_dict(s) for s in p["slots"]]
-        meta = dict(p.get("sampling") or {})
-    else:
-        related = related_pages(engine, pages_all, snap) if "multi_chunk" in mix else {}
-        sp = plan_slots(
-            [ChunkInfo(c["id"], c["url"], c["source_type"]) for c in chunks], size=int(p["size"]), types=mix,
-            strategy=p["strategy"], pages=p["pages"], source_types=p["source_types"], oversample=float(p["oversample"]),
-            seed=int(p["seed"]), related=related,
+class GenerationPlan(Plan):
+    """The generation run: slots planned (or read back from the parameters), one item per slot, the gates,
+    then the stored dataset (see the module docstring)."""
+
+    def __init__(self, engine: Engine, params: Mapping[str, Any]) -> None:
+        from voproshalych_eval.config import get_settings
+        from voproshalych_eval.db import snapshots
+        from voproshalych_eval.llm.client import default_client
+        from voproshalych_eval.llm.prompts import prompt_versions
+
+        p: dict[str, Any] = spec("dataset_generation").resolve(params)
+        p["thresholds"] = {**G.DEFAULT_THRESHOLDS, **dict(p.get("thresholds") or {})}
+        self.engine = engine
+        self.settings = settings = get_settings()
+        self.lang = lang = "en" if p["lang"] == "en" else "ru"
+        p["lang"] = lang
+        mix = parse_type_mix(p["types"])
+        p["types"] = mix
+        # one knowledge-base snapshot per run (a resume reads the one the run started with)
+        snap = snapshots.resolve(engine, int(p["snapshot_id"])) if p.get("snapshot_id") else snapshots.for_run(engine)
+        self.snap = snap
+        p["snapshot_id"] = snap.id
+        chunks = _chunks(engine, snap)
+        self.kb = {c["id"]: c for c in chunks}
+        # no LLM configured -> the offline template generator; an LLM run rebuilt so (a resume without its
+        # provider) differs in its frozen configuration and the engine refuses to mix it
+        self.client = client = None if p["offline"] is True else default_client(settings, engine)
+        offline = client is None
+        p["offline"] = offline
+        if client is not None:
+            p["model"] = p["model"] or client.models[0]
+        else:
+            p["model"] = OFFLINE_GENERATOR
+        p["embedder"] = p["embedder"] or settings.embedder
+        if not p.get("name"):
+            p["name"] = default_name()
+        self.slots = _slots(engine, p, chunks, snap, mix)
+        self.thresholds = p["thresholds"]
+        name = str(p["name"])
+        self.embedder = Lazy(self._embedder)
+        self.judge = Lazy(self._judge)
+        self.search = Lazy(self._retriever)
+        prompt_names = ["gen_system", *dict.fromkeys(PROMPTS[t] for t in mix),
+                        *(["gen_answerability"] if "unanswerable" in mix else []),
+                        *(["answer_relevance"] if set(mix) - {"unanswerable"} else [])]  # the qa_fit judge's prompt
+        super().__init__(
+            tier=TIER,
+            items=[(s.key, s.to_dict()) for s in self.slots],
+            concurrency=int(p["concurrency"] or 8),
+            params=p,
+            models={"generator": p["model"], "judge": None if offline else (p["judge_models"] or [p["model"]]),
+                    "embedder": p["embedder"]},
+            prompts={} if offline else prompt_versions(prompt_names, lang),
+            dataset_name=name,
+            snapshot_id=snap.id,
+            offline=offline,
+            label=f"generate {name}",
         )
-        slots = sp.slots
-        meta = {"pages_total": sp.pages_total, "pages_planned": sp.pages_planned, "planned_by_type": sp.by_type,
-                "warnings": sp.warnings, "n_slots": len(slots)}
-        p["slots"] = [s.to_dict() for s in slots]
-        p["sampling"] = meta
-    thresholds = p["thresholds"]
-    name = str(p["name"])
 
-    def _embedder() -> Any:
+    # -- lazily built parts (the first worker thread needing one builds it)
+
+    def _embedder(self) -> Any:
         from voproshalych_eval.embeddings import cached_embedder
 
-        return cached_embedder(p["embedder"], engine)
+        return cached_embedder(self.params["embedder"], self.engine)
 
-    embedder = Lazy(_embedder)
-
-    def _judge() -> Any:
+    def _judge(self) -> Any:
         from voproshalych_eval.judges import get_judge
 
-        models = None if offline else list(p["judge_models"] or [p["model"]])
-        return get_judge(settings, engine, models=models, offline=True if offline else None, lang=lang,
-                         client=client, embedder=embedder.get())
+        p = self.params
+        models = None if self.offline else list(p["judge_models"] or [p["model"]])
+        return get_judge(self.settings, self.engine, models=models, offline=True if self.offline else None,
+                         lang=self.lang, client=self.client, embedder=self.embedder.get())
 
-    judge = Lazy(_judge)
+    def _retriever(self) -> Retriever:
+        """The answerability gate's retriever (exact vector search), the snapshot's vectors made ready first."""
+        search = Retriever.open(self.engine, snapshot=self.snap, embedder=self.embedder.get())
+        search.prepare()
+        return search
 
-    def _search_ready() -> bool:
-        from voproshalych_eval.db import retrieval as R
-
-        emb = embedder.get()
-        if not R.uses_stored_vectors(engine, emb.name, dim=emb.dim, snapshot=snap):
-            R.ensure_chunk_vectors(engine, emb, snapshot=snap)
-        return True
-
-    search_ready = Lazy(_search_ready)
-
-    def llm_json(prompt: str, fields: dict[str, Any], *, temperature: float, salt: str) -> tuple[dict[str, Any], int]:
+    def llm_json(self, prompt: str, fields: dict[str, Any], *, temperature: float, salt: str) -> tuple[dict[str, Any], int]:
         from voproshalych_eval.llm.prompts import SCHEMAS, render
 
-        assert client is not None
-        msgs = [{"role": "system", "content": render("gen_system", lang=lang)},
-                {"role": "user", "content": render(prompt, lang=lang, **fields)}]
-        r = client.complete(msgs, model=p["model"], temperature=temperature, max_tokens=int(p["max_tokens"]),
-                            schema=SCHEMAS[prompt], purpose=TIER, cache_salt=salt)
+        assert self.client is not None
+        msgs = [{"role": "system", "content": render("gen_system", lang=self.lang)},
+                {"role": "user", "content": render(prompt, lang=self.lang, **fields)}]
+        r = self.client.complete(msgs, model=self.params["model"], temperature=temperature,
+                                 max_tokens=int(self.params["max_tokens"]), schema=SCHEMAS[prompt], purpose=TIER,
+                                 cache_salt=salt)
         return dict(r.parsed or {}), int(r.prompt_tokens or 0) + int(r.completion_tokens or 0)
 
-    def work(payload: dict[str, Any]) -> Any:
+    # -- the work per slot
+
+    def work(self, payload: dict[str, Any]) -> Any:
         slot = Slot.from_dict(payload)
-        missing = [i for i in slot.chunk_ids if i not in kb]
+        missing = [i for i in slot.chunk_ids if i not in self.kb]
         if missing:
             raise LookupError(f"chunk(s) {missing} are no longer in the knowledge base")
-        texts = [kb[i]["text"] for i in slot.chunk_ids]
+        texts = [self.kb[i]["text"] for i in slot.chunk_ids]
         qtype = slot.question_type
-        tokens = 0
-        gen_meta: dict[str, Any] = {"offline": offline, "model": p["model"], "temperature": None if offline else float(p["temperature"]),
-                                    "source_chunk_ids": list(slot.chunk_ids), "source_urls": list(slot.urls), "slot": slot.key}
-        if offline:
-            from voproshalych_eval.generation.templates import template_item
-
-            cand = template_item(qtype, texts, slot.focus, lang=lang)
-            gen_meta.update(prompt=None, prompt_version=None, template=(cand or {}).get("template"))
-        else:
-            prompt = PROMPTS[qtype]
-            if qtype == "multi_chunk":
-                fields = {"chunk_a": texts[0], "chunk_b": texts[1]}
-            elif qtype == "unanswerable":
-                fields = {"chunk": texts[0]}
-            else:
-                fields = {"chunk": texts[0], "focus": _focus_text(texts[0], slot.focus)}
-            cand, tokens = llm_json(prompt, fields, temperature=float(p["temperature"]), salt=slot.key)
-            gen_meta.update(prompt=prompt, prompt_version=prompt_versions([prompt], lang)[prompt])
+        cand, tokens, gen_meta = self._candidate(slot, texts)
         result: dict[str, Any] = {"slot": slot.to_dict(), "question_type": qtype, "generation": gen_meta, "gates": {},
                                   "kept": False, "dropped_by": None, "tokens": tokens}
         question = str((cand or {}).get("question") or "").strip()
         answer = str((cand or {}).get("answer") or "").strip()
         first = str((cand or {}).get("first_question") or "").strip()
         if not cand or not question or (qtype != "unanswerable" and not answer) or (qtype == "follow_up" and not first):
-            result["dropped_by"] = "no_template" if offline else "generation"
-            result["gates"]["generation"] = {"passed": False, "reason": "no usable question in the reply" if not offline
+            result["dropped_by"] = "no_template" if self.offline else "generation"
+            result["gates"]["generation"] = {"passed": False, "reason": "no usable question in the reply" if not self.offline
                                              else "no template applies to this chunk"}
             return ItemResult(result, tokens=tokens)
         # gate: a self-contained student question — a model's preamble is parsed out, what remains must be a question
         question, first = G.strip_preamble(question), (G.strip_preamble(first) if first else "")
         result.update(question=question, answer=answer, first_question=first or None)
-        checks = [G.well_formed_question(question)] + ([G.well_formed_question(first)] if qtype == "follow_up" else [])
+        if not self._form_and_verbatim(result, question, first, texts):
+            return ItemResult(result, tokens=tokens)
+        if qtype != "unanswerable":
+            tokens, passed = self._support_and_fit(result, question, first, answer, texts, tokens)
+        else:
+            tokens, passed = self._unanswerable(result, question, tokens)
+        if not passed:
+            result["tokens"] = tokens
+            return ItemResult(result, tokens=tokens)
+        result["kept"] = True
+        result["tokens"] = tokens
+        return ItemResult(result, tokens=tokens)
+
+    def _candidate(self, slot: Slot, texts: list[str]) -> tuple[dict[str, Any] | None, int, dict[str, Any]]:
+        """The slot's candidate (an LLM reply, or offline a template), the tokens it cost and its ``generation`` block."""
+        from voproshalych_eval.llm.prompts import prompt_versions
+
+        p, qtype, tokens = self.params, slot.question_type, 0
+        gen_meta: dict[str, Any] = {"offline": self.offline, "model": p["model"],
+                                    "temperature": None if self.offline else float(p["temperature"]),
+                                    "source_chunk_ids": list(slot.chunk_ids), "source_urls": list(slot.urls), "slot": slot.key}
+        if self.offline:
+            from voproshalych_eval.generation.templates import template_item
+
+            cand = template_item(qtype, texts, slot.focus, lang=self.lang)
+            gen_meta.update(prompt=None, prompt_version=None, template=(cand or {}).get("template"))
+            return cand, tokens, gen_meta
+        prompt = PROMPTS[qtype]
+        if qtype == "multi_chunk":
+            fields = {"chunk_a": texts[0], "chunk_b": texts[1]}
+        elif qtype == "unanswerable":
+            fields = {"chunk": texts[0]}
+        else:
+            fields = {"chunk": texts[0], "focus": _focus_text(texts[0], slot.focus)}
+        cand, tokens = self.llm_json(prompt, fields, temperature=float(p["temperature"]), salt=slot.key)
+        gen_meta.update(prompt=prompt, prompt_version=prompt_versions([prompt], self.lang)[prompt])
+        return cand, tokens, gen_meta
+
+    def _form_and_verbatim(self, result: dict[str, Any], question: str, first: str, texts: list[str]) -> bool:
+        """The ``well_formed`` and ``verbatim`` gates, recorded in ``result``; False when one drops the item."""
+        checks = [G.well_formed_question(question)] + ([G.well_formed_question(first)] if result["question_type"] == "follow_up" else [])
         bad = next((why for ok, why in checks if not ok), None)
         result["gates"]["well_formed"] = {"passed": bad is None, "reason": bad}
         if bad is not None:
             result["dropped_by"] = "well_formed"
-            return ItemResult(result, tokens=tokens)
+            return False
         # gate: the question does not copy its chunk(s)
+        thresholds = self.thresholds
         ov = max(G.verbatim_overlap(question, t) for t in texts)
         result["gates"]["verbatim"] = {"value": round(ov, 4), "threshold": thresholds["verbatim"],
                                        "passed": ov < thresholds["verbatim"]}
         if ov >= thresholds["verbatim"]:
             result["dropped_by"] = "verbatim"
-            return ItemResult(result, tokens=tokens)
-        if qtype != "unanswerable":
-            from voproshalych_eval.judges import Sample
+            return False
+        return True
 
-            user_input = f"{first}\n{question}" if first else question
-            res = judge.get().faithfulness(Sample(user_input=user_input, response=answer, reference=None,
-                                                  retrieved_contexts=texts))
-            tokens += sum(int(v or 0) for v in (res.tokens or {}).values() if isinstance(v, int | float))
-            if res.score is None:
-                raise RuntimeError("support check failed: " + "; ".join(str(f.get("message") or f.get("kind") or f)
-                                                                        for f in (res.failures or [])[:3]))
-            result["gates"]["support"] = {"value": round(float(res.score), 4), "threshold": thresholds["support"],
-                                          "passed": res.score >= thresholds["support"], "judge": judge.get().label,
-                                          "offline": bool(res.offline), "explanation": (res.explanation or "")[:300]}
-            if res.score < thresholds["support"]:
-                result["dropped_by"] = "support"
-                result["tokens"] = tokens
-                return ItemResult(result, tokens=tokens)
-            # gate: the answer answers its question (not garbled, then the judge's answer relevance)
-            fit, t = _qa_fit(user_input, answer)
-            tokens += t
-            result["gates"]["qa_fit"] = fit
-            if not fit["passed"]:
-                result["dropped_by"] = "qa_fit"
-                result["tokens"] = tokens
-                return ItemResult(result, tokens=tokens)
-        else:
-            verdicts, t = _answerability(question)
-            tokens += t
-            answered = [v for v in verdicts if v["answers"]]
-            result["gates"]["answerable"] = {"passed": not answered, "checked": verdicts}
-            if answered:
-                result["dropped_by"] = "answerable"
-                result["tokens"] = tokens
-                return ItemResult(result, tokens=tokens)
-        result["kept"] = True
-        result["tokens"] = tokens
-        return ItemResult(result, tokens=tokens)
+    def _support_and_fit(self, result: dict[str, Any], question: str, first: str, answer: str, texts: list[str],
+                         tokens: int) -> tuple[int, bool]:
+        """The ``support`` and ``qa_fit`` gates of an answerable item: (tokens so far, passed)."""
+        from voproshalych_eval.judges import Sample
 
-    def _qa_fit(question: str, answer: str) -> tuple[dict[str, Any], int]:
+        thresholds = self.thresholds
+        judge = self.judge.get()
+        user_input = f"{first}\n{question}" if first else question
+        res = judge.faithfulness(Sample(user_input=user_input, response=answer, reference=None, retrieved_contexts=texts))
+        tokens += sum(int(v or 0) for v in (res.tokens or {}).values() if isinstance(v, int | float))
+        if res.score is None:
+            raise RuntimeError("support check failed: " + "; ".join(str(f.get("message") or f.get("kind") or f)
+                                                                    for f in (res.failures or [])[:3]))
+        result["gates"]["support"] = {"value": round(float(res.score), 4), "threshold": thresholds["support"],
+                                      "passed": res.score >= thresholds["support"], "judge": judge.label,
+                                      "offline": bool(res.offline), "explanation": (res.explanation or "")[:300]}
+        if res.score < thresholds["support"]:
+            result["dropped_by"] = "support"
+            return tokens, False
+        # gate: the answer answers its question (not garbled, then the judge's answer relevance)
+        fit, t = self._qa_fit(user_input, answer)
+        tokens += t
+        result["gates"]["qa_fit"] = fit
+        if not fit["passed"]:
+            result["dropped_by"] = "qa_fit"
+            return tokens, False
+        return tokens, True
+
+    def _unanswerable(self, result: dict[str, Any], question: str, tokens: int) -> tuple[int, bool]:
+        """The ``answerable`` gate of an unanswerable item: (tokens so far, passed)."""
+        verdicts, t = self._answerability(question)
+        tokens += t
+        answered = [v for v in verdicts if v["answers"]]
+        result["gates"]["answerable"] = {"passed": not answered, "checked": verdicts}
+        if answered:
+            result["dropped_by"] = "answerable"
+            return tokens, False
+        return tokens, True
+
+    def _qa_fit(self, question: str, answer: str) -> tuple[dict[str, Any], int]:
         from voproshalych_eval.judges import Sample
 
         garbled = G.garbled_answer(answer)
         if garbled is not None:
             return {"passed": False, "reason": garbled}, 0
-        res = judge.get().answer_relevance(Sample(user_input=question, response=answer, reference=None,
-                                                  retrieved_contexts=[]))
+        judge = self.judge.get()
+        res = judge.answer_relevance(Sample(user_input=question, response=answer, reference=None, retrieved_contexts=[]))
         t = sum(int(v or 0) for v in (res.tokens or {}).values() if isinstance(v, int | float))
         if res.score is None:
             raise RuntimeError("question-answer fit check failed: " + "; ".join(
                 str(f.get("message") or f.get("kind") or f) for f in (res.failures or [])[:3]))
-        thr = float(thresholds["qa_fit_offline"] if res.offline else thresholds["qa_fit"])
+        thr = float(self.thresholds["qa_fit_offline"] if res.offline else self.thresholds["qa_fit"])
         return {"value": round(float(res.score), 4), "threshold": thr,
                 "passed": G.gate_passes("qa_fit", float(res.score), thr), "reason": None,
-                "judge": judge.get().label, "offline": bool(res.offline),
+                "judge": judge.label, "offline": bool(res.offline),
                 "explanation": (res.explanation or "")[:300]}, t
 
-    def _answerability(question: str) -> tuple[list[dict[str, Any]], int]:
-        from voproshalych_eval.db import retrieval as R
-
-        search_ready.get()
-        emb = embedder.get()
-        qv = emb.encode_queries([question])
-        hits = R.search_vectors(engine, np.asarray(qv), k=int(p["answerability_k"]), model=emb.name, snapshot=snap)[0]
+    def _answerability(self, question: str) -> tuple[list[dict[str, Any]], int]:
+        hits = self.search.get().vector([question], int(self.params["answerability_k"]))[0]
         out, tokens = [], 0
         for h in hits:
-            ctext = kb.get(h.chunk_id, {}).get("text") or ""
-            if offline:
+            ctext = self.kb.get(h.chunk_id, {}).get("text") or ""
+            if self.offline:
                 cont = G.content_containment(question, ctext, _stop_words())
                 cos = 1.0 - float(h.distance)
                 out.append({"chunk_id": h.chunk_id, "answers": G.answered_offline(cont, cos), "containment": round(cont, 4),
                             "cosine": round(cos, 4), "offline": True})
             else:
-                parsed, t = llm_json("gen_answerability", {"question": question, "chunk": ctext}, temperature=0.0,
-                                     salt="answerability")
+                parsed, t = self.llm_json("gen_answerability", {"question": question, "chunk": ctext}, temperature=0.0,
+                                          salt="answerability")
                 tokens += t
                 if not isinstance(parsed.get("answers"), bool):
                     raise RuntimeError(f"answerability check: no boolean 'answers' in the reply {parsed!r}")
                 out.append({"chunk_id": h.chunk_id, "answers": parsed["answers"], "reason": str(parsed.get("reason") or "")[:300]})
         return out, tokens
 
-    def finalize(records: list[dict[str, Any]]) -> dict[str, Any]:
-        return finalize_records(engine, records, slots=slots, params=p, embedder=embedder.get)
+    def finalize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+        return finalize_records(self.engine, records, slots=self.slots, params=self.params, embedder=self.embedder.get)
 
-    prompt_names = ["gen_system", *dict.fromkeys(PROMPTS[t] for t in mix), *(["gen_answerability"] if "unanswerable" in mix else []),
-                    *(["answer_relevance"] if set(mix) - {"unanswerable"} else [])]  # the qa_fit judge's prompt
-    return Plan(
-        tier=TIER,
-        items=[(s.key, s.to_dict()) for s in slots],
-        work=work,
-        finalize=finalize,
-        concurrency=int(p["concurrency"] or 8),
-        params=p,
-        models={"generator": p["model"], "judge": None if offline else (p["judge_models"] or [p["model"]]),
-                "embedder": p["embedder"]},
-        prompts={} if offline else prompt_versions(prompt_names, lang),
-        dataset_name=name,
-        snapshot_id=snap.id,
-        offline=offline,
-        label=f"generate {name}",
+
+def _slots(engine: Engine, p: dict[str, Any], chunks: list[dict[str, Any]], snap: Any, mix: dict[str, Any]) -> list[Slot]:
+    """The run's slots: read back from ``p["slots"]`` (a resume), else planned and frozen into ``p``."""
+    if p.get("slots"):
+        return [Slot.from_dict(s) for s in p["slots"]]
+    pages_all = sorted({c["url"] for c in chunks})
+    related = related_pages(engine, pages_all, snap) if "multi_chunk" in mix else {}
+    sp = plan_slots(
+        [ChunkInfo(c["id"], c["url"], c["source_type"]) for c in chunks], size=int(p["size"]), types=mix,
+        strategy=p["strategy"], pages=p["pages"], source_types=p["source_types"], oversample=float(p["oversample"]),
+        seed=int(p["seed"]), related=related,
     )
+    p["slots"] = [s.to_dict() for s in sp.slots]
+    p["sampling"] = {"pages_total": sp.pages_total, "pages_planned": sp.pages_planned, "planned_by_type": sp.by_type,
+                     "warnings": sp.warnings, "n_slots": len(sp.slots)}
+    return sp.slots
 
 
 def _stop_words() -> frozenset[str]:
@@ -400,12 +432,8 @@ def finalize_records(
     The report's numbers are counts (catalogued in :mod:`voproshalych_eval.metrics.catalog`); the stored
     version is named by ``dataset_ref`` (``name@v3``) and ``dataset_hash``.
     """
-    from voproshalych_eval.datasets import Dataset, content_hash, store, validate_records
-    from voproshalych_eval.db.production import read_chunks
-
     size = int(params["size"])
     mix = dict(params["types"])
-    thresholds = dict(params["thresholds"])
     by_key = {r["item_key"]: r for r in records}
     missing = [s.key for s in slots if s.key not in by_key]
     done = [by_key[s.key] for s in slots if s.key in by_key and by_key[s.key]["status"] == "done"]
@@ -415,29 +443,7 @@ def finalize_records(
         d = r["result"].get("dropped_by")
         if d:
             dropped[d] = dropped.get(d, 0) + 1
-    tokens = sum(int(r["result"].get("tokens") or 0) for r in done)
-    meta = dict(params.get("sampling") or {})
-    report: dict[str, Any] = {
-        "dataset": None,
-        "dataset_ref": None,
-        "dataset_hash": None,
-        "n_items": 0,
-        "size_requested": size,
-        "n_slots": len(slots),
-        "pages_total": meta.get("pages_total"),
-        "pages_covered": 0,
-        "by_type": {},
-        "requested_by_type": meta.get("planned_by_type"),
-        "dropped": dropped,
-        "n_failed_items": len(failed),
-        "n_missing_items": len(missing),
-        "n_surplus": 0,
-        "offline": bool(params.get("offline")),
-        "generator": params.get("model"),
-        "tokens": tokens,
-        "thresholds": thresholds,
-        "warnings": list(meta.get("warnings") or []),
-    }
+    report = _report(params, slots, done, dropped, n_failed=len(failed), n_missing=len(missing))
     if missing:
         report["status"] = "incomplete"
         report["warnings"].append({"code": "incomplete", "n": len(missing),
@@ -445,20 +451,7 @@ def finalize_records(
         return report
     kept = [r["result"] for r in done if r["result"].get("kept")]
     if kept:
-        emb = embedder() if callable(embedder) else embedder
-        vecs = np.asarray(emb.encode_queries([k["question"] for k in kept]), dtype=np.float32)
-        existing = None
-        if params.get("compare_existing", True):
-            qs = existing_questions(engine, exclude_name=str(params["name"]))
-            existing = np.asarray(emb.encode_queries(qs), dtype=np.float32) if qs else None
-        dups = G.near_duplicates(vecs, threshold=float(thresholds["near_duplicate"]), existing=existing)
-        survivors = []
-        for k, d in zip(kept, dups, strict=True):
-            if d is None:
-                survivors.append(k)
-            else:
-                dropped["near_duplicate_existing" if d.existing else "near_duplicate_new"] += 1
-        kept = survivors
+        kept = _without_near_duplicates(engine, kept, params, embedder, dropped)
     chosen = set(G.select_kept(
         [(k["slot"]["key"], k["question_type"], bool(k["slot"].get("spare")),
           () if k["question_type"] == "unanswerable" else tuple(k["slot"]["urls"])) for k in kept],
@@ -469,6 +462,62 @@ def finalize_records(
         report["status"] = "empty"
         report["warnings"].append({"code": "empty", "message": "no item passed the gates; nothing was stored"})
         return report
+    return _store_kept(engine, kept, params, slots, report)
+
+
+def _report(params: Mapping[str, Any], slots: list[Slot], done: list[dict[str, Any]], dropped: dict[str, int], *,
+            n_failed: int, n_missing: int) -> dict[str, Any]:
+    """The run's report before anything is stored (``dropped`` is the live count the later gates add to)."""
+    meta = dict(params.get("sampling") or {})
+    return {
+        "dataset": None,
+        "dataset_ref": None,
+        "dataset_hash": None,
+        "n_items": 0,
+        "size_requested": int(params["size"]),
+        "n_slots": len(slots),
+        "pages_total": meta.get("pages_total"),
+        "pages_covered": 0,
+        "by_type": {},
+        "requested_by_type": meta.get("planned_by_type"),
+        "dropped": dropped,
+        "n_failed_items": n_failed,
+        "n_missing_items": n_missing,
+        "n_surplus": 0,
+        "offline": bool(params.get("offline")),
+        "generator": params.get("model"),
+        "tokens": sum(int(r["result"].get("tokens") or 0) for r in done),
+        "thresholds": dict(params["thresholds"]),
+        "warnings": list(meta.get("warnings") or []),
+    }
+
+
+def _without_near_duplicates(engine: Engine, kept: list[dict[str, Any]], params: Mapping[str, Any], embedder: Any,
+                             dropped: dict[str, int]) -> list[dict[str, Any]]:
+    """The near-duplicate gate: ``kept`` without the items close to another new one or to a stored golden
+    question (counted in ``dropped``)."""
+    emb = embedder() if callable(embedder) else embedder
+    vecs = np.asarray(emb.encode_queries([k["question"] for k in kept]), dtype=np.float32)
+    existing = None
+    if params.get("compare_existing", True):
+        qs = existing_questions(engine, exclude_name=str(params["name"]))
+        existing = np.asarray(emb.encode_queries(qs), dtype=np.float32) if qs else None
+    dups = G.near_duplicates(vecs, threshold=float(dict(params["thresholds"])["near_duplicate"]), existing=existing)
+    survivors = []
+    for k, d in zip(kept, dups, strict=True):
+        if d is None:
+            survivors.append(k)
+        else:
+            dropped["near_duplicate_existing" if d.existing else "near_duplicate_new"] += 1
+    return survivors
+
+
+def _store_kept(engine: Engine, kept: list[dict[str, Any]], params: Mapping[str, Any], slots: list[Slot],
+                report: dict[str, Any]) -> dict[str, Any]:
+    """The selected items stored as a new version of dataset ``name``; ``report`` completed with it."""
+    from voproshalych_eval.datasets import Dataset, content_hash, store, validate_records
+    from voproshalych_eval.db.production import read_chunks
+
     ids = sorted({int(i) for k in kept for i in k["generation"].get("source_chunk_ids") or []})
     df = read_chunks(engine, ids=ids, snapshot=params.get("snapshot_id"))
     kb_texts = {int(r.id): {"text": r.text, "url": r.url} for r in df.itertuples(index=False)}
@@ -487,4 +536,3 @@ def finalize_records(
         n_unc = report["pages_total"] - report["pages_covered"]
         report["warnings"].append({"code": "pages_uncovered", "n": n_unc, "message": f"{n_unc} page(s) got no question"})
     return report
-

@@ -38,8 +38,8 @@ from voproshalych_eval.datasets import (
     referenced_chunk_ids,
 )
 from voproshalych_eval.db import production, snapshots
-from voproshalych_eval.db import retrieval as R
 from voproshalych_eval.db.errors import SnapshotError
+from voproshalych_eval.db.retriever import Retriever
 from voproshalych_eval.embeddings import cached_embedder
 
 PROBLEM_KINDS = ("missing", "changed", "url_changed", "url_gone")
@@ -151,10 +151,9 @@ def _suggest(engine: Engine, rec: Mapping[str, Any], problems: list[dict[str, An
             j = int(np.argmax(sims))
             return {"chunk_id": int(df["id"].iloc[j]), "url": str(df["url"].iloc[j]), "similarity": round(float(sims[j]), 4),
                     "how": "same page, most similar to the old chunk text"}
-    if not R.uses_stored_vectors(engine, embedder.name, dim=embedder.dim, snapshot=snap):
-        R.ensure_chunk_vectors(engine, embedder, snapshot=snap)
-    hits = R.search_vectors(engine, np.asarray(embedder.encode_queries([str(rec.get("question") or old_text)])), k=1,
-                            model=embedder.name, snapshot=snap)[0]
+    search = Retriever.open(engine, snapshot=snap, embedder=embedder)
+    search.prepare()  # the snapshot's vectors for this embedder
+    hits = search.vector([str(rec.get("question") or old_text)], 1)[0]
     if not hits:
         return None
     return {"chunk_id": hits[0].chunk_id, "url": hits[0].url, "similarity": round(1.0 - hits[0].distance, 4),

@@ -26,40 +26,62 @@ DEFAULTS: dict[str, Any] = spec(TIER).defaults()
 KEYS = {"kappa": "judge_kappa", "alpha": "judge_alpha", "spearman": "judge_spearman"}
 
 
-def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
+def build_plan(engine: Engine, params: Mapping[str, Any]) -> JudgeAgreementPlan:
     """The agreement run of ``params["metric"]`` on its labelled items (the first ``limit``); ``version``: an
     aligned version name, ``METRIC@builtin``, or None for the metric's default; also used by ``resume``."""
-    from voproshalych_eval.config import get_settings
-    from voproshalych_eval.judges import get_judge
-    from voproshalych_eval.judges.agreement import judged_value, labelled_items
-    from voproshalych_eval.judges.labels import label_scale
-    from voproshalych_eval.judges.versions import resolve_versions
+    return JudgeAgreementPlan(engine, params)
 
-    p = spec(TIER).resolve(params)
-    metric = str(p["metric"] or "")
-    kind = label_scale(metric).kind  # ValueError naming the known metrics
-    items = labelled_items(engine, metric, annotators=p["annotators"])
-    if p["limit"]:
-        items = items[: int(p["limit"])]
-    if not items:
-        raise ValueError(f"no labels for {metric}; import some with `labels import` (e.g. --demo)")
-    by_key = {it.key: it for it in items}
-    version = resolve_versions(engine, [p["version"]] if p["version"] else None, defaults_for=[metric]).get(metric)
-    judge = get_judge(get_settings(), engine, models=p["models"], offline=True if p["offline"] else None,
-                      lang=str(p["lang"]), versions={metric: version} if version is not None else None)
-    thr = version.threshold if version is not None else None
-    version_name = version.version if version is not None else f"{metric}@builtin"
-    plan: Plan
 
-    def prepare() -> None:
-        judge.run_id = plan.run_id  # the judge's call log names the run
+class JudgeAgreementPlan(Plan):
+    """The judge on every human-labelled item of one metric, then its agreement with the people."""
 
-    def work(key: str) -> ItemResult:
-        it = by_key[key]
-        res = judge.evaluate(metric, it.sample)
-        value = judged_value(res, kind, thr)
+    def __init__(self, engine: Engine, params: Mapping[str, Any]) -> None:
+        from voproshalych_eval.config import get_settings
+        from voproshalych_eval.judges import get_judge
+        from voproshalych_eval.judges.agreement import labelled_items
+        from voproshalych_eval.judges.labels import label_scale
+        from voproshalych_eval.judges.versions import resolve_versions
+
+        p = spec(TIER).resolve(params)
+        self.engine = engine
+        self.metric = metric = str(p["metric"] or "")
+        self.kind = label_scale(metric).kind  # ValueError naming the known metrics
+        labelled = labelled_items(engine, metric, annotators=p["annotators"])
+        if p["limit"]:
+            labelled = labelled[: int(p["limit"])]
+        if not labelled:
+            raise ValueError(f"no labels for {metric}; import some with `labels import` (e.g. --demo)")
+        self.labelled = labelled
+        self.by_key = {it.key: it for it in labelled}
+        version = resolve_versions(engine, [p["version"]] if p["version"] else None, defaults_for=[metric]).get(metric)
+        self.judge = judge = get_judge(get_settings(), engine, models=p["models"], offline=True if p["offline"] else None,
+                                       lang=str(p["lang"]), versions={metric: version} if version is not None else None)
+        self.thr = version.threshold if version is not None else None
+        self.version_name = version_name = version.version if version is not None else f"{metric}@builtin"
+        self.n_resamples = int(p["n_resamples"])
+        offline = bool(judge.offline)
+        super().__init__(
+            tier=TIER,
+            items=[(it.key, it.key) for it in labelled],
+            concurrency=1 if offline else int(p["concurrency"] or getattr(judge.client, "concurrency", 4) or 4),
+            params={**p, "metric": metric, "offline": True if offline else p["offline"], "version": p["version"]},
+            models={"judge": list(judge.models), "offline": offline},
+            prompts=judge.prompts(metric),
+            offline=offline,
+            label=f"agreement {metric} · {version_name}",
+        )
+
+    def prepare(self) -> None:
+        self.judge.run_id = self.run_id  # the judge's call log names the run
+
+    def work(self, key: str) -> ItemResult:
+        from voproshalych_eval.judges.agreement import judged_value
+
+        it = self.by_key[key]
+        res = self.judge.evaluate(self.metric, it.sample)
+        value = judged_value(res, self.kind, self.thr)
         tokens = {k: int(v) for k, v in (res.tokens or {}).items() if isinstance(v, int | float)}
-        out = {"item_key": key, "item_id": it.item_id, "human": it.human(kind), "judge": value, "score": res.score,
+        out = {"item_key": key, "item_id": it.item_id, "human": it.human(self.kind), "judge": value, "score": res.score,
                "failure_kind": res.failure_kind, "explanation": (res.explanation or "")[:300], "tokens": tokens,
                "duration_s": res.duration_s}
         spent = sum(v for k, v in tokens.items() if k != "cached")
@@ -68,25 +90,9 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
             return ItemResult(out, status="failed", error=f"{res.failure_kind or 'error'}: {why}"[:500], tokens=spent)
         return ItemResult(out, tokens=spent)
 
-    def finalize(records: list[dict[str, Any]]) -> dict[str, Any]:
-        return finalize_records(engine, metric, items, records, models=list(judge.models), offline=bool(judge.offline),
-                                version=version_name, n_resamples=int(p["n_resamples"]))
-
-    offline = bool(judge.offline)
-    plan = Plan(
-        tier=TIER,
-        items=[(it.key, it.key) for it in items],
-        work=work,
-        prepare=prepare,
-        finalize=finalize,
-        concurrency=1 if offline else int(p["concurrency"] or getattr(judge.client, "concurrency", 4) or 4),
-        params={**p, "metric": metric, "offline": True if offline else p["offline"], "version": p["version"]},
-        models={"judge": list(judge.models), "offline": offline},
-        prompts=judge.prompts(metric),
-        offline=offline,
-        label=f"agreement {metric} · {version_name}",
-    )
-    return plan
+    def finalize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+        return finalize_records(self.engine, self.metric, self.labelled, records, models=list(self.judge.models),
+                                offline=bool(self.judge.offline), version=self.version_name, n_resamples=self.n_resamples)
 
 
 def finalize_records(engine: Engine, metric: str, items: list[Any], records: list[dict[str, Any]], *,

@@ -40,7 +40,7 @@ def store_samples(engine: Engine, records: Sequence[Mapping[str, Any]], name: st
     return datasets.store(engine, datasets.Dataset(name, "samples", valid, datasets.content_hash(valid), "app"))
 
 
-def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
+def build_plan(engine: Engine, params: Mapping[str, Any]) -> JudgeMetricsPlan:
     """The judge-metrics plan for ``params`` (see :data:`DEFAULTS`); also used by ``resume``.
 
     ``dataset``: a stored samples dataset (name or id) or a samples file (JSON, JSONL, CSV; stored first);
@@ -49,32 +49,60 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     ``aggregate`` / ``quorum`` / ``vote_quorum``: the judges and how they are combined (for a metric without
     a prompt, e.g. semantic similarity, ``models`` are embedding models passed in ``config``).
     """
-    from voproshalych_eval.config import get_settings
-    from voproshalych_eval.judges import JUDGE_METRICS, get_judge
+    return JudgeMetricsPlan(engine, params)
 
-    p = spec("judge_metrics").resolve(params)
-    metric = str(p["metric"])
-    if metric not in JUDGE_METRICS:
-        raise ValueError(f"unknown judge metric {metric!r}; use one of {', '.join(JUDGE_METRICS)}")
-    if p["dataset"] is None:
-        raise ValueError("judge metrics need a samples dataset (a file or a stored name)")
-    ds = inputs.load_dataset(engine, p["dataset"], "samples")
-    pairs = inputs.select_items(ds, limit=p["limit"])
-    settings = get_settings()
-    lang = p["lang"] or (settings.language if settings.language in ("ru", "en") else "ru")
-    llm_models = list(p["models"]) if p["models"] and JUDGE_METRICS[metric].prompt is not None else None
-    versions = llm_calls.judge_versions(engine, {"judge_versions": [p["judge_version"]] if p.get("judge_version") else None})
-    judge = get_judge(settings, engine, models=llm_models, aggregate=str(p["aggregate"]), offline=p["offline"],
-                      use_cache=bool(p["use_cache"]), lang=lang, quorum=p["quorum"], vote_quorum=p["vote_quorum"],
-                      versions=versions)
-    cfg = dict(p["config"] or {})
-    plan: Plan
 
-    def prepare() -> None:
-        judge.run_id = plan.run_id  # the judge's call log names the run
+class JudgeMetricsPlan(Plan):
+    """One judge metric on every sample of a samples dataset (see :func:`build_plan`)."""
 
-    def work(sample: dict[str, Any]) -> ItemResult:
-        res = judge.evaluate(metric, sample, **cfg)
+    def __init__(self, engine: Engine, params: Mapping[str, Any]) -> None:
+        from voproshalych_eval.config import get_settings
+        from voproshalych_eval.judges import JUDGE_METRICS, get_judge
+
+        p = spec("judge_metrics").resolve(params)
+        self.metric = metric = str(p["metric"])
+        if metric not in JUDGE_METRICS:
+            raise ValueError(f"unknown judge metric {metric!r}; use one of {', '.join(JUDGE_METRICS)}")
+        if p["dataset"] is None:
+            raise ValueError("judge metrics need a samples dataset (a file or a stored name)")
+        ds = inputs.load_dataset(engine, p["dataset"], "samples")
+        pairs = inputs.select_items(ds, limit=p["limit"])
+        settings = get_settings()
+        lang = p["lang"] or (settings.language if settings.language in ("ru", "en") else "ru")
+        llm_models = list(p["models"]) if p["models"] and JUDGE_METRICS[metric].prompt is not None else None
+        versions = llm_calls.judge_versions(engine, {"judge_versions": [p["judge_version"]] if p.get("judge_version") else None})
+        self.judge = judge = get_judge(settings, engine, models=llm_models, aggregate=str(p["aggregate"]), offline=p["offline"],
+                                       use_cache=bool(p["use_cache"]), lang=lang, quorum=p["quorum"],
+                                       vote_quorum=p["vote_quorum"], versions=versions)
+        self.cfg = cfg = dict(p["config"] or {})
+        if p["concurrency"] and not judge.offline and judge.client is not None:
+            # one setting: samples in flight and requests in flight to the provider are what was asked (the client's
+            # own default never caps it)
+            judge.client.set_concurrency(int(p["concurrency"]))
+        concurrency = 1 if judge.offline else int(p["concurrency"] or getattr(judge.client, "concurrency", 4) or 4)
+        super().__init__(
+            tier=TIER,
+            items=pairs,
+            concurrency=concurrency,
+            params={"dataset": p["dataset"], "metric": metric, "models": list(p["models"]) if p["models"] else None,
+                    "aggregate": judge.aggregate, "quorum": p["quorum"], "vote_quorum": p["vote_quorum"],
+                    "use_cache": judge.use_cache, "lang": lang, "config": cfg,
+                    "limit": p["limit"], "offline": True if judge.offline else p["offline"],
+                    "judge_version": p.get("judge_version")},
+            models={"judge": list(judge.models), "offline": judge.offline},
+            prompts=judge.prompts(metric),
+            providers=llm_calls.providers_of(judge),
+            dataset_id=ds.id,
+            dataset_name=ds.name,
+            dataset_hash=ds.content_hash,
+            offline=bool(judge.offline),
+        )
+
+    def prepare(self) -> None:
+        self.judge.run_id = self.run_id  # the judge's call log names the run
+
+    def work(self, sample: dict[str, Any]) -> ItemResult:
+        res = self.judge.evaluate(self.metric, sample, **self.cfg)
         out = res.to_dict() | {"user_input": sample["user_input"]}
         tokens = llm_calls.tokens_of(out)
         if res.score is None and res.failure_kind != "not_applicable":  # not applicable: nothing to retry
@@ -82,32 +110,8 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
             return ItemResult(out, status="failed", error=f"{res.failure_kind}: {why}"[:500], tokens=tokens)
         return ItemResult(out, tokens=tokens)
 
-    if p["concurrency"] and not judge.offline and judge.client is not None:
-        # one setting: samples in flight and requests in flight to the provider are what was asked (the client's
-        # own default never caps it)
-        judge.client.set_concurrency(int(p["concurrency"]))
-    concurrency = 1 if judge.offline else int(p["concurrency"] or getattr(judge.client, "concurrency", 4) or 4)
-    plan = Plan(
-        tier=TIER,
-        items=pairs,
-        work=work,
-        prepare=prepare,
-        finalize=lambda records: aggregate(records, metric),
-        concurrency=concurrency,
-        params={"dataset": p["dataset"], "metric": metric, "models": list(p["models"]) if p["models"] else None,
-                "aggregate": judge.aggregate, "quorum": p["quorum"], "vote_quorum": p["vote_quorum"],
-                "use_cache": judge.use_cache, "lang": lang, "config": cfg,
-                "limit": p["limit"], "offline": True if judge.offline else p["offline"],
-                "judge_version": p.get("judge_version")},
-        models={"judge": list(judge.models), "offline": judge.offline},
-        prompts=judge.prompts(metric),
-        providers=llm_calls.providers_of(judge),
-        dataset_id=ds.id,
-        dataset_name=ds.name,
-        dataset_hash=ds.content_hash,
-        offline=bool(judge.offline),
-    )
-    return plan
+    def finalize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+        return aggregate(records, self.metric)
 
 
 def aggregate(records: Sequence[Mapping[str, Any]], metric: str) -> dict[str, Any]:

@@ -87,21 +87,45 @@ def _verdict(res: Mapping[str, Any]) -> bool | None:
     return None if v is None else bool(v)
 
 
-def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
+def build_plan(engine: Engine, params: Mapping[str, Any]) -> JudgePipelinePlan:
     """The show/no-show plan for ``params`` (see :data:`DEFAULTS`); also used by ``resume``."""
-    p = spec("judge_pipeline").resolve(params)
-    ds = inputs.load_dataset(engine, p["dataset"], "judge")
-    pairs = inputs.select_items(ds, limit=p["limit"])
-    judge = _show_judge(engine, p)
-    bench = llm_calls.tier_judge(engine, p) if p["calibrate"] else None
-    threshold = float(p["threshold"])
+    return JudgePipelinePlan(engine, params)
 
-    def work(record: dict[str, Any]) -> ItemResult:
+
+class JudgePipelinePlan(Plan):
+    """The show/no-show judge on a labelled judge dataset (optionally against the benchmark judge)."""
+
+    def __init__(self, engine: Engine, params: Mapping[str, Any]) -> None:
+        p = spec("judge_pipeline").resolve(params)
+        ds = inputs.load_dataset(engine, p["dataset"], "judge")
+        pairs = inputs.select_items(ds, limit=p["limit"])
+        self.judge = judge = _show_judge(engine, p)
+        self.bench = bench = llm_calls.tier_judge(engine, p) if p["calibrate"] else None
+        self.threshold = float(p["threshold"])
+        self.prompt = p["prompt"]
+        offline = bool(getattr(judge, "offline", False))
+        params_out = {**p, "offline": True if offline else p["offline"], "n_items": len(pairs)}
+        prompt = p["prompt"] or (judge.prompts("show_no_show") if hasattr(judge, "prompts") else None)
+        super().__init__(
+            tier=TIER,
+            items=pairs,
+            concurrency=int(p["concurrency"] or 4),
+            params=params_out,
+            models={"judges": list(getattr(judge, "models", []) or [])},
+            prompts={"show_no_show": prompt if isinstance(prompt, str) else {"production default": prompt}},
+            dataset_id=ds.id,
+            dataset_name=ds.name,
+            dataset_hash=ds.content_hash,
+            offline=offline,
+            providers=llm_calls.providers_of(judge, bench),
+        )
+
+    def work(self, record: dict[str, Any]) -> ItemResult:
         with_context = bool(str(record.get("context") or "").strip())
-        if p["prompt"]:
-            res = custom_show_no_show(judge, p["prompt"], record["question"], record["context"], record["answer"])
+        if self.prompt:
+            res = custom_show_no_show(self.judge, self.prompt, record["question"], record["context"], record["answer"])
         else:
-            res = llm_calls.judge_call(judge.show_no_show, record["question"], record["context"], record["answer"])
+            res = llm_calls.judge_call(self.judge.show_no_show, record["question"], record["context"], record["answer"])
         verdict = _verdict(res)
         out: dict[str, Any] = {
             "question": record["question"],
@@ -118,33 +142,17 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
             "failure_kind": None if verdict is not None else (aggregation.judge_kind(res) or "error"),
         }
         tokens = llm_calls.tokens_of(res)
-        if bench is not None and with_context:  # the benchmark judge grounds in a context: none, no verdict
+        if self.bench is not None and with_context:  # the benchmark judge grounds in a context: none, no verdict
             sample = llm_calls.make_sample(record["question"], record["answer"], None, [record["context"]])
-            b = llm_calls.judge_call(bench.rag_judge, sample, threshold=threshold)
+            b = llm_calls.judge_call(self.bench.rag_judge, sample, threshold=self.threshold)
             bv = _verdict(b)
             out["benchmark"] = b
             out["benchmark_verdict"] = None if bv is None else int(bv)
             tokens += llm_calls.tokens_of(b)
         return ItemResult(out, tokens=tokens)
 
-    offline = bool(getattr(judge, "offline", False))
-    params_out = {**p, "offline": True if offline else p["offline"], "n_items": len(pairs)}
-    prompt = p["prompt"] or (judge.prompts("show_no_show") if hasattr(judge, "prompts") else None)
-    return Plan(
-        tier=TIER,
-        items=pairs,
-        work=work,
-        finalize=lambda records: aggregate(records),
-        concurrency=int(p["concurrency"] or 4),
-        params=params_out,
-        models={"judges": list(getattr(judge, "models", []) or [])},
-        prompts={"show_no_show": prompt if isinstance(prompt, str) else {"production default": prompt}},
-        dataset_id=ds.id,
-        dataset_name=ds.name,
-        dataset_hash=ds.content_hash,
-        offline=offline,
-        providers=llm_calls.providers_of(judge, bench),
-    )
+    def finalize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+        return aggregate(records)
 
 
 def classification(labels: Sequence[int], verdicts: Sequence[int | None], prefix: str = "") -> dict[str, Any]:

@@ -60,32 +60,60 @@ def _classify_failure(res: Mapping[str, Any]) -> str | None:
     return None if kind == "empty_answer" else kind
 
 
-def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
+def build_plan(engine: Engine, params: Mapping[str, Any]) -> JudgeStabilityPlan:
     """The judge-stability plan for ``params`` (see :data:`DEFAULTS`); also used by ``resume``."""
-    p = spec("judge").resolve(params)
-    if p["metric"] not in METRICS:
-        raise ValueError(f"metric must be one of {', '.join(METRICS)}")
-    ds = inputs.load_dataset(engine, p["dataset"], p["dataset_kind"])
-    pairs = inputs.select_items(ds, limit=p["limit"])
-    repeats = max(2, int(p["repeats"]))
-    models = list(p["judge_models"] or [])
-    if models:
-        judges = {m: llm_calls.make_judge(engine, models=[m], offline=p["offline"], use_cache=False) for m in models}
-    else:
-        j = llm_calls.make_judge(engine, offline=p["offline"], use_cache=False)
-        judges = {(list(getattr(j, "models", []) or ["default"]))[0]: j}
-    metric = p["metric"]
+    return JudgeStabilityPlan(engine, params)
 
-    def work(record: dict[str, Any]) -> ItemResult:
-        q, answer, reference, contexts = _record_to_sample(record, p["dataset_kind"])
+
+class JudgeStabilityPlan(Plan):
+    """Judge stability: every item judged ``repeats`` times by each judge model (no cache)."""
+
+    def __init__(self, engine: Engine, params: Mapping[str, Any]) -> None:
+        p = spec("judge").resolve(params)
+        if p["metric"] not in METRICS:
+            raise ValueError(f"metric must be one of {', '.join(METRICS)}")
+        ds = inputs.load_dataset(engine, p["dataset"], p["dataset_kind"])
+        pairs = inputs.select_items(ds, limit=p["limit"])
+        self.repeats = repeats = max(2, int(p["repeats"]))
+        models = list(p["judge_models"] or [])
+        if models:
+            judges = {m: llm_calls.make_judge(engine, models=[m], offline=p["offline"], use_cache=False) for m in models}
+        else:
+            j = llm_calls.make_judge(engine, offline=p["offline"], use_cache=False)
+            judges = {(list(getattr(j, "models", []) or ["default"]))[0]: j}
+        self.judges = judges
+        self.metric = metric = p["metric"]
+        self.threshold = p["threshold"]
+        self.dataset_kind = p["dataset_kind"]
+        offline = all(bool(getattr(j, "offline", False)) for j in judges.values())
+        params_out = {**p, "judge_models": list(judges), "repeats": repeats, "offline": True if offline else p["offline"],
+                      "n_items": len(pairs)}
+        super().__init__(
+            tier=TIER,
+            items=pairs,
+            concurrency=int(p["concurrency"] or 4),
+            params=params_out,
+            models={"judges": list(judges)},
+            prompts={"metric": metric, **llm_calls.judge_prompts([metric], *judges.values())},
+            dataset_id=ds.id,
+            dataset_name=ds.name,
+            dataset_hash=ds.content_hash,
+            offline=offline,
+            providers=llm_calls.providers_of(*judges.values()),
+        )
+
+    def work(self, record: dict[str, Any]) -> ItemResult:
+        q, answer, reference, contexts = _record_to_sample(record, self.dataset_kind)
         sample = llm_calls.make_sample(q, answer, reference, contexts)
+        metric, threshold = self.metric, self.threshold
         calls: dict[str, list[dict[str, Any]]] = {}
         tokens = 0
-        for name, judge in judges.items():
+        for name, judge in self.judges.items():
             fn = getattr(judge, metric)
             reps = []
-            for _ in range(repeats):
-                r = llm_calls.judge_call(fn, sample, threshold=p["threshold"]) if metric == "rag_judge" and p["threshold"] is not None else llm_calls.judge_call(fn, sample)
+            for _ in range(self.repeats):
+                r = (llm_calls.judge_call(fn, sample, threshold=threshold) if metric == "rag_judge" and threshold is not None
+                     else llm_calls.judge_call(fn, sample))
                 r["failure_kind"] = _classify_failure(r)
                 reps.append(r)
             tokens += llm_calls.tokens_of(*reps)
@@ -101,23 +129,8 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         }
         return ItemResult(out, tokens=tokens)
 
-    offline = all(bool(getattr(j, "offline", False)) for j in judges.values())
-    params_out = {**p, "judge_models": list(judges), "repeats": repeats, "offline": True if offline else p["offline"], "n_items": len(pairs)}
-    return Plan(
-        tier=TIER,
-        items=pairs,
-        work=work,
-        finalize=lambda records: aggregate(records, models=list(judges), metric=metric, threshold=p["threshold"]),
-        concurrency=int(p["concurrency"] or 4),
-        params=params_out,
-        models={"judges": list(judges)},
-        prompts={"metric": metric, **llm_calls.judge_prompts([metric], *judges.values())},
-        dataset_id=ds.id,
-        dataset_name=ds.name,
-        dataset_hash=ds.content_hash,
-        offline=offline,
-        providers=llm_calls.providers_of(*judges.values()),
-    )
+    def finalize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+        return aggregate(records, models=list(self.judges), metric=self.metric, threshold=self.threshold)
 
 
 def _scale(metric: str) -> tuple[float, float]:

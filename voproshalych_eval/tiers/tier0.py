@@ -595,102 +595,107 @@ def analyse_step(step: str, vs: VectorSet, *, k: int, metric: str, n_clusters: i
     raise ValueError(f"unknown Tier 0 step {step!r}")
 
 
-def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
-    """The Tier 0 plan for ``params`` (see :data:`DEFAULTS`); also used by ``resume``.
+def build_plan(engine: Engine, params: Mapping[str, Any]) -> Tier0Plan:
+    """The Tier 0 plan for ``params`` (see :data:`DEFAULTS`); also used by ``resume``."""
+    return Tier0Plan(engine, params)
+
+
+class Tier0Plan(Plan):
+    """Tier 0: the embedding space of one vector set.
 
     Items are the steps (:data:`STEPS`): load the vectors (the whole set, one model), the space metrics,
     the neighbours (outliers with texts, clusters), the metrics per section and per point kind. The
     vectors are loaded once per execution, by the first step that needs them; ``plan.outputs`` then
     holds the vector set and the kNN (``vector_set``, ``knn``) for the explorer.
     """
-    p = spec("tier0").resolve(params)
-    metric, k = str(p["metric"]), int(p["k"])
-    if metric not in ("cosine", "euclidean"):
-        raise Tier0Error(f"Unknown distance '{metric}': use cosine or euclidean.")
-    source = str(p["source"])
-    if source not in SOURCES:
-        raise Tier0Error(f"Unknown source '{source}': use one of {', '.join(SOURCES)}.")
-    embedder = None if p["embedder"] in (None, "", STORED) else str(p["embedder"])
-    snap = None
-    if source != "golden":  # chunks and the log come from a snapshot of the source, pinned for the run
-        from voproshalych_eval.db import snapshots
 
-        snap = snapshots.for_run(engine, p["snapshot"])
-    model, _ = resolve_model(engine, source, embedder, snapshot=snap)
-    ds = None
-    if source == "golden":
-        from voproshalych_eval import datasets
+    def __init__(self, engine: Engine, params: Mapping[str, Any]) -> None:
+        p = spec("tier0").resolve(params)
+        self.metric, self.k = metric, k = str(p["metric"]), int(p["k"])
+        if metric not in ("cosine", "euclidean"):
+            raise Tier0Error(f"Unknown distance '{metric}': use cosine or euclidean.")
+        self.source = source = str(p["source"])
+        if source not in SOURCES:
+            raise Tier0Error(f"Unknown source '{source}': use one of {', '.join(SOURCES)}.")
+        self.engine = engine
+        self.embedder = embedder = None if p["embedder"] in (None, "", STORED) else str(p["embedder"])
+        snap = None
+        if source != "golden":  # chunks and the log come from a snapshot of the source, pinned for the run
+            from voproshalych_eval.db import snapshots
 
-        if p["dataset"] is not None:
-            ds = datasets.get_dataset(engine, p["dataset"], "golden")
-        else:
-            stored = datasets.list_datasets(engine, "golden")
-            if not stored:
-                raise Tier0Error("No golden dataset is stored yet: load the demo or import a golden file.")
-            ds = datasets.get_dataset(engine, int(stored[0]["id"]), "golden")
-    n_clusters = int(p["n_clusters"]) if p["n_clusters"] else None
-    top = int(p["top_outliers"])
-    filters = dict(p["filters"] or {})
-    plan: Plan
+            snap = snapshots.for_run(engine, p["snapshot"])
+        self.snap = snap
+        model, _ = resolve_model(engine, source, embedder, snapshot=snap)
+        self.ds = ds = _golden_dataset(engine, p["dataset"]) if source == "golden" else None
+        self.n_clusters = n_clusters = int(p["n_clusters"]) if p["n_clusters"] else None
+        self.top = top = int(p["top_outliers"])
+        self.filters = filters = dict(p["filters"] or {})
+        self.vectors = Lazy(self._load)
+        self.scan = Lazy(lambda: space_metrics_and_knn(self.vectors.get().X, k=k, metric=metric))
+        self.knn = Lazy(self._neighbours)
+        steps = [s for s in STEPS if s != "per_kind" or source == "both"]
+        super().__init__(
+            tier="tier0",
+            items=[(s, s) for s in steps],
+            concurrency=1,  # one CPU-heavy step at a time (numpy uses the cores)
+            params={"source": source, "embedder": embedder, "k": k, "metric": metric, "filters": filters,
+                    "dataset": ds.id if ds else None, "n_clusters": n_clusters, "top_outliers": top,
+                    "snapshot": snap.id if snap else None},
+            models={"embedder": model},
+            dataset_id=ds.id if ds else None,
+            dataset_name=ds.name if ds else None,
+            dataset_hash=ds.content_hash if ds else None,
+            snapshot_id=snap.id if snap else None,
+        )
 
-    def load() -> VectorSet:
-        vs = load_vector_set(engine, source, embedder=embedder, filters=filters, dataset=ds.id if ds else None,
-                             progress=plan.say, snapshot=snap)
+    def _load(self) -> VectorSet:
+        vs = load_vector_set(self.engine, self.source, embedder=self.embedder, filters=self.filters,
+                             dataset=self.ds.id if self.ds else None, progress=self.say, snapshot=self.snap)
         if len(vs) == 0:
             raise Tier0Error("No vectors to analyse (empty table or filters that keep nothing).")
-        plan.outputs["vector_set"] = vs
+        self.outputs["vector_set"] = vs
         return vs
 
-    vectors = Lazy(load)
-
-    scan = Lazy(lambda: space_metrics_and_knn(vectors.get().X, k=k, metric=metric))
-
-    def neighbours() -> tuple[np.ndarray, np.ndarray]:
-        vs = vectors.get()
-        plan.say(bi("Ближайшие соседи, выбросы и кластеры…", "Nearest neighbours, outliers and clusters…"))
+    def _neighbours(self) -> tuple[np.ndarray, np.ndarray]:
+        vs = self.vectors.get()
+        self.say(bi("Ближайшие соседи, выбросы и кластеры…", "Nearest neighbours, outliers and clusters…"))
         # the metrics step's pair scan already found the neighbours (a resume that skips it scans again)
-        found = scan.get()[1] if scan.ready else None
-        plan.outputs["knn"] = attach_attributes(vs, k=k, metric=metric, n_clusters=n_clusters, knn=found)
-        return plan.outputs["knn"]
+        found = self.scan.get()[1] if self.scan.ready else None
+        self.outputs["knn"] = attach_attributes(vs, k=self.k, metric=self.metric, n_clusters=self.n_clusters, knn=found)
+        return self.outputs["knn"]
 
-    knn = Lazy(neighbours)
-
-    def work(step: str) -> dict[str, Any]:
-        vs = vectors.get()
+    def work(self, step: str) -> dict[str, Any]:
+        vs = self.vectors.get()
         if step == "per_kind" and vs.meta["kind"].nunique() < 2:
             return {"rows": [], "note": "one kind of point only"}
         if step == "metrics":
-            plan.say(bi(f"Метрики по {len(vs)} векторам ({vs.dim}-d, {metric})…", f"Computing the metrics on {len(vs)} vectors ({vs.dim}-d, {metric})…"))
+            self.say(bi(f"Метрики по {len(vs)} векторам ({vs.dim}-d, {self.metric})…",
+                        f"Computing the metrics on {len(vs)} vectors ({vs.dim}-d, {self.metric})…"))
         elif step.startswith("per_"):
-            plan.say(bi(f"Метрики по группам: {step.removeprefix('per_')}…", f"Metrics per {step.removeprefix('per_')}…"))
-        return analyse_step(step, vs, k=k, metric=metric, n_clusters=n_clusters, top_outliers=top, knn=knn, scan=scan)
+            self.say(bi(f"Метрики по группам: {step.removeprefix('per_')}…", f"Metrics per {step.removeprefix('per_')}…"))
+        return analyse_step(step, vs, k=self.k, metric=self.metric, n_clusters=self.n_clusters, top_outliers=self.top,
+                            knn=self.knn, scan=self.scan)
 
-    def finalize(records: list[dict[str, Any]]) -> dict[str, Any]:
+    def finalize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
         by = {r["item_key"]: r["result"] for r in records if r["status"] == "done"}
         raw = (by.get("metrics") or {}).get("raw") or {}
-        out: dict[str, Any] = {**run_metrics(raw), "distance_metric": metric, "k": raw.get("k"),
-                               "estimated": raw.get("estimated")} if raw else {"distance_metric": metric}
+        out: dict[str, Any] = {**run_metrics(raw), "distance_metric": self.metric, "k": raw.get("k"),
+                               "estimated": raw.get("estimated")} if raw else {"distance_metric": self.metric}
         if "vectors" in by:
             out["n_by_kind"] = by["vectors"].get("counts")
         return out
 
-    steps = [s for s in STEPS if s != "per_kind" or source == "both"]
-    plan = Plan(
-        tier="tier0",
-        items=[(s, s) for s in steps],
-        work=work,
-        finalize=finalize,
-        concurrency=1,  # one CPU-heavy step at a time (numpy uses the cores)
-        params={"source": source, "embedder": embedder, "k": k, "metric": metric, "filters": filters,
-                "dataset": ds.id if ds else None, "n_clusters": n_clusters, "top_outliers": top,
-                "snapshot": snap.id if snap else None},
-        models={"embedder": model},
-        dataset_id=ds.id if ds else None,
-        dataset_name=ds.name if ds else None,
-        dataset_hash=ds.content_hash if ds else None,
-        snapshot_id=snap.id if snap else None,
-    )
-    return plan
+
+def _golden_dataset(engine: Engine, dataset: Any) -> Any:
+    """The golden dataset Tier 0 reads: ``dataset`` (name / id), else the first stored one."""
+    from voproshalych_eval import datasets
+
+    if dataset is not None:
+        return datasets.get_dataset(engine, dataset, "golden")
+    stored = datasets.list_datasets(engine, "golden")
+    if not stored:
+        raise Tier0Error("No golden dataset is stored yet: load the demo or import a golden file.")
+    return datasets.get_dataset(engine, int(stored[0]["id"]), "golden")
 
 
 def reload_outputs(engine: Engine, run: Any) -> dict[str, Any]:

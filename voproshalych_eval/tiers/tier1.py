@@ -121,8 +121,13 @@ def deepen_for_pages(
 DEFAULTS: dict[str, Any] = spec("tier1").defaults()
 
 
-def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
-    """The Tier 1 plan for ``params`` (see :data:`DEFAULTS`); also used by ``resume``.
+def build_plan(engine: Engine, params: Mapping[str, Any]) -> Tier1Plan:
+    """The Tier 1 plan for ``params`` (see :data:`DEFAULTS`); also used by ``resume``."""
+    return Tier1Plan(engine, params)
+
+
+class Tier1Plan(Plan):
+    """Tier 1: retrieval quality of one retriever on a golden dataset.
 
     Items: one per question (batched: ``batch_size`` questions are embedded and retrieved together, then
     each is recorded), then one per extra consistency repeat (``consistency:repeat<r>``: the whole set
@@ -141,81 +146,99 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     ``snapshot`` (the knowledge-base snapshot id to search; default: the source's present content, taken
     when it changed — the run is pinned to it, so a resume searches the same snapshot).
     """
-    p = spec("tier1").resolve(params)
-    retriever, k = p["retriever"], p["k"]
-    if retriever not in RETRIEVERS:
-        raise ValueError(f"unknown retriever {retriever!r}; use one of {', '.join(RETRIEVERS)}")
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"k must be a positive integer, got {k!r}")
-    cutoffs = sorted({int(c) for c in p["cutoffs"]})
-    if not cutoffs or any(c < 1 for c in cutoffs):
-        raise ValueError(f"cut-offs must be positive integers, got {cutoffs!r}")
-    depth = retrieval_depth(k, cutoffs)
-    url_cap = max(int(p["url_chunk_cap"]), depth)
-    ds = inputs.load_dataset(engine, p["dataset"], "golden")
-    snap = snapshots.for_run(engine, p["snapshot"])
-    use_index = bool(p["use_index"]) and retriever != "fts"
-    repeats = max(1, int(p["repeats"] or 1))
-    rrf_k, ef_search = int(p["rrf_k"]), p["ef_search"]
-    hnsw_params = {"m": int(p["hnsw_m"]), "ef_construction": int(p["hnsw_ef_construction"])}
-    emb = None
-    if retriever != "fts":
-        emb = cached_embedder(str(p["embedder"] or default_embedder_name(engine, snapshot=snap)), engine)
-    #: the one retriever of the run: every question batch, URL deepening, exact comparison and repeat asks it
-    search = Retriever.open(engine, snapshot=snap, method=retriever, embedder=emb, use_index=use_index,
-                            ef_search=ef_search, rrf_k=rrf_k)
-    keys = ds.keys()
-    run_params: dict[str, Any] = {
-        "dataset": p["dataset"],
-        "retriever": retriever,
-        "k": k,
-        "cutoffs": cutoffs,
-        "retrieved_depth": depth,
-        "url_chunk_cap": int(p["url_chunk_cap"]),
-        "use_index": use_index,
-        "repeats": repeats,
-        "n_resamples": int(p["n_resamples"]),
-        "batch_size": int(p["batch_size"]),
-        "embedder": emb.name if emb is not None else None,
-        "distance": "cosine (pgvector <=>)" if retriever != "fts" else "1 / (1 + ts_rank)",
-        "snapshot": snap.id,
-    }
-    if use_index:
-        run_params.update({"hnsw": hnsw_params, "hnsw_m": hnsw_params["m"],
-                           "hnsw_ef_construction": hnsw_params["ef_construction"], "ef_search": max(int(ef_search or 40), depth)})
-    if retriever == "hybrid":
-        run_params.update({"rrf_k": rrf_k, "fusion_depth": max(k, R.FUSION_DEPTH), "fts_config": "russian"})
-    if retriever == "fts":
-        run_params["fts_config"] = "russian, plainto_tsquery with OR"
-    models: dict[str, Any] = {}
-    if emb is not None:
-        models = {
-            "embedder": emb.name,
-            "dim": emb.dim,
-            "stored_model": search.stored_model(),
-            "vectors": search.vectors_label(),
+
+    def __init__(self, engine: Engine, params: Mapping[str, Any]) -> None:
+        p = spec("tier1").resolve(params)
+        self.method, self.k, self.cutoffs = retriever, k, cutoffs = _checked(p)
+        self.depth = depth = retrieval_depth(k, cutoffs)
+        self.url_cap = max(int(p["url_chunk_cap"]), depth)
+        self.ds = ds = inputs.load_dataset(engine, p["dataset"], "golden")
+        self.snap = snap = snapshots.for_run(engine, p["snapshot"])
+        self.use_index = use_index = bool(p["use_index"]) and retriever != "fts"
+        self.repeats = repeats = max(1, int(p["repeats"] or 1))
+        self.n_resamples = int(p["n_resamples"])
+        self.ef_search = p["ef_search"]
+        self.hnsw_params = {"m": int(p["hnsw_m"]), "ef_construction": int(p["hnsw_ef_construction"])}
+        emb = None
+        if retriever != "fts":
+            emb = cached_embedder(str(p["embedder"] or default_embedder_name(engine, snapshot=snap)), engine)
+        #: the one retriever of the run: every question batch, URL deepening, exact comparison and repeat asks it
+        self.search = Retriever.open(engine, snapshot=snap, method=retriever, embedder=emb, use_index=use_index,
+                                     ef_search=self.ef_search, rrf_k=int(p["rrf_k"]))
+        self.question_keys = keys = ds.keys()
+        models: dict[str, Any] = {}
+        if emb is not None:
+            models = {
+                "embedder": emb.name,
+                "dim": emb.dim,
+                "stored_model": self.search.stored_model(),
+                "vectors": self.search.vectors_label(),
+            }
+        self.consistency = consistency_setup(retriever, emb, use_index=use_index, repeats=repeats)
+        self.external = emb is not None and str(emb.name).startswith("openai:")
+        n_repeats = repeats - 1 if self.consistency["applicable"] and repeats >= 2 else 0
+        items: list[tuple[str, Any]] = [(key, ("question", i)) for i, key in enumerate(keys)]
+        items += [(f"consistency:repeat{r + 1}", ("repeat", r + 1)) for r in range(1, n_repeats + 1)]
+        super().__init__(
+            tier=TIER,
+            items=items,
+            batch_size=int(p["batch_size"]),
+            concurrency=1,  # one database-bound batch at a time; HNSW rebuilds must not race the searches
+            params=self._run_params(p, emb),
+            models=models,
+            dataset_id=ds.id,
+            dataset_name=ds.name,
+            dataset_hash=ds.content_hash,
+            snapshot_id=snap.id,
+        )
+
+    def _run_params(self, p: Mapping[str, Any], emb: Any) -> dict[str, Any]:
+        """The parameters the run records (its identity): the resolved ones and what they imply."""
+        retriever, use_index, depth = self.method, self.use_index, self.depth
+        run_params: dict[str, Any] = {
+            "dataset": p["dataset"],
+            "retriever": retriever,
+            "k": self.k,
+            "cutoffs": self.cutoffs,
+            "retrieved_depth": depth,
+            "url_chunk_cap": int(p["url_chunk_cap"]),
+            "use_index": use_index,
+            "repeats": self.repeats,
+            "n_resamples": int(p["n_resamples"]),
+            "batch_size": int(p["batch_size"]),
+            "embedder": emb.name if emb is not None else None,
+            "distance": "cosine (pgvector <=>)" if retriever != "fts" else "1 / (1 + ts_rank)",
+            "snapshot": self.snap.id,
         }
-    consistency = consistency_setup(retriever, emb, use_index=use_index, repeats=repeats)
-    external = emb is not None and str(emb.name).startswith("openai:")
-    n_repeats = repeats - 1 if consistency["applicable"] and repeats >= 2 else 0
-    items: list[tuple[str, Any]] = [(key, ("question", i)) for i, key in enumerate(keys)]
-    items += [(f"consistency:repeat{r + 1}", ("repeat", r + 1)) for r in range(1, n_repeats + 1)]
-    plan: Plan
-
-    def prepare() -> None:
-        plan.say(bi(f"База знаний: снимок {snap.label}.", f"Knowledge base: snapshot {snap.label}."))
-        search.prepare(plan.say)
+        hnsw_params, ef_search = self.hnsw_params, self.ef_search
         if use_index:
-            plan.say(bi("Строится HNSW-индекс в служебной схеме…", "Building the HNSW index in the eval schema…"))
-            search.build_index(**hnsw_params)
+            run_params.update({"hnsw": hnsw_params, "hnsw_m": hnsw_params["m"],
+                               "hnsw_ef_construction": hnsw_params["ef_construction"],
+                               "ef_search": max(int(ef_search or 40), depth)})
+        if retriever == "hybrid":
+            run_params.update({"rrf_k": int(p["rrf_k"]), "fusion_depth": max(self.k, R.FUSION_DEPTH),
+                               "fts_config": "russian"})
+        if retriever == "fts":
+            run_params["fts_config"] = "russian, plainto_tsquery with OR"
+        return run_params
 
-    def questions_batch(indices: list[int]) -> list[dict[str, Any]]:
+    def prepare(self) -> None:
+        snap = self.snap
+        self.say(bi(f"База знаний: снимок {snap.label}.", f"Knowledge base: snapshot {snap.label}."))
+        self.search.prepare(self.say)
+        if self.use_index:
+            self.say(bi("Строится HNSW-индекс в служебной схеме…", "Building the HNSW index in the eval schema…"))
+            self.search.build_index(**self.hnsw_params)
+
+    def _questions_batch(self, indices: list[int]) -> list[dict[str, Any]]:
+        ds, depth, retriever, search = self.ds, self.depth, self.method, self.search
         qs = [str(ds.records[i]["question"]) for i in indices]
-        plan.say(bi(f"Поиск top-{depth} для {len(qs)} вопросов ({retriever})…", f"Retrieving top-{depth} for {len(qs)} questions ({retriever})…"))
+        self.say(bi(f"Поиск top-{depth} для {len(qs)} вопросов ({retriever})…",
+                    f"Retrieving top-{depth} for {len(qs)} questions ({retriever})…"))
         hits = search.search(qs, depth)
-        url_hits, _ = deepen_for_pages(qs, hits, search.search, pages=max(cutoffs), cap=url_cap)
-        exact = search.exact().search(qs, k) if use_index else None
-        out = question_items([ds.records[i] for i in indices], qs, hits, cutoffs=cutoffs, depth=depth,
+        url_hits, _ = deepen_for_pages(qs, hits, search.search, pages=max(self.cutoffs), cap=self.url_cap)
+        exact = search.exact().search(qs, self.k) if self.use_index else None
+        out = question_items([ds.records[i] for i in indices], qs, hits, cutoffs=self.cutoffs, depth=depth,
                              url_hits=url_hits)
         for item, uh in zip(out, url_hits, strict=True):
             item["url_depth"] = len(uh)  # chunks retrieved for the URL level (deepened for pages)
@@ -224,45 +247,43 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
                 item["exact_retrieved_ids"] = _ids(h)
         return out
 
-    def repeat(r: int) -> dict[str, Any]:
-        qs = [str(rec["question"]) for rec in ds.records]
-        plan.say(bi(f"Повтор для согласованности {r}/{repeats}…", f"Consistency repeat {r}/{repeats}…"))
-        if use_index:  # a new random graph
-            search.build_index(**hnsw_params)
-        hits = (search.uncached() if external else search).search(qs, k)  # an external API: a fresh call, no cache
-        return {"repeat": r, "topk": {key: _ids(h) for key, h in zip(keys, hits, strict=True)}}
+    def _repeat(self, r: int) -> dict[str, Any]:
+        qs = [str(rec["question"]) for rec in self.ds.records]
+        self.say(bi(f"Повтор для согласованности {r}/{self.repeats}…", f"Consistency repeat {r}/{self.repeats}…"))
+        if self.use_index:  # a new random graph
+            self.search.build_index(**self.hnsw_params)
+        # an external API: a fresh call, no cache
+        hits = (self.search.uncached() if self.external else self.search).search(qs, self.k)
+        return {"repeat": r, "topk": {key: _ids(h) for key, h in zip(self.question_keys, hits, strict=True)}}
 
-    def work_batch(payloads: list[tuple[str, int]]) -> list[dict[str, Any]]:
+    def work_batch(self, payloads: list[tuple[str, int]]) -> list[dict[str, Any]]:
         results: dict[int, dict[str, Any]] = {}
         q_pos = [j for j, (kind, _) in enumerate(payloads) if kind == "question"]
         if q_pos:
-            for j, item in zip(q_pos, questions_batch([payloads[j][1] for j in q_pos]), strict=True):
+            for j, item in zip(q_pos, self._questions_batch([payloads[j][1] for j in q_pos]), strict=True):
                 results[j] = item
         for j, (kind, r) in enumerate(payloads):
             if kind == "repeat":
-                results[j] = repeat(r)
+                results[j] = self._repeat(r)
         return [results[j] for j in range(len(payloads))]
 
-    def finalize(records: list[dict[str, Any]]) -> dict[str, Any]:
-        return aggregate(records, keys=keys, k=k, n_resamples=int(p["n_resamples"]), consistency=consistency,
-                         hnsw={**hnsw_params, "ef_search": max(int(ef_search or 40), depth)} if use_index else None)
+    def finalize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+        hnsw = {**self.hnsw_params, "ef_search": max(int(self.ef_search or 40), self.depth)} if self.use_index else None
+        return aggregate(records, keys=self.question_keys, k=self.k, n_resamples=self.n_resamples,
+                         consistency=self.consistency, hnsw=hnsw)
 
-    plan = Plan(
-        tier=TIER,
-        items=items,
-        work_batch=work_batch,
-        batch_size=int(p["batch_size"]),
-        prepare=prepare,
-        finalize=finalize,
-        concurrency=1,  # one database-bound batch at a time; HNSW rebuilds must not race the searches
-        params=run_params,
-        models=models,
-        dataset_id=ds.id,
-        dataset_name=ds.name,
-        dataset_hash=ds.content_hash,
-        snapshot_id=snap.id,
-    )
-    return plan
+
+def _checked(p: Mapping[str, Any]) -> tuple[str, int, list[int]]:
+    """The retriever, ``k`` and the sorted cut-offs of the resolved parameters; ``ValueError`` naming a bad one."""
+    retriever, k = p["retriever"], p["k"]
+    if retriever not in RETRIEVERS:
+        raise ValueError(f"unknown retriever {retriever!r}; use one of {', '.join(RETRIEVERS)}")
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    cutoffs = sorted({int(c) for c in p["cutoffs"]})
+    if not cutoffs or any(c < 1 for c in cutoffs):
+        raise ValueError(f"cut-offs must be positive integers, got {cutoffs!r}")
+    return retriever, k, cutoffs
 
 
 def consistency_setup(retriever: str, emb: Any, *, use_index: bool, repeats: int) -> dict[str, Any]:

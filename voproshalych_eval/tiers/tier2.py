@@ -38,39 +38,72 @@ JUDGE_METRICS = ("faithfulness", "answer_relevance", "answer_correctness")
 OVERLAP = overlap.OVERLAP_KEYS
 
 
-def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
+def build_plan(engine: Engine, params: Mapping[str, Any]) -> Tier2Plan:
     """The Tier 2 plan for ``params`` (see :data:`DEFAULTS`); also used by ``resume``."""
-    p = spec("tier2").resolve(params)
-    ds = inputs.load_dataset(engine, p["dataset"], "golden")
-    pairs = inputs.select_items(ds, limit=p["limit"])
-    n_all = len(pairs)
-    if p["skip_unanswerable"]:
-        pairs = [(k, r) for k, r in pairs if r.get("question_type") != "unanswerable"]
-    n_skipped = n_all - len(pairs)
-    snap = snapshots.for_run(engine, p["snapshot"])
-    p["snapshot"] = snap.id
-    kb = inputs.chunk_texts(engine, [i for _, r in pairs for i in (r.get("relevant_chunk_ids") or [r.get("chunk_id")]) if i is not None],
-                            snapshot=snap)
-    repeats = max(1, int(p["repeats"] or 1))
-    generator = llm_calls.make_generator(
-        engine, model=p["generator_model"], system_prompt=p["system_prompt"], offline=p["offline"], temperature=p["temperature"]
-    )
-    judge = llm_calls.tier_judge(engine, p)
-    embedder_name = p["embedder"]
-    if repeats >= 2 and not embedder_name:
-        from voproshalych_eval.config import get_settings
+    return Tier2Plan(engine, params)
 
-        embedder_name = get_settings().embedder
-    embedder = Lazy(lambda: cached_embedder(embedder_name, engine)) if repeats >= 2 else None
-    max_chars = int(p["max_context_chars"]) if p["max_context_chars"] else None
 
-    def work(record: dict[str, Any]) -> ItemResult:
-        ctx = inputs.full_reference_context(record, kb, max_chars=max_chars)
+class Tier2Plan(Plan):
+    """Tier 2: one item per golden question — the answer generated from its full reference context (``repeats``
+    times), judged and compared with the reference."""
+
+    def __init__(self, engine: Engine, params: Mapping[str, Any]) -> None:
+        p = spec("tier2").resolve(params)
+        ds = inputs.load_dataset(engine, p["dataset"], "golden")
+        pairs = inputs.select_items(ds, limit=p["limit"])
+        n_all = len(pairs)
+        if p["skip_unanswerable"]:
+            pairs = [(k, r) for k, r in pairs if r.get("question_type") != "unanswerable"]
+        n_skipped = n_all - len(pairs)
+        snap = snapshots.for_run(engine, p["snapshot"])
+        p["snapshot"] = snap.id
+        self.kb = inputs.chunk_texts(
+            engine, [i for _, r in pairs for i in (r.get("relevant_chunk_ids") or [r.get("chunk_id")]) if i is not None],
+            snapshot=snap)
+        self.repeats = repeats = max(1, int(p["repeats"] or 1))
+        self.stem = bool(p["stem"])
+        self.generator = generator = llm_calls.make_generator(
+            engine, model=p["generator_model"], system_prompt=p["system_prompt"], offline=p["offline"],
+            temperature=p["temperature"]
+        )
+        self.judge = judge = llm_calls.tier_judge(engine, p)
+        embedder_name = p["embedder"]
+        if repeats >= 2 and not embedder_name:
+            from voproshalych_eval.config import get_settings
+
+            embedder_name = get_settings().embedder
+        self.embedder = Lazy(lambda: cached_embedder(embedder_name, engine)) if repeats >= 2 else None
+        self.max_chars = max_chars = int(p["max_context_chars"]) if p["max_context_chars"] else None
+        offline = bool(getattr(judge, "offline", False) or getattr(generator, "offline", False))
+        params_out = {**p, "offline": True if offline else p["offline"], "n_items": len(pairs),
+                      "n_skipped_unanswerable": n_skipped,
+                      "context": "full reference context" if not max_chars else f"cut at {max_chars} chars"}
+        super().__init__(
+            tier=TIER,
+            items=pairs,
+            concurrency=int(p["concurrency"] or 4),
+            params=params_out,
+            models={"generator": getattr(generator, "model", None), "judges": list(getattr(judge, "models", []) or []),
+                    "embedder": embedder_name},
+            prompts={**llm_calls.generator_prompts(generator), **llm_calls.judge_prompts(JUDGE_METRICS, judge),
+                     "system_prompt": getattr(generator, "system_prompt", None) or p["system_prompt"]},
+            dataset_id=ds.id,
+            dataset_name=ds.name,
+            dataset_hash=ds.content_hash,
+            snapshot_id=snap.id,
+            offline=offline,
+            providers=llm_calls.providers_of(generator, judge),
+        )
+
+    def work(self, record: dict[str, Any]) -> ItemResult:
+        ctx = inputs.full_reference_context(record, self.kb, max_chars=self.max_chars)
         question = record["question"]
         reference = record.get("ground_truth_answer") or ""
+        repeats = self.repeats
         # each repeat is its own call (a distinct cache entry: a resume reuses it, repeats never coincide by cache)
         gens = [
-            llm_calls.generation_dict(generator.generate(question, ctx["contexts"], cache_salt=f"repeat{i}" if repeats > 1 else None))
+            llm_calls.generation_dict(self.generator.generate(question, ctx["contexts"],
+                                                              cache_salt=f"repeat{i}" if repeats > 1 else None))
             for i in range(repeats)
         ]
         ok = [g for g in gens if not g["error"] and g["text"] is not None]
@@ -79,11 +112,11 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         answer = ok[0]["text"]
         sample = llm_calls.make_sample(question, answer, reference, ctx["contexts"])
         # the judge prompts must fit the judge model's window: cut (recorded) or a counted context_overflow
-        sample, fit = llm_calls.fit_judge_contexts(judge, JUDGE_METRICS, sample)
+        sample, fit = llm_calls.fit_judge_contexts(self.judge, JUDGE_METRICS, sample)
         if fit is not None and "overflow" in fit:
             judged = {m: llm_calls.overflow_result(fit) for m in JUDGE_METRICS}
         else:
-            judged = {m: llm_calls.judge_call(getattr(judge, m), sample) for m in JUDGE_METRICS}
+            judged = {m: llm_calls.judge_call(getattr(self.judge, m), sample) for m in JUDGE_METRICS}
         out: dict[str, Any] = {
             "question": question,
             "question_type": record.get("question_type"),
@@ -100,40 +133,25 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
             "generation_failures": [g["error"] for g in gens if g["error"]],
             "judges": judged,
             **{m: judged[m].get("score") for m in JUDGE_METRICS},
-            **overlap.overlap_scores(answer, reference, stem=bool(p["stem"])),
+            **overlap.overlap_scores(answer, reference, stem=self.stem),
         }
         if repeats >= 2:
-            texts = [g["text"] for g in ok]
-            out["repeats"] = texts
-            if len(texts) >= 2:
-                from voproshalych_eval.metrics.consistency import exact_match_rate, mean_pairwise_cosine
-
-                out["response_exact_match"] = exact_match_rate([texts])
-                vecs = embedder.get().encode_passages(texts) if embedder else None
-                out["response_semantic_consistency"] = mean_pairwise_cosine([vecs]) if vecs is not None else None
+            self._consistency(out, [g["text"] for g in ok])
         tokens = sum(g["tokens"] for g in gens) + llm_calls.tokens_of(*judged.values())
         return ItemResult(out, tokens=tokens)
 
-    offline = bool(getattr(judge, "offline", False) or getattr(generator, "offline", False))
-    params_out = {**p, "offline": True if offline else p["offline"], "n_items": len(pairs), "n_skipped_unanswerable": n_skipped, "context": "full reference context" if not max_chars else f"cut at {max_chars} chars"}
-    return Plan(
-        tier=TIER,
-        items=pairs,
-        work=work,
-        finalize=lambda records: aggregate(records, repeats=repeats),
-        concurrency=int(p["concurrency"] or 4),
-        params=params_out,
-        models={"generator": getattr(generator, "model", None), "judges": list(getattr(judge, "models", []) or []), "embedder": embedder_name},
-        prompts={**llm_calls.generator_prompts(generator), **llm_calls.judge_prompts(JUDGE_METRICS, judge),
-                 "system_prompt": getattr(generator, "system_prompt", None) or p["system_prompt"]},
-        dataset_id=ds.id,
-        dataset_name=ds.name,
-        dataset_hash=ds.content_hash,
-        snapshot_id=snap.id,
-        offline=offline,
-        providers=llm_calls.providers_of(generator, judge),
-    )
+    def _consistency(self, out: dict[str, Any], texts: list[str]) -> None:
+        """The repeats' answers and their self-consistency, into ``out``."""
+        out["repeats"] = texts
+        if len(texts) >= 2:
+            from voproshalych_eval.metrics.consistency import exact_match_rate, mean_pairwise_cosine
 
+            out["response_exact_match"] = exact_match_rate([texts])
+            vecs = self.embedder.get().encode_passages(texts) if self.embedder else None
+            out["response_semantic_consistency"] = mean_pairwise_cosine([vecs]) if vecs is not None else None
+
+    def finalize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+        return aggregate(records, repeats=self.repeats)
 
 
 def aggregate(records: list[dict[str, Any]], *, repeats: int = 1) -> dict[str, Any]:

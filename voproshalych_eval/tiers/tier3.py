@@ -110,79 +110,126 @@ def _same_url(a: str, b: str) -> bool:
 JUDGE_METRICS = ("rag_judge", "e2e_score")
 
 
-def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
+def build_plan(engine: Engine, params: Mapping[str, Any]) -> Tier3Plan:
     """The Tier 3 plan for ``params`` (see :data:`DEFAULTS`); also used by ``resume``."""
-    given = {k: v for k, v in params.items() if v is not None}
-    p = plan_spec("tier3").resolve(given)
-    if p["mode"] not in ("internal", "api"):
-        raise ValueError(f"mode must be 'internal' or 'api', got {p['mode']!r}")
-    ds = inputs.load_dataset(engine, p["dataset"], "golden")
-    pairs = inputs.select_items(ds, limit=p["limit"])
-    from voproshalych_eval.db import snapshots
+    return Tier3Plan(engine, params)
 
-    # one knowledge-base snapshot per run (retrieval, reference texts, reconstructed contexts); a resume keeps it
-    snap = snapshots.for_run(engine, p.get("snapshot"))
-    repeats = max(1, int(p["repeats"] or 1))
-    threshold = float(p["threshold"])
-    from voproshalych_eval.config import get_settings
 
-    embedder_name = p["embedder"] or get_settings().embedder
-    embedder = Lazy(lambda: cached_embedder(embedder_name, engine))
-    judge = llm_calls.tier_judge(engine, p)
-    generator = client = pages = spec = None
-    if p["mode"] == "internal":
-        generator = llm_calls.make_generator(engine, model=p["generator_model"], system_prompt=p["system_prompt"], offline=p["offline"])
-    else:
+class Tier3Plan(Plan):
+    """Tier 3: one item per golden question — the answer (the internal pipeline or the bot's API), its outcome,
+    then the judges and the overlap metrics of an answered item (see the module docstring)."""
+
+    def __init__(self, engine: Engine, params: Mapping[str, Any]) -> None:
+        from voproshalych_eval.config import get_settings
+        from voproshalych_eval.db import snapshots
+
+        given = {k: v for k, v in params.items() if v is not None}
+        p = plan_spec("tier3").resolve(given)
+        if p["mode"] not in ("internal", "api"):
+            raise ValueError(f"mode must be 'internal' or 'api', got {p['mode']!r}")
+        ds = inputs.load_dataset(engine, p["dataset"], "golden")
+        pairs = inputs.select_items(ds, limit=p["limit"])
+        self.engine = engine
+        # one knowledge-base snapshot per run (retrieval, reference texts, reconstructed contexts); a resume keeps it
+        self.snap = snap = snapshots.for_run(engine, p.get("snapshot"))
+        self.repeats = max(1, int(p["repeats"] or 1))
+        self.threshold = float(p["threshold"])
+        self.stem = bool(p["stem"])
+        self.min_pass = p["min_pass_rate"]
+        embedder_name = p["embedder"] or get_settings().embedder
+        self.embedder = Lazy(lambda: cached_embedder(embedder_name, engine))
+        self.judge = judge = llm_calls.tier_judge(engine, p)
+        self.generator: Any = None
+        self.client: Any = None
+        self.pages: Any = None
+        self.api: Any = None
+        if p["mode"] == "internal":
+            self.generator = llm_calls.make_generator(engine, model=p["generator_model"], system_prompt=p["system_prompt"],
+                                                      offline=p["offline"])
+        else:
+            self._open_api(p, given)
+        generator, api = self.generator, self.api
+        self.top_k = int(p["top_k"])
+        #: the internal pipeline's retriever (exact vector search like production), built on first use
+        self.search = Lazy(lambda: Retriever.open(engine, snapshot=snap, embedder=self.embedder.get()))
+        offline = bool(getattr(judge, "offline", False) or getattr(generator, "offline", False))
+        params_out = {**p, "offline": True if offline else p["offline"], "embedder": embedder_name, "n_items": len(pairs),
+                      "snapshot": snap.id}
+        if api is not None:
+            params_out["api"] = api.to_dict()  # templates only: header values are resolved at call time
+            params_out.update(dict.fromkeys(SPEC_OPTIONS))
+        super().__init__(
+            tier=TIER,
+            items=pairs,
+            concurrency=int(p["concurrency"] or 4),
+            params=params_out,
+            models={
+                "mode": p["mode"],
+                "generator": getattr(generator, "model", None) if generator else "bot API",
+                "bot_api": {"url": api.url, "method": api.method, "preset": api.preset, "profile": p["api_profile"]}
+                if api else None,
+                "judges": list(getattr(judge, "models", []) or []),
+                "embedder": embedder_name,
+            },
+            prompts={**({**llm_calls.generator_prompts(generator), "system_prompt": getattr(generator, "system_prompt", None)}
+                        if generator else {}), **llm_calls.judge_prompts(JUDGE_METRICS, judge)},
+            dataset_id=ds.id,
+            dataset_name=ds.name,
+            dataset_hash=ds.content_hash,
+            offline=offline,
+            snapshot_id=snap.id,
+            label=p["api_profile"] or None,
+            providers=llm_calls.providers_of(generator, judge),
+        )
+
+    def _open_api(self, p: dict[str, Any], given: Mapping[str, Any]) -> None:
+        """API mode: the bot's spec and client, and how a context the bot did not return is rebuilt."""
         from voproshalych_eval.bot_api.client import BotApiClient
         from voproshalych_eval.tiers.page_context import PageContext
 
-        spec = api_spec(engine, p)
+        self.api = api_spec(self.engine, p)
         if p.get("api_profile") and not p.get("api"):  # the profile's judge context unless given
             from voproshalych_eval.bot_api.profiles import require_profile
 
-            ctx = require_profile(engine, p["api_profile"]).judge_context
+            ctx = require_profile(self.engine, p["api_profile"]).judge_context
             p["context_from"] = given.get("context_from", ctx.context_from)
             p["context_k"] = given.get("context_k", ctx.context_k)
-        client = BotApiClient(spec)
-        client.check_variables()  # a missing ${VARIABLE} stops the run before its first request
-        pages = PageContext(engine, mode=str(p["context_from"]), k=int(p["context_k"]), embedder=embedder.get,
-                            snapshot=snap)
-    top_k = int(p["top_k"])
+        self.client = BotApiClient(self.api)
+        self.client.check_variables()  # a missing ${VARIABLE} stops the run before its first request
+        self.pages = PageContext(self.engine, mode=str(p["context_from"]), k=int(p["context_k"]),
+                                 embedder=self.embedder.get, snapshot=self.snap)
 
-    #: the internal pipeline's retriever (exact vector search like production), built on first use
-    search = Lazy(lambda: Retriever.open(engine, snapshot=snap, embedder=embedder.get()))
-
-    def internal_once(question: str, i: int) -> dict[str, Any]:
-        vec = search.get().embed([question])
+    def _internal_once(self, question: str, i: int) -> dict[str, Any]:
+        vec = self.search.get().embed([question])
         t0 = time.perf_counter()
-        hits = search.get().by_vectors(vec, top_k)[0]
+        hits = self.search.get().by_vectors(vec, self.top_k)[0]
         retrieval_s = time.perf_counter() - t0
-        gen = generate_from_chunks(engine, generator, question, [int(h.chunk_id) for h in hits], snapshot=snap,
-                                   cache_salt=f"repeat{i}" if repeats > 1 else None)
+        gen = generate_from_chunks(self.engine, self.generator, question, [int(h.chunk_id) for h in hits],
+                                   snapshot=self.snap, cache_salt=f"repeat{i}" if self.repeats > 1 else None)
         return {**gen, "retrieved_urls": [h.url for h in hits], "retrieval_latency_s": retrieval_s}
 
-    def api_once(question: str, record: Mapping[str, Any]) -> dict[str, Any]:
-        reply = client.ask(question, [str(t) for t in (record.get("dialog_context") or [])])
+    def _api_once(self, question: str, record: Mapping[str, Any]) -> dict[str, Any]:
+        reply = self.client.ask(question, [str(t) for t in (record.get("dialog_context") or [])])
         d = reply.to_dict()
         d["returned_url"] = d.pop("url")
         d["retrieved_urls"] = [reply.url] if reply.url else None
         d["context_source"] = "api" if reply.contexts else None
         if reply.outcome == "answered" and not reply.contexts:
-            ctx = pages.build(question, reply.url)
+            ctx = self.pages.build(question, reply.url)
             d.update(contexts=ctx["contexts"], context_source=ctx["source"], context_chunk_ids=ctx["chunk_ids"],
                      context_page_chunks=ctx["page_chunks"])
         return d
 
-    def work(record: dict[str, Any]) -> ItemResult:
+    def work(self, record: dict[str, Any]) -> ItemResult:
         question = record["question"]
-        reference = record.get("ground_truth_answer") or ""
         answerable = is_answerable(record)
-        outs = [api_once(question, record) if client else internal_once(question, i) for i in range(repeats)]
+        outs = [self._api_once(question, record) if self.client else self._internal_once(question, i)
+                for i in range(self.repeats)]
         first = next((o for o in outs if o["outcome"] != "error"), outs[0])
         base: dict[str, Any] = {
             "question": question,
             "question_type": record.get("question_type"),
-            "reference": reference,
+            "reference": record.get("ground_truth_answer") or "",
             "answerable": answerable,
             "outcome": first["outcome"],
             "reason": first.get("reason"),
@@ -190,10 +237,10 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
             "http_status": first.get("status"),
             "attempts": sum(int(o.get("attempts") or 0) for o in outs) or None,
             "transport_failures": _sum_counts(o.get("transport_failures") for o in outs),
-            "rate_limit_wait_s": sum(float(o.get("waited_s") or 0.0) for o in outs) if client else None,
+            "rate_limit_wait_s": sum(float(o.get("waited_s") or 0.0) for o in outs) if self.client else None,
             "latency_s": first.get("latency_s"),
             "returned_url": first.get("returned_url"),
-            "repeat_outcomes": [o["outcome"] for o in outs] if repeats > 1 else None,
+            "repeat_outcomes": [o["outcome"] for o in outs] if self.repeats > 1 else None,
         }
         tokens = sum(int(o.get("tokens") or 0) for o in outs)
         if first["outcome"] == "error":
@@ -205,15 +252,21 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
         if first["outcome"] != "answered":  # a decline: right on an unanswerable question, wrong on an answerable one
             base["gate_pass"] = not answerable
             return ItemResult(base, tokens=tokens)
+        return self._scored(record, base, first, outs, tokens)
+
+    def _scored(self, record: Mapping[str, Any], base: dict[str, Any], first: dict[str, Any],
+                outs: list[dict[str, Any]], tokens: int) -> ItemResult:
+        """An answered item: the judges (context cut to their window), similarity, overlap, self-consistency."""
+        from voproshalych_eval.metrics.similarity import cosine_similarity, euclidean_distance
+
+        question, reference = base["question"], base["reference"]
         answer, contexts = first["answer"], first.get("contexts") or []
         sample = llm_calls.make_sample(question, answer, reference, contexts)
         # the judge prompt must fit the model's window: the context is cut to fit (recorded), and an item that
         # cannot fit at all is a counted context_overflow failure, still in every denominator
-        sample, fit, judged = judge_sample(judge, sample, JUDGE_METRICS, threshold=threshold)
+        sample, fit, judged = judge_sample(self.judge, sample, JUDGE_METRICS, threshold=self.threshold)
         rag, e2e = judged["rag_judge"], judged["e2e_score"]
-        vecs = embedder.get().encode_passages([answer, reference]) if answer.strip() and reference else None
-        from voproshalych_eval.metrics.similarity import cosine_similarity, euclidean_distance
-
+        vecs = self.embedder.get().encode_passages([answer, reference]) if answer.strip() and reference else None
         # an empty answer shares no meaning with the reference: cosine 0 (orthogonal), distance √2 of unit vectors
         empty = reference and not answer.strip()
         relevant = {int(i) for i in (record.get("relevant_chunk_ids") or [])}
@@ -244,50 +297,20 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
             "semantic_similarity": cosine_similarity(vecs[0], vecs[1]) if vecs is not None else (0.0 if empty else None),
             "euclidean_distance": euclidean_distance(vecs[0], vecs[1]) if vecs is not None else (
                 2 ** 0.5 if empty else None),
-            **overlap.overlap_scores(answer, reference, stem=bool(p["stem"])),
+            **overlap.overlap_scores(answer, reference, stem=self.stem),
         }
         answered = [o for o in outs if o["outcome"] == "answered"]
-        if repeats >= 2 and len(answered) >= 2:
+        if self.repeats >= 2 and len(answered) >= 2:
             from voproshalych_eval.metrics.consistency import exact_match_rate, mean_pairwise_cosine
 
             texts = [o["answer"] for o in answered]
             out["repeats"] = texts
             out["response_exact_match"] = exact_match_rate([texts])
-            out["response_semantic_consistency"] = mean_pairwise_cosine([embedder.get().encode_passages(texts)])
+            out["response_semantic_consistency"] = mean_pairwise_cosine([self.embedder.get().encode_passages(texts)])
         return ItemResult(out, tokens=tokens + llm_calls.tokens_of(rag, e2e))
 
-    offline = bool(getattr(judge, "offline", False) or getattr(generator, "offline", False))
-    min_pass = p["min_pass_rate"]
-    params_out = {**p, "offline": True if offline else p["offline"], "embedder": embedder_name, "n_items": len(pairs),
-                  "snapshot": snap.id}
-    if spec is not None:
-        params_out["api"] = spec.to_dict()  # templates only: header values are resolved at call time
-        params_out.update(dict.fromkeys(SPEC_OPTIONS))
-    return Plan(
-        tier=TIER,
-        items=pairs,
-        work=work,
-        finalize=lambda records: aggregate(records, repeats=repeats, min_pass_rate=min_pass),
-        concurrency=int(p["concurrency"] or 4),
-        params=params_out,
-        models={
-            "mode": p["mode"],
-            "generator": getattr(generator, "model", None) if generator else "bot API",
-            "bot_api": {"url": spec.url, "method": spec.method, "preset": spec.preset, "profile": p["api_profile"]} if spec else None,
-            "judges": list(getattr(judge, "models", []) or []),
-            "embedder": embedder_name,
-        },
-        prompts={**({**llm_calls.generator_prompts(generator), "system_prompt": getattr(generator, "system_prompt", None)}
-                    if generator else {}), **llm_calls.judge_prompts(JUDGE_METRICS, judge)},
-        dataset_id=ds.id,
-        dataset_name=ds.name,
-        dataset_hash=ds.content_hash,
-        offline=offline,
-        snapshot_id=snap.id,
-        label=p["api_profile"] or None,
-        providers=llm_calls.providers_of(generator, judge),
-    )
-
+    def finalize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+        return aggregate(records, repeats=self.repeats, min_pass_rate=self.min_pass)
 
 
 def generate_from_chunks(engine: Engine, generator: Any, question: str, chunk_ids: list[int], *, snapshot: Any,

@@ -52,6 +52,7 @@ import pandas as pd
 from sqlalchemy import Engine
 
 from voproshalych_eval.db import snapshots
+from voproshalych_eval.db.retriever import Retriever
 from voproshalych_eval.embeddings import cached_embedder
 from voproshalych_eval.jsonable import scalar
 from voproshalych_eval.plans import ItemResult, Lazy, Plan, spec
@@ -105,79 +106,107 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     snap = snapshots.for_run(engine, p["snapshot"])
     p["snapshot"] = snap.id
     if p["source"] == "log":
-        return _log_plan(engine, p, emb, embedder_name, thr, snap)
-    return _dialog_plan(engine, p, emb, embedder_name, thr, snap)
+        return UxLogPlan(engine, p, emb, embedder_name, thr, snap)
+    return UxDialogPlan(engine, p, emb, embedder_name, thr, snap)
 
 
-def _log_plan(engine: Engine, p: dict[str, Any], emb: Lazy, embedder_name: str, thr: float,
-              snap: snapshots.Snapshot) -> Plan:
-    from voproshalych_eval.analytics.question_log import is_empty_question, read_log
+class UxLogPlan(Plan):
+    """UX on the bot's question log: one item per session (cache hits, follow-ups, re-asks)."""
 
-    log_df = read_log(engine, snapshot=snap)
-    sessions = split_sessions(log_df, pause_minutes=float(p["pause_minutes"]))
-    rows = [{k: scalar(v, keep_datetimes=True) for k, v in r.items()} for r in log_df.to_dict("records")]
-    items = [(f"u{s[0]['user_id']}-{s[0]['id']}", s) for s in sessions]
-    if p["limit"]:
-        items = items[: int(p["limit"])]
-    # rows without question text (a sticker) stay turns of their session but are never embedded, matched
-    # against the cache or paired: their cache_hit is None (not evaluable)
-    def has_text(r: dict[str, Any]) -> bool:
-        return not is_empty_question(r.get("question"))
+    def __init__(self, engine: Engine, p: dict[str, Any], emb: Lazy, embedder_name: str, thr: float,
+                 snap: snapshots.Snapshot) -> None:
+        from voproshalych_eval.analytics.question_log import is_empty_question, read_log
 
-    cached = [r for r in rows if r.get("score") == 5 and (r.get("answer") or "").strip() and has_text(r)]
+        self._is_empty = is_empty_question
+        self.emb, self.thr = emb, thr
+        log_df = read_log(engine, snapshot=snap)
+        sessions = split_sessions(log_df, pause_minutes=float(p["pause_minutes"]))
+        rows = [{k: scalar(v, keep_datetimes=True) for k, v in r.items()} for r in log_df.to_dict("records")]
+        items = [(f"u{s[0]['user_id']}-{s[0]['id']}", s) for s in sessions]
+        if p["limit"]:
+            items = items[: int(p["limit"])]
+        self.cached = [r for r in rows if r.get("score") == 5 and (r.get("answer") or "").strip() and self._has_text(r)]
+        self.qvecs = Lazy(self._question_vectors)
+        self.index = Lazy(self._cache_index)
+        self.followup = float(p["followup_distance"])
+        params_out = {**p, "embedder": embedder_name, "n_items": len(items), "n_log_rows": len(rows),
+                      "n_empty_questions": sum(1 for r in rows if not self._has_text(r))}
+        super().__init__(
+            tier=TIER, items=items,
+            concurrency=int(p["concurrency"] or 4), params=params_out,
+            models={"embedder": embedder_name}, dataset_name="question_log", offline=False, snapshot_id=snap.id,
+        )
 
-    def question_vectors() -> dict[Any, np.ndarray]:
+    def _has_text(self, r: dict[str, Any]) -> bool:
+        # rows without question text (a sticker) stay turns of their session but are never embedded, matched
+        # against the cache or paired: their cache_hit is None (not evaluable)
+        return not self._is_empty(r.get("question"))
+
+    def _question_vectors(self) -> dict[Any, np.ndarray]:
         # one batched (cached) embedding call for every question the run needs, not one per session
-        texts = {r["id"]: r["question"] for _, s in items for r in s if has_text(r)}
-        texts.update({r["id"]: r["question"] for r in cached})
+        texts = {r["id"]: r["question"] for _, s in self.items for r in s if self._has_text(r)}
+        texts.update({r["id"]: r["question"] for r in self.cached})
         ids = list(texts)
-        vecs = np.asarray(emb.get().encode_queries([texts[i] for i in ids]), dtype=float) if ids else np.zeros((0, 1))
+        vecs = np.asarray(self.emb.get().encode_queries([texts[i] for i in ids]), dtype=float) if ids else np.zeros((0, 1))
         return dict(zip(ids, vecs, strict=True))
 
-    qvecs = Lazy(question_vectors)
-
-    def cache_index() -> tuple[list[dict[str, Any]], np.ndarray]:
-        vecs = np.vstack([qvecs.get()[r["id"]] for r in cached]) if cached else np.zeros((0, 1))
+    def _cache_index(self) -> tuple[list[dict[str, Any]], np.ndarray]:
+        cached = self.cached
+        vecs = np.vstack([self.qvecs.get()[r["id"]] for r in cached]) if cached else np.zeros((0, 1))
         return cached, vecs
 
-    index = Lazy(cache_index)
-    followup = float(p["followup_distance"])
-
-    def work(session: list[dict[str, Any]]) -> ItemResult:
-        vectors = qvecs.get()
+    def work(self, session: list[dict[str, Any]]) -> ItemResult:
+        vectors = self.qvecs.get()
         dim = len(next(iter(vectors.values()))) if vectors else 1
         qv = np.vstack([vectors.get(r["id"], np.zeros(dim)) for r in session])
-        c_rows, c_vecs = index.get()
+        out = {
+            "user_id": session[0]["user_id"],
+            "n_turns": len(session),
+            "turns": self._turns(session, qv),
+            "followup_pairs": self._followup_pairs(session, qv),
+            "reask_pairs": self._reask_pairs(session, qv),
+        }
+        return ItemResult(out)
+
+    def _turns(self, session: list[dict[str, Any]], qv: np.ndarray) -> list[dict[str, Any]]:
+        """Each turn and whether an earlier well-rated answer to a near question could have served it (cache)."""
+        c_rows, c_vecs = self.index.get()
         turns = []
         for r, v in zip(session, qv, strict=True):
             hit, src, dist = False, None, None
-            if len(c_rows) and r.get("created_at") is not None and has_text(r):
+            if len(c_rows) and r.get("created_at") is not None and self._has_text(r):
                 d = 1.0 - c_vecs @ v
                 earlier = np.array([cr.get("created_at") is not None and cr["created_at"] < r["created_at"] for cr in c_rows])
                 if earlier.any():
                     d_e = np.where(earlier, d, np.inf)
                     j = int(np.argmin(d_e))
                     dist = float(d_e[j])
-                    hit, src = dist <= thr, c_rows[j]["id"]
+                    hit, src = dist <= self.thr, c_rows[j]["id"]
             turns.append({
                 "id": r["id"], "question": r["question"], "answer": r.get("answer"), "url": r.get("url"),
                 "score": r.get("score"), "created_at": r.get("created_at"), "stop_point": bool(r.get("stop_point")),
-                "cache_hit": hit if r.get("created_at") is not None and has_text(r) else None,
+                "cache_hit": hit if r.get("created_at") is not None and self._has_text(r) else None,
                 "cache_source_id": src if hit else None, "cache_distance": dist,
             })
+        return turns
+
+    def _followup_pairs(self, session: list[dict[str, Any]], qv: np.ndarray) -> list[dict[str, Any]]:
         follow_pairs = []
         for i in range(1, len(session)):
             a, b = session[i - 1], session[i]
-            if a.get("url") and b.get("url") and has_text(a) and has_text(b):
+            if a.get("url") and b.get("url") and self._has_text(a) and self._has_text(b):
                 d = _cosine_distance(qv[i - 1], qv[i])
-                if d <= followup:
+                if d <= self.followup:
                     follow_pairs.append({"turn": i + 1, "distance": d, "same_page": a["url"] == b["url"]})
+        return follow_pairs
+
+    def _reask_pairs(self, session: list[dict[str, Any]], qv: np.ndarray) -> list[dict[str, Any]]:
         reask = []
-        answered = [i for i, r in enumerate(session) if (r.get("answer") or "").strip() and has_text(r)]
-        pairs = [(i, j) for i, j in combinations(answered, 2) if _cosine_distance(qv[i], qv[j]) <= thr]
+        answered = [i for i, r in enumerate(session) if (r.get("answer") or "").strip() and self._has_text(r)]
+        pairs = [(i, j) for i, j in combinations(answered, 2) if _cosine_distance(qv[i], qv[j]) <= self.thr]
         if pairs:
             idx = sorted({k for ij in pairs for k in ij})
-            av = dict(zip(idx, emb.get().encode_passages([session[k]["answer"] for k in idx]), strict=True))
+            av = dict(zip(idx, self.emb.get().encode_passages([session[k]["answer"] for k in idx]), strict=True))
             from voproshalych_eval.metrics.similarity import cosine_similarity
 
             for i, j in pairs:
@@ -186,40 +215,41 @@ def _log_plan(engine: Engine, p: dict[str, Any], emb: Lazy, embedder_name: str, 
                     "answer_similarity": cosine_similarity(av[i], av[j]),
                     "same_page": bool(session[i].get("url")) and session[i].get("url") == session[j].get("url"),
                 })
-        out = {
-            "user_id": session[0]["user_id"],
-            "n_turns": len(session),
-            "turns": turns,
-            "followup_pairs": follow_pairs,
-            "reask_pairs": reask,
-        }
-        return ItemResult(out)
+        return reask
 
-    params_out = {**p, "embedder": embedder_name, "n_items": len(items), "n_log_rows": len(rows),
-                  "n_empty_questions": sum(1 for r in rows if not has_text(r))}
-    return Plan(
-        tier=TIER, items=items, work=work,
-        finalize=lambda records: aggregate(records, source="log"),
-        concurrency=int(p["concurrency"] or 4), params=params_out,
-        models={"embedder": embedder_name}, dataset_name="question_log", offline=False, snapshot_id=snap.id,
-    )
+    def finalize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+        return aggregate(records, source="log")
 
 
-def _dialog_plan(engine: Engine, p: dict[str, Any], emb: Lazy, embedder_name: str, thr: float,
-                 snap: snapshots.Snapshot) -> Plan:
-    ds = inputs.load_dataset(engine, p["dataset"], "dialogs")
-    pairs = inputs.select_items(ds, limit=p["limit"])
-    needs_gen = any(r.get("paraphrase_of") == "same" for _, r in pairs)
-    generator = llm_calls.make_generator(engine, model=p["generator_model"], system_prompt=p["system_prompt"], offline=p["offline"]) if needs_gen else None
+class UxDialogPlan(Plan):
+    """UX on a dialogs dataset: one item per scripted dialog (top-1 retrieval per turn, follow-ups, re-asks)."""
 
-    def work(dialog: dict[str, Any]) -> ItemResult:
-        from voproshalych_eval.db.retrieval import search_vectors
-        from voproshalych_eval.metrics.similarity import cosine_similarity
+    def __init__(self, engine: Engine, p: dict[str, Any], emb: Lazy, embedder_name: str, thr: float,
+                 snap: snapshots.Snapshot) -> None:
+        ds = inputs.load_dataset(engine, p["dataset"], "dialogs")
+        pairs = inputs.select_items(ds, limit=p["limit"])
+        needs_gen = any(r.get("paraphrase_of") == "same" for _, r in pairs)
+        self.generator = generator = llm_calls.make_generator(
+            engine, model=p["generator_model"], system_prompt=p["system_prompt"], offline=p["offline"]) if needs_gen else None
+        self.engine, self.emb, self.thr, self.snap = engine, emb, thr, snap
+        #: top-1 retrieval of each turn (exact vector search of the run's snapshot), built on first use
+        self.search = Lazy(lambda: Retriever.open(engine, snapshot=snap, embedder=emb.get()))
+        offline = bool(getattr(generator, "offline", False)) if generator else False
+        params_out = {**p, "embedder": embedder_name, "offline": True if offline else p["offline"], "n_items": len(pairs)}
+        super().__init__(
+            tier=TIER, items=pairs,
+            concurrency=int(p["concurrency"] or 4), params=params_out,
+            models={"embedder": embedder_name, "generator": getattr(generator, "model", None) if generator else None},
+            prompts={**llm_calls.generator_prompts(generator), "system_prompt": p["system_prompt"]},
+            dataset_id=ds.id, dataset_name=ds.name, dataset_hash=ds.content_hash, snapshot_id=snap.id, offline=offline,
+            providers=llm_calls.providers_of(generator),
+        )
 
+    def work(self, dialog: dict[str, Any]) -> ItemResult:
         qs = [t["question"] for t in dialog["turns"]]
-        qv = np.asarray(emb.get().encode_queries(qs), dtype=float)
-        hits = search_vectors(engine, qv, k=1, model=embedder_name, snapshot=snap)
-        kb = inputs.chunk_texts(engine, [h[0].chunk_id for h in hits if h], snapshot=snap)
+        qv = np.asarray(self.emb.get().encode_queries(qs), dtype=float)
+        hits = self.search.get().by_vectors(qv, 1)
+        kb = inputs.chunk_texts(self.engine, [h[0].chunk_id for h in hits if h], snapshot=self.snap)
         turns = []
         tokens = 0
         for i, (t, v, h) in enumerate(zip(dialog["turns"], qv, hits, strict=True)):
@@ -232,50 +262,43 @@ def _dialog_plan(engine: Engine, p: dict[str, Any], emb: Lazy, embedder_name: st
                 "retrieved_chunk_id": int(top.chunk_id) if top else None,
                 "retrieval_hit": (top.url == t["expected_url"]) if top and t.get("expected_url") else None,
                 "cache_distance": min(dists) if dists else None,
-                "cache_hit": (min(dists) <= thr) if dists else None,
+                "cache_hit": (min(dists) <= self.thr) if dists else None,
             }
-            if generator is not None and dialog.get("paraphrase_of") == "same":
+            if self.generator is not None and dialog.get("paraphrase_of") == "same":
                 ctx = [kb[top.chunk_id]["text"]] if top and top.chunk_id in kb else []
-                g = llm_calls.generation_dict(generator.generate(t["question"], ctx))
+                g = llm_calls.generation_dict(self.generator.generate(t["question"], ctx))
                 if g["error"]:
                     raise RuntimeError(f"generation failed: {g['error']}")
                 turn["answer"] = g["text"]
                 tokens += g["tokens"]
             turns.append(turn)
-        follow = []
-        for i in range(1, len(turns)):
-            a, b = turns[i - 1], turns[i]
-            if a["expected_url"] and a["expected_url"] == b["expected_url"]:
-                follow.append({"turn": i + 1, "preserved": bool(b["retrieval_hit"])})
+        out = {
+            "paraphrase_of": dialog.get("paraphrase_of"),
+            "n_turns": len(turns),
+            "turns": turns,
+            "followup_pairs": [{"turn": i + 1, "preserved": bool(turns[i]["retrieval_hit"])} for i in range(1, len(turns))
+                               if turns[i - 1]["expected_url"] and turns[i - 1]["expected_url"] == turns[i]["expected_url"]],
+            "reask_pairs": self._reask_pairs(dialog, turns),
+        }
+        return ItemResult(out, tokens=tokens)
+
+    def _reask_pairs(self, dialog: dict[str, Any], turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """A paraphrase dialog's consecutive answers and how similar they are."""
+        from voproshalych_eval.metrics.similarity import cosine_similarity
+
         reask = []
         if dialog.get("paraphrase_of") == "same" and all(t.get("answer") for t in turns):
-            av = emb.get().encode_passages([t["answer"] for t in turns])
+            av = self.emb.get().encode_passages([t["answer"] for t in turns])
             for i in range(1, len(turns)):
                 reask.append({
                     "turns": [i, i + 1],
                     "answer_similarity": cosine_similarity(av[i - 1], av[i]),
                     "same_page": turns[i - 1]["retrieved_url"] == turns[i]["retrieved_url"],
                 })
-        out = {
-            "paraphrase_of": dialog.get("paraphrase_of"),
-            "n_turns": len(turns),
-            "turns": turns,
-            "followup_pairs": follow,
-            "reask_pairs": reask,
-        }
-        return ItemResult(out, tokens=tokens)
+        return reask
 
-    offline = bool(getattr(generator, "offline", False)) if generator else False
-    params_out = {**p, "embedder": embedder_name, "offline": True if offline else p["offline"], "n_items": len(pairs)}
-    return Plan(
-        tier=TIER, items=pairs, work=work,
-        finalize=lambda records: aggregate(records, source="dialogs"),
-        concurrency=int(p["concurrency"] or 4), params=params_out,
-        models={"embedder": embedder_name, "generator": getattr(generator, "model", None) if generator else None},
-        prompts={**llm_calls.generator_prompts(generator), "system_prompt": p["system_prompt"]},
-        dataset_id=ds.id, dataset_name=ds.name, dataset_hash=ds.content_hash, snapshot_id=snap.id, offline=offline,
-        providers=llm_calls.providers_of(generator),
-    )
+    def finalize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+        return aggregate(records, source="dialogs")
 
 
 def _rate(values: Sequence[bool | None]) -> dict[str, Any]:

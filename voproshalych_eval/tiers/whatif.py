@@ -100,53 +100,89 @@ def _question_rows(engine: Engine, p: Mapping[str, Any], edited_urls: list[str])
     return rows, hashes
 
 
-def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
+def build_plan(engine: Engine, params: Mapping[str, Any]) -> WhatIfPlan:
     """The what-if plan: ``sandbox`` (a sandbox snapshot id, made by :func:`tiers.sandbox.create`),
     ``datasets`` (golden dataset names / ids), ``gaps`` (gap ids), ``regression`` (a golden dataset),
     ``embedder`` (default: the one the sandbox was embedded with)."""
-    p = spec("whatif").resolve(params)
-    if p["sandbox"] is None:
-        raise ValueError("what-if needs a sandbox (edits: --add, --replace-page, --remove-page)")
-    info = sandboxes.get(engine, int(p["sandbox"]))
-    if info is None:
-        raise LookupError(f"snapshot #{p['sandbox']} is not a sandbox")
-    if info.parent_id is None:
-        raise LookupError(f"the parent of sandbox #{info.snapshot_id} was deleted: nothing to compare with")
-    after = snapshots.get(engine, info.snapshot_id)
-    before = snapshots.get(engine, info.parent_id)
-    edited_urls = [e["url"] for e in info.edits if e["op"] in ("add", "replace")]
-    rows, hashes = _question_rows(engine, p, edited_urls)
-    t3 = _tier3_setup(engine, p, rows)
-    emb = cached_embedder(str(p["embedder"] or info.embedder or tier1.default_embedder_name(engine, snapshot=before)), engine)
-    #: one retriever per side of the edit (Tier 1's default: exact vector search)
-    searches = {snap.id: Retriever.open(engine, snapshot=snap, embedder=emb) for snap in (before, after)}
-    diff = snapshots.diff(engine, before, after)
-    changed = diff.changed_chunks
-    depth = max(CUTOFFS)
-    cutoffs = list(CUTOFFS)
-    by_key = {r["key"]: r for r in rows}
-    plan: Plan
+    return WhatIfPlan(engine, params)
 
-    def prepare() -> None:
-        plan.say(bi(f"Песочница {after.label} от снимка {before.label}.", f"Sandbox {after.label} of snapshot {before.label}."))
-        for search in searches.values():
-            search.prepare(plan.say)
 
-    def ranked(snap: Any, qs: list[str], recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        search = searches[snap.id]
+class WhatIfPlan(Plan):
+    """The what-if run: every question retrieved before and after a sandbox's edit (and, for a sample of gap
+    questions, answered and judged on both sides: Tier 3), then the paired comparison."""
+
+    def __init__(self, engine: Engine, params: Mapping[str, Any]) -> None:
+        p = spec("whatif").resolve(params)
+        if p["sandbox"] is None:
+            raise ValueError("what-if needs a sandbox (edits: --add, --replace-page, --remove-page)")
+        info = sandboxes.get(engine, int(p["sandbox"]))
+        if info is None:
+            raise LookupError(f"snapshot #{p['sandbox']} is not a sandbox")
+        if info.parent_id is None:
+            raise LookupError(f"the parent of sandbox #{info.snapshot_id} was deleted: nothing to compare with")
+        self.engine = engine
+        self.after = after = snapshots.get(engine, info.snapshot_id)
+        self.before = before = snapshots.get(engine, info.parent_id)
+        edited_urls = [e["url"] for e in info.edits if e["op"] in ("add", "replace")]
+        rows, hashes = _question_rows(engine, p, edited_urls)
+        self.rows = rows
+        self.t3 = t3 = _tier3_setup(engine, p, rows)
+        self.tier3_param = p["tier3"]
+        self.n_resamples = int(p["n_resamples"])
+        emb = cached_embedder(str(p["embedder"] or info.embedder or tier1.default_embedder_name(engine, snapshot=before)),
+                              engine)
+        #: one retriever per side of the edit (Tier 1's default: exact vector search)
+        self.searches = {snap.id: Retriever.open(engine, snapshot=snap, embedder=emb) for snap in (before, after)}
+        self.changed = snapshots.diff(engine, before, after).changed_chunks
+        self.depth = max(CUTOFFS)
+        self.cutoffs = cutoffs = list(CUTOFFS)
+        self.by_key = {r["key"]: r for r in rows}
+        super().__init__(
+            tier=TIER,
+            items=[(r["key"], r["key"]) for r in rows],
+            batch_size=int(p["batch_size"]),
+            concurrency=1,
+            params={**_tier3_params(p, t3), "sandbox": after.id, "parent": before.id, "edits": info.edits,
+                    "chunk_size": info.chunk_size, "chunk_overlap": info.chunk_overlap,
+                    "datasets": [str(d) for d in p["datasets"] or []], "gaps": [int(g) for g in p["gaps"] or []],
+                    "regression": p["regression"], "cutoffs": cutoffs, "n_resamples": int(p["n_resamples"]),
+                    "batch_size": int(p["batch_size"]), "inputs": hashes, "distance": "cosine (pgvector <=>)",
+                    "level": "url (page); chunk where the relevant chunks are unchanged"},
+            models={"embedder": emb.name, "dim": emb.dim,
+                    **({"generator": t3["generator"].model, "judges": t3["judges"]} if t3 else {})},
+            prompts=({**llm_calls.generator_prompts(t3["generator"]),
+                      **llm_calls.judge_prompts(TIER3_JUDGE, t3["judge"] if t3["judged"] else None)} if t3 else {}),
+            providers=llm_calls.providers_of(t3["generator"], t3["judge"] if t3["judged"] else None) if t3 else [],
+            offline=bool(t3 and t3["offline"]),
+            dataset_name=", ".join(h.split(":")[0] for h in hashes),
+            dataset_hash=hashlib.sha256("|".join(hashes).encode()).hexdigest(),
+            snapshot_id=after.id,
+            label=f"#{after.id} ← #{before.id}",  # sandbox ← parent snapshot (the tier's title says "what-if")
+        )
+
+    def prepare(self) -> None:
+        before, after = self.before, self.after
+        self.say(bi(f"Песочница {after.label} от снимка {before.label}.", f"Sandbox {after.label} of snapshot {before.label}."))
+        for search in self.searches.values():
+            search.prepare(self.say)
+
+    def _ranked(self, snap: Any, qs: list[str], recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        search, depth = self.searches[snap.id], self.depth
         hits = search.search(qs, depth)
         url_hits, _ = tier1.deepen_for_pages(qs, hits, search.search, pages=depth, cap=tier1.URL_CHUNK_CAP)
-        return tier1.question_items(recs, qs, hits, cutoffs=cutoffs, depth=depth, url_hits=url_hits)
+        return tier1.question_items(recs, qs, hits, cutoffs=self.cutoffs, depth=depth, url_hits=url_hits)
 
-    def work_batch(keys: list[str]) -> list[dict[str, Any]]:
-        batch = [by_key[k] for k in keys]
+    def work_batch(self, keys: list[str]) -> list[dict[str, Any]]:
+        batch = [self.by_key[k] for k in keys]
         qs = [r["question"] for r in batch]
-        plan.say(bi(f"Поиск до и после правки для {len(qs)} вопросов…", f"Retrieving {len(qs)} question(s) before and after the edit…"))
-        b = ranked(before, qs, batch)
-        a = ranked(after, qs, batch)
+        self.say(bi(f"Поиск до и после правки для {len(qs)} вопросов…",
+                    f"Retrieving {len(qs)} question(s) before and after the edit…"))
+        b = self._ranked(self.before, qs, batch)
+        a = self._ranked(self.after, qs, batch)
+        depth = self.depth
         out = []
         for r, ib, ia in zip(batch, b, a, strict=True):
-            comparable = bool(r["relevant_chunk_ids"]) and not (set(r["relevant_chunk_ids"]) & changed)
+            comparable = bool(r["relevant_chunk_ids"]) and not (set(r["relevant_chunk_ids"]) & self.changed)
             out.append({
                 "id": r["id"], "group": r["group"], "source": r["source"], "question": r["question"],
                 "relevance": r["relevance"], "relevant_urls": r["relevant_urls"],
@@ -162,20 +198,28 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
                 "chunk_after": ia["metrics_chunk"] if comparable else None,
                 "tier3": None,
             })
-        todo = [(i, r) for i, r in enumerate(batch) if t3 is not None and r["key"] in t3["keys"]]
-        if todo:
-            plan.say(bi(f"Tier 3 до и после правки для {len(todo)} вопросов…",
-                        f"Tier 3 before and after the edit for {len(todo)} question(s)…"))
-        for i, r in todo:
-            out[i]["tier3"] = {side: _tier3_side(engine, t3, r["question"], ids, snap)
-                               for side, ids, snap in (("before", b[i]["retrieved_ids"], before),
-                                                       ("after", a[i]["retrieved_ids"], after))}
+        self._tier3_sides(batch, b, a, out)
         return out
 
-    def finalize(records: list[dict[str, Any]]) -> dict[str, Any]:
-        out = aggregate(records, n_resamples=int(p["n_resamples"]))
+    def _tier3_sides(self, batch: list[dict[str, Any]], b: list[dict[str, Any]], a: list[dict[str, Any]],
+                     out: list[dict[str, Any]]) -> None:
+        """The sampled gap questions of the batch answered (and judged) before and after the edit, into ``out``."""
+        t3 = self.t3
+        todo = [(i, r) for i, r in enumerate(batch) if t3 is not None and r["key"] in t3["keys"]]
+        if todo:
+            self.say(bi(f"Tier 3 до и после правки для {len(todo)} вопросов…",
+                        f"Tier 3 before and after the edit for {len(todo)} question(s)…"))
+        for i, r in todo:
+            assert t3 is not None
+            out[i]["tier3"] = {side: _tier3_side(self.engine, t3, r["question"], ids, snap)
+                               for side, ids, snap in (("before", b[i]["retrieved_ids"], self.before),
+                                                       ("after", a[i]["retrieved_ids"], self.after))}
+
+    def finalize(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+        t3, rows = self.t3, self.rows
+        out = aggregate(records, n_resamples=self.n_resamples)
         if t3 is None:
-            out["tier3"] = {"skipped": "off" if p["tier3"] is False else (
+            out["tier3"] = {"skipped": "off" if self.tier3_param is False else (
                 "no gap questions" if not any(r["source"].startswith("gap ") for r in rows) else "no LLM configured")}
         else:
             out.setdefault("tier3", {"n": 0})
@@ -186,32 +230,6 @@ def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
                          "offline: extractive generator without an LLM, never declines, no judge")
                 if t3["offline"] else None)
         return out
-
-    plan = Plan(
-        tier=TIER,
-        items=[(r["key"], r["key"]) for r in rows],
-        work_batch=work_batch,
-        batch_size=int(p["batch_size"]),
-        prepare=prepare,
-        finalize=finalize,
-        concurrency=1,
-        params={**_tier3_params(p, t3), "sandbox": after.id, "parent": before.id, "edits": info.edits, "chunk_size": info.chunk_size,
-                "chunk_overlap": info.chunk_overlap, "datasets": [str(d) for d in p["datasets"] or []],
-                "gaps": [int(g) for g in p["gaps"] or []], "regression": p["regression"], "cutoffs": cutoffs,
-                "n_resamples": int(p["n_resamples"]), "batch_size": int(p["batch_size"]), "inputs": hashes,
-                "distance": "cosine (pgvector <=>)", "level": "url (page); chunk where the relevant chunks are unchanged"},
-        models={"embedder": emb.name, "dim": emb.dim,
-                **({"generator": t3["generator"].model, "judges": t3["judges"]} if t3 else {})},
-        prompts=({**llm_calls.generator_prompts(t3["generator"]),
-                  **llm_calls.judge_prompts(TIER3_JUDGE, t3["judge"] if t3["judged"] else None)} if t3 else {}),
-        providers=llm_calls.providers_of(t3["generator"], t3["judge"] if t3["judged"] else None) if t3 else [],
-        offline=bool(t3 and t3["offline"]),
-        dataset_name=", ".join(h.split(":")[0] for h in hashes),
-        dataset_hash=hashlib.sha256("|".join(hashes).encode()).hexdigest(),
-        snapshot_id=after.id,
-        label=f"#{after.id} ← #{before.id}",  # sandbox ← parent snapshot (the tier's title says "what-if")
-    )
-    return plan
 
 
 def _tier3_setup(engine: Engine, p: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any] | None:

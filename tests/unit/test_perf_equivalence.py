@@ -111,3 +111,34 @@ def test_domain_terms_counted_per_distinct_text_equal_the_row_by_row_pass() -> N
             got = _top_terms(docs, vocab, mask, top_n=8, bigram=bigram)
             want = _old_top_terms(old_docs, old_vocab, mask, top_n=8, bigram=bigram)
             assert list(zip(got["term"], got["stem"], got["questions"], strict=True)) == want
+
+
+def _old_example_counts(texts: list[str], X: np.ndarray, picked: list[int], keys: list[str],
+                        near_threshold: float) -> list[int]:
+    """representative_examples' counting before issue 28: the text test row by row."""
+    from voproshalych_eval.analytics.topics import _text_dup
+
+    S = X @ X[picked].T
+    dup = np.greater_equal(S, near_threshold)
+    for r in range(len(texts)):
+        for e in range(len(picked)):
+            if not dup[r, e] and _text_dup(keys[r], keys[picked[e]]):
+                dup[r, e] = True
+    best = np.where(dup, S, -np.inf).argmax(axis=1)
+    return [int(((best == e) & dup.any(axis=1)).sum()) for e in range(len(picked))]
+
+
+def test_example_counts_per_distinct_key_equal_the_row_by_row_pass() -> None:
+    from voproshalych_eval.analytics.topics import representative_examples
+
+    rng = np.random.default_rng(4)
+    stems = ["как получить стипендию", "где расписание экзаменов", "общежитие заселение когда", "пересдача долгов"]
+    texts = [rng.choice(stems) + rng.choice(["", "?", " пожалуйста", " срочно", "ы"]) for _ in range(400)]
+    X = rng.normal(size=(400, 16))
+    X[::3] = X[0] + 0.01 * rng.normal(size=16)  # vector near-copies too
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    keys = [" ".join(t.split()[:3]) + ("" if i % 7 else " x") for i, t in enumerate(texts)]
+    for n in (1, 3, 5):
+        picked, counts = representative_examples(texts, X, X.mean(axis=0), n=n, near_threshold=0.9, keys=keys)
+        assert counts == _old_example_counts(texts, X, picked, keys, 0.9)
+        assert sum(counts) > len(picked)  # repeats were counted

@@ -275,10 +275,15 @@ def representative_examples(
         return memo[key]
 
     dup = np.greater_equal(S, near_threshold)
-    for r in range(len(texts)):
-        for e in range(len(picked)):
-            if not dup[r, e] and text_dup(r, e):
-                dup[r, e] = True
+    # the text test depends on the row's key only: decided once per distinct key, then spread to its rows
+    first: dict[str, int] = {}
+    key_row = np.fromiter((first.setdefault(k, r) for r, k in enumerate(keys)), dtype=np.int64, count=len(keys))
+    for e in range(len(picked)):
+        todo = np.flatnonzero(~dup[:, e])
+        if todo.size:
+            hit = {int(r) for r in np.unique(key_row[todo]) if text_dup(int(r), e)}
+            if hit:
+                dup[todo[np.isin(key_row[todo], list(hit))], e] = True
     best = np.where(dup, S, -np.inf).argmax(axis=1)
     counts = [int(((best == e) & dup.any(axis=1)).sum()) for e in range(len(picked))]
     return picked, counts

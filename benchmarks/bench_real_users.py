@@ -14,6 +14,9 @@ Measured (wall clock, this machine):
   "topics" is what the pipeline runs: KMeans with k by silhouette, seed stability, BERTopic names with MMR
   over the embedder's word vectors, de-duplicated examples, effective answered shares, what changed;
 * the bot-answer classifier on the whole log (part of "read + classify");
+* end to end as the app's ``real-users`` run does it (issue 28 target <= 60 s): the first embedding, the log
+  read and classified once (this script reads and classifies it again for the topics step; the run shares it),
+  the top-k retrieval, the domain tables and the topics — the sum of those measured parts;
 * ``--before``: the topics step again with the k search before issue 28 (same process, same cached vectors),
   printed as a ratio before / now with the ARI between the two topic sets;
 * the log has ``--empty-share`` rows with an empty or whitespace question (the real log has 3 in 5,183): text
@@ -47,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-TARGETS = {"domain": 20.0, "topics": 60.0}
+TARGETS = {"domain": 20.0, "topics": 60.0, "end_to_end": 60.0}
 PREFIXES = ["", "", "", "подскажите, ", "здравствуйте! ", "добрый день, ", "ребят, ", "помогите пожалуйста, "]
 SUFFIXES = ["", "", "", "?", "??", " пожалуйста", " срочно", " заранее спасибо", "!"]
 
@@ -309,7 +312,11 @@ def main() -> int:
         print(f"effective answered rate {answers.metrics()['effective_answered_rate']:.3f} vs raw "
               f"{answers.metrics()['answered_rate']:.3f}; seed ARI {top.metrics['seed_ari_mean']}")
         print(f"{'first-time embedding (excluded)':<34}{t_embed:>10.2f}   {throughput:.0f} questions/s")
-        ok = t_domain <= TARGETS["domain"] and t_topics <= TARGETS["topics"]
+        t_e2e = t_embed + t_prep + t_retrieve + t_domain_only + t_topics_only
+        print(f"{'end to end (first embedding, read':<34}{t_e2e:>10.2f}{TARGETS['end_to_end']:>10.0f}"
+              f"{t_e2e / TARGETS['end_to_end']:>10.2f}")
+        print(f"{'  once, retrieval, domain, topics)':<34}")
+        ok = t_domain <= TARGETS["domain"] and t_topics <= TARGETS["topics"] and t_e2e <= TARGETS["end_to_end"]
         print("targets met" if ok else "TARGETS MISSED")
         return 0 if ok else 1
     finally:

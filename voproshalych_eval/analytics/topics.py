@@ -60,8 +60,10 @@ base does not cover at all above a large, well-served one. Higher = write this n
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,6 +75,7 @@ from voproshalych_eval.analytics.domain import DEFAULT_TZ
 from voproshalych_eval.analytics.question_log import SCORE_DOWN, SCORE_UP
 from voproshalych_eval.analytics.utilization import LogRetrieval
 from voproshalych_eval.metrics.clusters import cosine_silhouette, kmeans, seeding  # the one KMeans rule
+from voproshalych_eval.metrics.threads import limit_threads
 
 CATEGORY_TOPICS = ("follow_up", "off_topic", "greeting", "thanks", "jailbreak")
 CATEGORY_NAMES = {
@@ -131,6 +134,8 @@ def caps_rows(texts: list[str], *, min_letters: int = 8, min_share: float = 0.6)
 
 #: Lloyd iterations of each candidate of the k search (:func:`choose_k`); the chosen k's fit then runs to convergence
 SEARCH_ITER = 10
+#: threads fitting the k search's candidates at once (the machine's cores, at most 2)
+SEARCH_WORKERS = max(1, min(2, os.cpu_count() or 1))
 
 
 def _sample(n: int, size: int, seed: int) -> np.ndarray:
@@ -168,15 +173,25 @@ def choose_k(
     rows = []
     best: tuple[float, int, np.ndarray | None] = (-2.0, max(1, min(lo, n_distinct)), None)
     centres = seeding(S, hi, seed=seed) if hi >= lo else None
-    for k in range(lo, hi + 1):
+
+    def candidate(k: int) -> tuple[int, float, float, np.ndarray] | None:
         assert centres is not None
         model = kmeans(S, k, seed=seed, init=centres[:k], max_iter=search_iter, tol=0.0)
         if len(np.unique(model.labels_)) < 2:
+            return None
+        return k, cosine_silhouette(S, model.labels_), float(model.inertia_), model.cluster_centers_
+
+    # the candidates are independent (deterministic from the shared seeding): SEARCH_WORKERS threads fit them
+    # (scikit-learn's Lloyd loop and BLAS release the GIL), every pool held at one thread for the whole search
+    with limit_threads(1), ThreadPoolExecutor(SEARCH_WORKERS) as pool:
+        results = list(pool.map(candidate, range(lo, hi + 1)))
+    for res in results:  # in k order, as the sequential search
+        if res is None:
             continue
-        score = cosine_silhouette(S, model.labels_)
-        rows.append({"k": k, "silhouette": score, "inertia": float(model.inertia_)})
+        k, score, inertia, fitted = res
+        rows.append({"k": k, "silhouette": score, "inertia": inertia})
         if score > best[0] + 1e-12:
-            best = (score, k, model.cluster_centers_)
+            best = (score, k, fitted)
     return best[1], pd.DataFrame(rows, columns=["k", "silhouette", "inertia"]), best[2]
 
 

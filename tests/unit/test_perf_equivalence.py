@@ -142,3 +142,17 @@ def test_example_counts_per_distinct_key_equal_the_row_by_row_pass() -> None:
         picked, counts = representative_examples(texts, X, X.mean(axis=0), n=n, near_threshold=0.9, keys=keys)
         assert counts == _old_example_counts(texts, X, picked, keys, 0.9)
         assert sum(counts) > len(picked)  # repeats were counted
+
+
+def test_k_search_on_two_threads_equals_the_sequential_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    from voproshalych_eval.analytics import topics
+
+    rng = np.random.default_rng(8)
+    centres = rng.normal(size=(9, 24))
+    X = topics.unit_rows(np.vstack([c + 0.35 * rng.normal(size=(60, 24)) for c in centres]))
+    monkeypatch.setattr(topics, "SEARCH_WORKERS", 1)
+    k1, table1, cent1 = topics.choose_k(X, k_range=(3, 14), sample_size=400)
+    monkeypatch.setattr(topics, "SEARCH_WORKERS", 2)
+    k2, table2, cent2 = topics.choose_k(X, k_range=(3, 14), sample_size=400)
+    assert k1 == k2 and table1.equals(table2) and cent1 is not None and cent2 is not None
+    assert np.array_equal(cent1, cent2) and len(table1) == 12

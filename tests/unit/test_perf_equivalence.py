@@ -156,3 +156,20 @@ def test_k_search_on_two_threads_equals_the_sequential_search(monkeypatch: pytes
     k2, table2, cent2 = topics.choose_k(X, k_range=(3, 14), sample_size=400)
     assert k1 == k2 and table1.equals(table2) and cent1 is not None and cent2 is not None
     assert np.array_equal(cent1, cent2) and len(table1) == 12
+
+
+def test_topic_trends_calendar_months_parsed_once_equal_the_per_row_parse() -> None:
+    import pandas as pd
+
+    from voproshalych_eval.analytics.topic_trends import topic_trends
+
+    rng = np.random.default_rng(2)
+    months = rng.choice(["2024-09", "2024-10", "2025-01", "2025-09", "2025-10"], size=900).tolist()
+    months[3] = None  # a row without time
+    labels = rng.integers(0, 4, size=900)
+    labels[np.array([m in ("2024-09", "2025-09") for m in months])] = 2  # a September peak
+    got = topic_trends(labels, months, {0: "a", 1: "b", 2: "c", 3: "d"})
+    frame = pd.DataFrame({"period": [m for m in months if m is not None]})
+    want_month = pd.PeriodIndex(frame["period"], freq="M").month  # the parse before issue 28's fourth round
+    assert want_month.tolist().count(9) > 0
+    assert not got.peaks.empty and set(got.peaks["peak_month"]) <= set(want_month.tolist())

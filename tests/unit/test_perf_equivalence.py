@@ -173,3 +173,21 @@ def test_topic_trends_calendar_months_parsed_once_equal_the_per_row_parse() -> N
     want_month = pd.PeriodIndex(frame["period"], freq="M").month  # the parse before issue 28's fourth round
     assert want_month.tolist().count(9) > 0
     assert not got.peaks.empty and set(got.peaks["peak_month"]) <= set(want_month.tolist())
+
+
+def test_final_fit_on_distinct_rows_equals_the_fit_on_every_row() -> None:
+    """Topics' final KMeans runs on the distinct rows weighted by their repeats (issue 28): the labels of the fit on
+    every row (repeated questions as in a real log), with the same stopping rule."""
+    from voproshalych_eval.analytics.topics import _fit_distinct, choose_k, unit_rows
+    from voproshalych_eval.metrics.clusters import kmeans
+
+    rng = np.random.default_rng(11)
+    centres = rng.normal(size=(8, 32))
+    base = unit_rows(np.vstack([c + 0.6 * rng.normal(size=(150, 32)) for c in centres]))
+    X = base[rng.integers(0, len(base), size=3000)]  # ~1,100 distinct rows, repeated unevenly
+    k, _, init = choose_k(X, k_range=(4, 12), sample_size=800)
+    assert init is not None
+    want = kmeans(X, k, n_init=2, init=init).labels_
+    got = _fit_distinct(X, k, init)
+    assert np.array_equal(got, want)
+    assert len(np.unique(X, axis=0)) < len(X) / 2

@@ -18,7 +18,8 @@ Measured (wall clock, this machine):
   read and classified once (this script reads and classifies it again for the topics step; the run shares it),
   the top-k retrieval, the domain tables and the topics — the sum of those measured parts;
 * ``--before``: the topics step again with the k search before issue 28 (same process, same cached vectors),
-  printed as a ratio before / now with the ARI between the two topic sets;
+  printed as a ratio before / now with the ARI between the two topic sets; and the top-5 retrieval as before
+  the fourth round (pgvector's query builder per distinct question), with how many rows have the same ids;
 * the log has ``--empty-share`` rows with an empty or whitespace question (the real log has 3 in 5,183): text
   analyses take ``question_log.text_rows`` as the pipeline does;
 * the baseline measured in the same run: naming the same topics by c-TF-IDF alone (no MMR), so the cost of
@@ -249,8 +250,22 @@ def main() -> int:
         t_topics = time.perf_counter() - t0
         assert top.metrics["n_questions_used"] == len(df)
         # the same topics step as before issue 28's k search (same process, same cached vectors)
-        t_before = t_warm = None
+        t_before = t_warm = t_ret_before = None
         if args.before:
+            # retrieval before issue 28's fourth round: the pgvector query builder for every distinct vector
+            import numpy as np
+
+            from voproshalych_eval.db import retrieval as R
+
+            t = time.perf_counter()
+            uniq, inverse = np.unique(emb.vectors, axis=0, return_inverse=True)
+            hits = R.search_vectors(engine, uniq, k=5, model=emb.model)
+            old_ids = np.asarray([[h.chunk_id for h in hits[j]] for j in np.asarray(inverse).ravel()])
+            old_dist = np.asarray([[h.distance for h in hits[j]] for j in np.asarray(inverse).ravel()])
+            t_ret_before = time.perf_counter() - t
+            same = int((old_ids == ret.chunk_ids).all(axis=1).sum())
+            print(f"retrieval before/after: rows with the same top-5 ids in the same order {same} of {len(old_ids)}; "
+                  f"max distance difference {np.abs(old_dist - ret.distances).max():.2e}")
             import bench_topics_click
 
             from voproshalych_eval.analytics import topics as topics_mod
@@ -301,6 +316,9 @@ def main() -> int:
         print(f"{'topic coverage (total)':<34}{t_topics:>10.2f}{TARGETS['topics']:>10.0f}"
               f"{t_topics / TARGETS['topics']:>10.2f}")
         print(f"{'  top-5 retrieval':<34}{t_retrieve:>10.2f}")
+        if t_ret_before is not None:
+            print(f"{'  top-5 retrieval, pgvector before':<34}{t_ret_before:>10.2f}{'':>10}"
+                  f"{t_ret_before / max(t_retrieve, 1e-9):>10.2f}  (before / now)")
         print(f"{'  clustering, names, gaps, trends':<34}{t_topics_only:>10.2f}")
         if t_before is not None:
             print(f"{'  the same again, now (warm)':<34}{t_warm:>10.2f}")

@@ -111,3 +111,83 @@ def test_domain_terms_counted_per_distinct_text_equal_the_row_by_row_pass() -> N
             got = _top_terms(docs, vocab, mask, top_n=8, bigram=bigram)
             want = _old_top_terms(old_docs, old_vocab, mask, top_n=8, bigram=bigram)
             assert list(zip(got["term"], got["stem"], got["questions"], strict=True)) == want
+
+
+def _old_example_counts(texts: list[str], X: np.ndarray, picked: list[int], keys: list[str],
+                        near_threshold: float) -> list[int]:
+    """representative_examples' counting before issue 28: the text test row by row."""
+    from voproshalych_eval.analytics.topics import _text_dup
+
+    S = X @ X[picked].T
+    dup = np.greater_equal(S, near_threshold)
+    for r in range(len(texts)):
+        for e in range(len(picked)):
+            if not dup[r, e] and _text_dup(keys[r], keys[picked[e]]):
+                dup[r, e] = True
+    best = np.where(dup, S, -np.inf).argmax(axis=1)
+    return [int(((best == e) & dup.any(axis=1)).sum()) for e in range(len(picked))]
+
+
+def test_example_counts_per_distinct_key_equal_the_row_by_row_pass() -> None:
+    from voproshalych_eval.analytics.topics import representative_examples
+
+    rng = np.random.default_rng(4)
+    stems = ["как получить стипендию", "где расписание экзаменов", "общежитие заселение когда", "пересдача долгов"]
+    texts = [rng.choice(stems) + rng.choice(["", "?", " пожалуйста", " срочно", "ы"]) for _ in range(400)]
+    X = rng.normal(size=(400, 16))
+    X[::3] = X[0] + 0.01 * rng.normal(size=16)  # vector near-copies too
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    keys = [" ".join(t.split()[:3]) + ("" if i % 7 else " x") for i, t in enumerate(texts)]
+    for n in (1, 3, 5):
+        picked, counts = representative_examples(texts, X, X.mean(axis=0), n=n, near_threshold=0.9, keys=keys)
+        assert counts == _old_example_counts(texts, X, picked, keys, 0.9)
+        assert sum(counts) > len(picked)  # repeats were counted
+
+
+def test_k_search_on_two_threads_equals_the_sequential_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    from voproshalych_eval.analytics import topics
+
+    rng = np.random.default_rng(8)
+    centres = rng.normal(size=(9, 24))
+    X = topics.unit_rows(np.vstack([c + 0.35 * rng.normal(size=(60, 24)) for c in centres]))
+    monkeypatch.setattr(topics, "SEARCH_WORKERS", 1)
+    k1, table1, cent1 = topics.choose_k(X, k_range=(3, 14), sample_size=400)
+    monkeypatch.setattr(topics, "SEARCH_WORKERS", 2)
+    k2, table2, cent2 = topics.choose_k(X, k_range=(3, 14), sample_size=400)
+    assert k1 == k2 and table1.equals(table2) and cent1 is not None and cent2 is not None
+    assert np.array_equal(cent1, cent2) and len(table1) == 12
+
+
+def test_topic_trends_calendar_months_parsed_once_equal_the_per_row_parse() -> None:
+    import pandas as pd
+
+    from voproshalych_eval.analytics.topic_trends import topic_trends
+
+    rng = np.random.default_rng(2)
+    months = rng.choice(["2024-09", "2024-10", "2025-01", "2025-09", "2025-10"], size=900).tolist()
+    months[3] = None  # a row without time
+    labels = rng.integers(0, 4, size=900)
+    labels[np.array([m in ("2024-09", "2025-09") for m in months])] = 2  # a September peak
+    got = topic_trends(labels, months, {0: "a", 1: "b", 2: "c", 3: "d"})
+    frame = pd.DataFrame({"period": [m for m in months if m is not None]})
+    want_month = pd.PeriodIndex(frame["period"], freq="M").month  # the parse before issue 28's fourth round
+    assert want_month.tolist().count(9) > 0
+    assert not got.peaks.empty and set(got.peaks["peak_month"]) <= set(want_month.tolist())
+
+
+def test_final_fit_on_distinct_rows_equals_the_fit_on_every_row() -> None:
+    """Topics' final KMeans runs on the distinct rows weighted by their repeats (issue 28): the labels of the fit on
+    every row (repeated questions as in a real log), with the same stopping rule."""
+    from voproshalych_eval.analytics.topics import _fit_distinct, choose_k, unit_rows
+    from voproshalych_eval.metrics.clusters import kmeans
+
+    rng = np.random.default_rng(11)
+    centres = rng.normal(size=(8, 32))
+    base = unit_rows(np.vstack([c + 0.6 * rng.normal(size=(150, 32)) for c in centres]))
+    X = base[rng.integers(0, len(base), size=3000)]  # ~1,100 distinct rows, repeated unevenly
+    k, _, init = choose_k(X, k_range=(4, 12), sample_size=800)
+    assert init is not None
+    want = kmeans(X, k, n_init=2, init=init).labels_
+    got = _fit_distinct(X, k, init)
+    assert np.array_equal(got, want)
+    assert len(np.unique(X, axis=0)) < len(X) / 2

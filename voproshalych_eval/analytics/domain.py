@@ -197,7 +197,8 @@ def domain_analysis(
 
     # ---- lengths
     chars = tlog["question"].astype(str).str.len()
-    words = pd.Series([len(text_ru.tokenize(q)) for q in questions], index=tlog.index, dtype="int64")
+    n_words = {q: len(text_ru.tokenize(q)) for q in dict.fromkeys(questions)}  # each distinct text once
+    words = pd.Series([n_words[q] for q in questions], index=tlog.index, dtype="int64")
     tables["lengths"] = pd.DataFrame({"chars": chars.to_numpy(), "words": words.to_numpy(), "answered": answered})
 
     # ---- scores
@@ -240,7 +241,8 @@ def domain_analysis(
     )
 
     # ---- repeats
-    norm = pd.Series([text_ru.normalize(q) for q in questions], index=tlog.index)
+    normal = {q: text_ru.normalize(q) for q in n_words}
+    norm = pd.Series([normal[q] for q in questions], index=tlog.index)
     vc = norm.value_counts()
     exact = vc[vc > 1]
     tables["exact_repeats"] = pd.DataFrame({"question": exact.index, "count": exact.to_numpy()})

@@ -151,7 +151,9 @@ def topic_trends(
             ["_o", "n_now"], ascending=[True, False]).drop(columns="_o").reset_index(drop=True)
 
     # seasonal peaks over calendar months
-    cal = frame.assign(month=pd.PeriodIndex(frame["period"], freq="M").month)
+    uniq = frame["period"].unique()  # a few dozen months: parsed once each, not once per row
+    months_u = pd.PeriodIndex(uniq, freq="M").month.to_numpy()
+    cal = frame.assign(month=months_u[pd.Index(uniq).get_indexer(frame["period"])])
     cal_tot = cal.groupby("month").size()
     overall = cal["topic"].value_counts() / len(cal)
     peak_rows = []

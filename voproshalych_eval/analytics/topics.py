@@ -12,7 +12,7 @@ Every row of the log gets a topic (``n_used == len(log)``):
   exactly from cluster sums: :func:`~voproshalych_eval.metrics.clusters.cosine_silhouette`) over ``k_range``,
   on a random sample of at most ``sample_size`` questions (one shared k-means++ seeding, short candidate fits:
   :func:`choose_k`); ``k_topics`` overrides it. The final KMeans runs on all clustered rows to convergence,
-  initialised from the sample's centroids.
+  initialised from the sample's centroids (on the distinct rows weighted by their repeats: the same fit).
 
 Caps lock: case-sensitive embedders put questions typed with caps lock on ("пАРУ ПЕРЕНЕСЛИ ГДЕ СМОТРЕТЬ")
 into one cluster of their own whatever they ask about. With an ``embedder``, questions whose letters are
@@ -60,8 +60,10 @@ base does not cover at all above a large, well-served one. Higher = write this n
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,6 +75,7 @@ from voproshalych_eval.analytics.domain import DEFAULT_TZ
 from voproshalych_eval.analytics.question_log import SCORE_DOWN, SCORE_UP
 from voproshalych_eval.analytics.utilization import LogRetrieval
 from voproshalych_eval.metrics.clusters import cosine_silhouette, kmeans, seeding  # the one KMeans rule
+from voproshalych_eval.metrics.threads import limit_threads
 
 CATEGORY_TOPICS = ("follow_up", "off_topic", "greeting", "thanks", "jailbreak")
 CATEGORY_NAMES = {
@@ -131,6 +134,8 @@ def caps_rows(texts: list[str], *, min_letters: int = 8, min_share: float = 0.6)
 
 #: Lloyd iterations of each candidate of the k search (:func:`choose_k`); the chosen k's fit then runs to convergence
 SEARCH_ITER = 10
+#: threads fitting the k search's candidates at once (the machine's cores, at most 2)
+SEARCH_WORKERS = max(1, min(2, os.cpu_count() or 1))
 
 
 def _sample(n: int, size: int, seed: int) -> np.ndarray:
@@ -168,16 +173,42 @@ def choose_k(
     rows = []
     best: tuple[float, int, np.ndarray | None] = (-2.0, max(1, min(lo, n_distinct)), None)
     centres = seeding(S, hi, seed=seed) if hi >= lo else None
-    for k in range(lo, hi + 1):
+
+    def candidate(k: int) -> tuple[int, float, float, np.ndarray] | None:
         assert centres is not None
         model = kmeans(S, k, seed=seed, init=centres[:k], max_iter=search_iter, tol=0.0)
         if len(np.unique(model.labels_)) < 2:
+            return None
+        return k, cosine_silhouette(S, model.labels_), float(model.inertia_), model.cluster_centers_
+
+    # the candidates are independent (deterministic from the shared seeding): SEARCH_WORKERS threads fit them
+    # (scikit-learn's Lloyd loop and BLAS release the GIL), every pool held at one thread for the whole search
+    with limit_threads(1), ThreadPoolExecutor(SEARCH_WORKERS) as pool:
+        results = list(pool.map(candidate, range(lo, hi + 1)))
+    for res in results:  # in k order, as the sequential search
+        if res is None:
             continue
-        score = cosine_silhouette(S, model.labels_)
-        rows.append({"k": k, "silhouette": score, "inertia": float(model.inertia_)})
+        k, score, inertia, fitted = res
+        rows.append({"k": k, "silhouette": score, "inertia": inertia})
         if score > best[0] + 1e-12:
-            best = (score, k, model.cluster_centers_)
+            best = (score, k, fitted)
     return best[1], pd.DataFrame(rows, columns=["k", "silhouette", "inertia"]), best[2]
+
+
+def _fit_distinct(X: np.ndarray, k: int, init: np.ndarray) -> np.ndarray:
+    """Labels of the final fit from ``init``, run on the distinct rows weighted by their repeats (a 50,000-row
+    log has ~19,000 distinct questions): the same centres and labels as on every row, at the cost of the
+    distinct ones. scikit-learn's tolerance is ``tol`` times the mean feature variance of the rows it is given
+    (unweighted), so ``tol`` is rescaled to the variance of all rows: the same stopping rule."""
+    X = np.ascontiguousarray(X)
+    _, first, inverse, counts = np.unique(X.view(np.dtype((np.void, X.dtype.itemsize * X.shape[1]))).ravel(),
+                                          return_index=True, return_inverse=True, return_counts=True)
+    D = X[first].astype(np.float64)
+    var_all = float(np.mean(np.var(X.astype(np.float64), axis=0)))
+    var_distinct = float(np.mean(np.var(D, axis=0)))
+    tol = 1e-4 * var_all / var_distinct if var_distinct > 0 else 1e-4
+    model = kmeans(D, k, init=init, tol=tol, sample_weight=counts.astype(np.float64))
+    return np.asarray(model.labels_, dtype=np.int64)[np.asarray(inverse).ravel()]
 
 
 def seed_stability(X: np.ndarray, labels: np.ndarray, k: int, *, seeds: tuple[int, ...] = (1, 2, 3),
@@ -275,10 +306,15 @@ def representative_examples(
         return memo[key]
 
     dup = np.greater_equal(S, near_threshold)
-    for r in range(len(texts)):
-        for e in range(len(picked)):
-            if not dup[r, e] and text_dup(r, e):
-                dup[r, e] = True
+    # the text test depends on the row's key only: decided once per distinct key, then spread to its rows
+    first: dict[str, int] = {}
+    key_row = np.fromiter((first.setdefault(k, r) for r, k in enumerate(keys)), dtype=np.int64, count=len(keys))
+    for e in range(len(picked)):
+        todo = np.flatnonzero(~dup[:, e])
+        if todo.size:
+            hit = {int(r) for r in np.unique(key_row[todo]) if text_dup(int(r), e)}
+            if hit:
+                dup[todo[np.isin(key_row[todo], list(hit))], e] = True
     best = np.where(dup, S, -np.inf).argmax(axis=1)
     counts = [int(((best == e) & dup.any(axis=1)).sum()) for e in range(len(picked))]
     return picked, counts
@@ -390,12 +426,13 @@ def topic_coverage(
     if len(Xc) >= 3:
         if k_topics is not None:
             k_chosen = max(1, min(int(k_topics), len(np.unique(Xc, axis=0))))
-            model = kmeans(Xc, k_chosen, seed=seed, n_init=2)
+            lab = kmeans(Xc, k_chosen, seed=seed, n_init=2).labels_.astype(np.int64)
         else:
             k_chosen, k_scores, centroids = choose_k(Xc, k_range=k_range, sample_size=sample_size, seed=seed)
-            init = centroids if centroids is not None and len(centroids) == k_chosen else None
-            model = kmeans(Xc, k_chosen, seed=seed, n_init=2, init=init)
-        lab = model.labels_.astype(np.int64)
+            if centroids is not None and len(centroids) == k_chosen:
+                lab = _fit_distinct(Xc, k_chosen, centroids)
+            else:
+                lab = kmeans(Xc, k_chosen, seed=seed, n_init=2).labels_.astype(np.int64)
         if stability_seeds:
             stability["seeds"] = seed_stability(Xc, lab, k_chosen, seeds=stability_seeds, seed=seed)
         if k_stability_runs and k_topics is None:

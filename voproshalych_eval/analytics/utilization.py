@@ -1,7 +1,7 @@
 """Chunk utilization: which parts of the knowledge base the retriever actually reaches for real questions.
 
-For every logged question the retriever's current top-k (``db.retrieval.search_vectors``, exact
-pgvector cosine search, batched; identical question vectors searched once) is taken, then:
+For every logged question the retriever's current top-k (exact cosine search, ``Retriever.top_k_in_memory``;
+identical question vectors searched once) is taken, then:
 
 * ``chunk_coverage`` = |{chunks retrieved at least once in some top-k}| / |chunks| (0–1, higher means
   more of the knowledge base is used); ``chunk_coverage@1`` the same for the top-1 only, which is what
@@ -44,37 +44,33 @@ class LogRetrieval:
 
 
 def retrieve_log(engine: Engine, vectors: np.ndarray, *, k: int, model: str, snapshot: Any = None) -> LogRetrieval:
-    """Top-``k`` chunks for every row's vector through the one retrieval query builder (batched), in a
-    snapshot of the knowledge base (default: the current one).
+    """Top-``k`` chunks for every row's vector (identical vectors searched once) in a snapshot of the knowledge
+    base (default: the current one), exact, by :meth:`~voproshalych_eval.db.retriever.Retriever.top_k_in_memory`:
+    the snapshot's chunk vectors are read once and every question is scored with one blocked matrix product
+    (issue 28: a pgvector scan per distinct question was 20 s of a 50,000-row log; the ranking is the same up to
+    ties within float32 rounding, distances within 1e-6).
 
     When ``model`` did not fill ``chunk.embedding``, the knowledge base is re-embedded into
     ``eval.chunk_vectors`` first (cached; only changed chunks).
     """
-    from voproshalych_eval.db import retrieval
+    from voproshalych_eval.db.retriever import Retriever
+    from voproshalych_eval.embeddings import cached_embedder
 
     n = vectors.shape[0]
-    if not retrieval.uses_stored_vectors(engine, model, dim=int(vectors.shape[1]) if n else None, snapshot=snapshot):
-        from voproshalych_eval.embeddings import cached_embedder
-
-        retrieval.ensure_chunk_vectors(engine, cached_embedder(model, engine), snapshot=snapshot)
-        search_model: str | None = model
-    else:
-        search_model = None
     ids = np.full((n, k), -1, dtype=np.int64)
     urls = np.full((n, k), None, dtype=object)
     dist = np.full((n, k), np.nan, dtype=np.float64)
+    search = Retriever.open(engine, snapshot=snapshot, embedder=cached_embedder(model, engine))
+    search.prepare()
     if n == 0:
         return LogRetrieval(ids, urls, dist, k, model)
-    uniq, inverse = np.unique(np.ascontiguousarray(vectors, dtype=np.float32), axis=0, return_inverse=True)
-    hits = retrieval.search_vectors(engine, uniq, k=k, model=search_model, snapshot=snapshot)
-    u_ids = np.full((len(uniq), k), -1, dtype=np.int64)
-    u_urls = np.full((len(uniq), k), None, dtype=object)
-    u_dist = np.full((len(uniq), k), np.nan, dtype=np.float64)
-    for i, row in enumerate(hits):
-        for j, h in enumerate(row[:k]):
-            u_ids[i, j], u_urls[i, j], u_dist[i, j] = h.chunk_id, h.url, h.distance
+    q = np.ascontiguousarray(vectors, dtype=np.float32)
+    # distinct rows by their bytes (a hash; np.unique(axis=0) sorts 512 columns lexicographically)
+    _, first, inverse = np.unique(q.view(np.dtype((np.void, q.dtype.itemsize * q.shape[1]))).ravel(),
+                                  return_index=True, return_inverse=True)
+    top = search.top_k_in_memory(q[first], k)
     inverse = np.asarray(inverse).ravel()
-    return LogRetrieval(u_ids[inverse], u_urls[inverse], u_dist[inverse], k, model)
+    return LogRetrieval(top.ids[inverse], top.urls[inverse], top.distances[inverse], k, model)
 
 
 @dataclass

@@ -68,6 +68,7 @@ SnapshotRef = int | Snapshot | None
 __all__ = [
     "BATCH_SIZE",
     "Hit",
+    "TopK",
     "ann_table_name",
     "build_hnsw_index",
     "drop_hnsw_index",
@@ -76,7 +77,9 @@ __all__ = [
     "search_fts",
     "search_one",
     "search_vectors",
+    "search_vectors_in_memory",
     "stored_model_name",
+    "top_k_exact",
     "uses_stored_vectors",
     "vectors_label",
 ]
@@ -240,7 +243,8 @@ def search_vectors(
         model: embedder name of the question vectors (see the module docstring for the source table).
         use_index: search the HNSW copy built by :func:`build_hnsw_index` (approximate) instead.
         ef_search: HNSW ``ef_search`` (default pgvector's 40; raised to at least ``k``).
-        strategy: ``"auto"``, ``"sql"`` or ``"prefilter"`` (exact search only; same results).
+        strategy: ``"auto"``, ``"sql"`` or ``"prefilter"`` (exact search only; same results); ``"memory"``:
+            :func:`search_vectors_in_memory` (numpy; the same up to ties within float32 rounding).
         batch_size: questions per SQL statement.
         snapshot: the snapshot searched (id or ``Snapshot``; default: the current one).
     """
@@ -261,7 +265,9 @@ def search_vectors(
         return _search_sql(engine, src, q, k=k, batch_size=batch_size)
     if strategy == "prefilter":
         return _search_prefilter(engine, src, q, k=k, batch_size=batch_size)
-    raise ValueError(f"unknown strategy {strategy!r}; use 'auto', 'sql' or 'prefilter'")
+    if strategy == "memory":
+        return search_vectors_in_memory(engine, q, k=k, model=model, snapshot=snap).hits()
+    raise ValueError(f"unknown strategy {strategy!r}; use 'auto', 'sql', 'prefilter' or 'memory'")
 
 
 def _lateral_sql(src: _Source, *, k: int, candidates: bool, order_by_id: bool = True) -> str:
@@ -369,6 +375,110 @@ def _search_prefilter(engine: Engine, src: _Source, q: np.ndarray, *, k: int, ba
             rows = _fetch_binary(conn, sql, {**src.params, "qs": list(batch), "cands": lits})
             _collect(rows, len(batch), start, out)
     return out
+
+
+@dataclass(frozen=True)
+class TopK:
+    """Top-``k`` of a batch of question vectors as arrays, best first: chunk ``ids`` (n, k) int64 (-1 = none),
+    ``urls`` (n, k) object (None = none), ``distances`` (n, k) float64 (NaN = none)."""
+
+    ids: np.ndarray
+    urls: np.ndarray
+    distances: np.ndarray
+
+    def hits(self) -> list[list[Hit]]:
+        """The same as :class:`Hit` lists (what :func:`search_vectors` returns)."""
+        return [
+            [Hit(int(c), str(u), float(d), r) for r, (c, u, d) in enumerate(zip(ids, urls, dist, strict=True), 1)
+             if c >= 0]
+            for ids, urls, dist in zip(self.ids, self.urls, self.distances, strict=True)
+        ]
+
+
+def _read_vectors_urls(engine: Engine, src: _Source) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(ids, urls, vectors)`` of a source in id order, read once in pgvector's binary format (no NULL vectors)."""
+    sql = (f"SELECT c.id, {src.url}, {src.embedding} FROM {src.from_sql} {src.where} "
+           f"{'AND' if src.where else 'WHERE'} {src.embedding} IS NOT NULL ORDER BY c.id").replace(":model", "%(model)s")
+    with engine.connect() as conn:
+        rows = _fetch_binary(conn, sql, src.params)
+    ids = np.asarray([r[0] for r in rows], dtype=np.int64)
+    urls = np.asarray([r[1] for r in rows] + [None], dtype=object)[:-1]  # 1-d even when urls are sequences
+    if not rows:
+        return ids, urls, np.zeros((0, 0), dtype=np.float32)
+    return ids, urls, np.vstack([parse_vector(r[2]) for r in rows])
+
+
+def top_k_exact(ids: np.ndarray, vectors: np.ndarray, q: np.ndarray, *, k: int,
+                pair_block: int = 16_384) -> tuple[np.ndarray, np.ndarray]:
+    """Exact cosine top-``k`` of every row of ``q`` among ``vectors`` (rows keyed by ``ids``), in numpy.
+
+    ``distance = 1 - clip(a·b / sqrt(|a|² |b|²), -1, 1)`` in float64 from the float32 vectors (pgvector's
+    ``<=>`` formula; pgvector sums in float32, so its values differ by rounding only: <= ``4 * dim * 2**-24``,
+    in practice ~1e-7), ranked by ``(distance, id)`` like ``ORDER BY embedding <=> q, id``; a zero vector has
+    a NaN distance and ranks last, as in PostgreSQL. The float32 matrix product (blocked) keeps, per question,
+    the chunks within :func:`prefilter_margin` of its k-th best (every chunk that can be in the exact top-k);
+    only those are scored in float64. Returns ``(positions into ids (n, k), distances (n, k))``, -1 / NaN
+    where fewer than ``k`` vectors exist.
+    """
+    n, kk = q.shape[0], min(k, len(ids))
+    pos = np.full((n, k), -1, dtype=np.int64)
+    dist = np.full((n, k), np.nan, dtype=np.float64)
+    if n == 0 or kk == 0:
+        return pos, dist
+    cands = _candidates(ids, vectors, q, k=kk)
+    lens = np.fromiter((len(c) for c in cands), dtype=np.int64, count=n)
+    qi = np.repeat(np.arange(n, dtype=np.int64), lens)
+    ci = np.searchsorted(ids, np.concatenate(cands))  # ids are sorted (read in id order)
+    x64 = vectors.astype(np.float64)
+    q64 = q.astype(np.float64)
+    xn = np.einsum("ij,ij->i", x64, x64)
+    qn = np.einsum("ij,ij->i", q64, q64)
+    d = np.empty(len(qi), dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for s in range(0, len(qi), pair_block):
+            a, b = qi[s : s + pair_block], ci[s : s + pair_block]
+            sim = np.einsum("ij,ij->i", q64[a], x64[b]) / np.sqrt(qn[a] * xn[b])
+            d[s : s + pair_block] = 1.0 - np.clip(sim, -1.0, 1.0)
+    order = np.lexsort((ids[ci], np.where(np.isnan(d), np.inf, d), qi))  # per question: distance, then id
+    starts = np.concatenate([[0], np.cumsum(lens)[:-1]])
+    rank = np.arange(len(qi)) - np.repeat(starts, lens)
+    keep = rank < kk
+    rows, cols = qi[order][keep], rank[keep]
+    pos[rows, cols] = ci[order][keep]
+    dist[rows, cols] = d[order][keep]
+    return pos, dist
+
+
+def search_vectors_in_memory(
+    engine: Engine, query_vectors: np.ndarray, *, k: int, model: str | None = None, snapshot: SnapshotRef = None
+) -> TopK:
+    """Exact top-``k`` of a batch of question vectors computed here (:func:`top_k_exact`) from the snapshot's
+    vectors read once — the source of :func:`search_vectors` (stored vectors or ``eval.chunk_vectors``).
+
+    For large batches (the real-users log: every distinct question): one float32 matrix product instead of a
+    pgvector scan per question. The same chunks in the same order as :func:`search_vectors` up to ties within
+    pgvector's float32 rounding, distances within 1e-6 (``tests/integration/test_retrieval_in_memory.py``).
+    """
+    _check_k(k)
+    q = _as_matrix(query_vectors)
+    n = q.shape[0]
+    empty = TopK(np.full((n, k), -1, dtype=np.int64), np.full((n, k), None, dtype=object),
+                 np.full((n, k), np.nan, dtype=np.float64))
+    if n == 0:
+        return empty
+    snap = snapshots.resolve(engine, snapshot)
+    src = _source(engine, snap, model, use_index=False, dim=int(q.shape[1]))
+    ids, urls, vectors = _read_vectors_urls(engine, src)
+    if ids.size and vectors.shape[1] != q.shape[1]:
+        _check_dim(engine, src, int(q.shape[1]))
+    if ids.size == 0:
+        return empty
+    pos, dist = top_k_exact(ids, vectors, q, k=k)
+    found = pos >= 0
+    out_ids, out_urls = empty.ids, empty.urls
+    out_ids[found] = ids[pos[found]]
+    out_urls[found] = urls[pos[found]]
+    return TopK(out_ids, out_urls, dist)
 
 
 def _search_hnsw(

@@ -132,6 +132,12 @@ class Retriever:
         return R.search_vectors(self.engine, query_vectors, k=k, model=self.model, use_index=self.use_index,
                                 ef_search=self.ef_search, snapshot=self.snapshot)
 
+    def top_k_in_memory(self, query_vectors: np.ndarray, k: int) -> R.TopK:
+        """Exact top-``k`` chunks of a large batch of question vectors as arrays, computed in numpy from the
+        snapshot's vectors read once (:func:`voproshalych_eval.db.retrieval.search_vectors_in_memory`; the
+        ranking of :meth:`by_vectors` without the HNSW copy, up to ties within float32 rounding)."""
+        return R.search_vectors_in_memory(self.engine, query_vectors, k=k, model=self.model, snapshot=self.snapshot)
+
     def vector(self, questions: Sequence[str], k: int) -> Hits:
         """Top-``k`` chunks per question by vector search."""
         return self.by_vectors(self.embed(questions), k)

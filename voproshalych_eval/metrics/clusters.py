@@ -23,7 +23,7 @@ SINGLE_THREAD_ROWS = 5000
 
 
 def kmeans(X: np.ndarray, k: int, *, seed: int = 0, n_init: int = 1, init: np.ndarray | None = None,
-           max_iter: int = 300, tol: float = 1e-4) -> Any:
+           max_iter: int = 300, tol: float = 1e-4, sample_weight: np.ndarray | None = None) -> Any:
     """scikit-learn ``KMeans`` fitted on the rows of ``X`` (unit vectors), in float64.
 
     k-means++ initialisation, best of ``n_init`` runs, or the given ``init`` centroids; at most ``max_iter``
@@ -33,6 +33,9 @@ def kmeans(X: np.ndarray, k: int, *, seed: int = 0, n_init: int = 1, init: np.nd
     :data:`SINGLE_THREAD_ROWS` rows (a k search, stability samples) run on one OpenMP/BLAS thread: their
     parallel chunks are too small to pay for the threads, and on a busy machine the spinning threads made the
     k search 5× slower (``benchmarks/bench_topics_click.py``); the results are the same to 1e-15.
+
+    ``sample_weight``: a row standing for that many identical rows (scikit-learn's weighted Lloyd: the same
+    centres and labels as the repeated rows, up to the order of float sums).
     """
     from sklearn.cluster import KMeans  # heavy: defers sklearn
 
@@ -46,7 +49,7 @@ def kmeans(X: np.ndarray, k: int, *, seed: int = 0, n_init: int = 1, init: np.nd
     single = X64.shape[0] <= SINGLE_THREAD_ROWS
     with warnings.catch_warnings(), limit_threads(1 if single else None):
         warnings.simplefilter("ignore")  # ConvergenceWarning on duplicate points / max_iter reached
-        return model.fit(X64)
+        return model.fit(X64, sample_weight=sample_weight)
 
 
 def seeding(X: np.ndarray, k: int, *, seed: int = 0) -> np.ndarray:

@@ -54,44 +54,46 @@ RESULT_KEY, RUN_KEY = "ru_result", "ru_run_id"
 RULES_KEY = "ru_answer_rules"
 COLUMNS = tables.TOPIC_COLUMN_LABELS
 
-page_header(
-    tr("Реальные пользователи", "Real users"),
-    tr(
-        "Как студенты пользуются ботом: какие чанки базы знаний реально работают, о чём спрашивают и что "
-        "дописать в базу.",
-        "How students use the bot: which knowledge-base chunks actually work, what they ask, and what to add.",
-    ),
-    tr(
-        "Журнал реальных вопросов — **аналитика, а не эталон**: страница, которую выбрал сам бот, не считается "
-        "правильным ответом. Анализ идёт по **всему** журналу после фильтров: вопросы без сохранённого вектора "
-        "досчитываются (с кэшем), n указано на каждой вкладке.\n\n"
-        "- **Использование**: для каждого вопроса — текущий top-k поиска (pgvector). Покрытие = доля чанков, "
-        "хоть раз попавших в top-k (0–1, больше — больше базы используется); @1 — то, что бот отдаёт LLM.\n"
-        "- **Ответы бота**: непустой ответ — ещё не ответ. `Ответ не найден.`, `Что-то в вашем вопросе меня "
-        "смущает…`, `Извините, но в предоставленном фрагменте…` и шаблоны приветствий считаются отказами; "
-        "**фактическая доля отвеченных** = только настоящие ответы. Классы решает модель, обученная на вашей "
-        "разметке частых ответов (вкладка «Ответы бота»), с точностью и интервалом по кросс-валидации.\n"
-        f"- **Темы**: KMeans по эмбеддингам, k по силуэту; названия — ключевые слова по c-TF-IDF + MMR (по "
-        f"леммам pymorphy3 без стоп-слов и слов-паразитов); примеры — ближайшие к центру темы без почти-дубликатов "
-        f"(×N — сколько вопросов темы их повторяют). Оценка пробела: `{GAP_FORMULA}` — больше значит «писать в "
-        f"первую очередь».\n"
-        "- **Домен**: объём, пользователи, длины, оценки, слова и сленг, повторы, категории (правила), сессии.",
-        "The real-user log is **analytics, not ground truth**: the page the bot chose is not a correct answer. "
-        "Analyses use the **whole** filtered log: questions without a stored vector are embedded (cached); every "
-        "tab states its n.\n\n"
-        "- **Utilization**: the retriever's current top-k (pgvector) for every question. Coverage = share of "
-        "chunks retrieved at least once (0–1, higher = more of the KB used); @1 is what production feeds the LLM.\n"
-        "- **Bot answers**: a non-empty answer is not yet an answer. `Ответ не найден.`, `Что-то в вашем вопросе "
-        "меня смущает…`, `Извините, но в предоставленном фрагменте…` and greeting templates count as declines; "
-        "the **effective answered rate** counts real answers only. A model trained on your labels of the frequent "
-        "answers (the Bot answers tab) decides the classes, with its cross-validated accuracy and interval.\n"
-        f"- **Topics**: KMeans over embeddings, k by silhouette; names are BERTopic keywords (c-TF-IDF + MMR over "
-        f"pymorphy3 lemmas without stop words and filler); examples are the questions closest to the topic centre "
-        f"with near-duplicates folded (×N = how many questions of the topic repeat them). Gap score: "
-        f"`{GAP_FORMULA}` — higher means write it first.\n"
-        "- **Domain**: volume, users, lengths, scores, terms and slang, repeats, categories (rules), sessions.",
-    ),
-)
+def init_page_state() -> None:
+    """The page's header and its "how to read this"."""
+    page_header(
+        tr("Реальные пользователи", "Real users"),
+        tr(
+            "Как студенты пользуются ботом: какие чанки базы знаний реально работают, о чём спрашивают и что "
+            "дописать в базу.",
+            "How students use the bot: which knowledge-base chunks actually work, what they ask, and what to add.",
+        ),
+        tr(
+            "Журнал реальных вопросов — **аналитика, а не эталон**: страница, которую выбрал сам бот, не считается "
+            "правильным ответом. Анализ идёт по **всему** журналу после фильтров: вопросы без сохранённого вектора "
+            "досчитываются (с кэшем), n указано на каждой вкладке.\n\n"
+            "- **Использование**: для каждого вопроса — текущий top-k поиска (pgvector). Покрытие = доля чанков, "
+            "хоть раз попавших в top-k (0–1, больше — больше базы используется); @1 — то, что бот отдаёт LLM.\n"
+            "- **Ответы бота**: непустой ответ — ещё не ответ. `Ответ не найден.`, `Что-то в вашем вопросе меня "
+            "смущает…`, `Извините, но в предоставленном фрагменте…` и шаблоны приветствий считаются отказами; "
+            "**фактическая доля отвеченных** = только настоящие ответы. Классы решает модель, обученная на вашей "
+            "разметке частых ответов (вкладка «Ответы бота»), с точностью и интервалом по кросс-валидации.\n"
+            f"- **Темы**: KMeans по эмбеддингам, k по силуэту; названия — ключевые слова по c-TF-IDF + MMR (по "
+            f"леммам pymorphy3 без стоп-слов и слов-паразитов); примеры — ближайшие к центру темы без почти-дубликатов "
+            f"(×N — сколько вопросов темы их повторяют). Оценка пробела: `{GAP_FORMULA}` — больше значит «писать в "
+            f"первую очередь».\n"
+            "- **Домен**: объём, пользователи, длины, оценки, слова и сленг, повторы, категории (правила), сессии.",
+            "The real-user log is **analytics, not ground truth**: the page the bot chose is not a correct answer. "
+            "Analyses use the **whole** filtered log: questions without a stored vector are embedded (cached); every "
+            "tab states its n.\n\n"
+            "- **Utilization**: the retriever's current top-k (pgvector) for every question. Coverage = share of "
+            "chunks retrieved at least once (0–1, higher = more of the KB used); @1 is what production feeds the LLM.\n"
+            "- **Bot answers**: a non-empty answer is not yet an answer. `Ответ не найден.`, `Что-то в вашем вопросе "
+            "меня смущает…`, `Извините, но в предоставленном фрагменте…` and greeting templates count as declines; "
+            "the **effective answered rate** counts real answers only. A model trained on your labels of the frequent "
+            "answers (the Bot answers tab) decides the classes, with its cross-validated accuracy and interval.\n"
+            f"- **Topics**: KMeans over embeddings, k by silhouette; names are BERTopic keywords (c-TF-IDF + MMR over "
+            f"pymorphy3 lemmas without stop words and filler); examples are the questions closest to the topic centre "
+            f"with near-duplicates folded (×N = how many questions of the topic repeat them). Gap score: "
+            f"`{GAP_FORMULA}` — higher means write it first.\n"
+            "- **Domain**: volume, users, lengths, scores, terms and slang, repeats, categories (rules), sessions.",
+        ),
+    )
 
 engine = state.engine()
 
@@ -130,94 +132,78 @@ def n_caption(res: object, what_ru: str = "вопросов", what_en: str = "qu
 
 # ---------------------------------------------------------------- run form: source, filters, import
 # the run form sits at the top of the main area: Run is visible without scrolling
-with st.container(border=True):
-    st.markdown(f"**{tr('Новый анализ журнала вопросов', 'New analysis of the question log')}**")
-    sources: list[str] = []
-    with state.user_errors("Не удалось прочитать список источников", "Could not list log sources"):
-        sources = list_sources(engine)
-    f1, f2, f3, f4 = st.columns([2, 2, 3, 2])
-    source = f1.selectbox(tr("Источник", "Source"), sources, key="ru_source") if sources else None
-    period = f2.date_input(tr("Период", "Period"), value=(), key="ru_period")
-    with f3:
-        answered_opt = choice(tr("Ответ", "Answer"), {"all": tr("все", "all"), "yes": tr("есть", "answered"),
-                                                     "no": tr("нет", "unanswered")}, "ru_answered")
-    score_labels = {"5": "👍 5", "1": "👎 1", "unrated": tr("без оценки", "unrated")}
-    picked_scores = f4.multiselect(tr("Оценка", "Score"), list(score_labels.values()), key=f"ru_scores_{lang()}",
-                                   placeholder=tr("Все", "All"))
-    score_opts = [k for k, v in score_labels.items() if v in picked_scores]
-    g1, g2 = st.columns([3, 2])
-    with g1.expander(tr("Параметры", "Parameters")):
-        p1, p2, p3 = st.columns(3)
-        top_k = p1.number_input("top-k", 1, 50, 5, key="ru_topk")
-        k_topics = p2.number_input(tr("Число тем (0 = по силуэту)", "Topics (0 = by silhouette)"), 0, 100, 0,
-                                   key="ru_ktopics")
-        pause = p3.number_input(tr("Пауза сессии, мин", "Session pause, min"), 1, 1440, 30, key="ru_pause")
-    run_clicked = auth.button("run", g2, tr("Запустить анализ", "Run analysis"), type="primary", key="ru_run",
-                            icon=":material/play_arrow:", width="stretch", disabled=not sources)
-    link_kb = False
-    if source is not None and source != PRODUCTION_SOURCE:
-        link_kb = st.checkbox(
-            tr("Журнал относится к загруженной базе знаний (связать со снимком базы)",
-               "This log belongs to the loaded knowledge base (link it to the KB's snapshot)"), key="ru_link_kb",
-            help=tr("Без связи импортированный журнал анализируется сам по себе: домен и темы работают, использование "
-                    "чанков и расстояния до базы — нет.",
-                    "Unlinked, an imported log is analysed on its own: domain and topics work; chunk utilization and "
-                    "distances to the KB need the link."))
+def _render_form() -> list[str]:
+    """The run form (source, filters, parameters, Run) and the log import; starts an analysis when Run is
+    pressed. Returns the log sources."""
+    with st.container(border=True):
+        st.markdown(f"**{tr('Новый анализ журнала вопросов', 'New analysis of the question log')}**")
+        sources: list[str] = []
+        with state.user_errors("Не удалось прочитать список источников", "Could not list log sources"):
+            sources = list_sources(engine)
+        f1, f2, f3, f4 = st.columns([2, 2, 3, 2])
+        source = f1.selectbox(tr("Источник", "Source"), sources, key="ru_source") if sources else None
+        period = f2.date_input(tr("Период", "Period"), value=(), key="ru_period")
+        with f3:
+            answered_opt = choice(tr("Ответ", "Answer"), {"all": tr("все", "all"), "yes": tr("есть", "answered"),
+                                                         "no": tr("нет", "unanswered")}, "ru_answered")
+        score_labels = {"5": "👍 5", "1": "👎 1", "unrated": tr("без оценки", "unrated")}
+        picked_scores = f4.multiselect(tr("Оценка", "Score"), list(score_labels.values()), key=f"ru_scores_{lang()}",
+                                       placeholder=tr("Все", "All"))
+        score_opts = [k for k, v in score_labels.items() if v in picked_scores]
+        g1, g2 = st.columns([3, 2])
+        with g1.expander(tr("Параметры", "Parameters")):
+            p1, p2, p3 = st.columns(3)
+            top_k = p1.number_input("top-k", 1, 50, 5, key="ru_topk")
+            k_topics = p2.number_input(tr("Число тем (0 = по силуэту)", "Topics (0 = by silhouette)"), 0, 100, 0,
+                                       key="ru_ktopics")
+            pause = p3.number_input(tr("Пауза сессии, мин", "Session pause, min"), 1, 1440, 30, key="ru_pause")
+        run_clicked = auth.button("run", g2, tr("Запустить анализ", "Run analysis"), type="primary", key="ru_run",
+                                icon=":material/play_arrow:", width="stretch", disabled=not sources)
+        link_kb = False
+        if source is not None and source != PRODUCTION_SOURCE:
+            link_kb = st.checkbox(
+                tr("Журнал относится к загруженной базе знаний (связать со снимком базы)",
+                   "This log belongs to the loaded knowledge base (link it to the KB's snapshot)"), key="ru_link_kb",
+                help=tr("Без связи импортированный журнал анализируется сам по себе: домен и темы работают, использование "
+                        "чанков и расстояния до базы — нет.",
+                        "Unlinked, an imported log is analysed on its own: domain and topics work; chunk utilization and "
+                        "distances to the KB need the link."))
 
-    with st.expander(tr("Импорт журнала (CSV/JSONL/JSON)", "Import a log (CSV/JSONL/JSON)"), expanded=not sources):
-        upload = st.file_uploader(tr("Файл выгрузки question_answer", "question_answer export file"),
-                                  type=["csv", "jsonl", "json"], key="ru_upload")
-        imp_source = st.text_input(tr("Имя источника", "Source name"), key="ru_imp_source")
-        skip_bad = st.checkbox(tr("Пропускать ошибочные строки", "Skip bad rows"), key="ru_skip")
-        if auth.button("dataset", st, tr("Импортировать", "Import"), key="ru_import") and upload is not None:
-            auth.require("dataset", "uploaded log")
-            try:
-                up_name, up_data = uploads.read(upload)
-                rep = import_file(engine, up_name, source=imp_source or None, skip_bad_rows=skip_bad, data=up_data)
-                auth.record("dataset", rep.source, {"op": "import_log", "rows": rep.n_imported})
-                st.success(tr(f"Импортировано {rep.n_imported} из {rep.n_rows} строк в «{rep.source}»",
-                              f"Imported {rep.n_imported} of {rep.n_rows} rows into '{rep.source}'"))
-                if rep.n_empty_questions:
-                    st.info(tr(f"Строк без текста вопроса: {rep.n_empty_questions} — учтены как события (сессии, "
-                               "пользователи), в текстовый анализ не входят.",
-                               f"Rows without question text: {rep.n_empty_questions} — counted as events (sessions, "
-                               "users), left out of text analyses."))
-                if rep.errors:
-                    st.warning(tr(f"Пропущено строк: {rep.n_skipped}", f"Rows skipped: {rep.n_skipped}"))
-                    tables.show(pd.DataFrame(rep.errors), "import_errors", key="ru_imp_errors", download=False)
-            except QuestionLogImportError as exc:
-                st.error(tr(f"Файл не импортирован, ничего не записано: {exc}",
-                            f"Nothing imported, nothing written: {exc}"))
-
-if not sources:
-    empty_state("Журнала вопросов нет — загрузите демо-данные или импортируйте файл (форма вверху).",
-                "No question log yet — load the demo data or import a file (the form at the top).", demo=True)
-    st.stop()
-
-if run_clicked:
-    start, end = (period[0], period[1]) if isinstance(period, (tuple, list)) and len(period) == 2 else (None, None)
-    scores = tuple(None if s == "unrated" else int(s) for s in score_opts) or None
-    filters = LogFilters(start=start if isinstance(start, date) else None, end=end if isinstance(end, date) else None,
-                         answered={"all": None, "yes": True, "no": False}[answered_opt], scores=scores)
-    params = {"source": source, "filters": filters.describe(), "top_k": int(top_k), "k_topics": int(k_topics) or None,
-              "pause_minutes": float(pause), "lang": lang(), "link_kb": bool(link_kb)}
-    if st.session_state.get(RULES_KEY) is not None:  # the rules edited on the "Bot answers" tab
-        params["answer_rules"] = st.session_state[RULES_KEY].to_dict()
-    jobs.start(lambda: build_plan(engine, params), RUN_KEY)
-
-# the analyses run as a background job of the engine (each step an item of the run); the picker shows the run
-# just made (or any earlier one, newest first), with its verdict against the baselines first
-run = run_view.run_section("real_users", RUN_KEY, label=tr("Анализ", "Analysis"), empty=(
-    "Анализов ещё не было: выберите фильтры в форме вверху и нажмите «Запустить анализ».",
-    "No analysis yet: choose the filters in the form at the top and press “Run analysis”."))
-# selections belong to one analysis: a topic or points picked in another run's tables or map are forgotten
-run_view.scope_to_run("real_users", run.id, ("ru_map_topic", "ru_map_topic_picked", "ru_map_points", "ru_gaps",
-                                             "ru_topics"), params=("topic",))
-run_view.bind("ru_map_topic", "topic", parse=run_view.parse_optional_int)  # the highlighted topic and the search
-run_view.bind("ru_map_search", "search")  # on the map live in the URL
-if run.status not in ("done", "done_with_failures"):
-    st.error(tr("Анализ не выполнен: ", "Analysis failed: ") + str(run.error or run.status))
-    st.stop()
+        with st.expander(tr("Импорт журнала (CSV/JSONL/JSON)", "Import a log (CSV/JSONL/JSON)"), expanded=not sources):
+            upload = st.file_uploader(tr("Файл выгрузки question_answer", "question_answer export file"),
+                                      type=["csv", "jsonl", "json"], key="ru_upload")
+            imp_source = st.text_input(tr("Имя источника", "Source name"), key="ru_imp_source")
+            skip_bad = st.checkbox(tr("Пропускать ошибочные строки", "Skip bad rows"), key="ru_skip")
+            if auth.button("dataset", st, tr("Импортировать", "Import"), key="ru_import") and upload is not None:
+                auth.require("dataset", "uploaded log")
+                try:
+                    up_name, up_data = uploads.read(upload)
+                    rep = import_file(engine, up_name, source=imp_source or None, skip_bad_rows=skip_bad, data=up_data)
+                    auth.record("dataset", rep.source, {"op": "import_log", "rows": rep.n_imported})
+                    st.success(tr(f"Импортировано {rep.n_imported} из {rep.n_rows} строк в «{rep.source}»",
+                                  f"Imported {rep.n_imported} of {rep.n_rows} rows into '{rep.source}'"))
+                    if rep.n_empty_questions:
+                        st.info(tr(f"Строк без текста вопроса: {rep.n_empty_questions} — учтены как события (сессии, "
+                                   "пользователи), в текстовый анализ не входят.",
+                                   f"Rows without question text: {rep.n_empty_questions} — counted as events (sessions, "
+                                   "users), left out of text analyses."))
+                    if rep.errors:
+                        st.warning(tr(f"Пропущено строк: {rep.n_skipped}", f"Rows skipped: {rep.n_skipped}"))
+                        tables.show(pd.DataFrame(rep.errors), "import_errors", key="ru_imp_errors", download=False)
+                except QuestionLogImportError as exc:
+                    st.error(tr(f"Файл не импортирован, ничего не записано: {exc}",
+                                f"Nothing imported, nothing written: {exc}"))
+    if run_clicked:
+        start, end = (period[0], period[1]) if isinstance(period, (tuple, list)) and len(period) == 2 else (None, None)
+        scores = tuple(None if s == "unrated" else int(s) for s in score_opts) or None
+        filters = LogFilters(start=start if isinstance(start, date) else None, end=end if isinstance(end, date) else None,
+                             answered={"all": None, "yes": True, "no": False}[answered_opt], scores=scores)
+        params = {"source": source, "filters": filters.describe(), "top_k": int(top_k), "k_topics": int(k_topics) or None,
+                  "pause_minutes": float(pause), "lang": lang(), "link_kb": bool(link_kb)}
+        if st.session_state.get(RULES_KEY) is not None:  # the rules edited on the "Bot answers" tab
+            params["answer_rules"] = st.session_state[RULES_KEY].to_dict()
+        jobs.start(lambda: build_plan(engine, params), RUN_KEY)
+    return sources
 
 
 def result_of(run: runs.Run) -> RealUsersResult | None:
@@ -240,26 +226,42 @@ STEP_NAMES = {"log": ("журнал вопросов и классы ответ�
               "retrieval": ("поиск top-k", "top-k retrieval"), "utilization": ("использование чанков", "chunk utilization"),
               "topics": ("темы и пробелы", "topics and gaps"), "domain": ("домен", "domain")}
 
-res = result_of(run)
-if res is None:
-    st.info(tr(f"Таблицы и графики анализа #{run.id} не сохранены (анализ сделан прежней версией или продолжен "
-               "после остановки). Их можно пересчитать по замороженным параметрам запуска на его снимке базы — "
-               "новый запуск не создаётся, а результат сохранится.",
-               f"The tables and charts of analysis #{run.id} are not stored (it was made by an earlier version or "
-               "resumed after a stop). They can be recomputed from the run's frozen parameters on its snapshot — no "
-               "new run is made, and the result is stored."))
-    if not st.button(tr("Пересчитать таблицы и графики", "Recompute the tables and charts"), key="ru_rebuild",
-                     type="primary"):
-        st.stop()
-    with state.user_errors("Не удалось пересчитать анализ", "Could not recompute the analysis"):
-        bar = jobs.StepBar(tr("Пересчёт…", "Recomputing…"))
-        res = rebuild_result(engine, run, progress=lambda i, n, key: bar(i, n, tr(*STEP_NAMES.get(key, (key, key)))))
-        bar.finish(tr(f"Анализ #{run.id} пересчитан", f"Analysis #{run.id} recomputed"))
-        st.session_state[RESULT_KEY] = res
-        save_result(engine, res)  # the next opening reads it from the store
-    if res is None:
-        st.stop()
 
+def _render_run() -> tuple[runs.Run, RealUsersResult]:
+    """The run picker (the run just made, the URL's, else the latest) and its result, read from the store."""
+    # the analyses run as a background job of the engine (each step an item of the run); the picker shows the run
+    # just made (or any earlier one, newest first), with its verdict against the baselines first
+    run = run_view.run_section("real_users", RUN_KEY, label=tr("Анализ", "Analysis"), empty=(
+        "Анализов ещё не было: выберите фильтры в форме вверху и нажмите «Запустить анализ».",
+        "No analysis yet: choose the filters in the form at the top and press “Run analysis”."))
+    # selections belong to one analysis: a topic or points picked in another run's tables or map are forgotten
+    run_view.scope_to_run("real_users", run.id, ("ru_map_topic", "ru_map_topic_picked", "ru_map_points", "ru_gaps",
+                                                 "ru_topics"), params=("topic",))
+    run_view.bind("ru_map_topic", "topic", parse=run_view.parse_optional_int)  # the highlighted topic and the search
+    run_view.bind("ru_map_search", "search")  # on the map live in the URL
+    if run.status not in ("done", "done_with_failures"):
+        st.error(tr("Анализ не выполнен: ", "Analysis failed: ") + str(run.error or run.status))
+        st.stop()
+    res = result_of(run)
+    if res is None:
+        st.info(tr(f"Таблицы и графики анализа #{run.id} не сохранены (анализ сделан прежней версией или продолжен "
+                   "после остановки). Их можно пересчитать по замороженным параметрам запуска на его снимке базы — "
+                   "новый запуск не создаётся, а результат сохранится.",
+                   f"The tables and charts of analysis #{run.id} are not stored (it was made by an earlier version or "
+                   "resumed after a stop). They can be recomputed from the run's frozen parameters on its snapshot — no "
+                   "new run is made, and the result is stored."))
+        if not st.button(tr("Пересчитать таблицы и графики", "Recompute the tables and charts"), key="ru_rebuild",
+                         type="primary"):
+            st.stop()
+        with state.user_errors("Не удалось пересчитать анализ", "Could not recompute the analysis"):
+            bar = jobs.StepBar(tr("Пересчёт…", "Recomputing…"))
+            res = rebuild_result(engine, run, progress=lambda i, n, key: bar(i, n, tr(*STEP_NAMES.get(key, (key, key)))))
+            bar.finish(tr(f"Анализ #{run.id} пересчитан", f"Analysis #{run.id} recomputed"))
+            st.session_state[RESULT_KEY] = res
+            save_result(engine, res)  # the next opening reads it from the store
+        if res is None:
+            st.stop()
+    return run, res
 
 
 def with_examples(df: pd.DataFrame, n: int | None = None) -> pd.DataFrame:
@@ -858,13 +860,29 @@ def _render_domain(res: RealUsersResult) -> None:
             show_table(T["near_duplicate_clusters"], "near_duplicate_clusters")
 
 
-# only the open tab is drawn (each tab is a rerun away): reopening an analysis draws one tab, not four
-view = views.tabs("ru_view", {"utilization": ("Использование чанков", "Chunk utilization"),
-                              "topics": ("Темы и пробелы", "Topics & coverage gaps"),
-                              "answers": ("Ответы бота", "Bot answers"), "domain": ("Домен", "Domain")})
-renderers = {"utilization": lambda: _render_utilization(res), "topics": lambda: _render_topics(res),
-             "answers": lambda: _render_answers(res, run), "domain": lambda: _render_domain(res)}
-for name, render in renderers.items():
-    with view[name]:
-        if view[name].open is not False:
-            render()
+def _render_views(run: runs.Run, res: RealUsersResult) -> None:
+    """The analysis's tabs; only the open one is drawn (each tab is a rerun away): reopening an analysis
+    draws one tab, not four."""
+    view = views.tabs("ru_view", {"utilization": ("Использование чанков", "Chunk utilization"),
+                                  "topics": ("Темы и пробелы", "Topics & coverage gaps"),
+                                  "answers": ("Ответы бота", "Bot answers"), "domain": ("Домен", "Domain")})
+    renderers = {"utilization": lambda: _render_utilization(res), "topics": lambda: _render_topics(res),
+                 "answers": lambda: _render_answers(res, run), "domain": lambda: _render_domain(res)}
+    for name, render in renderers.items():
+        with view[name]:
+            if view[name].open is not False:
+                render()
+
+
+def _render_page() -> None:
+    sources = _render_form()
+    if not sources:
+        empty_state("Журнала вопросов нет — загрузите демо-данные или импортируйте файл (форма вверху).",
+                    "No question log yet — load the demo data or import a file (the form at the top).", demo=True)
+        st.stop()
+    run, res = _render_run()
+    _render_views(run, res)
+
+
+init_page_state()
+_render_page()

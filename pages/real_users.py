@@ -114,7 +114,7 @@ def chart(fig: object, df: pd.DataFrame, name: str) -> None:
     """A plotly chart followed by the CSV of its data."""
     plotly_chart(fig, key=f"fig_{name}")
     st.download_button("⬇ CSV", csv_download(df), file_name=f"{name}.csv", mime="text/csv",
-                       key=f"dl_{name}")
+                       key=f"dl_{name}", on_click="ignore")
 
 
 def n_caption(res: object, what_ru: str = "вопросов", what_en: str = "questions") -> None:
@@ -598,10 +598,10 @@ def _render_topics(res: RealUsersResult) -> None:
         masked, ui_lang = auth.masks_personal_data(), lang()
         c1.download_button(tr("⬇ Отчёт (Markdown)", "⬇ Report (Markdown)"),
                            lambda: auth.export_bytes(coverage_gap_markdown(res, lang=ui_lang), masked=masked),
-                           file_name="coverage_gaps.md", mime="text/markdown", key="ru_rep_md")
+                           file_name="coverage_gaps.md", mime="text/markdown", key="ru_rep_md", on_click="ignore")
         c2.download_button(tr("⬇ Отчёт (HTML)", "⬇ Report (HTML)"),
                            lambda: auth.export_bytes(coverage_gap_html(res, lang=ui_lang), masked=masked),
-                           file_name="coverage_gaps.html", mime="text/html", key="ru_rep_html")
+                           file_name="coverage_gaps.html", mime="text/html", key="ru_rep_html", on_click="ignore")
         labels = render_llm_labels(res)
         gaps = with_examples(t.gaps, n=3)  # three example questions inline, beside the name
         gaps.insert(gaps.columns.get_loc("name") + 1, "examples", gaps.pop("examples"))

@@ -516,7 +516,8 @@ def _render_map_chart(res: dict, p: proj.Projection, meta_p: pd.DataFrame, color
     for i in range(p.n_components):
         coords_df[f"{map_view.axis_name(p).lower()}_{i + 1}"] = p.coords[:, i]
     dl[1].download_button(tr("⬇ Координаты (CSV)", "⬇ Coordinates (CSV)"), data=csv_download(coords_df),
-                          file_name="tier0_projection_coords.csv", mime="text/csv", key="t0_dl_coords")
+                          file_name="tier0_projection_coords.csv", mime="text/csv", key="t0_dl_coords",
+                          on_click="ignore")
     return selected_rows
 
 

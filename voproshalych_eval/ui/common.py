@@ -183,6 +183,7 @@ def download_buttons(df: pd.DataFrame, name: str, *, key: str | None = None, for
                 file_name=f"{name}.{kind}",
                 mime="text/csv" if kind == "csv" else "application/json",
                 key=f"dl_{key or name}_{kind}",
+                on_click="ignore",  # no rerun: it would replace the file being fetched (see csv_download)
             )
 
 
@@ -195,7 +196,9 @@ def csv_download(df: pd.DataFrame, *, masked: bool | None = None) -> Callable[[]
     """The ``data`` of a CSV download button, written when the button is pressed (Streamlit calls it then):
     :func:`record_files.dataframe_csv` (formula cells neutralised), personal data masked for a session that
     masks it (``ui.auth.export_text``; ``masked`` decided at render time, since the call runs outside the
-    script). Writing every table's CSV on every rerun was a large share of a page's drawing time."""
+    script). Writing every table's CSV on every rerun was a large share of a page's drawing time. Its button
+    takes ``on_click="ignore"``: a rerun on the click registers the button's file anew and can revoke the one
+    the browser is fetching (a download that never arrives)."""
     masked = masks_personal_data() if masked is None else masked
     return lambda: export_bytes(dataframe_csv(df), masked=masked)
 

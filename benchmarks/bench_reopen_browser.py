@@ -10,7 +10,7 @@ on screen, and to the page finished. Also printed: the time from the process sta
 its background warm-up ended (the link is opened then: the restart is complete), the load average, and the
 ratio before / now.
 
-    .venv/bin/python benchmarks/bench_reopen_browser.py [--home DIR] [--rounds 2]
+    .venv/bin/python benchmarks/bench_reopen_browser.py [--home DIR] [--rounds 2] [--run ID]
 
 Needs Debian's ``chromium`` and ``chromium-driver`` and the dev dependency ``selenium`` (as the browser tests).
 """
@@ -134,13 +134,14 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--home", type=Path, help="an existing VOPROSHALYCH_EVAL_HOME (default: a scratch one)")
     ap.add_argument("--rounds", type=int, default=2, help="restarts per way of starting (medians printed)")
+    ap.add_argument("--run", type=int, help="the real-users run to reopen (default: a whole-log analysis)")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-reopen-browser-"))
     os.environ["VOPROSHALYCH_EVAL_HOME"] = str(args.home or tmp / "home")
     for name in ("DATABASE_URL", "VOPROSHALYCH_EVAL_STORE_URL"):
         os.environ.pop(name, None)
     try:
-        run_id = _analysis(args.home)
+        run_id = args.run or _analysis(args.home)
         from voproshalych_eval.db import reset_engines
 
         reset_engines()  # the app's processes open the store themselves

@@ -144,3 +144,15 @@ def test_share_axes_come_from_the_catalog_scale() -> None:
     fig = real_users.volume(pd.DataFrame({"period": ["2026-01"], "questions": [3], "answered_rate": [0.5]}))
     assert list(fig.layout.yaxis2.range) == share
     assert list(retrieval.threshold_tradeoff([0.1], [0.5], names=("a", "b")).layout.yaxis.range) == share
+
+
+def test_a_group_member_is_named_by_the_group_even_when_it_is_also_a_block_name() -> None:
+    """``n_by_kind.chunk`` is Tier 0's count of chunk vectors, not a chunk-level metric called ``n_by_kind``: the
+    label must carry no raw key (the Runs page's report chart showed ``Chunk level · n_by_kind``)."""
+    assert catalog.label("n_by_kind.chunk", "en") == "Vectors: chunks"
+    assert catalog.label("n_by_kind.question", "ru") == "Векторов: вопросы журнала"
+    assert catalog.get("n_by_kind.golden") is catalog.GROUPS["n_by_kind"]
+    assert catalog.label("chunk.mrr", "en") == "MRR · chunks"  # a block before a metric is still a block
+    for key in ("n_by_kind.chunk", "n_by_kind.question", "n_by_kind.golden", "n_by_kind.vector"):
+        for lang in ("ru", "en"):
+            assert "n_by_kind" not in catalog.label(key, lang) and "question" not in catalog.label(key, "ru")

@@ -689,7 +689,7 @@ _add(
 GROUPS: dict[str, MetricSpec] = {
     "timings_s": _m("timings_s", "Время этапа", "Step time", SECONDS, "none", "statistic",
                     "длительность этапа, секунды", "duration of a step, seconds"),
-    "n_by_kind": _count("n_by_kind", "Векторов вида", "Vectors of a kind", "число векторов этого вида",
+    "n_by_kind": _count("n_by_kind", "Векторов:", "Vectors:", "число векторов этого вида",
                         "vectors of this kind"),
     "unanswerable_top_distance": _m("unanswerable_top_distance", "Расстояние первого результата (без ответа)",
                                     "Top-hit distance (unanswerable)", DISTANCE, "none", "statistic",
@@ -841,6 +841,9 @@ MEMBER_LABELS: dict[str, tuple[str, str]] = {
     "classify_answers": ("классификация ответов", "classifying answers"), "embed": ("эмбеддинги", "embeddings"),
     "retrieve": ("поиск", "retrieval"), "topics": ("темы", "topics"), "utilization": ("использование чанков", "chunk utilization"),
     "domain": ("анализ предметной области", "domain analysis"),
+    # the kinds of vectors on Tier 0's joint map (``n_by_kind.<kind>``; ``chunk`` is a block label)
+    "question": ("вопросы журнала", "logged questions"), "golden": ("эталонные вопросы", "golden questions"),
+    "vector": ("загруженные векторы", "uploaded vectors"),
 }
 
 
@@ -848,6 +851,8 @@ def _lookup(key: str) -> tuple[MetricSpec | None, list[str], str | None]:
     """``(entry, context segments before it, group member name)`` of a key."""
     segs = key.split(".")
     for i in range(len(segs)):
+        if i and segs[i - 1] in GROUPS:  # what follows a group names its member (``n_by_kind.chunk``), not a metric
+            break
         found = _resolve(".".join(segs[i:]))
         if found is not None:
             return found, segs[:i], None

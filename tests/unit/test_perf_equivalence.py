@@ -191,3 +191,40 @@ def test_final_fit_on_distinct_rows_equals_the_fit_on_every_row() -> None:
     got = _fit_distinct(X, k, init)
     assert np.array_equal(got, want)
     assert len(np.unique(X, axis=0)) < len(X) / 2
+
+
+def test_nonzero_2d_equals_numpys_nonzero_on_tiles_views_and_transposes() -> None:
+    from voproshalych_eval.metrics.geometry import nonzero_2d
+
+    rng = np.random.default_rng(3)
+    base = rng.random((300, 520)) > 0.97
+    for mask in (base, base[:, :257], base.T, base[5:5, :], np.zeros((4, 0), bool), np.ones((3, 7), bool)):
+        r, c = nonzero_2d(mask)
+        er, ec = np.nonzero(mask)
+        assert np.array_equal(r, er) and np.array_equal(c, ec)
+
+
+def test_near_duplicate_components_equal_a_union_find() -> None:
+    """The domain's near-duplicate clusters: connected components named by their smallest index, as the
+    union-find they replace (parent of the larger root set to the smaller one)."""
+    from voproshalych_eval.analytics.domain import _union_find_components
+
+    def union_find(n: int, pairs: list[tuple[int, int, float]]) -> np.ndarray:
+        parent = list(range(n))
+
+        def find(a: int) -> int:
+            while parent[a] != a:
+                parent[a] = parent[parent[a]]
+                a = parent[a]
+            return a
+
+        for i, j, _ in pairs:
+            ri, rj = find(i), find(j)
+            if ri != rj:
+                parent[max(ri, rj)] = min(ri, rj)
+        return np.asarray([find(i) for i in range(n)])
+
+    rng = np.random.default_rng(11)
+    for n, m in ((1, 0), (5, 0), (50, 30), (400, 350), (2000, 900)):
+        pairs = [(int(a), int(b), 0.95) for a, b in rng.integers(0, n, (m, 2)) if a != b]
+        assert np.array_equal(_union_find_components(n, pairs), union_find(n, pairs))

@@ -7,7 +7,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import alerts
+from voproshalych_eval.engine import alerts
 from voproshalych_eval.ui import auth, state
 from voproshalych_eval.ui.common import page_header
 from voproshalych_eval.ui.i18n import tr

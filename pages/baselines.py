@@ -7,8 +7,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import baselines as bl
-from voproshalych_eval import describe, runs
+from voproshalych_eval.engine import baselines as bl
+from voproshalych_eval.engine import describe, runs
 from voproshalych_eval.plans import PLANS
 from voproshalych_eval.ui import auth, state, tables
 from voproshalych_eval.ui.common import empty_state, page_header

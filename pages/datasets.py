@@ -11,9 +11,10 @@ import streamlit as st
 
 from voproshalych_eval import annotations as A
 from voproshalych_eval import dataset_versions as dv
-from voproshalych_eval import datasets, runs
+from voproshalych_eval import datasets
 from voproshalych_eval.db import snapshots
 from voproshalych_eval.db.production import inspect_schema, read_chunks
+from voproshalych_eval.engine import runs
 from voproshalych_eval.field_words import QUESTION_TYPE_WORDS
 from voproshalych_eval.generation.gate_review import gate_agreement, run_review
 from voproshalych_eval.generation.plan import build_plan

@@ -7,8 +7,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import runs
 from voproshalych_eval.analytics import gaps
+from voproshalych_eval.engine import runs
 from voproshalych_eval.gap_sync import create_picked, sync
 from voproshalych_eval.generation import gap_drafts
 from voproshalych_eval.tiers import gap_diagnosis, sandbox, whatif

@@ -9,10 +9,10 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import executor, runs
 from voproshalych_eval.datasets import get_dataset
-from voproshalych_eval.describe import AGGREGATOR_LABELS, QUORUM_LABELS
 from voproshalych_eval.embeddings import BUILTIN_EMBEDDERS
+from voproshalych_eval.engine import executor, runs
+from voproshalych_eval.engine.describe import AGGREGATOR_LABELS, QUORUM_LABELS
 from voproshalych_eval.judges import AGGREGATORS, JUDGE_METRICS, Option
 from voproshalych_eval.judges.base import QUORUMS
 from voproshalych_eval.llm.providers import all_models, configured_providers

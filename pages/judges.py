@@ -5,7 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import datasets, runs
+from voproshalych_eval import datasets
+from voproshalych_eval.engine import runs
 from voproshalych_eval.plots.generation import confusion_matrix, per_model_bars, score_distributions
 from voproshalych_eval.tiers import judge_pipeline, judge_stability
 from voproshalych_eval.ui import auth, jobs, paid_run, run_view, state, tables, untrusted, views

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from voproshalych_eval import describe
-from voproshalych_eval.baselines import RULE_EN, RULE_RU, STATUS_ICONS
+from voproshalych_eval.engine import describe
+from voproshalych_eval.engine.baselines import RULE_EN, RULE_RU, STATUS_ICONS
 from voproshalych_eval.overview import overview_snapshot
 from voproshalych_eval.plots.runs import sparkline
 from voproshalych_eval.ui import state

@@ -9,7 +9,6 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import executor, runs
 from voproshalych_eval.analytics import (
     PRODUCTION_SOURCE,
     LogFilters,
@@ -38,6 +37,7 @@ from voproshalych_eval.analytics.topic_trends import (
     trends_of_period,
 )
 from voproshalych_eval.analytics.topics import GAP_FORMULA, format_example, month_of, silhouette_verdict
+from voproshalych_eval.engine import executor, runs
 from voproshalych_eval.plots import real_users as charts
 from voproshalych_eval.ui import auth, jobs, map_view, run_view, state, tables, uploads, views
 from voproshalych_eval.ui.charts import plotly_chart

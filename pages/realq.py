@@ -10,9 +10,9 @@ import pandas as pd
 import streamlit as st
 
 from voproshalych_eval import annotations as A
-from voproshalych_eval import executor, runs
 from voproshalych_eval.analytics.question_log import list_sources
 from voproshalych_eval.db.production import read_chunks
+from voproshalych_eval.engine import executor, runs
 from voproshalych_eval.generation import realq
 from voproshalych_eval.generation.picker import search_chunks
 from voproshalych_eval.ui import auth, jobs, state, tables, views

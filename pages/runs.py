@@ -7,8 +7,9 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import baselines as bl
-from voproshalych_eval import describe, executor, reports, runs
+from voproshalych_eval import reports
+from voproshalych_eval.engine import baselines as bl
+from voproshalych_eval.engine import describe, executor, runs
 from voproshalych_eval.metrics import catalog
 from voproshalych_eval.metrics.statistics import correction_label
 from voproshalych_eval.plans import SPECS as TIERS

@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import executor, runs
 from voproshalych_eval.bilingual import Text
 from voproshalych_eval.embeddings import BUILTIN_EMBEDDERS
+from voproshalych_eval.engine import executor, runs
 from voproshalych_eval.metrics import catalog
 from voproshalych_eval.plots import embedding_space as charts
 from voproshalych_eval.tiers import projection as proj

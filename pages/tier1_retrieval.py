@@ -8,10 +8,10 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import describe, runs
 from voproshalych_eval.datasets import DatasetError, list_datasets, load_file, store
 from voproshalych_eval.db.production import read_chunks
 from voproshalych_eval.embeddings import BUILTIN_EMBEDDERS
+from voproshalych_eval.engine import describe, runs
 from voproshalych_eval.plots import retrieval as charts
 from voproshalych_eval.tiers import tier1
 from voproshalych_eval.ui import auth, jobs, param_form, run_view, state, untrusted, uploads, views

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import datasets, runs
+from voproshalych_eval import datasets
+from voproshalych_eval.engine import runs
 from voproshalych_eval.plots.generation import rate_bars
 from voproshalych_eval.tiers import ux
 from voproshalych_eval.ui import auth, jobs, paid_run, run_view, state, tables, untrusted

@@ -1,6 +1,6 @@
 """Run reports: Markdown, self-contained HTML (plots inlined, no CDN), JSON and CSV.
 
-All formats are rendered from :func:`voproshalych_eval.runs.export_data` — metadata (dataset hash, models,
+All formats are rendered from :func:`voproshalych_eval.engine.runs.export_data` — metadata (dataset hash, models,
 prompts, parameters, code version, who/when), aggregates with 95% CIs and failures, the baseline status
 with its rule, the failed items and the per-item table — so they never disagree. Markdown and HTML are
 written in the chosen language (``lang``: the app passes its own) and open with a summary a person reads
@@ -21,8 +21,9 @@ import pandas as pd
 from sqlalchemy import Engine
 
 from voproshalych_eval import markdown as md
-from voproshalych_eval.baselines import STATUS_ICONS, STATUS_LABELS
-from voproshalych_eval.describe import config_words, models_words, param_rows, tier_title, when
+from voproshalych_eval.engine.baselines import STATUS_ICONS, STATUS_LABELS
+from voproshalych_eval.engine.describe import config_words, models_words, param_rows, tier_title, when
+from voproshalych_eval.engine.runs import STATE_LABELS, export_data, get_run, numeric_item_fields
 from voproshalych_eval.field_words import column_header, value_word
 from voproshalych_eval.jsonable import jsonable
 from voproshalych_eval.judges.agreement import judge_warnings
@@ -32,7 +33,6 @@ from voproshalych_eval.metrics.formatting import format_seconds, format_value
 from voproshalych_eval.plans import SPECS
 from voproshalych_eval.record_files import dataframe_csv
 from voproshalych_eval.redaction import redact_obj
-from voproshalych_eval.runs import STATE_LABELS, export_data, get_run, numeric_item_fields
 
 FORMATS = ("json", "md", "html", "csv")
 CSV_PARTS = ("items", "metrics")

@@ -110,7 +110,7 @@ def test_datasets_page_generates_offline(demo_engine) -> None:  # type: ignore[n
     assert at.selectbox(key="gen_lang").value == "ru"
     next(b for b in at.button if b.label == "Generate").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    from voproshalych_eval import runs
+    from voproshalych_eval.engine import runs
 
     # the run is created by the job's thread once the plan is built (ui.jobs.start): follow the job, not the store
     job = started_job(at, "datasets_gen_run_id")

@@ -11,8 +11,8 @@ from typing import Any
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
-from voproshalych_eval import runs
 from voproshalych_eval.config import PROJECT_ROOT
+from voproshalych_eval.engine import runs
 from voproshalych_eval.record_files import dataframe_csv
 
 APP = str(PROJECT_ROOT / "app.py")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from voproshalych_eval import runs
 from voproshalych_eval.config import PROJECT_ROOT
+from voproshalych_eval.engine import runs
 from voproshalych_eval.tiers.tier1 import missing_item_fields
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from voproshalych_eval import executor, runs
+from voproshalych_eval.engine import executor, runs
 from voproshalych_eval.plans import ItemResult, Plan
 
 

@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # ``tests`` import
 
 from tests.integration.test_kill_resume import wait_unlocked  # noqa: E402
 from tests.integration.test_tier2_3 import FakeBot  # noqa: E402
-from voproshalych_eval import executor, runs  # noqa: E402
+from voproshalych_eval.engine import executor, runs  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -125,8 +125,8 @@ def test_unbiased_judge_changes_nothing_and_adopts_nothing(labelled, scripted_op
 def test_aligned_version_is_selectable_per_run_and_frozen(fresh_engine, scripted_openai_env) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     """A run names its judge version in its frozen prompts; adopting another default afterwards makes its resume
     refuse, naming the version."""
-    from voproshalych_eval import executor
     from voproshalych_eval.db import labels as store
+    from voproshalych_eval.engine import executor
     from voproshalych_eval.judges.versions import JudgeVersion
     from voproshalych_eval.tiers.judge_metrics import build_plan, store_samples
 

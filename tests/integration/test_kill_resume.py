@@ -26,7 +26,7 @@ import pytest
 from sqlalchemy import text
 
 from tests.support.scripted_openai import Reply, ScriptedOpenAI
-from voproshalych_eval import runs
+from voproshalych_eval.engine import runs
 
 ROOT = Path(__file__).resolve().parents[2]
 LLM_MODEL = "model-a"

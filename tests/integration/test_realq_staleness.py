@@ -46,8 +46,8 @@ def test_topic_strategies_take_the_topics_of_a_recorded_run(demo_engine, capsys)
     run) and picks from the topics stored in it; ``--topics-run`` reuses them without a new run."""
     import json
 
-    from voproshalych_eval import runs
     from voproshalych_eval.cli import main
+    from voproshalych_eval.engine import runs
 
     with pytest.raises(ValueError, match="needs the log's topics"):
         realq.candidates(demo_engine, strategy="coverage_gap")  # never computed behind the engine's back
@@ -195,8 +195,8 @@ def test_a_run_on_a_stale_dataset_carries_a_visible_warning(fresh_db_url, fresh_
     import psycopg
 
     from voproshalych_eval.db import snapshots
+    from voproshalych_eval.engine.runs import get_run
     from voproshalych_eval.generation.staleness import run_warning
-    from voproshalych_eval.runs import get_run
 
     _source(fresh_db_url)
     snapshots.take(fresh_engine)

@@ -13,8 +13,8 @@ import pytest
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[2]))  # ``tests.support`` importable
 
 from tests.support.scripted_openai import scripted_openai, scripted_openai_env  # noqa: F401 (fixtures)
-from voproshalych_eval import runs
-from voproshalych_eval.executor import run_plan
+from voproshalych_eval.engine import runs
+from voproshalych_eval.engine.executor import run_plan
 
 
 class FakeBot:

@@ -9,7 +9,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from voproshalych_eval import runs
 from voproshalych_eval.commands.common import add_json_flag, emit, engine, exit_code, progress
 from voproshalych_eval.commands.plan_flags import add_plan_flags, plan_params
 from voproshalych_eval.commands.resume import add_outcome_flags, execute_plan
@@ -22,6 +21,7 @@ from voproshalych_eval.datasets import (
     truncation_note,
 )
 from voproshalych_eval.db import snapshots
+from voproshalych_eval.engine import runs
 from voproshalych_eval.record_files import split_names
 
 

@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from voproshalych_eval import runs
 from voproshalych_eval.commands.common import (
     Queued,
     RunCrashed,
@@ -20,7 +19,8 @@ from voproshalych_eval.commands.common import (
     progress,
 )
 from voproshalych_eval.config import get_settings
-from voproshalych_eval.executor import (
+from voproshalych_eval.engine import runs
+from voproshalych_eval.engine.executor import (
     AlreadyRunning,
     ResumeRefused,
     create_run,
@@ -29,10 +29,10 @@ from voproshalych_eval.executor import (
     run_state,
     summary_line,
 )
-from voproshalych_eval.job_queue import batches_of, enqueue, requeue
+from voproshalych_eval.engine.job_queue import batches_of, enqueue, requeue
+from voproshalych_eval.engine.runs import STATE_LABELS
 from voproshalych_eval.metrics import catalog
 from voproshalych_eval.metrics.formatting import format_value
-from voproshalych_eval.runs import STATE_LABELS
 
 
 def output_language(args: Any) -> str:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from voproshalych_eval import runs
 from voproshalych_eval.commands.common import add_json_flag, emit, engine, exit_code, progress
 from voproshalych_eval.commands.plan_flags import add_plan_flags, plan_params
 from voproshalych_eval.commands.resume import add_outcome_flags, execute_plan
 from voproshalych_eval.db import snapshots
+from voproshalych_eval.engine import runs
 
 KEY_METRICS = ("hit_rate@1", "hit_rate@5", "hit_rate@10", "mrr", "ndcg@10", "map")
 

@@ -80,7 +80,7 @@ def _kept_results(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, A
 
 
 def run_review(engine: Engine, run: Any, records: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
-    """The review outcome of generation ``run`` (a :class:`voproshalych_eval.runs.Run`; ``records``: its item
+    """The review outcome of generation ``run`` (a :class:`voproshalych_eval.engine.runs.Run`; ``records``: its item
     records, ``runs.item_records`` — the gates' recorded values; without them the gates are not read), see the
     module doc: :func:`share_of_rejected`'s keys plus ``run_id``, ``dataset``, ``dataset_ref``, ``thresholds`` and
     ``items`` (:class:`ReviewedItem` of every reviewed kept item). A run that stored nothing has ``n_kept = 0``."""

@@ -98,7 +98,7 @@ def topics_plan(engine: Engine, *, source: str | None = None, k_topics: int | No
 
 def topic_assignments(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """Topic of every log question from the item records of a finished real-users run with the topics analysis
-    (:func:`voproshalych_eval.runs.item_records`): ``log_id, topic, topic_name, gap_rank`` (``gap_rank`` None
+    (:func:`voproshalych_eval.engine.runs.item_records`): ``log_id, topic, topic_name, gap_rank`` (``gap_rank`` None
     for topics that are not ranked gaps)."""
     step = next((r for r in records if r["item_key"] == "topics"), None)
     if step is None or step["status"] != "done":

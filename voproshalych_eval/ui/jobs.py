@@ -1,6 +1,6 @@
 """Background runs in the app: start, watch (live counts, progress, ETA, tokens, cancel), reattach, resume.
 
-The job itself lives in :mod:`voproshalych_eval.executor`'s process-wide registry, keyed by run id;
+The job itself lives in :mod:`voproshalych_eval.engine.executor`'s process-wide registry, keyed by run id;
 ``st.session_state`` keeps only the run id. A widget rerun or a reopened tab therefore finds the job
 again (:func:`job_panel`), and a run whose process died shows up as "interrupted — resume".
 Also the shared results widgets of the LLM-tier pages: run picker, item filters, drill-down.
@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import describe, executor, job_queue, runs
+from voproshalych_eval.engine import describe, executor, job_queue, runs
 from voproshalych_eval.generation.staleness import run_warning, warning_text
 from voproshalych_eval.llm.prices import format_cost
 from voproshalych_eval.reports import jury_notes

@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import executor, runs
+from voproshalych_eval.engine import executor, runs
 from voproshalych_eval.ui import jobs, paid_run, run_view, state
 from voproshalych_eval.ui.common import offline_choice
 

@@ -23,7 +23,7 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from voproshalych_eval import executor, runs
+from voproshalych_eval.engine import executor, runs
 from voproshalych_eval.ui import state
 from voproshalych_eval.ui.i18n import fmt_count, lang, remember_choice, tr
 from voproshalych_eval.ui.url_state import (  # noqa: F401 - pages call them through run_view too
@@ -168,7 +168,7 @@ def pick_run(tier: str | Sequence[str], state_key: str, *, label: str | None = N
              url_param: str = RUN_PARAM) -> runs.Run | None:
     """Pick the run to show by the rule (:func:`choose_run`), with a dataset picker when the plan's runs span
     several datasets, "N runs on other datasets", the run's state, Resume and the mixed mark."""
-    from voproshalych_eval import describe
+    from voproshalych_eval.engine import describe
     from voproshalych_eval.ui import jobs
 
     eng = state.engine()

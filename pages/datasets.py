@@ -22,9 +22,9 @@ from voproshalych_eval.generation.sampling import QUESTION_TYPES as TYPES
 from voproshalych_eval.generation.staleness import check_all, check_dataset, source_note, source_text
 from voproshalych_eval.llm.providers import configured_providers
 from voproshalych_eval.ui import auth, jobs, paid_run, run_view, state, tables, uploads, views
-from voproshalych_eval.ui.common import empty_state, json_download, page_header, table_with_download
 from voproshalych_eval.ui.i18n import tr
 from voproshalych_eval.ui.run_page import start_confirmed
+from voproshalych_eval.ui.widgets import empty_state, json_download, page_header, table_with_download
 
 KEY = "datasets_gen_run_id"
 TYPE_LABELS = QUESTION_TYPE_WORDS

@@ -10,9 +10,9 @@ from voproshalych_eval.overview import overview_snapshot
 from voproshalych_eval.plots.runs import sparkline
 from voproshalych_eval.ui import state
 from voproshalych_eval.ui.charts import plotly_chart
-from voproshalych_eval.ui.common import TIER_COLORS, empty_state, page_header
 from voproshalych_eval.ui.i18n import fmt, fmt_count, lang, metric_label, tr
 from voproshalych_eval.ui.verdicts import badge_markdown
+from voproshalych_eval.ui.widgets import TIER_COLORS, empty_state, page_header
 
 
 def init_page_state() -> None:

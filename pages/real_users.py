@@ -41,14 +41,14 @@ from voproshalych_eval.engine import executor, runs
 from voproshalych_eval.plots import real_users as charts
 from voproshalych_eval.ui import auth, jobs, map_view, run_view, state, tables, uploads, views
 from voproshalych_eval.ui.charts import plotly_chart
-from voproshalych_eval.ui.common import (
+from voproshalych_eval.ui.i18n import fmt_count, lang, tr
+from voproshalych_eval.ui.widgets import (
     csv_download,
     empty_state,
     metric_cards,
     page_header,
     table_with_download,
 )
-from voproshalych_eval.ui.i18n import fmt_count, lang, tr
 
 RESULT_KEY, RUN_KEY = "ru_result", "ru_run_id"
 RULES_KEY = "ru_answer_rules"

@@ -16,8 +16,8 @@ from voproshalych_eval.engine import executor, runs
 from voproshalych_eval.generation import realq
 from voproshalych_eval.generation.picker import search_chunks
 from voproshalych_eval.ui import auth, jobs, state, tables, views
-from voproshalych_eval.ui.common import empty_state, page_header, table_with_download
 from voproshalych_eval.ui.i18n import tr
+from voproshalych_eval.ui.widgets import empty_state, page_header, table_with_download
 
 STRATEGY_LABELS = {
     "random_stratified": ("случайная выборка по слоям", "random stratified sample"),

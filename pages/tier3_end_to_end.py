@@ -30,7 +30,9 @@ from voproshalych_eval.tiers import tier3
 from voproshalych_eval.tiers.page_context import MODES
 from voproshalych_eval.ui import auth, jobs, paid_run, run_view, state, untrusted
 from voproshalych_eval.ui.charts import plotly_chart
-from voproshalych_eval.ui.common import (
+from voproshalych_eval.ui.i18n import fmt, lang, metric_label, tr
+from voproshalych_eval.ui.run_page import start_confirmed, submitted_params
+from voproshalych_eval.ui.widgets import (
     TIER_COLORS,
     json_download,
     llm_notice,
@@ -38,8 +40,6 @@ from voproshalych_eval.ui.common import (
     page_header,
     table_with_download,
 )
-from voproshalych_eval.ui.i18n import fmt, lang, metric_label, tr
-from voproshalych_eval.ui.run_page import start_confirmed, submitted_params
 
 KEY = "tier3_run_id"
 SCORES = ["rag_score", "e2e_score", "semantic_similarity", "rougeL_f"]

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from voproshalych_eval.commands.common import add_json_flag, emit, engine, progress
+from voproshalych_eval.commands.output import add_json_flag, emit, engine, progress
 from voproshalych_eval.engine.alerts import on_gate
 
 

@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from voproshalych_eval.commands.common import add_json_flag, emit, engine, progress
+from voproshalych_eval.commands.output import add_json_flag, emit, engine, progress
 from voproshalych_eval.config import get_settings
 from voproshalych_eval.db import labels as store
 from voproshalych_eval.engine import runs

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from voproshalych_eval.commands.common import (
+from voproshalych_eval.commands.output import (
     Queued,
     RunCrashed,
     add_json_flag,

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from voproshalych_eval.bilingual import render
-from voproshalych_eval.commands.common import EXIT_INTERRUPTED, add_json_flag, emit, engine, exit_code
+from voproshalych_eval.commands.output import EXIT_INTERRUPTED, add_json_flag, emit, engine, exit_code
 from voproshalych_eval.commands.resume import human_summary, output_language, printer
 from voproshalych_eval.engine import baselines, runs
 from voproshalych_eval.engine.baselines import STATUS_LABELS

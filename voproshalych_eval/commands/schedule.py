@@ -18,7 +18,7 @@ import logging
 from datetime import UTC, datetime
 from typing import Any
 
-from voproshalych_eval.commands.common import add_json_flag, emit, engine, progress
+from voproshalych_eval.commands.output import add_json_flag, emit, engine, progress
 from voproshalych_eval.engine import schedules
 from voproshalych_eval.engine.executor import run_state
 from voproshalych_eval.engine.job_queue import SYSTEM_QUEUE, app

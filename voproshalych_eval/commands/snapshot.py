@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from voproshalych_eval.commands.common import add_json_flag, emit, engine, progress
+from voproshalych_eval.commands.output import add_json_flag, emit, engine, progress
 from voproshalych_eval.db import snapshots
 from voproshalych_eval.engine import runs
 

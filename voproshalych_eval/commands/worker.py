@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from voproshalych_eval.commands.common import engine, progress
+from voproshalych_eval.commands.output import engine, progress
 from voproshalych_eval.engine.job_queue import run_worker
 
 

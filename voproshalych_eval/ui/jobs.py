@@ -21,9 +21,9 @@ from voproshalych_eval.generation.staleness import run_warning, warning_text
 from voproshalych_eval.llm.prices import format_cost
 from voproshalych_eval.reports import jury_notes
 from voproshalych_eval.ui import auth, state, trace_view, untrusted, url_state
-from voproshalych_eval.ui.common import offline_badge
 from voproshalych_eval.ui.i18n import fmt, fmt_count, fmt_seconds, lang, metric_label, show, tr
 from voproshalych_eval.ui.verdicts import run_verdict
+from voproshalych_eval.ui.widgets import offline_badge
 
 log = logging.getLogger(__name__)
 POLL_SECONDS = 1.0

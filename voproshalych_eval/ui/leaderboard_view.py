@@ -12,8 +12,8 @@ import streamlit as st
 from voproshalych_eval.engine import leaderboard, runs
 from voproshalych_eval.plans import SPECS
 from voproshalych_eval.ui import item_diff_view, state, tables
-from voproshalych_eval.ui.common import empty_state
 from voproshalych_eval.ui.i18n import lang, metric_label, tr, tr_pair
+from voproshalych_eval.ui.widgets import empty_state
 
 #: headers of the leaderboard's own columns
 LABELS = {"rank": ("Место", "Rank"), "config_words": ("Конфигурация", "Configuration"), "cost_usd": ("Стоимость, $", "Cost, $"), "tokens": ("Токены", "Tokens"),

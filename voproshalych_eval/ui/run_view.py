@@ -236,7 +236,7 @@ def run_section(tier: str | Sequence[str], state_key: str, *, label: str | None 
     the empty state (``empty = (ru, en)``; the page stops) → while the run is made, nothing more (its
     progress is above; the page stops) → the caption with the verdict first → "copy link"."""
     from voproshalych_eval.ui import jobs
-    from voproshalych_eval.ui.common import empty_state
+    from voproshalych_eval.ui.widgets import empty_state
 
     jobs.job_panel(state_key)
     run = pick_run(tier, state_key, label=label or tr("Показан запуск", "Showing run"), url_param=url_param)

@@ -103,7 +103,7 @@ def _stored(m: dict) -> str:
 
 def _throughput(eng, args, conc: int, names: list[str]) -> dict[str, float]:  # type: ignore[no-untyped-def]
     """One repetition: the baseline (concurrency 1), the default concurrency, and the bare-call reference."""
-    from voproshalych_eval.datasets import delete_dataset
+    from voproshalych_eval.datasets.store import delete_dataset
     from voproshalych_eval.engine.executor import run_plan
     from voproshalych_eval.generation.plan import build_plan
 
@@ -146,7 +146,7 @@ def main() -> None:
     from statistics import median
 
     from voproshalych_eval.config import get_settings
-    from voproshalych_eval.datasets import delete_dataset
+    from voproshalych_eval.datasets.store import delete_dataset
     from voproshalych_eval.db import get_engine
     from voproshalych_eval.demo import load_demo
     from voproshalych_eval.engine.executor import run_plan

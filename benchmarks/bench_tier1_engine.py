@@ -46,7 +46,7 @@ def main() -> int:
     else:
         os.environ.pop("DATABASE_URL", None)
     sys.path.insert(0, str(ROOT))
-    from voproshalych_eval import datasets
+    from voproshalych_eval.datasets import store as datasets
     from voproshalych_eval.db import get_engine
     from voproshalych_eval.demo import load_demo
     from voproshalych_eval.embeddings import cached_embedder

@@ -9,8 +9,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import annotations as A
-from voproshalych_eval import datasets
+from voproshalych_eval.datasets import annotations as A
+from voproshalych_eval.datasets import store as datasets
 from voproshalych_eval.db.production import read_chunks
 from voproshalych_eval.field_words import CHECK_WORDS, QUESTION_TYPE_WORDS, REVIEW_STATUS_WORDS
 from voproshalych_eval.generation.picker import highlight_span, search_chunks

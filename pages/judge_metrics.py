@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval.datasets import get_dataset
+from voproshalych_eval.datasets.store import get_dataset
 from voproshalych_eval.embeddings import BUILTIN_EMBEDDERS
 from voproshalych_eval.engine import executor, runs
 from voproshalych_eval.engine.describe import AGGREGATOR_LABELS, QUORUM_LABELS

@@ -9,8 +9,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import annotations as A
 from voproshalych_eval.analytics.question_log import list_sources
+from voproshalych_eval.datasets import annotations as A
 from voproshalych_eval.db.production import read_chunks
 from voproshalych_eval.engine import executor, runs
 from voproshalych_eval.generation import realq

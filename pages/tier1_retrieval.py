@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval.datasets import DatasetError, list_datasets, load_file, store
+from voproshalych_eval.datasets.store import DatasetError, list_datasets, load_file, store
 from voproshalych_eval.db.production import read_chunks
 from voproshalych_eval.embeddings import BUILTIN_EMBEDDERS
 from voproshalych_eval.engine import describe, runs

@@ -8,7 +8,6 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import datasets
 from voproshalych_eval.bot_api import profiles
 from voproshalych_eval.bot_api.client import ERROR_KIND_LABELS
 from voproshalych_eval.bot_api.spec import (
@@ -19,6 +18,7 @@ from voproshalych_eval.bot_api.spec import (
     parse_header,
     spec_from_options,
 )
+from voproshalych_eval.datasets import store as datasets
 from voproshalych_eval.engine import runs
 from voproshalych_eval.plots.generation import (
     OUTCOME_STYLE,

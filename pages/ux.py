@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import datasets
+from voproshalych_eval.datasets import store as datasets
 from voproshalych_eval.engine import runs
 from voproshalych_eval.plots.generation import rate_bars
 from voproshalych_eval.tiers import ux

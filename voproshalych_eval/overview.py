@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from voproshalych_eval.config import Settings
-from voproshalych_eval.datasets import list_datasets
+from voproshalych_eval.datasets.store import list_datasets
 from voproshalych_eval.db.production import table_counts
 from voproshalych_eval.engine import baselines as bl
 from voproshalych_eval.engine.baselines import lookup_metric

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.support.plans import run as run_plan
 from voproshalych_eval.config import PROJECT_ROOT
-from voproshalych_eval.datasets import Dataset, content_hash, get_dataset, store
+from voproshalych_eval.datasets.store import Dataset, content_hash, get_dataset, store
 
 APP = str(PROJECT_ROOT / "app.py")
 

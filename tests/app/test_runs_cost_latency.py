@@ -12,8 +12,8 @@ import pandas as pd
 from streamlit.testing.v1 import AppTest
 
 from voproshalych_eval.config import PROJECT_ROOT
+from voproshalych_eval.datasets.files import dataframe_csv
 from voproshalych_eval.engine import runs
-from voproshalych_eval.record_files import dataframe_csv
 
 APP = str(PROJECT_ROOT / "app.py")
 METRICS = {"avg_faithfulness": {"value": 0.8, "n": 3},

@@ -95,7 +95,7 @@ def test_comparison_shows_every_run_it_started_and_opens_the_best(demo_engine) -
 def test_hnsw_line_and_picker_of_the_chosen_dataset(demo_engine) -> None:  # type: ignore[no-untyped-def]
     """An HNSW run's line speaks words (catalog label, share by kind), never ``recall@10_vs_exact``; the picker
     lists the runs of the chosen dataset only, newest first."""
-    from voproshalych_eval.datasets import list_datasets
+    from voproshalych_eval.datasets.store import list_datasets
     from voproshalych_eval.engine import runs
 
     at = _page("ru")

@@ -10,7 +10,7 @@ from voproshalych_eval.tiers.tier1 import missing_item_fields
 
 
 def test_page_survives_partial_tier1_items(demo_engine) -> None:  # type: ignore[no-untyped-def]
-    from voproshalych_eval.datasets import list_datasets
+    from voproshalych_eval.datasets.store import list_datasets
 
     # on the dataset the page's form chooses first: the run picker lists that dataset's runs
     shown = list_datasets(demo_engine, "golden")[0]["name"]

@@ -19,7 +19,7 @@ from tests.support.dataset_cleanup import drop_new_datasets  # noqa: F401 (autou
 from tests.support.scripted_generation import GenerationLLM
 from voproshalych_eval.cli import main
 from voproshalych_eval.config import PROJECT_ROOT
-from voproshalych_eval.datasets import get_dataset
+from voproshalych_eval.datasets.store import get_dataset
 
 SEED_FIELDS = ("question", "ground_truth_answer", "chunk_id", "chunk_text", "confluence_url", "relevant_chunk_ids", "relevant_urls")
 

@@ -9,9 +9,9 @@ import uuid
 import pytest
 
 from tests.support.dataset_cleanup import drop_new_datasets  # noqa: F401 (autouse fixture)
-from voproshalych_eval import annotations as A
-from voproshalych_eval import dataset_versions as dv
-from voproshalych_eval.datasets import (
+from voproshalych_eval.datasets import annotations as A
+from voproshalych_eval.datasets import versions as dv
+from voproshalych_eval.datasets.store import (
     ConcurrentEditError,
     Dataset,
     content_hash,

@@ -20,8 +20,8 @@ def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
 
 
 def test_rejected_share_and_gate_agreement_from_the_store(demo_engine, capsys) -> None:  # type: ignore[no-untyped-def]
-    from voproshalych_eval import annotations
-    from voproshalych_eval.datasets import get_dataset
+    from voproshalych_eval.datasets import annotations
+    from voproshalych_eval.datasets.store import get_dataset
     from voproshalych_eval.generation.gate_review import run_review
 
     name = "rev_" + uuid.uuid4().hex[:6]
@@ -98,7 +98,7 @@ def test_qa_fit_gate_drops_misfits_on_the_llm_path(demo_engine, monkeypatch, cap
     question–answer fit gate drops those (garbled ones without asking the judge), and keeps none of them."""
     from tests.support.scripted_generation import GenerationLLM
     from voproshalych_eval.config import get_settings
-    from voproshalych_eval.datasets import get_dataset
+    from voproshalych_eval.datasets.store import get_dataset
     from voproshalych_eval.engine import runs
 
     with GenerationLLM(misfit_every=3) as srv:

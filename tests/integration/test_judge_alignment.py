@@ -175,8 +175,8 @@ def test_review_decisions_become_dataset_review_labels(demo_engine) -> None:  # 
     """A reviewer's accept/reject of dataset items are labels (1 / 0, the reason as note) of ``dataset_review``."""
     import uuid
 
-    from voproshalych_eval import annotations as A
-    from voproshalych_eval.datasets import Dataset, content_hash, get_dataset, store
+    from voproshalych_eval.datasets import annotations as A
+    from voproshalych_eval.datasets.store import Dataset, content_hash, get_dataset, store
     from voproshalych_eval.db import labels as label_store
     from voproshalych_eval.judges.labels import import_review_decisions
 

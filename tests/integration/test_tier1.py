@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import text
 
 from tests.support.plans import tier1 as run_tier1
-from voproshalych_eval.datasets import DatasetError, get_dataset
+from voproshalych_eval.datasets.store import DatasetError, get_dataset
 from voproshalych_eval.db import retrieval as R
 
 STORED = "use-multilingual"

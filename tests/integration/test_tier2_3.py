@@ -61,7 +61,7 @@ class FakeBot:
 
 @pytest.fixture
 def bot_chunk(demo_engine) -> tuple[str, str]:  # type: ignore[no-untyped-def]
-    from voproshalych_eval.datasets import get_dataset
+    from voproshalych_eval.datasets.store import get_dataset
     from voproshalych_eval.tiers.inputs import chunk_texts
 
     rec = get_dataset(demo_engine, "demo_golden", "golden").records[0]

@@ -35,7 +35,7 @@ def _page_texts(engine: Any, url: str) -> list[str]:
 @pytest.fixture
 def scenario(demo_engine, tmp_path: Path) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     """A 7-item golden file from the demo set and the stand-in's script for it."""
-    from voproshalych_eval.datasets import get_dataset
+    from voproshalych_eval.datasets.store import get_dataset
 
     recs = get_dataset(demo_engine, "demo_golden", "golden").records
     answerable = [r for r in recs if r["relevant_urls"]][:5]

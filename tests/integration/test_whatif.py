@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from voproshalych_eval.datasets import get_dataset
+from voproshalych_eval.datasets.store import get_dataset
 from voproshalych_eval.db import sandboxes, snapshots
 from voproshalych_eval.tiers import sandbox
 

@@ -141,7 +141,7 @@ def test_tier3_api_preset_judges_every_answered_item(demo_engine, local_env: Non
     import json
 
     from tests.support.production_qa import ProductionQA
-    from voproshalych_eval.datasets import get_dataset
+    from voproshalych_eval.datasets.store import get_dataset
     from voproshalych_eval.engine.executor import run_plan
     from voproshalych_eval.tiers.tier3 import build_plan
 
@@ -200,7 +200,7 @@ def test_tier3_preset_page_prompts_fit_the_real_window(demo_engine, tmp_path, mo
     from tests.support.production_qa import ProductionQA
     from tests.support.scripted_openai import ScriptedOpenAI
     from voproshalych_eval.config import get_settings
-    from voproshalych_eval.datasets import get_dataset
+    from voproshalych_eval.datasets.store import get_dataset
     from voproshalych_eval.engine.executor import run_plan
     from voproshalych_eval.tiers.tier3 import build_plan
 

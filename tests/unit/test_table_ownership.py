@@ -31,10 +31,10 @@ OWNERS: dict[str, str] = {
     "baselines": "engine/baselines.py",
     "bot_profiles": "bot_api/profiles.py",
     "chunk_vectors": "db/retrieval.py",
-    "dataset_items": "datasets.py",
-    "dataset_reviews": "annotations.py",
-    "dataset_versions": "datasets.py",
-    "datasets": "datasets.py",
+    "dataset_items": "datasets/store.py",
+    "dataset_reviews": "datasets/annotations.py",
+    "dataset_versions": "datasets/store.py",
+    "datasets": "datasets/store.py",
     "embedding_cache": "embeddings/cache.py",
     "gap_diagnoses": "analytics/gaps.py",
     "gap_drafts": "analytics/gaps.py",
@@ -63,13 +63,13 @@ OWNERS: dict[str, str] = {
 
 #: ``(table, module)``: SQL on a table outside its owner, with the reason it stays there
 SHARED: dict[tuple[str, str], str] = {
-    ("dataset_reviews", "datasets.py"): (
+    ("dataset_reviews", "datasets/store.py"): (
         "delete_dataset removes a name's review state in the same transaction as its versions; annotations "
         "imports datasets, so datasets cannot call it"),
-    ("dataset_versions", "dataset_versions.py"): (
+    ("dataset_versions", "datasets/versions.py"): (
         "the version history reader (one statement joining versions to their contents); the dataset modules "
         "are one store split into a reader/writer and an editor"),
-    ("datasets", "dataset_versions.py"): "the same history statement (the join to the contents' hash and size)",
+    ("datasets", "datasets/versions.py"): "the same history statement (the join to the contents' hash and size)",
 }
 
 _SQL_VERB = r"\b(?:FROM|INTO|UPDATE|JOIN|TABLE)\s+"

@@ -150,8 +150,8 @@ def run_and_report(plan: Any, args: Any) -> tuple[int, Any]:
     """:func:`execute_plan`, then print the outcome and the aggregates."""
     run_id, prog = execute_plan(plan, args)
     metrics = prog.metrics or {}
-    # heavy: keeps generation.staleness out of --help (+2 ms)
-    from voproshalych_eval.generation.staleness import dataset_warning, warning_text
+    # heavy: keeps datasets.staleness out of --help (+2 ms)
+    from voproshalych_eval.datasets.staleness import dataset_warning, warning_text
 
     warn = dataset_warning(engine(), plan.dataset_id, plan.snapshot_id)
     if warn:

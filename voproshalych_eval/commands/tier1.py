@@ -67,8 +67,8 @@ def cmd_tier1(args: Any) -> int:
         "retrieval_consistency": res.retrieval_consistency,
         "hnsw": res.hnsw,
     }
-    # heavy: keeps generation.staleness out of --help (+2 ms)
-    from voproshalych_eval.generation.staleness import dataset_warning, warning_text
+    # heavy: keeps datasets.staleness out of --help (+2 ms)
+    from voproshalych_eval.datasets.staleness import dataset_warning, warning_text
 
     out["dataset_warning"] = dataset_warning(eng, res.dataset.get("id"), (res.snapshot or {}).get("id"))
     if out["dataset_warning"]:

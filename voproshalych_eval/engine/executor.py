@@ -816,7 +816,7 @@ def dataset_differences(engine: Engine, run: runs.Run) -> list[str]:
     """The run's dataset as stored must still hash to the hash it started with."""
     if not run.dataset_hash:
         return []
-    from voproshalych_eval import datasets
+    from voproshalych_eval.datasets import store as datasets
 
     if run.dataset_id is None:
         return [f"dataset {run.dataset_name!r} ({run.dataset_hash[:12]}) was deleted from the store"]

@@ -16,8 +16,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from voproshalych_eval.datasets.staleness import run_warning, warning_text
 from voproshalych_eval.engine import describe, executor, job_queue, runs
-from voproshalych_eval.generation.staleness import run_warning, warning_text
 from voproshalych_eval.llm.prices import format_cost
 from voproshalych_eval.reports import jury_notes
 from voproshalych_eval.ui import auth, state, trace_view, untrusted, url_state

@@ -120,7 +120,7 @@ def _ru_plural(n: int, one: str, few: str, many: str) -> str:
 
 
 def _dataset_labels(run_list: Sequence[runs.Run]) -> dict[int | None, str]:
-    from voproshalych_eval.datasets import list_datasets
+    from voproshalych_eval.datasets.store import list_datasets
 
     ui_lang = lang()
     stored = {int(d["id"]): d for d in list_datasets(state.engine())}
@@ -147,7 +147,7 @@ def default_dataset_id(tier: str) -> int | None:
 
 
 def default_dataset_index(tier: str, stored: Sequence[Mapping[str, Any]], *, url_param: str = RUN_PARAM) -> int:
-    """The position in ``stored`` (``datasets.list_datasets`` rows) of the dataset a run form starts from
+    """The position in ``stored`` (``datasets.store.list_datasets`` rows) of the dataset a run form starts from
     (:func:`default_dataset_id`: the shown run's version, else its name's newest), else 0 — so generating a
     new set never moves the form of a page off the dataset its runs are on. ``url_param``: the URL parameter
     of the page's run (a page with two run views names the second one's)."""

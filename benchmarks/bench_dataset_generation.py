@@ -55,7 +55,7 @@ def _calls(eng, run_id: int) -> tuple[int, int]:  # type: ignore[no-untyped-def]
     """(LLM HTTP calls of the run, longest sequential chain of one item) from the call log and the items."""
     from sqlalchemy import text
 
-    from voproshalych_eval.runs import item_records
+    from voproshalych_eval.engine.runs import item_records
 
     with eng.connect() as conn:
         # every uncached call the run made: generation, the support judge and the answerability check
@@ -103,8 +103,8 @@ def _stored(m: dict) -> str:
 
 def _throughput(eng, args, conc: int, names: list[str]) -> dict[str, float]:  # type: ignore[no-untyped-def]
     """One repetition: the baseline (concurrency 1), the default concurrency, and the bare-call reference."""
-    from voproshalych_eval.datasets import delete_dataset
-    from voproshalych_eval.executor import run_plan
+    from voproshalych_eval.datasets.store import delete_dataset
+    from voproshalych_eval.engine.executor import run_plan
     from voproshalych_eval.generation.plan import build_plan
 
     results = {}
@@ -146,10 +146,10 @@ def main() -> None:
     from statistics import median
 
     from voproshalych_eval.config import get_settings
-    from voproshalych_eval.datasets import delete_dataset
+    from voproshalych_eval.datasets.store import delete_dataset
     from voproshalych_eval.db import get_engine
     from voproshalych_eval.demo import load_demo
-    from voproshalych_eval.executor import run_plan
+    from voproshalych_eval.engine.executor import run_plan
     from voproshalych_eval.generation.plan import DEFAULTS, build_plan
 
     eng = get_engine(get_settings())

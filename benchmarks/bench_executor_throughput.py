@@ -31,7 +31,7 @@ def main() -> None:
         from voproshalych_eval.config import get_settings
         from voproshalych_eval.db import get_engine
         from voproshalych_eval.demo import load_demo
-        from voproshalych_eval.executor import run_plan
+        from voproshalych_eval.engine.executor import run_plan
 
         get_settings.cache_clear()
         eng = get_engine(get_settings())

@@ -37,7 +37,7 @@ def main() -> int:
     os.environ["VOPROSHALYCH_EVAL_HOME"] = str(tmp / "home")
     os.environ.pop("DATABASE_URL", None)
     sys.path.insert(0, str(ROOT))
-    from voproshalych_eval import datasets
+    from voproshalych_eval.datasets import store as datasets
     from voproshalych_eval.db import get_engine, reset_engines
     from voproshalych_eval.demo import load_demo
     from voproshalych_eval.tiers import projection, tier0

@@ -51,7 +51,7 @@ def main() -> None:
         from voproshalych_eval.config import get_settings
         from voproshalych_eval.db import get_engine
         from voproshalych_eval.demo import load_demo
-        from voproshalych_eval.job_queue import store_conninfo
+        from voproshalych_eval.engine.job_queue import store_conninfo
 
         get_settings.cache_clear()
         eng = get_engine(get_settings())

@@ -119,7 +119,7 @@ def demo_gaps(engine: Any, top_n: int, k_stability_runs: int) -> int:
     from voproshalych_eval.analytics.answers import ANSWER_CLASSES
     from voproshalych_eval.analytics.topics import silhouette_verdict
     from voproshalych_eval.demo import load_demo
-    from voproshalych_eval.executor import create_run, execute
+    from voproshalych_eval.engine.executor import create_run, execute
     from voproshalych_eval.tiers import projection, tier0
 
     load_demo(engine)

@@ -31,11 +31,11 @@ def main() -> int:
     os.environ.pop("DATABASE_URL", None)
     os.environ.pop("VOPROSHALYCH_EVAL_STORE_URL", None)
     sys.path.insert(0, str(ROOT))
-    from voproshalych_eval import executor, runs
     from voproshalych_eval.analytics.pipeline import RESULT_ARTIFACT, build_plan, load_result, rebuild_result
     from voproshalych_eval.db import get_engine
     from voproshalych_eval.db.artifacts import load_artifact
     from voproshalych_eval.demo import load_demo
+    from voproshalych_eval.engine import executor, runs
 
     try:
         engine = get_engine()

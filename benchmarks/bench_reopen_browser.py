@@ -113,10 +113,10 @@ def _open(drv: Any, url: str, timeout: float = 180) -> tuple[float, float]:
 
 def _analysis(home: Path | None) -> int:
     """The id of a finished whole-log real-users analysis in the store (made when there is none)."""
-    from voproshalych_eval import executor, runs
     from voproshalych_eval.analytics.pipeline import build_plan
     from voproshalych_eval.db import get_engine
     from voproshalych_eval.demo import load_demo
+    from voproshalych_eval.engine import executor, runs
 
     engine = get_engine()
     done = [r for r in runs.list_runs(engine, tier="real_users", status="done", limit=20)

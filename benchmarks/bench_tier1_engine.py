@@ -46,10 +46,11 @@ def main() -> int:
     else:
         os.environ.pop("DATABASE_URL", None)
     sys.path.insert(0, str(ROOT))
-    from voproshalych_eval import datasets, executor
+    from voproshalych_eval.datasets import store as datasets
     from voproshalych_eval.db import get_engine
     from voproshalych_eval.demo import load_demo
     from voproshalych_eval.embeddings import cached_embedder
+    from voproshalych_eval.engine import executor
     from voproshalych_eval.tiers import tier1
 
     try:

@@ -7,10 +7,10 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import alerts
+from voproshalych_eval.engine import alerts
 from voproshalych_eval.ui import auth, state
-from voproshalych_eval.ui.common import page_header
 from voproshalych_eval.ui.i18n import tr
+from voproshalych_eval.ui.widgets import page_header
 
 EVENT_LABELS = {"verdict": ("вердикт запуска изменился", "a run's verdict changed"),
                 "gate": ("гейт качества не пройден / снова пройден", "a quality gate failed / passes again"),

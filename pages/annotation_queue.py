@@ -13,8 +13,8 @@ from voproshalych_eval.judges import agreement as ag
 from voproshalych_eval.judges import labels as lb
 from voproshalych_eval.judges import queue as jq
 from voproshalych_eval.ui import annotation, auth, judge_picker, state
-from voproshalych_eval.ui.common import empty_state, page_header
 from voproshalych_eval.ui.i18n import tr
+from voproshalych_eval.ui.widgets import empty_state, page_header
 
 STRATEGY_LABELS = {"random": ("случайно", "random"), "uncertain": ("сначала неуверенные судьи", "judge-uncertain first"),
                    "disagreement": ("сначала расхождения моделей жюри", "jury disagreements first"),

@@ -7,8 +7,8 @@ import streamlit as st
 
 from voproshalych_eval.team import ACTION_LABELS, ROLE_LABELS
 from voproshalych_eval.ui import auth, tables
-from voproshalych_eval.ui.common import empty_state, page_header
 from voproshalych_eval.ui.i18n import tr
+from voproshalych_eval.ui.widgets import empty_state, page_header
 
 OUTCOMES = {"done": ("выполнено", "done"), "refused": ("отказано", "refused")}
 COLUMNS = {

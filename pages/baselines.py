@@ -7,13 +7,13 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import baselines as bl
-from voproshalych_eval import describe, runs
+from voproshalych_eval.engine import baselines as bl
+from voproshalych_eval.engine import describe, runs
 from voproshalych_eval.plans import PLANS
 from voproshalych_eval.ui import auth, state, tables
-from voproshalych_eval.ui.common import empty_state, page_header
 from voproshalych_eval.ui.i18n import fmt, lang, tr
 from voproshalych_eval.ui.verdicts import status_text
+from voproshalych_eval.ui.widgets import empty_state, page_header
 
 TIER_KEYS = [s.key for s in PLANS]
 DIRECTIONS = {"higher": ("больше — лучше", "higher is better"), "lower": ("меньше — лучше", "lower is better"),

@@ -9,14 +9,14 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import annotations as A
-from voproshalych_eval import datasets
+from voproshalych_eval.datasets import annotations as A
+from voproshalych_eval.datasets import store as datasets
 from voproshalych_eval.db.production import read_chunks
 from voproshalych_eval.field_words import CHECK_WORDS, QUESTION_TYPE_WORDS, REVIEW_STATUS_WORDS
 from voproshalych_eval.generation.picker import highlight_span, search_chunks
 from voproshalych_eval.ui import auth, run_view, state, tables, views
-from voproshalych_eval.ui.common import empty_state, page_header, table_with_download
 from voproshalych_eval.ui.i18n import lang, tr
+from voproshalych_eval.ui.widgets import empty_state, page_header, table_with_download
 
 STATUS = REVIEW_STATUS_WORDS
 

@@ -9,21 +9,22 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import annotations as A
-from voproshalych_eval import dataset_versions as dv
-from voproshalych_eval import datasets, runs
+from voproshalych_eval.datasets import annotations as A
+from voproshalych_eval.datasets import store as datasets
+from voproshalych_eval.datasets import versions as dv
+from voproshalych_eval.datasets.staleness import check_all, check_dataset, source_note, source_text
 from voproshalych_eval.db import snapshots
 from voproshalych_eval.db.production import inspect_schema, read_chunks
+from voproshalych_eval.engine import runs
 from voproshalych_eval.field_words import QUESTION_TYPE_WORDS
 from voproshalych_eval.generation.gate_review import gate_agreement, run_review
 from voproshalych_eval.generation.plan import build_plan
 from voproshalych_eval.generation.sampling import QUESTION_TYPES as TYPES
-from voproshalych_eval.generation.staleness import check_all, check_dataset, source_note, source_text
 from voproshalych_eval.llm.providers import configured_providers
 from voproshalych_eval.ui import auth, jobs, paid_run, run_view, state, tables, uploads, views
-from voproshalych_eval.ui.common import empty_state, json_download, page_header, table_with_download
 from voproshalych_eval.ui.i18n import tr
 from voproshalych_eval.ui.run_page import start_confirmed
+from voproshalych_eval.ui.widgets import empty_state, json_download, page_header, table_with_download
 
 KEY = "datasets_gen_run_id"
 TYPE_LABELS = QUESTION_TYPE_WORDS

@@ -7,14 +7,14 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import runs
 from voproshalych_eval.analytics import gaps
+from voproshalych_eval.engine import runs
 from voproshalych_eval.gap_sync import create_picked, sync
 from voproshalych_eval.generation import gap_drafts
 from voproshalych_eval.tiers import gap_diagnosis, sandbox, whatif
 from voproshalych_eval.ui import auth, jobs, state, untrusted, uploads
-from voproshalych_eval.ui.common import empty_state, offline_badge, page_header
 from voproshalych_eval.ui.i18n import fmt, metric_label, tr, tr_pair
+from voproshalych_eval.ui.widgets import empty_state, offline_badge, page_header
 
 WHATIF_KEY = "gaps_whatif_run_id"
 

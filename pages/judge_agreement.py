@@ -14,8 +14,8 @@ from voproshalych_eval.plots.agreement import confusion_heatmap, statistic_inter
 from voproshalych_eval.tiers import judge_agreement
 from voproshalych_eval.ui import auth, jobs, judge_picker, state
 from voproshalych_eval.ui.charts import plotly_chart
-from voproshalych_eval.ui.common import empty_state, llm_notice, page_header, table_with_download
 from voproshalych_eval.ui.i18n import lang, tr
+from voproshalych_eval.ui.widgets import empty_state, llm_notice, page_header, table_with_download
 
 COLUMNS = {"id": ("№", "No."), "models": ("Модели", "Models"), "version": ("Версия", "Version"),
            "statistic": ("Статистика", "Statistic"), "value": ("Значение", "Value"), "ci": ("95% ДИ", "95% CI"),

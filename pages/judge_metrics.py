@@ -9,10 +9,10 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import executor, runs
-from voproshalych_eval.datasets import get_dataset
-from voproshalych_eval.describe import AGGREGATOR_LABELS, QUORUM_LABELS
+from voproshalych_eval.datasets.store import get_dataset
 from voproshalych_eval.embeddings import BUILTIN_EMBEDDERS
+from voproshalych_eval.engine import executor, runs
+from voproshalych_eval.engine.describe import AGGREGATOR_LABELS, QUORUM_LABELS
 from voproshalych_eval.judges import AGGREGATORS, JUDGE_METRICS, Option
 from voproshalych_eval.judges.base import QUORUMS
 from voproshalych_eval.llm.providers import all_models, configured_providers
@@ -26,7 +26,9 @@ from voproshalych_eval.tiers.judge_metrics import (
     store_samples,
 )
 from voproshalych_eval.ui import auth, jobs, paid_run, run_view, state, tables, untrusted, uploads
-from voproshalych_eval.ui.common import (
+from voproshalych_eval.ui.i18n import lang, tr
+from voproshalych_eval.ui.run_page import start_confirmed
+from voproshalych_eval.ui.widgets import (
     empty_state,
     json_download,
     llm_notice,
@@ -34,8 +36,6 @@ from voproshalych_eval.ui.common import (
     page_header,
     table_with_download,
 )
-from voproshalych_eval.ui.i18n import lang, tr
-from voproshalych_eval.ui.run_page import start_confirmed
 
 #: the per-sample table's headers that are not metric keys
 JM_LABELS = {"user_input": ("Вопрос", "Question"), "failure_kind": ("Вид сбоя", "Failure kind"),

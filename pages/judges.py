@@ -5,12 +5,15 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import datasets, runs
+from voproshalych_eval.datasets import store as datasets
+from voproshalych_eval.engine import runs
 from voproshalych_eval.plots.generation import confusion_matrix, per_model_bars, score_distributions
 from voproshalych_eval.tiers import judge_pipeline, judge_stability
 from voproshalych_eval.ui import auth, jobs, paid_run, run_view, state, tables, untrusted, views
 from voproshalych_eval.ui.charts import plotly_chart
-from voproshalych_eval.ui.common import (
+from voproshalych_eval.ui.i18n import fmt_count, lang, metric_label, tr
+from voproshalych_eval.ui.run_page import start_confirmed, submitted_params
+from voproshalych_eval.ui.widgets import (
     TIER_COLORS,
     empty_state,
     json_download,
@@ -19,8 +22,6 @@ from voproshalych_eval.ui.common import (
     page_header,
     table_with_download,
 )
-from voproshalych_eval.ui.i18n import fmt_count, lang, metric_label, tr
-from voproshalych_eval.ui.run_page import start_confirmed, submitted_params
 
 JUDGE_METRICS = ["faithfulness", "answer_relevance", "answer_correctness", "e2e_score", "rag_judge"]
 

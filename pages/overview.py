@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-from voproshalych_eval import describe
-from voproshalych_eval.baselines import RULE_EN, RULE_RU, STATUS_ICONS
+from voproshalych_eval.engine import describe
+from voproshalych_eval.engine.baselines import RULE_EN, RULE_RU, STATUS_ICONS
 from voproshalych_eval.overview import overview_snapshot
 from voproshalych_eval.plots.runs import sparkline
 from voproshalych_eval.ui import state
 from voproshalych_eval.ui.charts import plotly_chart
-from voproshalych_eval.ui.common import TIER_COLORS, empty_state, page_header
 from voproshalych_eval.ui.i18n import fmt, fmt_count, lang, metric_label, tr
 from voproshalych_eval.ui.verdicts import badge_markdown
+from voproshalych_eval.ui.widgets import TIER_COLORS, empty_state, page_header
 
 
 def init_page_state() -> None:

@@ -9,7 +9,6 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import executor, runs
 from voproshalych_eval.analytics import (
     PRODUCTION_SOURCE,
     LogFilters,
@@ -38,17 +37,18 @@ from voproshalych_eval.analytics.topic_trends import (
     trends_of_period,
 )
 from voproshalych_eval.analytics.topics import GAP_FORMULA, format_example, month_of, silhouette_verdict
+from voproshalych_eval.engine import executor, runs
 from voproshalych_eval.plots import real_users as charts
 from voproshalych_eval.ui import auth, jobs, map_view, run_view, state, tables, uploads, views
 from voproshalych_eval.ui.charts import plotly_chart
-from voproshalych_eval.ui.common import (
+from voproshalych_eval.ui.i18n import fmt_count, lang, tr
+from voproshalych_eval.ui.widgets import (
     csv_download,
     empty_state,
     metric_cards,
     page_header,
     table_with_download,
 )
-from voproshalych_eval.ui.i18n import fmt_count, lang, tr
 
 RESULT_KEY, RUN_KEY = "ru_result", "ru_run_id"
 RULES_KEY = "ru_answer_rules"

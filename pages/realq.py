@@ -9,15 +9,15 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import annotations as A
-from voproshalych_eval import executor, runs
 from voproshalych_eval.analytics.question_log import list_sources
+from voproshalych_eval.datasets import annotations as A
 from voproshalych_eval.db.production import read_chunks
+from voproshalych_eval.engine import executor, runs
 from voproshalych_eval.generation import realq
 from voproshalych_eval.generation.picker import search_chunks
 from voproshalych_eval.ui import auth, jobs, state, tables, views
-from voproshalych_eval.ui.common import empty_state, page_header, table_with_download
 from voproshalych_eval.ui.i18n import tr
+from voproshalych_eval.ui.widgets import empty_state, page_header, table_with_download
 
 STRATEGY_LABELS = {
     "random_stratified": ("случайная выборка по слоям", "random stratified sample"),

@@ -7,15 +7,19 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import baselines as bl
-from voproshalych_eval import describe, executor, reports, runs
+from voproshalych_eval import reports
+from voproshalych_eval.engine import baselines as bl
+from voproshalych_eval.engine import describe, executor, runs
 from voproshalych_eval.metrics import catalog
 from voproshalych_eval.metrics.statistics import correction_label
 from voproshalych_eval.plans import SPECS as TIERS
 from voproshalych_eval.plots import runs as charts
 from voproshalych_eval.ui import auth, item_diff_view, leaderboard_view, state, tables, trace_view, views
 from voproshalych_eval.ui.charts import plotly_chart
-from voproshalych_eval.ui.common import (
+from voproshalych_eval.ui.i18n import fmt, fmt_count, lang, metric_label, show, tr
+from voproshalych_eval.ui.jobs import StepBar, job_panel, mixed_warning, resume_button, state_label
+from voproshalych_eval.ui.verdicts import status_text
+from voproshalych_eval.ui.widgets import (
     TIER_COLORS,
     download_buttons,
     empty_state,
@@ -23,9 +27,6 @@ from voproshalych_eval.ui.common import (
     offline_badge,
     page_header,
 )
-from voproshalych_eval.ui.i18n import fmt, fmt_count, lang, metric_label, show, tr
-from voproshalych_eval.ui.jobs import StepBar, job_panel, mixed_warning, resume_button, state_label
-from voproshalych_eval.ui.verdicts import status_text
 
 VERDICTS = {
     "better": ("🟢 лучше", "🟢 better"),

@@ -9,10 +9,10 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import schedules
+from voproshalych_eval.engine import schedules
 from voproshalych_eval.ui import auth, state
-from voproshalych_eval.ui.common import page_header
 from voproshalych_eval.ui.i18n import tr
+from voproshalych_eval.ui.widgets import page_header
 
 
 def init_page_state() -> None:

@@ -14,8 +14,8 @@ from voproshalych_eval.llm import prices as llm_prices
 from voproshalych_eval.llm.client import LLMClient, RetryPolicy
 from voproshalych_eval.llm.providers import configured_providers
 from voproshalych_eval.ui import auth, state
-from voproshalych_eval.ui.common import page_header
 from voproshalych_eval.ui.i18n import tr
+from voproshalych_eval.ui.widgets import page_header
 
 
 def init_page_state() -> None:

@@ -9,23 +9,23 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import executor, runs
 from voproshalych_eval.bilingual import Text
 from voproshalych_eval.embeddings import BUILTIN_EMBEDDERS
+from voproshalych_eval.engine import executor, runs
 from voproshalych_eval.metrics import catalog
 from voproshalych_eval.plots import embedding_space as charts
 from voproshalych_eval.tiers import projection as proj
 from voproshalych_eval.tiers import tier0
 from voproshalych_eval.ui import auth, jobs, map_view, run_view, state, tables, untrusted
 from voproshalych_eval.ui.charts import plotly_chart
-from voproshalych_eval.ui.common import (
+from voproshalych_eval.ui.i18n import fmt, fmt_count, fmt_seconds, lang, metric_label, tr
+from voproshalych_eval.ui.widgets import (
     TIER_COLORS,
     csv_download,
     download_buttons,
     json_download,
     page_header,
 )
-from voproshalych_eval.ui.i18n import fmt, fmt_count, fmt_seconds, lang, metric_label, tr
 
 RESULT, PROJ, PROJ_RUN, RUN_KEY = "tier0_result", "tier0_projection", "tier0_projection_run", "t0_run_id"
 SOURCE_LABELS = {

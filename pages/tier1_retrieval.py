@@ -8,17 +8,17 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import describe, runs
-from voproshalych_eval.datasets import DatasetError, list_datasets, load_file, store
+from voproshalych_eval.datasets.store import DatasetError, list_datasets, load_file, store
 from voproshalych_eval.db.production import read_chunks
 from voproshalych_eval.embeddings import BUILTIN_EMBEDDERS
+from voproshalych_eval.engine import describe, runs
 from voproshalych_eval.plots import retrieval as charts
 from voproshalych_eval.tiers import tier1
 from voproshalych_eval.ui import auth, jobs, param_form, run_view, state, untrusted, uploads, views
 from voproshalych_eval.ui.charts import plotly_chart
-from voproshalych_eval.ui.common import empty_state, metric_cards, page_header, table_with_download
 from voproshalych_eval.ui.i18n import fmt, fmt_count, lang, metric_label, tr
 from voproshalych_eval.ui.verdicts import run_verdict
+from voproshalych_eval.ui.widgets import empty_state, metric_cards, page_header, table_with_download
 
 SUMMARY_KEYS = ("hit_rate@1", "hit_rate@5", "hit_rate@10", "mrr", "ndcg@5", "ndcg@10", "recall@5", "map")
 LEVEL_NAMES = {"chunk": ("Чанки", "Chunks"), "url": ("Страницы (URL)", "Pages (URL)")}

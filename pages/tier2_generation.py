@@ -5,12 +5,15 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import datasets, runs
+from voproshalych_eval.datasets import store as datasets
+from voproshalych_eval.engine import runs
 from voproshalych_eval.plots.generation import metric_intervals, score_distributions
 from voproshalych_eval.tiers import tier2
 from voproshalych_eval.ui import auth, jobs, paid_run, run_view, state, untrusted
 from voproshalych_eval.ui.charts import plotly_chart
-from voproshalych_eval.ui.common import (
+from voproshalych_eval.ui.i18n import fmt_count, lang, metric_label, tr
+from voproshalych_eval.ui.run_page import run_results, start_confirmed, submitted_params
+from voproshalych_eval.ui.widgets import (
     TIER_COLORS,
     json_download,
     llm_notice,
@@ -18,8 +21,6 @@ from voproshalych_eval.ui.common import (
     page_header,
     table_with_download,
 )
-from voproshalych_eval.ui.i18n import fmt_count, lang, metric_label, tr
-from voproshalych_eval.ui.run_page import run_results, start_confirmed, submitted_params
 
 KEY = "tier2_run_id"
 SCORES = ["faithfulness", "answer_relevance", "answer_correctness", "rouge1_f", "rouge2_f", "rougeL_f"]

@@ -8,7 +8,6 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import datasets, runs
 from voproshalych_eval.bot_api import profiles
 from voproshalych_eval.bot_api.client import ERROR_KIND_LABELS
 from voproshalych_eval.bot_api.spec import (
@@ -19,6 +18,8 @@ from voproshalych_eval.bot_api.spec import (
     parse_header,
     spec_from_options,
 )
+from voproshalych_eval.datasets import store as datasets
+from voproshalych_eval.engine import runs
 from voproshalych_eval.plots.generation import (
     OUTCOME_STYLE,
     metric_intervals,
@@ -29,7 +30,9 @@ from voproshalych_eval.tiers import tier3
 from voproshalych_eval.tiers.page_context import MODES
 from voproshalych_eval.ui import auth, jobs, paid_run, run_view, state, untrusted
 from voproshalych_eval.ui.charts import plotly_chart
-from voproshalych_eval.ui.common import (
+from voproshalych_eval.ui.i18n import fmt, lang, metric_label, tr
+from voproshalych_eval.ui.run_page import start_confirmed, submitted_params
+from voproshalych_eval.ui.widgets import (
     TIER_COLORS,
     json_download,
     llm_notice,
@@ -37,8 +40,6 @@ from voproshalych_eval.ui.common import (
     page_header,
     table_with_download,
 )
-from voproshalych_eval.ui.i18n import fmt, lang, metric_label, tr
-from voproshalych_eval.ui.run_page import start_confirmed, submitted_params
 
 KEY = "tier3_run_id"
 SCORES = ["rag_score", "e2e_score", "semantic_similarity", "rougeL_f"]

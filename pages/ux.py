@@ -5,12 +5,15 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import datasets, runs
+from voproshalych_eval.datasets import store as datasets
+from voproshalych_eval.engine import runs
 from voproshalych_eval.plots.generation import rate_bars
 from voproshalych_eval.tiers import ux
 from voproshalych_eval.ui import auth, jobs, paid_run, run_view, state, tables, untrusted
 from voproshalych_eval.ui.charts import plotly_chart
-from voproshalych_eval.ui.common import (
+from voproshalych_eval.ui.i18n import fmt, fmt_count, lang, metric_label, tr
+from voproshalych_eval.ui.run_page import run_results, start_confirmed, submitted_params
+from voproshalych_eval.ui.widgets import (
     TIER_COLORS,
     json_download,
     llm_notice,
@@ -18,8 +21,6 @@ from voproshalych_eval.ui.common import (
     page_header,
     table_with_download,
 )
-from voproshalych_eval.ui.i18n import fmt, fmt_count, lang, metric_label, tr
-from voproshalych_eval.ui.run_page import run_results, start_confirmed, submitted_params
 
 KEY = "ux_run_id"
 

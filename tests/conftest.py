@@ -58,8 +58,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
     from voproshalych_eval.db import reset_engines
 
-    if "voproshalych_eval.job_queue" in sys.modules:  # a page started the app's worker thread: stop it first
-        sys.modules["voproshalych_eval.job_queue"].stop_thread_worker()
+    if "voproshalych_eval.engine.job_queue" in sys.modules:  # a page started the app's worker thread: stop it first
+        sys.modules["voproshalych_eval.engine.job_queue"].stop_thread_worker()
 
     reset_engines()
     if _SERVER_PGDATA is not None:
@@ -80,7 +80,7 @@ def database_url_for(base_url: str, dbname: str) -> str:
 def _stored_metrics_are_catalogued() -> Iterator[None]:
     """Every run any test finishes must store only metric keys the metric catalog knows
     (``voproshalych_eval/metrics/catalog.py``): a tier that adds a key adds its catalog entry."""
-    from voproshalych_eval import runs
+    from voproshalych_eval.engine import runs
     from voproshalych_eval.metrics import catalog
 
     original = runs.finish_run
@@ -199,5 +199,5 @@ def _no_app_worker_left_behind() -> Iterator[None]:
     yield
     import sys
 
-    if "voproshalych_eval.job_queue" in sys.modules:
-        sys.modules["voproshalych_eval.job_queue"].stop_thread_worker()
+    if "voproshalych_eval.engine.job_queue" in sys.modules:
+        sys.modules["voproshalych_eval.engine.job_queue"].stop_thread_worker()

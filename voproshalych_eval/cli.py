@@ -4,7 +4,7 @@ Each feature registers its subcommands from its own module in ``voproshalych_eva
 (``register(subparsers)``); the list of modules comes from the plan registry. With ``--json`` a command
 prints exactly one JSON object on stdout; progress and logs go to stderr. Errors print one sentence on
 stderr and exit with status 2; a command that executes a run exits with the status of its outcome
-(:data:`voproshalych_eval.commands.common.EXIT_CODES_HELP`).
+(:data:`voproshalych_eval.commands.output.EXIT_CODES_HELP`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from voproshalych_eval.commands.common import (
+from voproshalych_eval.commands.output import (
     EXIT_CODES_HELP,
     EXIT_ERROR,
     EXIT_INTERRUPTED,

@@ -28,8 +28,8 @@ from typing import Any
 
 from sqlalchemy import Engine, text
 
-from voproshalych_eval import datasets
 from voproshalych_eval.config import PROJECT_ROOT
+from voproshalych_eval.datasets import store as datasets
 from voproshalych_eval.db import meta, production, snapshots
 from voproshalych_eval.db.engine import (
     admin_engine,

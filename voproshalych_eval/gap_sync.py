@@ -2,7 +2,7 @@
 
 :func:`sync` records, for every finished real-users run with topics not yet seen, the numbers of the gaps
 its topics match (creating gaps for its unmatched top-ranked topics) — oldest run first, so a gap's
-history follows the analyses in order. It reads the runs through the run registry (:mod:`voproshalych_eval.runs`,
+history follows the analyses in order. It reads the runs through the run registry (:mod:`voproshalych_eval.engine.runs`,
 one layer above the analytics), which is why it is not in ``analytics``.
 """
 
@@ -12,8 +12,8 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from voproshalych_eval import runs
 from voproshalych_eval.analytics import gaps
+from voproshalych_eval.engine import runs
 
 
 def topics_of(engine: Engine, run: runs.Run) -> gaps.RunTopics | None:

@@ -6,14 +6,14 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from voproshalych_eval import baselines as bl
-from voproshalych_eval.baselines import lookup_metric
 from voproshalych_eval.config import Settings
-from voproshalych_eval.datasets import list_datasets
+from voproshalych_eval.datasets.store import list_datasets
 from voproshalych_eval.db.production import table_counts
+from voproshalych_eval.engine import baselines as bl
+from voproshalych_eval.engine.baselines import lookup_metric
+from voproshalych_eval.engine.runs import Run, config_label, latest_run, list_runs
 from voproshalych_eval.llm.providers import configured_providers
 from voproshalych_eval.plans import overview_specs
-from voproshalych_eval.runs import Run, config_label, latest_run, list_runs
 
 
 def _metric_value(metrics: dict[str, Any], key: str) -> Any:
@@ -25,7 +25,7 @@ def _metric_value(metrics: dict[str, Any], key: str) -> Any:
 
 def _trend(engine: Engine, tier: str, key: str, *, like: Run | None = None, last: int = 12) -> list[float]:
     """The last values of ``key`` over the tier's finished runs, oldest first (for a sparkline) — only the
-    runs of ``like``'s configuration (:func:`~voproshalych_eval.runs.config_label`): a trend never joins a
+    runs of ``like``'s configuration (:func:`~voproshalych_eval.engine.runs.config_label`): a trend never joins a
     vector and a full-text run."""
     values = []
     wanted = config_label(like) if like is not None else None

@@ -1,6 +1,6 @@
 """Run reports: Markdown, self-contained HTML (plots inlined, no CDN), JSON and CSV.
 
-All formats are rendered from :func:`voproshalych_eval.runs.export_data` — metadata (dataset hash, models,
+All formats are rendered from :func:`voproshalych_eval.engine.runs.export_data` — metadata (dataset hash, models,
 prompts, parameters, code version, who/when), aggregates with 95% CIs and failures, the baseline status
 with its rule, the failed items and the per-item table — so they never disagree. Markdown and HTML are
 written in the chosen language (``lang``: the app passes its own) and open with a summary a person reads
@@ -21,8 +21,10 @@ import pandas as pd
 from sqlalchemy import Engine
 
 from voproshalych_eval import markdown as md
-from voproshalych_eval.baselines import STATUS_ICONS, STATUS_LABELS
-from voproshalych_eval.describe import config_words, models_words, param_rows, tier_title, when
+from voproshalych_eval.datasets.files import dataframe_csv
+from voproshalych_eval.engine.baselines import STATUS_ICONS, STATUS_LABELS
+from voproshalych_eval.engine.describe import config_words, models_words, param_rows, tier_title, when
+from voproshalych_eval.engine.runs import STATE_LABELS, export_data, get_run, numeric_item_fields
 from voproshalych_eval.field_words import column_header, value_word
 from voproshalych_eval.jsonable import jsonable
 from voproshalych_eval.judges.agreement import judge_warnings
@@ -30,9 +32,7 @@ from voproshalych_eval.masking import mask_personal_data as mask
 from voproshalych_eval.metrics import catalog
 from voproshalych_eval.metrics.formatting import format_seconds, format_value
 from voproshalych_eval.plans import SPECS
-from voproshalych_eval.record_files import dataframe_csv
 from voproshalych_eval.redaction import redact_obj
-from voproshalych_eval.runs import STATE_LABELS, export_data, get_run, numeric_item_fields
 
 FORMATS = ("json", "md", "html", "csv")
 CSV_PARTS = ("items", "metrics")
@@ -490,7 +490,7 @@ def to_csv(data: dict[str, Any], *, part: str = "items") -> str:
     """One table as CSV: ``items`` (per-item results, nested fields dotted) or ``metrics`` (aggregates
     with CIs, baselines and statuses). Every row carries ``run_id`` so tables of several runs can be
     concatenated. Formula cells (text starting with ``=``, ``+``, ``-``, ``@``, tab, CR) are written with a
-    leading ``'`` (:func:`record_files.dataframe_csv`) so a spreadsheet never evaluates them."""
+    leading ``'`` (:func:`datasets.files.dataframe_csv`) so a spreadsheet never evaluates them."""
     if part not in CSV_PARTS:
         raise ValueError(f"Unknown CSV part {part!r}: use {' or '.join(CSV_PARTS)}.")
     rows = data["items"] if part == "items" else data["metrics"]

@@ -111,7 +111,7 @@ def test_agreement_page_measures_offline(demo_engine: Any, demo_source: Any, lan
     job = started_job(at, "ja_run_id")
     job.wait(300)
     assert job.error is None and job.run_id is not None, job.error
-    from voproshalych_eval import runs
+    from voproshalych_eval.engine import runs
 
     run = runs.get_run(demo_engine, job.run_id)
     assert run.tier == "judge_agreement" and run.status == "done" and run.n_items_total == 12 and run.offline

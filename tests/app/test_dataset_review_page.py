@@ -10,9 +10,9 @@ from streamlit.testing.v1 import AppTest
 
 from tests.support.app_jobs import started_job
 from tests.support.dataset_cleanup import drop_new_datasets  # noqa: F401 (autouse fixture)
-from voproshalych_eval import annotations as A
 from voproshalych_eval.config import PROJECT_ROOT
-from voproshalych_eval.datasets import Dataset, content_hash, get_dataset, store
+from voproshalych_eval.datasets import annotations as A
+from voproshalych_eval.datasets.store import Dataset, content_hash, get_dataset, store
 
 APP = str(PROJECT_ROOT / "app.py")
 
@@ -110,7 +110,7 @@ def test_datasets_page_generates_offline(demo_engine) -> None:  # type: ignore[n
     assert at.selectbox(key="gen_lang").value == "ru"
     next(b for b in at.button if b.label == "Generate").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    from voproshalych_eval import runs
+    from voproshalych_eval.engine import runs
 
     # the run is created by the job's thread once the plan is built (ui.jobs.start): follow the job, not the store
     job = started_job(at, "datasets_gen_run_id")
@@ -130,7 +130,7 @@ def test_datasets_page_generates_offline(demo_engine) -> None:  # type: ignore[n
     # the run's human review: nothing reviewed yet, then one of the kept items rejected and one accepted
     share = next(m for m in at.metric if m.label == "Share of kept items rejected")
     assert share.value == "0%"
-    from voproshalych_eval import annotations
+    from voproshalych_eval.datasets import annotations
 
     keys = generated.keys()
     annotations.reject(demo_engine, name, keys[0], "не вопрос студента")
@@ -203,7 +203,7 @@ def test_a_run_on_a_stale_dataset_shows_the_warning(demo_engine) -> None:  # typ
 
 def test_cut_chunk_texts_are_shown(demo_engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
     from tests.integration.test_dataset_cli import cut_chunk_file
-    from voproshalych_eval.datasets import store_file
+    from voproshalych_eval.datasets.store import store_file
 
     f = tmp_path / "earlier.json"
     ds = store_file(demo_engine, f, "golden", name=cut_chunk_file(demo_engine, f))

@@ -7,7 +7,7 @@ import uuid
 
 from tests.app.test_run_view import _open
 from tests.support.plans import run as run_plan
-from voproshalych_eval.datasets import Dataset, content_hash, get_dataset, store
+from voproshalych_eval.datasets.store import Dataset, content_hash, get_dataset, store
 
 
 def _newer_copy(engine, source: str, kind: str, n: int = 2) -> Dataset:  # type: ignore[no-untyped-def]

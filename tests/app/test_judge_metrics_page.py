@@ -7,8 +7,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.support.app_jobs import started_job
-from voproshalych_eval import runs
 from voproshalych_eval.config import PROJECT_ROOT
+from voproshalych_eval.engine import runs
 
 
 def _run(at: AppTest, limit: int) -> int:

@@ -38,7 +38,7 @@ def online_and_offline_runs(engine):  # type: ignore[no-untyped-def]
 
     from sqlalchemy import text as sql
 
-    from voproshalych_eval import runs
+    from voproshalych_eval.engine import runs
     from voproshalych_eval.metrics.statistics import summarize
 
     dataset = "pages_" + uuid.uuid4().hex[:6]

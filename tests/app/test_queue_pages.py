@@ -8,8 +8,8 @@ from typing import Any
 from streamlit.testing.v1 import AppTest
 
 from tests.integration.test_alerts import Receiver
-from voproshalych_eval import alerts, schedules
 from voproshalych_eval.config import PROJECT_ROOT
+from voproshalych_eval.engine import alerts, schedules
 
 APP = str(PROJECT_ROOT / "app.py")
 

@@ -9,9 +9,9 @@ from streamlit.testing.v1 import AppTest
 
 from tests.support.app_jobs import started_job
 from tests.support.dataset_cleanup import drop_new_datasets  # noqa: F401 (autouse fixture)
-from voproshalych_eval import runs
 from voproshalych_eval.analytics import question_log
 from voproshalych_eval.config import PROJECT_ROOT
+from voproshalych_eval.engine import runs
 from voproshalych_eval.generation import realq
 
 

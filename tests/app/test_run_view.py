@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.support.plans import run as run_plan
 from voproshalych_eval.config import PROJECT_ROOT
-from voproshalych_eval.datasets import Dataset, content_hash, get_dataset, store
+from voproshalych_eval.datasets.store import Dataset, content_hash, get_dataset, store
 
 APP = str(PROJECT_ROOT / "app.py")
 
@@ -109,7 +109,7 @@ def test_a_real_users_analysis_reopens_from_the_store(demo_engine) -> None:  # t
 def test_filters_and_the_item_come_from_the_link_and_selections_stay_with_their_run(demo_engine) -> None:  # type: ignore[no-untyped-def]
     first = _tier2(demo_engine, "demo_golden", n=3)
     second = _tier2(demo_engine, "demo_golden", n=3)
-    from voproshalych_eval import runs
+    from voproshalych_eval.engine import runs
 
     heads = {str(runs.run_items(demo_engine, r)["item_key"].iloc[0]) for r in (first, second)}  # each picker's default
     linked = next(str(k) for k in runs.run_items(demo_engine, first)["item_key"] if str(k) not in heads)

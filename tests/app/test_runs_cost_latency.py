@@ -11,9 +11,9 @@ from typing import Any
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
-from voproshalych_eval import runs
 from voproshalych_eval.config import PROJECT_ROOT
-from voproshalych_eval.record_files import dataframe_csv
+from voproshalych_eval.datasets.files import dataframe_csv
+from voproshalych_eval.engine import runs
 
 APP = str(PROJECT_ROOT / "app.py")
 METRICS = {"avg_faithfulness": {"value": 0.8, "n": 3},

@@ -7,8 +7,8 @@ from typing import Any
 
 from streamlit.testing.v1 import AppTest
 
-from voproshalych_eval import executor, runs
 from voproshalych_eval.config import PROJECT_ROOT
+from voproshalych_eval.engine import executor, runs
 
 
 def test_runs_page_resumes_a_cancelled_run(demo_engine: Any) -> None:

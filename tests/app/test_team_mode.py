@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from voproshalych_eval import executor, runs
 from voproshalych_eval.config import PROJECT_ROOT
 from voproshalych_eval.db import audit
+from voproshalych_eval.engine import executor, runs
 
 APP = str(PROJECT_ROOT / "app.py")
 AUTH = {"redirect_uri": "http://localhost:8501/oauth2callback", "cookie_secret": "a-test-cookie-secret-0123456789",

@@ -155,8 +155,8 @@ def test_step_bar_shows_counts_and_eta(lang: str, expected: str) -> None:
 def test_tier0_picker_offers_an_earlier_run(demo_engine) -> None:  # type: ignore[no-untyped-def]
     """An earlier run (another session) is offered by the picker, newest first, its metrics shown from the
     store; its vectors are loaded again on request for the map."""
-    from voproshalych_eval import runs
-    from voproshalych_eval.executor import run_plan
+    from voproshalych_eval.engine import runs
+    from voproshalych_eval.engine.executor import run_plan
     from voproshalych_eval.tiers import tier0
 
     eng = demo_engine

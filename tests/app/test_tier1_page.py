@@ -5,8 +5,8 @@ from __future__ import annotations
 from streamlit.testing.v1 import AppTest
 
 from tests.support.app_jobs import started_job
-from voproshalych_eval import executor
 from voproshalych_eval.config import PROJECT_ROOT
+from voproshalych_eval.engine import executor
 
 APP = str(PROJECT_ROOT / "app.py")
 
@@ -79,7 +79,7 @@ def test_comparison_shows_every_run_it_started_and_opens_the_best(demo_engine) -
     assert all(any(f"#{rid}" in n for n in names) for rid in (base.run_id, *started)), names
     # the view kept its place across the reruns
     assert at.session_state["t1_view__view"] == "compare"
-    from voproshalych_eval import runs
+    from voproshalych_eval.engine import runs
 
     mrr = {rid: runs.get_run(demo_engine, rid).metrics["chunk"]["mrr"]["value"] for rid in (base.run_id, *started)}
     best_id = max(mrr, key=lambda r: mrr[r])
@@ -95,8 +95,8 @@ def test_comparison_shows_every_run_it_started_and_opens_the_best(demo_engine) -
 def test_hnsw_line_and_picker_of_the_chosen_dataset(demo_engine) -> None:  # type: ignore[no-untyped-def]
     """An HNSW run's line speaks words (catalog label, share by kind), never ``recall@10_vs_exact``; the picker
     lists the runs of the chosen dataset only, newest first."""
-    from voproshalych_eval import runs
-    from voproshalych_eval.datasets import list_datasets
+    from voproshalych_eval.datasets.store import list_datasets
+    from voproshalych_eval.engine import runs
 
     at = _page("ru")
     at.checkbox(key="t1_hnsw").check().run()

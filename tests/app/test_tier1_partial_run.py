@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from voproshalych_eval import runs
 from voproshalych_eval.config import PROJECT_ROOT
+from voproshalych_eval.engine import runs
 from voproshalych_eval.tiers.tier1 import missing_item_fields
 
 
 def test_page_survives_partial_tier1_items(demo_engine) -> None:  # type: ignore[no-untyped-def]
-    from voproshalych_eval.datasets import list_datasets
+    from voproshalych_eval.datasets.store import list_datasets
 
     # on the dataset the page's form chooses first: the run picker lists that dataset's runs
     shown = list_datasets(demo_engine, "golden")[0]["name"]

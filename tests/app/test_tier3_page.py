@@ -40,7 +40,7 @@ def _run_and_wait(at: AppTest, run_label: str) -> None:
 
 def test_api_mode_preset_run_and_profile(demo_engine, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from voproshalych_eval.bot_api.profiles import get_profile
-    from voproshalych_eval.datasets import get_dataset
+    from voproshalych_eval.datasets.store import get_dataset
 
     token = f"tok-{uuid.uuid4().hex}"
     monkeypatch.setenv("BOT_TOKEN", token)

@@ -49,7 +49,7 @@ def real_users_result(demo_engine: Any) -> Any:
 @pytest.fixture(scope="module")
 def corpus(demo_engine: Any, demo_source: Any, real_users_result: Any) -> str:
     from tests.support.plans import run, tier1
-    from voproshalych_eval import runs
+    from voproshalych_eval.engine import runs
 
     if not runs.list_runs(demo_engine, tier="tier1", status="done", limit=1):
         tier1(demo_engine, "demo_golden", retriever="fts", k=10, n_resamples=200, label="translation check")
@@ -128,7 +128,8 @@ def test_reports_speak_one_language(corpus: str, demo_engine: Any, fmt: str, lan
     """The Markdown and HTML report of every seeded plan's latest run: headers of the per-item table in words, no
     stored value, "None" or long decimal, no English in the Russian report (nor Russian in the English one)."""
     from tests.support.ui_text import report_texts
-    from voproshalych_eval import reports, runs
+    from voproshalych_eval import reports
+    from voproshalych_eval.engine import runs
 
     checked = 0
     for key in ("tier1", *SEEDS):
@@ -149,7 +150,8 @@ def test_cli_speaks_the_configured_language(corpus: str, demo_engine: Any, lang:
                                             capsys: Any) -> None:
     """``runs show`` and ``runs export`` follow the configured language (VOPROSHALYCH_EVAL_LANG) without ``--lang``."""
     from tests.support.ui_text import cli_texts, report_texts
-    from voproshalych_eval import cli, config, runs
+    from voproshalych_eval import cli, config
+    from voproshalych_eval.engine import runs
 
     monkeypatch.setenv("VOPROSHALYCH_EVAL_LANG", lang)
     config.get_settings.cache_clear()

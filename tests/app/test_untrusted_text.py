@@ -16,7 +16,7 @@ HOSTILE = "# Заголовок\n![pixel](http://127.0.0.1:9/pixel.png) **жир
 
 
 def test_tier3_drilldown_shows_a_hostile_answer_as_text(demo_engine) -> None:  # type: ignore[no-untyped-def]
-    from voproshalych_eval.datasets import get_dataset
+    from voproshalych_eval.datasets.store import get_dataset
 
     recs = get_dataset(demo_engine, "demo_golden", "golden").records[:2]
     with ProductionQA() as srv:

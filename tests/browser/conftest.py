@@ -113,7 +113,7 @@ def _seed_runs(engine: Any) -> None:
     """Two real Tier 1 runs on the demo (vector and full-text), so the Runs page has a history and a
     comparison to draw — unless the session already has two."""
     from tests.support.plans import tier1 as run_tier1
-    from voproshalych_eval import runs
+    from voproshalych_eval.engine import runs
 
     if len(runs.list_runs(engine, tier="tier1", status="done", limit=2)) >= 2:
         return

@@ -24,8 +24,8 @@ from tests.browser.test_journeys import (
     _shot,
 )
 from tests.support.plans import real_users as run_real_users
-from voproshalych_eval import runs
 from voproshalych_eval.analytics import gaps
+from voproshalych_eval.engine import runs
 
 pytestmark = pytest.mark.browser
 

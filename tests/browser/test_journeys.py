@@ -40,8 +40,8 @@ from tests.browser.app_driver import (
     wait_rendered,
 )
 from tests.support.ui_text import violations
-from voproshalych_eval import baselines as bl
-from voproshalych_eval import runs
+from voproshalych_eval.engine import baselines as bl
+from voproshalych_eval.engine import runs
 
 pytestmark = pytest.mark.browser
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from tests.browser.app_driver import by, exceptions, nav_link, script_idle, wait, wait_rendered
-from voproshalych_eval import annotations as A
-from voproshalych_eval.datasets import Dataset, content_hash, get_dataset, store
+from voproshalych_eval.datasets import annotations as A
+from voproshalych_eval.datasets.store import Dataset, content_hash, get_dataset, store
 
 pytestmark = pytest.mark.browser
 

@@ -38,8 +38,8 @@ from tests.browser.test_journeys import (
     _selected_views,
     _shot,
 )
-from voproshalych_eval import runs
-from voproshalych_eval.datasets import list_datasets
+from voproshalych_eval.datasets.store import list_datasets
+from voproshalych_eval.engine import runs
 
 pytestmark = pytest.mark.browser
 

@@ -48,8 +48,8 @@ from tests.browser.app_driver import (
     wait_rendered,
 )
 from tests.browser.conftest import START_TIMEOUT, _free_port, _healthy
-from voproshalych_eval import runs
 from voproshalych_eval.config import PROJECT_ROOT
+from voproshalych_eval.engine import runs
 
 pytestmark = pytest.mark.browser
 

@@ -29,7 +29,7 @@ from tests.browser.test_journeys import (
     _select,
     _shot,
 )
-from voproshalych_eval import runs
+from voproshalych_eval.engine import runs
 from voproshalych_eval.metrics.statistics import summarize
 
 pytestmark = pytest.mark.browser

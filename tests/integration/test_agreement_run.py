@@ -14,8 +14,8 @@ JUDGE_SET = PROJECT_ROOT / "data" / "judge_set.json"
 
 
 def test_background_agreement_run_finds_the_bias(fresh_engine, scripted_openai_env) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
-    from voproshalych_eval import executor, runs
     from voproshalych_eval.db import labels as store
+    from voproshalych_eval.engine import executor, runs
     from voproshalych_eval.judges.agreement import labelled_items
     from voproshalych_eval.judges.labels import import_demo_judge_set
     from voproshalych_eval.tiers.judge_agreement import build_plan

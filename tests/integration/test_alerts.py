@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy import text
 
 from tests.support.golden_copies import golden_copies
-from voproshalych_eval import alerts, baselines, runs
+from voproshalych_eval.engine import alerts, baselines, runs
 
 
 class Receiver:

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from voproshalych_eval.analytics import answer_labels as al
-from voproshalych_eval.record_files import FieldError, RecordFileError
+from voproshalych_eval.datasets.files import FieldError, RecordFileError
 
 
 @pytest.fixture()

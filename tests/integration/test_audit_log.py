@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from voproshalych_eval import executor, runs
 from voproshalych_eval.db import audit
+from voproshalych_eval.engine import executor, runs
 from voproshalych_eval.plans import Plan
 
 

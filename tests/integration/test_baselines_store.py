@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from sqlalchemy import create_engine, text
 
-from voproshalych_eval import baselines as bl
-from voproshalych_eval import runs
+from voproshalych_eval.engine import baselines as bl
+from voproshalych_eval.engine import runs
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import pytest
 
 from tests.support.dataset_cleanup import drop_new_datasets  # noqa: F401 (autouse fixture)
 from voproshalych_eval.cli import main
-from voproshalych_eval.datasets import Dataset, content_hash, store
+from voproshalych_eval.datasets.store import Dataset, content_hash, store
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
@@ -44,7 +44,7 @@ def test_stale_sees_source_edits_not_yet_snapshotted(fresh_db_url, fresh_engine,
     assert out["n_stale"] == 0  # the snapshot still has the old text: the warning is what tells
     show = _cli(capsys, "dataset", "show", "live_src")
     assert show["kb_source"]["source_changed"] is True and show["stale"] is None
-    from voproshalych_eval.generation.staleness import dataset_warning
+    from voproshalych_eval.datasets.staleness import dataset_warning
 
     warn = dataset_warning(fresh_engine, show["id"], check_source=True)  # what a run's caption shows
     assert warn is not None and warn["source_changed"] is True and not warn["stale"]
@@ -68,9 +68,9 @@ def test_generated_set_reviewed_annotated_and_evaluated_through_the_cli(demo_eng
     import io
     import uuid
 
-    from voproshalych_eval import annotations as A
-    from voproshalych_eval import dataset_versions as dv
-    from voproshalych_eval.datasets import get_dataset
+    from voproshalych_eval.datasets import annotations as A
+    from voproshalych_eval.datasets import versions as dv
+    from voproshalych_eval.datasets.store import get_dataset
 
     name = "cli_" + uuid.uuid4().hex[:6]
     pages = "https://wiki.sevgu-demo.ru/display/STUD/Stipendii,https://wiki.sevgu-demo.ru/display/STUD/Sport"
@@ -161,7 +161,7 @@ def cut_chunk_file(engine, path) -> str:  # type: ignore[no-untyped-def]
     (a prefix of the knowledge-base text); returns a new dataset name."""
     import uuid
 
-    from voproshalych_eval.datasets import get_dataset
+    from voproshalych_eval.datasets.store import get_dataset
 
     recs = [dict(r) for r in get_dataset(engine, "demo_golden", "golden").records
             if len(r.get("chunk_text") or "") > 200][:2]

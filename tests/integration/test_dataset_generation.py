@@ -19,7 +19,7 @@ from tests.support.dataset_cleanup import drop_new_datasets  # noqa: F401 (autou
 from tests.support.scripted_generation import GenerationLLM
 from voproshalych_eval.cli import main
 from voproshalych_eval.config import PROJECT_ROOT
-from voproshalych_eval.datasets import get_dataset
+from voproshalych_eval.datasets.store import get_dataset
 
 SEED_FIELDS = ("question", "ground_truth_answer", "chunk_id", "chunk_text", "confluence_url", "relevant_chunk_ids", "relevant_urls")
 
@@ -138,7 +138,7 @@ def test_offline_generation_is_labelled(demo_engine, capsys) -> None:  # type: i
     ds = get_dataset(demo_engine, name, "golden")
     assert all(r["generation"]["offline"] is True and r["generation"]["template"] for r in ds.records)
     assert "offline templates" in (ds.source or "")
-    from voproshalych_eval.runs import get_run
+    from voproshalych_eval.engine.runs import get_run
 
     assert get_run(demo_engine, out["run_id"]).offline is True
 
@@ -157,8 +157,8 @@ def _wait_for(pred, timeout: float) -> bool:  # type: ignore[no-untyped-def]
 
 
 def test_kill9_mid_run_then_resume_loses_and_duplicates_nothing(demo_engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from voproshalych_eval import executor, runs
     from voproshalych_eval.config import get_settings
+    from voproshalych_eval.engine import executor, runs
 
     name = "kill_" + uuid.uuid4().hex[:6]
     model = "gen-" + uuid.uuid4().hex[:6]
@@ -213,8 +213,8 @@ def test_kill9_mid_run_then_resume_loses_and_duplicates_nothing(demo_engine, tmp
 
 def test_resume_without_the_llm_is_refused(demo_engine, gen_llm, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """An LLM generation run cannot be finished by the offline templates: resume names what differs."""
-    from voproshalych_eval import executor
     from voproshalych_eval.config import get_settings
+    from voproshalych_eval.engine import executor
     from voproshalych_eval.generation.plan import build_plan
 
     plan = build_plan(demo_engine, {"size": 4, "types": "factual", "name": "refused_" + uuid.uuid4().hex[:6],

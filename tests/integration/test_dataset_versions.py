@@ -9,9 +9,9 @@ import uuid
 import pytest
 
 from tests.support.dataset_cleanup import drop_new_datasets  # noqa: F401 (autouse fixture)
-from voproshalych_eval import annotations as A
-from voproshalych_eval import dataset_versions as dv
-from voproshalych_eval.datasets import (
+from voproshalych_eval.datasets import annotations as A
+from voproshalych_eval.datasets import versions as dv
+from voproshalych_eval.datasets.store import (
     ConcurrentEditError,
     Dataset,
     content_hash,
@@ -173,7 +173,7 @@ def test_tier1_runs_on_each_version(demo_engine) -> None:  # type: ignore[no-unt
     r2 = run_tier1(demo_engine, ds.name, retriever="fts", k=5)
     assert r1.dataset["id"] == ds.id and r1.dataset["hash"] == ds.content_hash
     assert r2.dataset["id"] == v2.id and r2.dataset["hash"] == v2.content_hash
-    from voproshalych_eval.runs import get_run
+    from voproshalych_eval.engine.runs import get_run
 
     assert get_run(demo_engine, r2.run_id).dataset_id == v2.id
 

@@ -20,9 +20,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # ``tests.support`
 
 from tests.support.plans import real_users as run_real_users  # noqa: E402
 from tests.support.scripted_openai import Reply, scripted_openai, scripted_openai_env  # noqa: E402,F401
-from voproshalych_eval import datasets, runs  # noqa: E402
 from voproshalych_eval.analytics import import_file, read_log  # noqa: E402
-from voproshalych_eval.executor import run_plan  # noqa: E402
+from voproshalych_eval.datasets import store as datasets  # noqa: E402
+from voproshalych_eval.engine import runs
+from voproshalych_eval.engine.executor import run_plan  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "earlier_benchmark"
 EXPORT = FIXTURES / "question_answer_export.csv"

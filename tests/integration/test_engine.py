@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from voproshalych_eval import executor, runs
+from voproshalych_eval.engine import executor, runs
 from voproshalych_eval.plans import ItemResult, Plan
 
 
@@ -141,7 +141,7 @@ def test_resume_refuses_a_dataset_changed_in_the_store(demo_engine: Any, tmp_pat
     hash the run started with, resume refuses."""
     import json
 
-    from voproshalych_eval import datasets
+    from voproshalych_eval.datasets import store as datasets
 
     path = tmp_path / "tiny_golden.json"
     records = [{"id": f"t{i}", "question": f"Вопрос {i}?", "ground_truth_answer": "Ответ.", "relevant_chunk_ids": [1]}

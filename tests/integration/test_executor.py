@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # ``tests`` import
 
 from tests.integration.test_kill_resume import wait_unlocked  # noqa: E402
 from tests.integration.test_tier2_3 import FakeBot  # noqa: E402
-from voproshalych_eval import executor, runs  # noqa: E402
+from voproshalych_eval.engine import executor, runs  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -94,7 +94,7 @@ def test_cancel_and_background_registry(engine, monkeypatch) -> None:  # type: i
 
 def test_kill_dash_nine_then_resume(demo_engine) -> None:  # type: ignore[no-untyped-def]
     """The CLI is killed with SIGKILL mid-run; ``resume`` finishes the rest; every key exactly once."""
-    from voproshalych_eval.datasets import get_dataset
+    from voproshalych_eval.datasets.store import get_dataset
 
     n_items = 16
     keys = get_dataset(demo_engine, "demo_golden", "golden").keys()[:n_items]

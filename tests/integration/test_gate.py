@@ -10,7 +10,7 @@ from typing import Any
 from junitparser import Failure, JUnitXml
 
 from tests.support.production_qa import ProductionQA
-from voproshalych_eval import baselines
+from voproshalych_eval.engine import baselines
 
 
 def _cli(args: list[str], capsys: Any) -> tuple[int, str, str]:

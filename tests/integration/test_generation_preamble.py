@@ -35,7 +35,7 @@ def test_preamble_questions_are_dropped_by_the_well_formed_gate(demo_engine, scr
                "--model", "gen-" + uuid.uuid4().hex[:6], "--no-compare-existing",
                "--pages", "https://wiki.sevgu-demo.ru/display/STUD/Stipendii", "--json"])
     out = json.loads(capsys.readouterr().out)
-    from voproshalych_eval.datasets import get_dataset
+    from voproshalych_eval.datasets.store import get_dataset
 
     assert len(calls) % 3 == 0, (len(calls), sorted(out))  # one call per slot: as many of each reply
     # the preamble-only and the answer-request replies are dropped; the preamble before a real question is parsed

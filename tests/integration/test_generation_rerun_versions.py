@@ -10,7 +10,7 @@ import pytest
 
 from tests.support.dataset_cleanup import drop_new_datasets  # noqa: F401 (autouse fixture)
 from voproshalych_eval.cli import main
-from voproshalych_eval.datasets import get_dataset
+from voproshalych_eval.datasets.store import get_dataset
 
 PAGES = "https://wiki.sevgu-demo.ru/display/STUD/Stipendii,https://wiki.sevgu-demo.ru/display/STUD/Sport"
 

@@ -20,8 +20,8 @@ def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
 
 
 def test_rejected_share_and_gate_agreement_from_the_store(demo_engine, capsys) -> None:  # type: ignore[no-untyped-def]
-    from voproshalych_eval import annotations
-    from voproshalych_eval.datasets import get_dataset
+    from voproshalych_eval.datasets import annotations
+    from voproshalych_eval.datasets.store import get_dataset
     from voproshalych_eval.generation.gate_review import run_review
 
     name = "rev_" + uuid.uuid4().hex[:6]
@@ -37,7 +37,7 @@ def test_rejected_share_and_gate_agreement_from_the_store(demo_engine, capsys) -
     rep = _cli(capsys, "dataset", "review-share", "--run", str(run_id))["runs"][0]
     assert (rep["n_kept"], rep["n_reviewed"], rep["n_rejected"], rep["rejected_share"]) == (n, 0, 0, 0.0)
     # the reviewer rejects the two items whose answer fits its question worst (qa_fit value), accepts three others
-    from voproshalych_eval import runs
+    from voproshalych_eval.engine import runs
 
     values = {}
     for rec in runs.item_records(demo_engine, run_id):
@@ -86,7 +86,7 @@ def test_generate_takes_a_calibrated_threshold(demo_engine, capsys) -> None:  # 
           "--no-compare-existing", "--threshold", "qa_fit_offline=1.0", "--json"])
     out = json.loads(capsys.readouterr().out)  # nothing kept: the run reports an empty set (a non-zero exit)
     assert out["n_items"] == 0 and out["dropped"]["qa_fit"] >= 1
-    from voproshalych_eval.runs import get_run
+    from voproshalych_eval.engine.runs import get_run
 
     assert get_run(demo_engine, out["run_id"]).params["thresholds"]["qa_fit_offline"] == 1.0
     rc = main(["dataset", "generate", "--size", "2", "--offline", "--threshold", "qa_fit"])
@@ -97,9 +97,9 @@ def test_qa_fit_gate_drops_misfits_on_the_llm_path(demo_engine, monkeypatch, cap
     """A scripted generator (real HTTP) that sometimes answers beside the question or garbles the answer: the
     question–answer fit gate drops those (garbled ones without asking the judge), and keeps none of them."""
     from tests.support.scripted_generation import GenerationLLM
-    from voproshalych_eval import runs
     from voproshalych_eval.config import get_settings
-    from voproshalych_eval.datasets import get_dataset
+    from voproshalych_eval.datasets.store import get_dataset
+    from voproshalych_eval.engine import runs
 
     with GenerationLLM(misfit_every=3) as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)

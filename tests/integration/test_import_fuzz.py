@@ -32,7 +32,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from voproshalych_eval.analytics.question_log import QuestionLogImportError, import_file, read_log
-from voproshalych_eval.record_files import INT32_MAX, INT32_MIN, MAX_FIELD_CHARS
+from voproshalych_eval.datasets.files import INT32_MAX, INT32_MIN, MAX_FIELD_CHARS
 
 COLUMNS = ["id", "question", "answer", "confluence_url", "score", "user_id", "stop_point", "created_at", "updated_at"]
 ROW_DEFECTS = ["nul", "int_overflow", "bad_score", "bad_time", "bad_type", "surrogate", "too_long", "wrong_cells"]

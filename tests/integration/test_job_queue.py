@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from voproshalych_eval import executor, job_queue, runs
+from voproshalych_eval.engine import executor, job_queue, runs
 
 
 @pytest.fixture(autouse=True)

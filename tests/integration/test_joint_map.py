@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from voproshalych_eval import datasets
+from voproshalych_eval.datasets import store as datasets
 from voproshalych_eval.tiers import projection, tier0
 
 

@@ -125,8 +125,8 @@ def test_unbiased_judge_changes_nothing_and_adopts_nothing(labelled, scripted_op
 def test_aligned_version_is_selectable_per_run_and_frozen(fresh_engine, scripted_openai_env) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     """A run names its judge version in its frozen prompts; adopting another default afterwards makes its resume
     refuse, naming the version."""
-    from voproshalych_eval import executor
     from voproshalych_eval.db import labels as store
+    from voproshalych_eval.engine import executor
     from voproshalych_eval.judges.versions import JudgeVersion
     from voproshalych_eval.tiers.judge_metrics import build_plan, store_samples
 
@@ -175,8 +175,8 @@ def test_review_decisions_become_dataset_review_labels(demo_engine) -> None:  # 
     """A reviewer's accept/reject of dataset items are labels (1 / 0, the reason as note) of ``dataset_review``."""
     import uuid
 
-    from voproshalych_eval import annotations as A
-    from voproshalych_eval.datasets import Dataset, content_hash, get_dataset, store
+    from voproshalych_eval.datasets import annotations as A
+    from voproshalych_eval.datasets.store import Dataset, content_hash, get_dataset, store
     from voproshalych_eval.db import labels as label_store
     from voproshalych_eval.judges.labels import import_review_decisions
 

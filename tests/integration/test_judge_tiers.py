@@ -8,8 +8,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # ``tests.support`` importable
 
 from tests.support.scripted_openai import Reply, scripted_openai, scripted_openai_env  # noqa: E402,F401
-from voproshalych_eval import runs  # noqa: E402
-from voproshalych_eval.executor import run_plan  # noqa: E402
+from voproshalych_eval.engine import runs  # noqa: E402
+from voproshalych_eval.engine.executor import run_plan  # noqa: E402
 
 
 def test_stability_offline(demo_engine) -> None:  # type: ignore[no-untyped-def]

@@ -26,7 +26,7 @@ import pytest
 from sqlalchemy import text
 
 from tests.support.scripted_openai import Reply, ScriptedOpenAI
-from voproshalych_eval import runs
+from voproshalych_eval.engine import runs
 
 ROOT = Path(__file__).resolve().parents[2]
 LLM_MODEL = "model-a"
@@ -150,7 +150,7 @@ def resume(args: list[str], capsys: Any) -> tuple[int, str, str]:
 
 
 def test_tier1_kill_and_resume(demo_engine: Any, capsys: Any) -> None:
-    from voproshalych_eval.datasets import get_dataset
+    from voproshalych_eval.datasets.store import get_dataset
 
     keys = get_dataset(demo_engine, "demo_golden", "golden").keys()
     run_id, recorded = kill_mid_run(demo_engine, "tier1", ["tier1", "--retriever", "fts", "--batch-size", "4", "--json"],
@@ -232,7 +232,7 @@ def _quiet(srv: ScriptedOpenAI) -> None:
 def test_llm_tier_kill_refusals_and_concurrent_resumes(demo_engine: Any, llm_server: ScriptedOpenAI, capsys: Any,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     from voproshalych_eval.config import get_settings
-    from voproshalych_eval.datasets import get_dataset
+    from voproshalych_eval.datasets.store import get_dataset
 
     n_items = 10
     golden = get_dataset(demo_engine, "demo_golden", "golden")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.scripted_openai import ScriptedOpenAI, scripted_openai  # noqa: F401,F811 (fixture)
-from voproshalych_eval import executor
+from voproshalych_eval.engine import executor
 from voproshalych_eval.llm import LLMClient, Provider, RetryPolicy
 from voproshalych_eval.llm import prices as P
 

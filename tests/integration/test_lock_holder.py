@@ -9,8 +9,8 @@ import socket
 import psycopg
 import pytest
 
-from voproshalych_eval import runs
 from voproshalych_eval.db.engine import settings_for, store_url
+from voproshalych_eval.engine import runs
 
 DEAD_PID = 4_000_000  # above any pid_max: no such process
 

@@ -23,7 +23,7 @@ from sqlalchemy import text
 
 from tests.support.golden_copies import golden_copies
 from tests.support.scripted_openai import ScriptedOpenAI
-from voproshalych_eval import job_queue, runs
+from voproshalych_eval.engine import job_queue, runs
 
 ROOT = Path(__file__).resolve().parents[2]
 N_ITEMS = 200

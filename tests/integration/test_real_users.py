@@ -10,7 +10,6 @@ import pytest
 from sqlalchemy import text
 
 from tests.support.plans import real_users as run_real_users
-from voproshalych_eval import runs
 from voproshalych_eval.analytics import (
     LogFilters,
     QuestionLogImportError,
@@ -19,6 +18,7 @@ from voproshalych_eval.analytics import (
     read_log,
 )
 from voproshalych_eval.analytics.report import coverage_gap_html, coverage_gap_markdown
+from voproshalych_eval.engine import runs
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from voproshalych_eval import runs
+from voproshalych_eval.engine import runs
 
 ROWS = [
     ("когда придёт стипендия", "Стипендия перечисляется до 25 числа на карту «Мир»."),

@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 
 from tests.support.dataset_cleanup import drop_new_datasets  # noqa: F401 (autouse fixture)
-from voproshalych_eval.datasets import Dataset, content_hash, get_dataset, store
+from voproshalych_eval.datasets.staleness import check_dataset, dataset_warning
+from voproshalych_eval.datasets.store import Dataset, content_hash, get_dataset, store
 from voproshalych_eval.generation import realq
-from voproshalych_eval.generation.staleness import check_dataset, dataset_warning
 
 
 def test_candidates_strategies_and_dedup(demo_engine) -> None:  # type: ignore[no-untyped-def]
@@ -46,8 +46,8 @@ def test_topic_strategies_take_the_topics_of_a_recorded_run(demo_engine, capsys)
     run) and picks from the topics stored in it; ``--topics-run`` reuses them without a new run."""
     import json
 
-    from voproshalych_eval import runs
     from voproshalych_eval.cli import main
+    from voproshalych_eval.engine import runs
 
     with pytest.raises(ValueError, match="needs the log's topics"):
         realq.candidates(demo_engine, strategy="coverage_gap")  # never computed behind the engine's back
@@ -79,8 +79,8 @@ def test_topic_strategies_take_the_topics_of_a_recorded_run(demo_engine, capsys)
 
 def test_label_real_questions_tier1_and_gap_report(demo_engine) -> None:  # type: ignore[no-untyped-def]
     from tests.support.plans import tier1 as run_tier1
-    from voproshalych_eval import annotations as A
     from voproshalych_eval.analytics.report import coverage_gap_html, coverage_gap_markdown
+    from voproshalych_eval.datasets import annotations as A
 
     name = "realq_" + uuid.uuid4().hex[:6]
     cands = realq.candidates(demo_engine, strategy="random_stratified", n=4, seed=1)
@@ -142,8 +142,8 @@ def _source(url: str) -> None:
 def test_editing_a_chunk_flags_the_datasets_that_use_it(fresh_db_url, fresh_engine) -> None:  # type: ignore[no-untyped-def]
     import psycopg
 
+    from voproshalych_eval.datasets.staleness import check_all
     from voproshalych_eval.db import snapshots
-    from voproshalych_eval.generation.staleness import check_all
 
     _source(fresh_db_url)
     first = snapshots.take(fresh_engine)
@@ -183,7 +183,7 @@ def test_editing_a_chunk_flags_the_datasets_that_use_it(fresh_db_url, fresh_engi
     assert dataset_warning(fresh_engine, untouched.id) is None
     assert {r.dataset: r.stale for r in check_all(fresh_engine)} == {"uses_1_3": True, "uses_4": False}
     # fixing the item (the suggested chunk) makes a new version that is up to date
-    from voproshalych_eval import annotations as A
+    from voproshalych_eval.datasets import annotations as A
 
     fixed = A.edit(fresh_engine, ds.name, "a", relevant_chunk_ids=[by["a"].suggestion["chunk_id"]])
     assert "a" not in {x.item_key for x in check_dataset(fresh_engine, fixed, suggest=False).affected}
@@ -194,9 +194,9 @@ def test_a_run_on_a_stale_dataset_carries_a_visible_warning(fresh_db_url, fresh_
 
     import psycopg
 
+    from voproshalych_eval.datasets.staleness import run_warning
     from voproshalych_eval.db import snapshots
-    from voproshalych_eval.generation.staleness import run_warning
-    from voproshalych_eval.runs import get_run
+    from voproshalych_eval.engine.runs import get_run
 
     _source(fresh_db_url)
     snapshots.take(fresh_engine)

@@ -137,7 +137,7 @@ def test_generation_answerability_asks_the_retriever_with_the_same_hits(demo_eng
 
 
 def test_staleness_suggestion_asks_the_retriever_with_the_same_hit(demo_engine, calls) -> None:  # type: ignore[no-untyped-def]
-    from voproshalych_eval.generation.staleness import _suggest
+    from voproshalych_eval.datasets.staleness import _suggest
 
     snap = snapshots.current(demo_engine)
     emb = get_embedder(STORED)

@@ -6,7 +6,7 @@ import re
 
 from markdown_it import MarkdownIt
 
-from voproshalych_eval import runs
+from voproshalych_eval.engine import runs
 
 HOSTILE_Q = "<script>alert('q')</script> ![x](http://evil.example/p.png)"
 HOSTILE_A = '<img src=x onerror="alert(1)"> [phish](http://evil.example/login) <iframe src=//evil.example>'
@@ -48,8 +48,9 @@ def _assert_inert_markdown(text: str) -> None:
 def test_run_errors_in_markdown_exports_are_inert(engine, capsys) -> None:  # type: ignore[no-untyped-def]
     """A run's own error (a failed run, and an every-item-failed run whose error carries the last item error
     from a provider or bot) is data: Markdown shows it as text, HTML escapes it."""
-    from voproshalych_eval import executor, reports
+    from voproshalych_eval import reports
     from voproshalych_eval.cli import main
+    from voproshalych_eval.engine import executor
     from voproshalych_eval.plans import Plan
 
     failed = runs.create_run(engine, "tier2", params={"note": "failed"}, n_items_total=1)

@@ -15,8 +15,9 @@ import pandas as pd
 import pytest
 from sqlalchemy import text
 
-from voproshalych_eval import baselines as bl
-from voproshalych_eval import reports, runs
+from voproshalych_eval import reports
+from voproshalych_eval.engine import baselines as bl
+from voproshalych_eval.engine import runs
 from voproshalych_eval.metrics import catalog
 from voproshalych_eval.metrics.statistics import summarize
 

@@ -11,8 +11,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from voproshalych_eval import job_queue, runs, schedules
 from voproshalych_eval.commands import schedule as schedule_cmd
+from voproshalych_eval.engine import job_queue, runs, schedules
 
 
 @pytest.fixture(autouse=True)

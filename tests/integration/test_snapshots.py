@@ -100,7 +100,7 @@ def test_changes_make_a_new_snapshot_and_old_runs_stay_reproducible(fresh_db_url
     assert snapshots.current(fresh_engine).id == a.id
     with pytest.raises(SnapshotError, match="current"):
         snapshots.delete(fresh_engine, a.id, n_runs=0)
-    from voproshalych_eval import runs
+    from voproshalych_eval.engine import runs
 
     run = runs.create_run(fresh_engine, "tier1", params={"snapshot": {"id": b.id, "content_hash": b.content_hash}})
     n_runs = runs.count_runs_reading_snapshot(fresh_engine, b.id)

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import text
 
 from tests.support.plans import tier0 as run_tier0
-from voproshalych_eval import runs
+from voproshalych_eval.engine import runs
 from voproshalych_eval.metrics import geometry
 from voproshalych_eval.tiers import projection, tier0
 

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import text
 
 from tests.support.plans import tier1 as run_tier1
-from voproshalych_eval.datasets import DatasetError, get_dataset
+from voproshalych_eval.datasets.store import DatasetError, get_dataset
 from voproshalych_eval.db import retrieval as R
 
 STORED = "use-multilingual"
@@ -148,7 +148,7 @@ def test_both_chunk_variants_batched_fts_reembedding_hnsw(fresh_db_url, fresh_en
 
 
 def test_run_recorded_with_items_levels_and_unanswerable(demo_engine, golden) -> None:  # type: ignore[no-untyped-def]
-    from voproshalych_eval import runs
+    from voproshalych_eval.engine import runs
     res = run_tier1(demo_engine, golden, retriever="vector", embedder=STORED, k=10, n_resamples=300)
     unanswerable = [r for r in golden.records if not r["relevant_chunk_ids"] and not r["relevant_urls"]]
     assert res.n_unanswerable == len(unanswerable) > 0
@@ -185,7 +185,7 @@ def test_run_recorded_with_items_levels_and_unanswerable(demo_engine, golden) ->
 
 
 def test_answer_depth_3_still_retrieves_to_the_largest_cut_off(demo_engine, golden) -> None:  # type: ignore[no-untyped-def]
-    from voproshalych_eval import runs
+    from voproshalych_eval.engine import runs
 
     res = run_tier1(demo_engine, golden, retriever="vector", embedder=STORED, k=3, n_resamples=100)
     assert res.params["retrieved_depth"] == 10 and res.params["cutoffs"] == [1, 3, 5, 10]
@@ -214,7 +214,7 @@ def test_hnsw_run_reports_recall_and_consistency(demo_engine, golden) -> None:  
 
 
 def test_fts_and_hybrid_runs_and_paired_comparison(demo_engine, golden) -> None:  # type: ignore[no-untyped-def]
-    from voproshalych_eval import runs
+    from voproshalych_eval.engine import runs
 
     fts = run_tier1(demo_engine, golden, retriever="fts", k=10, n_resamples=200)
     hyb = run_tier1(demo_engine, golden, retriever="hybrid", embedder=STORED, k=10, n_resamples=200)
@@ -231,7 +231,7 @@ def test_fts_and_hybrid_runs_and_paired_comparison(demo_engine, golden) -> None:
 def test_trec_export_agrees_with_pytrec_eval(demo_engine, golden, tmp_path) -> None:  # type: ignore[no-untyped-def]
     import pytrec_eval
 
-    from voproshalych_eval import runs
+    from voproshalych_eval.engine import runs
     from voproshalych_eval.tiers.tier1 import export_trec
 
     res = run_tier1(demo_engine, golden, retriever="hybrid", embedder=STORED, k=10, n_resamples=100)

@@ -13,8 +13,8 @@ import pytest
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[2]))  # ``tests.support`` importable
 
 from tests.support.scripted_openai import scripted_openai, scripted_openai_env  # noqa: F401 (fixtures)
-from voproshalych_eval import runs
-from voproshalych_eval.executor import run_plan
+from voproshalych_eval.engine import runs
+from voproshalych_eval.engine.executor import run_plan
 
 
 class FakeBot:
@@ -61,7 +61,7 @@ class FakeBot:
 
 @pytest.fixture
 def bot_chunk(demo_engine) -> tuple[str, str]:  # type: ignore[no-untyped-def]
-    from voproshalych_eval.datasets import get_dataset
+    from voproshalych_eval.datasets.store import get_dataset
     from voproshalych_eval.tiers.inputs import chunk_texts
 
     rec = get_dataset(demo_engine, "demo_golden", "golden").records[0]

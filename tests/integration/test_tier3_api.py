@@ -19,8 +19,8 @@ from sqlalchemy import text
 
 from tests.support.production_qa import ProductionQA
 from tests.support.scripted_openai import scripted_openai, scripted_openai_env  # noqa: F401 (fixtures)
-from voproshalych_eval import runs
 from voproshalych_eval.cli import main
+from voproshalych_eval.engine import runs
 
 FAST = ["--api-rps", "200", "--api-retries", "3", "--api-backoff", "0"]
 
@@ -35,7 +35,7 @@ def _page_texts(engine: Any, url: str) -> list[str]:
 @pytest.fixture
 def scenario(demo_engine, tmp_path: Path) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     """A 7-item golden file from the demo set and the stand-in's script for it."""
-    from voproshalych_eval.datasets import get_dataset
+    from voproshalych_eval.datasets.store import get_dataset
 
     recs = get_dataset(demo_engine, "demo_golden", "golden").records
     answerable = [r for r in recs if r["relevant_urls"]][:5]
@@ -112,7 +112,7 @@ def test_production_preset_offline_judge(demo_engine, scenario, capsys) -> None:
                                        "voproshalych", *FAST, "--offline", "--min-pass-rate", "0.0"])
         _check_outcomes(demo_engine, scenario, out, srv)
         # a resume rebuilds the request from the stored settings and retries only the failed item
-        from voproshalych_eval.executor import resume
+        from voproshalych_eval.engine.executor import resume
 
         srv.faults.clear()
         n_before = len(srv.posts())
@@ -155,7 +155,7 @@ def test_production_preset_scripted_llm_and_gate_exit_code(demo_engine, scenario
 
 
 def test_nearest_chunks_of_the_page(demo_engine, scenario) -> None:  # type: ignore[no-untyped-def]
-    from voproshalych_eval.executor import run_plan
+    from voproshalych_eval.engine.executor import run_plan
     from voproshalych_eval.tiers.tier3 import build_plan
 
     with _serve(scenario) as srv:

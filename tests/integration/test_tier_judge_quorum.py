@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from tests.support.scripted_openai import Reply, scripted_openai, scripted_openai_env  # noqa: F401 (fixtures)
-from voproshalych_eval import runs
-from voproshalych_eval.executor import run_plan
+from voproshalych_eval.engine import runs
+from voproshalych_eval.engine.executor import run_plan
 
 
 @pytest.mark.parametrize(("quorum", "scored"), [(None, False), ("any", True)])

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from tests.support.sources import make_bot_source
-from voproshalych_eval import runs
-from voproshalych_eval.executor import run_plan
+from voproshalych_eval.engine import runs
+from voproshalych_eval.engine.executor import run_plan
 from voproshalych_eval.tiers.ux import split_sessions
 
 
@@ -55,8 +55,8 @@ def test_ux_runs_are_pinned_to_a_snapshot_and_resumes_read_it(fresh_db_url, fres
     resume rebuilds the plan on that snapshot (same log), while a new run reads the new one."""
     import psycopg
 
-    from voproshalych_eval import executor
     from voproshalych_eval.db import snapshots
+    from voproshalych_eval.engine import executor
     from voproshalych_eval.tiers.ux import build_plan
 
     make_bot_source(fresh_db_url)

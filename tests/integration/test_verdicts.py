@@ -14,8 +14,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # ``tests.support`` importable
 
 from tests.support.scripted_openai import Reply, scripted_openai, scripted_openai_env  # noqa: E402,F401 (fixtures)
-from voproshalych_eval import runs  # noqa: E402
-from voproshalych_eval.executor import run_plan  # noqa: E402
+from voproshalych_eval.engine import runs  # noqa: E402
+from voproshalych_eval.engine.executor import run_plan  # noqa: E402
 
 
 # ---------------------------------------------------------------- 1. an empty generated answer is an answer

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from voproshalych_eval.datasets import get_dataset
+from voproshalych_eval.datasets.store import get_dataset
 from voproshalych_eval.db import sandboxes, snapshots
 from voproshalych_eval.tiers import sandbox
 
@@ -87,7 +87,7 @@ def test_replace_page_by_its_own_text_recovers(demo_engine, golden, capsys, tmp_
 
 
 def test_same_edits_give_the_same_sandbox_and_it_is_deletable(demo_engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from voproshalych_eval import runs
+    from voproshalych_eval.engine import runs
 
     f = tmp_path / "draft.md"
     f.write_text("# Парковка\n\nПарковка для студентов у корпуса 3 бесплатная по пропуску.", encoding="utf-8")
@@ -112,7 +112,7 @@ def test_bad_edits_are_refused_with_the_page(demo_engine, tmp_path) -> None:  # 
 
 
 def test_what_if_run_is_recorded_and_resumable(demo_engine, capsys) -> None:  # type: ignore[no-untyped-def]
-    from voproshalych_eval import runs
+    from voproshalych_eval.engine import runs
     from voproshalych_eval.plans import config_differences
     from voproshalych_eval.tiers import whatif
 

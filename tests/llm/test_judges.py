@@ -359,7 +359,7 @@ def test_cli_judge_json(scripted_openai: ScriptedOpenAI, tmp_path, engine) -> No
     assert data["results"][0]["per_model"] == {"m1": 1.0, "m2": 0.0} and data["results"][0]["score"] == 0.5
     assert data["aggregate"]["n"] == 2 and data["aggregate"]["n_failures"] == 0
     assert "sk-cli-secret" not in out.stdout + out.stderr
-    from voproshalych_eval.runs import get_run
+    from voproshalych_eval.engine.runs import get_run
 
     run = get_run(engine, data["run_id"])
     assert run.tier == "judge_metrics" and run.status == "done" and "avg_faithfulness" in run.metrics

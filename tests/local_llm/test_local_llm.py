@@ -113,7 +113,7 @@ def test_generation(client: LLMClient) -> None:
 def _run(engine: Any, module: str, params: dict[str, Any]) -> Any:
     import importlib
 
-    from voproshalych_eval import executor
+    from voproshalych_eval.engine import executor
 
     plan = importlib.import_module(module).build_plan(engine, params)
     assert not plan.offline
@@ -141,8 +141,8 @@ def test_tier3_api_preset_judges_every_answered_item(demo_engine, local_env: Non
     import json
 
     from tests.support.production_qa import ProductionQA
-    from voproshalych_eval.datasets import get_dataset
-    from voproshalych_eval.executor import run_plan
+    from voproshalych_eval.datasets.store import get_dataset
+    from voproshalych_eval.engine.executor import run_plan
     from voproshalych_eval.tiers.tier3 import build_plan
 
     n = int(os.environ.get("VOPROSHALYCH_EVAL_LOCAL_LLM_TIER3_ITEMS", "7"))
@@ -200,8 +200,8 @@ def test_tier3_preset_page_prompts_fit_the_real_window(demo_engine, tmp_path, mo
     from tests.support.production_qa import ProductionQA
     from tests.support.scripted_openai import ScriptedOpenAI
     from voproshalych_eval.config import get_settings
-    from voproshalych_eval.datasets import get_dataset
-    from voproshalych_eval.executor import run_plan
+    from voproshalych_eval.datasets.store import get_dataset
+    from voproshalych_eval.engine.executor import run_plan
     from voproshalych_eval.tiers.tier3 import build_plan
 
     n_ctx = int(os.environ.get("LOCAL_LLM_CTX", "4096"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from voproshalych_eval import executor
+from voproshalych_eval.engine import executor
 from voproshalych_eval.ui.jobs import building_key
 
 

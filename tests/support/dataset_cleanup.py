@@ -18,7 +18,7 @@ def drop_new_datasets(request: pytest.FixtureRequest) -> Iterator[None]:
     with engine.connect() as conn:
         before = conn.execute(text("SELECT coalesce(max(id), 0) FROM eval.datasets")).scalar_one()
     yield
-    from voproshalych_eval.datasets import delete_dataset
+    from voproshalych_eval.datasets.store import delete_dataset
 
     with engine.connect() as conn:
         new = conn.execute(

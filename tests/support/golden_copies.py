@@ -10,7 +10,7 @@ from typing import Any
 
 def golden_copies(engine: Any, path: Path, n: int, *, tag: str = "вариант") -> Path:
     """Write ``n`` golden records (ids ``w000``…, questions suffixed ``(tag i)``) to ``path``; returns it."""
-    from voproshalych_eval.datasets import get_dataset
+    from voproshalych_eval.datasets.store import get_dataset
 
     base = [r for r in get_dataset(engine, "demo_golden", "golden").records if r.get("question_type") != "unanswerable"]
     records = []

@@ -6,7 +6,7 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
-from voproshalych_eval import executor, runs
+from voproshalych_eval.engine import executor, runs
 from voproshalych_eval.plans import Plan, spec
 
 

@@ -63,9 +63,9 @@ def _raw_values() -> set[str]:
     """Values of the code's own enumerations (review statuses, question types, answer classes, bot outcomes,
     run states, failure kinds, stored item fields): shown as they are they are raw, even though the store holds
     them (so "part of the data" does not excuse them)."""
-    from voproshalych_eval import annotations
     from voproshalych_eval.analytics.answers import ANSWER_CLASSES
     from voproshalych_eval.bot_api.spec import OUTCOMES
+    from voproshalych_eval.datasets import annotations
     from voproshalych_eval.generation.sampling import QUESTION_TYPES
 
     return {*annotations.REVIEW_STATUSES, *annotations.CHECKS, *QUESTION_TYPES, *ANSWER_CLASSES, *OUTCOMES,

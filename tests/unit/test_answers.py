@@ -103,7 +103,7 @@ def test_no_override_can_break_raw_minus_effective_equals_declines() -> None:
 
 
 def test_rules_file_is_read_like_every_input_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from voproshalych_eval.record_files import RecordFileError
+    from voproshalych_eval.datasets.files import RecordFileError
 
     p = tmp_path / "rules.json"
     # min_template_count: a key of the removed URL-based rule, still read (and checked) in older files, ignored

@@ -30,7 +30,7 @@ def test_url_mrr_and_map_over_a_fixed_depth_of_pages() -> None:
 def test_a_looser_cache_never_looks_better() -> None:
     """Loosening the cache threshold raises the hit rate and the false hits: the hit rate is a load statistic
     (no better direction, no baseline), the false-hit rate is lower-is-better and carries the UX baseline."""
-    from voproshalych_eval import baselines as bl
+    from voproshalych_eval.engine import baselines as bl
     from voproshalych_eval.metrics import catalog
 
     assert catalog.direction("cache_hit_rate") == "none" and catalog.get("cache_hit_rate").baseline is None
@@ -54,8 +54,8 @@ def test_avg_nn_distance_has_no_better_direction() -> None:
 
 
 def test_offline_rows_never_carry_baseline_statuses() -> None:
-    from voproshalych_eval import baselines as bl
-    from voproshalych_eval import runs
+    from voproshalych_eval.engine import baselines as bl
+    from voproshalych_eval.engine import runs
 
     metrics = {"context_preservation": {"value": 0.2, "n": 40}, "multi_turn_consistency": {"value": 0.1, "n": 40}}
     off = runs.Run(id=1, tier="ux", status="done", metrics=metrics, offline=True)
@@ -69,7 +69,7 @@ def test_offline_rows_never_carry_baseline_statuses() -> None:
 def test_holm_family_holds_metrics_only() -> None:
     """Item-only fields (``item.…``: latencies, token counts, distances) are tested too, but never enlarge the
     metrics' multiple-comparison family: adding them leaves the metrics' adjusted p-values unchanged."""
-    from voproshalych_eval.runs import adjust_comparison_pvalues
+    from voproshalych_eval.engine.runs import adjust_comparison_pvalues
 
     metric_rows = [{"metric": "avg_faithfulness", "p_value": 0.01}, {"metric": "avg_answer_relevance", "p_value": 0.04}]
     alone = adjust_comparison_pvalues([dict(r) for r in metric_rows])

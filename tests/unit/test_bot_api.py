@@ -200,7 +200,7 @@ def test_header_values_are_masked_whatever_the_variable_is_called() -> None:
 def test_golden_dialog_context_is_a_list_of_strings(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """A golden item's ``dialog_context`` (what the bot receives with the question) is a list of strings; a CSV
     cell holds it as JSON text, a plain cell is one turn; anything else fails naming the row and field."""
-    from voproshalych_eval.datasets import DatasetError, load_file
+    from voproshalych_eval.datasets.store import DatasetError, load_file
 
     good = tmp_path / "golden.csv"
     good.write_text('question,ground_truth_answer,dialog_context\n'

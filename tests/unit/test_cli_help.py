@@ -71,7 +71,7 @@ def test_console_script_help_in_a_subprocess() -> None:
 @pytest.mark.parametrize("path", [(), ("tier1",), ("resume",), ("dataset", "realq-pick")], ids=" ".join)
 def test_help_epilog_lists_the_exit_codes(path: tuple[str, ...], capsys: pytest.CaptureFixture[str]) -> None:
     """Every run command's ``--help`` ends with the exit codes, each one of :data:`EXIT_CODES` with its meaning."""
-    from voproshalych_eval.commands.common import EXIT_CODES, EXIT_ERROR, EXIT_INTERRUPTED
+    from voproshalych_eval.commands.output import EXIT_CODES, EXIT_ERROR, EXIT_INTERRUPTED
 
     with pytest.raises(SystemExit):
         main([*path, "--help"])

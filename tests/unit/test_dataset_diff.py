@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from voproshalych_eval.dataset_versions import diff_frame, diff_records
+from voproshalych_eval.datasets.versions import diff_frame, diff_records
 
 
 def test_diff_records_added_removed_changed() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from voproshalych_eval import describe
+from voproshalych_eval.engine import describe
 
 
 def _run(prompts: dict[str, object]) -> SimpleNamespace:

@@ -8,9 +8,9 @@ import pkgutil
 
 import voproshalych_eval
 from voproshalych_eval import cli
+from voproshalych_eval.datasets.files import RecordFileError
 from voproshalych_eval.db.errors import SnapshotError
 from voproshalych_eval.errors import VoproshalychEvalError
-from voproshalych_eval.record_files import RecordFileError
 
 
 def _package_exceptions() -> list[type[BaseException]]:

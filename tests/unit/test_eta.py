@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from voproshalych_eval.eta import ItemRateEta
-from voproshalych_eval.executor import Progress
+from voproshalych_eval.engine.eta import ItemRateEta
+from voproshalych_eval.engine.executor import Progress
 
 
 def _feed(seq: list[tuple[float, int]]) -> ItemRateEta:

@@ -18,7 +18,7 @@ PENDING = (
     "analytics/",
     "tiers/",
     "plans.py",
-    "executor.py",
+    "engine/executor.py",
     "generation/plan.py",
     "ui/run_view.py",
 )

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from voproshalych_eval.datasets import load_file
-from voproshalych_eval.record_files import FieldError, RecordFileError, as_int, read_file
+from voproshalych_eval.datasets.files import FieldError, RecordFileError, as_int, read_file
+from voproshalych_eval.datasets.store import load_file
 
 
 def test_capitalised_columns_are_reported_with_the_option() -> None:
-    from voproshalych_eval.record_files import check_columns
+    from voproshalych_eval.datasets.files import check_columns
 
     with pytest.raises(RecordFileError) as exc:
         check_columns("log.csv", ["id", "question", "Answer", "Score"], ["id", "question", "answer", "score"])
@@ -22,7 +22,7 @@ def test_capitalised_columns_are_reported_with_the_option() -> None:
 
 
 def test_misspelled_column_is_a_near_miss() -> None:
-    from voproshalych_eval.record_files import near_column
+    from voproshalych_eval.datasets.files import near_column
 
     assert near_column("qestion", ["question", "answer"]) == "question"
     assert near_column("ANSWER", ["question", "answer"]) == "answer"

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from voproshalych_eval.ui.common import csv_download, json_file
+from voproshalych_eval.ui.widgets import csv_download, json_file
 
 
 def test_json_download_is_valid_json_with_numpy_pandas_and_missing_values() -> None:

@@ -97,11 +97,11 @@ def test_pages_import_only_the_ui_and_public_core_modules(tmp_path: Path) -> Non
     (tmp_path / "pages").mkdir()
     page = tmp_path / "pages" / "bad.py"
     page.write_text("from sqlalchemy import text\nfrom voproshalych_eval.db.meta import get_meta\n"
-                    "from voproshalych_eval.commands.runs import cmd_list\nfrom voproshalych_eval.runs import _json\n"
+                    "from voproshalych_eval.commands.runs import cmd_list\nfrom voproshalych_eval.engine.runs import _json\n"
                     "from voproshalych_eval.db.production import read_chunks\nwith engine.connect() as c:\n    pass\n",
                     encoding="utf-8")
     found = _page_offences([page], tmp_path)
     assert [x.split(" imports ")[-1] if " imports " in x else x.split(" ", 1)[1] for x in found] == [
         "sqlalchemy (the CLI or SQL)", "voproshalych_eval.db.meta (the db layer beyond its public readers)",
-        "voproshalych_eval.commands.runs (the CLI or SQL)", "voproshalych_eval.runs (a private name)",
+        "voproshalych_eval.commands.runs (the CLI or SQL)", "voproshalych_eval.engine.runs (a private name)",
         "opens a database connection (.connect)"]

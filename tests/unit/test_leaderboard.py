@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from voproshalych_eval.leaderboard import leaderboard
-from voproshalych_eval.runs import Run
+from voproshalych_eval.engine.leaderboard import leaderboard
+from voproshalych_eval.engine.runs import Run
 
 
 def _run(rid: int, k: int, mrr: float | None, *, cost: float | None = None, p50: float | None = None) -> Run:

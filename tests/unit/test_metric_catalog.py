@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from tests.support import tier_records as tr
+from voproshalych_eval.engine.runs import flatten_metrics
 from voproshalych_eval.metrics import catalog
-from voproshalych_eval.runs import flatten_metrics
 
 
 def _tier_outputs() -> dict[str, dict]:

@@ -3,7 +3,7 @@ gate and the report never disagree; a run whose judgements all failed reads as a
 
 from __future__ import annotations
 
-from voproshalych_eval import baselines as bl
+from voproshalych_eval.engine import baselines as bl
 
 BASE = [bl.Baseline("tier3", "pass_rate", 0.80, 0.05), bl.Baseline("tier3", "avg_e2e_score", 0.70, 0.05)]
 

@@ -7,7 +7,8 @@ import importlib
 
 import pytest
 
-from voproshalych_eval import describe, parameters, plans, runs
+from voproshalych_eval import parameters, plans
+from voproshalych_eval.engine import describe, runs
 from voproshalych_eval.parameters import Param
 from voproshalych_eval.plan_parameters import RUN, TABLES
 

@@ -11,8 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from voproshalych_eval import plans, runs
+from voproshalych_eval import plans
 from voproshalych_eval.config import PROJECT_ROOT
+from voproshalych_eval.engine import runs
 from voproshalych_eval.jsonable import dumps, jsonable
 
 

@@ -81,7 +81,7 @@ def test_history_draws_one_line_per_configuration() -> None:
 
 
 def test_config_label_separates_retrievers_and_models() -> None:
-    from voproshalych_eval.runs import Run, config_label
+    from voproshalych_eval.engine.runs import Run, config_label
 
     a = Run(1, "tier1", "done", dataset_name="g", params={"retriever": "vector", "k": 10}, models={"embedder": "e5"})
     b = Run(2, "tier1", "done", dataset_name="g", params={"retriever": "fts", "k": 10}, models={})
@@ -109,7 +109,7 @@ def test_config_label_separates_retrievers_and_models() -> None:
 ])
 def test_history_never_joins_runs_that_differ_in_a_configuring_parameter(
         tier: str, base: dict[str, Any], changed: dict[str, Any]) -> None:
-    from voproshalych_eval.runs import Run, config_label
+    from voproshalych_eval.engine.runs import Run, config_label
 
     a = Run(1, tier, "done", dataset_name="g", params=base, models={"judge": ["m"]})
     b = Run(2, tier, "done", dataset_name="g", params={**base, **changed}, models={"judge": ["m"]})

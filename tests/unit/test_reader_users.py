@@ -8,7 +8,7 @@ import json
 import pytest
 
 from voproshalych_eval.analytics import text_ru
-from voproshalych_eval.record_files import RecordFileError
+from voproshalych_eval.datasets.files import RecordFileError
 from voproshalych_eval.tiers.judge_metrics import read_rubrics, read_samples
 
 

@@ -1,4 +1,4 @@
-"""The one file reader (voproshalych_eval.record_files): every case of the issue, with hand-made bytes,
+"""The one file reader (voproshalych_eval.datasets.files): every case of the issue, with hand-made bytes,
 and a hypothesis round trip (whatever text a record holds comes back unchanged from CSV, JSON and JSONL)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from voproshalych_eval.record_files import (
+from voproshalych_eval.datasets.files import (
     MAX_FIELD_CHARS,
     FieldError,
     RecordFileError,

@@ -157,8 +157,8 @@ def test_record_factory_covers_handlers_installed_later(secret_env: None) -> Non
 
 def test_one_rule_names_secrets_for_settings_run_parameters_and_audit_details() -> None:
     from voproshalych_eval.db.audit import _clean
+    from voproshalych_eval.engine.runs import scrub
     from voproshalych_eval.redaction import secret_name
-    from voproshalych_eval.runs import scrub
 
     secret = ["OPENAI_API_KEY", "bot-token", "db.password", "openaiapikey", "Authorization", "session_cookie",
               "client_secret", "credentials"]

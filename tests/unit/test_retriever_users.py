@@ -10,7 +10,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "voproshalych_eval"
 USERS = ["tiers/tier1.py", "tiers/tier3.py", "generation/picker.py", "tiers/whatif.py", "tiers/gap_diagnosis.py",
-         "tiers/ux.py", "generation/plan.py", "generation/staleness.py"]
+         "tiers/ux.py", "generation/plan.py", "datasets/staleness.py"]
 #: the query builder's searches (db.retrieval); only the Retriever calls them
 SEARCHES = {"search_vectors", "search_fts", "search_one", "hybrid", "ensure_chunk_vectors", "build_hnsw_index"}
 

@@ -3,7 +3,7 @@ from the stored aggregates; datasets named name@version · n items · kind."""
 
 from __future__ import annotations
 
-from voproshalych_eval.runs import Run, best_by
+from voproshalych_eval.engine.runs import Run, best_by
 from voproshalych_eval.ui.run_view import choose_run, dataset_label
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from voproshalych_eval.record_files import RecordFileError
+from voproshalych_eval.datasets.files import RecordFileError
 from voproshalych_eval.tiers.judge_metrics import read_samples
 
 SEED002 = [{"response": "Столица Российской Федерации — город Москва.", "reference": "Москва является столицей России."}]

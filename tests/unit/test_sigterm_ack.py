@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from voproshalych_eval.commands.common import cancel_on_sigterm
+from voproshalych_eval.commands.output import cancel_on_sigterm
 
 
 def test_sigterm_is_acknowledged_once_on_stderr(capfd: pytest.CaptureFixture[str]) -> None:

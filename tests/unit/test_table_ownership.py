@@ -23,18 +23,18 @@ MIGRATIONS = PACKAGE / "db" / "migrations"
 
 #: every table of the store (``eval`` schema) and the module that owns its SQL
 OWNERS: dict[str, str] = {
-    "alert_channels": "alerts.py",
-    "alert_log": "alerts.py",
-    "alert_state": "alerts.py",
+    "alert_channels": "engine/alerts.py",
+    "alert_log": "engine/alerts.py",
+    "alert_state": "engine/alerts.py",
     "answer_labels": "analytics/answer_labels.py",
     "audit_log": "db/audit.py",
-    "baselines": "baselines.py",
+    "baselines": "engine/baselines.py",
     "bot_profiles": "bot_api/profiles.py",
     "chunk_vectors": "db/retrieval.py",
-    "dataset_items": "datasets.py",
-    "dataset_reviews": "annotations.py",
-    "dataset_versions": "datasets.py",
-    "datasets": "datasets.py",
+    "dataset_items": "datasets/store.py",
+    "dataset_reviews": "datasets/annotations.py",
+    "dataset_versions": "datasets/store.py",
+    "datasets": "datasets/store.py",
     "embedding_cache": "embeddings/cache.py",
     "gap_diagnoses": "analytics/gaps.py",
     "gap_drafts": "analytics/gaps.py",
@@ -51,10 +51,10 @@ OWNERS: dict[str, str] = {
     "projections": "tiers/projection.py",
     "question_log": "analytics/question_log.py",
     "run_artifacts": "db/artifacts.py",
-    "run_items": "runs.py",
-    "runs": "runs.py",
+    "run_items": "engine/runs.py",
+    "runs": "engine/runs.py",
     "sandboxes": "db/sandboxes.py",
-    "schedules": "schedules.py",
+    "schedules": "engine/schedules.py",
     "snapshot_chunks": "db/snapshots.py",
     "snapshot_log": "db/snapshots.py",
     "snapshots": "db/snapshots.py",
@@ -63,13 +63,13 @@ OWNERS: dict[str, str] = {
 
 #: ``(table, module)``: SQL on a table outside its owner, with the reason it stays there
 SHARED: dict[tuple[str, str], str] = {
-    ("dataset_reviews", "datasets.py"): (
+    ("dataset_reviews", "datasets/store.py"): (
         "delete_dataset removes a name's review state in the same transaction as its versions; annotations "
         "imports datasets, so datasets cannot call it"),
-    ("dataset_versions", "dataset_versions.py"): (
+    ("dataset_versions", "datasets/versions.py"): (
         "the version history reader (one statement joining versions to their contents); the dataset modules "
         "are one store split into a reader/writer and an editor"),
-    ("datasets", "dataset_versions.py"): "the same history statement (the join to the contents' hash and size)",
+    ("datasets", "datasets/versions.py"): "the same history statement (the join to the contents' hash and size)",
 }
 
 _SQL_VERB = r"\b(?:FROM|INTO|UPDATE|JOIN|TABLE)\s+"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from voproshalych_eval.datasets import Dataset
+from voproshalych_eval.datasets.store import Dataset
 from voproshalych_eval.db.retrieval import Hit
 from voproshalych_eval.tiers import tier1
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support import tier_records as tr
-from voproshalych_eval import baselines as bl
+from voproshalych_eval.engine import baselines as bl
 from voproshalych_eval.tiers import judge_pipeline, judge_stability, tier2, tier3
 
 N = 8  # >= baselines.MIN_N, so every metric is judged
@@ -150,8 +150,8 @@ def test_pipeline_counts_partial_verdicts_and_the_benchmark_judges_failures() ->
     assert m["benchmark_failure_kinds"]["transport"] == 1 and m["benchmark_failure_kinds"]["parse"] == 1
     assert m["benchmark_error_rate"] == pytest.approx(1 / 8) and m["benchmark_n_failed"] == 2
     assert m["failure_kinds"]["transport"] == 0  # the production judge's own counts are untouched
+    from voproshalych_eval.engine.runs import flatten_metrics
     from voproshalych_eval.metrics import catalog
-    from voproshalych_eval.runs import flatten_metrics
 
     assert catalog.uncatalogued(flatten_metrics(m)) == []
 

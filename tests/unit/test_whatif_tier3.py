@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from voproshalych_eval.analytics import gaps
-from voproshalych_eval.record_files import RecordFileError
+from voproshalych_eval.datasets.files import RecordFileError
 from voproshalych_eval.tiers.whatif import _tier3_summary
 
 

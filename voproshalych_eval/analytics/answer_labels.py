@@ -6,7 +6,7 @@ again is overwritten (the latest label wins; who and when are updated). Nothing 
 confirm: :func:`save_labels` takes only the rows the caller passes, and the page passes only the confirmed
 ones.
 
-Import and export use the one file reader (:func:`~voproshalych_eval.record_files.read_file`): a CSV / JSON /
+Import and export use the one file reader (:func:`~voproshalych_eval.datasets.files.read_file`): a CSV / JSON /
 JSONL file of ``{answer, class}`` records (``labelled_by`` optional); a bad row names the file, the row and the
 field, and nothing is written unless every row is good.
 """
@@ -23,7 +23,7 @@ from sqlalchemy import Engine, text
 
 from voproshalych_eval.analytics.answers import OVERRIDE_CLASSES
 from voproshalych_eval.analytics.text_ru import normalize
-from voproshalych_eval.record_files import FieldError, RecordFileError, as_text, read_file
+from voproshalych_eval.datasets.files import FieldError, RecordFileError, as_text, read_file
 
 LABEL_COLUMNS = ["answer", "class", "labelled_by", "labelled_at", "source"]
 

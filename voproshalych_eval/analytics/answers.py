@@ -45,7 +45,7 @@ import pandas as pd
 
 from voproshalych_eval.analytics.answer_classifier import ClassifierReport, ClassifierSettings, fit_predict
 from voproshalych_eval.analytics.text_ru import normalize
-from voproshalych_eval.record_files import FieldError, RecordFileError, as_int, read_json_object
+from voproshalych_eval.datasets.files import FieldError, RecordFileError, as_int, read_json_object
 
 ANSWER_CLASSES = ("answer", "not_found", "refusal", "template", "error", "clarification", "empty")
 DECLINE_CLASSES = ("not_found", "refusal", "template", "error", "clarification")
@@ -146,7 +146,7 @@ class AnswerRules:
 
     @classmethod
     def from_file(cls, path: str | Path) -> AnswerRules:
-        """Rules from a JSON file, read like every input file (:func:`~voproshalych_eval.record_files.read_json_object`:
+        """Rules from a JSON file, read like every input file (:func:`~voproshalych_eval.datasets.files.read_json_object`:
         a BOM or cp1251 is decoded); errors name the file and the field (:class:`RecordFileError`)."""
         p = Path(path)
         data = read_json_object(p, name=str(p))

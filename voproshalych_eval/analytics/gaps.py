@@ -400,9 +400,9 @@ def refs_from_args(values: Sequence[str]) -> list[tuple[str, int | str]]:
 
 
 def refs_from_file(path: str, *, data: bytes | None = None, name: str | None = None) -> list[tuple[str, int | str]]:
-    """A CSV / JSON / JSONL file of hand-picked questions (read by :func:`voproshalych_eval.record_files.read_file`):
+    """A CSV / JSON / JSONL file of hand-picked questions (read by :func:`voproshalych_eval.datasets.files.read_file`):
     each record has a ``log_id`` or a ``question`` (exactly one); a bad value names the file, row and field."""
-    from voproshalych_eval.record_files import (
+    from voproshalych_eval.datasets.files import (
         FieldError,
         RecordFileError,
         as_int,
@@ -469,7 +469,7 @@ def _plain(d: Mapping[str, Any]) -> dict[str, Any]:
 def realq_labels(engine: Engine) -> dict[int, dict[str, Any]]:
     """Log id -> the labels a person gave that real question in a realq dataset (head versions):
     ``relevant_urls``, ``relevant_chunk_ids``, ``not_in_kb``, ``dataset``."""
-    from voproshalych_eval.datasets import get_dataset, list_datasets
+    from voproshalych_eval.datasets.store import get_dataset, list_datasets
 
     out: dict[int, dict[str, Any]] = {}
     for d in sorted(list_datasets(engine, "golden", heads_only=True), key=lambda r: r["name"]):

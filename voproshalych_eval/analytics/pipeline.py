@@ -321,7 +321,7 @@ class RealUsersPlan(Plan):
             slang=self.normalizer, embedder=cached_embedder(model, self.engine), k_stability_runs=self.k_stability_runs,
             memory=TopicMemory.load(self.engine, model), lang=str(self.params["lang"])))
         # real questions a person labelled "not in the knowledge base" (realq datasets): confirmed gaps
-        from voproshalych_eval.annotations import confirmed_gaps
+        from voproshalych_eval.datasets.annotations import confirmed_gaps
 
         res.confirmed_gaps = confirmed_gaps(self.engine)
         return {**jsonable(res.topics.to_dict()), "assignments": topic_assignments(res)}

@@ -24,8 +24,7 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import Engine, text
 
-from voproshalych_eval.db import production
-from voproshalych_eval.record_files import (
+from voproshalych_eval.datasets.files import (
     FieldError,
     RecordFileError,
     as_bool,
@@ -35,6 +34,7 @@ from voproshalych_eval.record_files import (
     check_columns,
     open_records,
 )
+from voproshalych_eval.db import production
 
 log = logging.getLogger(__name__)
 
@@ -323,7 +323,7 @@ def is_empty_question(question: Any) -> bool:
 def validate_record(rec: Mapping[str, Any], row_number: int) -> dict[str, Any]:
     """One export row → an ``eval.question_log`` row (values as written: nothing stripped or rounded).
 
-    Raises :class:`record_files.FieldError` (field, message). An empty or whitespace ``question`` is
+    Raises :class:`datasets.files.FieldError` (field, message). An empty or whitespace ``question`` is
     valid (an event without text, see :func:`is_empty_question`); a missing ``id`` is the row's number
     in the file (``row_number``), so it stays the same whatever other rows are skipped.
     """
@@ -363,7 +363,7 @@ def import_file(
     production table's exports) are ignored. Any other column — a misspelled or capitalised one (``Answer``,
     ``Score``) included — is refused, naming the column it resembles, unless ``ignore_columns`` lists it
     (``--ignore-columns``): nothing is dropped without a word.
-    The file is read by :func:`record_files.open_records` (``encoding`` for non-UTF-8 files): a CSV file is
+    The file is read by :func:`datasets.files.open_records` (``encoding`` for non-UTF-8 files): a CSV file is
     streamed and inserted in batches of :data:`IMPORT_BATCH` rows inside the replacing transaction, so memory
     stays that of a batch (plus the ids seen, for the duplicate check).
 

@@ -235,12 +235,12 @@ SLANG_HEADERS = {"slang", "word", "сленг", "слово"}
 
 def load_slang(path: str | Path, *, merge_defaults: bool = True, data: bytes | None = None) -> dict[str, str]:
     """Read a slang dictionary from JSON (``{"слово": "норма"}``) or CSV (``slang,normal``; the header row
-    may be left out), through the one file reader (:mod:`voproshalych_eval.record_files`): errors name the
+    may be left out), through the one file reader (:mod:`voproshalych_eval.datasets.files`): errors name the
     file, the row and the field.
 
     With ``merge_defaults`` the file's entries extend/override :data:`DEFAULT_SLANG`.
     """
-    from voproshalych_eval.record_files import RecordFileError, read_file, read_json_object
+    from voproshalych_eval.datasets.files import RecordFileError, read_file, read_json_object
 
     p = Path(path)
     entries: dict[str, str] = {}

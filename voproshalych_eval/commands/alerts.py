@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from voproshalych_eval.alerts import (
+from voproshalych_eval.commands.output import add_json_flag, emit, engine
+from voproshalych_eval.engine.alerts import (
     EVENTS,
     KINDS,
     Channel,
@@ -15,7 +16,6 @@ from voproshalych_eval.alerts import (
     sent,
     test_alert,
 )
-from voproshalych_eval.commands.common import add_json_flag, emit, engine
 
 
 def register(sub: Any) -> None:

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 from urllib.parse import urlsplit
 
-from voproshalych_eval.commands.common import add_json_flag, emit, engine, progress
+from voproshalych_eval.commands.output import add_json_flag, emit, engine, progress
 from voproshalych_eval.commands.team import team_launch
 from voproshalych_eval.config import PROJECT_ROOT, environ, get_settings
 from voproshalych_eval.db import snapshots

@@ -9,11 +9,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from voproshalych_eval import runs
-from voproshalych_eval.commands.common import add_json_flag, emit, engine, exit_code, progress
+from voproshalych_eval.commands.output import add_json_flag, emit, engine, exit_code, progress
 from voproshalych_eval.commands.plan_flags import add_plan_flags, plan_params
 from voproshalych_eval.commands.resume import add_outcome_flags, execute_plan
-from voproshalych_eval.datasets import (
+from voproshalych_eval.datasets.files import split_names
+from voproshalych_eval.datasets.store import (
     export_csv,
     get_dataset,
     list_datasets,
@@ -22,7 +22,7 @@ from voproshalych_eval.datasets import (
     truncation_note,
 )
 from voproshalych_eval.db import snapshots
-from voproshalych_eval.record_files import split_names
+from voproshalych_eval.engine import runs
 
 
 def _csv_list(value: str | None) -> list[str] | None:
@@ -187,8 +187,8 @@ def cmd_generate(args: Any) -> int:
 
 def _source_check(eng: Any, refresh: bool) -> dict[str, Any]:
     """Whether the source changed since the current snapshot; with ``refresh`` a snapshot is taken then."""
-    # heavy: keeps generation.staleness out of --help (+2 ms)
-    from voproshalych_eval.generation.staleness import source_note, source_text
+    # heavy: keeps datasets.staleness out of --help (+2 ms)
+    from voproshalych_eval.datasets.staleness import source_note, source_text
 
     note = source_note(eng)
     out: dict[str, Any] = {"source_changed": bool(note), "refreshed": False,
@@ -224,8 +224,8 @@ def cmd_show(args: Any) -> int:
         "n_items": len(ds), "source": ds.source,
     }
     if ds.kind == "golden":
-        # heavy: keeps generation.staleness out of --help (+2 ms)
-        from voproshalych_eval.generation.staleness import dataset_warning
+        # heavy: keeps datasets.staleness out of --help (+2 ms)
+        from voproshalych_eval.datasets.staleness import dataset_warning
 
         info["by_type"] = dict(Counter(str(r.get("question_type") or "—") for r in ds.records))
         info["by_source"] = dict(Counter(str(r.get("question_source") or "—") for r in ds.records))
@@ -281,7 +281,7 @@ def cmd_import(args: Any) -> int:
 
 def cmd_annotate_export(args: Any) -> int:
     # heavy: keeps annotations out of --help (+5 ms)
-    from voproshalych_eval.annotations import export_annotations
+    from voproshalych_eval.datasets.annotations import export_annotations
 
     _write(export_annotations(engine(), args.name, args.format), args.output)
     return 0
@@ -289,7 +289,7 @@ def cmd_annotate_export(args: Any) -> int:
 
 def cmd_annotate_import(args: Any) -> int:
     # heavy: keeps annotations out of --help (+5 ms)
-    from voproshalych_eval.annotations import AnnotationImportError, import_annotations
+    from voproshalych_eval.datasets.annotations import AnnotationImportError, import_annotations
 
     try:
         rep = import_annotations(engine(), args.file, dataset=args.dataset, skip_bad_rows=args.skip_bad_rows,
@@ -310,7 +310,7 @@ def cmd_annotate_import(args: Any) -> int:
 
 def cmd_history(args: Any) -> int:
     # heavy: keeps dataset_versions out of --help (+3 ms)
-    from voproshalych_eval.dataset_versions import history
+    from voproshalych_eval.datasets.versions import history
 
     hist = history(engine(), args.name)
     if not hist:
@@ -326,7 +326,7 @@ def cmd_history(args: Any) -> int:
 
 def cmd_diff(args: Any) -> int:
     # heavy: keeps dataset_versions out of --help (+3 ms)
-    from voproshalych_eval.dataset_versions import diff_versions
+    from voproshalych_eval.datasets.versions import diff_versions
 
     d = diff_versions(engine(), args.name, args.a, args.b)
     out = {"dataset": args.name, "a": args.a, "b": args.b, "added": d.added, "removed": d.removed,
@@ -344,8 +344,8 @@ def cmd_diff(args: Any) -> int:
 
 
 def cmd_stale(args: Any) -> int:
-    # heavy: keeps generation.staleness out of --help (+2 ms)
-    from voproshalych_eval.generation.staleness import check_all, check_dataset
+    # heavy: keeps datasets.staleness out of --help (+2 ms)
+    from voproshalych_eval.datasets.staleness import check_all, check_dataset
 
     eng = engine()
     source = _source_check(eng, args.refresh)

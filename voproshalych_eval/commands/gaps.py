@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from voproshalych_eval import runs
-from voproshalych_eval.commands.common import add_json_flag, emit, engine, exit_code, progress
+from voproshalych_eval.commands.output import add_json_flag, emit, engine, exit_code, progress
 from voproshalych_eval.commands.resume import add_outcome_flags, execute_plan
+from voproshalych_eval.engine import runs
 from voproshalych_eval.tiers.sandbox import DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, read_text_file
 
 

@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from voproshalych_eval.alerts import on_gate
-from voproshalych_eval.commands.common import add_json_flag, emit, engine, progress
+from voproshalych_eval.commands.output import add_json_flag, emit, engine, progress
+from voproshalych_eval.engine.alerts import on_gate
 
 
 def register(sub: Any) -> None:
@@ -44,7 +44,7 @@ def _run(command: list[str]) -> tuple[int | None, str | None, float]:
 
 
 def cmd_gate(args: Any) -> int:
-    from voproshalych_eval import baselines, gate, runs  # heavy: keeps gate out of --help (+5 ms)
+    from voproshalych_eval.engine import baselines, gate, runs  # heavy: keeps gate out of --help (+5 ms)
 
     cfg = gate.load_config(args.config)
     eng = engine()

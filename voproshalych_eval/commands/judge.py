@@ -19,10 +19,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from voproshalych_eval import runs
-from voproshalych_eval.commands.common import emit, engine, exit_code, progress
+from voproshalych_eval.commands.output import emit, engine, exit_code, progress
 from voproshalych_eval.commands.plan_flags import add_plan_flags, plan_params
 from voproshalych_eval.commands.resume import add_outcome_flags, execute_plan
+from voproshalych_eval.engine import runs
 from voproshalych_eval.judges import JUDGE_METRICS
 from voproshalych_eval.tiers.judge_metrics import (
     build_plan,

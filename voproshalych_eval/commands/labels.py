@@ -24,10 +24,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from voproshalych_eval import runs
-from voproshalych_eval.commands.common import add_json_flag, emit, engine, progress
+from voproshalych_eval.commands.output import add_json_flag, emit, engine, progress
 from voproshalych_eval.config import get_settings
 from voproshalych_eval.db import labels as store
+from voproshalych_eval.engine import runs
 from voproshalych_eval.judges import get_judge, labels
 from voproshalych_eval.judges.judge_metrics import JUDGE_METRICS
 from voproshalych_eval.judges.labels import EXTRA_METRICS, export_labels

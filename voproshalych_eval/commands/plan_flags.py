@@ -15,7 +15,7 @@ import importlib
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from voproshalych_eval.commands.common import engine, exit_code
+from voproshalych_eval.commands.output import engine, exit_code
 from voproshalych_eval.commands.resume import add_outcome_flags, execute_plan, run_and_report
 from voproshalych_eval.parameters import Param
 from voproshalych_eval.plans import spec as plan_spec

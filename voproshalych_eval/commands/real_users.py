@@ -6,13 +6,13 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from voproshalych_eval import runs
-from voproshalych_eval.commands.common import add_json_flag, emit, engine, exit_code
+from voproshalych_eval.commands.output import add_json_flag, emit, engine, exit_code
 from voproshalych_eval.commands.plan_flags import add_plan_flags, plan_params
 from voproshalych_eval.commands.resume import add_outcome_flags, execute_plan
+from voproshalych_eval.datasets.files import dataframe_csv, split_names
+from voproshalych_eval.engine import runs
 from voproshalych_eval.jsonable import dumps
 from voproshalych_eval.plans import spec as plan_spec
-from voproshalych_eval.record_files import dataframe_csv, split_names
 
 
 def register(sub: Any) -> None:

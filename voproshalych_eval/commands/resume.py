@@ -8,8 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from voproshalych_eval import runs
-from voproshalych_eval.commands.common import (
+from voproshalych_eval.commands.output import (
     Queued,
     RunCrashed,
     add_json_flag,
@@ -20,7 +19,8 @@ from voproshalych_eval.commands.common import (
     progress,
 )
 from voproshalych_eval.config import get_settings
-from voproshalych_eval.executor import (
+from voproshalych_eval.engine import runs
+from voproshalych_eval.engine.executor import (
     AlreadyRunning,
     ResumeRefused,
     create_run,
@@ -29,10 +29,10 @@ from voproshalych_eval.executor import (
     run_state,
     summary_line,
 )
-from voproshalych_eval.job_queue import batches_of, enqueue, requeue
+from voproshalych_eval.engine.job_queue import batches_of, enqueue, requeue
+from voproshalych_eval.engine.runs import STATE_LABELS
 from voproshalych_eval.metrics import catalog
 from voproshalych_eval.metrics.formatting import format_value
-from voproshalych_eval.runs import STATE_LABELS
 
 
 def output_language(args: Any) -> str:
@@ -150,8 +150,8 @@ def run_and_report(plan: Any, args: Any) -> tuple[int, Any]:
     """:func:`execute_plan`, then print the outcome and the aggregates."""
     run_id, prog = execute_plan(plan, args)
     metrics = prog.metrics or {}
-    # heavy: keeps generation.staleness out of --help (+2 ms)
-    from voproshalych_eval.generation.staleness import dataset_warning, warning_text
+    # heavy: keeps datasets.staleness out of --help (+2 ms)
+    from voproshalych_eval.datasets.staleness import dataset_warning, warning_text
 
     warn = dataset_warning(engine(), plan.dataset_id, plan.snapshot_id)
     if warn:

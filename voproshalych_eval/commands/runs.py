@@ -7,18 +7,18 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from voproshalych_eval import baselines, runs
-from voproshalych_eval.baselines import STATUS_LABELS
 from voproshalych_eval.bilingual import render
-from voproshalych_eval.commands.common import EXIT_INTERRUPTED, add_json_flag, emit, engine, exit_code
+from voproshalych_eval.commands.output import EXIT_INTERRUPTED, add_json_flag, emit, engine, exit_code
 from voproshalych_eval.commands.resume import human_summary, output_language, printer
-from voproshalych_eval.executor import Progress
-from voproshalych_eval.job_queue import wait_run
-from voproshalych_eval.leaderboard import dataset_leaderboard
+from voproshalych_eval.engine import baselines, runs
+from voproshalych_eval.engine.baselines import STATUS_LABELS
+from voproshalych_eval.engine.executor import Progress
+from voproshalych_eval.engine.job_queue import wait_run
+from voproshalych_eval.engine.leaderboard import dataset_leaderboard
+from voproshalych_eval.engine.runs import frame_records
 from voproshalych_eval.metrics import catalog
 from voproshalych_eval.metrics.formatting import format_seconds, format_value
 from voproshalych_eval.metrics.statistics import correction_label
-from voproshalych_eval.runs import frame_records
 
 
 def register(sub: Any) -> None:
@@ -100,7 +100,7 @@ def cmd_list(args: Any) -> int:
         since=args.since, until=args.until, limit=args.limit,
     )
     # heavy: keeps describe out of --help (+1 ms)
-    from voproshalych_eval.describe import models_words, tier_title
+    from voproshalych_eval.engine.describe import models_words, tier_title
     df = runs.runs_frame(found)
     records = runs.frame_records(df)
     lang = output_language(args)
@@ -168,7 +168,7 @@ def cmd_wait(args: Any) -> int:
 
 def cmd_show(args: Any) -> int:
     # heavy: keeps describe out of --help (+1 ms)
-    from voproshalych_eval.describe import models_words, param_rows, tier_title, when
+    from voproshalych_eval.engine.describe import models_words, param_rows, tier_title, when
 
     data = runs.export_data(engine(), args.run_id)
     if not args.items:

@@ -2,7 +2,7 @@
 
 ``voproshalych-eval schedule add nightly --cron "0 3 * * *" -- tier1 --dataset golden_v1`` stores the command;
 the workers' periodic tick (:func:`tick`, every minute) defers :func:`start_schedule` for each schedule that is
-due (:func:`voproshalych_eval.schedules.claim_due`). A scheduled run takes a fresh snapshot of the source
+due (:func:`voproshalych_eval.engine.schedules.claim_due`). A scheduled run takes a fresh snapshot of the source
 first, then enqueues the command's run (``--queue``), recorded with the schedule's name; a schedule whose
 previous run is still going skips and says so. The jobs of one schedule share a queue lock, so two starts of
 one schedule never run at once either.
@@ -18,11 +18,11 @@ import logging
 from datetime import UTC, datetime
 from typing import Any
 
-from voproshalych_eval import schedules
-from voproshalych_eval.commands.common import add_json_flag, emit, engine, progress
-from voproshalych_eval.executor import run_state
-from voproshalych_eval.job_queue import SYSTEM_QUEUE, app
-from voproshalych_eval.schedules import START_TASK, defer_start
+from voproshalych_eval.commands.output import add_json_flag, emit, engine, progress
+from voproshalych_eval.engine import schedules
+from voproshalych_eval.engine.executor import run_state
+from voproshalych_eval.engine.job_queue import SYSTEM_QUEUE, app
+from voproshalych_eval.engine.schedules import START_TASK, defer_start
 
 log = logging.getLogger(__name__)
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from voproshalych_eval import runs
-from voproshalych_eval.commands.common import add_json_flag, emit, engine, progress
+from voproshalych_eval.commands.output import add_json_flag, emit, engine, progress
 from voproshalych_eval.db import snapshots
+from voproshalych_eval.engine import runs
 
 
 def register(sub: Any) -> None:

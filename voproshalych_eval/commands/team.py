@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from voproshalych_eval.commands.common import add_json_flag, emit, engine
+from voproshalych_eval.commands.output import add_json_flag, emit, engine
 from voproshalych_eval.config import PROJECT_ROOT, Settings, env, load_secrets, secret_value
 from voproshalych_eval.db import audit
 

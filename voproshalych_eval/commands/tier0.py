@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from voproshalych_eval import runs
-from voproshalych_eval.commands.common import emit, engine, exit_code, progress
+from voproshalych_eval.commands.output import emit, engine, exit_code, progress
 from voproshalych_eval.commands.plan_flags import add_plan_flags, plan_params
 from voproshalych_eval.commands.resume import add_outcome_flags, execute_plan
+from voproshalych_eval.engine import runs
 from voproshalych_eval.plans import spec as plan_spec
 
 

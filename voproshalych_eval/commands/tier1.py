@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from voproshalych_eval import runs
-from voproshalych_eval.commands.common import add_json_flag, emit, engine, exit_code, progress
+from voproshalych_eval.commands.output import add_json_flag, emit, engine, exit_code, progress
 from voproshalych_eval.commands.plan_flags import add_plan_flags, plan_params
 from voproshalych_eval.commands.resume import add_outcome_flags, execute_plan
 from voproshalych_eval.db import snapshots
+from voproshalych_eval.engine import runs
 
 KEY_METRICS = ("hit_rate@1", "hit_rate@5", "hit_rate@10", "mrr", "ndcg@10", "map")
 
@@ -67,8 +67,8 @@ def cmd_tier1(args: Any) -> int:
         "retrieval_consistency": res.retrieval_consistency,
         "hnsw": res.hnsw,
     }
-    # heavy: keeps generation.staleness out of --help (+2 ms)
-    from voproshalych_eval.generation.staleness import dataset_warning, warning_text
+    # heavy: keeps datasets.staleness out of --help (+2 ms)
+    from voproshalych_eval.datasets.staleness import dataset_warning, warning_text
 
     out["dataset_warning"] = dataset_warning(eng, res.dataset.get("id"), (res.snapshot or {}).get("id"))
     if out["dataset_warning"]:

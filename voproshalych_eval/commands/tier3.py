@@ -1,6 +1,6 @@
 """``tier3`` — end to end: internal pipeline or the bot's HTTP API; a pass-rate gate for deployments.
 
-Exit status (for CI; the command-wide codes of :data:`~voproshalych_eval.commands.common.EXIT_CODES_HELP`):
+Exit status (for CI; the command-wide codes of :data:`~voproshalych_eval.commands.output.EXIT_CODES_HELP`):
 ``0`` — the run completed and the gate passed (or no ``--min-pass-rate`` was set); ``1`` — the gate FAILED
 (or every item failed); ``2`` — the command could not start (bad settings, unknown profile, a header's
 ``${VARIABLE}`` not set, ...); ``3`` — more failed items than allowed (``--max-failure-share``); ``4`` —
@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from voproshalych_eval.commands.common import engine, exit_code, progress
+from voproshalych_eval.commands.output import engine, exit_code, progress
 from voproshalych_eval.commands.plan_flags import add_plan_flags, plan_params
 from voproshalych_eval.commands.resume import add_outcome_flags, run_and_report
 from voproshalych_eval.plans import spec as plan_spec

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from voproshalych_eval.commands.common import engine, progress
-from voproshalych_eval.job_queue import run_worker
+from voproshalych_eval.commands.output import engine, progress
+from voproshalych_eval.engine.job_queue import run_worker
 
 
 def register(sub: Any) -> None:

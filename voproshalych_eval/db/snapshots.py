@@ -625,7 +625,7 @@ def diff(engine: Engine, a: int | Snapshot, b: int | Snapshot) -> SnapshotDiff:
 def delete(engine: Engine, snapshot_id: int, *, n_runs: int, force: bool = False) -> None:
     """Delete a snapshot that is not current and that no run read (``force``: even if runs did); its partitions
     and HNSW copies go with it. ``n_runs`` — how many recorded runs read it — comes from the caller
-    (``runs.count_runs_reading_snapshot``: the run tables belong to :mod:`voproshalych_eval.runs`)."""
+    (``runs.count_runs_reading_snapshot``: the run tables belong to :mod:`voproshalych_eval.engine.runs`)."""
     snap = get(engine, snapshot_id)
     if current_id(engine) == snap.id:
         raise SnapshotError(f"Snapshot #{snap.id} is the current snapshot; take or select another one first.")

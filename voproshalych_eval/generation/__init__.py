@@ -5,6 +5,5 @@
 * :mod:`.templates` — the labelled offline template generator;
 * :mod:`.plan` — generation as an executor plan (resumable run) that stores a new dataset version;
 * :mod:`.picker` — the search-assisted chunk picker (vector + full-text hits with their page);
-* :mod:`.realq` — picking real questions from the log and labelling them into a golden set;
-* :mod:`.staleness` — which datasets reference chunks that changed, and the likely new chunk.
+* :mod:`.realq` — picking real questions from the log and labelling them into a golden set.
 """

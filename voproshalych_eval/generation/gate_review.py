@@ -31,7 +31,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from voproshalych_eval.datasets import get_dataset
+from voproshalych_eval.datasets.store import get_dataset
 from voproshalych_eval.generation import gates as G
 from voproshalych_eval.judges.agreement import LabelledItem, agreement
 from voproshalych_eval.judges.alignment import make_folds
@@ -80,11 +80,11 @@ def _kept_results(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, A
 
 
 def run_review(engine: Engine, run: Any, records: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
-    """The review outcome of generation ``run`` (a :class:`voproshalych_eval.runs.Run`; ``records``: its item
+    """The review outcome of generation ``run`` (a :class:`voproshalych_eval.engine.runs.Run`; ``records``: its item
     records, ``runs.item_records`` — the gates' recorded values; without them the gates are not read), see the
     module doc: :func:`share_of_rejected`'s keys plus ``run_id``, ``dataset``, ``dataset_ref``, ``thresholds`` and
     ``items`` (:class:`ReviewedItem` of every reviewed kept item). A run that stored nothing has ``n_kept = 0``."""
-    from voproshalych_eval import annotations  # heavy: defers pandas (via annotations)
+    from voproshalych_eval.datasets import annotations  # heavy: defers pandas (via annotations)
     if run is None or run.tier != TIER:
         raise LookupError(f"run {getattr(run, 'id', run)} is not a dataset generation run")
     m = run.metrics or {}

@@ -382,7 +382,7 @@ def _stop_words() -> frozenset[str]:
 
 def existing_questions(engine: Engine, *, exclude_name: str | None = None) -> list[str]:
     """Questions of the head version of every stored golden dataset (except ``exclude_name``)."""
-    from voproshalych_eval.datasets import get_dataset, list_datasets
+    from voproshalych_eval.datasets.store import get_dataset, list_datasets
 
     out: list[str] = []
     for d in list_datasets(engine, "golden", heads_only=True):
@@ -515,7 +515,7 @@ def _without_near_duplicates(engine: Engine, kept: list[dict[str, Any]], params:
 def _store_kept(engine: Engine, kept: list[dict[str, Any]], params: Mapping[str, Any], slots: list[Slot],
                 report: dict[str, Any]) -> dict[str, Any]:
     """The selected items stored as a new version of dataset ``name``; ``report`` completed with it."""
-    from voproshalych_eval.datasets import Dataset, content_hash, store, validate_records
+    from voproshalych_eval.datasets.store import Dataset, content_hash, store, validate_records
     from voproshalych_eval.db.production import read_chunks
 
     ids = sorted({int(i) for k in kept for i in k["generation"].get("source_chunk_ids") or []})

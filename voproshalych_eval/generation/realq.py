@@ -17,7 +17,7 @@ retriever's top hits stored as *suggestions*. :func:`label` turns one into a gol
 chunks a person confirmed, or ``not_in_kb`` — and commits a new version of the realq dataset
 (``question_source = "real"``). Suggestions are never saved as relevant: only the ids passed to
 :func:`label` are. "Not in the knowledge base" labels are the confirmed gaps of the coverage-gap report
-(:func:`voproshalych_eval.annotations.confirmed_gaps`).
+(:func:`voproshalych_eval.datasets.annotations.confirmed_gaps`).
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ from typing import Any
 import pandas as pd
 from sqlalchemy import Engine
 
-from voproshalych_eval import annotations as A
-from voproshalych_eval import dataset_versions as dv
-from voproshalych_eval.datasets import Dataset, content_hash, get_dataset, store, validate_records
+from voproshalych_eval.datasets import annotations as A
+from voproshalych_eval.datasets import versions as dv
+from voproshalych_eval.datasets.store import Dataset, content_hash, get_dataset, store, validate_records
 from voproshalych_eval.generation.picker import picker_retriever, search_chunks
 from voproshalych_eval.plans import Plan
 
@@ -98,7 +98,7 @@ def topics_plan(engine: Engine, *, source: str | None = None, k_topics: int | No
 
 def topic_assignments(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """Topic of every log question from the item records of a finished real-users run with the topics analysis
-    (:func:`voproshalych_eval.runs.item_records`): ``log_id, topic, topic_name, gap_rank`` (``gap_rank`` None
+    (:func:`voproshalych_eval.engine.runs.item_records`): ``log_id, topic, topic_name, gap_rank`` (``gap_rank`` None
     for topics that are not ranked gaps)."""
     step = next((r for r in records if r["item_key"] == "topics"), None)
     if step is None or step["status"] != "done":

@@ -5,13 +5,13 @@ pipeline's ``show_no_show`` among them, or ``dataset_review`` — a reviewer's a
 item), the item as judged (question, answer, contexts, reference), the value on the metric's own scale, who
 (``annotator``), when (stored) and why (``note``). Stored by :mod:`voproshalych_eval.db.labels`.
 
-Label files (CSV / JSON / JSONL, read by the one reader :func:`voproshalych_eval.record_files.read_file`):
+Label files (CSV / JSON / JSONL, read by the one reader :func:`voproshalych_eval.datasets.files.read_file`):
 
 * a **labels file** — columns :data:`FILE_COLUMNS` (``metric``, ``question``, ``value`` and ``annotator``
   required unless given on the command line; ``contexts`` a JSON list or one text; ``context`` accepted);
 * a **judge set** (the demo's ``judge_set.json``, the earlier benchmark's ``show_no_show_labels.json``):
   question, context, answer, ``label`` 1/0 or ``ground_truth_show`` true/false, rationale — read through
-  :func:`voproshalych_eval.datasets.validate_records` and stored as ``show_no_show`` labels (rationale = note).
+  :func:`voproshalych_eval.datasets.store.validate_records` and stored as ``show_no_show`` labels (rationale = note).
 
 A bad row stops the import with an error naming the file, the row and the field; nothing is stored half-way.
 """
@@ -26,10 +26,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from voproshalych_eval.datasets import get_dataset, validate_records
-from voproshalych_eval.db import labels as store
-from voproshalych_eval.judges.judge_metrics import JUDGE_METRICS
-from voproshalych_eval.record_files import (
+from voproshalych_eval.datasets.files import (
     FieldError,
     RecordFileError,
     as_int,
@@ -38,6 +35,9 @@ from voproshalych_eval.record_files import (
     read_file,
     write_csv,
 )
+from voproshalych_eval.datasets.store import get_dataset, validate_records
+from voproshalych_eval.db import labels as store
+from voproshalych_eval.judges.judge_metrics import JUDGE_METRICS
 
 __all__ = ["FILE_COLUMNS", "LabelScale", "export_labels", "import_demo_judge_set", "import_file",
            "import_review_decisions", "label_scale", "read_label_file"]
@@ -177,7 +177,7 @@ def import_demo_judge_set(engine: Engine) -> int:
 def import_review_decisions(engine: Engine, dataset: str, kind: str = "golden") -> int:
     """A dataset's review decisions (accepted 1 / rejected 0, the reason as note) as ``dataset_review`` labels
     of the reviewer who made them."""
-    from voproshalych_eval.annotations import reviews  # heavy: defers pandas (via annotations)
+    from voproshalych_eval.datasets.annotations import reviews  # heavy: defers pandas (via annotations)
     ds = get_dataset(engine, dataset, kind)
     by_key = dict(zip(ds.keys(), ds.records, strict=True))
     labels = []

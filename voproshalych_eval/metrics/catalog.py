@@ -1,7 +1,7 @@
 """The metric catalog: the ONE place where a metric's scale, direction, labels and default baseline live.
 
 Every key a tier stores in a run's aggregates has an entry here (a test collects the keys every tier's
-``aggregate`` produces and fails on any that is missing). Baselines (:mod:`voproshalych_eval.baselines`),
+``aggregate`` produces and fails on any that is missing). Baselines (:mod:`voproshalych_eval.engine.baselines`),
 labels (``ui.i18n.metric_label``), the Overview, Runs and Baselines pages, reports, chart axes and the
 CLI read it; nothing guesses a direction from a metric's name.
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from voproshalych_eval import datasets
+from voproshalych_eval.datasets import store as datasets
 
 
 def load_dataset(engine: Engine, ref: str | int, kind: str) -> datasets.Dataset:

@@ -18,7 +18,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from voproshalych_eval import datasets
+from voproshalych_eval.datasets import store as datasets
 from voproshalych_eval.metrics.statistics import summarize
 from voproshalych_eval.plans import ItemResult, Plan, spec
 from voproshalych_eval.tiers import aggregation, inputs, llm_calls
@@ -186,11 +186,11 @@ _SAMPLE_FIELDS = {"user_input": "user_input", "retrieved_contexts": "retrieved_c
 def read_samples(path: str | Path, *, data: bytes | None = None, encoding: str | None = None,
                  name: str | None = None, metric: str | None = None) -> list[dict[str, Any]]:
     """Samples from a JSON array (or {"samples": [...]}), JSONL or CSV file, read by the one file reader
-    (:func:`record_files.read_file`); every problem is a ``RecordFileError`` naming the file, row and field.
+    (:func:`datasets.files.read_file`); every problem is a ``RecordFileError`` naming the file, row and field.
     A CSV ``retrieved_contexts`` cell holds a JSON array of strings (or one context). With ``metric`` a sample
     needs a question only when that metric does (Semantic Similarity compares response and reference)."""
+    from voproshalych_eval.datasets.files import FieldError, RecordFileError, as_json_value, read_file
     from voproshalych_eval.judges import JUDGE_METRICS, Sample
-    from voproshalych_eval.record_files import FieldError, RecordFileError, as_json_value, read_file
 
     f = read_file(path, data=data, encoding=encoding, name=name or Path(path).name)
     out = []
@@ -218,7 +218,7 @@ def read_samples(path: str | Path, *, data: bytes | None = None, encoding: str |
 
 def read_rubrics(src: str) -> dict[str, str]:
     """Rubrics from a JSON file or inline JSON: ``{"score1_description": "...", ...}`` (string values)."""
-    from voproshalych_eval.record_files import RecordFileError, parse_json_object, read_json_object
+    from voproshalych_eval.datasets.files import RecordFileError, parse_json_object, read_json_object
 
     inline = src.lstrip().startswith("{")
     name = "--rubrics" if inline else Path(src).name

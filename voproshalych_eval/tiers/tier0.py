@@ -284,7 +284,7 @@ def _load_questions(engine: Engine, model: str, use_stored: bool, say: Progress,
 
 
 def _load_golden(engine: Engine, model: str, dataset: str | None, say: Progress) -> tuple[np.ndarray, pd.DataFrame, list[str]]:
-    from voproshalych_eval import datasets
+    from voproshalych_eval.datasets import store as datasets
 
     if dataset:
         ds = datasets.get_dataset(engine, dataset, "golden")
@@ -688,7 +688,7 @@ class Tier0Plan(Plan):
 
 def _golden_dataset(engine: Engine, dataset: Any) -> Any:
     """The golden dataset Tier 0 reads: ``dataset`` (name / id), else the first stored one."""
-    from voproshalych_eval import datasets
+    from voproshalych_eval.datasets import store as datasets
 
     if dataset is not None:
         return datasets.get_dataset(engine, dataset, "golden")

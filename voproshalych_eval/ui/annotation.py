@@ -12,8 +12,8 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from voproshalych_eval import runs
-from voproshalych_eval.datasets import get_dataset
+from voproshalych_eval.datasets.store import get_dataset
+from voproshalych_eval.engine import runs
 from voproshalych_eval.judges.labels import item_key, label_scale
 
 JUDGED_TIERS = ("judge_metrics", "judge_pipeline")

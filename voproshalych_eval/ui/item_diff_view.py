@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 import streamlit as st
 
-from voproshalych_eval import runs
+from voproshalych_eval.engine import runs
 from voproshalych_eval.plots import runs as charts
 from voproshalych_eval.ui import tables
 from voproshalych_eval.ui.charts import plotly_chart

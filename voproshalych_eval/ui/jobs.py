@@ -1,6 +1,6 @@
 """Background runs in the app: start, watch (live counts, progress, ETA, tokens, cancel), reattach, resume.
 
-The job itself lives in :mod:`voproshalych_eval.executor`'s process-wide registry, keyed by run id;
+The job itself lives in :mod:`voproshalych_eval.engine.executor`'s process-wide registry, keyed by run id;
 ``st.session_state`` keeps only the run id. A widget rerun or a reopened tab therefore finds the job
 again (:func:`job_panel`), and a run whose process died shows up as "interrupted — resume".
 Also the shared results widgets of the LLM-tier pages: run picker, item filters, drill-down.
@@ -16,14 +16,14 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import describe, executor, job_queue, runs
-from voproshalych_eval.generation.staleness import run_warning, warning_text
+from voproshalych_eval.datasets.staleness import run_warning, warning_text
+from voproshalych_eval.engine import describe, executor, job_queue, runs
 from voproshalych_eval.llm.prices import format_cost
 from voproshalych_eval.reports import jury_notes
 from voproshalych_eval.ui import auth, state, trace_view, untrusted, url_state
-from voproshalych_eval.ui.common import offline_badge
 from voproshalych_eval.ui.i18n import fmt, fmt_count, fmt_seconds, lang, metric_label, show, tr
 from voproshalych_eval.ui.verdicts import run_verdict
+from voproshalych_eval.ui.widgets import offline_badge
 
 log = logging.getLogger(__name__)
 POLL_SECONDS = 1.0

@@ -9,7 +9,7 @@ from typing import Any
 import streamlit as st
 from sqlalchemy import Engine
 
-from voproshalych_eval import runs
+from voproshalych_eval.engine import runs
 from voproshalych_eval.judges.judge_metrics import JUDGE_METRICS
 from voproshalych_eval.ui import annotation
 from voproshalych_eval.ui.i18n import tr

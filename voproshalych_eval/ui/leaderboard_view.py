@@ -1,5 +1,5 @@
 """The Runs page's leaderboard view: pick a plan, a dataset and a metric; the configurations run on that
-dataset ranked by it, with cost, tokens and latency p50/p95 beside the value (``voproshalych_eval.leaderboard``)."""
+dataset ranked by it, with cost, tokens and latency p50/p95 beside the value (``voproshalych_eval.engine.leaderboard``)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import leaderboard, runs
+from voproshalych_eval.engine import leaderboard, runs
 from voproshalych_eval.plans import SPECS
 from voproshalych_eval.ui import item_diff_view, state, tables
-from voproshalych_eval.ui.common import empty_state
 from voproshalych_eval.ui.i18n import lang, metric_label, tr, tr_pair
+from voproshalych_eval.ui.widgets import empty_state
 
 #: headers of the leaderboard's own columns
 LABELS = {"rank": ("Место", "Rank"), "config_words": ("Конфигурация", "Configuration"), "cost_usd": ("Стоимость, $", "Cost, $"), "tokens": ("Токены", "Tokens"),

@@ -13,7 +13,7 @@ from typing import Any
 
 import streamlit as st
 
-from voproshalych_eval.datasets import list_datasets
+from voproshalych_eval.datasets.store import list_datasets
 from voproshalych_eval.llm.estimate import estimate_run
 from voproshalych_eval.llm.prices import price_table
 from voproshalych_eval.llm.providers import configured_providers

@@ -22,7 +22,7 @@ from typing import Any
 
 import streamlit as st
 
-from voproshalych_eval import describe
+from voproshalych_eval.engine import describe
 from voproshalych_eval.parameters import Param
 from voproshalych_eval.plans import spec as plan_spec
 from voproshalych_eval.ui.i18n import lang, tr

@@ -15,9 +15,9 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from voproshalych_eval import executor, runs
+from voproshalych_eval.engine import executor, runs
 from voproshalych_eval.ui import jobs, paid_run, run_view, state
-from voproshalych_eval.ui.common import offline_choice
+from voproshalych_eval.ui.widgets import offline_choice
 
 #: the empty state of a run page whose form sits at the top
 NO_RUNS = ("Запусков ещё нет — задайте параметры вверху и нажмите «Запустить».",

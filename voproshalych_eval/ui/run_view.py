@@ -23,7 +23,7 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from voproshalych_eval import executor, runs
+from voproshalych_eval.engine import executor, runs
 from voproshalych_eval.ui import state
 from voproshalych_eval.ui.i18n import fmt_count, lang, remember_choice, tr
 from voproshalych_eval.ui.url_state import (  # noqa: F401 - pages call them through run_view too
@@ -120,7 +120,7 @@ def _ru_plural(n: int, one: str, few: str, many: str) -> str:
 
 
 def _dataset_labels(run_list: Sequence[runs.Run]) -> dict[int | None, str]:
-    from voproshalych_eval.datasets import list_datasets
+    from voproshalych_eval.datasets.store import list_datasets
 
     ui_lang = lang()
     stored = {int(d["id"]): d for d in list_datasets(state.engine())}
@@ -147,7 +147,7 @@ def default_dataset_id(tier: str) -> int | None:
 
 
 def default_dataset_index(tier: str, stored: Sequence[Mapping[str, Any]], *, url_param: str = RUN_PARAM) -> int:
-    """The position in ``stored`` (``datasets.list_datasets`` rows) of the dataset a run form starts from
+    """The position in ``stored`` (``datasets.store.list_datasets`` rows) of the dataset a run form starts from
     (:func:`default_dataset_id`: the shown run's version, else its name's newest), else 0 — so generating a
     new set never moves the form of a page off the dataset its runs are on. ``url_param``: the URL parameter
     of the page's run (a page with two run views names the second one's)."""
@@ -168,7 +168,7 @@ def pick_run(tier: str | Sequence[str], state_key: str, *, label: str | None = N
              url_param: str = RUN_PARAM) -> runs.Run | None:
     """Pick the run to show by the rule (:func:`choose_run`), with a dataset picker when the plan's runs span
     several datasets, "N runs on other datasets", the run's state, Resume and the mixed mark."""
-    from voproshalych_eval import describe
+    from voproshalych_eval.engine import describe
     from voproshalych_eval.ui import jobs
 
     eng = state.engine()
@@ -236,7 +236,7 @@ def run_section(tier: str | Sequence[str], state_key: str, *, label: str | None 
     the empty state (``empty = (ru, en)``; the page stops) → while the run is made, nothing more (its
     progress is above; the page stops) → the caption with the verdict first → "copy link"."""
     from voproshalych_eval.ui import jobs
-    from voproshalych_eval.ui.common import empty_state
+    from voproshalych_eval.ui.widgets import empty_state
 
     jobs.job_panel(state_key)
     run = pick_run(tier, state_key, label=label or tr("Показан запуск", "Showing run"), url_param=url_param)

@@ -74,7 +74,7 @@ def show(df: pd.DataFrame, name: str, *, key: str | None = None, labels: Mapping
          metrics: Mapping[str, str] | None = None, height: int | str | None = None, download: bool = True,
          **kwargs: Any) -> Any:
     """A table with translated headers and numbers by kind, then its download buttons (original column names)."""
-    from voproshalych_eval.ui.common import download_buttons  # cycle: ui.common imports ui.tables
+    from voproshalych_eval.ui.widgets import download_buttons  # cycle: ui.widgets imports ui.tables
 
     shown = df.copy()
     for col in shown.columns:  # stored identifiers (``factual``, ``not_found``) read as words

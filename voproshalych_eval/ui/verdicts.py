@@ -12,7 +12,7 @@ from typing import Any
 
 import streamlit as st
 
-from voproshalych_eval import baselines as bl
+from voproshalych_eval.engine import baselines as bl
 from voproshalych_eval.ui import state
 from voproshalych_eval.ui.i18n import fmt, tr
 

@@ -4,7 +4,7 @@ Review state lives in ``eval.dataset_reviews`` per dataset *name* (it survives v
 ``pending`` / ``accepted`` / ``rejected``, the reason of a rejection, notes, and the three checks of the
 earlier benchmark's annotation files (``is_question_ok``, ``is_answer_ok``, ``is_chunk_ok``).
 
-What changes the evaluated content makes a new dataset version (:mod:`voproshalych_eval.dataset_versions`):
+What changes the evaluated content makes a new dataset version (:mod:`voproshalych_eval.datasets.versions`):
 editing a question, an answer or the relevant chunks, *rejecting* an item (it leaves the records; the
 item is kept in its review row with the reason, never deleted) and *restoring* it. Accepting an item and
 writing notes are review metadata and do not change the content hash.
@@ -38,13 +38,9 @@ from typing import Any
 import pandas as pd
 from sqlalchemy import Engine, text
 
-from voproshalych_eval import dataset_versions as dv
 from voproshalych_eval import jsonable
-from voproshalych_eval.datasets import Dataset, DatasetError, get_dataset, list_datasets
-from voproshalych_eval.datasets import _user as user
-from voproshalych_eval.db.production import read_chunks
-from voproshalych_eval.errors import VoproshalychEvalError
-from voproshalych_eval.record_files import (
+from voproshalych_eval.datasets import versions as dv
+from voproshalych_eval.datasets.files import (
     FieldError,
     RecordFileError,
     as_bool,
@@ -53,6 +49,10 @@ from voproshalych_eval.record_files import (
     read_file,
     write_csv,
 )
+from voproshalych_eval.datasets.store import Dataset, DatasetError, get_dataset, list_datasets
+from voproshalych_eval.datasets.store import _user as user
+from voproshalych_eval.db.production import read_chunks
+from voproshalych_eval.errors import VoproshalychEvalError
 
 __all__ = [
     "ANNOTATION_COLUMNS",
@@ -327,7 +327,7 @@ def review_table(engine: Engine, ds: Dataset | str) -> pd.DataFrame:
 
 
 def export_annotations(engine: Engine, ds: Dataset | str, fmt: str = "csv") -> str:
-    """The annotation file's text: CSV (:func:`record_files.write_csv`: fields quoted as needed, formula cells
+    """The annotation file's text: CSV (:func:`datasets.files.write_csv`: fields quoted as needed, formula cells
     neutralised with a leading ``'`` that the importer removes) or JSON."""
     rows = annotation_rows(engine, ds)
     if fmt == "json":

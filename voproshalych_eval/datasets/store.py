@@ -13,7 +13,7 @@ Kinds and their fields (the golden format is the methodology's):
 - ``dialogs`` — dialog_id, turns [{question, ...}], paraphrase_of;
 - ``samples`` — the Ragas general-purpose metrics' Sample: user_input, response, reference, retrieved_contexts.
 
-Files are read by the one reader, :mod:`voproshalych_eval.record_files`. Validation stops at the first
+Files are read by the one reader, :mod:`voproshalych_eval.datasets.files`. Validation stops at the first
 problem with :class:`DatasetError` naming the file, the row (CSV: the spreadsheet row, header = 1;
 JSONL: the line; JSON: the element) and the field; nothing is stored half-way. Values are never
 silently altered: text is kept as written, integers must be integers within PostgreSQL's ``integer``.
@@ -33,10 +33,7 @@ from typing import Any
 
 from sqlalchemy import Engine, text
 
-from voproshalych_eval.db import snapshots
-from voproshalych_eval.db.errors import SnapshotError
-from voproshalych_eval.errors import VoproshalychEvalError
-from voproshalych_eval.record_files import (
+from voproshalych_eval.datasets.files import (
     FieldError,
     RecordFileError,
     as_bool,
@@ -48,6 +45,9 @@ from voproshalych_eval.record_files import (
     read_file,
     write_csv,
 )
+from voproshalych_eval.db import snapshots
+from voproshalych_eval.db.errors import SnapshotError
+from voproshalych_eval.errors import VoproshalychEvalError
 
 DATASET_KINDS = ("golden", "judge", "dialogs", "samples")
 EARLIER_CHUNK_TEXT_CUT = 500
@@ -94,7 +94,7 @@ Err = Callable[[str, str], DatasetError]
 
 
 def _field(err: Err, check: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Run a :mod:`record_files` value check; its FieldError becomes this row's DatasetError."""
+    """Run a :mod:`.files` value check; its FieldError becomes this row's DatasetError."""
     try:
         return check(*args, **kwargs)
     except FieldError as exc:
@@ -269,7 +269,7 @@ def validate_records(records: Sequence[dict[str, Any]], kind: str, *, file: str 
 
 
 #: the fields each kind's validator reads; other columns are kept as extra fields, except near-misses of these
-#: (``Question``, ``ground_truth_anwser``) while the field itself is absent: refused (:func:`record_files.check_columns`)
+#: (``Question``, ``ground_truth_anwser``) while the field itself is absent: refused (:func:`datasets.files.check_columns`)
 KIND_FIELDS: dict[str, tuple[str, ...]] = {
     "golden": ("id", "question", "ground_truth_answer", "chunk_id", "chunk_text", "confluence_url", "relevant_chunk_ids",
                "relevant_urls", "question_type", "question_source", "dialog_context", "chunk_text_truncated"),
@@ -281,7 +281,7 @@ KIND_FIELDS: dict[str, tuple[str, ...]] = {
 
 def load_file(path: str | Path, kind: str, *, name: str | None = None, data: bytes | None = None,
               encoding: str | None = None, ignore_columns: Sequence[str] = ()) -> Dataset:
-    """Read (:func:`record_files.read_file`) and validate a dataset file (or its bytes ``data``); a column that
+    """Read (:func:`datasets.files.read_file`) and validate a dataset file (or its bytes ``data``); a column that
     looks like a misspelled or capitalised known field is refused unless ``ignore_columns`` names it."""
     p = Path(path)
     f = read_file(p, data=data, encoding=encoding)
@@ -300,7 +300,7 @@ def load_file(path: str | Path, kind: str, *, name: str | None = None, data: byt
 # references (chunk text hash and URL of every referenced chunk, and the id of the knowledge-base snapshot they
 # were read from) at that moment. The newest version is
 # the dataset's *head*; a name resolves to its head, ``name@v3`` to version 3, ``name@<hash prefix>``
-# to the version with that content. Editing functions live in :mod:`voproshalych_eval.dataset_versions`.
+# to the version with that content. Editing functions live in :mod:`voproshalych_eval.datasets.versions`.
 
 
 def _user() -> str | None:
@@ -605,7 +605,7 @@ GOLDEN_COLUMNS = ["id", "question", "ground_truth_answer", "chunk_id", "chunk_te
 
 
 def export_csv(records: Sequence[dict[str, Any]]) -> str:
-    """Golden records as CSV text (:func:`record_files.write_csv`: multi-line fields quoted, formula cells
+    """Golden records as CSV text (:func:`datasets.files.write_csv`: multi-line fields quoted, formula cells
     neutralised with a leading ``'`` that the reader removes; lists and objects as JSON cells, which
     :func:`read_records` reads back). The methodology's columns come first, other fields after."""
     extra = sorted({k for r in records for k in r} - set(GOLDEN_COLUMNS))

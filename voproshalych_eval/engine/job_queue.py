@@ -37,12 +37,12 @@ import procrastinate
 import psycopg_pool
 from sqlalchemy import Engine
 
-from voproshalych_eval import executor, runs
 from voproshalych_eval.bilingual import Text
 from voproshalych_eval.config import env, get_settings
 from voproshalych_eval.db import get_engine
 from voproshalych_eval.db.engine import store_url
-from voproshalych_eval.eta import ItemRateEta
+from voproshalych_eval.engine import executor, runs
+from voproshalych_eval.engine.eta import ItemRateEta
 from voproshalych_eval.plans import Plan, config_differences
 
 log = logging.getLogger(__name__)
@@ -223,7 +223,7 @@ def run_batch(run_id: int, batch: int, keys: list[str]) -> dict[str, Any]:
         plan = plan_for(engine, run)
     except executor.ResumeRefused as exc:
         runs.fail_run(engine, run_id, str(exc))
-        from voproshalych_eval.alerts import on_run_finished  # heavy: defers httpx (via alerts)
+        from voproshalych_eval.engine.alerts import on_run_finished  # heavy: defers httpx (via alerts)
 
         on_run_finished(engine, run_id)
         raise

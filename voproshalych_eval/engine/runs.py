@@ -32,12 +32,12 @@ from typing import Any
 import pandas as pd
 from sqlalchemy import Engine, text
 
-from voproshalych_eval import baselines as bl
 from voproshalych_eval import parameters
 from voproshalych_eval.bilingual import text as bi
 from voproshalych_eval.config import PROJECT_ROOT
-from voproshalych_eval.datasets import item_payloads
+from voproshalych_eval.datasets.store import item_payloads
 from voproshalych_eval.db import audit
+from voproshalych_eval.engine import baselines as bl
 from voproshalych_eval.errors import VoproshalychEvalError
 from voproshalych_eval.jsonable import dumps, jsonable
 from voproshalych_eval.metrics import catalog

@@ -163,7 +163,7 @@ def note(engine: Engine, name: str, message: str, *, run_id: int | None = None) 
 
 def history(engine: Engine, name: str, limit: int = 20) -> list[dict[str, Any]]:
     """The schedule's runs, newest first: id, tier, status, started, finished."""
-    from voproshalych_eval.runs import schedule_runs  # heavy: defers pandas (via runs)
+    from voproshalych_eval.engine.runs import schedule_runs  # heavy: defers pandas (via runs)
 
     return schedule_runs(engine, name, limit)
 
@@ -176,7 +176,7 @@ def defer_start(name: str, due_at: datetime) -> int:
     """Put the start of schedule ``name`` on the queue (one queue lock per schedule: its starts never run at
     once); returns the job id. "Run now" and the workers' tick both come here."""
     # heavy: defers procrastinate (via job_queue)
-    from voproshalych_eval.job_queue import SYSTEM_QUEUE, open_sync
+    from voproshalych_eval.engine.job_queue import SYSTEM_QUEUE, open_sync
 
     return open_sync().configure_task(START_TASK, queue=SYSTEM_QUEUE, lock=f"schedule:{name}").defer(
         name=name, due_at=due_at.isoformat())

@@ -3,11 +3,11 @@
 Every change of a dataset's content (an edited question or answer, changed relevant chunks, a rejected
 or restored item, an imported annotation file, a labelled real question) goes through :func:`commit`,
 which validates the new records, stores them as a new content-addressed row and appends a version
-(:func:`voproshalych_eval.datasets.register_version`) with its parent, the action, a note and a summary
+(:func:`voproshalych_eval.datasets.store.register_version`) with its parent, the action, a note and a summary
 of the changes. Versions are never rewritten; a run records the dataset id and content hash of the
 version it used, so ``name@v2`` (or the id, or the hash prefix) addresses exactly what a run saw.
 
-Edits are optimistic: :func:`commit` refuses (:class:`~voproshalych_eval.datasets.ConcurrentEditError`)
+Edits are optimistic: :func:`commit` refuses (:class:`~voproshalych_eval.datasets.store.ConcurrentEditError`)
 when the version being edited is no longer the head, so two reviewers never overwrite each other.
 """
 
@@ -22,7 +22,7 @@ from typing import Any
 import pandas as pd
 from sqlalchemy import Engine, text
 
-from voproshalych_eval.datasets import (
+from voproshalych_eval.datasets.store import (
     ConcurrentEditError,
     Dataset,
     content_hash,
@@ -214,8 +214,8 @@ def commit(
     """Store ``records`` as the next version of ``base``'s dataset (validated); returns the new head.
 
     Nothing is written when the content equals ``base``'s. Raises
-    :class:`~voproshalych_eval.datasets.DatasetError` for invalid records and
-    :class:`~voproshalych_eval.datasets.ConcurrentEditError` when ``base`` is no longer the head. With
+    :class:`~voproshalych_eval.datasets.store.DatasetError` for invalid records and
+    :class:`~voproshalych_eval.datasets.store.ConcurrentEditError` when ``base`` is no longer the head. With
     ``conn`` the version is written inside the caller's transaction.
     """
     if base.id is None:

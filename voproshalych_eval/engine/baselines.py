@@ -456,6 +456,6 @@ def _all_failed(metrics: Mapping[str, Any]) -> bool:
 
 
 def run_status(engine: Engine, run: Any) -> RunStatus:
-    """Overall status of a run (a :class:`voproshalych_eval.runs.Run`) against the baselines."""
+    """Overall status of a run (a :class:`voproshalych_eval.engine.runs.Run`) against the baselines."""
     return evaluate_run(list_baselines(engine), run.tier, run.status, run.metrics or {}, offline=bool(run.offline))
 

@@ -51,12 +51,12 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from voproshalych_eval import runs
+from voproshalych_eval.engine import runs
+from voproshalych_eval.engine.eta import ItemRateEta
+from voproshalych_eval.engine.runs import AlreadyRunning
 from voproshalych_eval.errors import VoproshalychEvalError
-from voproshalych_eval.eta import ItemRateEta
 from voproshalych_eval.llm.usage import UsageMeter, metering
 from voproshalych_eval.plans import ItemResult, Plan, config_differences, spec
-from voproshalych_eval.runs import AlreadyRunning
 
 __all__ = [
     "AlreadyRunning",
@@ -106,7 +106,7 @@ class Progress:
     metrics: dict[str, Any] | None = None
     #: LLM requests repeated after an error, by kind, and calls that succeeded only after one (this execution)
     retries: dict[str, Any] | None = None
-    #: seconds left, measured from the recent item rate (:class:`voproshalych_eval.eta.ItemRateEta`); None = not
+    #: seconds left, measured from the recent item rate (:class:`voproshalych_eval.engine.eta.ItemRateEta`); None = not
     #: known yet (fewer than two items finished in this execution)
     measured_eta_s: float | None = None
 
@@ -535,7 +535,7 @@ def _finalize(engine: Engine, run_id: int, plan: Plan, prog: Progress, *, cancel
         error = (f"{final_counts.get('failed', 0)} of {final_counts.get('done', 0) + final_counts.get('failed', 0)} "
                  f"items failed (more than {_max_failure_share(plan):.0%})")
     runs.finish_run(engine, run_id, metrics, status=status, error=error)
-    from voproshalych_eval.alerts import on_run_finished
+    from voproshalych_eval.engine.alerts import on_run_finished
 
     on_run_finished(engine, run_id)  # one alert per change of the verdict / a schedule's outcome (never raises)
     prog.status = status
@@ -816,7 +816,7 @@ def dataset_differences(engine: Engine, run: runs.Run) -> list[str]:
     """The run's dataset as stored must still hash to the hash it started with."""
     if not run.dataset_hash:
         return []
-    from voproshalych_eval import datasets
+    from voproshalych_eval.datasets import store as datasets
 
     if run.dataset_id is None:
         return [f"dataset {run.dataset_name!r} ({run.dataset_hash[:12]}) was deleted from the store"]

@@ -1,7 +1,7 @@
 """A per-dataset leaderboard: the configurations run on one dataset, ranked by a chosen metric, with what they
 cost beside the quality — USD, tokens and latency p50/p95 (issue 29 item 8).
 
-One row per configuration (:func:`voproshalych_eval.runs.config_label`: dataset, models, the configuring
+One row per configuration (:func:`voproshalych_eval.engine.runs.config_label`: dataset, models, the configuring
 parameters, offline), from its latest finished run of the plan on that dataset (version by content hash). The
 metric's value carries its 95% CI and n; cost and tokens come from the run's metered LLM calls (``cost_usd``:
 ``None`` = unknown, never 0); latency from the run's own latency percentiles (``latency_p50`` /
@@ -17,9 +17,8 @@ from collections.abc import Sequence
 import pandas as pd
 from sqlalchemy import Engine
 
-from voproshalych_eval.describe import config_words
-from voproshalych_eval.metrics import catalog
-from voproshalych_eval.runs import (
+from voproshalych_eval.engine.describe import config_words
+from voproshalych_eval.engine.runs import (
     Run,
     config_label,
     flatten_metrics,
@@ -28,6 +27,7 @@ from voproshalych_eval.runs import (
     run_cost,
     run_latency,
 )
+from voproshalych_eval.metrics import catalog
 
 __all__ = ["COLUMNS", "dataset_leaderboard", "leaderboard"]
 

@@ -31,8 +31,8 @@ from typing import Any
 import httpx
 from sqlalchemy import Engine, text
 
-from voproshalych_eval import baselines, runs
 from voproshalych_eval.config import env, secret_value
+from voproshalych_eval.engine import baselines, runs
 from voproshalych_eval.redaction import redact
 
 log = logging.getLogger(__name__)

@@ -8,11 +8,11 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from voproshalych_eval.datasets.files import dataframe_csv
 from voproshalych_eval.demo import load_demo
 from voproshalych_eval.jsonable import dumps
 from voproshalych_eval.metrics import catalog
 from voproshalych_eval.plans import colors
-from voproshalych_eval.record_files import dataframe_csv
 from voproshalych_eval.ui import state, tables
 from voproshalych_eval.ui.auth import export_bytes, masks_personal_data
 from voproshalych_eval.ui.i18n import fmt, fmt_count, lang, metric_label, show, tr
@@ -194,7 +194,7 @@ def _json_records_later(df: pd.DataFrame, masked: bool) -> Callable[[], bytes]:
 
 def csv_download(df: pd.DataFrame, *, masked: bool | None = None) -> Callable[[], bytes]:
     """The ``data`` of a CSV download button, written when the button is pressed (Streamlit calls it then):
-    :func:`record_files.dataframe_csv` (formula cells neutralised), personal data masked for a session that
+    :func:`datasets.files.dataframe_csv` (formula cells neutralised), personal data masked for a session that
     masks it (``ui.auth.export_text``; ``masked`` decided at render time, since the call runs outside the
     script). Writing every table's CSV on every rerun was a large share of a page's drawing time. Its button
     takes ``on_click="ignore"``: a rerun on the click registers the button's file anew and can revoke the one

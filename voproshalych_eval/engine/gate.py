@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from voproshalych_eval import baselines, runs
+from voproshalych_eval.engine import baselines, runs
 from voproshalych_eval.errors import VoproshalychEvalError
 from voproshalych_eval.markdown import table
 

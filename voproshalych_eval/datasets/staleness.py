@@ -29,7 +29,7 @@ import numpy as np
 from sqlalchemy import Engine
 
 from voproshalych_eval.config import get_settings
-from voproshalych_eval.datasets import (
+from voproshalych_eval.datasets.store import (
     Dataset,
     first_version_kb_refs,
     get_dataset,

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from voproshalych_eval import parameters
+from voproshalych_eval.jsonable import dumps
 from voproshalych_eval.parameters import Param
 from voproshalych_eval.plan_parameters import RUN, TABLES
 
@@ -174,8 +175,6 @@ class Lazy:
 
 def plain(value: Any) -> Any:
     """``value`` as plain JSON types (tuples -> lists, numbers stay numbers); see :mod:`jsonable`."""
-    from voproshalych_eval.jsonable import dumps
-
     return json.loads(dumps(value))
 
 

@@ -29,6 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from voproshalych_eval.metrics.statistics import proportion_ci
+
 #: bump when the features, the model or the training set change (frozen in every run's configuration)
 CLASSIFIER_VERSION = "answers-charwb-logreg-1"
 
@@ -89,7 +91,7 @@ class ClassifierReport:
 
 def _features(texts: Sequence[str], rule_classes: Sequence[str | None], rule_names: Sequence[str],
               vectorizer: Any, *, fit: bool) -> Any:
-    from scipy import sparse
+    from scipy import sparse  # heavy: defers scipy
 
     x_text = vectorizer.fit_transform(texts) if fit else vectorizer.transform(texts)
     col = {c: i for i, c in enumerate(rule_names)}
@@ -101,8 +103,8 @@ def _features(texts: Sequence[str], rule_classes: Sequence[str | None], rule_nam
 
 def _fit(texts: Sequence[str], rules: Sequence[str | None], y: Sequence[str], rule_names: Sequence[str],
          s: ClassifierSettings) -> tuple[Any, Any]:
-    from sklearn.feature_extraction.text import TfidfVectorizer
-    from sklearn.linear_model import LogisticRegression
+    from sklearn.feature_extraction.text import TfidfVectorizer  # heavy: defers sklearn
+    from sklearn.linear_model import LogisticRegression  # heavy: defers sklearn
 
     vec = TfidfVectorizer(analyzer="char_wb", ngram_range=(s.ngram_min, s.ngram_max), sublinear_tf=True)
     x = _features(texts, rules, rule_names, vec, fit=True)
@@ -142,7 +144,7 @@ def fit_predict(
 
     BLAS runs single-threaded here: the problem is small (hundreds to thousands of distinct texts) and a
     multi-threaded OpenBLAS on a shared machine made each fit ~10× slower, not faster."""
-    from threadpoolctl import threadpool_limits
+    from threadpoolctl import threadpool_limits  # heavy: defers threadpoolctl (+2 ms; used with sklearn only)
 
     with threadpool_limits(limits=1):
         return _fit_predict(texts, rule_classes, labels, settings=settings, rule_names=rule_names)
@@ -156,10 +158,8 @@ def _fit_predict(
     settings: ClassifierSettings | None,
     rule_names: Sequence[str],
 ) -> tuple[np.ndarray, ClassifierReport] | None:
-    from sklearn.metrics import confusion_matrix
-    from sklearn.model_selection import KFold, StratifiedKFold
-
-    from voproshalych_eval.metrics.statistics import proportion_ci
+    from sklearn.metrics import confusion_matrix  # heavy: defers sklearn
+    from sklearn.model_selection import KFold, StratifiedKFold  # heavy: defers sklearn
 
     s = settings or ClassifierSettings()
     texts = list(texts)

@@ -46,6 +46,7 @@ import pandas as pd
 from voproshalych_eval.analytics.answer_classifier import ClassifierReport, ClassifierSettings, fit_predict
 from voproshalych_eval.analytics.text_ru import normalize
 from voproshalych_eval.datasets.files import FieldError, RecordFileError, as_int, read_json_object
+from voproshalych_eval.metrics.classification import misclassification_adjusted_rate
 
 ANSWER_CLASSES = ("answer", "not_found", "refusal", "template", "error", "clarification", "empty")
 DECLINE_CLASSES = ("not_found", "refusal", "template", "error", "clarification")
@@ -200,8 +201,6 @@ class AnswerClasses:
         (:func:`~voproshalych_eval.metrics.classification.misclassification_adjusted_rate`: rows of labelled
         texts are known, rows the model classified are corrected by its cross-validated PPV / false-omission
         rate for "answer"). None without a classifier or without a cross-validation."""
-        from voproshalych_eval.metrics.classification import misclassification_adjusted_rate
-
         if self.report is None or not self.report.cv_folds:
             return None
         labelled = self.labelled if self.labelled is not None else np.zeros(len(self.classes), dtype=bool)

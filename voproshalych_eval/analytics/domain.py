@@ -28,6 +28,7 @@ import pandas as pd
 
 from voproshalych_eval.analytics import text_ru
 from voproshalych_eval.analytics.question_log import SCORE_DOWN, SCORE_UP, is_empty_question
+from voproshalych_eval.metrics.geometry import near_duplicate_pairs
 
 DEFAULT_TZ = "Asia/Yekaterinburg"
 WEEKDAYS_RU = ["пн", "вт", "ср", "чт", "пт", "сб", "вс"]
@@ -250,8 +251,6 @@ def domain_analysis(
     n_near_clusters = None
     rows_in_near = None
     if vectors is not None and n_text:
-        from voproshalych_eval.metrics.geometry import near_duplicate_pairs
-
         uniq_texts = list(vc.index)
         first_row = pd.Series(np.arange(n_text), index=norm.to_numpy()).groupby(level=0).first()
         U = np.asarray(vectors)[first_row.reindex(uniq_texts).to_numpy()]

@@ -31,7 +31,22 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import Engine, text
 
+from voproshalych_eval.analytics.answers import AnswerRules, classify_answers
+from voproshalych_eval.analytics.pipeline import filters_from
+from voproshalych_eval.analytics.question_log import SCORE_DOWN, SCORE_UP, embed_log, read_log, text_rows
+from voproshalych_eval.analytics.text_ru import normalize
 from voproshalych_eval.analytics.topic_memory import StoredName, TopicMemory
+from voproshalych_eval.datasets.files import (
+    FieldError,
+    RecordFileError,
+    as_int,
+    as_text,
+    check_columns,
+    read_file,
+)
+from voproshalych_eval.datasets.store import get_dataset, list_datasets
+from voproshalych_eval.jsonable import jsonable
+from voproshalych_eval.metrics.statistics import two_sample_permutation_test
 
 STATUSES = ("open", "in_progress", "addressed", "dismissed")
 STATUS_NAMES = {"open": ("открыт", "open"), "in_progress": ("в работе", "in progress"),
@@ -223,10 +238,6 @@ def _topic_centroids(X: np.ndarray, labels: np.ndarray, topics: Sequence[int]
 
 def _log_for_run(engine: Engine, run: RunTopics) -> tuple[pd.DataFrame, np.ndarray]:
     """The run's filtered log (every row) and each row's effective-answered flag (the run's answer rules)."""
-    from voproshalych_eval.analytics.answers import AnswerRules, classify_answers
-    from voproshalych_eval.analytics.pipeline import filters_from
-    from voproshalych_eval.analytics.question_log import read_log
-
     p = run.params
     df = read_log(engine, source=p.get("source"), filters=filters_from(p.get("filters")), snapshot=run.snapshot_id)
     rules = AnswerRules.from_dict(dict(p.get("answer_rules") or {}))
@@ -236,8 +247,6 @@ def _log_for_run(engine: Engine, run: RunTopics) -> tuple[pd.DataFrame, np.ndarr
 
 def numbers_for(df: pd.DataFrame, effective: np.ndarray, log_ids: Sequence[int]) -> dict[str, Any]:
     """A gap's numbers over the log rows ``log_ids`` of ``df`` (``effective`` aligned with ``df``)."""
-    from voproshalych_eval.analytics.question_log import SCORE_DOWN, SCORE_UP
-
     mask = df["id"].isin([int(i) for i in log_ids]).to_numpy(bool)
     n = int(mask.sum())
     score = df.loc[mask, "score"]
@@ -252,8 +261,6 @@ def record_numbers(engine: Engine, run: RunTopics, *, top_n: int = TOP_N_NEW,
                    threshold: float = MATCH_THRESHOLD) -> dict[str, Any]:
     """Match the run's topics to the stored gaps, create gaps for the unmatched top-``top_n`` ranked gap topics,
     and record every matched gap's numbers for this run. Returns ``{"matched", "created", "run_id"}``."""
-    from voproshalych_eval.analytics.question_log import embed_log, text_rows
-
     step = run.topics_step or {}
     assign = step.get("assignments") or {}
     ranked = [g for g in step.get("gaps") or [] if not g.get("off_topic")]
@@ -325,8 +332,6 @@ def _picked_gaps(engine: Engine) -> list[tuple[int, list[int], list[str]]]:
 def _picked_mask(df: pd.DataFrame, log_ids: Sequence[int], texts: Sequence[str]) -> np.ndarray:
     """Rows of ``df`` that are a hand-picked gap's questions: its log rows, and any row asking one of its
     questions again (the same normalised text: a later import's new rows)."""
-    from voproshalych_eval.analytics.text_ru import normalize
-
     norm = df["question"].map(lambda q: normalize(q) if isinstance(q, str) else "")
     return (df["id"].isin([int(i) for i in log_ids]) | norm.isin(set(texts))).to_numpy(bool)
 
@@ -362,8 +367,6 @@ def resolve_questions(df: pd.DataFrame, refs: Sequence[tuple[str, int | str]], *
     """Log ids of hand-picked questions: each ref is ``(where it came from, a log id or a question text)``; a
     text picks every log row asking it (normalised: case, ``ё``, spaces). A ref found nowhere is an error naming
     where it came from."""
-    from voproshalych_eval.analytics.text_ru import normalize
-
     if not refs:
         raise ValueError("a gap needs questions: give log ids or question texts")
     ids: set[int] = set()
@@ -402,15 +405,6 @@ def refs_from_args(values: Sequence[str]) -> list[tuple[str, int | str]]:
 def refs_from_file(path: str, *, data: bytes | None = None, name: str | None = None) -> list[tuple[str, int | str]]:
     """A CSV / JSON / JSONL file of hand-picked questions (read by :func:`voproshalych_eval.datasets.files.read_file`):
     each record has a ``log_id`` or a ``question`` (exactly one); a bad value names the file, row and field."""
-    from voproshalych_eval.datasets.files import (
-        FieldError,
-        RecordFileError,
-        as_int,
-        as_text,
-        check_columns,
-        read_file,
-    )
-
     f = read_file(path, data=data, name=name)
     check_columns(f.file, f.columns, PICK_COLUMNS)
     out: list[tuple[str, int | str]] = []
@@ -435,8 +429,6 @@ def create_picked(engine: Engine, run: RunTopics, refs: Sequence[tuple[str, int 
                   name: str | None = None, owner: str | None = None) -> Gap:
     """A gap of hand-picked real questions (log ids or texts, :func:`resolve_questions`) of the run's log, with
     this run's numbers; later runs count its questions and any new row asking one of them again."""
-    from voproshalych_eval.analytics.text_ru import normalize
-
     df, effective = _log_for_run(engine, run)
     ids = resolve_questions(df, refs, where_log=f"the question log of real-users run #{run.run_id}")
     rows = df[df["id"].isin(ids)]
@@ -458,8 +450,6 @@ def create_picked(engine: Engine, run: RunTopics, refs: Sequence[tuple[str, int 
 
 
 def _plain(d: Mapping[str, Any]) -> dict[str, Any]:
-    from voproshalych_eval.jsonable import jsonable
-
     return jsonable(dict(d))
 
 
@@ -469,8 +459,6 @@ def _plain(d: Mapping[str, Any]) -> dict[str, Any]:
 def realq_labels(engine: Engine) -> dict[int, dict[str, Any]]:
     """Log id -> the labels a person gave that real question in a realq dataset (head versions):
     ``relevant_urls``, ``relevant_chunk_ids``, ``not_in_kb``, ``dataset``."""
-    from voproshalych_eval.datasets.store import get_dataset, list_datasets
-
     out: dict[int, dict[str, Any]] = {}
     for d in sorted(list_datasets(engine, "golden", heads_only=True), key=lambda r: r["name"]):
         ds = get_dataset(engine, int(d["id"]))
@@ -488,8 +476,6 @@ def gap_questions(engine: Engine, gap_id: int, *, run_id: int | None = None) -> 
     """The questions of a gap in its latest analysis (or ``run_id``): ``log_id``, ``question``, ``answer``,
     ``url`` (the page the bot answered from), ``score``, ``created_at``, ``effective`` (a real answer),
     and the realq labels when a person labelled it (``relevant_urls``, ``relevant_chunk_ids``, ``not_in_kb``)."""
-    from voproshalych_eval.analytics.question_log import read_log
-
     sql = "SELECT run_id, snapshot_id, numbers, log_ids, effective FROM eval.gap_numbers WHERE gap_id = :g"
     params: dict[str, Any] = {"g": int(gap_id)}
     if run_id is not None:
@@ -520,8 +506,6 @@ def gap_questions(engine: Engine, gap_id: int, *, run_id: int | None = None) -> 
 def recheck(engine: Engine, gap_id: int, *, n_resamples: int = 2000) -> dict[str, Any] | None:
     """For an ``addressed`` gap: its questions in the latest analysis asked before the change vs after it —
     effective answered rate of each side and the test of the difference (None for other statuses)."""
-    from voproshalych_eval.metrics.statistics import two_sample_permutation_test
-
     gap = get_gap(engine, gap_id)
     if gap.status != "addressed":
         return None

@@ -13,7 +13,9 @@ gap report) is ``plan.outputs["result"]`` once the plan has run.
 from __future__ import annotations
 
 import logging
+import pickle
 import time
+import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -25,6 +27,7 @@ from sqlalchemy import Engine
 
 from voproshalych_eval.analytics import text_ru
 from voproshalych_eval.analytics.answer_classifier import ClassifierSettings
+from voproshalych_eval.analytics.answer_labels import load_labels
 from voproshalych_eval.analytics.answers import AnswerClasses, AnswerRules, classify_answers
 from voproshalych_eval.analytics.domain import DomainResult, domain_analysis
 from voproshalych_eval.analytics.question_log import (
@@ -39,6 +42,7 @@ from voproshalych_eval.analytics.question_log import (
     read_log,
     text_rows,
 )
+from voproshalych_eval.analytics.topic_memory import TopicMemory
 from voproshalych_eval.analytics.topics import TopicResult, topic_coverage
 from voproshalych_eval.analytics.utilization import (
     LogRetrieval,
@@ -47,6 +51,12 @@ from voproshalych_eval.analytics.utilization import (
     utilization_for_log,
 )
 from voproshalych_eval.bilingual import text as bi
+from voproshalych_eval.config import get_settings
+from voproshalych_eval.datasets.annotations import confirmed_gaps
+from voproshalych_eval.db import snapshots
+from voproshalych_eval.db.artifacts import load_artifact, save_artifact
+from voproshalych_eval.db.errors import SnapshotError
+from voproshalych_eval.embeddings import cached_embedder
 from voproshalych_eval.jsonable import jsonable
 from voproshalych_eval.plans import Lazy, Plan, spec
 
@@ -174,8 +184,6 @@ class RealUsersPlan(Plan):
         rules_in = p["answer_rules"]
         self.rules = rules_in if isinstance(rules_in, AnswerRules) else AnswerRules.from_dict(dict(rules_in or {}))
         if p["answer_labels"] is None:
-            from voproshalych_eval.analytics.answer_labels import load_labels
-
             self.answer_labels = load_labels(engine)
         else:
             self.answer_labels = {str(k): str(v) for k, v in dict(p["answer_labels"]).items()}
@@ -184,8 +192,6 @@ class RealUsersPlan(Plan):
         if snap is not None:
             self.embedder_name = analysis_embedder_name(engine, p["embedder"], snapshot=snap)
         else:
-            from voproshalych_eval.config import get_settings
-
             self.embedder_name = p["embedder"] or get_settings().embedder
         self.kb_steps = snap is not None and bool({"utilization", "topics"} & set(analyses))
         self.timings: dict[str, float] = {}
@@ -310,8 +316,6 @@ class RealUsersPlan(Plan):
 
     def _topics_step(self, res: RealUsersResult) -> dict[str, Any]:
         self.say(bi("Темы и пробелы в покрытии…", "Topics and coverage gaps…"))
-        from voproshalych_eval.analytics.topic_memory import TopicMemory
-        from voproshalych_eval.embeddings import cached_embedder
 
         model = res.embeddings.model
         res.topics = self._timed("topics", lambda: topic_coverage(
@@ -321,8 +325,6 @@ class RealUsersPlan(Plan):
             slang=self.normalizer, embedder=cached_embedder(model, self.engine), k_stability_runs=self.k_stability_runs,
             memory=TopicMemory.load(self.engine, model), lang=str(self.params["lang"])))
         # real questions a person labelled "not in the knowledge base" (realq datasets): confirmed gaps
-        from voproshalych_eval.datasets.annotations import confirmed_gaps
-
         res.confirmed_gaps = confirmed_gaps(self.engine)
         return {**jsonable(res.topics.to_dict()), "assignments": topic_assignments(res)}
 
@@ -340,9 +342,6 @@ class RealUsersPlan(Plan):
 
 def _source_and_snapshot(engine: Engine, p: Mapping[str, Any], filters: LogFilters) -> tuple[str | None, Any]:
     """The log source to analyse and the knowledge-base snapshot it is paired with (None: the log alone)."""
-    from voproshalych_eval.db import snapshots
-    from voproshalych_eval.db.errors import SnapshotError
-
     source, explicit, link = p["source"], p.get("snapshot"), bool(p["link_kb"])
     snap = None
     if source is None or source == PRODUCTION_SOURCE or explicit is not None or link:
@@ -436,10 +435,6 @@ def is_complete(res: RealUsersResult, analyses: Sequence[str]) -> bool:
 def save_result(engine: Engine, res: RealUsersResult) -> bool:
     """Keep the analysis's in-memory result (tables, topics, vectors) beside its run, so that reopening it after
     a restart reads it in well under 2 s instead of recomputing it (minutes). Never fails the caller."""
-    import pickle
-    import zlib
-
-    from voproshalych_eval.db.artifacts import save_artifact
 
     if res.run_id is None:
         return False
@@ -457,10 +452,6 @@ def load_result(engine: Engine, run: Any) -> RealUsersResult | None:
     this code (another format, a changed class): the page then offers to recompute it.
 
     Only this store's own artefacts are unpickled — written by the app itself, never uploaded."""
-    import pickle
-    import zlib
-
-    from voproshalych_eval.db.artifacts import load_artifact
 
     stored = load_artifact(engine, int(run.id), RESULT_ARTIFACT)
     if stored is None or stored["format"] != RESULT_FORMAT:

@@ -24,6 +24,8 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import Engine, text
 
+from voproshalych_eval.bilingual import text as bi
+from voproshalych_eval.config import get_settings
 from voproshalych_eval.datasets.files import (
     FieldError,
     RecordFileError,
@@ -34,7 +36,10 @@ from voproshalych_eval.datasets.files import (
     check_columns,
     open_records,
 )
-from voproshalych_eval.db import production
+from voproshalych_eval.db import production, snapshots
+from voproshalych_eval.db.errors import SnapshotError
+from voproshalych_eval.db.retrieval import stored_model_name
+from voproshalych_eval.embeddings import cached_embedder
 
 log = logging.getLogger(__name__)
 
@@ -82,8 +87,6 @@ class LogFilters:
 
 
 def _snapshot_has_log(engine: Engine, snapshot: Any = None) -> bool:
-    from voproshalych_eval.db.errors import SnapshotError
-
     try:
         return production.inspect_schema(engine, snapshot=snapshot).has_question_answer
     except SnapshotError:
@@ -155,8 +158,6 @@ def read_log(
         where.append("(" + (" OR ".join(conds) or "false") + ")")
     snapshot_id = None
     if source == PRODUCTION_SOURCE:
-        from voproshalych_eval.db import snapshots
-
         snap = snapshots.resolve(engine, snapshot)
         if not snap.has_question_answer:
             raise LookupError(f"Snapshot {snap.label} has no 'question_answer' table (the source had none).")
@@ -225,8 +226,6 @@ def analysis_embedder_name(engine: Engine, requested: str | None = None, *, snap
     (so that questions and chunks share one space), else the configured default."""
     if requested:
         return requested
-    from voproshalych_eval.config import get_settings
-    from voproshalych_eval.db.retrieval import stored_model_name
 
     return stored_model_name(engine, snapshot=snapshot) or get_settings().embedder
 
@@ -242,10 +241,6 @@ def embed_log(
     """Vectors for every row of ``df``: stored ``question_answer.embedding`` (from the snapshot ``df`` was read
     from, ``df.attrs["snapshot_id"]``, else ``snapshot``) where it was made by the same model, the cached
     embedder (``encode_queries``) for all the rest. Never silently drops a row."""
-    from voproshalych_eval.db import snapshots
-    from voproshalych_eval.db.retrieval import stored_model_name
-    from voproshalych_eval.embeddings import cached_embedder
-
     if df.attrs.get("snapshot_id") is not None:
         snapshot = df.attrs["snapshot_id"]
     name = analysis_embedder_name(engine, embedder_name, snapshot=snapshot)
@@ -284,8 +279,6 @@ def embed_log(
         texts = df["question"].iloc[missing].astype(str).tolist()
         unique = list(dict.fromkeys(texts))
         if progress:
-            from voproshalych_eval.bilingual import text as bi
-
             progress(bi(f"Эмбеддинги {len(unique)} разных вопросов (строк без сохранённого вектора: {missing.size})…",
                         f"Embedding {len(unique)} distinct questions ({missing.size} rows without a stored vector)…"))
         vecs = emb.encode_queries(unique)

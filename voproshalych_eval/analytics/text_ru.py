@@ -33,6 +33,9 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
 
+from stop_words import get_stop_words
+
+from voproshalych_eval.datasets.files import RecordFileError, read_file, read_json_object
 from voproshalych_eval.metrics.text_overlap import stem_words
 
 # ---------------------------------------------------------------------------------------------
@@ -92,8 +95,6 @@ _PROJECT_STOP_WORDS: frozenset[str] = frozenset(
 
 def _package_stop_words() -> frozenset[str]:
     """The ``stop-words`` package's Russian and English lists (its data files ship in the wheel)."""
-    from stop_words import get_stop_words
-
     words: set[str] = set()
     for language in ("russian", "english"):
         words.update(normalize(w) for w in get_stop_words(language))
@@ -136,7 +137,7 @@ _CYRILLIC = re.compile(r"[а-я]")
 
 @lru_cache(maxsize=1)
 def _morph():  # type: ignore[no-untyped-def]
-    import pymorphy3
+    import pymorphy3  # heavy: defers pymorphy3
 
     return pymorphy3.MorphAnalyzer(lang="ru")
 
@@ -240,8 +241,6 @@ def load_slang(path: str | Path, *, merge_defaults: bool = True, data: bytes | N
 
     With ``merge_defaults`` the file's entries extend/override :data:`DEFAULT_SLANG`.
     """
-    from voproshalych_eval.datasets.files import RecordFileError, read_file, read_json_object
-
     p = Path(path)
     entries: dict[str, str] = {}
     if p.suffix.lower() == ".json":

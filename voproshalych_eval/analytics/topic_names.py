@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from voproshalych_eval.analytics import text_ru
+from voproshalych_eval.llm.prompts import render
 
 log = logging.getLogger(__name__)
 
@@ -80,8 +81,8 @@ def class_tfidf(counts: Any) -> Any:
     ``|c|`` the topic's term count, ``A`` the mean term count per topic (truncated to an integer, as BERTopic
     does) and ``f(t)`` the count of ``t`` over all topics. Returns a CSR matrix of the same shape.
     """
-    import scipy.sparse as sp
-    from sklearn.preprocessing import normalize
+    import scipy.sparse as sp  # heavy: defers scipy
+    from sklearn.preprocessing import normalize  # heavy: defers sklearn
 
     X = sp.csr_matrix(counts, dtype=np.float64)
     df = np.asarray(X.sum(axis=0)).ravel()
@@ -159,7 +160,7 @@ def name_topics(
     contract); ``embedder`` embeds candidate words for MMR — without one, the keywords are the c-TF-IDF
     ranking after the characteristic-terms filter.
     """
-    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.feature_extraction.text import CountVectorizer  # heavy: defers sklearn
 
     labels = np.asarray(labels, dtype=np.int64)
     if len(docs) != len(labels) or len(docs) != embeddings.shape[0]:
@@ -255,8 +256,6 @@ def llm_labels(
     keywords and examples (prompt ``topic_label``). Answers are cached by the LLM client (same keywords and
     examples → no new call). Failures leave the topic out (the keyword name stays). ``progress(done, total)``
     after each topic (a progress bar)."""
-    from voproshalych_eval.llm.prompts import render
-
     model = model or (client.models[0] if client.models else None)
     if model is None:
         return {}

@@ -28,11 +28,14 @@ timestamp are left out and counted) and, optionally, whether it got a real answe
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from voproshalych_eval.analytics.text_ru import topic_terms
 
 MONTHS_RU = ["январь", "февраль", "март", "апрель", "май", "июнь", "июль", "август", "сентябрь", "октябрь",
              "ноябрь", "декабрь"]
@@ -93,7 +96,7 @@ def topic_trends(
     month of the period (``YYYY-MM``, default: the latest month in ``months``); ``texts`` (one per row) adds
     the emerging words.
     """
-    from scipy.stats import binomtest
+    from scipy.stats import binomtest  # heavy: defers scipy
 
     labels = np.asarray(labels)
     per = pd.Series(list(months), dtype=object)
@@ -184,11 +187,7 @@ def topic_trends(
 
 def _emerging_terms(texts: list[str], per: pd.Series, period: list[str], previous: list[str], N: int, M: int, *,
                     min_count: int, alpha: float, max_prev: int) -> pd.DataFrame:
-    from collections import Counter
-
-    from scipy.stats import binomtest
-
-    from voproshalych_eval.analytics.text_ru import topic_terms
+    from scipy.stats import binomtest  # heavy: defers scipy
 
     now_c: Counter[str] = Counter()
     prev_c: Counter[str] = Counter()

@@ -65,6 +65,7 @@ from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 from typing import Any
 
 import numpy as np
@@ -73,6 +74,8 @@ import pandas as pd
 from voproshalych_eval.analytics import text_ru
 from voproshalych_eval.analytics.domain import DEFAULT_TZ
 from voproshalych_eval.analytics.question_log import SCORE_DOWN, SCORE_UP
+from voproshalych_eval.analytics.topic_names import keyphrase, name_topics
+from voproshalych_eval.analytics.topic_trends import topic_trends
 from voproshalych_eval.analytics.utilization import LogRetrieval
 from voproshalych_eval.metrics.clusters import cosine_silhouette, kmeans, seeding  # the one KMeans rule
 from voproshalych_eval.metrics.threads import limit_threads
@@ -215,7 +218,7 @@ def seed_stability(X: np.ndarray, labels: np.ndarray, k: int, *, seeds: tuple[in
                    sample_size: int = 5000, seed: int = 0, n_init: int = 1) -> dict[str, Any]:
     """Adjusted Rand index between ``labels`` and KMeans with other random seeds, on a sample of at most
     ``sample_size`` rows: ``{"ari_mean", "ari_min", "ari": [...], "seeds", "n"}`` (1 = identical partition)."""
-    from sklearn.metrics import adjusted_rand_score
+    from sklearn.metrics import adjusted_rand_score  # heavy: defers sklearn
 
     if k < 2 or X.shape[0] <= k:
         return {"ari_mean": None, "ari_min": None, "ari": [], "seeds": list(seeds), "n": int(X.shape[0])}
@@ -254,7 +257,6 @@ def _text_dup(a: str, b: str, ratio: float = TEXT_RATIO, matchers: dict[str, Any
         return True
     if 2.0 * min(len(a), len(b)) / (len(a) + len(b)) < ratio:  # difflib's real_quick_ratio, without indexing b
         return False
-    from difflib import SequenceMatcher
 
     m = matchers.get(b) if matchers is not None else None
     if m is None:
@@ -397,8 +399,6 @@ def topic_coverage(
     :class:`~voproshalych_eval.analytics.topic_memory.TopicMemory`) renames and merges topics the user
     named before, matched by centroid.
     """
-    from voproshalych_eval.analytics.topic_names import keyphrase, name_topics
-
     n = len(log)
     if n != vectors.shape[0]:
         raise ValueError(f"{n} log rows but {vectors.shape[0]} vectors")
@@ -588,7 +588,6 @@ def topic_coverage(
         "near_threshold": near_threshold,
         "classifier": "rule-based (text_ru.CLASSIFIER_RULES)",
     }
-    from voproshalych_eval.analytics.topic_trends import topic_trends
 
     names = dict(zip(topics["topic"].astype(int), topics["name"], strict=True))
     trends = topic_trends(labels, period, names, effective=effective, topics=list(range(k_chosen)),

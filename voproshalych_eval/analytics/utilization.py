@@ -25,6 +25,8 @@ from sqlalchemy import Engine
 
 from voproshalych_eval.analytics.question_log import SCORE_DOWN, SCORE_UP
 from voproshalych_eval.db import production
+from voproshalych_eval.db.retriever import Retriever
+from voproshalych_eval.embeddings import cached_embedder
 
 
 @dataclass
@@ -53,9 +55,6 @@ def retrieve_log(engine: Engine, vectors: np.ndarray, *, k: int, model: str, sna
     When ``model`` did not fill ``chunk.embedding``, the knowledge base is re-embedded into
     ``eval.chunk_vectors`` first (cached; only changed chunks).
     """
-    from voproshalych_eval.db.retriever import Retriever
-    from voproshalych_eval.embeddings import cached_embedder
-
     n = vectors.shape[0]
     ids = np.full((n, k), -1, dtype=np.int64)
     urls = np.full((n, k), None, dtype=object)

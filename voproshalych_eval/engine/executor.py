@@ -51,6 +51,9 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from voproshalych_eval.config import get_settings
+from voproshalych_eval.datasets import store as datasets
+from voproshalych_eval.db import get_engine
 from voproshalych_eval.engine import runs
 from voproshalych_eval.engine.eta import ItemRateEta
 from voproshalych_eval.engine.runs import AlreadyRunning
@@ -142,14 +145,11 @@ def _max_failure_share(plan: Plan) -> float:
         return float(plan.max_failure_share)
     if plan.params.get("max_failure_share") is not None:
         return float(plan.params["max_failure_share"])
-    from voproshalych_eval.config import get_settings
 
     return float(get_settings().max_failure_share)
 
 
 def _min_judged_share() -> float:
-    from voproshalych_eval.config import get_settings
-
     return float(get_settings().min_judged_share)
 
 
@@ -300,6 +300,7 @@ def _execute_locked(
     prices: dict[str, Any] = {}
     if prog.skipped:  # a resume: tokens and money over the whole run, not only this execution
         try:
+            # heavy: keeps llm.prices out of `--help` (+1 ms)
             from voproshalych_eval.llm.prices import run_usage
 
             before = run_usage(engine, run_id)
@@ -312,6 +313,7 @@ def _execute_locked(
         used = meter.snapshot()
         if not used:
             return
+        # heavy: keeps llm.prices out of `--help` (+1 ms)
         from voproshalych_eval.llm.prices import price_table, summarize_usage
 
         if not prices:
@@ -535,7 +537,7 @@ def _finalize(engine: Engine, run_id: int, plan: Plan, prog: Progress, *, cancel
         error = (f"{final_counts.get('failed', 0)} of {final_counts.get('done', 0) + final_counts.get('failed', 0)} "
                  f"items failed (more than {_max_failure_share(plan):.0%})")
     runs.finish_run(engine, run_id, metrics, status=status, error=error)
-    from voproshalych_eval.engine.alerts import on_run_finished
+    from voproshalych_eval.engine.alerts import on_run_finished  # heavy: defers httpx, rich (via alerts)
 
     on_run_finished(engine, run_id)  # one alert per change of the verdict / a schedule's outcome (never raises)
     prog.status = status
@@ -562,7 +564,7 @@ def _metered(outs: Iterator[Any], meter: UsageMeter, run_id: int) -> Iterator[An
 def with_cost(engine: Engine, run_id: int, metrics: Mapping[str, Any]) -> dict[str, Any]:
     """``metrics`` plus ``cost_usd``: per model ``{"value": USD or None (unknown), tokens, calls}`` and
     ``total``, from the run's logged LLM calls (nothing added for a run without LLM calls)."""
-    from voproshalych_eval.llm.prices import run_usage
+    from voproshalych_eval.llm.prices import run_usage  # heavy: keeps llm.prices out of `--help` (+1 ms)
 
     out = dict(metrics)
     used = run_usage(engine, run_id)
@@ -758,7 +760,6 @@ def is_alive(run_id: int) -> bool:
     a worker or being worked, on any machine) — the liveness check of :func:`runs.run_state`."""
     if job_alive(run_id):
         return True
-    from voproshalych_eval.db import get_engine
 
     return runs.queue_alive(get_engine(), run_id)
 
@@ -816,7 +817,6 @@ def dataset_differences(engine: Engine, run: runs.Run) -> list[str]:
     """The run's dataset as stored must still hash to the hash it started with."""
     if not run.dataset_hash:
         return []
-    from voproshalych_eval.datasets import store as datasets
 
     if run.dataset_id is None:
         return [f"dataset {run.dataset_name!r} ({run.dataset_hash[:12]}) was deleted from the store"]
@@ -901,7 +901,7 @@ def format_eta(seconds: float | None) -> str:
 
 
 def summary_line(p: Progress) -> str:
-    from voproshalych_eval.llm.prices import format_cost
+    from voproshalych_eval.llm.prices import format_cost  # heavy: keeps llm.prices out of `--help` (+1 ms)
 
     cost = f" · {format_cost(p.cost_usd)}" if p.llm else ""
     return (

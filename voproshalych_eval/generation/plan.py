@@ -35,9 +35,24 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Engine
 
+from voproshalych_eval.config import get_settings
+from voproshalych_eval.datasets.store import (
+    Dataset,
+    content_hash,
+    get_dataset,
+    list_datasets,
+    store,
+    validate_records,
+)
+from voproshalych_eval.db import snapshots
+from voproshalych_eval.db.production import page_centroids, read_chunks
 from voproshalych_eval.db.retriever import Retriever
+from voproshalych_eval.embeddings import cached_embedder
 from voproshalych_eval.generation import gates as G
 from voproshalych_eval.generation.sampling import ChunkInfo, Slot, parse_type_mix, plan_slots
+from voproshalych_eval.judges import Sample, get_judge
+from voproshalych_eval.llm.client import default_client
+from voproshalych_eval.llm.prompts import SCHEMAS, prompt_versions, render
 from voproshalych_eval.plans import ItemResult, Lazy, Plan, spec
 
 log = logging.getLogger(__name__)
@@ -61,8 +76,6 @@ def default_name() -> str:
 
 
 def _chunks(engine: Engine, snapshot: Any) -> list[dict[str, Any]]:
-    from voproshalych_eval.db.production import read_chunks
-
     if not snapshot.has_chunk:
         raise LookupError("The knowledge-base snapshot has no chunks; load the demo or connect a database with a 'chunk' table.")
     df = read_chunks(engine, snapshot=snapshot)
@@ -77,8 +90,6 @@ def _chunks(engine: Engine, snapshot: Any) -> list[dict[str, Any]]:
 
 def related_pages(engine: Engine, pages: list[str], snapshot: Any) -> dict[str, list[str]]:
     """For each page, the other pages by decreasing cosine of their centroids (mean of the stored chunk vectors)."""
-    from voproshalych_eval.db.production import page_centroids
-
     vecs = page_centroids(engine, snapshot=snapshot)
     keys = [p for p in pages if p in vecs]
     if len(keys) < 2:
@@ -94,6 +105,7 @@ def related_pages(engine: Engine, pages: list[str], snapshot: Any) -> dict[str, 
 
 
 def _focus_text(text_: str, focus: int) -> str:
+    # heavy: defers snowballstemmer, stop-words (via generation.templates)
     from voproshalych_eval.generation.templates import sentences
 
     sents = sentences(text_)
@@ -112,11 +124,6 @@ class GenerationPlan(Plan):
     then the stored dataset (see the module docstring)."""
 
     def __init__(self, engine: Engine, params: Mapping[str, Any]) -> None:
-        from voproshalych_eval.config import get_settings
-        from voproshalych_eval.db import snapshots
-        from voproshalych_eval.llm.client import default_client
-        from voproshalych_eval.llm.prompts import prompt_versions
-
         p: dict[str, Any] = spec("dataset_generation").resolve(params)
         p["thresholds"] = {**G.DEFAULT_THRESHOLDS, **dict(p.get("thresholds") or {})}
         self.engine = engine
@@ -169,13 +176,9 @@ class GenerationPlan(Plan):
     # -- lazily built parts (the first worker thread needing one builds it)
 
     def _embedder(self) -> Any:
-        from voproshalych_eval.embeddings import cached_embedder
-
         return cached_embedder(self.params["embedder"], self.engine)
 
     def _judge(self) -> Any:
-        from voproshalych_eval.judges import get_judge
-
         p = self.params
         models = None if self.offline else list(p["judge_models"] or [p["model"]])
         return get_judge(self.settings, self.engine, models=models, offline=True if self.offline else None,
@@ -188,8 +191,6 @@ class GenerationPlan(Plan):
         return search
 
     def llm_json(self, prompt: str, fields: dict[str, Any], *, temperature: float, salt: str) -> tuple[dict[str, Any], int]:
-        from voproshalych_eval.llm.prompts import SCHEMAS, render
-
         assert self.client is not None
         msgs = [{"role": "system", "content": render("gen_system", lang=self.lang)},
                 {"role": "user", "content": render(prompt, lang=self.lang, **fields)}]
@@ -236,13 +237,12 @@ class GenerationPlan(Plan):
 
     def _candidate(self, slot: Slot, texts: list[str]) -> tuple[dict[str, Any] | None, int, dict[str, Any]]:
         """The slot's candidate (an LLM reply, or offline a template), the tokens it cost and its ``generation`` block."""
-        from voproshalych_eval.llm.prompts import prompt_versions
-
         p, qtype, tokens = self.params, slot.question_type, 0
         gen_meta: dict[str, Any] = {"offline": self.offline, "model": p["model"],
                                     "temperature": None if self.offline else float(p["temperature"]),
                                     "source_chunk_ids": list(slot.chunk_ids), "source_urls": list(slot.urls), "slot": slot.key}
         if self.offline:
+            # heavy: defers snowballstemmer, stop-words (via generation.templates)
             from voproshalych_eval.generation.templates import template_item
 
             cand = template_item(qtype, texts, slot.focus, lang=self.lang)
@@ -280,8 +280,6 @@ class GenerationPlan(Plan):
     def _support_and_fit(self, result: dict[str, Any], question: str, first: str, answer: str, texts: list[str],
                          tokens: int) -> tuple[int, bool]:
         """The ``support`` and ``qa_fit`` gates of an answerable item: (tokens so far, passed)."""
-        from voproshalych_eval.judges import Sample
-
         thresholds = self.thresholds
         judge = self.judge.get()
         user_input = f"{first}\n{question}" if first else question
@@ -317,8 +315,6 @@ class GenerationPlan(Plan):
         return tokens, True
 
     def _qa_fit(self, question: str, answer: str) -> tuple[dict[str, Any], int]:
-        from voproshalych_eval.judges import Sample
-
         garbled = G.garbled_answer(answer)
         if garbled is not None:
             return {"passed": False, "reason": garbled}, 0
@@ -375,6 +371,7 @@ def _slots(engine: Engine, p: dict[str, Any], chunks: list[dict[str, Any]], snap
 
 
 def _stop_words() -> frozenset[str]:
+    # heavy: defers snowballstemmer, stop-words (via analytics.text_ru)
     from voproshalych_eval.analytics.text_ru import STOP_WORDS
 
     return STOP_WORDS
@@ -382,8 +379,6 @@ def _stop_words() -> frozenset[str]:
 
 def existing_questions(engine: Engine, *, exclude_name: str | None = None) -> list[str]:
     """Questions of the head version of every stored golden dataset (except ``exclude_name``)."""
-    from voproshalych_eval.datasets.store import get_dataset, list_datasets
-
     out: list[str] = []
     for d in list_datasets(engine, "golden", heads_only=True):
         if d["name"] == exclude_name:
@@ -515,9 +510,6 @@ def _without_near_duplicates(engine: Engine, kept: list[dict[str, Any]], params:
 def _store_kept(engine: Engine, kept: list[dict[str, Any]], params: Mapping[str, Any], slots: list[Slot],
                 report: dict[str, Any]) -> dict[str, Any]:
     """The selected items stored as a new version of dataset ``name``; ``report`` completed with it."""
-    from voproshalych_eval.datasets.store import Dataset, content_hash, store, validate_records
-    from voproshalych_eval.db.production import read_chunks
-
     ids = sorted({int(i) for k in kept for i in k["generation"].get("source_chunk_ids") or []})
     df = read_chunks(engine, ids=ids, snapshot=params.get("snapshot_id"))
     kb_texts = {int(r.id): {"text": r.text, "url": r.url} for r in df.itertuples(index=False)}

@@ -6,7 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from voproshalych_eval.metrics.failures import FAILURES, count, from_message, item_kind, request_failures
 from voproshalych_eval.metrics.statistics import percentiles, summarize
+from voproshalych_eval.metrics.text_overlap import corpus_bleu
 from voproshalych_eval.tiers.overlap import OVERLAP_KEYS
 
 
@@ -18,16 +20,12 @@ def agg(values: Sequence[float | None], *, kinds: Sequence[str | None] | None = 
 
 def failed_item_kinds(records: Sequence[Mapping[str, Any]]) -> list[str]:
     """The failure kind of every failed item (from its recorded error: ``timeout: …`` -> ``transport``)."""
-    from voproshalych_eval.metrics.failures import from_message
-
     return [from_message(r.get("error")) for r in records if r["status"] != "done"]
 
 
 def judge_kind(result: Mapping[str, Any] | None) -> str | None:
     """The kind of one stored judge result: ``empty_answer``, ``undecided`` (a tie), its ``failure_kind``, or (older records and
     exceptions) the kind named by its failures; ``None`` for a plain score."""
-    from voproshalych_eval.metrics.failures import item_kind
-
     if not result:
         return None
     if result.get("empty_answer"):
@@ -64,8 +62,6 @@ def overlap_kind(result: Mapping[str, Any]) -> str | None:
 
 def overlap_aggs(results: Sequence[Mapping[str, Any]], records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """``avg_<overlap metric>`` for ROUGE/BLEU/chrF, plus ``corpus_bleu`` over every item with a reference."""
-    from voproshalych_eval.metrics.text_overlap import corpus_bleu
-
     failed = failed_item_kinds(records)
     kinds = [overlap_kind(r) for r in results] + failed
     out = {f"avg_{k}": agg(column(results, k) + [None] * len(failed), kinds=kinds) for k in OVERLAP_KEYS}
@@ -79,8 +75,6 @@ def item_outcomes(results: Sequence[Mapping[str, Any]], records: Sequence[Mappin
                   judges: Sequence[str]) -> dict[str, Any]:
     """Run-level outcome counts: ``failure_kinds`` — failed items by kind, empty answers, undecided verdicts (a
     tie between judges) and every judge result of ``judges`` left without a score, by kind — and ``n_partial`` (items with at least one partial judge score)."""
-    from voproshalych_eval.metrics.failures import count
-
     kinds: list[str | None] = list(failed_item_kinds(records))
     n_partial = 0
     for r in results:
@@ -134,8 +128,6 @@ FAILING_MODEL_SHARE = 0.5
 
 
 def _call_block(n_calls: int, kinds: Mapping[str, int]) -> dict[str, Any]:
-    from voproshalych_eval.metrics.failures import FAILURES, count, request_failures
-
     tally = count(k for k, n in kinds.items() for _ in range(int(n)))
     failed = sum(tally[k] for k in FAILURES)
     return {"n_calls": n_calls, "n_failed_calls": failed, "failure_kinds": tally,

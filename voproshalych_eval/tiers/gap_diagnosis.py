@@ -36,7 +36,11 @@ from sqlalchemy import Engine
 from voproshalych_eval.analytics import gaps, text_ru
 from voproshalych_eval.db import snapshots
 from voproshalych_eval.db.retriever import Retriever
+from voproshalych_eval.embeddings import cached_embedder
+from voproshalych_eval.llm.client import default_client
+from voproshalych_eval.llm.prompts import render
 from voproshalych_eval.tiers import tier1
+from voproshalych_eval.tiers.inputs import chunk_texts
 
 CATEGORIES = ("missing", "retrieval_miss", "declined_or_wrong", "out_of_scope", "answered")
 CATEGORY_NAMES = {
@@ -70,8 +74,6 @@ def support(q_terms: Sequence[str], c_terms: set[str], cos: float) -> float:
 
 
 def _judge(client: Any, model: str, question: str, cands: list[dict[str, Any]], lang: str) -> tuple[int | None, str]:
-    from voproshalych_eval.llm.prompts import render
-
     listing = "\n\n".join(f"[{c['id']}] {c['text'][:600]}" for c in cands)
     prompt = render("gap_answer_judge", lang=lang, question=question, chunks=listing)
     schema = {"type": "object", "properties": {"chunk_id": {"type": ["integer", "null"]}, "reason": {"type": "string"}},
@@ -98,9 +100,6 @@ def diagnose(
     """Diagnose a gap's questions (a seeded sample of at most ``sample``); returns ``method`` (``judge`` or
     ``heuristic``), ``n_questions``, ``n_sampled``, ``counts``, ``category``, ``category_share``, ``fix`` and
     ``items`` (per question: category, the answering chunk, its production rank, why)."""
-    from voproshalych_eval.embeddings import cached_embedder
-    from voproshalych_eval.llm.client import default_client
-
     say = progress or (lambda _m: None)
     qs = questions if questions is not None else gaps.gap_questions(engine, gap_id)
     if not qs:
@@ -118,7 +117,6 @@ def diagnose(
     search.prepare()
     cands = search.search(texts, CANDIDATES)
     vec = search.vector(texts, tier1.URL_CHUNK_CAP)
-    from voproshalych_eval.tiers.inputs import chunk_texts
 
     kb = chunk_texts(engine, {h.chunk_id for row in cands for h in row}, snapshot=snap)
     qv = emb.encode_queries(texts)

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from voproshalych_eval.datasets import store as datasets
+from voproshalych_eval.db.errors import SnapshotError
 
 
 def load_dataset(engine: Engine, ref: str | int, kind: str) -> datasets.Dataset:
@@ -31,8 +32,7 @@ def select_items(ds: datasets.Dataset, *, limit: int | None = None, only: Sequen
 
 def chunk_texts(engine: Engine, ids: Iterable[int], *, snapshot: Any = None) -> dict[int, dict[str, Any]]:
     """``{chunk id: {"text", "url"}}`` read from a snapshot of the knowledge base (default: the current one)."""
-    from voproshalych_eval.db.errors import SnapshotError
-    from voproshalych_eval.db.production import read_chunks
+    from voproshalych_eval.db.production import read_chunks  # heavy: defers pandas (via db.production)
 
     wanted = sorted({int(i) for i in ids})
     if not wanted:

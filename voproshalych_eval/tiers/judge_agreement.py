@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from voproshalych_eval.config import get_settings
 from voproshalych_eval.plans import ItemResult, Plan, spec
 
 TIER = "judge_agreement"
@@ -36,11 +37,10 @@ class JudgeAgreementPlan(Plan):
     """The judge on every human-labelled item of one metric, then its agreement with the people."""
 
     def __init__(self, engine: Engine, params: Mapping[str, Any]) -> None:
-        from voproshalych_eval.config import get_settings
-        from voproshalych_eval.judges import get_judge
-        from voproshalych_eval.judges.agreement import labelled_items
-        from voproshalych_eval.judges.labels import label_scale
-        from voproshalych_eval.judges.versions import resolve_versions
+        from voproshalych_eval.judges import get_judge  # heavy: defers numpy (via judges)
+        from voproshalych_eval.judges.agreement import labelled_items  # heavy: defers numpy (via judges)
+        from voproshalych_eval.judges.labels import label_scale  # heavy: defers numpy (via judges)
+        from voproshalych_eval.judges.versions import resolve_versions  # heavy: defers numpy (via judges)
 
         p = spec(TIER).resolve(params)
         self.engine = engine
@@ -75,7 +75,7 @@ class JudgeAgreementPlan(Plan):
         self.judge.run_id = self.run_id  # the judge's call log names the run
 
     def work(self, key: str) -> ItemResult:
-        from voproshalych_eval.judges.agreement import judged_value
+        from voproshalych_eval.judges.agreement import judged_value  # heavy: defers numpy (via judges)
 
         it = self.by_key[key]
         res = self.judge.evaluate(self.metric, it.sample)
@@ -99,6 +99,7 @@ def finalize_records(engine: Engine, metric: str, items: list[Any], records: lis
                      models: list[str], offline: bool, version: str, n_resamples: int = 500) -> dict[str, Any]:
     """The report from every recorded item (a missing or failed item is not judged), stored as a measurement;
     the run's aggregates (see the module doc)."""
+    # heavy: defers numpy (via judges)
     from voproshalych_eval.judges.agreement import assemble_report, save_measurement
 
     by_key = {r["item_key"]: r for r in records}

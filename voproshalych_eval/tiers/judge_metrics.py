@@ -18,7 +18,18 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from voproshalych_eval.config import get_settings
 from voproshalych_eval.datasets import store as datasets
+from voproshalych_eval.datasets.files import (
+    FieldError,
+    RecordFileError,
+    as_json_value,
+    parse_json_object,
+    read_file,
+    read_json_object,
+)
+from voproshalych_eval.judges import JUDGE_METRICS, METRIC_KEYS, Sample, get_judge
+from voproshalych_eval.metrics.failures import from_message
 from voproshalych_eval.metrics.statistics import summarize
 from voproshalych_eval.plans import ItemResult, Plan, spec
 from voproshalych_eval.tiers import aggregation, inputs, llm_calls
@@ -56,9 +67,6 @@ class JudgeMetricsPlan(Plan):
     """One judge metric on every sample of a samples dataset (see :func:`build_plan`)."""
 
     def __init__(self, engine: Engine, params: Mapping[str, Any]) -> None:
-        from voproshalych_eval.config import get_settings
-        from voproshalych_eval.judges import JUDGE_METRICS, get_judge
-
         p = spec("judge_metrics").resolve(params)
         self.metric = metric = str(p["metric"])
         if metric not in JUDGE_METRICS:
@@ -119,9 +127,6 @@ def aggregate(records: Sequence[Mapping[str, Any]], metric: str) -> dict[str, An
     scale (failure kinds, not-applicable and partial counts; a failed item counts with its kind), its 0–1
     twin for RubricsScore (``avg_rubrics_score_norm``), the ``pass_rate`` of the results with a verdict and
     ``n_partial``."""
-    from voproshalych_eval.judges import METRIC_KEYS
-    from voproshalych_eval.metrics.failures import from_message
-
     def kind(r: Mapping[str, Any]) -> str | None:
         res = r["result"] or {}
         if res.get("empty_answer"):
@@ -158,8 +163,6 @@ def aggregate(records: Sequence[Mapping[str, Any]], metric: str) -> dict[str, An
 def run_summary(run: Any, records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """A judge-metrics run (``runs.Run`` + ``runs.item_records``) as the CLI prints it and the page shows it:
     the metric, judges, aggregator, offline label, options, every sample's result and the aggregate."""
-    from voproshalych_eval.judges import METRIC_KEYS
-
     params, models = run.params or {}, run.models or {}
     metric = str(params.get("metric"))
     key = METRIC_KEYS.get(metric, f"avg_{metric}")
@@ -189,9 +192,6 @@ def read_samples(path: str | Path, *, data: bytes | None = None, encoding: str |
     (:func:`datasets.files.read_file`); every problem is a ``RecordFileError`` naming the file, row and field.
     A CSV ``retrieved_contexts`` cell holds a JSON array of strings (or one context). With ``metric`` a sample
     needs a question only when that metric does (Semantic Similarity compares response and reference)."""
-    from voproshalych_eval.datasets.files import FieldError, RecordFileError, as_json_value, read_file
-    from voproshalych_eval.judges import JUDGE_METRICS, Sample
-
     f = read_file(path, data=data, encoding=encoding, name=name or Path(path).name)
     out = []
     for rec, row in zip(f.records, f.rows, strict=True):
@@ -218,8 +218,6 @@ def read_samples(path: str | Path, *, data: bytes | None = None, encoding: str |
 
 def read_rubrics(src: str) -> dict[str, str]:
     """Rubrics from a JSON file or inline JSON: ``{"score1_description": "...", ...}`` (string values)."""
-    from voproshalych_eval.datasets.files import RecordFileError, parse_json_object, read_json_object
-
     inline = src.lstrip().startswith("{")
     name = "--rubrics" if inline else Path(src).name
     obj = parse_json_object(src, name) if inline else read_json_object(src, name=name)

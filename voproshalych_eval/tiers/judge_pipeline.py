@@ -29,11 +29,15 @@ trusted on this data.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import Engine
 
+from voproshalych_eval.judges import parse_verdict
+from voproshalych_eval.metrics.classification import binary_classification_report, cohen_kappa
+from voproshalych_eval.metrics.failures import category, count, request_failures
 from voproshalych_eval.plans import ItemResult, Plan, spec
 from voproshalych_eval.tiers import aggregation, inputs, llm_calls
 
@@ -56,9 +60,6 @@ def _show_judge(engine: Engine, p: Mapping[str, Any]) -> Any:
 
 def custom_show_no_show(judge: Any, prompt: str, question: str, context: str, answer: str) -> dict[str, Any]:
     """The show/no-show verdict with a custom prompt, parsed by the same strict ``parse_verdict``."""
-    import time
-
-    from voproshalych_eval.judges import parse_verdict
 
     text = prompt.replace("{question}", question).replace("{context}", context).replace("{answer}", answer)
     t0 = time.perf_counter()
@@ -157,8 +158,6 @@ class JudgePipelinePlan(Plan):
 
 def classification(labels: Sequence[int], verdicts: Sequence[int | None], prefix: str = "") -> dict[str, Any]:
     """Classification metrics over the items with a valid verdict (failures counted apart)."""
-    from voproshalych_eval.metrics.classification import binary_classification_report, cohen_kappa
-
     pairs = [(int(y), int(v)) for y, v in zip(labels, verdicts, strict=True) if v is not None]
     out: dict[str, Any] = {f"{prefix}n_valid": len(pairs), f"{prefix}n_failed": len(labels) - len(pairs)}
     if not pairs:
@@ -174,15 +173,11 @@ def _rates(kinds: Mapping[str, int], n_calls: int, prefix: str = "") -> dict[str
     """Request failures (timeout, connection, 429 after retries, 5xx, context overflow, refused requests) and
     unparseable replies, both over the
     same denominator: every call asked (items recorded done or failed)."""
-    from voproshalych_eval.metrics.failures import request_failures
-
     return {f"{prefix}error_rate": request_failures(kinds) / n_calls if n_calls else None,
             f"{prefix}parse_failure_rate": kinds["parse"] / n_calls if n_calls else None}
 
 
 def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
-    from voproshalych_eval.metrics.failures import category, count
-
     res = aggregation.done_results(records)
     labels = [r["label"] for r in res]
     m = classification(labels, [r.get("verdict") for r in res])

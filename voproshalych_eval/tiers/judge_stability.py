@@ -35,6 +35,10 @@ from typing import Any
 import pandas as pd
 from sqlalchemy import Engine
 
+from voproshalych_eval.judges import JUDGE_METRICS
+from voproshalych_eval.metrics.classification import cohen_kappa, fleiss_kappa
+from voproshalych_eval.metrics.consistency import exact_agreement_rate, flip_rate, score_std_per_item
+from voproshalych_eval.metrics.failures import count, request_failures
 from voproshalych_eval.plans import ItemResult, Plan, spec
 from voproshalych_eval.tiers import aggregation, inputs, llm_calls
 
@@ -135,8 +139,6 @@ class JudgeStabilityPlan(Plan):
 
 def _scale(metric: str) -> tuple[float, float]:
     """The judged metric's own scale (answer correctness 1–5, the rest 0–1), from the judge-metric table."""
-    from voproshalych_eval.judges import JUDGE_METRICS
-
     spec = JUDGE_METRICS[metric]
     sc = spec.scale(spec.resolve({}))
     return sc.low, sc.high
@@ -180,10 +182,6 @@ def model_metrics(items: Sequence[Sequence[Mapping[str, Any]]], *, metric: str, 
     scale. Calls the metric does not apply to (a required field missing) are *not applicable*: they are
     neither scores nor failures, and the rates are over the applicable calls (``None`` when there is none).
     """
-    from voproshalych_eval.metrics.classification import fleiss_kappa
-    from voproshalych_eval.metrics.consistency import exact_agreement_rate, flip_rate, score_std_per_item
-    from voproshalych_eval.metrics.failures import count, request_failures
-
     all_calls = [c for item in items for c in item]
     lo, hi = _scale(metric)
     thr = 0.5 if threshold is None else (float(threshold) - lo) / (hi - lo)
@@ -262,8 +260,6 @@ def aggregate(records: list[dict[str, Any]], *, models: Sequence[str], metric: s
     out["repeats"] = max((len(c) for r in res for c in r.get("calls", {}).values()), default=0)
     out["per_model"] = per_model
     if len(per_model) >= 2:
-        from voproshalych_eval.metrics.classification import cohen_kappa, fleiss_kappa
-
         names = list(per_model)
         rows = [[majority[m][i] for m in names] for i in range(len(res))]
         rows = [r for r in rows if all(v is not None for v in r)]

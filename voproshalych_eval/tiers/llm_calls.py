@@ -4,20 +4,22 @@ plan calls (frozen with the run)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from sqlalchemy import Engine
 
+from voproshalych_eval.config import get_settings
 from voproshalych_eval.jsonable import jsonable
+from voproshalych_eval.llm.context_window import TokenEstimate, fit_contexts
+from voproshalych_eval.llm.generation import get_generator
 
 
 def make_generator(
     engine: Engine, *, model: str | None = None, system_prompt: str | None = None, offline: bool | None = None, **kwargs: Any
 ) -> Any:
-    from voproshalych_eval.config import get_settings
-    from voproshalych_eval.llm.generation import get_generator
-
     kwargs = {k: v for k, v in kwargs.items() if v is not None}
     return get_generator(get_settings(), engine, model=model, system_prompt=system_prompt, offline=offline, **kwargs)
 
@@ -52,8 +54,7 @@ def make_judge(
     vote_quorum: str | int | None = None,
     versions: Mapping[str, Any] | None = None,
 ) -> Any:
-    from voproshalych_eval.config import get_settings
-    from voproshalych_eval.judges import get_judge
+    from voproshalych_eval.judges import get_judge  # heavy: defers numpy (via judges)
 
     return get_judge(
         get_settings(), engine, models=list(models) if models else None, aggregate=aggregate, offline=offline,
@@ -65,8 +66,8 @@ def judge_versions(engine: Engine, p: Mapping[str, Any]) -> dict[str, Any]:
     """The aligned judge versions a tier's judge uses: those named in ``p["judge_versions"]`` (``METRIC@builtin``
     = the built-in prompt), else each metric's adopted default (:mod:`voproshalych_eval.judges.versions`). Their
     names reach the run's frozen prompts through ``Judge.prompts``, so ``resume`` refuses a different one."""
-    from voproshalych_eval.judges import JUDGE_METRICS
-    from voproshalych_eval.judges.versions import resolve_versions
+    from voproshalych_eval.judges import JUDGE_METRICS  # heavy: defers numpy (via judges)
+    from voproshalych_eval.judges.versions import resolve_versions  # heavy: defers numpy (via judges)
 
     return resolve_versions(engine, p.get("judge_versions"), defaults_for=list(JUDGE_METRICS))
 
@@ -80,7 +81,7 @@ def tier_judge(engine: Engine, p: Mapping[str, Any], **kw: Any) -> Any:
 
 
 def make_sample(question: str, response: str | None, reference: str | None, contexts: Sequence[str]) -> Any:
-    from voproshalych_eval.judges import Sample
+    from voproshalych_eval.judges import Sample  # heavy: defers numpy (via judges)
 
     return Sample(user_input=question, response=response, reference=reference, retrieved_contexts=list(contexts))
 
@@ -130,8 +131,6 @@ def tokens_of(*dicts: Mapping[str, Any]) -> int:
 def providers_of(*parts: Any) -> list[dict[str, Any]]:
     """The LLM endpoints a generator / judge calls: ``[{"name", "host", "models"}]`` sorted by name (no key,
     no path: enough to tell whether a resume would call the same service). Offline parts call none."""
-    from urllib.parse import urlsplit
-
     found: dict[str, dict[str, Any]] = {}
     for part in parts:
         if part is None or getattr(part, "offline", False):
@@ -157,15 +156,12 @@ def fit_judge_contexts(judge: Any, metrics: Sequence[str], sample: Any) -> tuple
     else ``{"cut": {...}}`` (:func:`voproshalych_eval.llm.context_window.fit_contexts`) or, when even an empty
     context leaves no room, ``{"overflow": {...}}`` — the caller counts that item as a ``context_overflow``
     failure, never drops it."""
-    import dataclasses
-
-    from voproshalych_eval.llm.context_window import TokenEstimate, fit_contexts
 
     client = getattr(judge, "client", None)
     contexts = list(getattr(sample, "retrieved_contexts", None) or [])
     if client is None or getattr(judge, "offline", False) or not contexts:
         return sample, None
-    from voproshalych_eval.judges import JUDGE_METRICS
+    from voproshalych_eval.judges import JUDGE_METRICS  # heavy: defers numpy (via judges)
 
     bare = dataclasses.replace(sample, retrieved_contexts=[])
     budget: int | None = None

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from voproshalych_eval.metrics.text_overlap import bleu, chrf, rouge_scores
+
 OVERLAP_KEYS = ("rouge1_f", "rouge2_f", "rougeL_f", "bleu", "chrf")
 
 
@@ -18,7 +20,6 @@ def overlap_scores(prediction: str | None, reference: str | None, *, stem: bool 
         return dict.fromkeys(keys)
     if not prediction.strip():
         return dict.fromkeys(keys, 0.0)
-    from voproshalych_eval.metrics.text_overlap import bleu, chrf, rouge_scores
 
     r = rouge_scores(prediction, reference, stem=stem)
     return {

@@ -35,6 +35,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import sys
+import threading
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -94,12 +96,10 @@ def enable_umap_numba_cache() -> int:
     _NUMBA_CACHE_ENABLED = True
     n = 0
     try:
-        import sys
-
-        import umap.layouts  # noqa: F401
-        import umap.umap_  # noqa: F401
-        import umap.utils  # noqa: F401
-        from numba.core.registry import CPUDispatcher
+        import umap.layouts  # noqa: F401  # heavy: defers umap and numba
+        import umap.umap_  # noqa: F401  # heavy: defers umap and numba
+        import umap.utils  # noqa: F401  # heavy: defers umap and numba
+        from numba.core.registry import CPUDispatcher  # heavy: defers umap and numba
 
         for name, module in list(sys.modules.items()):
             if module is None or not (name == "umap" or name.startswith("umap.")):
@@ -130,7 +130,6 @@ def prewarm_in_background() -> None:
     if _PREWARM_STARTED:
         return
     _PREWARM_STARTED = True
-    import threading
 
     def _work() -> None:
         try:
@@ -298,7 +297,7 @@ def _umap(X: np.ndarray, *, n_components: int, n_neighbors: int, min_dist: float
     n = X.shape[0]
     nn = max(2, min(int(n_neighbors), n - 1))
     idx, dist = knn_with_self(X, nn, metric)
-    import umap
+    import umap  # heavy: defers umap
 
     enable_umap_numba_cache()
     reducer = umap.UMAP(

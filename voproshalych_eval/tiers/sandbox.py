@@ -104,6 +104,7 @@ def edits_from_args(adds: Sequence[str] = (), replaces: Sequence[str] = (), remo
 
 def splitter(*, chunk_size: int = DEFAULT_CHUNK_SIZE, chunk_overlap: int = DEFAULT_CHUNK_OVERLAP) -> Any:
     """Production's splitter: ``RecursiveCharacterTextSplitter(chunk_size, chunk_overlap)`` (LangChain)."""
+    # heavy: defers langchain_text_splitters (+320 ms)
     from langchain_text_splitters import RecursiveCharacterTextSplitter
 
     if int(chunk_size) < 1 or int(chunk_overlap) < 0 or int(chunk_overlap) >= int(chunk_size):
@@ -140,7 +141,10 @@ def create(
     progress: Progress | None = None,
 ) -> tuple[Snapshot, sandboxes.SandboxInfo]:
     """Derive a sandbox from ``parent`` (default: the current snapshot) by ``edits``; returns it and its origin."""
+    # heavy: keeps embeddings out of `--help` (+1 ms)
     from voproshalych_eval.embeddings import cached_embedder
+
+    # heavy: keeps tiers.tier1 out of `--help` (+3 ms)
     from voproshalych_eval.tiers.tier1 import default_embedder_name
 
     say = progress or (lambda _m: None)

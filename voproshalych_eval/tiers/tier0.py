@@ -40,10 +40,16 @@ from sqlalchemy import Engine
 
 from voproshalych_eval.bilingual import Text
 from voproshalych_eval.bilingual import text as bi
+from voproshalych_eval.config import get_settings
+from voproshalych_eval.datasets import store as datasets
+from voproshalych_eval.db import snapshots
+from voproshalych_eval.db.production import inspect_schema, read_chunks
+from voproshalych_eval.db.retrieval import stored_model_name as resolve
 from voproshalych_eval.embeddings import cached_embedder
 from voproshalych_eval.errors import VoproshalychEvalError
 from voproshalych_eval.jsonable import jsonable
 from voproshalych_eval.metrics import geometry
+from voproshalych_eval.metrics.clusters import kmeans
 from voproshalych_eval.plans import Lazy, Plan, spec
 
 log = logging.getLogger(__name__)
@@ -146,8 +152,6 @@ class VectorSet:
 
 def stored_model_name(engine: Engine, *, snapshot: Any = None) -> str | None:
     """Name of the model that filled ``chunk.embedding`` (one resolver: :func:`db.retrieval.stored_model_name`)."""
-    from voproshalych_eval.db.retrieval import stored_model_name as resolve
-
     return resolve(engine, snapshot=snapshot)
 
 
@@ -161,9 +165,6 @@ def resolve_model(engine: Engine, source: str, embedder: str | None, *, snapshot
     ``embedder`` ``None``/``"stored"`` means "the stored vectors where possible": the stored model when it is
     known, else stored chunk vectors (``chunks`` only) or the configured embedder (other sources).
     """
-    from voproshalych_eval.config import get_settings
-    from voproshalych_eval.db.production import inspect_schema
-
     stored = stored_model_name(engine, snapshot=snapshot)
     if embedder in (None, "", STORED):
         if stored:
@@ -199,8 +200,6 @@ def _period(ts: Any) -> str | None:
 
 def _load_chunks(engine: Engine, model: str, use_stored: bool, say: Progress, snapshot: Any = None
                  ) -> tuple[np.ndarray, pd.DataFrame, list[str]]:
-    from voproshalych_eval.db.production import inspect_schema, read_chunks
-
     schema = inspect_schema(engine, snapshot=snapshot)
     if not schema.has_chunk:
         raise Tier0Error(
@@ -246,6 +245,7 @@ def _load_questions(engine: Engine, model: str, use_stored: bool, say: Progress,
     """The whole question log (``analytics.question_log.read_log``) and a vector for every row with question
     text (``embed_log``: stored vectors where the stored model is ``model``, the cached embedder for the rest);
     rows without text (a sticker, whitespace) are left out and counted in the note."""
+    # heavy: defers the analytics package (snowballstemmer, stop-words)
     from voproshalych_eval.analytics.question_log import embed_log, read_log, text_rows
 
     try:
@@ -284,8 +284,6 @@ def _load_questions(engine: Engine, model: str, use_stored: bool, say: Progress,
 
 
 def _load_golden(engine: Engine, model: str, dataset: str | None, say: Progress) -> tuple[np.ndarray, pd.DataFrame, list[str]]:
-    from voproshalych_eval.datasets import store as datasets
-
     if dataset:
         ds = datasets.get_dataset(engine, dataset, "golden")
     else:
@@ -441,9 +439,7 @@ def kmeans_labels(X: np.ndarray, n_clusters: int, *, seed: int = 0) -> np.ndarra
     ``n_clusters`` is capped at ``N``; the package's KMeans rule (:func:`voproshalych_eval.metrics.clusters.kmeans`,
     best of 3 k-means++ starts) up to 20,000 rows, ``MiniBatchKMeans`` above.
     """
-    from sklearn.cluster import MiniBatchKMeans
-
-    from voproshalych_eval.metrics.clusters import kmeans
+    from sklearn.cluster import MiniBatchKMeans  # heavy: defers sklearn
 
     n = X.shape[0]
     if n == 0:
@@ -621,7 +617,6 @@ class Tier0Plan(Plan):
         self.embedder = embedder = None if p["embedder"] in (None, "", STORED) else str(p["embedder"])
         snap = None
         if source != "golden":  # chunks and the log come from a snapshot of the source, pinned for the run
-            from voproshalych_eval.db import snapshots
 
             snap = snapshots.for_run(engine, p["snapshot"])
         self.snap = snap
@@ -688,8 +683,6 @@ class Tier0Plan(Plan):
 
 def _golden_dataset(engine: Engine, dataset: Any) -> Any:
     """The golden dataset Tier 0 reads: ``dataset`` (name / id), else the first stored one."""
-    from voproshalych_eval.datasets import store as datasets
-
     if dataset is not None:
         return datasets.get_dataset(engine, dataset, "golden")
     stored = datasets.list_datasets(engine, "golden")

@@ -29,13 +29,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from sqlalchemy import Engine
 
 from voproshalych_eval.bilingual import text as bi
+from voproshalych_eval.config import get_settings
 from voproshalych_eval.db import retrieval as R
 from voproshalych_eval.db import snapshots
 from voproshalych_eval.db.retriever import Retriever
-from voproshalych_eval.embeddings import cached_embedder
+from voproshalych_eval.embeddings import BUILTIN_EMBEDDERS, cached_embedder
 from voproshalych_eval.metrics.failures import count as count_kinds
 from voproshalych_eval.metrics.retrieval import (
     evaluate_retrieval,
@@ -70,9 +72,6 @@ Progress = Callable[[str], None]
 
 def default_embedder_name(engine: Engine, *, snapshot: R.SnapshotRef = None) -> str:
     """The stored model when the app knows it and can load it, else the configured embedder."""
-    from voproshalych_eval.config import get_settings
-    from voproshalych_eval.embeddings import BUILTIN_EMBEDDERS
-
     stored = R.stored_model_name(engine, snapshot=snapshot)
     if stored and (stored in BUILTIN_EMBEDDERS or stored.startswith(("st:", "openai:"))):
         return stored
@@ -527,8 +526,6 @@ def run_table(items: Any, *, failure_rank: int | None = None) -> Any:
     relevant_urls, mrr, ndcg@10, failed. ``failed`` = answerable and no relevant chunk within the
     first ``failure_rank`` positions (default: none in the list at all).
     """
-    import pandas as pd
-
     rows = []
     for _, r in questions_only(items).iterrows():
         rank = r.get("first_relevant_rank")
@@ -566,8 +563,6 @@ def failures_by_section(items: Any, *, failure_rank: int | None = None) -> Any:
     Columns: section, questions (answerable questions of that section), failures, failure_rate,
     retrieved_instead (the URLs ranked first for the failed questions, most frequent first).
     """
-    import pandas as pd
-
     items = questions_only(items)
     table = run_table(items, failure_rank=failure_rank)
     stats: dict[str, dict[str, Any]] = {}
@@ -610,8 +605,6 @@ def run_config_label(run: Any) -> str:
 
 def comparison_frame(run_list: Sequence[Any], *, level: str = "chunk", keys: Sequence[str] | None = None) -> Any:
     """Long table ``config, run_id, level, metric, value, ci_low, ci_high, n`` for several runs."""
-    import pandas as pd
-
     rows = []
     for run in run_list:
         block = (run.metrics or {}).get(level) or {}

@@ -25,8 +25,10 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from voproshalych_eval.config import get_settings
 from voproshalych_eval.db import snapshots
 from voproshalych_eval.embeddings import cached_embedder
+from voproshalych_eval.metrics.consistency import exact_match_rate, mean_pairwise_cosine
 from voproshalych_eval.plans import ItemResult, Lazy, Plan, spec
 from voproshalych_eval.tiers import aggregation, inputs, llm_calls, overlap
 
@@ -69,8 +71,6 @@ class Tier2Plan(Plan):
         self.judge = judge = llm_calls.tier_judge(engine, p)
         embedder_name = p["embedder"]
         if repeats >= 2 and not embedder_name:
-            from voproshalych_eval.config import get_settings
-
             embedder_name = get_settings().embedder
         self.embedder = Lazy(lambda: cached_embedder(embedder_name, engine)) if repeats >= 2 else None
         self.max_chars = max_chars = int(p["max_context_chars"]) if p["max_context_chars"] else None
@@ -144,8 +144,6 @@ class Tier2Plan(Plan):
         """The repeats' answers and their self-consistency, into ``out``."""
         out["repeats"] = texts
         if len(texts) >= 2:
-            from voproshalych_eval.metrics.consistency import exact_match_rate, mean_pairwise_cosine
-
             out["response_exact_match"] = exact_match_rate([texts])
             vecs = self.embedder.get().encode_passages(texts) if self.embedder else None
             out["response_semantic_consistency"] = mean_pairwise_cosine([vecs]) if vecs is not None else None

@@ -54,11 +54,19 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from voproshalych_eval.bot_api.client import BotApiClient, error_message
+from voproshalych_eval.bot_api.profiles import require_profile
+from voproshalych_eval.bot_api.spec import BotApiSpec, spec_from_options
+from voproshalych_eval.config import get_settings
+from voproshalych_eval.db import snapshots
 from voproshalych_eval.db.retriever import Retriever
 from voproshalych_eval.embeddings import cached_embedder
+from voproshalych_eval.metrics.consistency import exact_match_rate, mean_pairwise_cosine
+from voproshalych_eval.metrics.similarity import cosine_similarity, euclidean_distance
 from voproshalych_eval.plans import ItemResult, Lazy, Plan
 from voproshalych_eval.plans import spec as plan_spec
 from voproshalych_eval.tiers import aggregation, inputs, llm_calls, overlap
+from voproshalych_eval.tiers.page_context import PageContext
 
 TIER = "tier3"
 #: the parameters a person sets and their defaults: the plan's table in ``plan_parameters`` (one line each)
@@ -82,14 +90,10 @@ SPEC_OPTIONS = {
 
 def api_spec(engine: Engine, p: Mapping[str, Any]) -> Any:
     """The bot API spec of a run's parameters: ``api`` as stored, else a profile / a preset plus overrides."""
-    from voproshalych_eval.bot_api.spec import BotApiSpec, spec_from_options
-
     if p.get("api"):
         return BotApiSpec.from_dict(p["api"]).validate()
     base = None
     if p.get("api_profile"):
-        from voproshalych_eval.bot_api.profiles import require_profile
-
         base = require_profile(engine, p["api_profile"]).spec
     elif not p.get("api_url"):
         raise ValueError("API mode needs the bot's URL (api_url, e.g. http://localhost:8080) or a saved bot profile")
@@ -120,9 +124,6 @@ class Tier3Plan(Plan):
     then the judges and the overlap metrics of an answered item (see the module docstring)."""
 
     def __init__(self, engine: Engine, params: Mapping[str, Any]) -> None:
-        from voproshalych_eval.config import get_settings
-        from voproshalych_eval.db import snapshots
-
         given = {k: v for k, v in params.items() if v is not None}
         p = plan_spec("tier3").resolve(given)
         if p["mode"] not in ("internal", "api"):
@@ -184,12 +185,8 @@ class Tier3Plan(Plan):
 
     def _open_api(self, p: dict[str, Any], given: Mapping[str, Any]) -> None:
         """API mode: the bot's spec and client, and how a context the bot did not return is rebuilt."""
-        from voproshalych_eval.bot_api.client import BotApiClient
-        from voproshalych_eval.tiers.page_context import PageContext
-
         self.api = api_spec(self.engine, p)
         if p.get("api_profile") and not p.get("api"):  # the profile's judge context unless given
-            from voproshalych_eval.bot_api.profiles import require_profile
 
             ctx = require_profile(self.engine, p["api_profile"]).judge_context
             p["context_from"] = given.get("context_from", ctx.context_from)
@@ -245,7 +242,6 @@ class Tier3Plan(Plan):
         tokens = sum(int(o.get("tokens") or 0) for o in outs)
         if first["outcome"] == "error":
             base["gate_pass"] = False
-            from voproshalych_eval.bot_api.client import error_message
 
             return ItemResult(base, status="failed", error=error_message(first.get("error_kind"), first.get("reason")),
                               tokens=tokens)
@@ -257,8 +253,6 @@ class Tier3Plan(Plan):
     def _scored(self, record: Mapping[str, Any], base: dict[str, Any], first: dict[str, Any],
                 outs: list[dict[str, Any]], tokens: int) -> ItemResult:
         """An answered item: the judges (context cut to their window), similarity, overlap, self-consistency."""
-        from voproshalych_eval.metrics.similarity import cosine_similarity, euclidean_distance
-
         question, reference = base["question"], base["reference"]
         answer, contexts = first["answer"], first.get("contexts") or []
         sample = llm_calls.make_sample(question, answer, reference, contexts)
@@ -301,8 +295,6 @@ class Tier3Plan(Plan):
         }
         answered = [o for o in outs if o["outcome"] == "answered"]
         if self.repeats >= 2 and len(answered) >= 2:
-            from voproshalych_eval.metrics.consistency import exact_match_rate, mean_pairwise_cosine
-
             texts = [o["answer"] for o in answered]
             out["repeats"] = texts
             out["response_exact_match"] = exact_match_rate([texts])

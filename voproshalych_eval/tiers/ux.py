@@ -51,10 +51,13 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import Engine
 
+from voproshalych_eval.config import get_settings
 from voproshalych_eval.db import snapshots
 from voproshalych_eval.db.retriever import Retriever
 from voproshalych_eval.embeddings import cached_embedder
 from voproshalych_eval.jsonable import scalar
+from voproshalych_eval.metrics.failures import count
+from voproshalych_eval.metrics.similarity import cosine_similarity
 from voproshalych_eval.plans import ItemResult, Lazy, Plan, spec
 from voproshalych_eval.tiers import aggregation, inputs, llm_calls
 
@@ -71,6 +74,7 @@ def split_sessions(log: pd.DataFrame | Sequence[Mapping[str, Any]], *, pause_min
     :func:`voproshalych_eval.analytics.domain.sessions` (per user; a new session after a ``stop_point`` row,
     after a pause longer than ``pause_minutes``, or when the pause is unknown). Rows without a user are
     skipped: the UX tier is per user."""
+    # heavy: defers the analytics package (snowballstemmer, stop-words)
     from voproshalych_eval.analytics.domain import sessions
 
     df = log.copy() if isinstance(log, pd.DataFrame) else pd.DataFrame([dict(r) for r in log])
@@ -88,15 +92,12 @@ def split_sessions(log: pd.DataFrame | Sequence[Mapping[str, Any]], *, pause_min
 
 
 def _cosine_distance(a: np.ndarray, b: np.ndarray) -> float:
-    from voproshalych_eval.metrics.similarity import cosine_similarity
-
     return 1.0 - cosine_similarity(a, b)
 
 
 def build_plan(engine: Engine, params: Mapping[str, Any]) -> Plan:
     """The UX plan for ``params`` (see :data:`DEFAULTS`); also used by ``resume``."""
     p = spec("ux").resolve(params)
-    from voproshalych_eval.config import get_settings
 
     embedder_name = p["embedder"] or get_settings().embedder
     emb = Lazy(lambda: cached_embedder(embedder_name, engine))
@@ -115,6 +116,7 @@ class UxLogPlan(Plan):
 
     def __init__(self, engine: Engine, p: dict[str, Any], emb: Lazy, embedder_name: str, thr: float,
                  snap: snapshots.Snapshot) -> None:
+        # heavy: defers the analytics package (snowballstemmer, stop-words)
         from voproshalych_eval.analytics.question_log import is_empty_question, read_log
 
         self._is_empty = is_empty_question
@@ -207,7 +209,6 @@ class UxLogPlan(Plan):
         if pairs:
             idx = sorted({k for ij in pairs for k in ij})
             av = dict(zip(idx, self.emb.get().encode_passages([session[k]["answer"] for k in idx]), strict=True))
-            from voproshalych_eval.metrics.similarity import cosine_similarity
 
             for i, j in pairs:
                 reask.append({
@@ -284,8 +285,6 @@ class UxDialogPlan(Plan):
 
     def _reask_pairs(self, dialog: dict[str, Any], turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """A paraphrase dialog's consecutive answers and how similar they are."""
-        from voproshalych_eval.metrics.similarity import cosine_similarity
-
         reask = []
         if dialog.get("paraphrase_of") == "same" and all(t.get("answer") for t in turns):
             av = self.emb.get().encode_passages([t["answer"] for t in turns])
@@ -306,8 +305,6 @@ def _rate(values: Sequence[bool | None]) -> dict[str, Any]:
 
 
 def aggregate(records: list[dict[str, Any]], *, source: str) -> dict[str, Any]:
-    from voproshalych_eval.metrics.failures import count
-
     res = aggregation.done_results(records)
     turns = [t for r in res for t in r.get("turns", [])]
     cache_vals = [t.get("cache_hit") for t in turns if t.get("cache_hit") is not None]

@@ -33,6 +33,8 @@ so only the judge-free outcome counts are shown); ``False`` skips it.
 from __future__ import annotations
 
 import hashlib
+import random
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -79,6 +81,7 @@ def _question_rows(engine: Engine, p: Mapping[str, Any], edited_urls: list[str])
     for ref in p["datasets"] or []:
         add_dataset(ref, "main")
     for gap_id in p["gaps"] or []:
+        # heavy: defers the analytics package (snowballstemmer, stop-words)
         from voproshalych_eval.analytics.gaps import gap_questions
 
         qs = gap_questions(engine, int(gap_id))
@@ -245,7 +248,6 @@ def _tier3_setup(engine: Engine, p: dict[str, Any], rows: list[dict[str, Any]]) 
         return None
     judge = llm_calls.tier_judge(engine, p)
     n = len(gap_keys) if p["tier3_sample"] is None else max(1, min(int(p["tier3_sample"]), len(gap_keys)))
-    import random
 
     keys = set(gap_keys if n == len(gap_keys) else random.Random(int(p["seed"])).sample(gap_keys, n))
     judged = not getattr(judge, "offline", False)
@@ -271,6 +273,7 @@ def _tier3_side(engine: Engine, t3: dict[str, Any], question: str, retrieved: li
            "reason": gen["reason"], "tokens": gen["tokens"], "answer_class": None, "passed": None, "rag_score": None,
            "judge_failures": None}
     if gen["outcome"] == "answered":  # a decline is an outcome, not an answer: classed like the real users' log
+        # heavy: defers the analytics package (snowballstemmer, stop-words)
         from voproshalych_eval.analytics.answers import classify_answers
 
         out["answer_class"] = str(classify_answers([gen["answer"] or ""]).classes[0])
@@ -286,8 +289,6 @@ def _tier3_side(engine: Engine, t3: dict[str, Any], question: str, retrieved: li
 
 def _tier3_summary(items: Sequence[Mapping[str, Any]], n_resamples: int) -> dict[str, Any] | None:
     """Answered / declined / errors and judged PASS per side, and the paired tests of ``answered`` and ``good``."""
-    from collections import Counter
-
     done = [it["tier3"] for it in items if it.get("tier3")]
     if not done:
         return None

@@ -23,7 +23,9 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from voproshalych_eval.engine import executor, runs
+from voproshalych_eval.datasets.store import list_datasets
+from voproshalych_eval.engine import describe, executor, runs
+from voproshalych_eval.metrics.formatting import format_count
 from voproshalych_eval.ui import state
 from voproshalych_eval.ui.i18n import fmt_count, lang, remember_choice, tr
 from voproshalych_eval.ui.url_state import (  # noqa: F401 - pages call them through run_view too
@@ -35,6 +37,7 @@ from voproshalych_eval.ui.url_state import (  # noqa: F401 - pages call them thr
     url_ints,
     url_value,
 )
+from voproshalych_eval.ui.widgets import empty_state
 
 #: dataset kinds in words
 KIND_WORDS: dict[str, tuple[str, str]] = {
@@ -102,7 +105,6 @@ def scope_to_run(scope: str, run_id: int | None, keys: Iterable[str], params: It
 def dataset_label(d: Mapping[str, Any], ui_lang: str) -> str:
     """``name@v2 · 20 items · golden`` (a stored content without a version: its short hash)."""
     version = f"@v{d['version']}" if d.get("version") else (f"@{str(d.get('content_hash'))[:8]}" if d.get("content_hash") else "")
-    from voproshalych_eval.metrics.formatting import format_count
 
     n = d.get("n_items")
     word = _ru_plural(int(n), "элемент", "элемента", "элементов") if ui_lang == "ru" and n is not None else (
@@ -120,8 +122,6 @@ def _ru_plural(n: int, one: str, few: str, many: str) -> str:
 
 
 def _dataset_labels(run_list: Sequence[runs.Run]) -> dict[int | None, str]:
-    from voproshalych_eval.datasets.store import list_datasets
-
     ui_lang = lang()
     stored = {int(d["id"]): d for d in list_datasets(state.engine())}
     out: dict[int | None, str] = {}
@@ -168,8 +168,7 @@ def pick_run(tier: str | Sequence[str], state_key: str, *, label: str | None = N
              url_param: str = RUN_PARAM) -> runs.Run | None:
     """Pick the run to show by the rule (:func:`choose_run`), with a dataset picker when the plan's runs span
     several datasets, "N runs on other datasets", the run's state, Resume and the mixed mark."""
-    from voproshalych_eval.engine import describe
-    from voproshalych_eval.ui import jobs
+    from voproshalych_eval.ui import jobs  # heavy: defers procrastinate (via ui.jobs)
 
     eng = state.engine()
     all_runs = runs.list_runs(eng, tier=tier, limit=MAX_RUNS)
@@ -235,8 +234,7 @@ def run_section(tier: str | Sequence[str], state_key: str, *, label: str | None 
     """The run view of a page, in order: the job panel of a run being made → the run picked by the rule →
     the empty state (``empty = (ru, en)``; the page stops) → while the run is made, nothing more (its
     progress is above; the page stops) → the caption with the verdict first → "copy link"."""
-    from voproshalych_eval.ui import jobs
-    from voproshalych_eval.ui.widgets import empty_state
+    from voproshalych_eval.ui import jobs  # heavy: defers procrastinate (via ui.jobs)
 
     jobs.job_panel(state_key)
     run = pick_run(tier, state_key, label=label or tr("Показан запуск", "Showing run"), url_param=url_param)

@@ -207,7 +207,7 @@ def test_nonzero_2d_equals_numpys_nonzero_on_tiles_views_and_transposes() -> Non
 def test_near_duplicate_components_equal_a_union_find() -> None:
     """The domain's near-duplicate clusters: connected components named by their smallest index, as the
     union-find they replace (parent of the larger root set to the smaller one)."""
-    from voproshalych_eval.analytics.domain import _union_find_components
+    from voproshalych_eval.analytics.domain import near_duplicate_components
 
     def union_find(n: int, pairs: list[tuple[int, int, float]]) -> np.ndarray:
         parent = list(range(n))
@@ -227,4 +227,4 @@ def test_near_duplicate_components_equal_a_union_find() -> None:
     rng = np.random.default_rng(11)
     for n, m in ((1, 0), (5, 0), (50, 30), (400, 350), (2000, 900)):
         pairs = [(int(a), int(b), 0.95) for a, b in rng.integers(0, n, (m, 2)) if a != b]
-        assert np.array_equal(_union_find_components(n, pairs), union_find(n, pairs))
+        assert np.array_equal(near_duplicate_components(n, pairs), union_find(n, pairs))

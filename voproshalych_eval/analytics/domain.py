@@ -53,7 +53,7 @@ class DomainResult:
         return out
 
 
-def _union_find_components(n: int, pairs: list[tuple[int, int, float]]) -> np.ndarray:
+def near_duplicate_components(n: int, pairs: list[tuple[int, int, float]]) -> np.ndarray:
     """The component of each of ``n`` texts in the graph of near-duplicate ``pairs``, named by its smallest
     index (scipy's connected components; a Python union-find over a 50k log's pairs took seconds)."""
     from scipy.sparse import coo_matrix  # heavy: defers scipy.sparse to logs with near-duplicates
@@ -255,7 +255,7 @@ def domain_analysis(
         first_row = pd.Series(np.arange(n_text), index=norm.to_numpy()).groupby(level=0).first()
         U = np.asarray(vectors)[first_row.reindex(uniq_texts).to_numpy()]
         pairs = near_duplicate_pairs(U, threshold=near_threshold, limit=5_000_000) if len(U) > 1 else []
-        comp = _union_find_components(len(uniq_texts), pairs)
+        comp = near_duplicate_components(len(uniq_texts), pairs)
         counts = vc.to_numpy()
         clusters = pd.DataFrame({"comp": comp, "text": uniq_texts, "count": counts})
         g = clusters.groupby("comp")

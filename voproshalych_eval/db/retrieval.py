@@ -317,16 +317,6 @@ def _search_sql(engine: Engine, src: _Source, q: np.ndarray, *, k: int, batch_si
     return out
 
 
-def _read_vectors(engine: Engine, src: _Source) -> tuple[np.ndarray, np.ndarray]:
-    sql = f"SELECT c.id, {src.embedding} FROM {src.from_sql} {src.where} ORDER BY c.id".replace(":model", "%(model)s")
-    with engine.connect() as conn:
-        rows = _fetch_binary(conn, sql, src.params)
-    ids = np.asarray([r[0] for r in rows], dtype=np.int64)
-    if not rows:
-        return ids, np.zeros((0, 0), dtype=np.float32)
-    return ids, np.vstack([parse_vector(r[1]) for r in rows])
-
-
 def prefilter_margin(dim: int) -> float:
     """Distance margin covering twice the worst-case rounding difference between numpy's and pgvector's float32 sums."""
     return 8.0 * dim * 2.0**-24 + 1e-6
@@ -362,7 +352,7 @@ def _candidates(ids: np.ndarray, vectors: np.ndarray, q: np.ndarray, *, k: int) 
 
 
 def _search_prefilter(engine: Engine, src: _Source, q: np.ndarray, *, k: int, batch_size: int) -> list[list[Hit]]:
-    ids, vectors = _read_vectors(engine, src)
+    ids, _, vectors = _read_vectors_urls(engine, src)  # the one read of a source's vectors
     out: list[list[Hit]] = [[] for _ in range(q.shape[0])]
     if ids.size == 0:
         return out

@@ -844,6 +844,7 @@ MEMBER_LABELS: dict[str, tuple[str, str]] = {
     # the kinds of vectors on Tier 0's joint map (``n_by_kind.<kind>``; ``chunk`` is a block label)
     "question": ("вопросы журнала", "logged questions"), "golden": ("эталонные вопросы", "golden questions"),
     "vector": ("загруженные векторы", "uploaded vectors"),
+    "total": ("всего", "total"),  # ``cost_usd.total``
 }
 
 
